@@ -1,0 +1,3 @@
+module github.com/inferbench/inferbench
+
+go 1.26.8

@@ -1,0 +1,186 @@
+// Package subject defines what a benchmark drives: a Subject performs one call (an inference, a
+// request, a command) per Do and reports what it saw as an Observation. Each kind of subject lives in
+// its own subpackage (mock, exec, gofunc, worker, openai) and registers itself with Register.
+package subject
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Subject is the system under test, opened once per scenario.
+type Subject interface {
+	// Do performs one call. A non-nil error is a failed iteration; the Observation is still used
+	// for its timestamps where they are set.
+	Do(ctx context.Context, r Request) (Observation, error)
+	// Close releases the subject (a process, a connection pool).
+	Close() error
+}
+
+// Request describes one call. Drivers fill it; subjects may ignore it.
+type Request struct {
+	Index     int       // 0-based call number within the scenario, warm-up included
+	Warmup    bool      // the call is a warm-up call: its observation is not measured
+	Scheduled time.Time // intended send time in open-loop drivers; zero otherwise
+}
+
+// Observation is what one call produced. Times are wall-clock readings with a monotonic component.
+type Observation struct {
+	Scheduled  time.Time    // intended send time (open loop); zero means "same as Start"
+	Start      time.Time    // when the call was sent
+	FirstToken time.Time    // first content token (streaming generation); zero when not streaming
+	End        time.Time    // when the call completed
+	Tokens     []TokenEvent // streamed content events in arrival order
+
+	InputTokens  int // prompt tokens, when known
+	OutputTokens int // generated tokens: the server's usage when reported, else counted events
+	// TokensCounted is true when OutputTokens was counted from content events because the
+	// subject had no authoritative usage figure.
+	TokensCounted bool
+	Items         int // batch items processed by this call (throughput = items / time); 0 means 1
+
+	// Values holds figures the subject measured itself, by metric name: "latency_ms" when the
+	// subject timed the call internally (CUDA events, an in-worker clock), "peak_memory_mb", ...
+	Values map[string]float64
+}
+
+// TokenEvent is one streamed content event: when it arrived and how many tokens it carried.
+type TokenEvent struct {
+	At     time.Time
+	Tokens int
+}
+
+// Params are the scenario's parameters after matrix expansion and --set overrides.
+type Params map[string]any
+
+// String returns the parameter as a string, or def when it is absent.
+func (p Params) String(key, def string) string {
+	v, ok := p[key]
+	if !ok || v == nil {
+		return def
+	}
+	return fmt.Sprint(v)
+}
+
+// Int returns the parameter as an int, or def when it is absent or not a number.
+func (p Params) Int(key string, def int) int {
+	switch v := p[key].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case uint64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return def
+}
+
+// Float returns the parameter as a float64, or def when it is absent or not a number.
+func (p Params) Float(key string, def float64) float64 {
+	switch v := p[key].(type) {
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return def
+}
+
+// Bool returns the parameter as a bool, or def when it is absent.
+func (p Params) Bool(key string, def bool) bool {
+	if v, ok := p[key].(bool); ok {
+		return v
+	}
+	return def
+}
+
+// Spec is everything a kind needs to open a subject for one scenario.
+type Spec struct {
+	Benchmark string // benchmark name, for error messages
+	Scenario  string // scenario name
+	Dir       string // directory of the definition file; relative paths resolve against it
+	Config    any    // the kind's decoded configuration (the value Kind.Config returned)
+	Params    Params
+	Env       []string // environment passed to processes the subject starts (nil: inherit)
+}
+
+// Kind is one kind of subject.
+type Kind struct {
+	Name string
+	// Config returns a pointer to a fresh configuration struct. The definition's `subject:` block
+	// (less its `kind` key) is decoded into it strictly. Nil means the kind takes no configuration.
+	Config func() any
+	// Open opens a subject for one scenario.
+	Open func(ctx context.Context, s Spec) (Subject, error)
+	// Requires optionally lists needs (as in a definition's `requires:`) implied by the config,
+	// e.g. a worker adapter's Python module.
+	Requires func(cfg any, p Params) []string
+}
+
+var (
+	mu    sync.RWMutex
+	kinds = map[string]Kind{}
+)
+
+// Register makes a kind available to definitions. It panics on a duplicate name.
+func Register(k Kind) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := kinds[k.Name]; dup {
+		panic("subject: kind " + k.Name + " registered twice")
+	}
+	kinds[k.Name] = k
+}
+
+// Lookup returns the kind registered under name.
+func Lookup(name string) (Kind, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// Kinds returns the registered kind names, sorted.
+func Kinds() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(kinds))
+	for n := range kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Batcher is an optional ability: a subject that runs n calls in one round trip (a worker process)
+// and returns one observation per call, timed on its side.
+type Batcher interface {
+	DoBatch(ctx context.Context, r Request, n int) ([]Observation, error)
+}
+
+// Processes is an optional ability: a subject backed by processes reports their ids so that
+// monitors can sample the process tree.
+type Processes interface {
+	PIDs() []int
+}
+
+// Describer is an optional ability: a subject that can describe its environment (framework
+// versions, device) for the results.
+type Describer interface {
+	Describe() map[string]any
+}
+
+// Setup is an optional ability: figures measured while opening the subject, such as
+// "load_time_ms" or "compile_time_ms", reported once per scenario.
+type Setup interface {
+	SetupValues() map[string]float64
+}
