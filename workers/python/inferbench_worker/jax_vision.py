@@ -13,7 +13,7 @@ Note: written against flax.linen; this repository's CI has no JAX, so the adapte
 
 import time
 
-from .common import Adapter, BadParams, Unsupported, get, peak_rss_mb, require, rss_mb
+from .common import Adapter, BadParams, Unsupported, get, peak_rss_mb, require
 
 MODELS = ["resnet18", "resnet50", "vit_b_16"]
 
@@ -118,7 +118,7 @@ class JaxVision(Adapter):
                 lat.append((pc() - t0) / 1e6)
 
     def values(self):
-        out = {"peak_rss_mb": peak_rss_mb(), "rss_mb": rss_mb()}
+        out = {"peak_memory_mb": peak_rss_mb()}
         stats = getattr(self.dev, "memory_stats", None)
         if stats is not None:
             try:

@@ -16,7 +16,7 @@ creation, which includes graph optimisation) and the first call's duration.
 import os
 import time
 
-from .common import Adapter, BadParams, Unsupported, get, peak_rss_mb, require, rss_mb
+from .common import Adapter, BadParams, Unsupported, get, peak_rss_mb, require
 
 TYPES = {
     "tensor(float)": "float32", "tensor(float16)": "float16", "tensor(double)": "float64",
@@ -102,7 +102,7 @@ class OnnxRuntime(Adapter):
         self.sess.run(None, self.feeds)
 
     def values(self):
-        return {"peak_rss_mb": peak_rss_mb(), "rss_mb": rss_mb()}
+        return {"peak_memory_mb": peak_rss_mb()}
 
 
 ADAPTER = OnnxRuntime

@@ -22,7 +22,7 @@ import os
 import time
 
 from .common import (Adapter, BadParams, TorchSync, Unsupported, compile_module, get, peak_rss_mb,
-                     require, rss_mb, set_threads, torch_device, torch_dtype, torch_versions)
+                     require, set_threads, torch_device, torch_dtype, torch_versions)
 
 VARIANTS = ["eager", "compiled", "channels_last", "compiled_channels_last"]
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".ppm")
@@ -111,7 +111,7 @@ class TorchVision(Adapter):
             self.torch.cuda.reset_peak_memory_stats(self.dev)
 
     def values(self):
-        out = {"peak_rss_mb": peak_rss_mb(), "rss_mb": rss_mb()}
+        out = {"peak_memory_mb": peak_rss_mb()}
         if self.dev is not None and self.dev.type == "cuda":
             out["gpu_memory_mb"] = self.torch.cuda.max_memory_allocated(self.dev) / 2**20
         return out

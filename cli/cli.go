@@ -1,0 +1,140 @@
+// Package cli is the inferbench command line. Each subcommand, in its own file, turns flags into
+// library calls. Commands take their streams, arguments and environment from IO, so tests run them
+// in-process; only cmd/inferbench's main exits.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	// Subject kinds available to definitions.
+	_ "github.com/inferbench/inferbench/subject/exec"
+	_ "github.com/inferbench/inferbench/subject/gofunc"
+	_ "github.com/inferbench/inferbench/subject/mock"
+)
+
+// Exit codes.
+const (
+	ExitOK         = 0
+	ExitError      = 1 // an error, or failed scenarios
+	ExitUsage      = 2 // bad flags or broken definitions
+	ExitRegression = 3 // a regression or an exceeded budget
+)
+
+// Version is set at build time with -ldflags "-X github.com/inferbench/inferbench/cli.Version=...".
+var Version = "dev"
+
+// IO is what a command may touch of its process.
+type IO struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Env            []string // KEY=VALUE, as os.Environ
+	Dir            string   // working directory ("" for the process's)
+	// Funcs makes every registered Go function a benchmark (set by inferbench.Main).
+	Funcs bool
+}
+
+// LookupEnv reads a variable from the command's environment.
+func (o *IO) LookupEnv(key string) (string, bool) {
+	for i := len(o.Env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(o.Env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// CodeError carries an exit code chosen by a command.
+type CodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *CodeError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *CodeError) Unwrap() error { return e.Err }
+
+func usageErr(format string, args ...any) error {
+	return &CodeError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// Main runs the command line and returns the exit code.
+func Main(ctx context.Context, args []string, o IO) int {
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	root := newRoot(&o)
+	root.SetArgs(args)
+	root.SetIn(o.Stdin)
+	root.SetOut(o.Stdout)
+	root.SetErr(o.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *CodeError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintln(o.Stderr, "inferbench:", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintln(o.Stderr, "inferbench:", err)
+	if isUsage(err) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isUsage recognises cobra's flag and argument errors.
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(o *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "inferbench",
+		Short: "Benchmark ML inference: models, LLM servers, commands and Go functions",
+		Long: `inferbench discovers benchmark definitions (YAML under benches/), runs them with warm-up and
+measured iterations, and writes results (run.json, summary.csv) into a timestamped folder.`,
+		Example: `  inferbench run                        # every definition under ./benches
+  inferbench run --enable-mock --include 'llm*'
+  inferbench run --exec 'python3 model.py' --iterations 20 --warmup 3
+  inferbench list --category performance
+  inferbench sysinfo --json`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%s: %v (see '%s --help')", c.CommandPath(), err, c.CommandPath())
+	})
+	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o))
+	for _, add := range extraCommands {
+		root.AddCommand(add(o))
+	}
+	return root
+}
+
+// extraCommands lets other files of this package add subcommands from init.
+var extraCommands []func(*IO) *cobra.Command

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/suite"
+	"github.com/inferbench/inferbench/sysinfo"
+)
+
+func newSysinfo(o *IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sysinfo",
+		Short: "Print the environment fingerprint recorded with every run",
+		Example: `  inferbench sysinfo
+  inferbench sysinfo --json | jq .gpus`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			info := collectSysinfo(cmd, o)
+			if asJSON {
+				enc := json.NewEncoder(o.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			}
+			return info.WriteText(o.Stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func collectSysinfo(cmd *cobra.Command, o *IO) sysinfo.Info {
+	py, ok := o.LookupEnv("INFERBENCH_PYTHON")
+	if !ok {
+		py = suite.DefaultPython
+	}
+	info := sysinfo.Collect(cmd.Context(), sysinfo.Options{Dir: o.Dir, Python: py})
+	info.Inferbench = Version
+	return info
+}

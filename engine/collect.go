@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// collector is the engine's Sink: it turns observations into metric distributions as they arrive,
+// holding only numbers (never whole observations), so memory stays bounded by the Dist limits.
+type collector struct {
+	mu         sync.Mutex
+	maxSamples int
+	onPhase    func(load.Phase)
+	onObserve  func(load.Phase, int)
+
+	dists    map[string]*stats.Dist
+	order    []string // metric names in first-seen order
+	peaks    map[string]float64
+	warmup   int
+	measured int
+	failed   int
+	errs     []result.IterationError
+	errKinds map[string]int
+
+	first        time.Duration // duration of the very first call
+	firstSeen    bool
+	winStart     time.Time
+	winEnd       time.Time
+	items        int
+	outputTokens int
+	counted      bool
+}
+
+func newCollector(maxSamples int) *collector {
+	return &collector{maxSamples: maxSamples, dists: map[string]*stats.Dist{}, peaks: map[string]float64{}, errKinds: map[string]int{}}
+}
+
+// peakMetrics are subject values reported as their maximum rather than a distribution.
+var peakMetrics = map[string]bool{"memory_mb": true, "gpu_memory_mb": true, "peak_memory_mb": true}
+
+func (c *collector) Begin(p load.Phase) {
+	if c.onPhase != nil {
+		c.onPhase(p)
+	}
+}
+
+func (c *collector) add(name string, v float64) {
+	d, ok := c.dists[name]
+	if !ok {
+		d = stats.NewDist(c.maxSamples)
+		c.dists[name] = d
+		c.order = append(c.order, name)
+	}
+	d.Add(v)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.firstSeen && !o.Start.IsZero() {
+		c.firstSeen = true
+		c.first = o.End.Sub(o.Start)
+		if v, ok := o.Values["latency_ms"]; ok {
+			c.first = time.Duration(v * 1e6)
+		}
+	}
+	if p == load.Warmup {
+		c.warmup++
+		if c.onObserve != nil {
+			c.onObserve(p, c.warmup)
+		}
+		return
+	}
+	c.measured++
+	if c.onObserve != nil {
+		defer c.onObserve(p, c.measured)
+	}
+	if err != nil {
+		c.failed++
+		msg := err.Error()
+		c.errKinds[errorKind(err)]++
+		if len(c.errs) < result.MaxIterationErrors {
+			c.errs = append(c.errs, result.IterationError{Iteration: c.measured - 1, Error: msg})
+		}
+		return
+	}
+	if o.Start.IsZero() {
+		return
+	}
+	if c.winStart.IsZero() || o.Start.Before(c.winStart) {
+		c.winStart = o.Start
+	}
+	if o.End.After(c.winEnd) {
+		c.winEnd = o.End
+	}
+	round := ms(o.End.Sub(o.Start))
+	if v, ok := o.Values["latency_ms"]; ok {
+		c.add("latency_ms", v)
+		c.add("harness_latency_ms", round)
+	} else {
+		c.add("latency_ms", round)
+	}
+	items := o.Items
+	if items <= 0 {
+		items = 1
+	}
+	c.items += items
+	for k, v := range o.Values {
+		switch {
+		case k == "latency_ms":
+		case peakMetrics[k]:
+			if v > c.peaks[k] {
+				c.peaks[k] = v
+			}
+		default:
+			c.add(k, v)
+		}
+	}
+	if !o.FirstToken.IsZero() {
+		c.addStreaming(o)
+	}
+}
+
+// addStreaming derives the generation metrics of one request (docs/metrics.md, "Streaming").
+func (c *collector) addStreaming(o subject.Observation) {
+	c.add("ttft_ms", ms(o.FirstToken.Sub(o.Start)))
+	c.add("e2e_ms", ms(o.End.Sub(o.Start)))
+	if !o.Scheduled.IsZero() && !o.Scheduled.Equal(o.Start) {
+		c.add("ttft_sched_ms", ms(o.FirstToken.Sub(o.Scheduled)))
+		c.add("e2e_sched_ms", ms(o.End.Sub(o.Scheduled)))
+	}
+	for i := 1; i < len(o.Tokens); i++ {
+		n := max(o.Tokens[i].Tokens, 1)
+		gap := ms(o.Tokens[i].At.Sub(o.Tokens[i-1].At)) / float64(n)
+		for range n {
+			c.add("itl_ms", gap)
+		}
+	}
+	out := o.OutputTokens
+	if out == 0 {
+		for _, t := range o.Tokens {
+			out += max(t.Tokens, 1)
+		}
+		c.counted = true
+	}
+	if o.TokensCounted {
+		c.counted = true
+	}
+	if out > 1 {
+		c.add("tpot_ms", ms(o.End.Sub(o.FirstToken))/float64(out-1))
+	}
+	c.add("output_tokens", float64(out))
+	if o.InputTokens > 0 {
+		c.add("input_tokens", float64(o.InputTokens))
+	}
+	c.outputTokens += out
+}
+
+// errorKind groups errors for counting: a subject error may say its kind (an HTTP status).
+func errorKind(err error) string {
+	if k, ok := err.(interface{ Kind() string }); ok {
+		return k.Kind()
+	}
+	return "error"
+}
+
+// fill writes the collected metrics into r.
+func (c *collector) fill(r *result.Scenario, keep int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.Iterations = result.Iterations{Warmup: c.warmup, Measured: c.measured, Failed: c.failed}
+	r.Errors = c.errs
+	if r.Metrics == nil {
+		r.Metrics = map[string]result.Metric{}
+	}
+	for _, name := range c.order {
+		d := c.dists[name]
+		s, err := d.Summary()
+		if err != nil {
+			continue
+		}
+		m := result.NewMetric(name)
+		m.Summary = &s
+		m.Samples = thin(d.Samples(), keep)
+		r.Metrics[name] = m
+	}
+	for name, v := range c.peaks {
+		setValue(r, name, v)
+	}
+	if c.firstSeen {
+		setValue(r, "first_iteration_ms", ms(c.first))
+		if lat, ok := r.Metrics["latency_ms"]; ok && lat.Summary != nil {
+			if _, reported := r.Metrics["compile_time_ms"]; !reported {
+				setValue(r, "compile_time_ms", max(0, ms(c.first)-lat.Summary.Median))
+			}
+		}
+	}
+	if c.measured > 0 {
+		setValue(r, "success_rate", float64(c.measured-c.failed)/float64(c.measured))
+		setValue(r, "error_rate", float64(c.failed)/float64(c.measured))
+	}
+	if win := c.winEnd.Sub(c.winStart).Seconds(); win > 0 {
+		ok := float64(c.measured - c.failed)
+		setValue(r, "throughput_ips", float64(c.items)/win)
+		setValue(r, "iterations_per_s", ok/win)
+		if c.outputTokens > 0 {
+			setValue(r, "output_tokens_per_s", float64(c.outputTokens)/win)
+			setValue(r, "requests_per_s", ok/win)
+		}
+	}
+	if c.counted {
+		if m, ok := r.Metrics["output_tokens"]; ok {
+			m.Note = "counted from content events: the subject reported no usage"
+			r.Metrics["output_tokens"] = m
+		}
+	}
+	if len(c.errKinds) > 0 {
+		if r.Extra == nil {
+			r.Extra = map[string]any{}
+		}
+		r.Extra["errors_by_kind"] = c.errKinds
+	}
+}
+
+func setValue(r *result.Scenario, name string, v float64) {
+	m := result.NewMetric(name)
+	m.Value = &v
+	r.Metrics[name] = m
+}
+
+// thin returns at most keep samples, evenly spaced (deterministic), or all when keep <= 0.
+func thin(xs []float64, keep int) []float64 {
+	if keep <= 0 || len(xs) <= keep {
+		return append([]float64(nil), xs...)
+	}
+	out := make([]float64, keep)
+	step := float64(len(xs)) / float64(keep)
+	for i := range out {
+		out[i] = xs[int(float64(i)*step)]
+	}
+	return out
+}
+
+var _ load.Sink = (*collector)(nil)

@@ -1,0 +1,218 @@
+// Package engine runs scenarios: it opens the subject, hands it to the load driver, starts the
+// probes (resource monitors) with the measured window, and turns what the collector gathered into
+// a result.Scenario. It writes no files and prints nothing; callers get each scenario's result as
+// soon as it is done.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
+	"github.com/inferbench/inferbench/suite"
+)
+
+// Probe watches a scenario's measured window, e.g. a resource monitor. It is started when the
+// measured phase begins and its stop function adds what it saw to the scenario's result.
+type Probe func(ctx context.Context, sc *suite.Scenario, s subject.Subject) (stop func(*result.Scenario), err error)
+
+// Listener hears about progress. Every method may be called from the driver's goroutines.
+type Listener interface {
+	ScenarioStarted(sc *suite.Scenario, index, total int)
+	Observed(sc *suite.Scenario, phase load.Phase, done int)
+	ScenarioDone(r *result.Scenario)
+}
+
+// Engine runs scenarios. Build one with New.
+type Engine struct {
+	load       load.Config // overrides from the command line
+	checker    *suite.Checker
+	probes     []Probe
+	listener   Listener
+	maxSamples int
+	keep       int
+	env        []string
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithLoad overrides the definitions' load settings with the fields set in c.
+func WithLoad(c load.Config) Option { return func(e *Engine) { e.load = c } }
+
+// WithChecker sets the requirement checker (a default one otherwise).
+func WithChecker(c *suite.Checker) Option { return func(e *Engine) { e.checker = c } }
+
+// WithProbe adds a probe run beside every scenario.
+func WithProbe(p Probe) Option { return func(e *Engine) { e.probes = append(e.probes, p) } }
+
+// WithListener sets the progress listener.
+func WithListener(l Listener) Option { return func(e *Engine) { e.listener = l } }
+
+// WithMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
+func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
+
+// WithKeepSamples bounds the raw samples written into results per metric (default 10,000; 0 all).
+func WithKeepSamples(n int) Option { return func(e *Engine) { e.keep = n } }
+
+// WithEnv sets the environment for processes subjects start (the process's own otherwise).
+func WithEnv(env []string) Option { return func(e *Engine) { e.env = env } }
+
+// New returns an Engine.
+func New(opts ...Option) *Engine {
+	e := &Engine{checker: &suite.Checker{}, keep: 10000}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Run runs the scenarios in order and calls done with each result as it completes (skipped ones
+// included). Cancelling ctx stops after the current iteration of the current scenario; that
+// scenario's partial result is still passed to done, marked with a warning, and the remaining
+// scenarios are not started. Run returns ctx.Err() when it was interrupted.
+func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func(result.Scenario)) error {
+	for i, sc := range scenarios {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if e.listener != nil {
+			e.listener.ScenarioStarted(sc, i, len(scenarios))
+		}
+		r := e.RunScenario(ctx, sc)
+		if e.listener != nil {
+			e.listener.ScenarioDone(&r)
+		}
+		done(r)
+	}
+	return ctx.Err()
+}
+
+// RunScenario runs one scenario and returns its result; it never panics on a subject's failure.
+func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.Scenario) {
+	b := sc.Benchmark
+	r = result.Scenario{
+		Benchmark: b.Name, Scenario: sc.Name, Category: b.Category, Model: b.Model, Tags: b.Tags,
+		Source: b.Source(), Subject: b.Kind, Params: maps.Clone(map[string]any(sc.Params)),
+		StartedAt: time.Now(),
+	}
+	if why := e.checker.Check(sc); why != "" {
+		r.Status, r.SkipReason = result.StatusSkipped, why
+		return r
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: panic: %v", sc.ID(), p)
+		}
+		r.DurationS = time.Since(r.StartedAt).Seconds()
+	}()
+	cfg := b.Load.Merge(e.load)
+	if err := cfg.Validate(); err != nil {
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: load: %v", sc.ID(), err)
+		return r
+	}
+	driver, _ := load.Lookup(cfg)
+	kind, ok := subject.Lookup(b.Kind)
+	if !ok {
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: unknown subject kind %q", sc.ID(), b.Kind)
+		return r
+	}
+	env := e.env
+	if env == nil {
+		env = os.Environ()
+	}
+	openStart := time.Now()
+	subj, err := kind.Open(ctx, subject.Spec{
+		Benchmark: b.Name, Scenario: sc.Name, Dir: b.Dir, Config: b.Config, Params: sc.Params, Env: env,
+	})
+	loadTime := time.Since(openStart)
+	if err != nil {
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: open %s subject: %v", sc.ID(), b.Kind, err)
+		return r
+	}
+	defer func() {
+		if cerr := subj.Close(); cerr != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("closing the subject: %v", cerr))
+		}
+	}()
+	if d, ok := subj.(subject.Describer); ok {
+		r.Environment = d.Describe()
+	}
+
+	col := newCollector(e.maxSamples)
+	var stops []func(*result.Scenario)
+	col.onPhase = func(p load.Phase) {
+		if p != load.Measure {
+			return
+		}
+		for _, probe := range e.probes {
+			stop, err := probe(ctx, sc, subj)
+			if err != nil {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("monitor: %v", err))
+				continue
+			}
+			stops = append(stops, stop)
+		}
+	}
+	if e.listener != nil {
+		col.onObserve = func(p load.Phase, n int) { e.listener.Observed(sc, p, n) }
+	}
+	derr := driver(ctx, subj, cfg, col)
+	for _, stop := range stops {
+		stop(&r)
+	}
+	col.fill(&r, e.keep)
+	setValue(&r, "load_time_ms", ms(loadTime))
+	if s, ok := subj.(subject.Setup); ok {
+		for k, v := range s.SetupValues() {
+			setValue(&r, k, v)
+		}
+	}
+	r.Warnings = append(r.Warnings, warnings(&r)...)
+	switch {
+	case derr != nil:
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), derr)
+	case r.Iterations.Measured == 0:
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: no measured iteration", sc.ID())
+		if ctx.Err() != nil {
+			r.Error += " (interrupted)"
+		}
+	case float64(r.Iterations.Failed) > cfg.MaxErrorRate*float64(r.Iterations.Measured):
+		r.Status = result.StatusFailed
+		r.Error = fmt.Sprintf("%s: %d of %d measured iterations failed", sc.ID(), r.Iterations.Failed, r.Iterations.Measured)
+		if len(r.Errors) > 0 {
+			r.Error += "; first: " + r.Errors[0].Error
+		}
+	default:
+		r.Status = result.StatusOK
+	}
+	if ctx.Err() != nil {
+		r.Warnings = append(r.Warnings, "interrupted: measured fewer iterations than asked")
+	}
+	return r
+}
+
+// warnings are the caveats a reader should see next to the scenario's numbers.
+func warnings(r *result.Scenario) []string {
+	var w []string
+	lat, ok := r.Metrics["latency_ms"]
+	if !ok || lat.Summary == nil {
+		return nil
+	}
+	s := lat.Summary
+	if s.N < 10 {
+		w = append(w, fmt.Sprintf("only %d latency samples: percentiles and comparisons are unreliable below 10", s.N))
+	}
+	if s.CV > 0.10 && s.N >= 10 {
+		w = append(w, fmt.Sprintf("noisy: latency CV %.0f%% (above 10%%); consider more iterations or a quieter machine", 100*s.CV))
+	}
+	if s.Outliers > 0 && float64(s.Outliers) > 0.05*float64(s.N) {
+		w = append(w, fmt.Sprintf("%d outliers in %d latency samples", s.Outliers, s.N))
+	}
+	return w
+}

@@ -1,0 +1,60 @@
+// Package inferbench is the library face of inferbench: register Go functions as benchmarks and
+// turn a program into a benchmark binary with Main.
+//
+//	func main() {
+//		inferbench.Register("tokenize", func(ctx context.Context) error { _ = tok.Encode(text); return nil })
+//		inferbench.Main()
+//	}
+//
+// The binary then takes every inferbench subcommand; `run` runs the registered functions (each is
+// a benchmark of its name) and any definitions under benches/.
+package inferbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/inferbench/inferbench/cli"
+	"github.com/inferbench/inferbench/subject"
+	"github.com/inferbench/inferbench/subject/gofunc"
+)
+
+// Params are a scenario's parameters.
+type Params = subject.Params
+
+// Register adds a Go function run once per iteration as the benchmark name.
+func Register(name string, fn func(ctx context.Context) error) { gofunc.Register(name, fn) }
+
+// RegisterSetup adds a benchmark whose setup runs once per scenario (load a model, build inputs)
+// and returns the function run per iteration and an optional cleanup.
+func RegisterSetup(name string, setup func(ctx context.Context, p Params) (fn func(ctx context.Context) error, cleanup func(), err error)) {
+	gofunc.RegisterSetup(name, func(ctx context.Context, p subject.Params) (gofunc.Func, func(), error) {
+		fn, cleanup, err := setup(ctx, p)
+		return fn, cleanup, err
+	})
+}
+
+// Main runs the inferbench command line with the registered functions as benchmarks, and exits.
+func Main() { os.Exit(Run(os.Args[1:], true)) }
+
+// Run runs the command line and returns the exit code. The first SIGINT or SIGTERM asks the run to
+// stop after the current iteration and keep its results; a second exits at once (code 130).
+func Run(args []string, funcs bool) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		<-sig
+		fmt.Fprintln(os.Stderr, "\ninferbench: stopping after the current iteration (Ctrl-C again to exit now)")
+		cancel()
+		<-sig
+		fmt.Fprintln(os.Stderr, "inferbench: exiting now")
+		os.Exit(130)
+	}()
+	return cli.Main(ctx, args, cli.IO{Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ(), Funcs: funcs})
+}

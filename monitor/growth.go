@@ -1,0 +1,109 @@
+package monitor
+
+import (
+	"fmt"
+	"math"
+)
+
+// GrowthThreshold says when memory growth across a window is flagged. Growth is flagged when the
+// fitted rise over the window is at least MinMB and at least MinFraction of the starting level,
+// and the fit explains at least MinR2 of the variance (steady growth, not noise or one step).
+type GrowthThreshold struct {
+	MinMB       float64 `json:"min_mb" yaml:"min_mb"`
+	MinFraction float64 `json:"min_fraction" yaml:"min_fraction"`
+	MinR2       float64 `json:"min_r2" yaml:"min_r2"`
+	MinPoints   int     `json:"min_points" yaml:"min_points"`
+}
+
+// DefaultGrowthThreshold flags a steady rise of 10 MB and 5% or more over the measured window.
+var DefaultGrowthThreshold = GrowthThreshold{MinMB: 10, MinFraction: 0.05, MinR2: 0.6, MinPoints: 8}
+
+// GrowthResult is the least-squares line through memory over the measured window.
+type GrowthResult struct {
+	N           int     `json:"n"`                // points fitted
+	SlopeMBPerS float64 `json:"slope_mb_per_s"`   // MB per second
+	PerIterMB   float64 `json:"per_iteration_mb"` // MB per measured iteration (0 when unknown)
+	RiseMB      float64 `json:"rise_mb"`          // slope × window length
+	StartMB     float64 `json:"start_mb"`         // fitted level at the window start
+	R2          float64 `json:"r2"`               // coefficient of determination of the fit
+	Flagged     bool    `json:"flagged"`          // growth exceeds the threshold
+	Reason      string  `json:"reason,omitempty"` // why it is flagged, or why it could not be judged
+}
+
+// Warning returns the flag as an error for a result's warnings, or nil.
+func (g GrowthResult) Warning() error {
+	if !g.Flagged {
+		return nil
+	}
+	return fmt.Errorf("memory growth: %s", g.Reason)
+}
+
+// LeastSquares fits y = a + b·x and returns the intercept a, the slope b and r².
+// With fewer than two distinct x it returns ok false.
+func LeastSquares(x, y []float64) (a, b, r2 float64, ok bool) {
+	n := len(x)
+	if n != len(y) || n < 2 {
+		return 0, 0, 0, false
+	}
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= float64(n)
+	my /= float64(n)
+	var sxx, sxy, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxx += dx * dx
+		sxy += dx * dy
+		syy += dy * dy
+	}
+	if sxx == 0 {
+		return 0, 0, 0, false
+	}
+	b = sxy / sxx
+	a = my - b*mx
+	if syy == 0 {
+		r2 = 1 // a flat line fits exactly
+	} else {
+		r2 = sxy * sxy / (sxx * syy)
+	}
+	return a, b, r2, true
+}
+
+// Growth fits a line through a memory timeline (points in MB against seconds) over a window of
+// the given length in which iterations measured iterations ran (0 when not counted), and judges
+// it against th. The timeline's bucket means are fitted; downsampling keeps them evenly spaced.
+func Growth(tl Timeline, windowS float64, iterations int, th GrowthThreshold) GrowthResult {
+	r := GrowthResult{N: len(tl.V)}
+	if th.MinPoints < 2 {
+		th.MinPoints = 2
+	}
+	if r.N < th.MinPoints {
+		r.Reason = fmt.Sprintf("too few samples to judge (%d < %d)", r.N, th.MinPoints)
+		return r
+	}
+	a, b, r2, ok := LeastSquares(tl.T, tl.V)
+	if !ok {
+		r.Reason = "samples have no spread in time"
+		return r
+	}
+	if windowS <= 0 {
+		windowS = tl.T[len(tl.T)-1] - tl.T[0]
+	}
+	r.SlopeMBPerS, r.StartMB, r.R2 = b, a, r2
+	r.RiseMB = b * windowS
+	if iterations > 0 {
+		r.PerIterMB = r.RiseMB / float64(iterations)
+	}
+	if r.RiseMB >= th.MinMB && r.RiseMB >= th.MinFraction*math.Abs(a) && r2 >= th.MinR2 {
+		r.Flagged = true
+		r.Reason = fmt.Sprintf("RSS rose %.1f MB over the window (%.3f MB/s, %.1f%% of %.0f MB, r²=%.2f)",
+			r.RiseMB, b, 100*r.RiseMB/math.Max(math.Abs(a), 1e-9), a, r2)
+		if r.PerIterMB > 0 {
+			r.Reason += fmt.Sprintf(", %.3f MB per iteration", r.PerIterMB)
+		}
+	}
+	return r
+}

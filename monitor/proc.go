@@ -1,0 +1,432 @@
+package monitor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
+
+const mib = 1 << 20
+
+// ProcessConfig configures a ProcessSampler.
+type ProcessConfig struct {
+	// Root is the procfs mount point; "" means /proc. Tests point it at a fake tree.
+	Root string
+	// PIDs returns the roots of the tree to sample. It is called at every sample, so a subject
+	// that restarts its processes is followed. Nil means the harness process itself (a subject
+	// running in-process, such as a Go function).
+	PIDs func() []int
+	// KeepPeak leaves the kernel's peak-RSS mark (VmHWM) of processes alive at Start as it is.
+	// By default the sampler resets it (writing 5 to /proc/PID/clear_refs, which the owner of
+	// a process may do) so that the peak is the window's, not the peak of model loading.
+	KeepPeak bool
+	// Exclude returns processes to leave out of the tree, with their descendants: the monitors'
+	// own helpers (nvidia-smi) when the harness itself is the root.
+	Exclude func() []int
+}
+
+// ProcessSampler samples the process tree under test: the root processes and all their
+// descendants, found through /proc/PID/task/TID/children (or, where the kernel lacks it, a scan
+// of every process's parent).
+//
+// Gauges: rss_mb (sum over the tree), cpu_pct (user+system, percent of one core), threads, procs,
+// io_read_mb_s and io_write_mb_s. Totals at Stop: peak_rss_mb, cpu_s, io_read_mb, io_write_mb.
+//
+// CPU time and I/O bytes are accounted so that nothing is counted twice or lost when a process
+// of the tree exits: the kernel adds a reaped child's times and I/O to its parent, so the sampler
+// sums cumulative counters (own plus reaped children) over the live tree and takes differences,
+// discounting the history of processes that were already running when they joined the tree.
+//
+// peak_rss_mb is the largest of: the largest sampled tree sum; the high-water mark (VmHWM) of any
+// single process whose mark belongs to the window (reset at Start, or born during it); and, for
+// the real /proc, the peak of children the harness reaped during the window (getrusage). It is
+// exact for a tree dominated by one process, even when its peak falls between two samples, and a
+// lower bound for the simultaneous peak of several processes peaking at different times.
+type ProcessSampler struct {
+	cfg        ProcessConfig
+	fs         procfs.FS
+	root       string
+	real       bool
+	self       int
+	scanAll    bool // the kernel has no children files: find descendants by parent scan
+	startTicks uint64
+	reset      map[int]bool // pids whose VmHWM was reset at Start
+
+	prev     map[int]member
+	prevTime time.Time
+	cpuS     float64 // CPU seconds in the window so far
+	ioRead   float64 // bytes
+	ioWrite  float64
+	peak     float64 // bytes: largest sampled tree sum
+	hwmPeak  float64 // bytes: largest per-process peak that belongs to the window
+	reaped0  float64 // harness's reaped-children peak RSS at Start, bytes
+}
+
+type member struct {
+	ppid    int
+	cpu     float64 // seconds: own utime+stime plus reaped children's
+	rd, wr  float64 // bytes read and written from storage, including reaped children's
+	rss     float64 // bytes
+	hwm     float64 // bytes
+	threads int
+	start   uint64 // clock ticks after boot
+	counted bool   // its history belongs to the window (born in it, or a new child of the tree)
+}
+
+var _ Sampler = (*ProcessSampler)(nil)
+var _ Starter = (*ProcessSampler)(nil)
+var _ Stopper = (*ProcessSampler)(nil)
+
+// NewProcessSampler returns a sampler of the process tree described by cfg.
+func NewProcessSampler(cfg ProcessConfig) (*ProcessSampler, error) {
+	root := cfg.Root
+	if root == "" {
+		root = procfs.DefaultMountPoint
+	}
+	pfs, err := procfs.NewFS(root)
+	if err != nil {
+		return nil, fmt.Errorf("process monitor: %w: %w", ErrNotAvailable, err)
+	}
+	s := &ProcessSampler{cfg: cfg, fs: pfs, root: root, self: os.Getpid()}
+	s.real = filepath.Clean(root) == procfs.DefaultMountPoint
+	return s, nil
+}
+
+// Name implements Sampler.
+func (s *ProcessSampler) Name() string { return "process" }
+
+// Metrics implements Sampler.
+func (s *ProcessSampler) Metrics() []Metric {
+	return []Metric{
+		{Name: "rss_mb", Unit: "MB", Better: Lower, Kind: Gauge, Help: "resident memory of the process tree under test, summed"},
+		{Name: "cpu_pct", Unit: "%", Better: Lower, Kind: Gauge, Help: "CPU time (user+system) of the process tree per wall time, percent of one core"},
+		{Name: "threads", Unit: "count", Kind: Gauge, Help: "threads in the process tree"},
+		{Name: "procs", Unit: "count", Kind: Gauge, Help: "processes in the process tree"},
+		{Name: "io_read_mb_s", Unit: "MB/s", Kind: Gauge, Help: "bytes the tree read from storage per second"},
+		{Name: "io_write_mb_s", Unit: "MB/s", Kind: Gauge, Help: "bytes the tree wrote to storage per second"},
+		{Name: "peak_rss_mb", Unit: "MB", Better: Lower, Kind: Total, Help: "peak resident memory of the process tree in the window"},
+		{Name: "cpu_s", Unit: "s", Better: Lower, Kind: Total, Help: "CPU time (user+system) the tree used in the window"},
+		{Name: "io_read_mb", Unit: "MB", Kind: Total, Help: "bytes the tree read from storage in the window"},
+		{Name: "io_write_mb", Unit: "MB", Kind: Total, Help: "bytes the tree wrote to storage in the window"},
+	}
+}
+
+func (s *ProcessSampler) roots() []int {
+	if s.cfg.PIDs == nil {
+		return []int{s.self}
+	}
+	return s.cfg.PIDs()
+}
+
+// Start implements Starter: it resets the peak-RSS marks of the tree and takes the baseline.
+func (s *ProcessSampler) Start(now time.Time) error {
+	s.prev, s.prevTime = nil, time.Time{}
+	s.cpuS, s.ioRead, s.ioWrite, s.peak, s.hwmPeak = 0, 0, 0, 0, 0
+	s.startTicks = s.uptimeTicks()
+	s.reset = map[int]bool{}
+	if s.real {
+		s.reaped0, _ = reapedChildren()
+	}
+	tree, err := s.walk()
+	if err != nil {
+		return err
+	}
+	if !s.cfg.KeepPeak {
+		for _, pid := range tree {
+			p := filepath.Join(s.root, strconv.Itoa(pid), "clear_refs")
+			if os.WriteFile(p, []byte("5"), 0) == nil {
+				s.reset[pid] = true
+			}
+		}
+	}
+	return nil
+}
+
+// reapedPID keys the harness's account of reaped children in the tree maps: when the roots are
+// children of the harness, a root that exits is reaped by the harness and its counters move to
+// that account, so it is treated as a member of the tree.
+const reapedPID = -1
+
+// Sample implements Sampler.
+func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
+	pids, err := s.walk()
+	if err != nil {
+		return out, err
+	}
+	cur := make(map[int]member, len(pids)+1)
+	var firstErr error
+	for _, pid := range pids {
+		m, err := s.read(pid)
+		if err != nil {
+			// The process exited between the walk and the read: it is simply not in this sample.
+			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		cur[pid] = m
+	}
+	reaping := s.real && s.cfg.PIDs != nil
+	if reaping {
+		maxRSS, cpu := reapedChildren()
+		cur[reapedPID] = member{ppid: reapedPID, cpu: cpu}
+		if maxRSS > s.reaped0 {
+			s.hwmPeak = max(s.hwmPeak, maxRSS)
+		}
+	}
+	inTree := func(pid int) bool {
+		_, ok := cur[pid]
+		return ok || (reaping && pid == s.self)
+	}
+
+	// Cumulative counters over the live tree, with the baseline adjusted for processes joining
+	// and leaving it (see the type's comment).
+	var base, total struct{ cpu, rd, wr float64 }
+	for pid, p := range s.prev {
+		if _, alive := cur[pid]; !alive && !inTree(p.ppid) {
+			continue // left the tree with its counters: what it did since the last sample is lost
+		}
+		base.cpu += p.cpu
+		base.rd += p.rd
+		base.wr += p.wr
+	}
+	var rss float64
+	threads, procs := 0, 0
+	order := pids
+	if reaping {
+		order = append(order, reapedPID)
+	}
+	for _, pid := range order {
+		p, ok := cur[pid]
+		if !ok {
+			continue
+		}
+		if prev, seen := s.prev[pid]; seen {
+			p.counted = prev.counted
+		} else {
+			// New in the tree: a child forked since the last sample (its parent was in the tree,
+			// or is itself new and counted) or a process born in the window has all its counters
+			// in the window; one that was already running has its history discounted.
+			_, parentWasIn := s.prev[p.ppid]
+			parent, parentIsIn := cur[p.ppid]
+			born := s.startTicks > 0 && p.start >= s.startTicks
+			p.counted = s.prev != nil && pid != reapedPID &&
+				(parentWasIn || (parentIsIn && parent.counted && p.ppid != pid) || born)
+			if !p.counted {
+				base.cpu += p.cpu
+				base.rd += p.rd
+				base.wr += p.wr
+			}
+			cur[pid] = p
+		}
+		total.cpu += p.cpu
+		total.rd += p.rd
+		total.wr += p.wr
+		if pid == reapedPID {
+			continue
+		}
+		procs++
+		rss += p.rss
+		threads += p.threads
+		if s.reset[pid] || p.counted || (s.startTicks > 0 && p.start >= s.startTicks) {
+			s.hwmPeak = max(s.hwmPeak, p.hwm)
+		}
+	}
+
+	dcpu := max(0, total.cpu-base.cpu)
+	drd := max(0, total.rd-base.rd)
+	dwr := max(0, total.wr-base.wr)
+	s.peak = max(s.peak, rss)
+	out = append(out,
+		Value{"rss_mb", rss / mib},
+		Value{"threads", float64(threads)},
+		Value{"procs", float64(procs)},
+	)
+	if s.prev != nil {
+		s.cpuS += dcpu
+		s.ioRead += drd
+		s.ioWrite += dwr
+		if dt := now.Sub(s.prevTime).Seconds(); dt > 0 {
+			out = append(out,
+				Value{"cpu_pct", 100 * dcpu / dt},
+				Value{"io_read_mb_s", drd / mib / dt},
+				Value{"io_write_mb_s", dwr / mib / dt},
+			)
+		}
+	}
+	s.prev, s.prevTime = cur, now
+	return out, firstErr
+}
+
+// Stop implements Stopper: the window's totals.
+func (s *ProcessSampler) Stop(now time.Time, out []Value) ([]Value, error) {
+	return append(out,
+		Value{"peak_rss_mb", max(s.peak, s.hwmPeak) / mib},
+		Value{"cpu_s", s.cpuS},
+		Value{"io_read_mb", s.ioRead / mib},
+		Value{"io_write_mb", s.ioWrite / mib},
+	), nil
+}
+
+// read reads one process: stat for CPU, parent and start time; status for RSS, peak RSS and
+// threads; io for storage bytes when permitted.
+func (s *ProcessSampler) read(pid int) (member, error) {
+	p, err := s.fs.Proc(pid)
+	if err != nil {
+		return member{}, err
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return member{}, err
+	}
+	m := member{
+		ppid:    st.PPID,
+		cpu:     st.CPUTime() + float64(st.CUTime+st.CSTime)/userHZ,
+		start:   st.Starttime,
+		threads: st.NumThreads,
+	}
+	if status, err := p.NewStatus(); err == nil {
+		m.rss = float64(status.VmRSS)
+		m.hwm = float64(status.VmHWM)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		return member{}, err
+	} else {
+		m.rss = float64(st.ResidentMemory())
+	}
+	if pio, err := p.IO(); err == nil {
+		m.rd, m.wr = float64(pio.ReadBytes), float64(pio.WriteBytes)
+	}
+	return m, nil
+}
+
+// userHZ is the kernel's clock-tick rate for times in /proc/PID/stat (fixed at 100 on Linux).
+const userHZ = 100
+
+// walk returns the roots and all their descendants, parents before children, without duplicates.
+func (s *ProcessSampler) walk() ([]int, error) {
+	roots := s.roots()
+	seen := make(map[int]bool, len(roots))
+	if s.cfg.Exclude != nil {
+		for _, pid := range s.cfg.Exclude() {
+			seen[pid] = true
+		}
+	}
+	var out []int
+	for _, r := range roots {
+		if r > 0 && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	nroots := len(out)
+	if s.scanAll {
+		return s.walkByScan(out, seen)
+	}
+	for i := 0; i < len(out); i++ {
+		kids, err := s.children(out[i])
+		if errors.Is(err, errNoChildrenFile) {
+			s.scanAll = true
+			for k := range seen {
+				delete(seen, k)
+			}
+			if s.cfg.Exclude != nil {
+				for _, pid := range s.cfg.Exclude() {
+					seen[pid] = true
+				}
+			}
+			return s.walkByScan(out[:nroots], seen)
+		}
+		for _, k := range kids {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out, nil
+}
+
+var errNoChildrenFile = errors.New("no /proc/PID/task/TID/children")
+
+// children lists the children of every thread of pid. A process that has exited has none.
+func (s *ProcessSampler) children(pid int) ([]int, error) {
+	dir := filepath.Join(s.root, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil
+	}
+	var kids []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				if _, err2 := os.Stat(filepath.Join(dir, t.Name())); err2 == nil {
+					return nil, errNoChildrenFile
+				}
+			}
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if k, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids, nil
+}
+
+// walkByScan finds descendants from every process's parent, for kernels without children files.
+func (s *ProcessSampler) walkByScan(out []int, seen map[int]bool) ([]int, error) {
+	for _, r := range out {
+		seen[r] = true
+	}
+	procs, err := s.fs.AllProcs()
+	if err != nil {
+		return out, err
+	}
+	kids := map[int][]int{}
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err != nil {
+			continue
+		}
+		kids[st.PPID] = append(kids[st.PPID], p.PID)
+	}
+	for i := 0; i < len(out); i++ {
+		for _, k := range kids[out[i]] {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out, nil
+}
+
+// uptimeTicks reads the time since boot in clock ticks, to compare with process start times.
+func (s *ProcessSampler) uptimeTicks() uint64 {
+	b, err := os.ReadFile(filepath.Join(s.root, "uptime"))
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) == 0 {
+		return 0
+	}
+	up, err := strconv.ParseFloat(string(f[0]), 64)
+	if err != nil {
+		return 0
+	}
+	return uint64(up * userHZ)
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package monitor
+
+func reapedChildren() (maxRSS, cpu float64) { return 0, 0 }

@@ -1,0 +1,100 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// Table writes the run's summary: one line per scenario with its status, sample count and
+// latency percentiles, the throughput, and for token streams TTFT, TPOT and tokens/s. Skip
+// reasons, errors and warnings follow the table.
+func Table(w io.Writer, r *result.Run) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	streaming := false
+	for _, s := range r.Scenarios {
+		if _, ok := s.Metrics["ttft_ms"]; ok {
+			streaming = true
+		}
+	}
+	head := "SCENARIO\tSTATUS\tN\tP50 ms\tP95 ms\tP99 ms\tCV\tTHROUGHPUT/s"
+	if streaming {
+		head += "\tTTFT P50 ms\tTPOT P50 ms\tTOKENS/s"
+	}
+	fmt.Fprintln(tw, head+"\t")
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		cells := []string{s.ID(), s.Status}
+		if lat := s.Metrics["latency_ms"].Summary; lat != nil {
+			cells = append(cells, fmt.Sprint(lat.N), num(lat.Median), num(lat.P95), num(lat.P99), fmt.Sprintf("%.1f%%", 100*lat.CV))
+		} else {
+			cells = append(cells, "-", "-", "-", "-", "-")
+		}
+		cells = append(cells, value(s, "throughput_ips"))
+		if streaming {
+			cells = append(cells, median(s, "ttft_ms"), median(s, "tpot_ms"), value(s, "output_tokens_per_s"))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var notes []string
+	for _, s := range r.Scenarios {
+		switch {
+		case s.Status == result.StatusSkipped:
+			notes = append(notes, fmt.Sprintf("skipped %s: %s", s.ID(), s.SkipReason))
+		case s.Error != "":
+			notes = append(notes, fmt.Sprintf("FAILED  %s", s.Error))
+		}
+		for _, warn := range s.Warnings {
+			notes = append(notes, fmt.Sprintf("warning %s: %s", s.ID(), warn))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+	sum := r.Summary
+	_, err := fmt.Fprintf(w, "\n%d scenarios: %d ok, %d failed, %d skipped", sum.Total, sum.Succeeded, sum.Failed, sum.Skipped)
+	if r.Partial {
+		fmt.Fprint(w, " (partial: interrupted)")
+	}
+	fmt.Fprintln(w)
+	return err
+}
+
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
+func value(s *result.Scenario, name string) string {
+	if v, ok := s.Metrics[name].Center(); ok {
+		return num(v)
+	}
+	return "-"
+}
+
+func median(s *result.Scenario, name string) string {
+	if sum := s.Metrics[name].Summary; sum != nil {
+		return num(sum.Median)
+	}
+	return "-"
+}

@@ -1,0 +1,213 @@
+package result
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// File names inside a run folder.
+const (
+	RunFile     = "run.json"
+	SummaryFile = "summary.csv"
+	LogFile     = "run.log"
+	LatestLink  = "latest"
+)
+
+// NewRunDir creates a timestamped folder for a run under root (e.g. benchmark_results/20261122_143005)
+// and returns its path. A second run in the same second gets a suffix.
+func NewRunDir(root string, t time.Time) (string, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("output dir %s: %w", root, err)
+	}
+	base := t.Format("20060102_150405")
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s_%d", base, i)
+		}
+		dir := filepath.Join(root, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("output dir %s: %w", dir, err)
+		}
+	}
+}
+
+// LinkLatest points root/latest at dir (a relative symlink, replaced atomically).
+func LinkLatest(root, dir string) error {
+	tmp := filepath.Join(root, ".latest.tmp")
+	_ = os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(root, LatestLink))
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a rename, so a reader never
+// sees a half-written file and a crash leaves the previous version.
+func WriteFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// WriteJSON writes the run as indented JSON.
+func WriteJSON(w io.Writer, r *Run) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Save writes run.json and summary.csv into dir, atomically.
+func Save(dir string, r *Run) error {
+	var js bytes.Buffer
+	if err := WriteJSON(&js, r); err != nil {
+		return fmt.Errorf("encode %s: %w", RunFile, err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, RunFile), js.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Join(dir, RunFile), err)
+	}
+	var csvBuf bytes.Buffer
+	if err := WriteCSV(&csvBuf, r); err != nil {
+		return fmt.Errorf("encode %s: %w", SummaryFile, err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, SummaryFile), csvBuf.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Join(dir, SummaryFile), err)
+	}
+	return nil
+}
+
+// Load reads a run.json (or a run folder holding one) and checks its schema.
+func Load(path string) (*Run, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, RunFile)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&r); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(data, se.Offset)
+			return nil, fmt.Errorf("%s:%d:%d: corrupt run file: %v", path, line, col, err)
+		}
+		return nil, fmt.Errorf("%s: corrupt run file: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	line, col := 1, 1
+	for i := int64(0); i < off && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// CSVHeader is the header of summary.csv.
+var CSVHeader = []string{
+	"benchmark", "scenario", "model", "framework", "device", "device_type", "batch_size", "dtype",
+	"latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_mean_ms", "latency_std_ms",
+	"latency_min_ms", "latency_max_ms", "throughput_ips", "memory_mb", "compilation_time_ms",
+	"status", "timestamp", "git_commit",
+}
+
+// WriteCSV writes one row per scenario, in CSVHeader's columns. Absent figures are empty cells.
+func WriteCSV(w io.Writer, r *Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	commit, _ := lookupPath(r.Environment, "git", "commit").(string)
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		param := func(k string) string {
+			if v, ok := s.Params[k]; ok && v != nil {
+				return fmt.Sprint(v)
+			}
+			if v, ok := s.Environment[k]; ok && v != nil {
+				return fmt.Sprint(v)
+			}
+			return ""
+		}
+		lat := s.Metrics["latency_ms"].Summary
+		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+		latCell := func(get func() float64) string {
+			if lat == nil {
+				return ""
+			}
+			return f(get())
+		}
+		value := func(name string) string {
+			if v, ok := s.Metrics[name].Center(); ok {
+				return f(v)
+			}
+			return ""
+		}
+		ts := ""
+		if !s.StartedAt.IsZero() {
+			ts = s.StartedAt.UTC().Format(time.RFC3339)
+		}
+		row := []string{
+			s.Benchmark, s.Scenario, s.Model, param("framework"), param("device"), param("device_type"),
+			param("batch_size"), param("dtype"),
+			latCell(func() float64 { return lat.Median }), latCell(func() float64 { return lat.P95 }),
+			latCell(func() float64 { return lat.P99 }), latCell(func() float64 { return lat.Mean }),
+			latCell(func() float64 { return lat.Std }), latCell(func() float64 { return lat.Min }),
+			latCell(func() float64 { return lat.Max }),
+			value("throughput_ips"), value("memory_mb"), value("compile_time_ms"),
+			s.Status, ts, commit,
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func lookupPath(m map[string]any, keys ...string) any {
+	var cur any = m
+	for _, k := range keys {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
+}

@@ -1,0 +1,136 @@
+package result
+
+import (
+	"time"
+
+	"github.com/inferbench/inferbench/stats"
+)
+
+// Schema identifies the version of run.json.
+const Schema = "inferbench/run/v1"
+
+// Scenario statuses.
+const (
+	StatusOK      = "ok"      // measured, with no failed iteration
+	StatusFailed  = "failed"  // the scenario could not run, or an iteration failed
+	StatusSkipped = "skipped" // a requirement was not met; see SkipReason
+)
+
+// Run is everything one invocation of `inferbench run` measured.
+type Run struct {
+	Schema     string    `json:"schema"`
+	ID         string    `json:"id"`
+	Partial    bool      `json:"partial"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Environment is the fingerprint of the machine and the code (see package sysinfo).
+	Environment map[string]any `json:"environment"`
+	Config      Config         `json:"config"`
+	Summary     Summary        `json:"summary"`
+	Scenarios   []Scenario     `json:"scenarios"`
+}
+
+// Config records how the run was asked for.
+type Config struct {
+	Args    []string          `json:"args,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+	Filters map[string]string `json:"filters,omitempty"`
+	Set     map[string]string `json:"set,omitempty"`
+}
+
+// Summary counts scenarios by status.
+type Summary struct {
+	Total       int     `json:"total"`
+	Succeeded   int     `json:"succeeded"`
+	Failed      int     `json:"failed"`
+	Skipped     int     `json:"skipped"`
+	SuccessRate float64 `json:"success_rate"` // succeeded / (total - skipped); 1 when nothing ran
+}
+
+// Scenario is the result of one point of one benchmark's matrix.
+type Scenario struct {
+	Benchmark  string         `json:"benchmark"`
+	Scenario   string         `json:"scenario"`
+	Category   string         `json:"category,omitempty"`
+	Model      string         `json:"model,omitempty"`
+	Tags       []string       `json:"tags,omitempty"`
+	Source     string         `json:"source,omitempty"` // file:line of the definition
+	Subject    string         `json:"subject"`          // the subject kind
+	Params     map[string]any `json:"params,omitempty"`
+	Status     string         `json:"status"`
+	Error      string         `json:"error,omitempty"`
+	SkipReason string         `json:"skip_reason,omitempty"`
+	Warnings   []string       `json:"warnings,omitempty"`
+	StartedAt  time.Time      `json:"started_at,omitzero"`
+	DurationS  float64        `json:"duration_s"`
+	Iterations Iterations     `json:"iterations"`
+	// Metrics by name; see Catalogue for units and directions.
+	Metrics map[string]Metric `json:"metrics,omitempty"`
+	// Errors holds the first failed iterations' errors (bounded; Iterations.Failed has the count).
+	Errors []IterationError `json:"errors,omitempty"`
+	// Subject-provided description: framework, versions, device.
+	Environment map[string]any `json:"environment,omitempty"`
+	// Extra holds sections contributed by other parts (resources, timelines, serving details),
+	// keyed by section name.
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// ID returns "benchmark/scenario".
+func (s *Scenario) ID() string { return s.Benchmark + "/" + s.Scenario }
+
+// Iterations counts calls made in the scenario.
+type Iterations struct {
+	Warmup   int `json:"warmup"`
+	Measured int `json:"measured"`
+	Failed   int `json:"failed"`
+}
+
+// IterationError is one failed iteration.
+type IterationError struct {
+	Iteration int    `json:"iteration"`
+	Error     string `json:"error"`
+}
+
+// MaxIterationErrors bounds Scenario.Errors.
+const MaxIterationErrors = 20
+
+// Metric is one measured figure: a distribution (Summary, with raw Samples) or a single Value.
+type Metric struct {
+	Unit    string         `json:"unit"`
+	Better  string         `json:"better"` // "lower" or "higher"
+	Value   *float64       `json:"value,omitempty"`
+	Summary *stats.Summary `json:"summary,omitempty"`
+	Samples []float64      `json:"samples,omitempty"`
+	Note    string         `json:"note,omitempty"`
+}
+
+// Center returns the metric's headline figure: its value, or the median of its distribution.
+func (m Metric) Center() (float64, bool) {
+	switch {
+	case m.Value != nil:
+		return *m.Value, true
+	case m.Summary != nil:
+		return m.Summary.Median, true
+	}
+	return 0, false
+}
+
+// Tally recomputes the run summary from the scenarios.
+func (r *Run) Tally() {
+	s := Summary{Total: len(r.Scenarios)}
+	for _, sc := range r.Scenarios {
+		switch sc.Status {
+		case StatusOK:
+			s.Succeeded++
+		case StatusFailed:
+			s.Failed++
+		case StatusSkipped:
+			s.Skipped++
+		}
+	}
+	s.SuccessRate = 1
+	if ran := s.Total - s.Skipped; ran > 0 {
+		s.SuccessRate = float64(s.Succeeded) / float64(ran)
+	}
+	r.Summary = s
+}

@@ -1,0 +1,194 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// DefaultMaxSamples is how many raw samples a Dist holds before it summarises from a histogram:
+// 2^20 float64 values, 8 MiB.
+const DefaultMaxSamples = 1 << 20
+
+// Histogram resolution: values are recorded in units of 1/histScale (micro-units: a millisecond
+// metric is resolved to the nanosecond) with three significant digits.
+const (
+	histScale   = 1e3
+	histHighest = 1e15 // 10^12 units of the metric
+	histDigits  = 3
+)
+
+// Dist accumulates the samples of one metric. It keeps every raw sample up to its limit; past
+// that it records into an HDR histogram (exact count, mean, min and max; percentiles to three
+// significant digits) and keeps a uniform reservoir of raw samples for statistical tests.
+// The zero value is not usable; call NewDist. A Dist is not safe for concurrent use.
+type Dist struct {
+	limit   int
+	raw     []float64
+	hist    *hdrhistogram.Histogram // nil until the raw limit is passed
+	n       int
+	sum     float64
+	mean    float64
+	m2      float64
+	lo      float64
+	hi      float64
+	rng     *rand.Rand
+	clamped int
+}
+
+// NewDist returns an empty Dist that holds at most maxSamples raw samples (DefaultMaxSamples
+// when maxSamples <= 0).
+func NewDist(maxSamples int) *Dist {
+	if maxSamples <= 0 {
+		maxSamples = DefaultMaxSamples
+	}
+	return &Dist{limit: maxSamples, lo: math.Inf(1), hi: math.Inf(-1)}
+}
+
+// Add records one sample.
+func (d *Dist) Add(x float64) {
+	d.n++
+	delta := x - d.mean
+	d.mean += delta / float64(d.n)
+	d.m2 += delta * (x - d.mean)
+	d.sum += x
+	d.lo = min(d.lo, x)
+	d.hi = max(d.hi, x)
+	if d.hist == nil {
+		if len(d.raw) < d.limit {
+			d.raw = append(d.raw, x)
+			return
+		}
+		d.hist = hdrhistogram.New(1, int64(histHighest), histDigits)
+		for _, v := range d.raw {
+			d.record(v)
+		}
+		d.rng = rand.New(rand.NewPCG(uint64(d.limit), 0x1f2e3d4c))
+	}
+	d.record(x)
+	// Reservoir sampling (Vitter's algorithm R): every sample so far is kept with equal chance.
+	if j := d.rng.IntN(d.n); j < d.limit {
+		d.raw[j] = x
+	}
+}
+
+func (d *Dist) record(x float64) {
+	v := int64(math.Round(x * histScale))
+	if v < 1 {
+		v = 1
+		d.clamped++
+	}
+	if v > int64(histHighest) {
+		v = int64(histHighest)
+		d.clamped++
+	}
+	_ = d.hist.RecordValue(v)
+}
+
+// N returns the number of samples added.
+func (d *Dist) N() int { return d.n }
+
+// Sum returns the sum of all samples added.
+func (d *Dist) Sum() float64 { return d.sum }
+
+// Samples returns the raw samples held: all of them, or a uniform reservoir once the limit was
+// passed. The slice is shared; do not modify it.
+func (d *Dist) Samples() []float64 { return d.raw }
+
+// Exact reports whether every sample is held.
+func (d *Dist) Exact() bool { return d.hist == nil }
+
+// Merge adds all of o's samples to d. Merging histograms is exact; the reservoir of the result
+// is a uniform sample of both when either side had overflowed.
+func (d *Dist) Merge(o *Dist) {
+	if o == nil || o.n == 0 {
+		return
+	}
+	if o.hist == nil {
+		for _, x := range o.raw {
+			d.Add(x)
+		}
+		return
+	}
+	// o overflowed: fold its raw reservoir in as samples for the reservoir, then replace the
+	// histogram contribution with o's exact histogram.
+	if d.hist == nil {
+		d.hist = hdrhistogram.New(1, int64(histHighest), histDigits)
+		for _, v := range d.raw {
+			d.record(v)
+		}
+		d.rng = rand.New(rand.NewPCG(uint64(d.limit), 0x1f2e3d4c))
+	}
+	d.hist.Merge(o.hist)
+	total := d.n + o.n
+	delta := o.mean - d.mean
+	d.m2 += o.m2 + delta*delta*float64(d.n)*float64(o.n)/float64(total)
+	d.mean += delta * float64(o.n) / float64(total)
+	d.sum += o.sum
+	d.lo = min(d.lo, o.lo)
+	d.hi = max(d.hi, o.hi)
+	// Reservoir: take from o in proportion to its share of the total.
+	for _, x := range o.raw {
+		if j := d.rng.IntN(total); j < d.limit {
+			if len(d.raw) < d.limit {
+				d.raw = append(d.raw, x)
+			} else {
+				d.raw[j%len(d.raw)] = x
+			}
+		}
+	}
+	d.n = total
+	d.clamped += o.clamped
+}
+
+// Summary summarises every sample added. While all samples are held it is exact; afterwards the
+// count, mean, std, min and max stay exact and the percentiles come from the histogram.
+func (d *Dist) Summary() (Summary, error) {
+	if d.n == 0 {
+		return Summary{}, ErrNoSamples
+	}
+	if d.hist == nil {
+		return Summarize(d.raw)
+	}
+	q := func(p float64) float64 { return float64(d.hist.ValueAtPercentile(p)) / histScale }
+	s := Summary{
+		N: d.n, Mean: d.mean, Min: d.lo, Max: d.hi,
+		Median: q(50), P25: q(25), P75: q(75), P90: q(90), P95: q(95), P99: q(99),
+		Approximate: true,
+	}
+	if d.n > 1 {
+		s.Std = math.Sqrt(d.m2 / float64(d.n-1))
+	}
+	if s.Mean != 0 {
+		s.CV = s.Std / math.Abs(s.Mean)
+	}
+	v := q(99.9)
+	s.P999 = &v
+	if lo, hi, ok := MedianCI(d.n, 0.95); ok {
+		loP, hiP := 100*float64(lo)/float64(d.n-1), 100*float64(hi)/float64(d.n-1)
+		s.MedianCI = &Interval{Lo: q(loP), Hi: q(hiP), Confidence: 0.95}
+	}
+	iqr := s.P75 - s.P25
+	s.Outliers = int(d.hist.TotalCount())
+	lo, hi := s.P25-1.5*iqr, s.P75+1.5*iqr
+	for _, b := range d.hist.Distribution() {
+		mid := float64(b.From+b.To) / 2 / histScale
+		if mid >= lo && mid <= hi {
+			s.Outliers -= int(b.Count)
+		}
+	}
+	s.Warnings = append(s.Warnings, "percentiles from an HDR histogram (3 significant digits): more samples than held raw")
+	if d.clamped > 0 {
+		s.Warnings = append(s.Warnings, "some samples were outside the histogram's range and were clamped")
+	}
+	return s, nil
+}
+
+// SortedCopy returns the held raw samples sorted.
+func (d *Dist) SortedCopy() []float64 {
+	s := slices.Clone(d.raw)
+	slices.Sort(s)
+	return s
+}

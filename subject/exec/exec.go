@@ -1,0 +1,293 @@
+// Package exec is the subject that runs a command once per iteration. The command runs without a
+// shell (argv as given) unless `shell: true`; a non-zero exit is a failed iteration carrying the
+// tail of stderr; with `metrics: json` the last line of stdout is read as a JSON object of figures
+// ("latency_ms" there is the command's own timing of its work, and replaces the round trip).
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kballard/go-shellquote"
+
+	"github.com/inferbench/inferbench/subject"
+)
+
+// Config is the `subject:` block of an exec definition.
+type Config struct {
+	// Command is the argv (a list), or one string split like a shell would (without running one).
+	// "{name}" in an argument is replaced by the scenario parameter name.
+	Command any `yaml:"command"`
+	// Shell runs Command (a string) through /bin/sh -c.
+	Shell bool `yaml:"shell"`
+	// Dir is the working directory, relative to the definition (default: the definition's).
+	Dir string `yaml:"dir"`
+	// Env adds environment variables.
+	Env map[string]string `yaml:"env"`
+	// Metrics "json" reads the last line of stdout as a JSON object of metric values.
+	Metrics string `yaml:"metrics"`
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	switch v := c.Command.(type) {
+	case string:
+		if strings.TrimSpace(v) == "" {
+			return errors.New("command is empty")
+		}
+	case []any:
+		if len(v) == 0 {
+			return errors.New("command is an empty list")
+		}
+	case nil:
+		return errors.New(`missing "command"`)
+	default:
+		return fmt.Errorf("command must be a string or a list, not %T", v)
+	}
+	if c.Metrics != "" && c.Metrics != "json" && c.Metrics != "none" {
+		return fmt.Errorf("metrics %q: want json or none", c.Metrics)
+	}
+	return nil
+}
+
+func init() {
+	subject.Register(subject.Kind{
+		Name:   "exec",
+		Config: func() any { return &Config{} },
+		Open:   Open,
+	})
+}
+
+// Command is an open exec subject.
+type Command struct {
+	argv    []string
+	dir     string
+	env     []string
+	metrics bool
+}
+
+var _ subject.Subject = (*Command)(nil)
+
+// Open prepares the command for one scenario.
+func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
+	c, _ := s.Config.(*Config)
+	if c == nil {
+		return nil, errors.New(`exec: missing configuration`)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	argv, err := Argv(c.Command, c.Shell)
+	if err != nil {
+		return nil, err
+	}
+	for i := range argv {
+		argv[i] = substitute(argv[i], s.Params)
+	}
+	if !c.Shell {
+		if _, err := osexec.LookPath(argv[0]); err != nil && !strings.Contains(argv[0], "/") {
+			return nil, fmt.Errorf("command %q not found on PATH", argv[0])
+		}
+	}
+	dir := s.Dir
+	if c.Dir != "" {
+		dir = c.Dir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.Dir, dir)
+		}
+	}
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append([]string(nil), env...)
+	for _, k := range sortedKeys(c.Env) {
+		env = append(env, k+"="+substitute(c.Env[k], s.Params))
+	}
+	for k, v := range s.Params {
+		env = append(env, "INFERBENCH_PARAM_"+strings.ToUpper(k)+"="+fmt.Sprint(v))
+	}
+	return &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json"}, nil
+}
+
+// Argv turns a command (a string or a list) into argv. With shell, it is run by /bin/sh -c.
+func Argv(command any, shell bool) ([]string, error) {
+	switch v := command.(type) {
+	case string:
+		if shell {
+			return []string{"/bin/sh", "-c", v}, nil
+		}
+		words, err := shellquote.Split(v)
+		if err != nil {
+			return nil, fmt.Errorf("command %q: %w", v, err)
+		}
+		if len(words) == 0 {
+			return nil, errors.New("command is empty")
+		}
+		return words, nil
+	case []any:
+		argv := make([]string, len(v))
+		for i, a := range v {
+			argv[i] = fmt.Sprint(a)
+		}
+		if shell {
+			return []string{"/bin/sh", "-c", shellquote.Join(argv...)}, nil
+		}
+		return argv, nil
+	case []string:
+		return Argv(toAny(v), shell)
+	}
+	return nil, fmt.Errorf("command must be a string or a list, not %T", command)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func substitute(s string, p subject.Params) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	for k, v := range p {
+		s = strings.ReplaceAll(s, "{"+k+"}", fmt.Sprint(v))
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	n   int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	b := t.buf
+	if len(b) > t.n {
+		b = b[len(b)-t.n:]
+	}
+	return string(b)
+}
+
+// Do runs the command once.
+func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	cmd := osexec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+	cmd.Dir = c.dir
+	cmd.Env = c.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	stderr := &tailBuffer{n: 2048}
+	stdout := &tailBuffer{n: 8192}
+	cmd.Stderr = stderr
+	cmd.Stdout = stdout
+	var o subject.Observation
+	o.Start = time.Now()
+	err := cmd.Run()
+	o.End = time.Now()
+	if err != nil {
+		if ctx.Err() != nil {
+			return o, fmt.Errorf("%s: %w", strings.Join(c.argv, " "), ctx.Err())
+		}
+		return o, &RunError{Argv: c.argv, Err: err, Stderr: strings.TrimSpace(stderr.String())}
+	}
+	if c.metrics {
+		vals, err := lastLineJSON(stdout.buf)
+		if err != nil {
+			return o, fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
+		}
+		o.Values = vals
+		if items, ok := vals["items"]; ok {
+			o.Items = int(items)
+			delete(vals, "items")
+		}
+	}
+	return o, nil
+}
+
+// RunError is a command that failed; it carries the tail of its stderr.
+type RunError struct {
+	Argv   []string
+	Err    error
+	Stderr string
+}
+
+func (e *RunError) Error() string {
+	msg := fmt.Sprintf("%s: %v", strings.Join(e.Argv, " "), e.Err)
+	if e.Stderr != "" {
+		msg += "; stderr: " + e.Stderr
+	}
+	return msg
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Kind groups failures by exit status for counting.
+func (e *RunError) Kind() string {
+	var ee *osexec.ExitError
+	if errors.As(e.Err, &ee) {
+		return fmt.Sprintf("exit %d", ee.ExitCode())
+	}
+	return "start"
+}
+
+func lastLineJSON(out []byte) (map[string]float64, error) {
+	out = bytes.TrimRight(out, "\r\n\t ")
+	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[i+1:]
+	}
+	if len(out) == 0 {
+		return nil, errors.New("stdout is empty; want a JSON object on the last line")
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(out, &raw); err != nil {
+		return nil, fmt.Errorf("last line %q is not a JSON object: %v", truncate(string(out), 80), err)
+	}
+	vals := map[string]float64{}
+	for k, v := range raw {
+		if f, ok := v.(float64); ok {
+			vals[k] = f
+		}
+	}
+	return vals, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// Close does nothing: each iteration's process has already exited.
+func (c *Command) Close() error { return nil }

@@ -1,0 +1,118 @@
+// Package gofunc is the subject for Go functions registered by a program that links inferbench as a
+// library: inferbench.Register("name", fn) and inferbench.Main() make a user's program a benchmark
+// binary whose definitions say `subject: {kind: gofunc, func: name}`.
+package gofunc
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/subject"
+)
+
+// Func is one iteration of a registered benchmark.
+type Func func(ctx context.Context) error
+
+// Setup prepares a benchmark for a scenario (load a model, build inputs) and returns its iteration
+// function and an optional cleanup. Setup time is reported as load_time_ms.
+type Setup func(ctx context.Context, p subject.Params) (fn Func, cleanup func(), err error)
+
+var (
+	mu    sync.RWMutex
+	funcs = map[string]Setup{}
+)
+
+// Register adds a function run once per iteration.
+func Register(name string, fn Func) {
+	RegisterSetup(name, func(context.Context, subject.Params) (Func, func(), error) { return fn, nil, nil })
+}
+
+// RegisterSetup adds a benchmark with per-scenario setup. It panics on a duplicate name.
+func RegisterSetup(name string, setup Setup) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := funcs[name]; dup {
+		panic("gofunc: " + name + " registered twice")
+	}
+	funcs[name] = setup
+}
+
+// Names returns the registered names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(funcs))
+	for n := range funcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Config is the `subject:` block of a gofunc definition.
+type Config struct {
+	Func string `yaml:"func"` // the registered name
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if c.Func == "" {
+		return fmt.Errorf(`missing "func" (registered: %v)`, Names())
+	}
+	return nil
+}
+
+func init() {
+	subject.Register(subject.Kind{
+		Name:   "gofunc",
+		Config: func() any { return &Config{} },
+		Open:   Open,
+	})
+}
+
+// Subject is an open gofunc subject.
+type Subject struct {
+	fn      Func
+	cleanup func()
+}
+
+var _ subject.Subject = (*Subject)(nil)
+
+// Open runs the function's setup.
+func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
+	c, _ := s.Config.(*Config)
+	if c == nil {
+		return nil, fmt.Errorf("gofunc: missing configuration")
+	}
+	mu.RLock()
+	setup, ok := funcs[c.Func]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("no Go function registered as %q in this binary (registered: %v); build a binary with inferbench.Register and inferbench.Main", c.Func, Names())
+	}
+	fn, cleanup, err := setup(ctx, s.Params)
+	if err != nil {
+		return nil, fmt.Errorf("setup %s: %w", c.Func, err)
+	}
+	return &Subject{fn: fn, cleanup: cleanup}, nil
+}
+
+// Do calls the function once.
+func (s *Subject) Do(ctx context.Context, _ subject.Request) (subject.Observation, error) {
+	var o subject.Observation
+	o.Start = time.Now()
+	err := s.fn(ctx)
+	o.End = time.Now()
+	return o, err
+}
+
+// Close runs the cleanup.
+func (s *Subject) Close() error {
+	if s.cleanup != nil {
+		s.cleanup()
+	}
+	return nil
+}

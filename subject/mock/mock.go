@@ -1,0 +1,210 @@
+// Package mock is a simulated model for demos and tests: each call really waits for a latency
+// drawn from a seeded lognormal distribution that depends on the variant (eager, compiled,
+// kernelized) and the batch size; the first call of a compiled variant is slow, standing for
+// compilation; in generation mode it streams tokens with a time to first token and an inter-token
+// gap; and it can inject failures. The same seed gives the same sequence of target durations.
+package mock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/inferbench/inferbench/subject"
+)
+
+// Config is the `subject:` block of a mock definition. Scenario parameters with the same names
+// (latency_ms, fail_rate, ...) override it, and `variant` and `batch_size` shape the latency.
+type Config struct {
+	LatencyMS   float64            `yaml:"latency_ms"`  // eager latency at batch size 1 (default 10)
+	PerItemMS   float64            `yaml:"per_item_ms"` // added per batch item beyond the first (default latency_ms/10)
+	Jitter      float64            `yaml:"jitter"`      // lognormal sigma (default 0.05)
+	Variants    map[string]float64 `yaml:"variants"`    // latency multiplier per variant
+	CompileMS   float64            `yaml:"compile_ms"`  // extra first-call time for non-eager variants (default 20 x latency)
+	LoadMS      float64            `yaml:"load_ms"`     // time to "load the model" when opened
+	FailRate    float64            `yaml:"fail_rate"`   // probability that a call fails
+	Seed        uint64             `yaml:"seed"`        // default 1
+	Generate    *Generate          `yaml:"generate"`    // stream tokens instead of one response
+	MemoryMB    float64            `yaml:"memory_mb"`   // reported peak memory at batch 1 (0: none)
+	MemoryPerMB float64            `yaml:"memory_per_item_mb"`
+}
+
+// Generate configures token streaming.
+type Generate struct {
+	OutputTokens int     `yaml:"output_tokens"` // tokens per call (default 16)
+	TTFTMS       float64 `yaml:"ttft_ms"`       // time to first token at batch 1 (default latency_ms)
+	ITLMS        float64 `yaml:"itl_ms"`        // gap between tokens (default latency_ms/5)
+}
+
+// DefaultVariants are the latency multipliers of the variants a mock model knows.
+var DefaultVariants = map[string]float64{"eager": 1.0, "compiled": 0.72, "kernelized": 0.55}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if c.LatencyMS < 0 || c.Jitter < 0 || c.CompileMS < 0 || c.LoadMS < 0 {
+		return errors.New("durations and jitter must not be negative")
+	}
+	if c.FailRate < 0 || c.FailRate > 1 {
+		return fmt.Errorf("fail_rate %v is outside [0, 1]", c.FailRate)
+	}
+	return nil
+}
+
+func init() {
+	subject.Register(subject.Kind{
+		Name:   "mock",
+		Config: func() any { return &Config{} },
+		Open:   Open,
+	})
+}
+
+// Model is an open mock subject.
+type Model struct {
+	latency, jitter, compile, failRate float64
+	memory                             float64
+	gen                                *Generate
+	rng                                *rand.Rand
+	calls, batch                       int
+}
+
+var _ subject.Subject = (*Model)(nil)
+
+// Open opens a mock model for one scenario.
+func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
+	c, _ := s.Config.(*Config)
+	if c == nil {
+		c = &Config{}
+	}
+	p := s.Params
+	base := p.Float("latency_ms", c.LatencyMS)
+	if base == 0 {
+		base = 10
+	}
+	perItem := p.Float("per_item_ms", c.PerItemMS)
+	if perItem == 0 {
+		perItem = base / 10
+	}
+	variants := c.Variants
+	if variants == nil {
+		variants = DefaultVariants
+	}
+	variant := p.String("variant", "eager")
+	mult, ok := variants[variant]
+	if !ok {
+		return nil, fmt.Errorf("mock: unknown variant %q (known: eager, compiled, kernelized or the config's variants)", variant)
+	}
+	batch := max(p.Int("batch_size", 1), 1)
+	m := &Model{
+		latency:  (base + perItem*float64(batch-1)) * mult,
+		jitter:   p.Float("jitter", c.Jitter),
+		failRate: p.Float("fail_rate", c.FailRate),
+		batch:    batch,
+	}
+	if m.jitter == 0 {
+		m.jitter = 0.05
+	}
+	if variant != "eager" {
+		m.compile = c.CompileMS
+		if m.compile == 0 {
+			m.compile = 20 * base
+		}
+	}
+	if c.MemoryMB > 0 {
+		m.memory = c.MemoryMB + c.MemoryPerMB*float64(batch)
+	}
+	if c.Generate != nil {
+		g := *c.Generate
+		if g.OutputTokens == 0 {
+			g.OutputTokens = 16
+		}
+		if g.TTFTMS == 0 {
+			g.TTFTMS = m.latency
+		}
+		if g.ITLMS == 0 {
+			g.ITLMS = base / 5 * mult
+		}
+		m.gen = &g
+	}
+	seed := c.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s.Benchmark + "/" + s.Scenario))
+	m.rng = rand.New(rand.NewPCG(seed, h.Sum64()))
+	if err := sleep(ctx, c.LoadMS); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// draw returns a lognormal duration in ms whose median is med.
+func (m *Model) draw(med float64) float64 {
+	return med * math.Exp(m.jitter*m.rng.NormFloat64())
+}
+
+// Do simulates one inference.
+func (m *Model) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	first := m.calls == 0
+	m.calls++
+	fail := m.failRate > 0 && m.rng.Float64() < m.failRate
+	var o subject.Observation
+	o.Start = time.Now()
+	o.Scheduled = r.Scheduled
+	if m.gen == nil {
+		d := m.draw(m.latency)
+		if first {
+			d += m.compile
+		}
+		if err := sleep(ctx, d); err != nil {
+			return o, err
+		}
+	} else {
+		ttft := m.draw(m.gen.TTFTMS)
+		if first {
+			ttft += m.compile
+		}
+		if err := sleep(ctx, ttft); err != nil {
+			return o, err
+		}
+		o.FirstToken = time.Now()
+		o.Tokens = append(o.Tokens, subject.TokenEvent{At: o.FirstToken, Tokens: 1})
+		for i := 1; i < m.gen.OutputTokens; i++ {
+			if err := sleep(ctx, m.draw(m.gen.ITLMS)); err != nil {
+				return o, err
+			}
+			o.Tokens = append(o.Tokens, subject.TokenEvent{At: time.Now(), Tokens: 1})
+		}
+		o.OutputTokens = m.gen.OutputTokens
+	}
+	o.End = time.Now()
+	o.Items = m.batch
+	if m.memory > 0 {
+		o.Values = map[string]float64{"memory_mb": m.memory}
+	}
+	if fail {
+		return o, fmt.Errorf("mock: injected failure on call %d", r.Index)
+	}
+	return o, nil
+}
+
+// Close does nothing.
+func (m *Model) Close() error { return nil }
+
+func sleep(ctx context.Context, msec float64) error {
+	if msec <= 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(msec * float64(time.Millisecond)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,552 @@
+// Package openai is the subject kind "openai": it sends chat completion or completion requests to
+// an OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp, Ollama, the OpenAI API, the
+// mockserver) and observes each response as it streams: when it was sent, when the first content
+// token arrived, when each content event arrived and how many tokens the server says it generated.
+//
+// Token counts come from the server's usage report (the subject asks for it with
+// stream_options.include_usage); when the server reports none, content events are counted and the
+// Observation says so. Role-only and empty chunks are not tokens. Error answers carry their HTTP
+// status (StatusError), and broken streams are errors of their own (ErrMalformed, ErrIncomplete,
+// ErrStream) so a run counts them and goes on.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/subject"
+	"github.com/inferbench/inferbench/workload"
+)
+
+func init() {
+	subject.Register(subject.Kind{
+		Name:   "openai",
+		Config: func() any { return &Config{} },
+		Open: func(ctx context.Context, s subject.Spec) (subject.Subject, error) {
+			cfg, _ := s.Config.(*Config)
+			if cfg == nil {
+				return nil, fmt.Errorf("openai: benchmark %s: subject needs url and model", s.Benchmark)
+			}
+			return Open(ctx, *cfg, s.Params, s.Dir)
+		},
+	})
+}
+
+// Config is the `subject:` block of an openai benchmark.
+type Config struct {
+	// URL is the base URL of the API, up to and including /v1: http://127.0.0.1:8000/v1.
+	URL string `yaml:"url" json:"url"`
+	// Model is the model name sent with every request.
+	Model string `yaml:"model" json:"model"`
+	// Endpoint is "chat" (POST /chat/completions, the default) or "completions".
+	Endpoint string `yaml:"endpoint" json:"endpoint,omitempty"`
+	// Stream asks for a server-sent event stream (default true). Without it there is no time to
+	// first token or inter-token latency, only end-to-end latency.
+	Stream *bool `yaml:"stream" json:"stream,omitempty"`
+	// IncludeUsage sends stream_options.include_usage (default true). Turn it off for servers
+	// that reject the option.
+	IncludeUsage *bool `yaml:"include_usage" json:"include_usage,omitempty"`
+	// IgnoreEOS asks the server to generate exactly max_tokens (a vLLM and SGLang extension).
+	IgnoreEOS bool `yaml:"ignore_eos" json:"ignore_eos,omitempty"`
+	// APIKeyEnv names the environment variable holding the API key, sent as a bearer token. The
+	// key itself is never written to results or logs.
+	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
+	// Timeout bounds each request, from sending to the end of the response (default 10m).
+	Timeout time.Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// MaxConnections caps the connections to the server. The default follows the load: the
+	// "concurrency" parameter, and no cap.
+	MaxConnections int `yaml:"max_connections" json:"max_connections,omitempty"`
+	// Headers are added to every request.
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+	// Body holds extra fields merged into every request body (temperature, top_p, ...).
+	Body map[string]any `yaml:"body" json:"body,omitempty"`
+	// Workload chooses the prompts and their lengths.
+	Workload workload.Config `yaml:"workload" json:"workload,omitzero"`
+}
+
+// StatusError is an error answer from the server.
+type StatusError struct {
+	Code    int    // HTTP status
+	Message string // the server's message, when it gave one
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Code, e.Message)
+}
+
+// StatusCode returns the HTTP status, so results can count errors by status.
+func (e *StatusError) StatusCode() int { return e.Code }
+
+// Errors of a stream that started well and ended badly. Returned errors wrap one of them.
+var (
+	ErrMalformed  = errors.New("malformed stream")               // an event that is not a valid chunk
+	ErrIncomplete = errors.New("stream ended before [DONE]")     // the server closed or cut the stream
+	ErrStream     = errors.New("server reported a stream error") // an error event in the stream
+)
+
+// Subject sends one request per Do. It is safe for concurrent use.
+type Subject struct {
+	cfg          Config
+	endpoint     string // full URL of the endpoint
+	chat         bool
+	stream       bool
+	includeUsage bool
+	auth         string // "Bearer <key>", or empty
+	head         []byte // the request body up to the prompt
+	client       *http.Client
+	src          *workload.Source
+	bufs         sync.Pool // *[]byte: request and response bodies
+	scanners     sync.Pool // *Scanner
+}
+
+var (
+	_ subject.Subject   = (*Subject)(nil)
+	_ subject.Describer = (*Subject)(nil)
+)
+
+// Open checks cfg, reads its workload and checks that the server accepts connections. Params may
+// override the workload lengths ("input_tokens", "output_tokens": a number or a distribution),
+// "model", "stream", and size the connection pool ("concurrency").
+func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subject, error) {
+	cfg.Model = p.String("model", cfg.Model)
+	if v, ok := p["stream"].(bool); ok {
+		cfg.Stream = &v
+	}
+	for key, d := range map[string]*workload.Dist{"input_tokens": &cfg.Workload.InputTokens, "output_tokens": &cfg.Workload.OutputTokens} {
+		if v, ok := p[key]; ok && v != nil {
+			parsed, err := workload.ParseDist(fmt.Sprint(v))
+			if err != nil {
+				return nil, fmt.Errorf("openai: parameter %s: %w", key, err)
+			}
+			*d = parsed
+		}
+	}
+	if cfg.URL == "" {
+		return nil, errors.New("openai: subject needs url (the API base, e.g. http://127.0.0.1:8000/v1)")
+	}
+	base, err := url.Parse(strings.TrimSuffix(cfg.URL, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("openai: url %q is not an http(s) URL (want e.g. http://127.0.0.1:8000/v1)", cfg.URL)
+	}
+	if cfg.Model == "" {
+		return nil, errors.New("openai: subject needs model (the name the server serves; GET /v1/models lists them)")
+	}
+	s := &Subject{cfg: cfg, stream: cfg.Stream == nil || *cfg.Stream, includeUsage: cfg.IncludeUsage == nil || *cfg.IncludeUsage}
+	switch cfg.Endpoint {
+	case "", "chat", "chat/completions":
+		s.chat, s.endpoint = true, base.String()+"/chat/completions"
+	case "completions":
+		s.endpoint = base.String() + "/completions"
+	default:
+		return nil, fmt.Errorf("openai: endpoint %q unknown (want chat or completions)", cfg.Endpoint)
+	}
+	if cfg.APIKeyEnv != "" {
+		key := os.Getenv(cfg.APIKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("openai: api_key_env: environment variable %s is empty or unset", cfg.APIKeyEnv)
+		}
+		s.auth = "Bearer " + key
+	}
+	if cfg.Timeout == 0 {
+		s.cfg.Timeout = 10 * time.Minute
+	}
+	if s.src, err = workload.Open(cfg.Workload, dir); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	if s.head, err = s.bodyHead(); err != nil {
+		return nil, err
+	}
+	s.bufs.New = func() any { b := make([]byte, 0, 8<<10); return &b }
+
+	idle := max(cfg.MaxConnections, p.Int("concurrency", 0), p.Int("max_concurrency", 0), 1024)
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	s.client = &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          idle,
+		MaxIdleConnsPerHost:   idle,
+		MaxConnsPerHost:       cfg.MaxConnections,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 0, // a long prefill is not an error; Timeout bounds the request
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     true,
+	}}
+	if err := reachable(ctx, dialer, base); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// reachable fails fast, with a clear message, when nothing listens at the server's address.
+func reachable(ctx context.Context, d *net.Dialer, u *url.URL) error {
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return fmt.Errorf("openai: cannot reach %s: %w (is the server running?)", u, err)
+	}
+	return c.Close()
+}
+
+// bodyHead renders the fixed start of every request body.
+func (s *Subject) bodyHead() ([]byte, error) {
+	fields := map[string]any{}
+	for k, v := range s.cfg.Body {
+		fields[k] = v
+	}
+	fields["model"] = s.cfg.Model
+	fields["stream"] = s.stream
+	if s.stream && s.includeUsage {
+		fields["stream_options"] = map[string]any{"include_usage": true}
+	}
+	if s.cfg.IgnoreEOS {
+		fields["ignore_eos"] = true
+	}
+	for _, k := range []string{"messages", "prompt", "max_tokens", "max_completion_tokens"} {
+		if _, ok := s.cfg.Body[k]; ok {
+			return nil, fmt.Errorf("openai: body must not set %s: the workload does", k)
+		}
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return nil, fmt.Errorf("openai: body: %w", err)
+	}
+	// Leave the object open: each request appends its prompt and max_tokens.
+	b[len(b)-1] = ','
+	return b, nil
+}
+
+// Describe returns what the subject talks to; never the API key.
+func (s *Subject) Describe() map[string]any {
+	return map[string]any{"url": s.cfg.URL, "model": s.cfg.Model, "endpoint": s.endpoint, "stream": s.stream}
+}
+
+// Close closes idle connections.
+func (s *Subject) Close() error {
+	s.client.CloseIdleConnections()
+	return nil
+}
+
+// Do sends request r.Index's prompt and observes the response.
+func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	p := s.src.Prompt(r.Index)
+	bp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bp)
+	body, err := s.appendBody((*bp)[:0], p)
+	*bp = body[:0]
+	if err != nil {
+		return subject.Observation{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return subject.Observation{}, fmt.Errorf("openai: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if s.auth != "" {
+		req.Header.Set("Authorization", s.auth)
+	}
+	for k, v := range s.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+
+	o := subject.Observation{Scheduled: r.Scheduled, InputTokens: p.InputTokens}
+	o.Start = time.Now()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		o.End = time.Now()
+		return o, fmt.Errorf("openai: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		err := statusError(resp)
+		o.End = time.Now()
+		return o, err
+	}
+	if s.stream && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		err = s.readStream(resp.Body, &o)
+	} else {
+		err = s.readWhole(resp.Body, &o, bp)
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (after %v)", ctx.Err(), time.Since(o.Start).Round(time.Millisecond))
+	}
+	if err != nil {
+		return o, fmt.Errorf("openai: %w", err)
+	}
+	return o, nil
+}
+
+func (s *Subject) appendBody(b []byte, p workload.Prompt) ([]byte, error) {
+	b = append(b, s.head...)
+	text, err := json.Marshal(p.Text)
+	if err != nil {
+		return nil, fmt.Errorf("openai: prompt: %w", err)
+	}
+	if s.chat {
+		b = append(b, `"messages":[{"role":"user","content":`...)
+		b = append(b, text...)
+		b = append(b, "}]"...)
+	} else {
+		b = append(b, `"prompt":`...)
+		b = append(b, text...)
+	}
+	if p.OutputTokens > 0 {
+		b = append(b, `,"max_tokens":`...)
+		b = fmt.Appendf(b, "%d", p.OutputTokens)
+		if s.cfg.IgnoreEOS {
+			b = append(b, `,"min_tokens":`...)
+			b = fmt.Appendf(b, "%d", p.OutputTokens)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// chunk is the part of a streamed chunk (or a whole response) the subject reads.
+type chunk struct {
+	Choices []struct {
+		Delta   *message `json:"delta"`
+		Message *message `json:"message"`
+		Text    *string  `json:"text"`
+		Finish  *string  `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     *int `json:"prompt_tokens"`
+		CompletionTokens *int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type message struct {
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"` // vLLM, SGLang, DeepSeek
+	Reasoning        *string `json:"reasoning"`         // Ollama, OpenRouter
+}
+
+// text returns the generated text a choice carries, reasoning included.
+func (m *message) text() string {
+	var s string
+	for _, p := range []*string{m.ReasoningContent, m.Reasoning, m.Content} {
+		if p != nil {
+			s += *p
+		}
+	}
+	return s
+}
+
+func (c *chunk) content() (text string, finished bool) {
+	for _, ch := range c.Choices {
+		switch {
+		case ch.Delta != nil:
+			text += ch.Delta.text()
+		case ch.Message != nil:
+			text += ch.Message.text()
+		case ch.Text != nil:
+			text += *ch.Text
+		}
+		finished = finished || (ch.Finish != nil && *ch.Finish != "")
+	}
+	return text, finished
+}
+
+func (s *Subject) readStream(body io.Reader, o *subject.Observation) error {
+	sc, _ := s.scanners.Get().(*Scanner)
+	if sc == nil {
+		sc = NewScanner(body)
+	} else {
+		sc.Reset(body)
+	}
+	defer func() {
+		sc.Reset(nil)
+		s.scanners.Put(sc)
+	}()
+	var (
+		done, finished bool
+		usageOut       = -1
+		malformed      error
+	)
+	for sc.Scan() {
+		ev := sc.Event()
+		if bytes.Equal(ev.Data, []byte("[DONE]")) {
+			done = true
+			break
+		}
+		if ev.Type == "error" {
+			o.End = ev.At
+			return fmt.Errorf("%w: %s", ErrStream, errorMessage(ev.Data))
+		}
+		var c chunk
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
+			if malformed == nil {
+				malformed = fmt.Errorf("%w: event %d: %v", ErrMalformed, len(o.Tokens)+1, err)
+			}
+			continue
+		}
+		if len(c.Error) > 0 && string(c.Error) != "null" {
+			o.End = ev.At
+			return fmt.Errorf("%w: %s", ErrStream, errorMessage(ev.Data))
+		}
+		if c.Usage != nil {
+			if c.Usage.CompletionTokens != nil {
+				usageOut = *c.Usage.CompletionTokens
+			}
+			if c.Usage.PromptTokens != nil {
+				o.InputTokens = *c.Usage.PromptTokens
+			}
+		}
+		text, fin := c.content()
+		finished = finished || fin
+		if text == "" {
+			continue // role-only, empty or usage-only chunks are not tokens
+		}
+		if o.FirstToken.IsZero() {
+			o.FirstToken = ev.At
+		}
+		o.Tokens = append(o.Tokens, subject.TokenEvent{At: ev.At, Tokens: 1})
+	}
+	o.End = time.Now()
+	if ev := sc.Event(); !ev.At.IsZero() {
+		o.End = ev.At
+	}
+	setOutputTokens(o, usageOut)
+	switch {
+	case sc.Err() != nil:
+		return fmt.Errorf("%w: %v", ErrIncomplete, sc.Err())
+	case malformed != nil:
+		return malformed
+	case !done && !finished:
+		return ErrIncomplete
+	}
+	return nil
+}
+
+// setOutputTokens takes the usage figure when there is one (spreading it over the content events
+// when events carried several tokens), else counts events.
+func setOutputTokens(o *subject.Observation, usage int) {
+	n := len(o.Tokens)
+	if usage < 0 {
+		o.OutputTokens, o.TokensCounted = n, true
+		return
+	}
+	o.OutputTokens = usage
+	if n == 0 || usage <= n {
+		return
+	}
+	per, extra := usage/n, usage%n
+	for i := range o.Tokens {
+		o.Tokens[i].Tokens = per
+		if i < extra {
+			o.Tokens[i].Tokens++
+		}
+	}
+}
+
+func (s *Subject) readWhole(body io.Reader, o *subject.Observation, bp *[]byte) error {
+	b, err := readAll(body, (*bp)[:0])
+	*bp = b[:0]
+	o.End = time.Now()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrIncomplete, err)
+	}
+	var c chunk
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("%w: response body: %v", ErrMalformed, err)
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return fmt.Errorf("%w: %s", ErrStream, errorMessage(b))
+	}
+	text, _ := c.content()
+	if c.Usage != nil && c.Usage.CompletionTokens != nil {
+		o.OutputTokens = *c.Usage.CompletionTokens
+		if c.Usage.PromptTokens != nil {
+			o.InputTokens = *c.Usage.PromptTokens
+		}
+		return nil
+	}
+	o.OutputTokens, o.TokensCounted = workload.CountWords(text), true
+	return nil
+}
+
+// statusError reads the server's message from an error answer.
+func statusError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return &StatusError{Code: resp.StatusCode, Message: errorMessage(b)}
+}
+
+// errorMessage finds the message in an OpenAI-style error body ({"error": {"message": ...}},
+// {"error": "..."}, {"message": ...}, {"detail": ...}), or returns the text itself, shortened.
+func errorMessage(b []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  any             `json:"detail"`
+	}
+	if json.Unmarshal(b, &v) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var str string
+		switch {
+		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+			return inner.Message
+		case json.Unmarshal(v.Error, &str) == nil && str != "":
+			return str
+		case v.Message != "":
+			return v.Message
+		case v.Detail != nil:
+			return fmt.Sprint(v.Detail)
+		}
+	}
+	msg := strings.TrimSpace(string(b))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return msg
+}
+
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	const limit = 256 << 20
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) > limit {
+			return b, fmt.Errorf("response body over %d bytes", limit)
+		}
+	}
+}

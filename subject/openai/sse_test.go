@@ -1,0 +1,125 @@
+package openai
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type ev struct{ Type, ID, Data string }
+
+func scanAll(t *testing.T, r io.Reader) ([]ev, error) {
+	t.Helper()
+	sc := NewScanner(r)
+	var got []ev
+	for sc.Scan() {
+		e := sc.Event()
+		if e.At.IsZero() {
+			t.Errorf("event %q has no arrival time", e.Data)
+		}
+		got = append(got, ev{e.Type, e.ID, string(e.Data)})
+	}
+	return got, sc.Err()
+}
+
+func TestScanner(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []ev
+	}{
+		{"one event", "data: hello\n\n", []ev{{Data: "hello"}}},
+		// OpenAI framing: one JSON chunk per event, then [DONE].
+		{"openai", "data: {\"a\":1}\n\ndata: [DONE]\n\n", []ev{{Data: `{"a":1}`}, {Data: "[DONE]"}}},
+		// Comments are keep-alives and never events.
+		{"comments", ": ping\n\n: ping\ndata: x\n\n:\n\n", []ev{{Data: "x"}}},
+		// Data lines join with LF.
+		{"multi-line", "data: a\ndata: b\ndata:\n\n", []ev{{Data: "a\nb\n"}}},
+		// Only one space after the colon is removed; no colon means an empty value.
+		{"spaces", "data:  two\n\ndata\n\ndata:x\n\n", []ev{{Data: " two"}, {Data: ""}, {Data: "x"}}},
+		// CRLF and lone CR endings.
+		{"crlf", "data: a\r\n\r\ndata: b\r\n\r\n", []ev{{Data: "a"}, {Data: "b"}}},
+		{"cr", "data: a\r\rdata: b\r\r", []ev{{Data: "a"}, {Data: "b"}}},
+		{"mixed", "data: a\r\ndata: b\rdata: c\n\n", []ev{{Data: "a\nb\nc"}}},
+		// Event type and id; they reset between events.
+		{"fields", "event: error\nid: 7\ndata: {}\n\ndata: next\n\n", []ev{{Type: "error", ID: "7", Data: "{}"}, {Data: "next"}}},
+		// An event with no data is not dispatched, and its type does not leak into the next.
+		{"no data", "event: ping\n\ndata: x\n\n", []ev{{Data: "x"}}},
+		// Unknown fields and retry are ignored.
+		{"unknown", "retry: 100\nfoo: bar\ndata: x\n\n", []ev{{Data: "x"}}},
+		// An event cut off by the end of the stream is kept.
+		{"cut off", "data: a\n\ndata: b", []ev{{Data: "a"}, {Data: "b"}}},
+		{"empty", "", nil},
+		{"blank lines only", "\n\n\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := scanAll(t, strings.NewReader(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			// The same bytes one at a time give the same events.
+			got, err = scanAll(t, iotest.OneByteReader(strings.NewReader(tt.in)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("events read byte by byte (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestScannerLongLine(t *testing.T) {
+	long := strings.Repeat("x", 100_000)
+	got, err := scanAll(t, strings.NewReader("data: "+long+"\r\n\r\ndata: y\n\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Data != long || got[1].Data != "y" {
+		t.Errorf("got %d events, first %d bytes", len(got), len(got[0].Data))
+	}
+}
+
+func TestScannerTooLarge(t *testing.T) {
+	line := "data: " + strings.Repeat("x", 1<<20) + "\n"
+	r := io.MultiReader(strings.NewReader(strings.Repeat(line, 17)), strings.NewReader("\n"))
+	_, err := scanAll(t, r)
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("err = %v, want an event-size error", err)
+	}
+}
+
+func TestScannerReadError(t *testing.T) {
+	boom := errors.New("connection reset")
+	r := io.MultiReader(strings.NewReader("data: a\n\ndata: b\n"), iotest.ErrReader(boom))
+	got, err := scanAll(t, r)
+	if !errors.Is(err, boom) {
+		t.Errorf("err = %v, want %v", err, boom)
+	}
+	// The complete event before the error is delivered; the unfinished one is not.
+	if diff := cmp.Diff([]ev{{Data: "a"}}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func BenchmarkScanner(b *testing.B) {
+	chunk := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" the"},"finish_reason":null}]}` + "\n\n"
+	stream := strings.Repeat(chunk, 32) + "data: [DONE]\n\n"
+	r := strings.NewReader(stream)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(stream)
+		sc := NewScanner(r)
+		for sc.Scan() {
+		}
+	}
+}

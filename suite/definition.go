@@ -1,0 +1,85 @@
+package suite
+
+import (
+	"github.com/goccy/go-yaml"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// Categories a benchmark can have; a directory of that name gives it.
+var Categories = []string{"unit", "integration", "performance"}
+
+// definition is the YAML shape of one benchmark. Keys are checked strictly against its fields.
+type definition struct {
+	Name        string            `yaml:"name"`
+	Description string            `yaml:"description"`
+	Category    string            `yaml:"category"`
+	Model       string            `yaml:"model"`
+	Tags        []string          `yaml:"tags"`
+	Subject     map[string]any    `yaml:"subject"`
+	Params      map[string]any    `yaml:"params"`
+	Matrix      yaml.MapSlice     `yaml:"matrix"`
+	Exclude     []map[string]any  `yaml:"exclude"`
+	Include     []map[string]any  `yaml:"include"`
+	Load        load.Config       `yaml:"load"`
+	Requires    []string          `yaml:"requires"`
+	Budgets     map[string]string `yaml:"budgets"`
+	Skip        string            `yaml:"skip"`
+}
+
+// Benchmark is one decoded definition.
+type Benchmark struct {
+	Name        string
+	Description string
+	Category    string
+	Model       string
+	Tags        []string
+	File        string // path of the definition file
+	Line        int    // line of the definition in File
+	Dir         string // directory of File
+	Kind        string // subject kind
+	Config      any    // the subject kind's decoded configuration
+	Params      map[string]any
+	Axes        []Axis
+	Exclude     []map[string]any
+	Include     []map[string]any
+	Load        load.Config
+	Requires    []string
+	// Budgets are limits per metric, e.g. "latency_ms.p95": "<= 25".
+	Budgets map[string]string
+	// Skip, when set, skips every scenario with this reason.
+	Skip string
+}
+
+// Source returns "file:line".
+func (b *Benchmark) Source() string {
+	if b.Line == 0 {
+		return b.File
+	}
+	return b.File + ":" + itoa(b.Line)
+}
+
+// Axis is one dimension of the matrix, in definition order.
+type Axis struct {
+	Name   string
+	Values []any
+}
+
+// Scenario is one point of a benchmark's matrix: what the engine runs.
+type Scenario struct {
+	Benchmark *Benchmark
+	Name      string // "batch_size=8/variant=compiled", or "default" without a matrix
+	Point     []KV   // the matrix point, in axis order
+	Params    subject.Params
+	// Skip is the reason the scenario will not run; empty when it runs.
+	Skip string
+}
+
+// KV is one parameter of a matrix point.
+type KV struct {
+	Key   string
+	Value any
+}
+
+// ID returns "benchmark/scenario".
+func (s *Scenario) ID() string { return s.Benchmark.Name + "/" + s.Name }

@@ -1,0 +1,221 @@
+package suite
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"strings"
+
+	"github.com/inferbench/inferbench/subject"
+)
+
+// Expand returns the benchmark's scenarios: the cartesian product of its axes (the last axis
+// varies fastest), minus points matching an exclude entry, plus include points not already there.
+// set overrides parameters in every scenario.
+func (b *Benchmark) Expand(set map[string]any) []*Scenario {
+	var points [][]KV
+	var rec func(i int, cur []KV)
+	rec = func(i int, cur []KV) {
+		if i == len(b.Axes) {
+			points = append(points, append([]KV(nil), cur...))
+			return
+		}
+		for _, v := range b.Axes[i].Values {
+			rec(i+1, append(cur, KV{b.Axes[i].Name, v}))
+		}
+	}
+	if len(b.Axes) > 0 {
+		rec(0, nil)
+	}
+	var kept [][]KV
+	for _, p := range points {
+		if !b.excluded(p) {
+			kept = append(kept, p)
+		}
+	}
+	for _, inc := range b.Include {
+		p := b.includePoint(inc)
+		dup := false
+		for _, k := range kept {
+			if pointName(k) == pointName(p) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 && len(b.Axes) == 0 {
+		kept = [][]KV{nil}
+	}
+	out := make([]*Scenario, 0, len(kept))
+	for _, p := range kept {
+		params := subject.Params(maps.Clone(b.Params))
+		if params == nil {
+			params = subject.Params{}
+		}
+		for _, kv := range p {
+			params[kv.Key] = kv.Value
+		}
+		maps.Copy(params, set)
+		s := &Scenario{Benchmark: b, Name: pointName(p), Point: p, Params: params}
+		if b.Skip != "" {
+			s.Skip = b.Skip
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (b *Benchmark) excluded(p []KV) bool {
+	for _, ex := range b.Exclude {
+		match := len(ex) > 0
+		for k, v := range ex {
+			if !hasKV(p, k, v) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// includePoint orders an include entry: axis keys first in axis order, then its other keys sorted.
+func (b *Benchmark) includePoint(inc map[string]any) []KV {
+	var p []KV
+	seen := map[string]bool{}
+	for _, a := range b.Axes {
+		if v, ok := inc[a.Name]; ok {
+			p = append(p, KV{a.Name, v})
+			seen[a.Name] = true
+		}
+	}
+	for _, k := range sortedKeys(inc) {
+		if !seen[k] {
+			p = append(p, KV{k, inc[k]})
+		}
+	}
+	return p
+}
+
+func hasKV(p []KV, k string, v any) bool {
+	for _, kv := range p {
+		if kv.Key == k {
+			return fmt.Sprint(kv.Value) == fmt.Sprint(v)
+		}
+	}
+	return false
+}
+
+func pointName(p []KV) string {
+	if len(p) == 0 {
+		return "default"
+	}
+	parts := make([]string, len(p))
+	for i, kv := range p {
+		parts[i] = fmt.Sprintf("%s=%v", kv.Key, kv.Value)
+	}
+	return strings.Join(parts, "/")
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return keys
+}
+
+// Filter selects scenarios. Empty fields select everything.
+type Filter struct {
+	Include  []string // globs on "benchmark" or "benchmark/scenario"; any match selects
+	Exclude  []string // globs; any match drops
+	Category []string // categories; any match selects
+	Model    []string // globs on the model name
+	Tag      []string // tags; any match selects
+}
+
+// Match reports whether the filter selects the scenario.
+func (f Filter) Match(s *Scenario) bool {
+	b := s.Benchmark
+	id := s.ID()
+	if len(f.Include) > 0 && !anyGlob(f.Include, b.Name, id) {
+		return false
+	}
+	if anyGlob(f.Exclude, b.Name, id) {
+		return false
+	}
+	if len(f.Category) > 0 && !contains(f.Category, b.Category) {
+		return false
+	}
+	if len(f.Model) > 0 && !anyGlob(f.Model, b.Model) {
+		return false
+	}
+	if len(f.Tag) > 0 {
+		hit := false
+		for _, t := range b.Tags {
+			if contains(f.Tag, t) {
+				hit = true
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+// Glob reports whether name matches pattern, where * matches any run of characters (including
+// '/'), ? one character, and [...] a class.
+func Glob(pattern, name string) bool {
+	re, err := globRegexp(pattern)
+	if err != nil {
+		return pattern == name
+	}
+	return re.MatchString(name)
+}
+
+func globRegexp(pattern string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		case '[':
+			end := strings.IndexByte(pattern[i:], ']')
+			if end < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			class := pattern[i+1 : i+end]
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + class + "]")
+			i += end
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.Compile(b.String())
+}
+
+func anyGlob(patterns []string, names ...string) bool {
+	for _, p := range patterns {
+		for _, n := range names {
+			if Glob(p, n) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,441 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/inferbench/inferbench/subject"
+)
+
+// ParseFile reads one definition file. A file holds one benchmark per YAML document. Every problem
+// found is returned as Errors; benchmarks without problems are returned beside them.
+func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Errors{{File: path, Msg: err.Error()}}
+	}
+	return Parse(path, data, env)
+}
+
+// Parse decodes definitions from data; path names the file in errors and resolves relative paths.
+// env looks up ${VAR} references (os.LookupEnv when nil).
+func Parse(path string, data []byte, env func(string) (string, bool)) ([]*Benchmark, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, Errors{yamlError(path, err)}
+	}
+	var benches []*Benchmark
+	var errs Errors
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		b, derrs := parseDoc(path, doc.Body, env)
+		errs = append(errs, derrs...)
+		if b != nil && len(derrs) == 0 {
+			benches = append(benches, b)
+		}
+	}
+	if len(benches) == 0 && len(errs) == 0 {
+		errs = append(errs, &Error{File: path, Msg: "no benchmark definition in file"})
+	}
+	if len(errs) > 0 {
+		return benches, errs
+	}
+	return benches, nil
+}
+
+func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Benchmark, Errors) {
+	if body.Type() != ast.MappingType {
+		return nil, Errors{at(path, body, "a benchmark definition must be a mapping of keys (name:, subject:, ...)", "")}
+	}
+	var errs Errors
+	errs = append(errs, expandEnv(path, body, env)...)
+	errs = append(errs, checkKeys(path, body, reflect.TypeFor[definition]())...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var d definition
+	if err := yaml.NodeToValue(body, &d, yaml.DisallowUnknownField()); err != nil {
+		return nil, Errors{yamlError(path, err)}
+	}
+	b := &Benchmark{
+		Name: d.Name, Description: d.Description, Category: d.Category, Model: d.Model,
+		Tags: d.Tags, File: path, Line: body.GetToken().Position.Line, Dir: filepath.Dir(path),
+		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
+		Budgets: d.Budgets, Skip: d.Skip,
+	}
+	if b.Name == "" {
+		errs = append(errs, at(path, body, `missing "name"`, ""))
+	} else if strings.ContainsAny(b.Name, "/ \t") {
+		errs = append(errs, at(path, valueNode(body, "name"), fmt.Sprintf("name %q may not contain '/' or spaces", b.Name), ""))
+	}
+	if b.Category == "" {
+		b.Category = categoryFromPath(path)
+	} else if !contains(Categories, b.Category) {
+		errs = append(errs, at(path, valueNode(body, "category"), fmt.Sprintf("unknown category %q", b.Category), hint(b.Category, Categories)))
+	}
+	errs = append(errs, decodeSubject(path, body, d.Subject, b)...)
+	for _, item := range d.Matrix {
+		name := fmt.Sprint(item.Key)
+		vals, ok := item.Value.([]any)
+		if !ok || len(vals) == 0 {
+			errs = append(errs, at(path, valueNode(valueNode(body, "matrix"), name), fmt.Sprintf("matrix axis %q must be a non-empty list of values", name), ""))
+			continue
+		}
+		for i := range vals {
+			vals[i] = normalize(vals[i])
+		}
+		b.Axes = append(b.Axes, Axis{Name: name, Values: vals})
+	}
+	for _, m := range d.Exclude {
+		b.Exclude = append(b.Exclude, normalizeMap(m))
+	}
+	for _, m := range d.Include {
+		b.Include = append(b.Include, normalizeMap(m))
+	}
+	if err := b.Load.Validate(); err != nil {
+		errs = append(errs, at(path, valueNode(body, "load"), err.Error(), ""))
+	}
+	for _, r := range b.Requires {
+		if _, _, err := parseRequirement(r); err != nil {
+			errs = append(errs, at(path, valueNode(body, "requires"), err.Error(), ""))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return b, nil
+}
+
+// decodeSubject decodes the subject block into its kind's configuration, strictly.
+func decodeSubject(path string, body ast.Node, raw map[string]any, b *Benchmark) Errors {
+	node := valueNode(body, "subject")
+	if node == nil {
+		return Errors{at(path, body, `missing "subject" (e.g. subject: {kind: exec, command: [...]})`, "")}
+	}
+	kindName, _ := raw["kind"].(string)
+	k, ok := subject.Lookup(kindName)
+	if !ok {
+		msg := fmt.Sprintf("unknown subject kind %q (known: %s)", kindName, strings.Join(subject.Kinds(), ", "))
+		if kindName == "" {
+			msg = fmt.Sprintf(`subject needs a "kind" (one of: %s)`, strings.Join(subject.Kinds(), ", "))
+		}
+		n := valueNode(node, "kind")
+		if n == nil {
+			n = node
+		}
+		return Errors{at(path, n, msg, hint(kindName, subject.Kinds()))}
+	}
+	b.Kind = kindName
+	if k.Config == nil {
+		if len(raw) > 1 {
+			return Errors{at(path, node, fmt.Sprintf("subject kind %q takes no configuration", kindName), "")}
+		}
+		return nil
+	}
+	cfg := k.Config()
+	if errs := checkKeysExcept(path, node, reflect.TypeOf(cfg).Elem(), "kind"); len(errs) > 0 {
+		return errs
+	}
+	if err := yaml.NodeToValue(node, cfg); err != nil {
+		return Errors{yamlError(path, err)}
+	}
+	if v, ok := cfg.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return Errors{at(path, node, fmt.Sprintf("subject %s: %v", kindName, err), "")}
+		}
+	}
+	b.Config = cfg
+	return nil
+}
+
+// checkKeys reports every mapping key under node that t (a struct) has no field for, with a hint.
+func checkKeys(path string, node ast.Node, t reflect.Type) Errors {
+	return checkKeysExcept(path, node, t, "")
+}
+
+func checkKeysExcept(path string, node ast.Node, t reflect.Type, allowed string) Errors {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := node.(*ast.MappingNode)
+		if !ok || t == reflect.TypeFor[yaml.MapSlice]() {
+			return nil // a type error, reported by the decoder with its position
+		}
+		fields := yamlFields(t)
+		var errs Errors
+		for _, kv := range m.Values {
+			key := kv.Key.String()
+			if key == allowed {
+				continue
+			}
+			ft, ok := fields[key]
+			if !ok {
+				names := make([]string, 0, len(fields))
+				for n := range fields {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				errs = append(errs, at(path, kv.Key, fmt.Sprintf("unknown key %q", key), hint(key, names)))
+				continue
+			}
+			errs = append(errs, checkKeys(path, kv.Value, ft)...)
+		}
+		return errs
+	case reflect.Slice:
+		seq, ok := node.(*ast.SequenceNode)
+		if !ok {
+			return nil
+		}
+		var errs Errors
+		for _, v := range seq.Values {
+			errs = append(errs, checkKeys(path, v, t.Elem())...)
+		}
+		return errs
+	}
+	return nil
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+	}
+	return fields
+}
+
+// valueNode returns the value of key in a mapping node, or nil.
+func valueNode(node ast.Node, key string) ast.Node {
+	m, ok := node.(*ast.MappingNode)
+	if !ok {
+		return nil
+	}
+	for _, kv := range m.Values {
+		if kv.Key.String() == key {
+			return kv.Value
+		}
+	}
+	return nil
+}
+
+// expandEnv replaces ${VAR} and ${VAR:-default} in every string scalar, in place.
+func expandEnv(path string, root ast.Node, env func(string) (string, bool)) Errors {
+	var errs Errors
+	ast.Walk(visitFunc(func(n ast.Node) {
+		var s *ast.StringNode
+		switch v := n.(type) {
+		case *ast.StringNode:
+			s = v
+		case *ast.LiteralNode:
+			s = v.Value
+		}
+		if s == nil || !strings.Contains(s.Value, "${") {
+			return
+		}
+		out, err := ExpandEnv(s.Value, env)
+		if err != nil {
+			errs = append(errs, at(path, n, err.Error(), ""))
+			return
+		}
+		s.Value = out
+	}), root)
+	return errs
+}
+
+type visitFunc func(ast.Node)
+
+func (f visitFunc) Visit(n ast.Node) ast.Visitor { f(n); return f }
+
+// ExpandEnv expands ${VAR} and ${VAR:-default} in s. An unset variable without a default is an
+// error; "$$" stands for a literal "$".
+func ExpandEnv(s string, env func(string) (string, bool)) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "$$"):
+			b.WriteByte('$')
+			i++
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("unterminated ${ in %q", s)
+			}
+			expr := s[i+2 : i+end]
+			name, def, hasDef := strings.Cut(expr, ":-")
+			if v, ok := env(name); ok && (v != "" || !hasDef) {
+				b.WriteString(v)
+			} else if hasDef {
+				b.WriteString(def)
+			} else {
+				return "", fmt.Errorf("environment variable %s is not set (give a default with ${%s:-value})", name, name)
+			}
+			i += end
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), nil
+}
+
+func at(path string, n ast.Node, msg, hint string) *Error {
+	e := &Error{File: path, Msg: msg, Hint: hint}
+	if n != nil && n.GetToken() != nil {
+		e.Line, e.Col = n.GetToken().Position.Line, n.GetToken().Position.Column
+	}
+	return e
+}
+
+func hint(s string, candidates []string) string {
+	if s == "" {
+		return ""
+	}
+	if c := suggest(s, candidates); c != "" {
+		return fmt.Sprintf("did you mean %q?", c)
+	}
+	return ""
+}
+
+// yamlError turns a go-yaml error into an Error with the file's position.
+func yamlError(path string, err error) *Error {
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil {
+		msg := ye.GetMessage()
+		if te, ok := ye.(*yaml.TypeError); ok && te.StructFieldName != nil {
+			msg = fmt.Sprintf("%s: want %s, got %s", lastPart(*te.StructFieldName), typeName(te.DstType), typeName(te.SrcType))
+		}
+		return &Error{File: path, Line: ye.GetToken().Position.Line, Col: ye.GetToken().Position.Column, Msg: msg}
+	}
+	return &Error{File: path, Msg: err.Error()}
+}
+
+func lastPart(s string) string {
+	if i := strings.LastIndexByte(s, '.'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func typeName(t reflect.Type) string {
+	if t == nil {
+		return "nothing"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		if t.String() == "time.Duration" {
+			return "a duration like 2s"
+		}
+		return "a mapping"
+	}
+	if t.String() == "time.Duration" {
+		return "a duration like 2s"
+	}
+	return t.String()
+}
+
+// categoryFromPath returns the category named by a directory in path, or "".
+func categoryFromPath(path string) string {
+	parts := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if contains(Categories, parts[i]) {
+			return parts[i]
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize makes YAML scalars comparable: every integer becomes int.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case uint64:
+		return int(x)
+	case int64:
+		return int(x)
+	case uint:
+		return int(x)
+	case int32:
+		return int(x)
+	case float32:
+		return float64(x)
+	case map[string]any:
+		return normalizeMap(x)
+	case []any:
+		for i := range x {
+			x[i] = normalize(x[i])
+		}
+		return x
+	}
+	return v
+}
+
+func normalizeMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = normalize(v)
+	}
+	return out
+}
+
+// ParseValue reads a --set value as a YAML scalar: "8" is an int, "true" a bool, "fp16" a string.
+func ParseValue(s string) any {
+	if i, err := strconv.Atoi(s); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		return b
+	}
+	return s
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,146 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Requirement kinds, as written in `requires:`.
+//
+//	python-module:NAME   the worker interpreter can import NAME
+//	command:NAME         NAME is on PATH
+//	env:NAME             the environment variable NAME is set
+//	file:PATH            PATH exists (relative to the definition)
+//	gpu                  an NVIDIA GPU answers nvidia-smi
+var requirementKinds = []string{"python-module", "command", "env", "file", "gpu"}
+
+func parseRequirement(r string) (kind, arg string, err error) {
+	kind, arg, _ = strings.Cut(r, ":")
+	if !contains(requirementKinds, kind) {
+		return "", "", fmt.Errorf("unknown requirement %q (kinds: %s)%s", r, strings.Join(requirementKinds, ", "), hintSuffix(kind, requirementKinds))
+	}
+	if kind != "gpu" && arg == "" {
+		return "", "", fmt.Errorf("requirement %q needs a name after the colon", r)
+	}
+	return kind, arg, nil
+}
+
+func hintSuffix(s string, c []string) string {
+	if h := hint(s, c); h != "" {
+		return " (" + h + ")"
+	}
+	return ""
+}
+
+// Checker answers requirements, caching each answer for the life of the Checker.
+type Checker struct {
+	// Python is the interpreter asked about python-module requirements.
+	Python string
+	// LookupEnv reads the environment (os.LookupEnv when nil).
+	LookupEnv func(string) (string, bool)
+	// EnableMock lets mock subjects run; otherwise they are skipped.
+	EnableMock bool
+
+	mu    sync.Mutex
+	cache map[string]string
+}
+
+// DefaultPython is the interpreter used for Python requirements and workers: Debian's, which sees
+// Debian's packages.
+const DefaultPython = "/usr/bin/python3"
+
+// Check returns the reason s will be skipped, or "" when it can run.
+func (c *Checker) Check(s *Scenario) string {
+	if s.Skip != "" {
+		return s.Skip
+	}
+	b := s.Benchmark
+	if b.Kind == "mock" && !c.EnableMock {
+		return "mock subject: pass --enable-mock to run simulated models"
+	}
+	reqs := append([]string(nil), b.Requires...)
+	if k, ok := lookupKind(b.Kind); ok && k.Requires != nil {
+		reqs = append(reqs, k.Requires(b.Config, s.Params)...)
+	}
+	for _, r := range reqs {
+		if why := c.check(r, b.Dir); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func (c *Checker) check(r, dir string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := dir + "\x00" + r
+	if why, ok := c.cache[key]; ok {
+		return why
+	}
+	why := c.answer(r, dir)
+	if c.cache == nil {
+		c.cache = map[string]string{}
+	}
+	c.cache[key] = why
+	return why
+}
+
+func (c *Checker) answer(r, dir string) string {
+	kind, arg, err := parseRequirement(r)
+	if err != nil {
+		return err.Error()
+	}
+	lookup := c.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	switch kind {
+	case "command":
+		if _, err := exec.LookPath(arg); err != nil {
+			return fmt.Sprintf("requires command %s: not on PATH", arg)
+		}
+	case "env":
+		if v, ok := lookup(arg); !ok || v == "" {
+			return fmt.Sprintf("requires environment variable %s: not set", arg)
+		}
+	case "file":
+		p := arg
+		if !strings.HasPrefix(p, "/") {
+			p = dir + "/" + p
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Sprintf("requires file %s: %v", arg, err)
+		}
+	case "python-module":
+		py := c.Python
+		if py == "" {
+			py = DefaultPython
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		script := "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 3)"
+		err := exec.CommandContext(ctx, py, "-c", script, arg).Run()
+		if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+				return fmt.Sprintf("requires Python module %s: not importable by %s", arg, py)
+			}
+			return fmt.Sprintf("requires Python module %s: %s did not answer: %v", arg, py, err)
+		}
+	case "gpu":
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "nvidia-smi", "-L").Output()
+		if err != nil || !strings.Contains(string(out), "GPU") {
+			return "requires an NVIDIA GPU: nvidia-smi found none"
+		}
+	}
+	return ""
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,337 @@
+// Package workload generates the prompts of a serving benchmark: synthetic prompts whose input and
+// output token lengths follow seeded distributions, or prompts read from a JSONL or ShareGPT file,
+// optionally behind a prefix shared by every prompt. A Source is deterministic: prompt i depends
+// only on the configuration, the seed and i, so the same run sends the same requests whatever the
+// concurrency and whichever goroutine asks.
+//
+// Token counts are estimates in words: synthetic prompts are made of common English words that most
+// BPE tokenizers encode as one token each (with their leading space), and file prompts are counted
+// by whitespace-separated words. The server's usage report is what results use when it has one.
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config describes a workload. The zero Config yields a fixed short synthetic prompt and leaves the
+// output length to the server.
+type Config struct {
+	// Seed makes the workload deterministic; the same seed gives the same prompts.
+	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
+	// InputTokens is the length of synthetic prompts, shared prefix included (default 32).
+	// Ignored for file prompts.
+	InputTokens Dist `yaml:"input_tokens" json:"input_tokens,omitzero"`
+	// OutputTokens is the max_tokens asked of the server. For file prompts it overrides the length
+	// given in the file. Zero leaves the length to the server.
+	OutputTokens Dist `yaml:"output_tokens" json:"output_tokens,omitzero"`
+	// SharedPrefix is the number of tokens at the start of every prompt that are the same for all
+	// prompts (a system prompt, to exercise prefix caching).
+	SharedPrefix int `yaml:"shared_prefix" json:"shared_prefix,omitempty"`
+	// File holds prompts: JSON Lines ({"prompt": "...", "output_tokens": 128} per line) or
+	// ShareGPT (a JSON array of {"conversations": [{"from": "human", "value": "..."}, ...]}).
+	// A relative path resolves against the definition's directory.
+	File string `yaml:"file" json:"file,omitempty"`
+	// Format is "jsonl" or "sharegpt"; empty guesses from the extension and the first byte.
+	Format string `yaml:"format" json:"format,omitempty"`
+	// Sequential sends file prompts in file order instead of a seeded shuffle.
+	Sequential bool `yaml:"sequential" json:"sequential,omitempty"`
+	// Limit keeps at most this many prompts from the file (0: all).
+	Limit int `yaml:"limit" json:"limit,omitempty"`
+}
+
+// Prompt is one request's input.
+type Prompt struct {
+	Text         string
+	InputTokens  int // estimated prompt length in tokens (words)
+	OutputTokens int // max_tokens to ask for; 0 leaves it to the server
+}
+
+// Source yields prompts by request index. It is safe for concurrent use.
+type Source struct {
+	cfg     Config
+	entries []Prompt // file prompts, in sending order
+	prefix  string   // shared prefix text, without a trailing space
+	corpus  string   // synthetic words separated by single spaces
+	starts  []int32  // byte offset of each corpus word; one extra entry for the end
+}
+
+// corpusWords is the number of words in the synthetic corpus; prompts are windows into it, so
+// building one costs no allocation. Longer prompts repeat it.
+const corpusWords = 1 << 16
+
+// DefaultInputTokens is the synthetic prompt length when Config.InputTokens is zero.
+const DefaultInputTokens = 32
+
+// Open checks cfg, reads its file (relative to dir) when it has one, and returns the Source.
+func Open(cfg Config, dir string) (*Source, error) {
+	for name, d := range map[string]Dist{"input_tokens": cfg.InputTokens, "output_tokens": cfg.OutputTokens} {
+		if err := d.Validate(); err != nil {
+			return nil, fmt.Errorf("workload %s: %w", name, err)
+		}
+	}
+	if cfg.SharedPrefix < 0 || cfg.Limit < 0 {
+		return nil, fmt.Errorf("workload: shared_prefix and limit must not be negative")
+	}
+	s := &Source{cfg: cfg}
+	s.buildCorpus()
+	if cfg.SharedPrefix > 0 {
+		s.prefix = words(rand.New(rand.NewPCG(cfg.Seed, 0x5eed_9e3f)), cfg.SharedPrefix)
+	}
+	if cfg.File == "" {
+		return s, nil
+	}
+	path := cfg.File
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	entries, err := readFile(path, cfg.Format, cfg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("workload %s: no prompts", path)
+	}
+	if !cfg.Sequential {
+		r := rand.New(rand.NewPCG(cfg.Seed, 0x5ff1e))
+		r.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+	}
+	s.entries = entries
+	return s, nil
+}
+
+// Len returns the number of distinct file prompts, or 0 for a synthetic workload.
+func (s *Source) Len() int { return len(s.entries) }
+
+// Prompt returns the prompt of request i (i >= 0). File prompts cycle when i passes Len.
+func (s *Source) Prompt(i int) Prompt {
+	r := rand.New(rand.NewPCG(s.cfg.Seed, mix(uint64(i))))
+	if len(s.entries) > 0 {
+		p := s.entries[i%len(s.entries)]
+		if s.prefix != "" {
+			p.Text = s.prefix + "\n\n" + p.Text
+			p.InputTokens += s.cfg.SharedPrefix
+		}
+		if !s.cfg.OutputTokens.IsZero() {
+			p.OutputTokens = max(s.cfg.OutputTokens.Int(r), 1)
+		}
+		return p
+	}
+	in := DefaultInputTokens
+	if !s.cfg.InputTokens.IsZero() {
+		in = max(s.cfg.InputTokens.Int(r), 1)
+	}
+	out := 0
+	if !s.cfg.OutputTokens.IsZero() {
+		out = max(s.cfg.OutputTokens.Int(r), 1)
+	}
+	unique := in
+	if s.prefix != "" {
+		unique = max(in-s.cfg.SharedPrefix, 1)
+		in = s.cfg.SharedPrefix + unique
+	}
+	text := s.window(r, unique)
+	if s.prefix != "" {
+		text = s.prefix + " " + text
+	}
+	return Prompt{Text: text, InputTokens: in, OutputTokens: out}
+}
+
+// window returns n consecutive corpus words starting at a random word.
+func (s *Source) window(r *rand.Rand, n int) string {
+	if n <= corpusWords {
+		at := r.IntN(corpusWords - n + 1)
+		return s.corpus[s.starts[at] : s.starts[at+n]-1]
+	}
+	var b strings.Builder
+	for n > 0 {
+		k := min(n, corpusWords)
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s.corpus[:s.starts[k]-1])
+		n -= k
+	}
+	return b.String()
+}
+
+func (s *Source) buildCorpus() {
+	r := rand.New(rand.NewPCG(s.cfg.Seed, 0xc0_4b05))
+	var b strings.Builder
+	s.starts = make([]int32, 0, corpusWords+1)
+	for range corpusWords {
+		s.starts = append(s.starts, int32(b.Len()))
+		b.WriteString(Vocabulary[r.IntN(len(Vocabulary))])
+		b.WriteByte(' ')
+	}
+	s.starts = append(s.starts, int32(b.Len()))
+	s.corpus = b.String()
+}
+
+// words returns n seeded vocabulary words separated by spaces.
+func words(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(Vocabulary[r.IntN(len(Vocabulary))])
+	}
+	return b.String()
+}
+
+// mix spreads consecutive request indexes over the PCG seed space (SplitMix64's finalizer).
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// CountWords returns the number of whitespace-separated words in s: the token estimate used for
+// prompts read from files and by the mockserver.
+func CountWords(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		space := c == ' ' || c == '\n' || c == '\t' || c == '\r'
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+}
+
+func readFile(path, format string, limit int) ([]Prompt, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	if format == "" {
+		format = guessFormat(path, br)
+	}
+	switch format {
+	case "jsonl":
+		return readJSONL(path, br, limit)
+	case "sharegpt":
+		return readShareGPT(path, br, limit)
+	}
+	return nil, fmt.Errorf("workload %s: unknown format %q (want jsonl or sharegpt)", path, format)
+}
+
+func guessFormat(path string, br *bufio.Reader) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl", ".ndjson":
+		return "jsonl"
+	}
+	for i := 1; ; i++ {
+		b, err := br.Peek(i)
+		if err != nil || len(b) < i {
+			return "jsonl"
+		}
+		switch b[i-1] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '[':
+			return "sharegpt"
+		}
+		return "jsonl"
+	}
+}
+
+// jsonlRecord is one line of a JSONL prompt file.
+type jsonlRecord struct {
+	Prompt       *string `json:"prompt"`
+	Text         *string `json:"text"`
+	OutputTokens int     `json:"output_tokens"`
+	MaxTokens    int     `json:"max_tokens"`
+}
+
+func readJSONL(path string, br *bufio.Reader, limit int) ([]Prompt, error) {
+	var out []Prompt
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var rec jsonlRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		text := rec.Prompt
+		if text == nil {
+			text = rec.Text
+		}
+		if text == nil {
+			return nil, fmt.Errorf(`%s:%d: no "prompt" (or "text") field`, path, line)
+		}
+		outTok := rec.OutputTokens
+		if outTok == 0 {
+			outTok = rec.MaxTokens
+		}
+		out = append(out, Prompt{Text: *text, InputTokens: CountWords(*text), OutputTokens: outTok})
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("workload %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// shareGPTEntry is one conversation of a ShareGPT file.
+type shareGPTEntry struct {
+	Conversations []struct {
+		From  string `json:"from"`
+		Value string `json:"value"`
+	} `json:"conversations"`
+}
+
+// readShareGPT streams the array so a large file is never held twice. Like vLLM's benchmark, it
+// takes the first human turn as the prompt and the reply's length as the output length, and skips
+// conversations without a reply.
+func readShareGPT(path string, br *bufio.Reader, limit int) ([]Prompt, error) {
+	dec := json.NewDecoder(br)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", path, err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("workload %s: a ShareGPT file is a JSON array", path)
+	}
+	var out []Prompt
+	for n := 0; dec.More(); n++ {
+		var e shareGPTEntry
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("workload %s: conversation %d: %w", path, n, err)
+		}
+		c := e.Conversations
+		if len(c) < 2 || !isUser(c[0].From) || isUser(c[1].From) || c[0].Value == "" {
+			continue
+		}
+		out = append(out, Prompt{Text: c[0].Value, InputTokens: CountWords(c[0].Value), OutputTokens: max(CountWords(c[1].Value), 1)})
+		if limit > 0 && len(out) == limit {
+			return out, nil
+		}
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("workload %s: %w", path, err)
+	}
+	return out, nil
+}
+
+func isUser(from string) bool { return from == "human" || from == "user" }
