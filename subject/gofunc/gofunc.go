@@ -5,6 +5,7 @@ package gofunc
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sort"
 	"sync"
@@ -115,4 +116,17 @@ func (s *Subject) Close() error {
 		s.cleanup()
 	}
 	return nil
+}
+
+// Built-in functions, available in every binary: a no-op, which measures the harness's own cost
+// per iteration, and a SHA-256 of 64 KiB, a small fixed CPU load for calibration.
+func init() {
+	Register("inferbench/noop", func(context.Context) error { return nil })
+	RegisterSetup("inferbench/sha256", func(_ context.Context, p subject.Params) (Func, func(), error) {
+		buf := make([]byte, p.Int("bytes", 64<<10))
+		for i := range buf {
+			buf[i] = byte(i)
+		}
+		return func(context.Context) error { sha256.Sum256(buf); return nil }, nil, nil
+	})
 }
