@@ -111,9 +111,10 @@ func (p *proc) call(ctx context.Context, op string, req map[string]any, timeout 
 		// The process is gone; report how it ended.
 		select {
 		case <-p.exited:
+			return p.fail(op, "exited before "+op+exitText(p.waitErr))
 		case <-time.After(3 * time.Second):
+			return p.fail(op, "could not send "+op+": "+err.Error())
 		}
-		return p.fail(op, "could not send the request: "+err.Error())
 	}
 	select {
 	case line, ok := <-p.lines:
