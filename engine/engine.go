@@ -99,7 +99,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	r = result.Scenario{
 		Benchmark: b.Name, Scenario: sc.Name, Category: b.Category, Model: b.Model, Tags: b.Tags,
 		Source: b.Source(), Subject: b.Kind, Params: maps.Clone(map[string]any(sc.Params)),
-		StartedAt: time.Now(),
+		Budgets: b.Budgets, StartedAt: time.Now(),
 	}
 	if why := e.checker.Check(sc); why != "" {
 		r.Status, r.SkipReason = result.StatusSkipped, why

@@ -66,6 +66,8 @@ type Scenario struct {
 	Iterations Iterations     `json:"iterations"`
 	// Metrics by name; see Catalogue for units and directions.
 	Metrics map[string]Metric `json:"metrics,omitempty"`
+	// Budgets are the definition's limits per metric, e.g. "latency_ms.p95": "<= 25".
+	Budgets map[string]string `json:"budgets,omitempty"`
 	// Errors holds the first failed iterations' errors (bounded; Iterations.Failed has the count).
 	Errors []IterationError `json:"errors,omitempty"`
 	// Subject-provided description: framework, versions, device.
