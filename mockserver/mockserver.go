@@ -350,7 +350,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	p := s.draw(seq, maxTokens)
-	e := &Emission{ID: strconv.FormatUint(seq, 10), Stream: req.Stream, Received: received, InputTokens: inputTokens(chat, req), OutputTokens: p.tokens, Status: http.StatusOK}
+	e := &Emission{ID: strconv.FormatUint(seq, 10), Stream: req.Stream, Received: received, InputTokens: inputTokens(chat, req), OutputTokens: p.tokens, Status: http.StatusOK, Fault: p.fault}
 	if p.errorState {
 		s.errors.Add(1)
 		e.Status, e.Fault = s.cfg.ErrorStatus, "error"

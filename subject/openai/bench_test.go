@@ -2,6 +2,8 @@ package openai
 
 import (
 	"context"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,4 +56,90 @@ func BenchmarkThroughput(b *testing.B) {
 	if f := failed.Load(); f > 0 {
 		b.Fatalf("%d of %d requests failed", f, b.N)
 	}
+}
+
+// BenchmarkAccuracy runs b.N streamed requests at 512 concurrent streams against a mockserver
+// whose inter-token gap is exactly 10 ms, and reports the client's ITL and TTFT percentiles next to
+// the server's own record of when it emitted each event.
+func BenchmarkAccuracy(b *testing.B) {
+	const conc = 512
+	ms := mockserver.New(mockserver.Config{
+		TTFT: workload.Dist{Kind: "uniform", Min: 10, Max: 30}, ITL: workload.Fixed(10), OutputTokens: workload.Fixed(64), Record: 1 << 20,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, err := ms.Start(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(ctx, Config{URL: base, Model: "mock"}, subject.Params{"concurrency": conc}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var (
+		next      atomic.Int64
+		mu        sync.Mutex
+		itl, ttft []float64
+		failed    int
+	)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			var gaps, firsts []float64
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					break
+				}
+				o, err := s.Do(ctx, subject.Request{Index: int(i)})
+				if err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+					continue
+				}
+				firsts = append(firsts, msOf(o.FirstToken.Sub(o.Start)))
+				for k := 1; k < len(o.Tokens); k++ {
+					gaps = append(gaps, msOf(o.Tokens[k].At.Sub(o.Tokens[k-1].At)))
+				}
+			}
+			mu.Lock()
+			itl = append(itl, gaps...)
+			ttft = append(ttft, firsts...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if failed > 0 {
+		b.Fatalf("%d requests failed", failed)
+	}
+	var sitl, sttft []float64
+	for _, e := range ms.Emissions() {
+		sttft = append(sttft, msOf(e.FirstToken.Sub(e.Received)))
+		for k := 1; k < len(e.Events); k++ {
+			sitl = append(sitl, msOf(e.Events[k].Sub(e.Events[k-1])))
+		}
+	}
+	b.ReportMetric(pct(itl, 50), "client-itl-p50-ms")
+	b.ReportMetric(pct(itl, 99), "client-itl-p99-ms")
+	b.ReportMetric(pct(sitl, 50), "server-itl-p50-ms")
+	b.ReportMetric(pct(sitl, 99), "server-itl-p99-ms")
+	b.ReportMetric(pct(ttft, 50), "client-ttft-p50-ms")
+	b.ReportMetric(pct(sttft, 50), "server-ttft-p50-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// pct returns the p-th percentile of xs (nearest rank); it sorts xs.
+func pct(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	i := int(math.Ceil(p/100*float64(len(xs)))) - 1
+	return xs[max(i, 0)]
 }
