@@ -51,14 +51,17 @@ type ProcessConfig struct {
 // exact for a tree dominated by one process, even when its peak falls between two samples, and a
 // lower bound for the simultaneous peak of several processes peaking at different times.
 type ProcessSampler struct {
-	cfg        ProcessConfig
-	fs         procfs.FS
-	root       string
-	real       bool
-	self       int
-	scanAll    bool // the kernel has no children files: find descendants by parent scan
-	startTicks uint64
-	reset      map[int]bool // pids whose VmHWM was reset at Start
+	cfg         ProcessConfig
+	fs          procfs.FS
+	root        string
+	real        bool
+	self        int
+	scanAll     bool        // the kernel has no children files: find descendants by parent scan
+	ppids       map[int]int // parent of every process, for the scan
+	lastThreads int         // threads in the tree at the last sample
+	samples     int
+	startTicks  uint64
+	reset       map[int]bool // pids whose VmHWM was reset at Start
 
 	prev     map[int]member
 	prevTime time.Time
@@ -130,6 +133,7 @@ func (s *ProcessSampler) roots() []int {
 func (s *ProcessSampler) Start(now time.Time) error {
 	s.prev, s.prevTime = nil, time.Time{}
 	s.cpuS, s.ioRead, s.ioWrite, s.peak, s.hwmPeak = 0, 0, 0, 0, 0
+	s.samples = 0
 	s.startTicks = s.uptimeTicks()
 	s.reset = map[int]bool{}
 	if s.real {
@@ -141,8 +145,7 @@ func (s *ProcessSampler) Start(now time.Time) error {
 	}
 	if !s.cfg.KeepPeak {
 		for _, pid := range tree {
-			p := filepath.Join(s.root, strconv.Itoa(pid), "clear_refs")
-			if os.WriteFile(p, []byte("5"), 0) == nil {
+			if resetPeak(filepath.Join(s.root, strconv.Itoa(pid), "clear_refs")) {
 				s.reset[pid] = true
 			}
 		}
@@ -163,8 +166,23 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	}
 	cur := make(map[int]member, len(pids)+1)
 	var firstErr error
+	// The status file (VmRSS, VmHWM) costs as much as stat and io together; descendants read it
+	// every statusEvery samples and otherwise take RSS from stat and keep their last VmHWM. The
+	// roots, where the subject's memory usually is, read it every time.
+	full := s.samples%statusEvery == 0
+	s.samples++
+	isRoot := map[int]bool{}
+	for _, r := range s.roots() {
+		isRoot[r] = true
+	}
 	for _, pid := range pids {
-		m, err := s.read(pid)
+		m, err := s.read(pid, full || isRoot[pid] || s.prev[pid].hwm == 0)
+		if err == nil && m.hwm == 0 {
+			m.hwm = s.prev[pid].hwm
+		}
+		if err == nil && s.ppids != nil {
+			s.ppids[pid] = m.ppid
+		}
 		if err != nil {
 			// The process exited between the walk and the read: it is simply not in this sample.
 			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
@@ -263,11 +281,23 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 		}
 	}
 	s.prev, s.prevTime = cur, now
+	s.lastThreads = threads
 	return out, firstErr
 }
 
 // Stop implements Stopper: the window's totals.
 func (s *ProcessSampler) Stop(now time.Time, out []Value) ([]Value, error) {
+	// The last high-water marks of the members that read status less often.
+	for pid, p := range s.prev {
+		if pid == reapedPID || !(s.reset[pid] || p.counted || (s.startTicks > 0 && p.start >= s.startTicks)) {
+			continue
+		}
+		if proc, err := s.fs.Proc(pid); err == nil {
+			if st, err := proc.NewStatus(); err == nil {
+				s.hwmPeak = max(s.hwmPeak, float64(st.VmHWM))
+			}
+		}
+	}
 	return append(out,
 		Value{"peak_rss_mb", max(s.peak, s.hwmPeak) / mib},
 		Value{"cpu_s", s.cpuS},
@@ -278,7 +308,7 @@ func (s *ProcessSampler) Stop(now time.Time, out []Value) ([]Value, error) {
 
 // read reads one process: stat for CPU, parent and start time; status for RSS, peak RSS and
 // threads; io for storage bytes when permitted.
-func (s *ProcessSampler) read(pid int) (member, error) {
+func (s *ProcessSampler) read(pid int, withStatus bool) (member, error) {
 	p, err := s.fs.Proc(pid)
 	if err != nil {
 		return member{}, err
@@ -293,13 +323,14 @@ func (s *ProcessSampler) read(pid int) (member, error) {
 		start:   st.Starttime,
 		threads: st.NumThreads,
 	}
-	if status, err := p.NewStatus(); err == nil {
-		m.rss = float64(status.VmRSS)
-		m.hwm = float64(status.VmHWM)
-	} else if errors.Is(err, fs.ErrNotExist) {
-		return member{}, err
-	} else {
-		m.rss = float64(st.ResidentMemory())
+	m.rss = float64(st.ResidentMemory())
+	if withStatus {
+		if status, err := p.NewStatus(); err == nil {
+			m.rss = float64(status.VmRSS)
+			m.hwm = float64(status.VmHWM)
+		} else if errors.Is(err, fs.ErrNotExist) {
+			return member{}, err
+		}
 	}
 	if pio, err := p.IO(); err == nil {
 		m.rd, m.wr = float64(pio.ReadBytes), float64(pio.WriteBytes)
@@ -307,8 +338,16 @@ func (s *ProcessSampler) read(pid int) (member, error) {
 	return m, nil
 }
 
+// statusEvery is how often (in samples) descendants of the roots read /proc/PID/status.
+const statusEvery = 5
+
 // userHZ is the kernel's clock-tick rate for times in /proc/PID/stat (fixed at 100 on Linux).
 const userHZ = 100
+
+// scanThreshold is the number of threads in the tree above which descendants are found by
+// listing /proc rather than by reading one children file per thread: a PyTorch worker has dozens
+// of threads, and the listing (with every process's parent cached) is cheaper than that many files.
+const scanThreshold = 24
 
 // walk returns the roots and all their descendants, parents before children, without duplicates.
 func (s *ProcessSampler) walk() ([]int, error) {
@@ -318,6 +357,10 @@ func (s *ProcessSampler) walk() ([]int, error) {
 		for _, pid := range s.cfg.Exclude() {
 			seen[pid] = true
 		}
+	}
+	excluded := make(map[int]bool, len(seen))
+	for pid := range seen {
+		excluded[pid] = true
 	}
 	var out []int
 	for _, r := range roots {
@@ -329,23 +372,15 @@ func (s *ProcessSampler) walk() ([]int, error) {
 	if len(out) == 0 {
 		return nil, nil
 	}
-	nroots := len(out)
-	if s.scanAll {
+	if s.scanAll || s.lastThreads > scanThreshold {
 		return s.walkByScan(out, seen)
 	}
+	nroots := len(out)
 	for i := 0; i < len(out); i++ {
 		kids, err := s.children(out[i])
 		if errors.Is(err, errNoChildrenFile) {
 			s.scanAll = true
-			for k := range seen {
-				delete(seen, k)
-			}
-			if s.cfg.Exclude != nil {
-				for _, pid := range s.cfg.Exclude() {
-					seen[pid] = true
-				}
-			}
-			return s.walkByScan(out[:nroots], seen)
+			return s.walkByScan(out[:nroots], excluded)
 		}
 		for _, k := range kids {
 			if !seen[k] {
@@ -386,22 +421,55 @@ func (s *ProcessSampler) children(pid int) ([]int, error) {
 	return kids, nil
 }
 
-// walkByScan finds descendants from every process's parent, for kernels without children files.
+// walkByScan finds descendants from the parents of all processes: one listing of /proc per
+// sample, and one read of /proc/PID/stat for each process the first time it is seen (a parent
+// changes only when a process is orphaned, and members of the tree are re-read every sample).
 func (s *ProcessSampler) walkByScan(out []int, seen map[int]bool) ([]int, error) {
 	for _, r := range out {
 		seen[r] = true
 	}
-	procs, err := s.fs.AllProcs()
+	d, err := os.Open(s.root)
 	if err != nil {
 		return out, err
 	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return out, err
+	}
+	if s.ppids == nil {
+		s.ppids = map[int]int{}
+	}
+	live := make(map[int]bool, len(names))
 	kids := map[int][]int{}
-	for _, p := range procs {
-		st, err := p.Stat()
+	for _, n := range names {
+		if n == "" || n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		pid, err := strconv.Atoi(n)
 		if err != nil {
 			continue
 		}
-		kids[st.PPID] = append(kids[st.PPID], p.PID)
+		live[pid] = true
+		ppid, ok := s.ppids[pid]
+		if !ok {
+			p, err := s.fs.Proc(pid)
+			if err != nil {
+				continue
+			}
+			st, err := p.Stat()
+			if err != nil {
+				continue
+			}
+			ppid = st.PPID
+			s.ppids[pid] = ppid
+		}
+		kids[ppid] = append(kids[ppid], pid)
+	}
+	for pid := range s.ppids {
+		if !live[pid] {
+			delete(s.ppids, pid)
+		}
 	}
 	for i := 0; i < len(out); i++ {
 		for _, k := range kids[out[i]] {
@@ -429,4 +497,18 @@ func (s *ProcessSampler) uptimeTicks() uint64 {
 		return 0
 	}
 	return uint64(up * userHZ)
+}
+
+// resetPeak writes 5 to a clear_refs file, which resets the process's VmHWM to its current RSS.
+// It never creates the file.
+func resetPeak(path string) bool {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return false
+	}
+	_, err = f.Write([]byte("5"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err == nil
 }

@@ -122,11 +122,11 @@ type Sampler struct {
 	b    backend
 	devs []Info
 
-	counter  bool      // every device has an energy counter
-	start    []uint64  // counter at Start, mJ
-	integ    []float64 // integrated energy, J
-	lastW    []float64
-	lastT    time.Time
+	counter  bool        // every device has an energy counter
+	start    []uint64    // counter at Start, mJ
+	integ    []float64   // integrated energy, J
+	lastW    []float64   // last power reading per device, W
+	lastT    []time.Time // when it was taken
 	readings []Reading
 }
 
@@ -170,7 +170,7 @@ func newSampler(b backend, pick []int) (*Sampler, error) {
 	}
 	n := len(devs)
 	return &Sampler{b: b, devs: devs, start: make([]uint64, n), integ: make([]float64, n),
-		lastW: make([]float64, n), readings: make([]Reading, n)}, nil
+		lastW: make([]float64, n), lastT: make([]time.Time, n), readings: make([]Reading, n)}, nil
 }
 
 // Devices returns the sampled devices.
@@ -217,8 +217,8 @@ func (s *Sampler) Start(now time.Time) error {
 		s.counter = s.counter && ok
 		s.integ[i] = 0
 		s.lastW[i] = math.NaN()
+		s.lastT[i] = time.Time{}
 	}
-	s.lastT = time.Time{}
 	return nil
 }
 
@@ -235,19 +235,17 @@ func (s *Sampler) Sample(now time.Time, out []monitor.Value) ([]monitor.Value, e
 		}
 		s.readings[i] = r
 	}
-	dt := 0.0
-	if !s.lastT.IsZero() {
-		dt = now.Sub(s.lastT).Seconds()
-	}
+	// Trapezoid rule between consecutive power readings of each device; a missing reading is
+	// bridged by the next one.
 	for i, r := range s.readings {
-		if !math.IsNaN(r.PowerW) {
-			if !math.IsNaN(s.lastW[i]) && dt > 0 {
-				s.integ[i] += (s.lastW[i] + r.PowerW) / 2 * dt
-			}
-			s.lastW[i] = r.PowerW
+		if math.IsNaN(r.PowerW) {
+			continue
 		}
+		if dt := now.Sub(s.lastT[i]).Seconds(); !s.lastT[i].IsZero() && dt > 0 {
+			s.integ[i] += (s.lastW[i] + r.PowerW) / 2 * dt
+		}
+		s.lastW[i], s.lastT[i] = r.PowerW, now
 	}
-	s.lastT = now
 	out = appendReading(out, "gpu_", combine(s.readings))
 	if len(s.devs) > 1 {
 		for i, d := range s.devs {

@@ -1,0 +1,123 @@
+package monitor
+
+import (
+	"os/exec"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The sampling cost at a period P is (time per Sample) / P of one core: at 100 ms, 1 ms per
+// sample would be 1%. See docs/performance.md, section Monitoring.
+
+func benchSampler(b *testing.B, s Sampler) {
+	b.Helper()
+	if st, ok := s.(Starter); ok {
+		st.Start(time.Now())
+	}
+	var buf []Value
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buf, _ = s.Sample(time.Now(), buf[:0])
+	}
+	b.StopTimer()
+	perSample := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(100*perSample/DefaultInterval.Seconds(), "%core@100ms")
+}
+
+func BenchmarkProcessSampleSelf(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("Linux only")
+	}
+	s, err := NewProcessSampler(ProcessConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchSampler(b, s)
+}
+
+// BenchmarkProcessSampleTree samples the harness with 8 child processes.
+func BenchmarkProcessSampleTree(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("Linux only")
+	}
+	if _, err := exec.LookPath("sleep"); err != nil {
+		b.Skip("no sleep command")
+	}
+	for i := 0; i < 8; i++ {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { c.Process.Kill(); c.Wait() }()
+	}
+	s, _ := NewProcessSampler(ProcessConfig{})
+	benchSampler(b, s)
+}
+
+func BenchmarkSystemSample(b *testing.B) {
+	s, err := NewSystemSampler("")
+	if err != nil {
+		b.Skip(err)
+	}
+	benchSampler(b, s)
+}
+
+func BenchmarkRAPLSample(b *testing.B) {
+	s, err := NewRAPLSampler("")
+	if err != nil {
+		b.Skip(err)
+	}
+	benchSampler(b, s)
+}
+
+// BenchmarkMonitorIdleCPU runs the standard samplers at 100 ms for 3 s of wall time per
+// iteration and reports the CPU the whole test process used meanwhile (getrusage), as percent of
+// one core: an upper bound of the monitor's overhead, Go runtime included.
+func BenchmarkMonitorIdleCPU(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("Linux only")
+	}
+	src := Open(b.Context(), Config{})
+	defer src.Close()
+	var cpu, wall float64
+	for i := 0; i < b.N; i++ {
+		c0, t0 := selfCPU(), time.Now()
+		m := src.Monitor(nil)
+		m.Start()
+		time.Sleep(3 * time.Second)
+		r := m.Stop()
+		cpu += selfCPU() - c0
+		wall += time.Since(t0).Seconds()
+		if r.Samples < 25 {
+			b.Fatalf("%d samples in 3 s at 100 ms", r.Samples)
+		}
+	}
+	b.ReportMetric(100*cpu/wall, "%core")
+}
+
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// BenchmarkProcessSampleTreeScan is BenchmarkProcessSampleTree finding descendants by listing
+// /proc instead of reading children files.
+func BenchmarkProcessSampleTreeScan(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("Linux only")
+	}
+	for i := 0; i < 8; i++ {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			b.Skip(err)
+		}
+		defer func() { c.Process.Kill(); c.Wait() }()
+	}
+	s, _ := NewProcessSampler(ProcessConfig{})
+	s.scanAll = true
+	benchSampler(b, s)
+}

@@ -1,0 +1,121 @@
+//go:build linux && cgo && !nonvml
+
+package gpu
+
+import (
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/google/go-cmp/cmp"
+)
+
+// mockDevice is an H100-like device through go-nvml's mock of the NVML interface.
+func mockDevice(energyMJ *uint64, energyRet nvml.Return) *mock.Device {
+	return &mock.Device{
+		GetNameFunc:               func() (string, nvml.Return) { return "NVIDIA H100 80GB HBM3", nvml.SUCCESS },
+		GetUUIDFunc:               func() (string, nvml.Return) { return "GPU-1234", nvml.SUCCESS },
+		GetMemoryInfoFunc:         func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 80 << 30, Used: 12 << 30}, nvml.SUCCESS },
+		GetEnforcedPowerLimitFunc: func() (uint32, nvml.Return) { return 700_000, nvml.SUCCESS },
+		GetMigModeFunc:            func() (int, int, nvml.Return) { return nvml.DEVICE_MIG_DISABLE, nvml.DEVICE_MIG_DISABLE, nvml.SUCCESS },
+		GetEccModeFunc: func() (nvml.EnableState, nvml.EnableState, nvml.Return) {
+			return nvml.FEATURE_ENABLED, nvml.FEATURE_ENABLED, nvml.SUCCESS
+		},
+		GetUtilizationRatesFunc: func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 87, Memory: 40}, nvml.SUCCESS },
+		GetPowerUsageFunc:       func() (uint32, nvml.Return) { return 512_345, nvml.SUCCESS },
+		GetTemperatureFunc:      func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 66, nvml.SUCCESS },
+		GetClockInfoFunc: func(c nvml.ClockType) (uint32, nvml.Return) {
+			if c == nvml.CLOCK_SM {
+				return 1980, nvml.SUCCESS
+			}
+			return 2619, nvml.SUCCESS
+		},
+		GetTotalEnergyConsumptionFunc: func() (uint64, nvml.Return) { return *energyMJ, energyRet },
+	}
+}
+
+func mockLib(devs ...nvml.Device) *mock.Interface {
+	return &mock.Interface{
+		InitFunc:                       func() nvml.Return { return nvml.SUCCESS },
+		ShutdownFunc:                   func() nvml.Return { return nvml.SUCCESS },
+		DeviceGetCountFunc:             func() (int, nvml.Return) { return len(devs), nvml.SUCCESS },
+		DeviceGetHandleByIndexFunc:     func(i int) (nvml.Device, nvml.Return) { return devs[i], nvml.SUCCESS },
+		SystemGetDriverVersionFunc:     func() (string, nvml.Return) { return "550.54.15", nvml.SUCCESS },
+		SystemGetCudaDriverVersionFunc: func() (int, nvml.Return) { return 12040, nvml.SUCCESS },
+	}
+}
+
+func TestNVMLBackend(t *testing.T) {
+	energy := uint64(1_000_000)
+	lib := mockLib(mockDevice(&energy, nvml.SUCCESS))
+	b, err := newNVML(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Info{{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1234", MemoryMB: 81920, Driver: "550.54.15",
+		CUDA: "12.4", PowerLimitW: 700, MIG: "disabled", ECC: "enabled", Source: "nvml"}}
+	if diff := cmp.Diff(want, b.devices()); diff != "" {
+		t.Errorf("devices (-want +got):\n%s", diff)
+	}
+	r, err := b.read(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Reading{UtilPct: 87, MemUsedMB: 12 << 10, PowerW: 512.345, TempC: 66, SMClockMHz: 1980, MemClockMHz: 2619}, r); diff != "" {
+		t.Errorf("reading (-want +got):\n%s", diff)
+	}
+	if mj, ok := b.energy(0); !ok || mj != 1_000_000 {
+		t.Errorf("energy = %v, %v", mj, ok)
+	}
+	if err := b.close(); err != nil || len(lib.ShutdownCalls()) != 1 {
+		t.Errorf("close: %v, %d shutdowns", err, len(lib.ShutdownCalls()))
+	}
+}
+
+// TestNVMLEnergyCounter: on Volta and newer gpu_energy_j is the counter's difference.
+func TestNVMLEnergyCounter(t *testing.T) {
+	energy := uint64(5_000_000)
+	b, err := newNVML(mockLib(mockDevice(&energy, nvml.SUCCESS)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newSampler(b, nil)
+	t0 := testTime(0)
+	s.Start(t0)
+	s.Sample(t0, nil)
+	energy += 123_456 // 123.456 J
+	s.Sample(testTime(1), nil)
+	tot, _ := s.Stop(testTime(1), nil)
+	if got := values(tot)["gpu_energy_j"]; got != 123.456 || s.EnergySource() != "counter" {
+		t.Errorf("gpu_energy_j = %v from %s, want 123.456 from the counter", got, s.EnergySource())
+	}
+}
+
+// TestNVMLNoEnergyCounter: before Volta the counter is not supported and power is integrated.
+func TestNVMLNoEnergyCounter(t *testing.T) {
+	energy := uint64(0)
+	b, _ := newNVML(mockLib(mockDevice(&energy, nvml.ERROR_NOT_SUPPORTED)))
+	s, _ := newSampler(b, nil)
+	s.Start(testTime(0))
+	s.Sample(testTime(0), nil)
+	s.Sample(testTime(2), nil)
+	tot, _ := s.Stop(testTime(2), nil)
+	if got := values(tot)["gpu_energy_j"]; !near(got, 2*512.345) || s.EnergySource() != "integrated" {
+		t.Errorf("gpu_energy_j = %v from %s, want %v integrated", got, s.EnergySource(), 2*512.345)
+	}
+}
+
+func TestNVMLInitFails(t *testing.T) {
+	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED }}
+	if _, err := newNVML(lib); err == nil {
+		t.Error("init failure not reported")
+	}
+}
+
+func TestCUDAVersion(t *testing.T) {
+	for v, want := range map[int]string{12040: "12.4", 11080: "11.8", 13000: "13.0", 12090: "12.9"} {
+		if got := cudaVersion(v); got != want {
+			t.Errorf("cudaVersion(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
