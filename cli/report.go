@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
+)
+
+// ReportFile is the HTML report every run folder gets.
+const ReportFile = "report.html"
+
+func init() {
+	extraCommands = append(extraCommands, newReport)
+	runExtensions = append(runExtensions, func() RunExtension { return &htmlReport{} })
+}
+
+type reportFlags struct {
+	output     string
+	format     string
+	resultsDir string
+}
+
+func newReport(o *IO) *cobra.Command {
+	var rf reportFlags
+	cmd := &cobra.Command{
+		Use:   "report [RUN|latest]",
+		Short: "Render a run as a self-contained HTML report (or a table, or JSON)",
+		Long: `report renders one run: a run folder, a run.json file, a run id under --results-dir, or "latest"
+(the default). The HTML report is a single file that opens offline: the environment, the summary,
+per benchmark the charts that fit its kind, and the advice. Without -o it is written into the run's
+folder as report.html (every run already writes one there).`,
+		Example: `  inferbench report                       # rewrites benchmark_results/latest/report.html
+  inferbench report latest -o /tmp/run.html
+  inferbench report benchmark_results/20261122_143005 -o - > run.html
+  inferbench report 20261122_143005 --format table`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			arg := ""
+			if len(args) == 1 {
+				arg = args[0]
+			}
+			return runReport(o, &rf, arg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&rf.output, "output", "o", "", "write here (- for stdout); default: report.html in the run's folder")
+	f.StringVar(&rf.format, "format", "html", "html, table or json")
+	f.StringVar(&rf.resultsDir, "results-dir", "benchmark_results", "folder holding the run folders (as run's --output-dir)")
+	return cmd
+}
+
+// resolveRunPath finds a run given as a folder, a run.json, a run id under resultsDir or "latest".
+func resolveRunPath(o *IO, resultsDir, arg string) (string, error) {
+	abs := func(p string) string {
+		if o.Dir != "" && !filepath.IsAbs(p) {
+			return filepath.Join(o.Dir, p)
+		}
+		return p
+	}
+	if arg == "" {
+		arg = result.LatestLink
+	}
+	if _, err := os.Stat(abs(arg)); err == nil && arg != result.LatestLink {
+		return abs(arg), nil
+	}
+	p := filepath.Join(abs(resultsDir), arg)
+	if _, err := os.Stat(p); err != nil {
+		return "", usageErr("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", arg, resultsDir)
+	}
+	return p, nil
+}
+
+func runReport(o *IO, rf *reportFlags, arg string) error {
+	switch rf.format {
+	case "html", "table", "json":
+	default:
+		return usageErr("--format %q: want html, table or json", rf.format)
+	}
+	path, err := resolveRunPath(o, rf.resultsDir, arg)
+	if err != nil {
+		return err
+	}
+	run, err := result.Load(path)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	switch rf.format {
+	case "html":
+		err = report.RunHTML(&buf, run, report.HTMLOptions{})
+	case "table":
+		err = report.Table(&buf, run)
+	case "json":
+		err = result.WriteJSON(&buf, run)
+	}
+	if err != nil {
+		return fmt.Errorf("render %s: %w", path, err)
+	}
+	out := rf.output
+	switch {
+	case out == "-" || out == "" && rf.format != "html":
+		_, err = o.Stdout.Write(buf.Bytes())
+		return err
+	case out == "":
+		dir := path
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			dir = filepath.Dir(path)
+		}
+		out = filepath.Join(dir, ReportFile)
+	case o.Dir != "" && !filepath.IsAbs(out):
+		out = filepath.Join(o.Dir, out)
+	}
+	if err := result.WriteFileAtomic(out, buf.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	fmt.Fprintf(o.Stdout, "report: %s\n", out)
+	return nil
+}
+
+// htmlReport writes report.html into every run folder when the run ends.
+type htmlReport struct{ off bool }
+
+func (h *htmlReport) Flags(f *pflag.FlagSet) {
+	f.BoolVar(&h.off, "no-html-report", false, "do not write report.html into the run folder")
+}
+
+func (h *htmlReport) Start(context.Context, *IO, string) ([]engine.Option, error) { return nil, nil }
+
+func (h *htmlReport) Finish(_ context.Context, _ *IO, dir string, r *result.Run) (int, error) {
+	if h.off {
+		return ExitOK, nil
+	}
+	var buf bytes.Buffer
+	if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err != nil {
+		return ExitError, fmt.Errorf("html report: %w", err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
+		return ExitError, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err)
+	}
+	return ExitOK, nil
+}

@@ -1,0 +1,223 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// Advice is one thing a reader of a run should know or try: a sweet spot in a sweep, a noisy
+// scenario, a failure, a flagged resource trend.
+type Advice struct {
+	Level string `json:"level"` // "info", "warn" or "error"
+	Scope string `json:"scope"` // benchmark or benchmark/scenario
+	Text  string `json:"text"`
+}
+
+// Thresholds of the sweep advice.
+const (
+	kneeGain     = 0.10 // a step that adds less throughput than this ...
+	kneeCost     = 0.20 // ... while p95 latency rises more than this is past the knee
+	saturatedAt  = 0.95 // share of the best throughput that counts as saturated
+	maxAdviceLen = 200  // warnings beyond this many are counted, not listed
+)
+
+// RunAdvice derives the advice of a run: per benchmark, the sweet spot of a batch-size or load
+// sweep; per scenario, its failures, warnings and flagged monitor findings.
+func RunAdvice(r *result.Run) []Advice {
+	var out []Advice
+	for _, b := range byBenchmark(r) {
+		kind := kindOf(b.scs)
+		var measured []*result.Scenario
+		for _, s := range b.scs {
+			if s.Status == result.StatusOK {
+				measured = append(measured, s)
+			}
+		}
+		if len(measured) >= 2 {
+			if kind == KindServing {
+				out = append(out, servingAdvice(b.name, measured)...)
+			} else {
+				out = append(out, modelAdvice(b.name, measured)...)
+			}
+		}
+	}
+	var notes []Advice
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		switch {
+		case s.Status == result.StatusFailed:
+			notes = append(notes, Advice{"error", s.ID(), "failed: " + s.Error})
+		case s.Status == result.StatusSkipped:
+			notes = append(notes, Advice{"info", s.ID(), "skipped: " + s.SkipReason})
+		}
+		for _, w := range s.Warnings {
+			notes = append(notes, Advice{"warn", s.ID(), w})
+		}
+		for _, f := range flagged(s) {
+			notes = append(notes, Advice{"warn", s.ID(), f})
+		}
+	}
+	if len(notes) > maxAdviceLen {
+		extra := len(notes) - maxAdviceLen
+		notes = append(notes[:maxAdviceLen], Advice{"info", "", fmt.Sprintf("%d more notes; see run.json", extra)})
+	}
+	return append(out, notes...)
+}
+
+func modelAdvice(bench string, scs []*result.Scenario) []Advice {
+	p := newPlot(scs, KindModel, func() string { return "" })
+	if p.x == "" {
+		return nil
+	}
+	var out []Advice
+	for _, g := range p.groups {
+		best, bestV := (*result.Scenario)(nil), 0.0
+		for _, s := range g.Scs {
+			if v, ok := s.Metrics["throughput_ips"].Center(); ok && v > bestV {
+				best, bestV = s, v
+			}
+		}
+		if best == nil || len(g.Scs) < 2 {
+			continue
+		}
+		where := fmt.Sprintf("%s=%v", p.x, best.Params[p.x])
+		if g.Name != "" {
+			where += " (" + g.Name + ")"
+		}
+		text := fmt.Sprintf("throughput peaks at %s items/s with %s", num(bestV), where)
+		if lat := best.Metrics["latency_ms"].Summary; lat != nil {
+			text += fmt.Sprintf("; p95 latency there is %s ms", num(lat.P95))
+		}
+		out = append(out, Advice{"info", bench, text})
+		for i := 1; i < len(g.Scs); i++ {
+			a, b := g.Scs[i-1], g.Scs[i]
+			ta, ok1 := a.Metrics["throughput_ips"].Center()
+			tb, ok2 := b.Metrics["throughput_ips"].Center()
+			la, lb := a.Metrics["latency_ms"].Summary, b.Metrics["latency_ms"].Summary
+			if !ok1 || !ok2 || la == nil || lb == nil || ta <= 0 || la.P95 <= 0 {
+				continue
+			}
+			gain, cost := tb/ta-1, lb.P95/la.P95-1
+			if gain < kneeGain && cost > kneeCost {
+				out = append(out, Advice{"info", bench, fmt.Sprintf(
+					"past %s=%v%s, raising %s to %v changes throughput by %+.0f%% and p95 latency by %+.0f%%: %s=%v is the knee",
+					p.x, a.Params[p.x], groupSuffix(g), p.x, b.Params[p.x], 100*gain, 100*cost, p.x, a.Params[p.x])})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func groupSuffix(g group) string {
+	if g.Name == "" {
+		return ""
+	}
+	return " (" + g.Name + ")"
+}
+
+func servingAdvice(bench string, scs []*result.Scenario) []Advice {
+	p := newPlot(scs, KindServing, func() string { return "" })
+	if p.x == "" {
+		return nil
+	}
+	var out []Advice
+	for _, g := range p.groups {
+		bestV := 0.0
+		for _, s := range g.Scs {
+			if v, ok := s.Metrics["output_tokens_per_s"].Center(); ok && v > bestV {
+				bestV = v
+			}
+		}
+		if bestV <= 0 || len(g.Scs) < 2 {
+			continue
+		}
+		first := g.Scs[0]
+		for _, s := range g.Scs {
+			v, _ := s.Metrics["output_tokens_per_s"].Center()
+			if v < saturatedAt*bestV {
+				continue
+			}
+			text := fmt.Sprintf("output throughput reaches %.0f%% of its best (%s tokens/s) at %s=%v%s",
+				100*saturatedAt, num(bestV), p.x, s.Params[p.x], groupSuffix(g))
+			t0, t1 := first.Metrics["ttft_ms"].Summary, s.Metrics["ttft_ms"].Summary
+			if t0 != nil && t1 != nil && s != first {
+				text += fmt.Sprintf("; TTFT p95 there is %s ms against %s ms at %s=%v", num(t1.P95), num(t0.P95), p.x, first.Params[p.x])
+			}
+			text += "; more load past this point mostly adds queueing"
+			out = append(out, Advice{"info", bench, text})
+			break
+		}
+	}
+	return out
+}
+
+// flagged finds findings other parts marked in a scenario's extra sections: any object with
+// "flagged": true and a "reason" (the monitor's memory growth check, for one).
+func flagged(s *result.Scenario) []string {
+	var out []string
+	keys := make([]string, 0, len(s.Extra))
+	for k := range s.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b, err := json.Marshal(s.Extra[k])
+		if err != nil {
+			continue
+		}
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			continue
+		}
+		walkFlagged(k, v, &out, 0)
+	}
+	return out
+}
+
+func walkFlagged(path string, v any, out *[]string, depth int) {
+	if depth > 4 {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if f, _ := x["flagged"].(bool); f {
+			reason, _ := x["reason"].(string)
+			*out = append(*out, fmt.Sprintf("%s: %s", path, reason))
+			return
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkFlagged(path+"."+k, x[k], out, depth+1)
+		}
+	}
+}
+
+type benchScs struct {
+	name string
+	scs  []*result.Scenario
+}
+
+// byBenchmark groups a run's scenarios by benchmark, in the order they first appear.
+func byBenchmark(r *result.Run) []benchScs {
+	var out []benchScs
+	idx := map[string]int{}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		j, ok := idx[s.Benchmark]
+		if !ok {
+			j = len(out)
+			idx[s.Benchmark] = j
+			out = append(out, benchScs{name: s.Benchmark})
+		}
+		out[j].scs = append(out[j].scs, s)
+	}
+	return out
+}

@@ -1,0 +1,580 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
+)
+
+// Chart is one chart of an HTML page, as data: the page's script turns it into an ECharts option.
+// Keeping the shape here (not in JavaScript) keeps the choices testable and the script small.
+type Chart struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Kind is "line" (value or category x axis), "bar", "boxplot" or "scatter".
+	Kind       string   `json:"kind"`
+	XName      string   `json:"x_name,omitempty"`
+	YName      string   `json:"y_name,omitempty"`
+	Y2Name     string   `json:"y2_name,omitempty"`
+	Categories []string `json:"categories,omitempty"` // category x axis; value axis when empty
+	XTime      bool     `json:"x_time,omitempty"`     // x values are Unix milliseconds
+	YLog       bool     `json:"y_log,omitempty"`
+	Series     []Series `json:"series"`
+	// Marks are vertical lines at x positions (change points on a trend).
+	Marks []Mark `json:"marks,omitempty"`
+	// Show is how many series the legend selects at first (0: all).
+	Show int `json:"show,omitempty"`
+}
+
+// Series is one line, set of bars or boxes. Data holds [x, y] pairs on a value axis, or one value
+// (or one box: min, p25, median, p75, p99) per category.
+type Series struct {
+	Name   string `json:"name"`
+	Data   any    `json:"data"`
+	Dashed bool   `json:"dashed,omitempty"`
+	Y2     bool   `json:"y2,omitempty"`
+	Type   string `json:"type,omitempty"` // overrides the chart's kind for this series
+	Step   bool   `json:"step,omitempty"`
+	// Err holds [x, lo, hi] error bars (confidence intervals) drawn over the series.
+	Err [][3]Num `json:"err,omitempty"`
+}
+
+// Mark is a labelled vertical line.
+type Mark struct {
+	X     Num    `json:"x"`
+	Label string `json:"label"`
+}
+
+// Num is a figure in a page's chart data: four significant digits (a chart cannot show more) and
+// null for NaN or infinities, which JSON cannot carry.
+type Num float64
+
+// MarshalJSON writes the number with four significant digits.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.AppendFloat(nil, f, 'f', -1, 64), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', 4, 64), nil
+}
+
+// nan marks a missing point.
+var nan = Num(math.NaN())
+
+// Params that make the x axis, in order of preference, for each kind of benchmark.
+var (
+	modelAxes   = []string{"batch_size", "batch", "bs", "seq_len", "sequence_length"}
+	servingAxes = []string{"concurrency", "max_concurrency", "rate", "request_rate", "qps", "rps", "input_tokens", "output_tokens"}
+)
+
+// Benchmark kinds.
+const (
+	KindModel   = "model"
+	KindServing = "serving"
+)
+
+// kindOf says whether a benchmark's scenarios are serving runs (token streams) or iterations.
+func kindOf(scs []*result.Scenario) string {
+	for _, s := range scs {
+		if _, ok := s.Metrics["ttft_ms"]; ok {
+			return KindServing
+		}
+	}
+	return KindModel
+}
+
+// axis picks the parameter that varies across the scenarios and is numeric: the preferred names
+// first, then any other, by name. "" when none does (charts then use the scenario names).
+func axis(scs []*result.Scenario, prefer []string) string {
+	varying := varyingParams(scs)
+	numeric := func(p string) bool {
+		seen := map[float64]bool{}
+		for _, s := range scs {
+			v, ok := s.Params[p]
+			if !ok {
+				continue
+			}
+			f, ok := toFloat(v)
+			if !ok {
+				return false
+			}
+			seen[f] = true
+		}
+		return len(seen) >= 2
+	}
+	for _, p := range prefer {
+		if varying[p] && numeric(p) {
+			return p
+		}
+	}
+	names := make([]string, 0, len(varying))
+	for p := range varying {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		if numeric(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// varyingParams returns the parameters that take at least two values across the scenarios.
+func varyingParams(scs []*result.Scenario) map[string]bool {
+	vals := map[string]map[string]bool{}
+	for _, s := range scs {
+		for k, v := range s.Params {
+			if vals[k] == nil {
+				vals[k] = map[string]bool{}
+			}
+			vals[k][fmt.Sprint(v)] = true
+		}
+	}
+	out := map[string]bool{}
+	for k, vs := range vals {
+		// A param some scenarios lack also varies.
+		if len(vs) >= 2 || len(vs) == 1 && countWith(scs, k) < len(scs) {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+func countWith(scs []*result.Scenario, k string) int {
+	n := 0
+	for _, s := range scs {
+		if _, ok := s.Params[k]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// group is the scenarios that share every varying parameter but the axis: one line per group.
+type group struct {
+	Name string
+	Scs  []*result.Scenario
+}
+
+func groups(scs []*result.Scenario, x string) []group {
+	varying := varyingParams(scs)
+	var keys []string
+	for k := range varying {
+		if k != x {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []group
+	index := map[string]int{}
+	for _, s := range scs {
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			if v, ok := s.Params[k]; ok {
+				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+			}
+		}
+		name := strings.Join(parts, " ")
+		i, ok := index[name]
+		if !ok {
+			i = len(out)
+			index[name] = i
+			out = append(out, group{Name: name})
+		}
+		out[i].Scs = append(out[i].Scs, s)
+	}
+	if x != "" {
+		for _, g := range out {
+			slices.SortStableFunc(g.Scs, func(a, b *result.Scenario) int {
+				fa, _ := toFloat(a.Params[x])
+				fb, _ := toFloat(b.Params[x])
+				switch {
+				case fa < fb:
+					return -1
+				case fa > fb:
+					return 1
+				}
+				return 0
+			})
+		}
+	}
+	return out
+}
+
+// plot builds the charts of one benchmark's measured scenarios.
+type plot struct {
+	kind   string
+	x      string // the axis parameter, "" for a category axis of scenario names
+	groups []group
+	cats   []string
+	catIdx map[string]int
+	next   func() string
+}
+
+func newPlot(scs []*result.Scenario, kind string, next func() string) *plot {
+	prefer := modelAxes
+	if kind == KindServing {
+		prefer = servingAxes
+	}
+	p := &plot{kind: kind, x: axis(scs, prefer), next: next}
+	p.groups = groups(scs, p.x)
+	if p.x == "" {
+		p.catIdx = map[string]int{}
+		for _, s := range scs {
+			p.catIdx[s.Scenario] = len(p.cats)
+			p.cats = append(p.cats, s.Scenario)
+		}
+	}
+	return p
+}
+
+// line returns a series of get over the plot's x axis for one group; ok is false when no
+// scenario had the figure.
+func (p *plot) line(g group, get func(*result.Scenario) (float64, bool)) (any, bool) {
+	found := false
+	if p.x == "" {
+		data := make([]Num, len(p.cats))
+		for i := range data {
+			data[i] = nan
+		}
+		for _, s := range g.Scs {
+			if v, ok := get(s); ok {
+				data[p.catIdx[s.Scenario]] = Num(v)
+				found = true
+			}
+		}
+		return data, found
+	}
+	var data [][2]Num
+	for _, s := range g.Scs {
+		x, _ := toFloat(s.Params[p.x])
+		if v, ok := get(s); ok {
+			data = append(data, [2]Num{Num(x), Num(v)})
+			found = true
+		}
+	}
+	return data, found
+}
+
+func (p *plot) chart(title, yName string) Chart {
+	c := Chart{ID: p.next(), Title: title, Kind: "line", XName: p.x, YName: yName, Categories: p.cats}
+	if p.x == "" {
+		c.XName = "scenario"
+	}
+	return c
+}
+
+func (p *plot) label(g group, s string) string {
+	if len(p.groups) > 1 && g.Name != "" {
+		return g.Name + " " + s
+	}
+	return s
+}
+
+func percentile(name string, pick func(*stats.Summary) float64) func(*result.Scenario) (float64, bool) {
+	return func(s *result.Scenario) (float64, bool) {
+		m, ok := s.Metrics[name]
+		if !ok || m.Summary == nil {
+			return 0, false
+		}
+		return pick(m.Summary), true
+	}
+}
+
+func center(name string) func(*result.Scenario) (float64, bool) {
+	return func(s *result.Scenario) (float64, bool) {
+		m, ok := s.Metrics[name]
+		if !ok {
+			return 0, false
+		}
+		return m.Center()
+	}
+}
+
+var pcts = []struct {
+	name   string
+	pick   func(*stats.Summary) float64
+	dashed bool
+}{
+	{"p50", func(s *stats.Summary) float64 { return s.Median }, false},
+	{"p95", func(s *stats.Summary) float64 { return s.P95 }, true},
+	{"p99", func(s *stats.Summary) float64 { return s.P99 }, true},
+}
+
+// percentiles charts p50/p95/p99 of a distribution metric, with the median's confidence interval.
+func (p *plot) percentiles(metric, title string) (Chart, bool) {
+	info, _ := result.Lookup(metric)
+	c := p.chart(title, unitName(metric, info.Unit))
+	for _, g := range p.groups {
+		for _, pc := range pcts {
+			data, ok := p.line(g, percentile(metric, pc.pick))
+			if !ok {
+				continue
+			}
+			sr := Series{Name: p.label(g, pc.name), Data: data, Dashed: pc.dashed}
+			if pc.name == "p50" && p.x != "" {
+				for _, s := range g.Scs {
+					if sum := s.Metrics[metric].Summary; sum != nil && sum.MedianCI != nil {
+						x, _ := toFloat(s.Params[p.x])
+						sr.Err = append(sr.Err, [3]Num{Num(x), Num(sum.MedianCI.Lo), Num(sum.MedianCI.Hi)})
+					}
+				}
+			}
+			c.Series = append(c.Series, sr)
+		}
+	}
+	if len(c.Series) > 9 {
+		c.Show = 9
+	}
+	return c, len(c.Series) > 0
+}
+
+// values charts single-value metrics; the second, when given, goes on a right-hand axis.
+func (p *plot) values(title string, metrics ...string) (Chart, bool) {
+	info, _ := result.Lookup(metrics[0])
+	c := p.chart(title, unitName(metrics[0], info.Unit))
+	for i, m := range metrics {
+		for _, g := range p.groups {
+			data, ok := p.line(g, center(m))
+			if !ok {
+				continue
+			}
+			name := m
+			if len(p.groups) > 1 {
+				name = p.label(g, "")
+				if len(metrics) > 1 {
+					name += " " + m
+				}
+			}
+			c.Series = append(c.Series, Series{Name: strings.TrimSpace(name), Data: data, Y2: i > 0, Dashed: i > 0})
+			if i > 0 {
+				mi, _ := result.Lookup(m)
+				c.Y2Name = unitName(m, mi.Unit)
+			}
+		}
+	}
+	if p.x == "" {
+		c.Kind = "bar"
+	}
+	if len(c.Series) > 9 {
+		c.Show = 9
+	}
+	return c, len(c.Series) > 0
+}
+
+func unitName(metric, unit string) string {
+	if unit == "" {
+		return metric
+	}
+	return metric + " (" + unit + ")"
+}
+
+// distribution charts one box per scenario (p25 to p75, whiskers from min to p99, the median)
+// and the histogram of each scenario's raw samples.
+func distribution(scs []*result.Scenario, metric string, next func() string) []Chart {
+	info, _ := result.Lookup(metric)
+	box := Chart{ID: next(), Title: metric + " distribution (box p25–p75, whiskers min–p99)", Kind: "boxplot", XName: "scenario", YName: unitName(metric, info.Unit)}
+	var boxes [][5]Num
+	hist := Chart{ID: next(), Title: metric + " histogram (share of samples)", Kind: "line", XName: unitName(metric, info.Unit), YName: "share"}
+	for _, s := range scs {
+		m, ok := s.Metrics[metric]
+		if !ok || m.Summary == nil {
+			continue
+		}
+		sum := m.Summary
+		box.Categories = append(box.Categories, s.Scenario)
+		boxes = append(boxes, [5]Num{Num(sum.Min), Num(sum.P25), Num(sum.Median), Num(sum.P75), Num(sum.P99)})
+		if h := histogram(m.Samples, 30); h != nil {
+			hist.Series = append(hist.Series, Series{Name: s.Scenario, Data: h, Step: true})
+		}
+	}
+	if len(boxes) == 0 {
+		return nil
+	}
+	box.Series = []Series{{Name: metric, Data: boxes}}
+	out := []Chart{box}
+	if len(hist.Series) > 0 {
+		if len(hist.Series) > 6 {
+			hist.Show = 6
+		}
+		out = append(out, hist)
+	}
+	return out
+}
+
+// histogram bins samples up to their 99.5th percentile (the tail would flatten the rest) into n
+// equal bins and returns [bin centre, share of samples] points.
+func histogram(samples []float64, n int) [][2]Num {
+	if len(samples) < 2 {
+		return nil
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	lo, hi := s[0], stats.Quantile(s, 0.995)
+	if hi <= lo {
+		return [][2]Num{{Num(lo), 1}}
+	}
+	width := (hi - lo) / float64(n)
+	counts := make([]int, n)
+	for _, v := range s {
+		i := int((v - lo) / width)
+		if i >= n {
+			i = n - 1
+		}
+		counts[i]++
+	}
+	out := make([][2]Num, n)
+	for i, c := range counts {
+		out[i] = [2]Num{Num(lo + (float64(i)+0.5)*width), Num(float64(c) / float64(len(s)))}
+	}
+	return out
+}
+
+// timeline is a resource gauge over a scenario's measured window, as the monitor records it.
+type timeline struct {
+	Name string    `json:"name"`
+	Unit string    `json:"unit"`
+	T    []float64 `json:"t"`
+	V    []float64 `json:"v"`
+}
+
+// timelines finds the gauges recorded in a scenario's extra sections: any section with a
+// "timelines" list (the monitor's report), read through JSON so both in-memory and loaded runs work.
+func timelines(s *result.Scenario) []timeline {
+	var out []timeline
+	keys := make([]string, 0, len(s.Extra))
+	for k := range s.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var sec struct {
+			Timelines []timeline `json:"timelines"`
+		}
+		b, err := json.Marshal(s.Extra[k])
+		if err != nil || json.Unmarshal(b, &sec) != nil {
+			continue
+		}
+		for _, t := range sec.Timelines {
+			if len(t.T) == len(t.V) && len(t.T) > 0 {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// maxTimelinePoints bounds the points of one scenario's gauge in a page (a report of hundreds of
+// scenarios must stay small).
+const maxTimelinePoints = 120
+
+// timelineCharts charts each gauge over time, one line per scenario; GPU gauges first get their own.
+func timelineCharts(scs []*result.Scenario, next func() string) []Chart {
+	byName := map[string]*Chart{}
+	var order []string
+	for _, s := range scs {
+		for _, t := range timelines(s) {
+			c, ok := byName[t.Name]
+			if !ok {
+				title := "resource: " + t.Name
+				if strings.Contains(strings.ToLower(t.Name), "gpu") {
+					title = "GPU: " + t.Name
+				}
+				c = &Chart{ID: "", Title: title, Kind: "line", XName: "seconds into the measured window", YName: unitName(t.Name, t.Unit)}
+				byName[t.Name] = c
+				order = append(order, t.Name)
+			}
+			step := max(1, (len(t.T)+maxTimelinePoints-1)/maxTimelinePoints)
+			data := make([][2]Num, 0, len(t.T)/step+1)
+			for i := 0; i < len(t.T); i += step {
+				data = append(data, [2]Num{Num(t.T[i]), Num(t.V[i])})
+			}
+			c.Series = append(c.Series, Series{Name: s.Scenario, Data: data})
+		}
+	}
+	// GPU gauges first, then the rest, each by name.
+	sort.SliceStable(order, func(a, b int) bool {
+		ga, gb := strings.Contains(strings.ToLower(order[a]), "gpu"), strings.Contains(strings.ToLower(order[b]), "gpu")
+		if ga != gb {
+			return ga
+		}
+		return order[a] < order[b]
+	})
+	out := make([]Chart, 0, len(order))
+	for _, name := range order {
+		c := byName[name]
+		c.ID = next()
+		if len(c.Series) > 6 {
+			c.Show = 6
+		}
+		out = append(out, *c)
+	}
+	return out
+}
+
+// benchmarkCharts returns the charts that fit a benchmark's kind, from its measured scenarios.
+func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []Chart {
+	var measured []*result.Scenario
+	for _, s := range scs {
+		if len(s.Metrics) > 0 && s.Status != result.StatusSkipped {
+			measured = append(measured, s)
+		}
+	}
+	if len(measured) == 0 {
+		return nil
+	}
+	p := newPlot(measured, kind, next)
+	var out []Chart
+	add := func(c Chart, ok bool) {
+		if ok {
+			out = append(out, c)
+		}
+	}
+	head := "latency_ms"
+	switch kind {
+	case KindServing:
+		head = "e2e_ms"
+		add(p.percentiles("ttft_ms", "TTFT percentiles"))
+		add(p.percentiles("itl_ms", "ITL percentiles"))
+		add(p.percentiles("tpot_ms", "TPOT percentiles"))
+		add(p.percentiles("e2e_ms", "end-to-end latency percentiles"))
+		add(p.values("throughput", "output_tokens_per_s", "requests_per_s"))
+		add(p.values("goodput", "goodput_rps"))
+	default:
+		add(p.percentiles("latency_ms", "latency percentiles"))
+		add(p.values("throughput", "throughput_ips"))
+		add(p.values("memory", "memory_mb", "gpu_memory_mb"))
+	}
+	out = append(out, distribution(measured, head, next)...)
+	out = append(out, timelineCharts(measured, next)...)
+	return out
+}

@@ -1,0 +1,286 @@
+package report
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// The page assets. echarts.min.js is Apache ECharts, copied out of web/node_modules by
+// `make assets` at the version web/package-lock.json pins (docs/reports.md says why it is
+// committed); a test checks the copy against node_modules when they are installed.
+//
+//go:embed assets/echarts.min.js assets/report.js assets/report.css templates/*.tmpl
+var assets embed.FS
+
+// ECharts returns the embedded chart library, for a server that serves it once instead of
+// inlining it in every page.
+func ECharts() []byte { return mustAsset("assets/echarts.min.js") }
+
+func mustAsset(name string) []byte {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot fail
+	}
+	return b
+}
+
+var (
+	pageTmpl = template.Must(template.New("page.tmpl").ParseFS(assets, "templates/page.tmpl"))
+	bodyTmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/run.tmpl", "templates/compare.tmpl", "templates/history.tmpl"))
+)
+
+var funcs = template.FuncMap{
+	"num": func(v any) string {
+		switch x := v.(type) {
+		case float64:
+			return num(x)
+		case *float64:
+			if x == nil {
+				return "-"
+			}
+			return num(*x)
+		case Num:
+			return num(float64(x))
+		}
+		return fmt.Sprint(v)
+	},
+	"pct": func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
+	"signed": func(v float64) string {
+		return fmt.Sprintf("%+.1f%%", 100*v)
+	},
+	"time": func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+}
+
+// Link is a navigation link at the top of a page.
+type Link struct {
+	Label string
+	Href  string
+}
+
+// Page is one self-contained HTML page: a title, a body rendered by html/template (so already
+// escaped), and the charts the page's script draws into the body's chart placeholders
+// (elements with data-chart="ID").
+type Page struct {
+	Title string
+	Nav   []Link
+	Body  template.HTML
+	// Charts are drawn into the body's placeholders, lazily, as they scroll into view.
+	Charts []Chart
+	// AssetBase, when set, loads the chart library from AssetBase + "echarts.min.js" instead of
+	// inlining it: the dashboard serves it once. Reports leave it empty and open offline.
+	AssetBase string
+	// Script is extra page script (the dashboard's live view).
+	Script template.JS
+}
+
+// WritePage writes p as a complete HTML document.
+func WritePage(w io.Writer, p Page) error {
+	data := struct {
+		Page
+		ECharts template.JS
+		App     template.JS
+		CSS     template.CSS
+		Charts  []Chart
+	}{Page: p, App: template.JS(mustAsset("assets/report.js")), CSS: template.CSS(mustAsset("assets/report.css")), Charts: p.Charts}
+	if data.Charts == nil {
+		data.Charts = []Chart{}
+	}
+	if p.AssetBase == "" {
+		data.ECharts = template.JS(mustAsset("assets/echarts.min.js"))
+	}
+	return pageTmpl.Execute(w, data)
+}
+
+// HTMLOptions adjust an HTML report for the page that shows it.
+type HTMLOptions struct {
+	Nav       []Link
+	AssetBase string // see Page.AssetBase
+	// RunHref, when set, links each run id to a page (the dashboard); reports leave it empty.
+	RunHref func(id string) string
+}
+
+// KV is one row of a key/value table.
+type KV struct{ Key, Value string }
+
+// runView is what templates/run.tmpl shows.
+type runView struct {
+	Run        *result.Run
+	Duration   string
+	Env        []KV
+	Benchmarks []benchView
+	Advice     []Advice // per benchmark: sweet spots
+	Notes      []Advice // per scenario: failures, warnings, findings
+}
+
+type benchView struct {
+	Name, Anchor, Kind, Source string
+	Serving                    bool
+	Rows                       []row
+	Charts                     []Chart
+	Advice                     []Advice
+	OK, Failed, Skipped        int
+}
+
+type row struct {
+	Scenario, Status, Params, Note string
+	N                              string
+	P50, P95, P99, CV, Throughput  string
+	TTFT50, TTFT95, ITL50, TPOT50  string
+	TokS, ReqS, Memory             string
+}
+
+// RunHTML writes the run's report: environment, summary, and per benchmark a table and the charts
+// that fit its kind, with the advice. The page is one file with everything inlined.
+func RunHTML(w io.Writer, r *result.Run, opts HTMLOptions) error {
+	p, err := RunPage(r, opts)
+	if err != nil {
+		return err
+	}
+	return WritePage(w, p)
+}
+
+// RunPage builds the page of a run (RunHTML writes it; the dashboard adds its navigation).
+func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
+	n := 0
+	next := func() string { n++; return fmt.Sprintf("c%d", n) }
+	v := runView{Run: r, Env: flatten(r.Environment)}
+	for _, a := range RunAdvice(r) {
+		if strings.Contains(a.Scope, "/") || a.Scope == "" {
+			v.Notes = append(v.Notes, a)
+		} else {
+			v.Advice = append(v.Advice, a)
+		}
+	}
+	if !r.FinishedAt.IsZero() {
+		v.Duration = r.FinishedAt.Sub(r.StartedAt).Round(100 * time.Millisecond).String()
+	}
+	var charts []Chart
+	for i, b := range byBenchmark(r) {
+		kind := kindOf(b.scs)
+		bv := benchView{Name: b.name, Anchor: fmt.Sprintf("b%d", i+1), Kind: kind, Serving: kind == KindServing}
+		for _, s := range b.scs {
+			if bv.Source == "" {
+				bv.Source = s.Source
+			}
+			switch s.Status {
+			case result.StatusOK:
+				bv.OK++
+			case result.StatusFailed:
+				bv.Failed++
+			case result.StatusSkipped:
+				bv.Skipped++
+			}
+			bv.Rows = append(bv.Rows, newRow(s))
+		}
+		bv.Charts = benchmarkCharts(b.scs, kind, next)
+		charts = append(charts, bv.Charts...)
+		for _, a := range v.Advice {
+			if a.Scope == b.name {
+				bv.Advice = append(bv.Advice, a)
+			}
+		}
+		v.Benchmarks = append(v.Benchmarks, bv)
+	}
+	var body bytes.Buffer
+	if err := bodyTmpl.ExecuteTemplate(&body, "run", v); err != nil {
+		return Page{}, err
+	}
+	title := "inferbench run " + r.ID
+	if r.Partial {
+		title += " (partial)"
+	}
+	return Page{Title: title, Nav: opts.Nav, Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
+}
+
+func newRow(s *result.Scenario) row {
+	rw := row{Scenario: s.Scenario, Status: s.Status, Params: params(s.Params), N: "-"}
+	dist := func(name string, pick func(float64, float64, float64) float64) string {
+		if sum := s.Metrics[name].Summary; sum != nil {
+			return num(pick(sum.Median, sum.P95, sum.P99))
+		}
+		return "-"
+	}
+	head := "latency_ms"
+	if _, ok := s.Metrics["ttft_ms"]; ok {
+		head = "e2e_ms"
+	}
+	if sum := s.Metrics[head].Summary; sum != nil {
+		rw.N = fmt.Sprint(sum.N)
+		rw.CV = fmt.Sprintf("%.1f%%", 100*sum.CV)
+	}
+	rw.P50 = dist(head, func(a, _, _ float64) float64 { return a })
+	rw.P95 = dist(head, func(_, b, _ float64) float64 { return b })
+	rw.P99 = dist(head, func(_, _, c float64) float64 { return c })
+	rw.TTFT50 = dist("ttft_ms", func(a, _, _ float64) float64 { return a })
+	rw.TTFT95 = dist("ttft_ms", func(_, b, _ float64) float64 { return b })
+	rw.ITL50 = dist("itl_ms", func(a, _, _ float64) float64 { return a })
+	rw.TPOT50 = dist("tpot_ms", func(a, _, _ float64) float64 { return a })
+	rw.Throughput = value(s, "throughput_ips")
+	rw.TokS = value(s, "output_tokens_per_s")
+	rw.ReqS = value(s, "requests_per_s")
+	rw.Memory = value(s, "memory_mb")
+	switch {
+	case s.Error != "":
+		rw.Note = s.Error
+	case s.SkipReason != "":
+		rw.Note = s.SkipReason
+	case len(s.Warnings) > 0:
+		rw.Note = strings.Join(s.Warnings, "; ")
+	}
+	return rw
+}
+
+func params(p map[string]any) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, p[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// flatten turns a nested environment map into dotted keys, sorted.
+func flatten(m map[string]any) []KV {
+	var out []KV
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, vv := range x {
+				key := k
+				if prefix != "" {
+					key = prefix + "." + k
+				}
+				walk(key, vv)
+			}
+		case []any:
+			parts := make([]string, len(x))
+			for i, e := range x {
+				parts[i] = fmt.Sprint(e)
+			}
+			out = append(out, KV{prefix, strings.Join(parts, ", ")})
+		default:
+			out = append(out, KV{prefix, fmt.Sprint(v)})
+		}
+	}
+	walk("", m)
+	sort.Slice(out, func(a, b int) bool { return out[a].Key < out[b].Key })
+	return out
+}
