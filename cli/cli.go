@@ -78,7 +78,7 @@ func Main(ctx context.Context, args []string, o IO) int {
 		o.Env = os.Environ()
 	}
 	root := newRoot(&o)
-	root.SetArgs(args)
+	root.SetArgs(joinListFlags(args))
 	root.SetIn(o.Stdin)
 	root.SetOut(o.Stdout)
 	root.SetErr(o.Stderr)

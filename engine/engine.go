@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -132,6 +133,13 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	})
 	loadTime := time.Since(openStart)
 	if err != nil {
+		// A subject may find only when opened that it cannot run here (a worker's framework
+		// lacks the variant): that is a skip with its reason, not a failure.
+		var skip interface{ SkipReason() string }
+		if errors.As(err, &skip) && skip.SkipReason() != "" {
+			r.Status, r.SkipReason = result.StatusSkipped, skip.SkipReason()
+			return r
+		}
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: open %s subject: %v", sc.ID(), b.Kind, err)
 		return r
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/inferbench/inferbench/subject"
 )
@@ -44,7 +45,7 @@ func Discover(roots ...string) ([]string, error) {
 				return nil
 			}
 			ext := filepath.Ext(p)
-			if (ext == ".yaml" || ext == ".yml") && underBenches(root, p) {
+			if (ext == ".yaml" || ext == ".yml" || fileType(ext) != nil) && underBenches(root, p) {
 				files = append(files, p)
 			}
 			return nil
@@ -55,6 +56,30 @@ func Discover(roots ...string) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// FileParser reads benchmarks from a definition file that is not YAML, e.g. the Python benchmark
+// functions that subject/worker finds in .py files. A file without benchmarks yields none and no
+// error (it may be a helper module).
+type FileParser func(path string, data []byte) ([]*Benchmark, error)
+
+var (
+	fileTypesMu sync.RWMutex
+	fileTypes   = map[string]FileParser{}
+)
+
+// RegisterFileType makes Discover find files with extension ext (".py") under benches/ and
+// ParseFile read them with p.
+func RegisterFileType(ext string, p FileParser) {
+	fileTypesMu.Lock()
+	defer fileTypesMu.Unlock()
+	fileTypes[ext] = p
+}
+
+func fileType(ext string) FileParser {
+	fileTypesMu.RLock()
+	defer fileTypesMu.RUnlock()
+	return fileTypes[ext]
 }
 
 func underBenches(root, p string) bool {

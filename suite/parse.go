@@ -24,6 +24,15 @@ func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, erro
 	if err != nil {
 		return nil, Errors{{File: path, Msg: err.Error()}}
 	}
+	if p := fileType(filepath.Ext(path)); p != nil {
+		bs, err := p(path, data)
+		for _, b := range bs {
+			if b.Category == "" {
+				b.Category = categoryFromPath(path)
+			}
+		}
+		return bs, err
+	}
 	return Parse(path, data, env)
 }
 

@@ -47,11 +47,39 @@ var Adapters = map[string][]string{
 	"onnxruntime":  {"onnxruntime", "numpy"},
 }
 
+// Families are adapter names resolved per scenario by its "framework" parameter (default
+// pytorch), so that one definition can have a framework axis.
+var Families = map[string]map[string]string{
+	"vision": {"pytorch": "torch_vision", "torch": "torch_vision", "jax": "jax_vision"},
+	"llm":    {"pytorch": "torch_llm", "torch": "torch_llm"},
+}
+
+// adapterFor returns the adapter that runs a scenario with params p: c.Adapter, or the member of
+// its family named by p's framework.
+func (c *Config) adapterFor(p subject.Params) (string, error) {
+	fam, ok := Families[c.Adapter]
+	if !ok {
+		return c.Adapter, nil
+	}
+	fw := p.String("framework", "pytorch")
+	a, ok := fam[fw]
+	if !ok {
+		var names []string
+		for k := range fam {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return "", fmt.Errorf("adapter %s: framework %q has none (one of %s)", c.Adapter, fw, strings.Join(names, ", "))
+	}
+	return a, nil
+}
+
 // Config is the `subject:` block of a worker definition.
 type Config struct {
-	// Adapter names the adapter: noop, torch_vision, torch_llm, jax_vision, onnxruntime, pyfunc.
+	// Adapter names the adapter: noop, torch_vision, torch_llm, jax_vision, onnxruntime, pyfunc,
+	// or a family (vision, llm) resolved by the scenario's framework parameter.
 	Adapter string `yaml:"adapter"`
-	// Python is the interpreter (default /usr/bin/python3).
+	// Python is the interpreter (default: $INFERBENCH_PYTHON, else /usr/bin/python3).
 	Python string `yaml:"python"`
 	// Module is the Python module run with -m (default inferbench_worker).
 	Module string `yaml:"module"`
@@ -91,7 +119,8 @@ func (c *Config) Validate() error {
 		return errors.New(`missing "adapter" (one of ` + strings.Join(adapterNames(), ", ") + `)`)
 	}
 	if len(c.Command) == 0 && c.Module == "" && c.Script == "" && c.Path == "" {
-		if _, ok := Adapters[c.Adapter]; !ok {
+		_, family := Families[c.Adapter]
+		if _, ok := Adapters[c.Adapter]; !ok && !family {
 			return fmt.Errorf("unknown adapter %q (one of %s)", c.Adapter, strings.Join(adapterNames(), ", "))
 		}
 	}
@@ -111,6 +140,9 @@ func adapterNames() []string {
 	for k := range Adapters {
 		n = append(n, k)
 	}
+	for k := range Families {
+		n = append(n, k)
+	}
 	sort.Strings(n)
 	return n
 }
@@ -126,13 +158,17 @@ func init() {
 
 // Requires lists the Python modules the bundled adapter needs, as `python-module:` requirements,
 // so that a scenario whose framework is not installed is skipped before a process is started.
-func Requires(cfg any, _ subject.Params) []string {
+func Requires(cfg any, p subject.Params) []string {
 	c, _ := cfg.(*Config)
 	if c == nil || len(c.Command) > 0 || c.Module != "" || c.Script != "" {
 		return nil
 	}
+	adapter, err := c.adapterFor(p)
+	if err != nil {
+		return nil // Open reports it
+	}
 	var out []string
-	for _, m := range Adapters[c.Adapter] {
+	for _, m := range Adapters[adapter] {
 		out = append(out, "python-module:"+m)
 	}
 	return out
@@ -207,6 +243,11 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
+	adapter, err := c.adapterFor(s.Params)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	c.Adapter = adapter
 	argv, env, err := command(c, s)
 	if err != nil {
 		return nil, err
@@ -265,6 +306,9 @@ func command(c Config, s subject.Spec) (argv, env []string, err error) {
 		}
 	} else {
 		py := c.Python
+		if py == "" {
+			py = lookup(env, "INFERBENCH_PYTHON") // the interpreter requirements are checked with
+		}
 		if py == "" {
 			py = DefaultPython
 		}

@@ -359,6 +359,7 @@ func TestConfig(t *testing.T) {
 		{"own module", Config{Adapter: "mine", Module: "my_worker"}, ""},   // custom Python worker
 		{"any language", Config{Command: []string{"./worker"}}, ""},        // no adapter needed
 		{"both", Config{Adapter: "x", Module: "m", Script: "s.py"}, "not both"},
+		{"family", Config{Adapter: "vision"}, ""}, // resolved by framework
 		{"negative", Config{Adapter: "noop", Timeouts: Timeouts{Setup: -1}}, "negative"},
 	}
 	for _, tc := range tests {
@@ -370,6 +371,13 @@ func TestConfig(t *testing.T) {
 	got := Requires(&Config{Adapter: "torch_vision"}, nil)
 	if diff := cmp.Diff([]string{"python-module:torch", "python-module:torchvision"}, got); diff != "" {
 		t.Errorf("Requires (-want +got):\n%s", diff)
+	}
+	got = Requires(&Config{Adapter: "vision"}, subject.Params{"framework": "jax"})
+	if diff := cmp.Diff([]string{"python-module:jax", "python-module:flax"}, got); diff != "" {
+		t.Errorf("Requires for vision/jax (-want +got):\n%s", diff)
+	}
+	if _, err := OpenConfig(context.Background(), Config{Adapter: "llm"}, subject.Spec{Params: subject.Params{"framework": "jax"}}, nil); err == nil || !strings.Contains(err.Error(), `framework "jax" has none`) {
+		t.Errorf("llm with framework jax: err = %v", err)
 	}
 	if got := Requires(&Config{Adapter: "torch_vision", Command: []string{"x"}}, nil); got != nil {
 		t.Errorf("Requires for a command worker = %v, want none", got)

@@ -1,0 +1,201 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/inferbench/inferbench/suite"
+)
+
+func init() {
+	suite.RegisterFileType(".py", ParsePythonFile)
+}
+
+// PyBenchmark is a seed-style benchmark found in a Python file.
+type PyBenchmark struct {
+	Name    string   // function or class name
+	Class   bool     // a class with setup_model / measure_latency
+	Line    int      // 1-based line of the def or class
+	Doc     string   // first line of the docstring
+	Methods []string // for a class: which of setup_model, measure_latency, measure_time_to_first_token, cleanup_model it has
+}
+
+var (
+	defRe   = regexp.MustCompile(`^def\s+((?:run|benchmark)_\w*)\s*\(`)
+	classRe = regexp.MustCompile(`^class\s+(\w+)\s*[(:]`)
+	methRe  = regexp.MustCompile(`^\s+def\s+(\w+)\s*\(`)
+	decoRe  = regexp.MustCompile(`^\s+@(?:\w+\.)*abstractmethod\b`)
+)
+
+var classMethods = []string{"setup_model", "measure_latency", "measure_time_to_first_token", "cleanup_model"}
+
+// ScanPython finds benchmarks in Python source without running it, by the rules of the Python
+// side's discover.py: top-level functions named run_* or benchmark_*, and classes defining
+// setup_model and measure_latency (or measure_time_to_first_token) that are not abstract. In a
+// file with such classes, run_* functions are the entry points of the classes' own runner and are
+// left out. Lines inside triple-quoted strings are ignored.
+func ScanPython(src []byte) []PyBenchmark {
+	var funcs, classes []PyBenchmark
+	var cls *PyBenchmark
+	var abstract, pendingDeco bool
+	methods := map[string]bool{}
+	finish := func() {
+		if cls == nil {
+			return
+		}
+		if methods["setup_model"] && (methods["measure_latency"] || methods["measure_time_to_first_token"]) &&
+			!abstract && cls.Name != "ModelBenchmark" {
+			for _, m := range classMethods {
+				if methods[m] {
+					cls.Methods = append(cls.Methods, m)
+				}
+			}
+			classes = append(classes, *cls)
+		}
+		cls, abstract, methods = nil, false, map[string]bool{}
+	}
+	var quote string // the open triple quote, when inside one
+	var last *PyBenchmark
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if quote != "" {
+			if strings.Contains(line, quote) {
+				quote = ""
+			}
+			continue
+		}
+		trimmed := strings.TrimSpace(line)
+		if last != nil && trimmed != "" {
+			if doc, ok := docLine(trimmed); ok {
+				last.Doc = doc
+			}
+			last = nil
+		}
+		if q := openTriple(line); q != "" {
+			quote = q
+		}
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		indented := line[0] == ' ' || line[0] == '\t'
+		if !indented {
+			finish()
+			if m := defRe.FindStringSubmatch(line); m != nil {
+				funcs = append(funcs, PyBenchmark{Name: m[1], Line: n})
+				last = &funcs[len(funcs)-1]
+			} else if m := classRe.FindStringSubmatch(line); m != nil {
+				cls = &PyBenchmark{Name: m[1], Class: true, Line: n}
+				last = cls
+			}
+			continue
+		}
+		if cls == nil {
+			continue
+		}
+		if decoRe.MatchString(line) {
+			pendingDeco = true
+			continue
+		}
+		if m := methRe.FindStringSubmatch(line); m != nil {
+			methods[m[1]] = true
+			if pendingDeco && contains(classMethods, m[1]) {
+				abstract = true
+			}
+		}
+		if !strings.HasPrefix(trimmed, "@") {
+			pendingDeco = false
+		}
+	}
+	finish()
+	if len(classes) > 0 {
+		kept := funcs[:0]
+		for _, f := range funcs {
+			if !strings.HasPrefix(f.Name, "run_") {
+				kept = append(kept, f)
+			}
+		}
+		funcs = kept
+	}
+	return append(funcs, classes...)
+}
+
+// openTriple returns the triple quote a line leaves open ("" when none).
+func openTriple(line string) string {
+	open := ""
+	for i := 0; i+3 <= len(line); i++ {
+		q := line[i : i+3]
+		if q != `"""` && q != `'''` {
+			continue
+		}
+		switch open {
+		case "":
+			open = q
+		case q:
+			open = ""
+		default:
+			continue
+		}
+		i += 2
+	}
+	return open
+}
+
+// docLine returns the first line of a docstring that starts on line s.
+func docLine(s string) (string, bool) {
+	for _, p := range []string{`r"""`, `"""`, `r'''`, `'''`, `"`, `'`} {
+		if strings.HasPrefix(s, p) {
+			s = strings.TrimPrefix(s, p)
+			for _, q := range []string{`"""`, `'''`, `"`, `'`} {
+				if i := strings.Index(s, q); i >= 0 {
+					s = s[:i]
+					break
+				}
+			}
+			return strings.TrimSpace(s), true
+		}
+	}
+	return "", false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ParsePythonFile turns the benchmarks ScanPython finds in a file into suite benchmarks run by the
+// pyfunc adapter, named FILE.NAME (FILE without .py). It is registered with suite for ".py" files
+// under benches/.
+func ParsePythonFile(path string, data []byte) ([]*suite.Benchmark, error) {
+	stem := strings.TrimSuffix(filepath.Base(path), ".py")
+	var out []*suite.Benchmark
+	for _, pb := range ScanPython(data) {
+		params := map[string]any{"file": filepath.Base(path)}
+		if pb.Class {
+			params["class"] = pb.Name
+		} else {
+			params["function"] = pb.Name
+		}
+		out = append(out, &suite.Benchmark{
+			Name:        stem + "." + pb.Name,
+			Description: pb.Doc,
+			Model:       stem,
+			Tags:        []string{"python"},
+			File:        path,
+			Line:        pb.Line,
+			Dir:         filepath.Dir(path),
+			Kind:        "worker",
+			Config:      &Config{Adapter: "pyfunc"},
+			Params:      params,
+		})
+	}
+	return out, nil
+}

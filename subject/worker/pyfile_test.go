@@ -1,0 +1,124 @@
+package worker
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/inferbench/inferbench/suite"
+)
+
+func TestScanPython(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []PyBenchmark
+	}{
+		{"functions", `
+import time
+
+def run_basic_performance_benchmark():
+    """A basic performance benchmark example."""
+    return {}
+
+def benchmark_memory(size=10):
+    return 1
+
+def helper():
+    pass
+`, []PyBenchmark{
+			{Name: "run_basic_performance_benchmark", Line: 4, Doc: "A basic performance benchmark example."},
+			{Name: "benchmark_memory", Line: 8},
+		}},
+		// the seed's ModelBenchmark subclasses; the abstract base and the runner entry point are left out
+		{"classes", `
+class ModelBenchmark(ABC):
+    @abstractmethod
+    def setup_model(self, config): ...
+    @abstractmethod
+    def measure_latency(self, config): ...
+
+class Base:
+    @abc.abstractmethod
+    def setup_model(self, config): ...
+    def measure_latency(self, config): ...
+
+class LlamaBenchmark(ModelBenchmark):
+    """Llama, three variants."""
+    def __init__(self, logger):
+        self.logger = logger
+    def setup_model(self, config):
+        pass
+    def measure_time_to_first_token(self, config):
+        return 0.0
+    def measure_latency(self, config):
+        return 0.0
+
+def run_llama_benchmark(logger, output_dir="benchmark_results", **kwargs):
+    pass
+
+def benchmark_kept():
+    pass
+`, []PyBenchmark{
+			{Name: "benchmark_kept", Line: 27},
+			{Name: "LlamaBenchmark", Class: true, Line: 13, Doc: "Llama, three variants.",
+				Methods: []string{"setup_model", "measure_latency", "measure_time_to_first_token"}},
+		}},
+		// definitions inside strings and nested functions are not benchmarks
+		{"strings", `
+text = """
+def run_inside_a_string():
+    pass
+"""
+
+def outer():
+    def run_nested():
+        pass
+`, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ScanPython([]byte(tc.src))); diff != "" {
+				t.Errorf("ScanPython (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPythonFilesInSuite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "benches", "unit")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"seed_bench.py", "seed_class.py"} {
+		b, err := os.ReadFile(filepath.Join("../../workers/python/tests/testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a helper module without benchmarks is not an error
+	if err := os.WriteFile(filepath.Join(dir, "framework.py"), []byte("X = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	benches, err := suite.Load(nil, filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range benches {
+		got = append(got, b.Name+" "+b.Category+" "+b.Kind+" "+b.Params["file"].(string))
+	}
+	want := []string{
+		"seed_bench.run_sum_benchmark unit worker seed_bench.py",
+		"seed_bench.benchmark_noop unit worker seed_bench.py",
+		"seed_class.TinyModelBenchmark unit worker seed_class.py",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("benchmarks (-want +got):\n%s", diff)
+	}
+}
