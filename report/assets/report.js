@@ -46,7 +46,7 @@
       if (type === 'line') {
         one.lineStyle = { type: s.dashed ? 'dashed' : 'solid', width: 1.5 };
         one.symbolSize = 5; one.showSymbol = (s.data || []).length <= 60; one.connectNulls = true;
-        if (s.step) { one.step = 'middle'; }
+        if (s.step) { one.step = 'middle'; one.showSymbol = false; }
       }
       if (i === 0 && c.marks && c.marks.length) {
         one.markLine = { symbol: 'none', silent: true, lineStyle: { color: '#d62728', type: 'solid' },

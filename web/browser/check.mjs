@@ -71,8 +71,13 @@ try {
     const url = pathToFileURL(path.resolve(target)).href;
     page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) errors.push(`network request from a report: ${r.url()}`); });
     const ms = await openTimed(url);
-    await check('report', 'report.png', 2600);
+    await check('report', 'report.png', 1400);
     pages[pages.length - 1].open_ms = ms;
+    if (outDir) {
+      const sections = page.locator('section.bench');
+      const n = Math.min(await sections.count(), 2);
+      for (let i = 0; i < n; i++) { await sections.nth(i).screenshot({ path: path.join(outDir, `report-bench-${i + 1}.png`) }); }
+    }
   } else if (mode === 'time') {
     const url = pathToFileURL(path.resolve(target)).href;
     const n = Number(outDir || 5);
