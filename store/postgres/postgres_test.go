@@ -1,0 +1,16 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/inferbench/inferbench/store"
+	_ "github.com/inferbench/inferbench/store/postgres"
+	"github.com/inferbench/inferbench/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	pg := storetest.StartPostgres(t)
+	storetest.Run(t, func(t *testing.T) store.Params {
+		return store.Params{URL: pg.NewDatabase(t)}
+	})
+}
