@@ -34,9 +34,9 @@ var classMethods = []string{"setup_model", "measure_latency", "measure_time_to_f
 
 // ScanPython finds benchmarks in Python source without running it, by the rules of the Python
 // side's discover.py: top-level functions named run_* or benchmark_*, and classes defining
-// setup_model and measure_latency (or measure_time_to_first_token) that are not abstract. In a
-// file with such classes, run_* functions are the entry points of the classes' own runner and are
-// left out. Lines inside triple-quoted strings are ignored.
+// setup_model and measure_latency (or measure_time_to_first_token) that are not abstract. A
+// function whose body names one of those classes is the entry point of the classes' own runner
+// and is left out. Lines inside triple-quoted strings are ignored.
 func ScanPython(src []byte) []PyBenchmark {
 	var funcs, classes []PyBenchmark
 	var cls *PyBenchmark
@@ -59,6 +59,8 @@ func ScanPython(src []byte) []PyBenchmark {
 	}
 	var quote string // the open triple quote, when inside one
 	var last *PyBenchmark
+	bodies := map[string]*strings.Builder{} // function name -> body text
+	var body *strings.Builder
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	for n := 1; sc.Scan(); n++ {
@@ -83,11 +85,18 @@ func ScanPython(src []byte) []PyBenchmark {
 			continue
 		}
 		indented := line[0] == ' ' || line[0] == '\t'
+		if indented && body != nil {
+			body.WriteString(line)
+			body.WriteByte('\n')
+		}
 		if !indented {
 			finish()
+			body = nil
 			if m := defRe.FindStringSubmatch(line); m != nil {
 				funcs = append(funcs, PyBenchmark{Name: m[1], Line: n})
 				last = &funcs[len(funcs)-1]
+				body = &strings.Builder{}
+				bodies[m[1]] = body
 			} else if m := classRe.FindStringSubmatch(line); m != nil {
 				cls = &PyBenchmark{Name: m[1], Class: true, Line: n}
 				last = cls
@@ -115,7 +124,13 @@ func ScanPython(src []byte) []PyBenchmark {
 	if len(classes) > 0 {
 		kept := funcs[:0]
 		for _, f := range funcs {
-			if !strings.HasPrefix(f.Name, "run_") {
+			entry := false
+			for _, c := range classes {
+				if regexp.MustCompile(`\b` + regexp.QuoteMeta(c.Name) + `\b`).MatchString(bodies[f.Name].String()) {
+					entry = true
+				}
+			}
+			if !entry {
 				kept = append(kept, f)
 			}
 		}

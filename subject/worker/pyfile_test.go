@@ -57,12 +57,13 @@ class LlamaBenchmark(ModelBenchmark):
         return 0.0
 
 def run_llama_benchmark(logger, output_dir="benchmark_results", **kwargs):
-    pass
+    benchmark = LlamaBenchmark(logger)
+    return runner.run_benchmark(benchmark, configs)
 
 def benchmark_kept():
     pass
 `, []PyBenchmark{
-			{Name: "benchmark_kept", Line: 27},
+			{Name: "benchmark_kept", Line: 28},
 			{Name: "LlamaBenchmark", Class: true, Line: 13, Doc: "Llama, three variants.",
 				Methods: []string{"setup_model", "measure_latency", "measure_time_to_first_token"}},
 		}},
@@ -116,6 +117,7 @@ func TestPythonFilesInSuite(t *testing.T) {
 	want := []string{
 		"seed_bench.run_sum_benchmark unit worker seed_bench.py",
 		"seed_bench.benchmark_noop unit worker seed_bench.py",
+		"seed_class.benchmark_kept unit worker seed_class.py",
 		"seed_class.TinyModelBenchmark unit worker seed_class.py",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

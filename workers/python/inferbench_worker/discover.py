@@ -4,8 +4,8 @@
 - classes that define setup_model and measure_latency (or measure_time_to_first_token), not
   abstract (no @abstractmethod on those methods, not named ModelBenchmark).
 
-In a file that defines such a class, run_* functions are the seed's own runner entry points
-(they build a runner and write files) and are not listed.
+A function whose body names one of those classes is the entry point of the classes' own runner
+(it builds a runner and writes files) and is not listed.
 """
 
 import ast
@@ -36,7 +36,13 @@ def discover_file(path):
                             "doc": _first_line(ast.get_docstring(node)),
                             "methods": [m for m in CLASS_METHODS if m in methods]})
     if classes:
-        funcs = [f for f in funcs if not f["name"].startswith("run_")]
+        names = {c["name"] for c in classes}
+        entry = set()
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
+                entry.add(node.name)
+        funcs = [f for f in funcs if f["name"] not in entry]
     return {"file": path, "functions": funcs, "classes": classes}
 
 

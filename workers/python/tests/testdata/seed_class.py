@@ -44,4 +44,10 @@ class TinyModelBenchmark(ModelBenchmark):
 
 
 def run_tiny_model_benchmark(logger, output_dir="benchmark_results", **kwargs):
-    raise RuntimeError("entry point of the seed's own runner: never called by inferbench")
+    """The entry point of the seed's own runner: never called by inferbench."""
+    benchmark = TinyModelBenchmark(logger)
+    raise RuntimeError("not run: %r" % benchmark)
+
+
+def benchmark_kept():
+    return 1
