@@ -34,6 +34,7 @@ type collector struct {
 	items        int
 	outputTokens int
 	counted      bool
+	rep          reported // figures from serving drivers (report.go)
 }
 
 func newCollector(maxSamples int) *collector {
@@ -221,6 +222,7 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 			r.Metrics["output_tokens"] = m
 		}
 	}
+	c.rep.fill(r)
 	if len(c.errKinds) > 0 {
 		if r.Extra == nil {
 			r.Extra = map[string]any{}

@@ -38,6 +38,7 @@ type Engine struct {
 	maxSamples int
 	keep       int
 	env        []string
+	requestLog string // folder of per-request logs (requests.go); "" writes none
 }
 
 // Option configures an Engine.
@@ -170,7 +171,21 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	if e.listener != nil {
 		col.onObserve = func(p load.Phase, n int) { e.listener.Observed(sc, p, n) }
 	}
-	derr := driver(ctx, subj, cfg, col)
+	var sink load.Sink = col
+	if e.requestLog != "" && (servingModes[cfg.Mode] || b.Kind == "openai") {
+		rl, err := openRequestLog(e.requestLog, sc, col)
+		if err != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("request log: %v", err))
+		} else {
+			sink = rl
+			defer func() {
+				if err := rl.close(); err != nil {
+					r.Warnings = append(r.Warnings, err.Error())
+				}
+			}()
+		}
+	}
+	derr := driver(ctx, subj, cfg, sink)
 	for _, stop := range stops {
 		stop(&r)
 	}

@@ -30,6 +30,37 @@ type Config struct {
 	// MaxErrorRate is the share of measured calls that may fail before the scenario counts as
 	// failed (default 0: any failure fails it).
 	MaxErrorRate float64 `yaml:"max_error_rate" json:"max_error_rate,omitempty"`
+
+	// Serving loads (modes concurrency, rate, sweep, offline; serving.go and docs/metrics.md).
+
+	// Concurrency is the number of requests kept in flight by the closed loop (mode concurrency;
+	// the sweep's maximum-throughput step).
+	Concurrency int `yaml:"concurrency" json:"concurrency,omitempty"`
+	// Rate is the open loop's target in requests per second (mode rate).
+	Rate float64 `yaml:"rate" json:"rate,omitempty"`
+	// Arrival is the open loop's arrival process: poisson (default), constant, or gamma.
+	Arrival string `yaml:"arrival" json:"arrival,omitempty"`
+	// Burstiness is the gamma process's shape: 1 is poisson, below 1 burstier, above smoother.
+	Burstiness float64 `yaml:"burstiness" json:"burstiness,omitempty"`
+	// MaxConcurrency caps the requests in flight in open loops and offline (0: no cap in rate,
+	// 1024 offline). A request due while the cap is reached waits (late) or, with overflow
+	// drop, is not sent (dropped).
+	MaxConcurrency int    `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
+	Overflow       string `yaml:"overflow" json:"overflow,omitempty"`
+	// Duration is how long an open loop sends measured requests; without it the loop sends
+	// measurement_iterations requests.
+	Duration time.Duration `yaml:"duration" json:"duration,omitempty"`
+	// WarmupTime sends warm-up requests for this long before measuring (open loop), instead of
+	// warmup_iterations.
+	WarmupTime time.Duration `yaml:"warmup_time" json:"warmup_time,omitempty"`
+	// Seed fixes the arrival schedule.
+	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
+	// SLO holds service-level objectives by metric and percentile, "ttft_ms.p99": 500. A request
+	// meeting every objective counts toward goodput; a scenario holds its SLOs when each
+	// percentile is within its limit.
+	SLO map[string]float64 `yaml:"slo" json:"slo,omitempty"`
+	// Sweep configures mode sweep.
+	Sweep *SweepConfig `yaml:"sweep" json:"sweep,omitempty"`
 }
 
 // Defaults for a definition that does not say.
@@ -62,7 +93,7 @@ func (c Config) Merge(o Config) Config {
 	if o.MaxErrorRate != 0 {
 		c.MaxErrorRate = o.MaxErrorRate
 	}
-	return c
+	return c.mergeServing(o)
 }
 
 // Warmup returns the number of warm-up iterations.
@@ -106,7 +137,7 @@ func (c Config) Validate() error {
 	if c.MaxTime > 0 && c.MinTime > c.MaxTime {
 		return fmt.Errorf("min_time %v exceeds max_time %v", c.MinTime, c.MaxTime)
 	}
-	return nil
+	return c.validateServing()
 }
 
 func (c Config) mode() string {

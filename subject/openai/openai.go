@@ -251,8 +251,47 @@ func (s *Subject) Close() error {
 	return nil
 }
 
-// Do sends request r.Index's prompt and observes the response.
+// Do sends request r.Index's prompt and observes the response. Its errors are *Error values,
+// whose Kind groups them for counting.
 func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	o, err := s.do(ctx, r)
+	if err != nil {
+		return o, &Error{Err: err}
+	}
+	return o, nil
+}
+
+// Error is a failed request.
+type Error struct{ Err error }
+
+func (e *Error) Error() string { return "openai: " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Kind names the error's class: "http_503", "timeout", "connection", "malformed_stream",
+// "incomplete_stream", "stream_error", "canceled" or "error". Results count errors by kind.
+func (e *Error) Kind() string {
+	var se *StatusError
+	var ne net.Error
+	switch {
+	case errors.As(e.Err, &se):
+		return fmt.Sprintf("http_%d", se.Code)
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(e.Err, context.Canceled):
+		return "canceled"
+	case errors.Is(e.Err, ErrMalformed):
+		return "malformed_stream"
+	case errors.Is(e.Err, ErrIncomplete):
+		return "incomplete_stream"
+	case errors.Is(e.Err, ErrStream):
+		return "stream_error"
+	case errors.As(e.Err, &ne):
+		return "connection"
+	}
+	return "error"
+}
+
+func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observation, error) {
 	p := s.src.Prompt(r.Index)
 	bp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bp)
@@ -265,7 +304,7 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return subject.Observation{}, fmt.Errorf("openai: %w", err)
+		return subject.Observation{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if s.stream {
@@ -283,7 +322,7 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	resp, err := s.client.Do(req)
 	if err != nil {
 		o.End = time.Now()
-		return o, fmt.Errorf("openai: %w", err)
+		return o, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -299,10 +338,7 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (after %v)", ctx.Err(), time.Since(o.Start).Round(time.Millisecond))
 	}
-	if err != nil {
-		return o, fmt.Errorf("openai: %w", err)
-	}
-	return o, nil
+	return o, err
 }
 
 func (s *Subject) appendBody(b []byte, p workload.Prompt) ([]byte, error) {

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/subject"
+	"github.com/inferbench/inferbench/suite"
+)
+
+// WithRequestLog writes every call of serving scenarios (a serving load mode or an openai subject)
+// to dir/<benchmark>__<scenario>.jsonl, one JSON object per line, with its raw timestamps.
+func WithRequestLog(dir string) Option { return func(e *Engine) { e.requestLog = dir } }
+
+// servingModes are the load modes whose calls go to the request log.
+var servingModes = map[string]bool{load.ModeConcurrency: true, load.ModeRate: true, load.ModeSweep: true, load.ModeOffline: true}
+
+// RequestLogName returns the file name of a scenario's request log.
+func RequestLogName(sc *suite.Scenario) string {
+	r := strings.NewReplacer("/", "__", " ", "_", "\\", "_", ":", "_")
+	return r.Replace(sc.ID()) + ".jsonl"
+}
+
+// requestLog is a load.Sink that writes each call and passes it on. Each line holds:
+//
+//	n               completion order, from 0
+//	phase           "warmup" or "measure"
+//	scheduled_ns    intended send time (open loop), Unix nanoseconds; absent otherwise
+//	start_ns        send time, Unix nanoseconds
+//	first_token_ns  first content token, Unix nanoseconds; absent when none
+//	end_ns          end of the response, Unix nanoseconds
+//	token_us        each content event's arrival, microseconds after start_ns
+//	tokens          tokens per content event, when any event carried other than one
+//	input_tokens, output_tokens, tokens_counted
+//	error, error_kind  for a failed call
+type requestLog struct {
+	load.Sink
+	mu  sync.Mutex
+	f   *os.File
+	w   *bufio.Writer
+	n   int
+	buf []byte
+	err error
+}
+
+func openRequestLog(dir string, sc *suite.Scenario, next load.Sink) (*requestLog, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, RequestLogName(sc)))
+	if err != nil {
+		return nil, err
+	}
+	return &requestLog{Sink: next, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// Observe writes the call, then passes it on.
+func (l *requestLog) Observe(p load.Phase, o subject.Observation, err error) {
+	l.mu.Lock()
+	l.write(p, &o, err)
+	l.mu.Unlock()
+	l.Sink.Observe(p, o, err)
+}
+
+func (l *requestLog) write(p load.Phase, o *subject.Observation, err error) {
+	if l.err != nil {
+		return
+	}
+	b := l.buf[:0]
+	b = append(b, `{"n":`...)
+	b = strconv.AppendInt(b, int64(l.n), 10)
+	l.n++
+	if p == load.Warmup {
+		b = append(b, `,"phase":"warmup"`...)
+	} else {
+		b = append(b, `,"phase":"measure"`...)
+	}
+	ts := func(name string, t time.Time) {
+		if !t.IsZero() {
+			b = append(b, `,"`...)
+			b = append(b, name...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, t.UnixNano(), 10)
+		}
+	}
+	ts("scheduled_ns", o.Scheduled)
+	ts("start_ns", o.Start)
+	ts("first_token_ns", o.FirstToken)
+	ts("end_ns", o.End)
+	if len(o.Tokens) > 0 {
+		b = append(b, `,"token_us":[`...)
+		multi := false
+		for i, t := range o.Tokens {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, t.At.Sub(o.Start).Microseconds(), 10)
+			multi = multi || t.Tokens != 1
+		}
+		b = append(b, ']')
+		if multi {
+			b = append(b, `,"tokens":[`...)
+			for i, t := range o.Tokens {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(t.Tokens), 10)
+			}
+			b = append(b, ']')
+		}
+	}
+	if o.InputTokens > 0 {
+		b = append(b, `,"input_tokens":`...)
+		b = strconv.AppendInt(b, int64(o.InputTokens), 10)
+	}
+	if o.OutputTokens > 0 || len(o.Tokens) > 0 {
+		b = append(b, `,"output_tokens":`...)
+		b = strconv.AppendInt(b, int64(o.OutputTokens), 10)
+	}
+	if o.TokensCounted {
+		b = append(b, `,"tokens_counted":true`...)
+	}
+	if err != nil {
+		b = append(b, `,"error":`...)
+		b = strconv.AppendQuote(b, err.Error())
+		b = append(b, `,"error_kind":`...)
+		b = strconv.AppendQuote(b, errorKind(err))
+	}
+	b = append(b, "}\n"...)
+	l.buf = b
+	_, l.err = l.w.Write(b)
+}
+
+// Value, Extra and Warn pass a serving driver's reports to the collector.
+func (l *requestLog) Value(name string, v float64) {
+	if r, ok := l.Sink.(load.Reporter); ok {
+		r.Value(name, v)
+	}
+}
+
+func (l *requestLog) Extra(section string, v any) {
+	if r, ok := l.Sink.(load.Reporter); ok {
+		r.Extra(section, v)
+	}
+}
+
+func (l *requestLog) Warn(msg string) {
+	if r, ok := l.Sink.(load.Reporter); ok {
+		r.Warn(msg)
+	}
+}
+
+// close flushes the log; its error is a warning on the scenario.
+func (l *requestLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.err
+	if ferr := l.w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("request log %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
+
+var _ load.Reporter = (*requestLog)(nil)

@@ -1,0 +1,185 @@
+package load
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/subject"
+)
+
+// OpenLoop sends requests on an arrival schedule computed before the first request from the rate,
+// the arrival process and the seed, whatever the server does: a slow server makes requests pile
+// up rather than slowing the load, so latencies measured from the scheduled send time are free of
+// coordinated omission. Warm-up requests come first (warmup_time long, or warmup_iterations of
+// them); then duration's worth of measured requests, or measurement_iterations of them.
+//
+// With max_concurrency, a request due while that many are in flight waits for a slot and counts
+// as late, or with overflow drop is not sent and counts as dropped. Each request's schedule lag
+// (actual minus scheduled send) is recorded; a p99 above 1 ms marks the scenario client_bound.
+func OpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+	ss := newServingSink(sink, c)
+	err := openLoop(ctx, s, c, c.Rate, ss, 0, true)
+	ss.report(ss.result(ModeRate), true)
+	return err
+}
+
+// Schedule returns the send offsets of an open loop at rate requests per second from its start:
+// first the warm-up requests (the count is returned), then the measured ones. It is a function of
+// the configuration and the seed only.
+func Schedule(c Config, rate float64) (offsets []time.Duration, warm int) {
+	r := rand.New(rand.NewPCG(c.Seed, 0x5c4ed))
+	mean := 1 / rate
+	gap := func() float64 {
+		switch c.Arrival {
+		case "constant":
+			return mean
+		case "gamma":
+			return gammaSample(r, c.Burstiness) * mean / c.Burstiness
+		}
+		return r.ExpFloat64() * mean
+	}
+	var t time.Duration // summed in nanoseconds, so constant gaps add up exactly
+	add := func() { offsets = append(offsets, t); t += time.Duration(gap() * 1e9) }
+	if c.WarmupTime > 0 {
+		for t < c.WarmupTime {
+			add()
+		}
+	} else {
+		for range c.Warmup() {
+			add()
+		}
+	}
+	warm = len(offsets)
+	if c.Duration > 0 {
+		end := t + c.Duration
+		for t < end {
+			add()
+		}
+	} else {
+		for range c.Measurement() {
+			add()
+		}
+	}
+	return offsets, warm
+}
+
+// gammaSample draws from a gamma distribution of shape k and scale 1 (Marsaglia and Tsang).
+func gammaSample(r *rand.Rand, k float64) float64 {
+	if k < 1 {
+		// Boost: Gamma(k) = Gamma(k+1) * U^(1/k).
+		return gammaSample(r, k+1) * math.Pow(r.Float64(), 1/k)
+	}
+	d := k - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := r.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// openLoop runs one open loop at rate; request indexes start at base. With warm false the
+// schedule has no warm-up (sweep steps after the first).
+func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss *servingSink, base int, warm bool) error {
+	if !warm {
+		zero := 0
+		c.WarmupIterations, c.WarmupTime = &zero, 0
+	}
+	offsets, nWarm := Schedule(c, rate)
+	callCtx := context.WithoutCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	var slots chan struct{}
+	if c.MaxConcurrency > 0 {
+		slots = make(chan struct{}, c.MaxConcurrency)
+	}
+	drop := c.Overflow == "drop"
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if nWarm > 0 {
+		ss.Begin(Warmup)
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	// Start a little ahead so the first requests are not late for the setup.
+	t0 := time.Now().Add(time.Millisecond)
+	for i, off := range offsets {
+		if i == nWarm {
+			ss.Begin(Measure)
+		}
+		phase := Measure
+		if i < nWarm {
+			phase = Warmup
+		}
+		due := t0.Add(off)
+		if d := time.Until(due); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return fatalCause(ctx)
+			}
+		}
+		if ctx.Err() != nil {
+			return fatalCause(ctx)
+		}
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			default:
+				if drop {
+					if phase == Measure {
+						ss.countDropped()
+					}
+					continue
+				}
+				if phase == Measure {
+					ss.countLate()
+				}
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					return fatalCause(ctx)
+				}
+			}
+		}
+		wg.Add(1)
+		go func(index int, due time.Time, phase Phase) {
+			defer wg.Done()
+			cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())
+			o, err := s.Do(cctx, subject.Request{Index: index, Warmup: phase == Warmup, Scheduled: due})
+			ccancel()
+			if slots != nil {
+				<-slots
+			}
+			if o.Scheduled.IsZero() {
+				o.Scheduled = due
+			}
+			ss.Observe(phase, o, err)
+			if err != nil && isFatal(err) {
+				cancel(err)
+			}
+		}(base+i, due, phase)
+	}
+	wg.Wait()
+	return fatalCause(ctx)
+}
+
+// fatalCause returns the fatal error that cancelled ctx, or nil for an interruption.
+func fatalCause(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && isFatal(err) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,445 @@
+package load
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/stats"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// Serving modes.
+const (
+	ModeConcurrency = "concurrency" // closed loop: Concurrency requests in flight
+	ModeRate        = "rate"        // open loop: requests sent on a seeded arrival schedule
+	ModeSweep       = "sweep"       // synchronous, maximum throughput, then rates between
+	ModeOffline     = "offline"     // every request at once, up to MaxConcurrency in flight
+)
+
+func init() {
+	RegisterDriver(ModeConcurrency, ClosedLoop)
+	RegisterDriver(ModeRate, OpenLoop)
+	RegisterDriver(ModeSweep, Sweep)
+	RegisterDriver(ModeOffline, Offline)
+}
+
+// SweepConfig configures mode sweep. Every step sends measurement_iterations requests (or runs
+// for duration).
+type SweepConfig struct {
+	// Steps is the number of rates tried between the synchronous and the maximum rate (default 4).
+	Steps int `yaml:"steps" json:"steps,omitempty"`
+	// Search, with SLOs, bisects between those rates this many times for the highest rate whose
+	// SLOs hold (default 0: no search).
+	Search int `yaml:"search" json:"search,omitempty"`
+}
+
+// ClientBoundLag is the schedule-lag p99 above which an open loop says the client, not the server,
+// set the pace.
+const ClientBoundLag = time.Millisecond
+
+// DefaultOfflineConcurrency caps the requests in flight in mode offline.
+const DefaultOfflineConcurrency = 1024
+
+// Reporter is an optional ability of a Sink: serving drivers report figures about the load itself
+// (goodput, schedule lag, the client's CPU, sweep steps) that no single call carries.
+type Reporter interface {
+	// Value records a scenario-level metric, such as "goodput_rps".
+	Value(name string, v float64)
+	// Extra records a section of the scenario's result, such as "sweep".
+	Extra(section string, v any)
+	// Warn adds a warning to the scenario.
+	Warn(msg string)
+}
+
+func (c Config) mergeServing(o Config) Config {
+	if o.Concurrency != 0 {
+		c.Concurrency = o.Concurrency
+	}
+	if o.Rate != 0 {
+		c.Rate = o.Rate
+	}
+	if o.Arrival != "" {
+		c.Arrival = o.Arrival
+	}
+	if o.Burstiness != 0 {
+		c.Burstiness = o.Burstiness
+	}
+	if o.MaxConcurrency != 0 {
+		c.MaxConcurrency = o.MaxConcurrency
+	}
+	if o.Overflow != "" {
+		c.Overflow = o.Overflow
+	}
+	if o.Duration != 0 {
+		c.Duration = o.Duration
+	}
+	if o.WarmupTime != 0 {
+		c.WarmupTime = o.WarmupTime
+	}
+	if o.Seed != 0 {
+		c.Seed = o.Seed
+	}
+	if len(o.SLO) > 0 {
+		c.SLO = o.SLO
+	}
+	if o.Sweep != nil {
+		c.Sweep = o.Sweep
+	}
+	return c
+}
+
+func (c Config) validateServing() error {
+	switch c.Arrival {
+	case "", "poisson", "constant", "gamma":
+	default:
+		return fmt.Errorf("arrival %q: want poisson, constant or gamma", c.Arrival)
+	}
+	switch c.Overflow {
+	case "", "wait", "drop":
+	default:
+		return fmt.Errorf("overflow %q: want wait or drop", c.Overflow)
+	}
+	if c.Concurrency < 0 || c.MaxConcurrency < 0 || c.Rate < 0 || c.Burstiness < 0 || c.Duration < 0 || c.WarmupTime < 0 {
+		return fmt.Errorf("concurrency, max_concurrency, rate, burstiness, duration and warmup_time must not be negative")
+	}
+	if c.Arrival == "gamma" && c.Burstiness == 0 {
+		return fmt.Errorf("arrival gamma needs burstiness (the shape: 1 is poisson, below 1 burstier)")
+	}
+	if c.mode() == ModeRate && c.Rate <= 0 {
+		return fmt.Errorf("mode rate needs rate (requests per second)")
+	}
+	if c.Sweep != nil && (c.Sweep.Steps < 0 || c.Sweep.Search < 0) {
+		return fmt.Errorf("sweep steps and search must not be negative")
+	}
+	if _, err := ParseSLOs(c.SLO); err != nil {
+		return err
+	}
+	return nil
+}
+
+// SLO is one service-level objective: a per-request metric, the statistic of its distribution
+// that must stay within Limit, and Limit.
+type SLO struct {
+	Key    string  // as written: "ttft_ms.p99"
+	Metric string  // ttft_ms, tpot_ms, e2e_ms, itl_ms, ttft_sched_ms, e2e_sched_ms
+	Stat   string  // p50, p90, p95, p99, p99.9, mean, median, max
+	Limit  float64 // in the metric's unit
+}
+
+// sloMetrics are the metrics an SLO can name.
+var sloMetrics = []string{"ttft_ms", "tpot_ms", "e2e_ms", "itl_ms", "ttft_sched_ms", "e2e_sched_ms"}
+
+// ParseSLOs checks and orders SLOs given as {"ttft_ms.p99": 500}. A key without a statistic
+// means p99.
+func ParseSLOs(m map[string]float64) ([]SLO, error) {
+	var out []SLO
+	for key, limit := range m {
+		metric, stat, ok := strings.Cut(key, ".")
+		if !ok {
+			stat = "p99"
+		}
+		// "p99.9" splits at its own dot.
+		if rest, ok2 := strings.CutPrefix(stat, "p99."); ok2 {
+			stat = "p99." + rest
+		}
+		if !slices.Contains(sloMetrics, metric) {
+			return nil, fmt.Errorf("slo %q: unknown metric %q (want one of %s)", key, metric, strings.Join(sloMetrics, ", "))
+		}
+		if _, ok := statOf(stats.Summary{}, stat); !ok {
+			return nil, fmt.Errorf("slo %q: unknown statistic %q (want p50, p90, p95, p99, p99.9, mean, median or max)", key, stat)
+		}
+		if limit <= 0 || math.IsNaN(limit) {
+			return nil, fmt.Errorf("slo %q: limit %v must be above 0", key, limit)
+		}
+		out = append(out, SLO{Key: key, Metric: metric, Stat: stat, Limit: limit})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// statOf reads a statistic from a summary.
+func statOf(s stats.Summary, stat string) (float64, bool) {
+	switch stat {
+	case "p50", "median":
+		return s.Median, true
+	case "p25":
+		return s.P25, true
+	case "p75":
+		return s.P75, true
+	case "p90":
+		return s.P90, true
+	case "p95":
+		return s.P95, true
+	case "p99":
+		return s.P99, true
+	case "p99.9":
+		if s.P999 != nil {
+			return *s.P999, true
+		}
+		return s.Max, true
+	case "mean":
+		return s.Mean, true
+	case "max":
+		return s.Max, true
+	}
+	return 0, false
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// requestMetrics returns the per-request serving metrics of a streamed observation, as
+// docs/metrics.md defines them; ok is false when the call streamed no token.
+func requestMetrics(o subject.Observation, f func(metric string, v float64)) bool {
+	if o.FirstToken.IsZero() || o.Start.IsZero() {
+		return false
+	}
+	f("ttft_ms", msOf(o.FirstToken.Sub(o.Start)))
+	f("e2e_ms", msOf(o.End.Sub(o.Start)))
+	if !o.Scheduled.IsZero() {
+		f("ttft_sched_ms", msOf(o.FirstToken.Sub(o.Scheduled)))
+		f("e2e_sched_ms", msOf(o.End.Sub(o.Scheduled)))
+	}
+	out := o.OutputTokens
+	if out == 0 {
+		for _, t := range o.Tokens {
+			out += max(t.Tokens, 1)
+		}
+	}
+	if out > 1 {
+		f("tpot_ms", msOf(o.End.Sub(o.FirstToken))/float64(out-1))
+	}
+	for i := 1; i < len(o.Tokens); i++ {
+		n := max(o.Tokens[i].Tokens, 1)
+		gap := msOf(o.Tokens[i].At.Sub(o.Tokens[i-1].At)) / float64(n)
+		for range n {
+			f("itl_ms", gap)
+		}
+	}
+	return true
+}
+
+// servingSink stands between a serving driver and the engine's sink. It stamps each measured call
+// with its schedule lag, judges it against the SLOs for goodput, keeps compact distributions of
+// the serving metrics for SLO checks and sweep steps, and measures the client's CPU.
+type servingSink struct {
+	next Sink
+	slos []SLO
+
+	mu        sync.Mutex
+	dists     map[string]*stats.Dist // compact: percentiles from a histogram past sampleLimit
+	measured  int
+	failed    int
+	good      int
+	late      int
+	dropped   int
+	winStart  time.Time
+	winEnd    time.Time
+	began     time.Time
+	cpu0      time.Duration
+	steadyEnd time.Time
+	steadyN   int
+}
+
+// sampleLimit bounds the raw samples of servingSink's own distributions (its figures are
+// percentiles for SLO checks; the engine keeps the full distributions).
+const sampleLimit = 1 << 14
+
+func newServingSink(next Sink, c Config) *servingSink {
+	slos, _ := ParseSLOs(c.SLO) // validated with the config
+	return &servingSink{next: next, slos: slos, dists: map[string]*stats.Dist{}}
+}
+
+func (s *servingSink) Begin(p Phase) {
+	if p == Measure {
+		s.mu.Lock()
+		s.began, s.cpu0 = time.Now(), cpuTime()
+		s.mu.Unlock()
+	}
+	s.next.Begin(p)
+}
+
+func (s *servingSink) Observe(p Phase, o subject.Observation, err error) {
+	if p == Measure {
+		s.measure(&o, err)
+	}
+	s.next.Observe(p, o, err)
+}
+
+func (s *servingSink) measure(o *subject.Observation, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.measured++
+	if !o.Scheduled.IsZero() && !o.Start.IsZero() {
+		lag := msOf(o.Start.Sub(o.Scheduled))
+		s.add("schedule_lag_ms", lag)
+		if o.Values == nil {
+			o.Values = map[string]float64{}
+		}
+		o.Values["schedule_lag_ms"] = lag
+	}
+	if err != nil {
+		s.failed++
+		return
+	}
+	if s.winStart.IsZero() || o.Start.Before(s.winStart) {
+		s.winStart = o.Start
+	}
+	if o.End.After(s.winEnd) {
+		s.winEnd = o.End
+	}
+	if s.steadyEnd.IsZero() {
+		s.steadyN++
+	}
+	missed := false
+	streamed := requestMetrics(*o, func(m string, v float64) {
+		s.add(m, v)
+		for _, slo := range s.slos {
+			if slo.Metric == m && v > slo.Limit {
+				missed = true
+			}
+		}
+	})
+	if missed || (!streamed && len(s.slos) > 0) {
+		return // a request without tokens cannot meet an SLO on tokens
+	}
+	s.good++
+}
+
+func (s *servingSink) add(name string, v float64) {
+	d, ok := s.dists[name]
+	if !ok {
+		d = stats.NewDist(sampleLimit)
+		s.dists[name] = d
+	}
+	d.Add(v)
+}
+
+// markSteadyEnd notes when the load stopped being steady (a closed loop's first worker ran out of
+// requests): the steady-state window is from the start of measurement to here.
+func (s *servingSink) markSteadyEnd() {
+	s.mu.Lock()
+	if s.steadyEnd.IsZero() {
+		s.steadyEnd = time.Now()
+	}
+	s.mu.Unlock()
+}
+
+func (s *servingSink) countLate()    { s.mu.Lock(); s.late++; s.mu.Unlock() }
+func (s *servingSink) countDropped() { s.mu.Lock(); s.dropped++; s.mu.Unlock() }
+
+// stepResult summarises what a servingSink saw: one sweep step, or a whole scenario.
+type stepResult struct {
+	Name        string             `json:"name"`
+	TargetRPS   float64            `json:"target_rps,omitempty"`
+	Concurrency int                `json:"concurrency,omitempty"`
+	Requests    int                `json:"requests"`
+	Failed      int                `json:"failed"`
+	RPS         float64            `json:"requests_per_s"`
+	GoodputRPS  float64            `json:"goodput_rps"`
+	Stats       map[string]float64 `json:"stats"` // "ttft_ms.p50", ...
+	SLOsHold    *bool              `json:"slos_hold,omitempty"`
+	SLOFailures []string           `json:"slo_failures,omitempty"`
+	LagP99      float64            `json:"schedule_lag_p99_ms,omitempty"`
+	CPUCores    float64            `json:"client_cpu_cores"`
+}
+
+func (s *servingSink) result(name string) stepResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := stepResult{Name: name, Requests: s.measured, Failed: s.failed, Stats: map[string]float64{}}
+	if win := s.winEnd.Sub(s.winStart).Seconds(); win > 0 {
+		r.RPS = float64(s.measured-s.failed) / win
+		r.GoodputRPS = float64(s.good) / win
+	}
+	sum := func(m string) (stats.Summary, bool) {
+		d, ok := s.dists[m]
+		if !ok {
+			return stats.Summary{}, false
+		}
+		x, err := d.Summary()
+		return x, err == nil
+	}
+	for _, m := range []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"} {
+		if x, ok := sum(m); ok {
+			r.Stats[m+".p50"], r.Stats[m+".p99"] = x.Median, x.P99
+		}
+	}
+	if x, ok := sum("schedule_lag_ms"); ok {
+		r.LagP99 = x.P99
+	}
+	if len(s.slos) > 0 {
+		hold := s.failed == 0
+		for _, slo := range s.slos {
+			x, ok := sum(slo.Metric)
+			v, _ := statOf(x, slo.Stat)
+			if !ok || v > slo.Limit {
+				hold = false
+				r.SLOFailures = append(r.SLOFailures, fmt.Sprintf("%s = %s > %s", slo.Key, fmtF(v), fmtF(slo.Limit)))
+			}
+		}
+		if s.failed > 0 {
+			r.SLOFailures = append(r.SLOFailures, fmt.Sprintf("%d failed requests", s.failed))
+		}
+		r.SLOsHold = &hold
+	}
+	if !s.began.IsZero() {
+		if wall := time.Since(s.began).Seconds(); wall > 0 {
+			r.CPUCores = (cpuTime() - s.cpu0).Seconds() / wall
+		}
+	}
+	return r
+}
+
+func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// report hands the scenario-level figures to the engine's sink when it can take them, and warns
+// when the client may have set the pace.
+func (s *servingSink) report(r stepResult, openLoop bool) {
+	rep, ok := s.next.(Reporter)
+	if !ok {
+		return
+	}
+	rep.Value("goodput_rps", r.GoodputRPS)
+	rep.Value("client_cpu_cores", r.CPUCores)
+	s.mu.Lock()
+	late, dropped := s.late, s.dropped
+	steadyEnd, steadyN, began := s.steadyEnd, s.steadyN, s.began
+	s.mu.Unlock()
+	if openLoop {
+		rep.Value("late_requests", float64(late))
+		rep.Value("dropped_requests", float64(dropped))
+	}
+	if !steadyEnd.IsZero() && steadyEnd.After(began) {
+		rep.Value("steady_requests_per_s", float64(steadyN)/steadyEnd.Sub(began).Seconds())
+		rep.Extra("steady_window", map[string]any{"start": began, "end": steadyEnd, "requests": steadyN})
+	}
+	if r.SLOsHold != nil {
+		rep.Extra("slo", map[string]any{"hold": *r.SLOsHold, "failures": r.SLOFailures, "objectives": sloMap(s.slos)})
+	}
+	var why []string
+	if openLoop && r.LagP99 > msOf(ClientBoundLag) {
+		why = append(why, fmt.Sprintf("schedule lag p99 %.2f ms exceeds %v", r.LagP99, ClientBoundLag))
+	}
+	if procs := runtime.GOMAXPROCS(0); r.CPUCores > 0.9*float64(procs) {
+		why = append(why, fmt.Sprintf("the client used %.2f of its %d CPUs", r.CPUCores, procs))
+	}
+	if len(why) > 0 {
+		rep.Extra("client_bound", true)
+		rep.Warn("client_bound: " + strings.Join(why, "; ") + ": figures may show the client's limits, not the server's")
+	}
+}
+
+func sloMap(slos []SLO) map[string]float64 {
+	m := map[string]float64{}
+	for _, s := range slos {
+		m[s.Key] = s.Limit
+	}
+	return m
+}

@@ -1,0 +1,366 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferbench/inferbench/subject"
+)
+
+// streamer is a fake streaming subject: each call waits ttft (chosen by index), then emits tokens
+// events gap apart.
+type streamer struct {
+	ttft     func(i int) time.Duration
+	gap      time.Duration
+	tokens   int
+	fail     func(i int) error
+	inFlight atomic.Int64
+	peak     atomic.Int64
+	calls    atomic.Int64
+}
+
+func (s *streamer) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	s.calls.Add(1)
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for {
+		p := s.peak.Load()
+		if n <= p || s.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	o := subject.Observation{Scheduled: r.Scheduled, Start: time.Now()}
+	if s.fail != nil {
+		if err := s.fail(r.Index); err != nil {
+			o.End = time.Now()
+			return o, err
+		}
+	}
+	ttft := time.Millisecond
+	if s.ttft != nil {
+		ttft = s.ttft(r.Index)
+	}
+	time.Sleep(ttft)
+	for k := range max(s.tokens, 1) {
+		if k > 0 && s.gap > 0 {
+			time.Sleep(s.gap)
+		}
+		o.Tokens = append(o.Tokens, subject.TokenEvent{At: time.Now(), Tokens: 1})
+	}
+	o.FirstToken, o.End = o.Tokens[0].At, time.Now()
+	o.OutputTokens = len(o.Tokens)
+	return o, nil
+}
+
+func (s *streamer) Close() error { return nil }
+
+// recorder is a Sink and Reporter that keeps everything.
+type recorder struct {
+	mu       sync.Mutex
+	phases   []Phase
+	obs      map[Phase][]subject.Observation
+	errs     int
+	values   map[string]float64
+	extra    map[string]any
+	warnings []string
+}
+
+func newRecorder() *recorder {
+	return &recorder{obs: map[Phase][]subject.Observation{}, values: map[string]float64{}, extra: map[string]any{}}
+}
+
+func (r *recorder) Begin(p Phase) { r.mu.Lock(); r.phases = append(r.phases, p); r.mu.Unlock() }
+func (r *recorder) Observe(p Phase, o subject.Observation, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.obs[p] = append(r.obs[p], o)
+	if err != nil {
+		r.errs++
+	}
+}
+func (r *recorder) Value(name string, v float64) { r.mu.Lock(); r.values[name] = v; r.mu.Unlock() }
+func (r *recorder) Extra(s string, v any)        { r.mu.Lock(); r.extra[s] = v; r.mu.Unlock() }
+func (r *recorder) Warn(msg string)              { r.mu.Lock(); r.warnings = append(r.warnings, msg); r.mu.Unlock() }
+
+func ptr(n int) *int { return &n }
+
+func TestSchedule(t *testing.T) {
+	tests := []struct {
+		name    string
+		c       Config
+		rate    float64
+		n, warm int
+		cv      float64 // coefficient of variation of the gaps
+	}{
+		// Constant: exact gaps.
+		{"constant", Config{Arrival: "constant", WarmupIterations: ptr(2), MeasurementIterations: ptr(1000)}, 100, 1002, 2, 0},
+		// Poisson: exponential gaps, CV 1.
+		{"poisson", Config{Seed: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 2000, 100000, 0, 1},
+		// Gamma with shape 0.25: CV 2.
+		{"gamma bursty", Config{Seed: 2, Arrival: "gamma", Burstiness: 0.25, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 50, 100000, 0, 2},
+		// Gamma with shape 4: CV 0.5.
+		{"gamma smooth", Config{Seed: 3, Arrival: "gamma", Burstiness: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 50, 100000, 0, 0.5},
+		// Time bounds: 1 s of warm-up then 10 s measured at 100/s.
+		{"durations", Config{Arrival: "constant", WarmupTime: time.Second, Duration: 10 * time.Second}, 100, 1100, 100, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			off, warm := Schedule(tt.c, tt.rate)
+			if len(off) != tt.n || warm != tt.warm {
+				t.Fatalf("%d offsets (%d warm-up), want %d (%d)", len(off), warm, tt.n, tt.warm)
+			}
+			var sum, sum2 float64
+			for i := 1; i < len(off); i++ {
+				g := (off[i] - off[i-1]).Seconds()
+				if g < 0 {
+					t.Fatalf("offset %d goes back in time", i)
+				}
+				sum += g
+				sum2 += g * g
+			}
+			n := float64(len(off) - 1)
+			mean := sum / n
+			cv := math.Sqrt(max(sum2/n-mean*mean, 0)) / mean
+			if math.Abs(mean*tt.rate-1) > 0.02 {
+				t.Errorf("mean gap %v s, want %v", mean, 1/tt.rate)
+			}
+			if math.Abs(cv-tt.cv) > 0.05*tt.cv+1e-6 {
+				t.Errorf("gap CV %.3f, want %.3f", cv, tt.cv)
+			}
+			again, _ := Schedule(tt.c, tt.rate)
+			for i := range off {
+				if off[i] != again[i] {
+					t.Fatal("same seed, different schedule")
+				}
+			}
+		})
+	}
+	a, _ := Schedule(Config{Seed: 1, MeasurementIterations: ptr(10)}, 10)
+	b, _ := Schedule(Config{Seed: 2, MeasurementIterations: ptr(10)}, 10)
+	if a[5] == b[5] {
+		t.Error("different seeds, same schedule")
+	}
+}
+
+func TestClosedLoop(t *testing.T) {
+	s := &streamer{tokens: 3, gap: time.Millisecond}
+	rec := newRecorder()
+	c := Config{Mode: ModeConcurrency, Concurrency: 8, WarmupIterations: ptr(8), MeasurementIterations: ptr(200)}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.peak.Load(); got != 8 {
+		t.Errorf("peak concurrency %d, want 8", got)
+	}
+	if len(rec.obs[Warmup]) != 8 || len(rec.obs[Measure]) != 200 || s.calls.Load() != 208 {
+		t.Errorf("%d warm-up, %d measured, %d calls", len(rec.obs[Warmup]), len(rec.obs[Measure]), s.calls.Load())
+	}
+	if len(rec.phases) != 2 || rec.phases[0] != Warmup || rec.phases[1] != Measure {
+		t.Errorf("phases %v", rec.phases)
+	}
+	if rec.values["steady_requests_per_s"] <= 0 || rec.extra["steady_window"] == nil {
+		t.Errorf("no steady-state window: %v", rec.values)
+	}
+	if _, ok := rec.values["goodput_rps"]; !ok {
+		t.Errorf("no goodput: %v", rec.values)
+	}
+}
+
+type fatalErr struct{}
+
+func (fatalErr) Error() string { return "process died" }
+func (fatalErr) Fatal() bool   { return true }
+
+func TestClosedLoopFatal(t *testing.T) {
+	s := &streamer{fail: func(i int) error {
+		if i == 20 {
+			return fatalErr{}
+		}
+		return nil
+	}}
+	err := ClosedLoop(context.Background(), s, Config{Concurrency: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, newRecorder())
+	if !errors.As(err, new(fatalErr)) {
+		t.Fatalf("err = %v, want the fatal error", err)
+	}
+	if n := s.calls.Load(); n > 100 {
+		t.Errorf("%d calls after a fatal error", n)
+	}
+}
+
+func TestOpenLoop(t *testing.T) {
+	s := &streamer{tokens: 2}
+	rec := newRecorder()
+	c := Config{Mode: ModeRate, Rate: 500, Arrival: "constant", WarmupIterations: ptr(5), MeasurementIterations: ptr(200)}
+	start := time.Now()
+	if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	// 205 requests 2 ms apart: about 0.41 s, however fast the subject is.
+	if d := time.Since(start); d < 400*time.Millisecond {
+		t.Errorf("took %v, want the schedule's 0.41 s", d)
+	}
+	if len(rec.obs[Warmup]) != 5 || len(rec.obs[Measure]) != 200 {
+		t.Fatalf("%d warm-up, %d measured", len(rec.obs[Warmup]), len(rec.obs[Measure]))
+	}
+	for _, o := range rec.obs[Measure] {
+		if o.Scheduled.IsZero() || o.Start.Before(o.Scheduled) {
+			t.Fatalf("sent %v before scheduled %v", o.Start, o.Scheduled)
+		}
+		if _, ok := o.Values["schedule_lag_ms"]; !ok {
+			t.Fatal("no schedule lag on a measured call")
+		}
+	}
+	if rec.values["late_requests"] != 0 || rec.values["dropped_requests"] != 0 {
+		t.Errorf("late/dropped without a cap: %v", rec.values)
+	}
+}
+
+func TestOpenLoopCap(t *testing.T) {
+	for _, overflow := range []string{"wait", "drop"} {
+		t.Run(overflow, func(t *testing.T) {
+			// Each call takes 20 ms; 1,000/s with 2 in flight cannot keep up.
+			s := &streamer{ttft: func(int) time.Duration { return 20 * time.Millisecond }}
+			rec := newRecorder()
+			c := Config{Rate: 1000, Arrival: "constant", MaxConcurrency: 2, Overflow: overflow, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
+			if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+				t.Fatal(err)
+			}
+			if s.peak.Load() > 2 {
+				t.Errorf("peak %d over the cap", s.peak.Load())
+			}
+			late, dropped := rec.values["late_requests"], rec.values["dropped_requests"]
+			sent := len(rec.obs[Measure])
+			switch overflow {
+			case "wait":
+				if late < 40 || dropped != 0 || sent != 50 {
+					t.Errorf("late %v dropped %v sent %d", late, dropped, sent)
+				}
+			case "drop":
+				if dropped < 40 || late != 0 || sent+int(dropped) != 50 {
+					t.Errorf("late %v dropped %v sent %d", late, dropped, sent)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenLoopInterrupt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	rec := newRecorder()
+	start := time.Now()
+	err := OpenLoop(ctx, &streamer{}, Config{Rate: 100, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 2*time.Second || len(rec.obs[Measure]) > 50 {
+		t.Errorf("ran %v and %d calls after interruption", time.Since(start), len(rec.obs[Measure]))
+	}
+}
+
+func TestGoodputAndSLO(t *testing.T) {
+	// Odd requests take 40 ms to their first token, even ones 1 ms.
+	s := &streamer{tokens: 2, ttft: func(i int) time.Duration {
+		if i%2 == 1 {
+			return 40 * time.Millisecond
+		}
+		return time.Millisecond
+	}}
+	rec := newRecorder()
+	c := Config{Concurrency: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100), SLO: map[string]float64{"ttft_ms.p99": 20, "e2e_ms": 1000}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	slo := rec.extra["slo"].(map[string]any)
+	if slo["hold"] != false || !strings.Contains(strings.Join(slo["failures"].([]string), ";"), "ttft_ms.p99") {
+		t.Errorf("slo section %v", slo)
+	}
+	// Half the requests meet the SLOs: goodput is about half the request rate.
+	win := 0.0
+	for _, o := range rec.obs[Measure] {
+		win = max(win, o.End.Sub(rec.obs[Measure][0].Start).Seconds())
+	}
+	if g := rec.values["goodput_rps"]; g <= 0 {
+		t.Fatalf("goodput %v", g)
+	}
+	ss := newServingSink(newRecorder(), c)
+	ss.Begin(Measure)
+	for _, o := range rec.obs[Measure] {
+		ss.Observe(Measure, o, nil)
+	}
+	if ss.good != 50 {
+		t.Errorf("%d requests met the SLOs, want 50", ss.good)
+	}
+}
+
+func TestSweep(t *testing.T) {
+	s := &streamer{tokens: 2, ttft: func(int) time.Duration { return 5 * time.Millisecond }}
+	rec := newRecorder()
+	c := Config{Mode: ModeSweep, WarmupIterations: ptr(2), MeasurementIterations: ptr(40), MaxConcurrency: 16,
+		SLO: map[string]float64{"ttft_ms.p99": 1000}, Sweep: &SweepConfig{Steps: 2, Search: 2}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Sweep(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	steps := rec.extra["sweep"].([]stepResult)
+	var names []string
+	for _, st := range steps {
+		names = append(names, st.Name)
+		if st.Requests != 40 {
+			t.Errorf("step %s measured %d requests, want 40", st.Name, st.Requests)
+		}
+	}
+	if len(steps) != 6 || steps[0].Name != "synchronous" || steps[1].Name != "throughput" {
+		t.Fatalf("steps %v", names)
+	}
+	if !(steps[1].RPS > steps[0].RPS*3) {
+		t.Errorf("throughput step %.0f req/s not well above synchronous %.0f", steps[1].RPS, steps[0].RPS)
+	}
+	if rec.values["slo_max_rps"] < steps[0].RPS {
+		t.Errorf("slo_max_rps %v below the synchronous rate %v although every SLO holds", rec.values["slo_max_rps"], steps[0].RPS)
+	}
+	// The engine sees one warm-up and one measured phase.
+	if len(rec.phases) != 2 || len(rec.obs[Warmup]) != 2 {
+		t.Errorf("phases %v, %d warm-up calls", rec.phases, len(rec.obs[Warmup]))
+	}
+}
+
+func TestValidateServing(t *testing.T) {
+	tests := []struct {
+		c   Config
+		err string
+	}{
+		{Config{Mode: ModeRate}, "needs rate"},
+		{Config{Mode: ModeRate, Rate: 5, Arrival: "weibull"}, `arrival "weibull"`},
+		{Config{Mode: ModeRate, Rate: 5, Arrival: "gamma"}, "needs burstiness"},
+		{Config{Mode: ModeConcurrency, Overflow: "queue"}, `overflow "queue"`},
+		{Config{Mode: ModeConcurrency, Concurrency: -1}, "must not be negative"},
+		{Config{Mode: ModeConcurrency, SLO: map[string]float64{"ttft.p99": 5}}, `unknown metric "ttft"`},
+		{Config{Mode: ModeConcurrency, SLO: map[string]float64{"ttft_ms.p42": 5}}, `unknown statistic "p42"`},
+		{Config{Mode: ModeConcurrency, SLO: map[string]float64{"ttft_ms.p99": 0}}, "must be above 0"},
+	}
+	for _, tt := range tests {
+		err := tt.c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("Validate(%+v) = %v, want %q", tt.c, err, tt.err)
+		}
+	}
+	slos, err := ParseSLOs(map[string]float64{"itl_ms.p99.9": 5, "e2e_ms": 100})
+	if err != nil || len(slos) != 2 || slos[0].Stat != "p99" || slos[1].Stat != "p99.9" {
+		t.Errorf("ParseSLOs = %+v, %v", slos, err)
+	}
+}
