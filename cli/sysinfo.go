@@ -36,7 +36,7 @@ func collectSysinfo(cmd *cobra.Command, o *IO) sysinfo.Info {
 	if !ok {
 		py = suite.DefaultPython
 	}
-	info := sysinfo.Collect(cmd.Context(), sysinfo.Options{Dir: o.Dir, Python: py})
+	info := sysinfo.Collect(cmd.Context(), sysinfo.Options{Dir: o.Dir, Python: py, GPUs: listGPUs})
 	info.Inferbench = Version
 	return info
 }

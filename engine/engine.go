@@ -186,10 +186,12 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		}
 	}
 	derr := driver(ctx, subj, cfg, sink)
+	// Probes stop after the collector has filled the metrics, so that they can relate what they
+	// saw to them (energy per item needs the throughput).
+	col.fill(&r, e.keep)
 	for _, stop := range stops {
 		stop(&r)
 	}
-	col.fill(&r, e.keep)
 	setValue(&r, "load_time_ms", ms(loadTime))
 	if s, ok := subj.(subject.Setup); ok {
 		for k, v := range s.SetupValues() {

@@ -120,6 +120,8 @@ type Monitor struct {
 	stop    chan struct{}
 	done    chan struct{}
 	start   time.Time
+	cost    time.Duration // time spent sampling: CPU time of the sampling thread where measurable
+	costCPU bool          // cost is CPU time (else wall time)
 }
 
 type failure struct {
@@ -193,14 +195,18 @@ func (m *Monitor) loop() {
 }
 
 func (m *Monitor) sampleLocked(now time.Time) {
-	for _, s := range m.samplers {
-		var err error
-		m.buf, err = s.Sample(now, m.buf[:0])
-		if err != nil {
-			m.fail(s.Name(), err)
+	d, cpu := costClock(func() {
+		for _, s := range m.samplers {
+			var err error
+			m.buf, err = s.Sample(now, m.buf[:0])
+			if err != nil {
+				m.fail(s.Name(), err)
+			}
+			m.rec.Add(now, m.buf)
 		}
-		m.rec.Add(now, m.buf)
-	}
+	})
+	m.cost += d
+	m.costCPU = cpu
 }
 
 func (m *Monitor) fail(name string, err error) {
@@ -251,6 +257,14 @@ func (m *Monitor) Stop() *Report {
 func (m *Monitor) finish(r *Report) *Report {
 	r.Interval = m.interval
 	r.IntervalMS = float64(m.interval) / float64(time.Millisecond)
+	r.CostS = m.cost.Seconds()
+	r.CostClock = "wall"
+	if m.costCPU {
+		r.CostClock = "thread-cpu"
+	}
+	if d := r.Duration().Seconds(); d > 0 {
+		r.CostPct = 100 * r.CostS / d
+	}
 	r.Unavailable = append([]string(nil), m.unavailable...)
 	names := make([]string, 0, len(m.fails))
 	for n := range m.fails {

@@ -192,12 +192,16 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 		}
 		cur[pid] = m
 	}
+	// Children the harness reaped in the window: their peak RSS (whatever the roots), and, when
+	// the roots are not the harness itself (whose cutime already holds them), their CPU time.
 	reaping := s.real && s.cfg.PIDs != nil
-	if reaping {
+	if s.real {
 		maxRSS, cpu := reapedChildren()
-		cur[reapedPID] = member{ppid: reapedPID, cpu: cpu}
 		if maxRSS > s.reaped0 {
 			s.hwmPeak = max(s.hwmPeak, maxRSS)
+		}
+		if reaping {
+			cur[reapedPID] = member{ppid: reapedPID, cpu: cpu}
 		}
 	}
 	inTree := func(pid int) bool {

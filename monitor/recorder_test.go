@@ -115,6 +115,9 @@ func TestMonitorLifecycle(t *testing.T) {
 	if r.IntervalMS != 5 {
 		t.Errorf("interval_ms = %v", r.IntervalMS)
 	}
+	if r.CostS <= 0 || r.CostPct <= 0 {
+		t.Errorf("cost = %v s, %v%%: want the sampling time", r.CostS, r.CostPct)
+	}
 	if again := m.Stop(); again.Samples != r.Samples {
 		t.Error("second Stop gave another report")
 	}

@@ -67,6 +67,9 @@ type Options struct {
 	Dir    string // the project directory, for git (the working directory when empty)
 	Python string // interpreter whose version is recorded (none when empty)
 	Root   string // filesystem root for /proc and /etc (tests use a fake tree; "/" when empty)
+	// GPUs lists the GPUs (nvidia-smi when nil). The command line passes NVML's list, from
+	// package monitor/gpu, which sysinfo does not import.
+	GPUs func(ctx context.Context) []GPU
 }
 
 // Collect takes the fingerprint. It runs a few short commands (git, nvidia-smi, python) with a
@@ -87,7 +90,11 @@ func Collect(ctx context.Context, o Options) Info {
 			info.Python = strings.TrimSpace(strings.TrimPrefix(out, "Python "))
 		}
 	}
-	info.GPUs = NvidiaSMI(ctx)
+	if o.GPUs != nil {
+		info.GPUs = o.GPUs(ctx)
+	} else {
+		info.GPUs = NvidiaSMI(ctx)
+	}
 	info.Git = gitState(ctx, o.Dir)
 	return info
 }
@@ -118,7 +125,7 @@ func (i Info) WriteText(w io.Writer) error {
 	line("go", i.Go)
 	line("python", i.Python)
 	if len(i.GPUs) == 0 {
-		line("gpu", "none (nvidia-smi did not answer)")
+		line("gpu", "none (neither NVML nor nvidia-smi answered)")
 	}
 	for _, g := range i.GPUs {
 		desc := fmt.Sprintf("[%d] %s, %d MiB, driver %s", g.Index, g.Name, g.MemoryMB, g.Driver)

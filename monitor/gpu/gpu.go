@@ -36,13 +36,14 @@ type Info struct {
 	Index       int     `json:"index"`
 	Name        string  `json:"name"`
 	UUID        string  `json:"uuid,omitempty"`
-	MemoryMB    float64 `json:"memory_mb"`               // total memory, MiB
-	Driver      string  `json:"driver,omitempty"`        // driver version
-	CUDA        string  `json:"cuda,omitempty"`          // highest CUDA version the driver supports
-	PowerLimitW float64 `json:"power_limit_w,omitempty"` // enforced power limit
-	MIG         string  `json:"mig,omitempty"`           // "enabled", "disabled", or "" when not supported
-	ECC         string  `json:"ecc,omitempty"`           // "enabled", "disabled", or "" when not supported
-	Source      string  `json:"source"`                  // "nvml" or "nvidia-smi"
+	MemoryMB    float64 `json:"memory_mb"`                    // total memory, MiB
+	Driver      string  `json:"driver,omitempty"`             // driver version
+	CUDA        string  `json:"cuda,omitempty"`               // highest CUDA version the driver supports
+	PowerLimitW float64 `json:"power_limit_w,omitempty"`      // enforced power limit
+	MIG         string  `json:"mig,omitempty"`                // "enabled", "disabled", or "" when not supported
+	ECC         string  `json:"ecc,omitempty"`                // "enabled", "disabled", or "" when not supported
+	ComputeCap  string  `json:"compute_capability,omitempty"` // e.g. "9.0" (NVML only)
+	Source      string  `json:"source"`                       // "nvml" or "nvidia-smi"
 }
 
 // Reading is one sample of one GPU. A figure the device does not report is NaN.
@@ -100,10 +101,10 @@ func open(ctx context.Context, cfg Config, stream bool) (backend, error) {
 	return nil, fmt.Errorf("gpu: %w: %w", monitor.ErrNotAvailable, errors.Join(errs...))
 }
 
-// List describes the GPUs of the machine, for sysinfo. With no GPU it returns an error wrapping
-// monitor.ErrNotAvailable that says why.
-func List(ctx context.Context) ([]Info, error) {
-	b, err := open(ctx, Config{}, false)
+// List describes the GPUs of the machine, for sysinfo, through NVML or nvidia-smi as cfg allows.
+// With no GPU it returns an error wrapping monitor.ErrNotAvailable that says why.
+func List(ctx context.Context, cfg Config) ([]Info, error) {
+	b, err := open(ctx, cfg, false)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,9 @@ func newNVML(lib nvml.Interface) (*nvmlBackend, error) {
 		if cur, _, ret := d.GetEccMode(); ret == nvml.SUCCESS {
 			info.ECC = enabled(cur == nvml.FEATURE_ENABLED)
 		}
+		if major, minor, ret := d.GetCudaComputeCapability(); ret == nvml.SUCCESS {
+			info.ComputeCap = strconv.Itoa(major) + "." + strconv.Itoa(minor)
+		}
 		b.handles = append(b.handles, d)
 		b.devs = append(b.devs, info)
 	}

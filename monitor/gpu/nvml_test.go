@@ -21,9 +21,10 @@ func mockDevice(energyMJ *uint64, energyRet nvml.Return) *mock.Device {
 		GetEccModeFunc: func() (nvml.EnableState, nvml.EnableState, nvml.Return) {
 			return nvml.FEATURE_ENABLED, nvml.FEATURE_ENABLED, nvml.SUCCESS
 		},
-		GetUtilizationRatesFunc: func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 87, Memory: 40}, nvml.SUCCESS },
-		GetPowerUsageFunc:       func() (uint32, nvml.Return) { return 512_345, nvml.SUCCESS },
-		GetTemperatureFunc:      func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 66, nvml.SUCCESS },
+		GetCudaComputeCapabilityFunc: func() (int, int, nvml.Return) { return 9, 0, nvml.SUCCESS },
+		GetUtilizationRatesFunc:      func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 87, Memory: 40}, nvml.SUCCESS },
+		GetPowerUsageFunc:            func() (uint32, nvml.Return) { return 512_345, nvml.SUCCESS },
+		GetTemperatureFunc:           func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 66, nvml.SUCCESS },
 		GetClockInfoFunc: func(c nvml.ClockType) (uint32, nvml.Return) {
 			if c == nvml.CLOCK_SM {
 				return 1980, nvml.SUCCESS
@@ -53,7 +54,7 @@ func TestNVMLBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Info{{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1234", MemoryMB: 81920, Driver: "550.54.15",
-		CUDA: "12.4", PowerLimitW: 700, MIG: "disabled", ECC: "enabled", Source: "nvml"}}
+		CUDA: "12.4", PowerLimitW: 700, MIG: "disabled", ECC: "enabled", ComputeCap: "9.0", Source: "nvml"}}
 	if diff := cmp.Diff(want, b.devices()); diff != "" {
 		t.Errorf("devices (-want +got):\n%s", diff)
 	}
