@@ -113,7 +113,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		}
 		r.DurationS = time.Since(r.StartedAt).Seconds()
 	}()
-	cfg := b.Load.Merge(e.load)
+	cfg := b.Load.Merge(e.load).WithParams(sc.Params)
 	if err := cfg.Validate(); err != nil {
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: load: %v", sc.ID(), err)
 		return r

@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/inferbench/inferbench/subject"
@@ -18,14 +17,11 @@ import (
 // only its timeout cancels, so an interrupted run keeps the iteration it was in.
 func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	callCtx := context.WithoutCancel(ctx)
+	calls := newCaller(ctx, c.IterationTimeout())
+	defer calls.close()
 	index := 0
 	do := func(warm bool) error {
-		cctx, cancel := context.WithTimeout(callCtx, c.IterationTimeout())
-		o, err := s.Do(cctx, subject.Request{Index: index, Warmup: warm})
-		if err == nil && cctx.Err() != nil {
-			err = fmt.Errorf("iteration timed out after %v", c.IterationTimeout())
-		}
-		cancel()
+		o, err := calls.do(s, subject.Request{Index: index, Warmup: warm})
 		index++
 		phase := Measure
 		if warm {

@@ -30,7 +30,7 @@ func BenjaminiHochberg(ps []float64) []float64 {
 	for k := n - 1; k >= 0; k-- {
 		i := idx[k]
 		run = math.Min(run, p(i)*float64(n)/float64(k+1))
-		adj[i] = run
+		adj[i] = math.Max(run, p(i)) // never below p, even after rounding
 	}
 	return adj
 }

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"github.com/goccy/go-yaml"
+	"github.com/inferbench/inferbench/launch"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -25,6 +26,7 @@ type definition struct {
 	Requires    []string          `yaml:"requires"`
 	Budgets     map[string]string `yaml:"budgets"`
 	Skip        string            `yaml:"skip"`
+	Server      *launch.Config    `yaml:"server"`
 }
 
 // Benchmark is one decoded definition.
@@ -49,6 +51,9 @@ type Benchmark struct {
 	Budgets map[string]string
 	// Skip, when set, skips every scenario with this reason.
 	Skip string
+	// Server, when set, is started before each scenario (and shared by consecutive scenarios
+	// with the same rendered command): the server under test.
+	Server *launch.Config
 }
 
 // Source returns "file:line".

@@ -79,16 +79,16 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	}
 	var d definition
 	if err := yaml.NodeToValue(body, &d, yaml.DisallowUnknownField()); err != nil {
-		return nil, Errors{yamlError(path, err)}
+		return nil, Errors{yamlErrorIn(path, body, err)}
 	}
 	b := &Benchmark{
 		Name: d.Name, Description: d.Description, Category: d.Category, Model: d.Model,
-		Tags: d.Tags, File: path, Line: body.GetToken().Position.Line, Dir: filepath.Dir(path),
+		Tags: d.Tags, File: path, Line: startOf(body).GetToken().Position.Line, Dir: filepath.Dir(path),
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
-		Budgets: d.Budgets, Skip: d.Skip,
+		Budgets: d.Budgets, Skip: d.Skip, Server: d.Server,
 	}
 	if b.Name == "" {
-		errs = append(errs, at(path, body, `missing "name"`, ""))
+		errs = append(errs, at(path, startOf(body), `missing "name"`, ""))
 	} else if strings.ContainsAny(b.Name, "/ \t") {
 		errs = append(errs, at(path, valueNode(body, "name"), fmt.Sprintf("name %q may not contain '/' or spaces", b.Name), ""))
 	}
@@ -119,6 +119,11 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	if err := b.Load.Validate(); err != nil {
 		errs = append(errs, at(path, valueNode(body, "load"), err.Error(), ""))
 	}
+	if b.Server != nil {
+		if err := b.Server.Validate(); err != nil {
+			errs = append(errs, at(path, valueNode(body, "server"), err.Error(), ""))
+		}
+	}
 	for _, r := range b.Requires {
 		if _, _, err := parseRequirement(r); err != nil {
 			errs = append(errs, at(path, valueNode(body, "requires"), err.Error(), ""))
@@ -134,7 +139,7 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 func decodeSubject(path string, body ast.Node, raw map[string]any, b *Benchmark) Errors {
 	node := valueNode(body, "subject")
 	if node == nil {
-		return Errors{at(path, body, `missing "subject" (e.g. subject: {kind: exec, command: [...]})`, "")}
+		return Errors{at(path, startOf(body), `missing "subject" (e.g. subject: {kind: exec, command: [...]})`, "")}
 	}
 	kindName, _ := raw["kind"].(string)
 	k, ok := subject.Lookup(kindName)
@@ -161,7 +166,7 @@ func decodeSubject(path string, body ast.Node, raw map[string]any, b *Benchmark)
 		return errs
 	}
 	if err := yaml.NodeToValue(node, cfg); err != nil {
-		return Errors{yamlError(path, err)}
+		return Errors{yamlErrorIn(path, node, err)}
 	}
 	if v, ok := cfg.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
@@ -201,7 +206,11 @@ func checkKeysExcept(path string, node ast.Node, t reflect.Type, allowed string)
 					names = append(names, n)
 				}
 				sort.Strings(names)
-				errs = append(errs, at(path, kv.Key, fmt.Sprintf("unknown key %q", key), hint(key, names)))
+				h := hint(key, names)
+				if h == "" && t == reflect.TypeFor[definition]() {
+					h = `parameters go under "params:" or "matrix:"`
+				}
+				errs = append(errs, at(path, kv.Key, fmt.Sprintf("unknown key %q", key), h))
 				continue
 			}
 			errs = append(errs, checkKeys(path, kv.Value, ft)...)
@@ -329,6 +338,33 @@ func hint(s string, candidates []string) string {
 		return fmt.Sprintf("did you mean %q?", c)
 	}
 	return ""
+}
+
+// startOf returns the node where a mapping starts (its first key), for positions.
+func startOf(n ast.Node) ast.Node {
+	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 {
+		return m.Values[0].Key
+	}
+	return n
+}
+
+// yamlErrorIn is yamlError naming the key whose value is wrong, found in root by position.
+func yamlErrorIn(path string, root ast.Node, err error) *Error {
+	e := yamlError(path, err)
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || te.Token == nil {
+		return e
+	}
+	ast.Walk(visitFunc(func(n ast.Node) {
+		kv, ok := n.(*ast.MappingValueNode)
+		if !ok || kv.Value == nil || kv.Value.GetToken() == nil {
+			return
+		}
+		if p := kv.Value.GetToken().Position; p.Line == e.Line && p.Column == e.Col {
+			e.Msg = fmt.Sprintf("%s: want %s, got %s", kv.Key.String(), typeName(te.DstType), typeName(te.SrcType))
+		}
+	}), root)
+	return e
 }
 
 // yamlError turns a go-yaml error into an Error with the file's position.

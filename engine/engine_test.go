@@ -1,0 +1,205 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/schematest"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject/gofunc"
+	_ "github.com/inferbench/inferbench/subject/mock"
+	"github.com/inferbench/inferbench/suite"
+)
+
+func scenarios(t *testing.T, src string) []*suite.Scenario {
+	t.Helper()
+	bs, err := suite.Parse("benches/x.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*suite.Scenario
+	for _, b := range bs {
+		out = append(out, b.Expand(nil)...)
+	}
+	return out
+}
+
+func runAll(t *testing.T, e *engine.Engine, scs []*suite.Scenario) *result.Run {
+	t.Helper()
+	run := &result.Run{Schema: result.Schema, ID: "test", StartedAt: time.Now(), Environment: map[string]any{}, Scenarios: []result.Scenario{}}
+	if err := e.Run(context.Background(), scs, func(r result.Scenario) { run.Scenarios = append(run.Scenarios, r) }); err != nil {
+		t.Fatal(err)
+	}
+	run.Tally()
+	return run
+}
+
+func TestMockStreamingScenario(t *testing.T) {
+	scs := scenarios(t, `name: llm
+subject: {kind: mock, latency_ms: 2, jitter: 0.01, compile_ms: 30, generate: {output_tokens: 5, ttft_ms: 3, itl_ms: 1}}
+matrix:
+  variant: [eager, compiled]
+load: {warmup_iterations: 1, measurement_iterations: 8}
+`)
+	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}))
+	run := runAll(t, e, scs)
+	if run.Summary.Succeeded != 2 {
+		t.Fatalf("summary %+v; scenarios %+v", run.Summary, run.Scenarios)
+	}
+	eager, compiled := run.Scenarios[0], run.Scenarios[1]
+	if eager.Iterations != (result.Iterations{Warmup: 1, Measured: 8}) {
+		t.Errorf("iterations %+v", eager.Iterations)
+	}
+	ttft := eager.Metrics["ttft_ms"].Summary
+	if ttft == nil || ttft.N != 8 || ttft.Median < 2.9 || ttft.Median > 6 {
+		t.Errorf("ttft %+v, want n=8 median about 3 ms", ttft)
+	}
+	itl := eager.Metrics["itl_ms"].Summary
+	if itl == nil || itl.N != 8*4 {
+		t.Errorf("itl n = %v, want 32 (4 gaps x 8 requests)", itl)
+	}
+	if tok := eager.Metrics["output_tokens"].Summary; tok == nil || tok.Median != 5 {
+		t.Errorf("output tokens %+v", tok)
+	}
+	// compiled: the first (warm-up) call carries 30 ms of "compilation".
+	if c, _ := compiled.Metrics["compile_time_ms"].Center(); c < 25 {
+		t.Errorf("compiled compile_time_ms = %v, want about 30", c)
+	}
+	if c, _ := eager.Metrics["compile_time_ms"].Center(); c > 10 {
+		t.Errorf("eager compile_time_ms = %v, want about 0", c)
+	}
+	var buf bytes.Buffer
+	result.WriteJSON(&buf, run)
+	schematest.ValidateRun(t, buf.Bytes())
+}
+
+func TestFailuresAndSkips(t *testing.T) {
+	scs := scenarios(t, `name: flaky
+subject: {kind: mock, latency_ms: 0.1, fail_rate: 0.5}
+load: {warmup_iterations: 0, measurement_iterations: 40}
+---
+name: tolerant
+subject: {kind: mock, latency_ms: 0.1, fail_rate: 0.05, seed: 3}
+load: {warmup_iterations: 0, measurement_iterations: 40, max_error_rate: 0.5}
+---
+name: needs-env
+subject: {kind: mock}
+requires: [env:INFERBENCH_SURELY_UNSET]
+---
+name: broken-variant
+subject: {kind: mock}
+params: {variant: turbo}
+`)
+	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true, LookupEnv: func(string) (string, bool) { return "", false }}))
+	run := runAll(t, e, scs)
+	byName := map[string]result.Scenario{}
+	for _, s := range run.Scenarios {
+		byName[s.Benchmark] = s
+	}
+	flaky := byName["flaky"]
+	if flaky.Status != result.StatusFailed || flaky.Iterations.Failed == 0 || len(flaky.Errors) == 0 || !strings.Contains(flaky.Error, "measured iterations failed") {
+		t.Errorf("flaky: %+v", flaky)
+	}
+	if flaky.Metrics["latency_ms"].Summary == nil {
+		t.Errorf("flaky: successful iterations' latency was lost")
+	}
+	if s := byName["tolerant"]; s.Status != result.StatusOK {
+		t.Errorf("tolerant: status %s (%s)", s.Status, s.Error)
+	}
+	if s := byName["needs-env"]; s.Status != result.StatusSkipped || !strings.Contains(s.SkipReason, "INFERBENCH_SURELY_UNSET") {
+		t.Errorf("needs-env: %+v", s)
+	}
+	if s := byName["broken-variant"]; s.Status != result.StatusFailed || !strings.Contains(s.Error, `unknown variant "turbo"`) {
+		t.Errorf("broken-variant: %+v", s)
+	}
+	if run.Summary.Total != 4 || run.Summary.Skipped != 1 || run.Summary.Failed != 2 {
+		t.Errorf("summary %+v", run.Summary)
+	}
+	var buf bytes.Buffer
+	result.WriteJSON(&buf, run)
+	schematest.ValidateRun(t, buf.Bytes())
+}
+
+func TestInterruptStopsAfterCurrentIteration(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int64
+	gofunc.Register("engine-test/interrupt", func(context.Context) error {
+		if calls.Add(1) == 5 {
+			cancel() // Ctrl-C during the fifth iteration
+		}
+		return nil
+	})
+	scs := scenarios(t, `name: a
+subject: {kind: gofunc, func: engine-test/interrupt}
+load: {warmup_iterations: 0, measurement_iterations: 1000}
+---
+name: b
+subject: {kind: gofunc, func: engine-test/interrupt}
+`)
+	var got []result.Scenario
+	err := engine.New().Run(ctx, scs, func(r result.Scenario) { got = append(got, r) })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d scenarios reported, want only the interrupted one", len(got))
+	}
+	if got[0].Iterations.Measured != 5 || got[0].Status != result.StatusOK {
+		t.Errorf("interrupted scenario: %+v", got[0].Iterations)
+	}
+	if !strings.Contains(strings.Join(got[0].Warnings, ";"), "interrupted") {
+		t.Errorf("no interruption warning: %q", got[0].Warnings)
+	}
+}
+
+func TestMinAndMaxTime(t *testing.T) {
+	gofunc.Register("engine-test/sleep", func(context.Context) error { time.Sleep(2 * time.Millisecond); return nil })
+	scs := scenarios(t, `name: mintime
+subject: {kind: gofunc, func: engine-test/sleep}
+load: {warmup_iterations: 0, measurement_iterations: 2, min_time: 60ms}
+---
+name: maxtime
+subject: {kind: gofunc, func: engine-test/sleep}
+load: {warmup_iterations: 0, measurement_iterations: 100000, max_time: 40ms}
+`)
+	run := runAll(t, engine.New(), scs)
+	if n := run.Scenarios[0].Iterations.Measured; n < 10 {
+		t.Errorf("min_time 60ms with 2ms iterations measured only %d", n)
+	}
+	if n := run.Scenarios[1].Iterations.Measured; n >= 100000 || n < 2 {
+		t.Errorf("max_time 40ms measured %d iterations", n)
+	}
+}
+
+func TestIterationTimeout(t *testing.T) {
+	gofunc.Register("engine-test/hang", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	scs := scenarios(t, `name: hang
+subject: {kind: gofunc, func: engine-test/hang}
+load: {warmup_iterations: 0, measurement_iterations: 2, timeout: 20ms}
+`)
+	run := runAll(t, engine.New(), scs)
+	s := run.Scenarios[0]
+	if s.Status != result.StatusFailed || s.Iterations.Failed != 2 || !strings.Contains(s.Errors[0].Error, "timed out after 20ms") {
+		t.Errorf("%+v", s)
+	}
+}
+
+func TestLoadOverride(t *testing.T) {
+	scs := scenarios(t, "name: a\nsubject: {kind: gofunc, func: inferbench/noop}\nload: {measurement_iterations: 50}\n")
+	n := 7
+	run := runAll(t, engine.New(engine.WithLoad(load.Config{MeasurementIterations: &n})), scs)
+	if got := run.Scenarios[0].Iterations.Measured; got != 7 {
+		t.Errorf("measured %d, want the override 7", got)
+	}
+	if v, _ := run.Scenarios[0].Metrics["success_rate"].Center(); v != 1 || math.IsNaN(v) {
+		t.Errorf("success_rate %v", v)
+	}
+}

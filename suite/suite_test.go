@@ -1,0 +1,241 @@
+package suite
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/inferbench/inferbench/subject"
+	_ "github.com/inferbench/inferbench/subject/exec"
+	_ "github.com/inferbench/inferbench/subject/mock"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func noEnv(string) (string, bool) { return "", false }
+
+// TestDefinitionErrorsGolden checks the message of every broken definition in testdata/errors
+// against its .golden file: file:line:col, the problem, and the hint.
+func TestDefinitionErrorsGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/errors/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no test definitions")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, err := ParseFile(f, noEnv)
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("want Errors, got %v", err)
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+			}
+			want, _ := os.ReadFile(golden)
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func parse(t *testing.T, src string) *Benchmark {
+	t.Helper()
+	bs, err := Parse("benches/performance/x.yaml", []byte(src), func(k string) (string, bool) {
+		if k == "MODEL" {
+			return "resnet50", true
+		}
+		return "", false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs[0]
+}
+
+func names(scs []*Scenario) []string {
+	out := make([]string, len(scs))
+	for i, s := range scs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func TestExpand(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{ // no matrix: one scenario
+			"default", "name: a\nsubject: {kind: mock}\n", []string{"default"},
+		},
+		{ // product in definition order, last axis fastest
+			"product", "name: a\nsubject: {kind: mock}\nmatrix:\n  variant: [eager, compiled]\n  batch_size: [1, 8]\n",
+			[]string{"variant=eager/batch_size=1", "variant=eager/batch_size=8", "variant=compiled/batch_size=1", "variant=compiled/batch_size=8"},
+		},
+		{ // exclude drops matching points; a partial exclude drops every point it matches
+			"exclude", "name: a\nsubject: {kind: mock}\nmatrix:\n  batch_size: [1, 8, 32]\n  variant: [eager, compiled]\nexclude:\n  - {batch_size: 32, variant: compiled}\n  - {batch_size: 8}\n",
+			[]string{"batch_size=1/variant=eager", "batch_size=1/variant=compiled", "batch_size=32/variant=eager"},
+		},
+		{ // include adds points, with keys outside the axes, and skips duplicates
+			"include", "name: a\nsubject: {kind: mock}\nmatrix:\n  batch_size: [1]\ninclude:\n  - {batch_size: 64, dtype: bf16}\n  - {batch_size: 1}\n",
+			[]string{"batch_size=1", "batch_size=64/dtype=bf16"},
+		},
+		{ // include only, no axes
+			"include-only", "name: a\nsubject: {kind: mock}\ninclude:\n  - {variant: eager}\n  - {variant: compiled}\n",
+			[]string{"variant=eager", "variant=compiled"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := parse(t, c.src)
+			if diff := cmp.Diff(c.want, names(b.Expand(nil))); diff != "" {
+				t.Errorf("scenarios (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParamsMergeAndEnv(t *testing.T) {
+	b := parse(t, `name: a
+model: ${MODEL}
+subject: {kind: mock}
+params: {dtype: float32, device: "${DEVICE:-cpu}", batch_size: 2}
+matrix:
+  batch_size: [1, 8]
+`)
+	if b.Model != "resnet50" || b.Category != "performance" {
+		t.Errorf("model %q category %q", b.Model, b.Category)
+	}
+	scs := b.Expand(map[string]any{"dtype": "bfloat16"})
+	want := subject.Params{"dtype": "bfloat16", "device": "cpu", "batch_size": 8}
+	if diff := cmp.Diff(want, scs[1].Params); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	mk := func(name, cat, model string, tags ...string) *Benchmark {
+		return &Benchmark{Name: name, Category: cat, Model: model, Tags: tags}
+	}
+	resnet := mk("resnet50", "performance", "resnet50", "vision")
+	llm := mk("llm-mock", "integration", "tiny-llm", "llm")
+	scs := []*Scenario{
+		{Benchmark: resnet, Name: "batch_size=1"},
+		{Benchmark: resnet, Name: "batch_size=8"},
+		{Benchmark: llm, Name: "variant=eager"},
+	}
+	cases := []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"everything", Filter{}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager"}},
+		{"include benchmark glob", Filter{Include: []string{"res*"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8"}},
+		{"include scenario glob", Filter{Include: []string{"*/batch_size=8"}}, []string{"resnet50/batch_size=8"}},
+		{"exclude wins over include", Filter{Include: []string{"*"}, Exclude: []string{"resnet50/batch_size=1"}}, []string{"resnet50/batch_size=8", "llm-mock/variant=eager"}},
+		{"category", Filter{Category: []string{"integration"}}, []string{"llm-mock/variant=eager"}},
+		{"model glob", Filter{Model: []string{"tiny-*"}}, []string{"llm-mock/variant=eager"}},
+		{"tag", Filter{Tag: []string{"vision"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8"}},
+		{"class glob", Filter{Include: []string{"*batch_size=[18]"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, s := range scs {
+				if c.f.Match(s) {
+					got = append(got, s.ID())
+				}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	write("benches/unit/a.yaml", "name: a\nsubject: {kind: mock}\n")
+	write("models/resnet50/benches/performance/b.yml", "name: b\nsubject: {kind: mock}\n")
+	write("config/not-a-bench.yaml", "x: 1\n")
+	write("node_modules/benches/c.yaml", "name: c\nsubject: {kind: mock}\n")
+	bs, err := Load(noEnv, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, b := range bs {
+		got[b.Name] = b.Category
+	}
+	if diff := cmp.Diff(map[string]string{"a": "unit", "b": "performance"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	write("benches/dup.yaml", "name: a\nsubject: {kind: mock}\n")
+	if _, err := Load(noEnv, root); err == nil || !strings.Contains(err.Error(), "also defined at") {
+		t.Errorf("duplicate name: err = %v", err)
+	}
+}
+
+func TestRequirements(t *testing.T) {
+	b := parse(t, "name: a\nsubject: {kind: exec, command: [x]}\nrequires: [env:INFERBENCH_TEST_REQ, command:definitely-not-a-command-xyz]\n")
+	sc := b.Expand(nil)[0]
+	c := &Checker{LookupEnv: noEnv}
+	if why := c.Check(sc); !strings.Contains(why, "INFERBENCH_TEST_REQ") {
+		t.Errorf("env requirement: %q", why)
+	}
+	c = &Checker{LookupEnv: func(string) (string, bool) { return "1", true }}
+	if why := c.Check(sc); !strings.Contains(why, "definitely-not-a-command-xyz: not on PATH") {
+		t.Errorf("command requirement: %q", why)
+	}
+	mock := parse(t, "name: m\nsubject: {kind: mock}\n").Expand(nil)[0]
+	if why := (&Checker{}).Check(mock); !strings.Contains(why, "--enable-mock") {
+		t.Errorf("mock without --enable-mock: %q", why)
+	}
+	if why := (&Checker{EnableMock: true}).Check(mock); why != "" {
+		t.Errorf("mock with --enable-mock: %q", why)
+	}
+}
+
+func TestExpandEnv(t *testing.T) {
+	env := func(k string) (string, bool) {
+		m := map[string]string{"A": "x", "EMPTY": ""}
+		v, ok := m[k]
+		return v, ok
+	}
+	cases := []struct{ in, want, err string }{
+		{"${A}", "x", ""},
+		{"pre-${A}-post", "pre-x-post", ""},
+		{"${B:-def}", "def", ""},
+		{"${EMPTY:-def}", "def", ""},
+		{"${EMPTY}", "", ""},
+		{"$$HOME", "$HOME", ""},
+		{"${B}", "", "B is not set"},
+		{"${A", "", "unterminated"},
+	}
+	for _, c := range cases {
+		got, err := ExpandEnv(c.in, env)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
