@@ -1,0 +1,282 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// Kind groups metrics that share a default threshold.
+type Kind string
+
+// Kinds.
+const (
+	Latency    Kind = "latency"
+	Memory     Kind = "memory"
+	Throughput Kind = "throughput"
+	CPU        Kind = "cpu"
+	Other      Kind = "other"
+)
+
+// KindOf classifies a metric from its name and catalogue entry: names mentioning cpu are CPU,
+// megabytes are memory, higher-is-better figures are throughput, times are latency.
+func KindOf(name string) Kind {
+	info, _ := result.Lookup(name)
+	switch {
+	case strings.Contains(name, "cpu"):
+		return CPU
+	case info.Unit == "MB" || strings.Contains(name, "memory"):
+		return Memory
+	case info.Better == result.Higher:
+		return Throughput
+	case info.Unit == "ms" || info.Unit == "s":
+		return Latency
+	}
+	return Other
+}
+
+// DefaultThresholds are the regressions tolerated by default, in percent of the old value.
+var DefaultThresholds = map[Kind]float64{Latency: 15, Memory: 20, Throughput: 10, CPU: 25, Other: 15}
+
+// Thresholds say, in percent, how much worse a metric may get before a significant change counts
+// as a regression. The most specific entry wins: benchmark and metric, benchmark and kind, metric,
+// kind, then DefaultThresholds. Metric keys are names ("ttft_ms") or name and statistic
+// ("latency_ms.p95", which falls back on "latency_ms").
+type Thresholds struct {
+	Kinds      map[Kind]float64
+	Metrics    map[string]float64
+	Benchmarks map[string]map[string]float64 // benchmark → metric name or kind → percent
+}
+
+// For returns the threshold of a metric row ("latency_ms" or "latency_ms.p95") of a benchmark.
+func (t Thresholds) For(benchmark, metric string) float64 {
+	base, _, _ := strings.Cut(metric, ".")
+	kind := KindOf(base)
+	if b, ok := t.Benchmarks[benchmark]; ok {
+		for _, k := range []string{metric, base, string(kind)} {
+			if v, ok := b[k]; ok {
+				return v
+			}
+		}
+	}
+	for _, k := range []string{metric, base} {
+		if v, ok := t.Metrics[k]; ok {
+			return v
+		}
+	}
+	if v, ok := t.Kinds[kind]; ok {
+		return v
+	}
+	return DefaultThresholds[kind]
+}
+
+// Set parses one override, "[BENCHMARK:]METRIC_OR_KIND=PERCENT" (latency=10, ttft_ms=5,
+// resnet:latency_ms.p95=8), as the --threshold flag gives it.
+func (t *Thresholds) Set(s string) error {
+	key, val, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("threshold %q: want [BENCHMARK:]METRIC=PERCENT, e.g. latency=10 or resnet:ttft_ms=5", s)
+	}
+	pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), "%"), 64)
+	if err != nil || pct < 0 {
+		return fmt.Errorf("threshold %q: %q is not a non-negative percentage", s, val)
+	}
+	bench, metric, scoped := strings.Cut(key, ":")
+	if !scoped {
+		metric, bench = bench, ""
+	}
+	switch {
+	case bench != "":
+		if t.Benchmarks == nil {
+			t.Benchmarks = map[string]map[string]float64{}
+		}
+		if t.Benchmarks[bench] == nil {
+			t.Benchmarks[bench] = map[string]float64{}
+		}
+		t.Benchmarks[bench][metric] = pct
+	case isKind(metric):
+		if t.Kinds == nil {
+			t.Kinds = map[Kind]float64{}
+		}
+		t.Kinds[Kind(metric)] = pct
+	default:
+		if t.Metrics == nil {
+			t.Metrics = map[string]float64{}
+		}
+		t.Metrics[metric] = pct
+	}
+	return nil
+}
+
+func isKind(s string) bool {
+	switch Kind(s) {
+	case Latency, Memory, Throughput, CPU, Other:
+		return true
+	}
+	return false
+}
+
+// ThresholdsFile is the format of benchmark_thresholds.json: regressions tolerated, in percent.
+// The four *_regression_threshold keys are those other tools use; metrics and benchmarks are
+// inferbench's finer overrides.
+type ThresholdsFile struct {
+	Latency    *float64                      `json:"latency_regression_threshold"`
+	Memory     *float64                      `json:"memory_regression_threshold"`
+	Throughput *float64                      `json:"throughput_regression_threshold"`
+	CPU        *float64                      `json:"cpu_regression_threshold"`
+	Percent    *bool                         `json:"percent"` // values are percentages (the only unit; false is an error)
+	Metrics    map[string]float64            `json:"metrics"`
+	Benchmarks map[string]map[string]float64 `json:"benchmarks"`
+}
+
+// ThresholdsFileName is read from the project directory when present.
+const ThresholdsFileName = "benchmark_thresholds.json"
+
+// LoadThresholds reads a benchmark_thresholds.json into t. Unknown keys are errors.
+func (t *Thresholds) LoadFile(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f ThresholdsFile
+	if err := dec.Decode(&f); err != nil {
+		return fmt.Errorf("%s: %w (keys: latency_regression_threshold, memory_regression_threshold, throughput_regression_threshold, cpu_regression_threshold, percent, metrics, benchmarks)", file, err)
+	}
+	if f.Percent != nil && !*f.Percent {
+		return fmt.Errorf("%s: \"percent\": false is not supported: thresholds are percentages (15 means +15%%)", file)
+	}
+	if t.Kinds == nil {
+		t.Kinds = map[Kind]float64{}
+	}
+	for k, v := range map[Kind]*float64{Latency: f.Latency, Memory: f.Memory, Throughput: f.Throughput, CPU: f.CPU} {
+		if v != nil {
+			if *v < 0 {
+				return fmt.Errorf("%s: %s threshold %v is negative", file, k, *v)
+			}
+			t.Kinds[k] = *v
+		}
+	}
+	for k, v := range f.Metrics {
+		if t.Metrics == nil {
+			t.Metrics = map[string]float64{}
+		}
+		t.Metrics[k] = v
+	}
+	for b, m := range f.Benchmarks {
+		if t.Benchmarks == nil {
+			t.Benchmarks = map[string]map[string]float64{}
+		}
+		t.Benchmarks[b] = m
+	}
+	return nil
+}
+
+// BudgetFile is the format of performance-budget.yml: limits per benchmark or scenario. Keys are
+// benchmark names, scenario IDs ("resnet/batch_size=8") or globs of either ("resnet/*").
+//
+//	budgets:
+//	  mobile_inference: {max_latency_ms: 250, max_memory_mb: 512, max_cpu_percent: 70}
+type BudgetFile struct {
+	Budgets map[string]BudgetLimits `yaml:"budgets"`
+}
+
+// BudgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of
+// latency_ms (or of e2e_ms for LLM requests); max_memory_mb the peak memory_mb; max_cpu_percent
+// the cpu_percent metric's center. Budgets is the definition syntax for anything else.
+type BudgetLimits struct {
+	MaxLatencyMS  *float64          `yaml:"max_latency_ms"`
+	MaxMemoryMB   *float64          `yaml:"max_memory_mb"`
+	MaxCPUPercent *float64          `yaml:"max_cpu_percent"`
+	Budgets       map[string]string `yaml:"budgets"`
+}
+
+// BudgetFileName is read from the project directory when present.
+const BudgetFileName = "performance-budget.yml"
+
+// LoadBudgetFile reads a performance-budget.yml. Unknown keys are errors with their line.
+func LoadBudgetFile(file string) (*BudgetFile, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var f BudgetFile
+	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
+		return nil, fmt.Errorf("%s: %s", file, yaml.FormatError(err, false, true))
+	}
+	return &f, nil
+}
+
+// For returns the budget expressions ("latency_ms.p95" → "<= 250") that apply to a scenario.
+// The order of application is the sorted key order; a more specific key (a scenario ID) given
+// later overrides a benchmark-wide one.
+func (f *BudgetFile) For(s *result.Scenario) map[string]string {
+	if f == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(f.Budgets))
+	for k := range f.Budgets {
+		keys = append(keys, k)
+	}
+	// Benchmark-wide keys first, then scenario keys.
+	sort.Slice(keys, func(a, b int) bool {
+		sa, sb := strings.Contains(keys[a], "/"), strings.Contains(keys[b], "/")
+		if sa != sb {
+			return !sa
+		}
+		return keys[a] < keys[b]
+	})
+	var out map[string]string
+	for _, k := range keys {
+		if !matches(k, s) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		l := f.Budgets[k]
+		if l.MaxLatencyMS != nil {
+			metric := "latency_ms.p95"
+			if _, ok := s.Metrics["latency_ms"]; !ok {
+				if _, ok := s.Metrics["e2e_ms"]; ok {
+					metric = "e2e_ms.p95"
+				}
+			}
+			out[metric] = "<= " + fmtNum(*l.MaxLatencyMS)
+		}
+		if l.MaxMemoryMB != nil {
+			out["memory_mb.max"] = "<= " + fmtNum(*l.MaxMemoryMB)
+		}
+		if l.MaxCPUPercent != nil {
+			out["cpu_percent"] = "<= " + fmtNum(*l.MaxCPUPercent)
+		}
+		for m, e := range l.Budgets {
+			out[m] = e
+		}
+	}
+	return out
+}
+
+func matches(pattern string, s *result.Scenario) bool {
+	for _, name := range []string{s.Benchmark, s.ID()} {
+		if pattern == name {
+			return true
+		}
+		if ok, _ := path.Match(pattern, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -1,0 +1,179 @@
+package result
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/inferbench/inferbench/stats"
+)
+
+// WriteGoBench writes a run in the Go benchmark format, one line per raw sample, so that
+// benchstat compares two runs directly:
+//
+//	inferbench export OLD --format gobench > old.txt
+//	inferbench export NEW --format gobench > new.txt
+//	benchstat old.txt new.txt
+//
+// latency_ms is written as ns/op (benchstat's sec/op); every other metric keeps its name as the
+// unit ("12.5 ttft_ms"). Metrics without samples are written once, with their value.
+func WriteGoBench(w io.Writer, r *Run) error {
+	bw := bufio.NewWriter(w)
+	if g, ok := r.Environment["git"].(map[string]any); ok {
+		if c, ok := g["commit"].(string); ok && c != "" {
+			fmt.Fprintf(bw, "commit: %s\n", c)
+		}
+	}
+	fmt.Fprintf(bw, "inferbench-run: %s\n", r.ID)
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if s.Status != StatusOK {
+			continue
+		}
+		name := GoBenchName(s)
+		metrics := make([]string, 0, len(s.Metrics))
+		for k := range s.Metrics {
+			metrics = append(metrics, k)
+		}
+		slices.Sort(metrics)
+		for _, m := range metrics {
+			met := s.Metrics[m]
+			unit, scale := m, 1.0
+			if m == "latency_ms" {
+				unit, scale = "ns/op", 1e6
+			}
+			xs := met.Samples
+			if len(xs) == 0 {
+				if v, ok := met.Center(); ok {
+					xs = []float64{v}
+				}
+			}
+			for _, x := range xs {
+				fmt.Fprintf(bw, "%s\t1\t%s %s\n", name, fmtFloat(x*scale), unit)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+var goBenchUnsafe = regexp.MustCompile(`\s+`)
+
+// GoBenchName is a scenario's name in the Go benchmark format: "Benchmark" + benchmark +
+// "/" + scenario, without blanks.
+func GoBenchName(s *Scenario) string {
+	b := goBenchUnsafe.ReplaceAllString(s.Benchmark, "_")
+	if b != "" {
+		b = strings.ToUpper(b[:1]) + b[1:]
+	}
+	name := "Benchmark" + b
+	if s.Scenario != "" && s.Scenario != "default" {
+		name += "/" + goBenchUnsafe.ReplaceAllString(s.Scenario, "_")
+	}
+	return name
+}
+
+func fmtFloat(v float64) string { return fmt.Sprintf("%.10g", v) }
+
+// ReadGoBench reads `go test -bench` output (or anything in the Go benchmark format) into a run:
+// each benchmark is a scenario of the benchmark named by its first name element
+// (BenchmarkTokenize/len=64-8 → benchmark "Tokenize", scenario "len=64"), each line a sample.
+// sec/op becomes latency_ms; B/op memory_bytes_per_op; allocs/op allocs_per_op; other units keep
+// their name.
+func ReadGoBench(rd io.Reader, name string, id string, at time.Time) (*Run, error) {
+	br := benchfmt.NewReader(rd, name)
+	type key struct{ bench, sc string }
+	scen := map[key]map[string][]float64{}
+	var order []key
+	env := map[string]any{}
+	for br.Scan() {
+		switch rec := br.Result(); rec := rec.(type) {
+		case *benchfmt.SyntaxError:
+			return nil, rec
+		case *benchfmt.Result:
+			base, parts := rec.Name.Parts()
+			bench := strings.TrimPrefix(string(base), "Benchmark")
+			var sub []string
+			for _, p := range parts {
+				if strings.HasPrefix(p2s(p), "-") { // -GOMAXPROCS
+					continue
+				}
+				sub = append(sub, strings.TrimPrefix(p2s(p), "/"))
+			}
+			sc := strings.Join(sub, "/")
+			if sc == "" {
+				sc = "default"
+			}
+			k := key{bench, sc}
+			if scen[k] == nil {
+				scen[k] = map[string][]float64{}
+				order = append(order, k)
+			}
+			for _, v := range rec.Values {
+				metric, x := goUnit(v.Unit, v.Value)
+				scen[k][metric] = append(scen[k][metric], x)
+			}
+			for _, c := range rec.Config {
+				if c.File {
+					env[c.Key] = string(c.Value)
+				}
+			}
+		}
+	}
+	if err := br.Err(); err != nil {
+		return nil, err
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("%s: no benchmark results (is this `go test -bench` output?)", name)
+	}
+	r := &Run{Schema: Schema, ID: id, StartedAt: at, FinishedAt: at, Environment: env, Config: Config{Args: []string{"import", name}}}
+	if c, ok := env["commit"].(string); ok {
+		r.Environment["git"] = map[string]any{"commit": c}
+	}
+	for _, k := range order {
+		ms := map[string]Metric{}
+		for m, xs := range scen[k] {
+			ms[m] = SampleMetric(m, xs)
+		}
+		n := len(scen[k]["latency_ms"])
+		r.Scenarios = append(r.Scenarios, Scenario{Benchmark: k.bench, Scenario: k.sc, Subject: "gobench", Status: StatusOK, StartedAt: at, Iterations: Iterations{Measured: n}, Metrics: ms})
+	}
+	r.Tally()
+	return r, nil
+}
+
+func p2s(b []byte) string { return string(b) }
+
+func goUnit(unit string, v float64) (string, float64) {
+	switch unit {
+	case "sec/op":
+		return "latency_ms", v * 1e3
+	case "B/op":
+		return "memory_bytes_per_op", v
+	case "allocs/op":
+		return "allocs_per_op", v
+	case "B/s":
+		return "bytes_per_s", v
+	}
+	return strings.NewReplacer("/", "_per_", " ", "_").Replace(unit), v
+}
+
+// SampleMetric builds a metric from raw samples: its summary, and the samples kept.
+func SampleMetric(name string, xs []float64) Metric {
+	m := NewMetric(name)
+	if len(xs) == 1 {
+		v := xs[0]
+		m.Value = &v
+		return m
+	}
+	if sum, err := stats.Summarize(xs); err == nil {
+		m.Summary = &sum
+		m.Samples = xs
+	}
+	return m
+}
