@@ -1,0 +1,25 @@
+//go:build unix
+
+package launch
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setProcessGroup puts the server in its own process group, so teardown reaches its children
+// (a server's workers) too.
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// terminate signals the server's process group.
+func terminate(cmd *exec.Cmd, kill bool) {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
+	}
+}
