@@ -44,6 +44,8 @@ type Series struct {
 	Step   bool   `json:"step,omitempty"`
 	// Err holds [x, lo, hi] error bars (confidence intervals) drawn over the series.
 	Err [][3]Num `json:"err,omitempty"`
+	// Marks are vertical lines drawn with this series (its change points).
+	Marks []Mark `json:"marks,omitempty"`
 }
 
 // Mark is a labelled vertical line.

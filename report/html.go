@@ -52,6 +52,12 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(v)
 	},
+	"deref": func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
 	"pct": func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
 	"signed": func(v float64) string {
 		return fmt.Sprintf("%+.1f%%", 100*v)

@@ -48,9 +48,10 @@
         one.symbolSize = 5; one.showSymbol = (s.data || []).length <= 60; one.connectNulls = true;
         if (s.step) { one.step = 'middle'; one.showSymbol = false; }
       }
-      if (i === 0 && c.marks && c.marks.length) {
-        one.markLine = { symbol: 'none', silent: true, lineStyle: { color: '#d62728', type: 'solid' },
-          data: c.marks.map(function (m) { return { xAxis: m.x, label: { formatter: function () { return m.label; } } }; }) };
+      var marks = s.marks || (i === 0 ? c.marks : null);
+      if (marks && marks.length) {
+        one.markLine = { symbol: 'none', silent: true, lineStyle: { type: 'solid', width: 2 },
+          data: marks.map(function (m) { return { xAxis: m.x, label: { formatter: function () { return m.label; } } }; }) };
       }
       series.push(one);
       if (s.err && s.err.length) { series.push(errorSeries(s)); }

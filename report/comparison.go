@@ -1,0 +1,465 @@
+package report
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/inferbench/inferbench/compare"
+)
+
+// CompareFormats are the renderings of a comparison.
+var CompareFormats = []string{"text", "markdown", "json", "junit"}
+
+// Comparison renders a comparison in one of CompareFormats.
+func Comparison(w io.Writer, rep *compare.Report, format string) error {
+	switch format {
+	case "text", "":
+		return CompareText(w, rep)
+	case "markdown", "md":
+		return CompareMarkdown(w, rep)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case "junit":
+		return CompareJUnit(w, rep)
+	}
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(CompareFormats, ", "))
+}
+
+func cmpRef(r compare.RunRef) string {
+	s := r.ID
+	if r.Label != "" && r.Label != r.ID {
+		s = r.Label + " (" + r.ID + ")"
+	}
+	if r.Commit != "" {
+		c := r.Commit
+		if len(c) > 10 {
+			c = c[:10]
+		}
+		s += " @ " + c
+	}
+	return s
+}
+
+func cmpNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case v == 0:
+		return "0"
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	case a >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// cmpValue writes a center with its confidence interval as ± percent, as benchstat does.
+func cmpValue(v float64, ci interface{ get() (float64, float64, bool) }) string { return cmpNum(v) }
+
+func cmpCenter(v float64, lo, hi float64, ok bool) string {
+	s := cmpNum(v)
+	if ok && v != 0 {
+		pct := 100 * math.Max(hi-v, v-lo) / math.Abs(v)
+		s += fmt.Sprintf(" ±%.0f%%", math.Ceil(pct))
+	}
+	return s
+}
+
+// cmpDelta is the delta column: "~" when not significant, like benchstat, with the test.
+func cmpDelta(r *compare.Row) string {
+	test := ""
+	switch {
+	case math.IsNaN(r.P):
+		test = fmt.Sprintf("(no test, n=%d+%d)", r.OldN, r.NewN)
+	case r.OldN == r.NewN:
+		test = fmt.Sprintf("(p=%.3f n=%d)", r.Q, r.OldN)
+	default:
+		test = fmt.Sprintf("(p=%.3f n=%d+%d)", r.Q, r.OldN, r.NewN)
+	}
+	switch {
+	case math.IsNaN(r.Delta):
+		return "? " + test
+	case !math.IsNaN(r.P) && !r.Significant:
+		return "~ " + test
+	}
+	return fmt.Sprintf("%+.2f%% %s", r.Delta, test)
+}
+
+func cmpVerdict(r *compare.Row) string {
+	switch r.Verdict {
+	case compare.Regression:
+		return fmt.Sprintf("REGRESSION (limit %s%.0f%%)", cmpSign(r), r.Threshold)
+	case compare.Unverified:
+		return fmt.Sprintf("REGRESSION? untested (limit %s%.0f%%)", cmpSign(r), r.Threshold)
+	case compare.Improvement:
+		return "improvement"
+	case compare.Worse:
+		return "worse, within limit"
+	case compare.Better:
+		return "better"
+	}
+	return ""
+}
+
+func cmpSign(r *compare.Row) string {
+	if r.Better == "higher" {
+		return "-"
+	}
+	return "+"
+}
+
+// CompareText writes a benchstat-like table: per scenario and metric the old and new centers
+// (median ± the half-width of its 95% interval), the delta with the p-value (adjusted for the
+// number of tests) or "~" when not significant, and the verdict; then regressions, budgets and
+// warnings.
+func CompareText(w io.Writer, rep *compare.Report) error {
+	fmt.Fprintf(w, "old: %s\nnew: %s\n\n", cmpRef(rep.Old), cmpRef(rep.New))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tMETRIC\tOLD\tNEW\tDELTA\tVERDICT\t")
+	prev := ""
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		id := r.ID()
+		if id == prev {
+			id = ""
+		} else {
+			prev = id
+		}
+		metric := r.Metric
+		if r.Unit != "" {
+			metric += " (" + r.Unit + ")"
+		}
+		old := cmpCenter(r.Old, lo(r.OldCI), hi(r.OldCI), r.OldCI != nil)
+		nw := cmpCenter(r.New, lo(r.NewCI), hi(r.NewCI), r.NewCI != nil)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", id, metric, old, nw, cmpDelta(r), cmpVerdict(r))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	cmpNotes(w, rep)
+	return cmpSummaryLine(w, rep)
+}
+
+func lo(i interface{}) float64 { return ciPart(i, false) }
+func hi(i interface{}) float64 { return ciPart(i, true) }
+
+func ciPart(i interface{}, upper bool) float64 {
+	switch ci := i.(type) {
+	case interface{ Bounds() (float64, float64) }:
+		l, h := ci.Bounds()
+		if upper {
+			return h
+		}
+		return l
+	}
+	if v, ok := i.(*struct{ Lo, Hi float64 }); ok && v != nil {
+		if upper {
+			return v.Hi
+		}
+		return v.Lo
+	}
+	return ciFields(i, upper)
+}
+
+func cmpNotes(w io.Writer, rep *compare.Report) {
+	var notes []string
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		for _, warn := range r.Warnings {
+			notes = append(notes, fmt.Sprintf("warning %s %s: %s", r.ID(), r.Metric, warn))
+		}
+	}
+	for _, b := range rep.Budgets {
+		switch {
+		case !b.Measured:
+			notes = append(notes, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, cmpNum(b.Limit)))
+		case !b.OK:
+			notes = append(notes, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source))
+		}
+	}
+	for _, s := range rep.OnlyOld {
+		notes = append(notes, "only in old: "+s)
+	}
+	for _, s := range rep.OnlyNew {
+		notes = append(notes, "only in new: "+s)
+	}
+	for _, warn := range rep.Warnings {
+		notes = append(notes, "warning "+warn)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+}
+
+func cmpTests(rep *compare.Report) int {
+	n := 0
+	for i := range rep.Rows {
+		if !math.IsNaN(rep.Rows[i].P) {
+			n++
+		}
+	}
+	return n
+}
+
+func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
+	verdict := "ok"
+	if rep.Failed() {
+		verdict = "FAIL"
+	}
+	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
+		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))
+	return err
+}
+
+// cmpColumns are the markdown table's columns: the first metric of each list a scenario has.
+var cmpColumns = []struct {
+	title   string
+	metrics []string
+	kind    compare.Kind
+}{
+	{"Latency (median)", []string{"latency_ms", "e2e_ms", "ttft_ms"}, ""},
+	{"Peak memory", []string{"memory_mb", "gpu_memory_mb"}, ""},
+	{"CPU", nil, compare.CPU},
+	{"Throughput", []string{"throughput_ips", "requests_per_s", "output_tokens_per_s"}, ""},
+}
+
+// CompareMarkdown writes a comparison for a pull-request comment or a GitHub step summary: the
+// status, a table of latency, peak memory, CPU and throughput per scenario, then the regressions,
+// the exceeded budgets and the warnings.
+func CompareMarkdown(w io.Writer, rep *compare.Report) error {
+	status := "✅ no regression"
+	if rep.Failed() {
+		var parts []string
+		if rep.Regressions > 0 {
+			parts = append(parts, fmt.Sprintf("%d regression(s)", rep.Regressions))
+		}
+		if rep.BudgetsExceeded > 0 {
+			parts = append(parts, fmt.Sprintf("%d budget(s) exceeded", rep.BudgetsExceeded))
+		}
+		status = "❌ " + strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(w, "### inferbench: %s\n\n", status)
+	fmt.Fprintf(w, "`%s` compared with `%s`. A change counts when it is significant (false discovery rate %.0f%%, %d tests) **and** beyond its threshold.\n\n",
+		md(cmpRef(rep.New)), md(cmpRef(rep.Old)), 100*rep.Alpha, cmpTests(rep))
+	if len(rep.Rows) > 0 {
+		fmt.Fprintln(w, "| Scenario | Status | Latency (median) | Peak memory | CPU | Throughput |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|")
+		byID := map[string][]*compare.Row{}
+		var order []string
+		for i := range rep.Rows {
+			r := &rep.Rows[i]
+			if _, ok := byID[r.ID()]; !ok {
+				order = append(order, r.ID())
+			}
+			byID[r.ID()] = append(byID[r.ID()], r)
+		}
+		failedBudget := map[string]bool{}
+		for _, b := range rep.Budgets {
+			if !b.OK {
+				failedBudget[b.Benchmark+"/"+b.Scenario] = true
+			}
+		}
+		for _, id := range order {
+			rows := byID[id]
+			st := "✅"
+			for _, r := range rows {
+				if r.Failed() {
+					st = "❌"
+				}
+			}
+			if failedBudget[id] {
+				st = "❌"
+			}
+			cells := []string{md(id), st}
+			for _, col := range cmpColumns {
+				cells = append(cells, mdCell(pickRow(rows, col.metrics, col.kind)))
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		fmt.Fprintln(w)
+	}
+	var regs []string
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if r.Failed() {
+			regs = append(regs, fmt.Sprintf("- **%s** `%s`: %s → %s %s (%s; limit %s%.0f%%)", md(r.ID()), r.Metric, cmpNum(r.Old), cmpNum(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpSign(r), r.Threshold))
+		}
+	}
+	if len(regs) > 0 {
+		fmt.Fprintf(w, "#### Regressions\n\n%s\n\n", strings.Join(regs, "\n"))
+	}
+	var budgets []string
+	for _, b := range rep.Budgets {
+		if !b.OK {
+			budgets = append(budgets, fmt.Sprintf("- **%s/%s** `%s` = %s, budget %s %s (%s)", md(b.Benchmark), md(b.Scenario), b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source))
+		}
+	}
+	if len(budgets) > 0 {
+		fmt.Fprintf(w, "#### Budgets exceeded\n\n%s\n\n", strings.Join(budgets, "\n"))
+	}
+	var warns []string
+	warns = append(warns, rep.Warnings...)
+	for _, s := range rep.OnlyOld {
+		warns = append(warns, "only in old: "+s)
+	}
+	for _, s := range rep.OnlyNew {
+		warns = append(warns, "only in new: "+s)
+	}
+	for i := range rep.Rows {
+		for _, wr := range rep.Rows[i].Warnings {
+			warns = append(warns, rep.Rows[i].ID()+" "+rep.Rows[i].Metric+": "+wr)
+		}
+	}
+	if len(warns) > 0 {
+		fmt.Fprintf(w, "<details><summary>%d warning(s)</summary>\n\n", len(warns))
+		for _, wr := range warns {
+			fmt.Fprintf(w, "- %s\n", md(wr))
+		}
+		fmt.Fprint(w, "\n</details>\n")
+	}
+	return nil
+}
+
+func pickRow(rows []*compare.Row, metrics []string, kind compare.Kind) *compare.Row {
+	for _, m := range metrics {
+		for _, r := range rows {
+			if r.Metric == m {
+				return r
+			}
+		}
+	}
+	if kind != "" {
+		for _, r := range rows {
+			if r.Kind == kind && !strings.Contains(r.Metric, ".") {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+func mdCell(r *compare.Row) string {
+	if r == nil {
+		return "–"
+	}
+	d := "~"
+	switch {
+	case math.IsNaN(r.Delta):
+		d = "?"
+	case math.IsNaN(r.P) || r.Significant:
+		d = fmt.Sprintf("%+.1f%%", r.Delta)
+	}
+	mark := ""
+	if r.Failed() {
+		mark = " ❌"
+	}
+	return fmt.Sprintf("%s → %s %s (%s)%s", cmpNum(r.Old), cmpNum(r.New), r.Unit, d, mark)
+}
+
+// md escapes the characters that break a markdown table cell.
+func md(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Class   string        `xml:"classname,attr"`
+	Name    string        `xml:"name,attr"`
+	Time    string        `xml:"time,attr"`
+	Failure *junitFailure `xml:"failure,omitempty"`
+	Skipped *struct{}     `xml:"skipped,omitempty"`
+	Out     string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// CompareJUnit writes the comparison as JUnit XML: a suite per benchmark, a test case per metric
+// row and per budget, failed when it regressed or exceeded its budget.
+func CompareJUnit(w io.Writer, rep *compare.Report) error {
+	suites := map[string]*junitSuite{}
+	var order []string
+	suite := func(b string) *junitSuite {
+		if s, ok := suites[b]; ok {
+			return s
+		}
+		s := &junitSuite{Name: b}
+		suites[b] = s
+		order = append(order, b)
+		return s
+	}
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		s := suite(r.Benchmark)
+		c := junitCase{Class: r.Benchmark, Name: r.Scenario + " " + r.Metric, Time: "0",
+			Out: fmt.Sprintf("old %s, new %s %s, %s %s", cmpNum(r.Old), cmpNum(r.New), r.Unit, cmpDelta(r), r.Verdict)}
+		if r.Failed() {
+			c.Failure = &junitFailure{Type: r.Verdict, Message: fmt.Sprintf("%s %s: %s (limit %s%.0f%%)", r.Metric, r.Verdict, cmpDelta(r), cmpSign(r), r.Threshold),
+				Text: strings.Join(r.Warnings, "\n")}
+			s.Failures++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, c)
+	}
+	for _, b := range rep.Budgets {
+		s := suite(b.Benchmark)
+		c := junitCase{Class: b.Benchmark, Name: fmt.Sprintf("%s budget %s %s %s", b.Scenario, b.Metric, b.Op, cmpNum(b.Limit)), Time: "0"}
+		switch {
+		case !b.Measured:
+			c.Skipped = &struct{}{}
+		case !b.OK:
+			c.Failure = &junitFailure{Type: "budget", Message: fmt.Sprintf("%s = %s, budget %s %s (%s)", b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source)}
+			s.Failures++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, c)
+	}
+	all := junitSuites{Name: "inferbench compare " + rep.Old.ID + " → " + rep.New.ID}
+	for _, b := range order {
+		s := suites[b]
+		all.Tests += s.Tests
+		all.Failures += s.Failures
+		all.Suites = append(all.Suites, *s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(all); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
