@@ -30,7 +30,7 @@ const (
 	Unchanged   = "unchanged"   // not significant
 	Better      = "better"      // significant, better, within the threshold
 	Improvement = "improvement" // significant and better by more than the threshold
-	Unverified  = "unverified"  // no samples to test: worse than the threshold on a single value
+	Unverified  = "unverified"  // no samples to test: a single value worse than the threshold (a warning)
 	Unknown     = "unknown"     // no samples and within the threshold, or no delta (old is 0)
 )
 
@@ -108,7 +108,7 @@ type Row struct {
 func (r *Row) ID() string { return r.Benchmark + "/" + r.Scenario }
 
 // Failed reports whether the row fails the comparison.
-func (r *Row) Failed() bool { return r.Verdict == Regression || r.Verdict == Unverified }
+func (r *Row) Failed() bool { return r.Verdict == Regression }
 
 // MarshalJSON writes NaN as null.
 func (r Row) MarshalJSON() ([]byte, error) {
@@ -154,6 +154,7 @@ type Report struct {
 	// Counts.
 	Regressions     int `json:"regressions"`
 	Improvements    int `json:"improvements"`
+	Unverified      int `json:"unverified"` // single values beyond their threshold, not tested
 	BudgetsExceeded int `json:"budgets_exceeded"`
 }
 
@@ -243,6 +244,15 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	for _, rs := range rowsOf {
 		rep.Rows = append(rep.Rows, rs...)
 	}
+	untested := 0
+	for i := range rep.Rows {
+		if math.IsNaN(rep.Rows[i].P) {
+			untested++
+		}
+	}
+	if untested > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d metric(s) have a single value and no samples: they are not tested; a change beyond the threshold shows as \"unverified\" and fails only for peak memory", untested))
+	}
 
 	// One family: every tested row of the comparison.
 	var ps []float64
@@ -262,8 +272,10 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		r := &rep.Rows[i]
 		r.Verdict = verdict(r)
 		switch r.Verdict {
-		case Regression, Unverified:
+		case Regression:
 			rep.Regressions++
+		case Unverified:
+			rep.Unverified++
 		case Improvement:
 			rep.Improvements++
 		}
@@ -306,7 +318,12 @@ func verdict(r *Row) string {
 	}
 	w := worseBy(r)
 	if math.IsNaN(r.P) { // no test possible
-		if w > r.Threshold {
+		switch {
+		case w > r.Threshold && r.Kind == Memory:
+			// Peak memory is a maximum, not a timing: it does not jitter like one, and its
+			// threshold is wide. A single value beyond it is a regression.
+			return Regression
+		case w > r.Threshold:
 			return Unverified
 		}
 		return Unknown
@@ -374,7 +391,6 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		row.Old, row.New = ov, nv
 		row.OldN, row.NewN = count(om), count(nm)
 		row.Delta = delta(ov, nv)
-		row.Warnings = append(row.Warnings, "no samples: not tested, judged on the threshold alone")
 		rows = append(rows, row)
 	}
 	return rows

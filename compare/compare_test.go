@@ -307,3 +307,26 @@ func TestBenjaminiHochbergAcrossRows(t *testing.T) {
 	}
 	_ = stats.DefaultAlpha
 }
+
+func TestSingleValues(t *testing.T) {
+	cases := []struct {
+		name     string
+		metric   string
+		old, new float64
+		want     string
+		fails    bool
+	}{
+		{"peak memory +25% fails without samples", "memory_mb", 100, 125, Regression, true},
+		{"throughput -20% is untested and does not fail", "throughput_ips", 100, 80, Unverified, false},
+		{"load time +5% is within the threshold", "load_time_ms", 100, 105, Unknown, false},
+		{"a zero old value has no delta", "error_rate", 0, 0.1, Unknown, false},
+	}
+	for _, c := range cases {
+		old := run("a", scenario("m", nil, map[string][]float64{c.metric: {c.old}}))
+		new := run("b", scenario("m", nil, map[string][]float64{c.metric: {c.new}}))
+		rep := Runs(old, new, Config{})
+		if got := rep.Rows[0].Verdict; got != c.want || rep.Failed() != c.fails {
+			t.Errorf("%s: verdict %s failed %v, want %s %v", c.name, got, rep.Failed(), c.want, c.fails)
+		}
+	}
+}

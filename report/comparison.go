@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/stats"
 )
 
 // CompareFormats are the renderings of a comparison.
@@ -64,9 +65,6 @@ func cmpNum(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// cmpValue writes a center with its confidence interval as ± percent, as benchstat does.
-func cmpValue(v float64, ci interface{ get() (float64, float64, bool) }) string { return cmpNum(v) }
-
 func cmpCenter(v float64, lo, hi float64, ok bool) string {
 	s := cmpNum(v)
 	if ok && v != 0 {
@@ -101,7 +99,7 @@ func cmpVerdict(r *compare.Row) string {
 	case compare.Regression:
 		return fmt.Sprintf("REGRESSION (limit %s%.0f%%)", cmpSign(r), r.Threshold)
 	case compare.Unverified:
-		return fmt.Sprintf("REGRESSION? untested (limit %s%.0f%%)", cmpSign(r), r.Threshold)
+		return fmt.Sprintf("worse beyond limit, untested (%s%.0f%%)", cmpSign(r), r.Threshold)
 	case compare.Improvement:
 		return "improvement"
 	case compare.Worse:
@@ -140,8 +138,10 @@ func CompareText(w io.Writer, rep *compare.Report) error {
 		if r.Unit != "" {
 			metric += " (" + r.Unit + ")"
 		}
-		old := cmpCenter(r.Old, lo(r.OldCI), hi(r.OldCI), r.OldCI != nil)
-		nw := cmpCenter(r.New, lo(r.NewCI), hi(r.NewCI), r.NewCI != nil)
+		ol, oh, ook := ciOf(r.OldCI)
+		nl, nh, nok := ciOf(r.NewCI)
+		old := cmpCenter(r.Old, ol, oh, ook)
+		nw := cmpCenter(r.New, nl, nh, nok)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", id, metric, old, nw, cmpDelta(r), cmpVerdict(r))
 	}
 	if err := tw.Flush(); err != nil {
@@ -151,25 +151,11 @@ func CompareText(w io.Writer, rep *compare.Report) error {
 	return cmpSummaryLine(w, rep)
 }
 
-func lo(i interface{}) float64 { return ciPart(i, false) }
-func hi(i interface{}) float64 { return ciPart(i, true) }
-
-func ciPart(i interface{}, upper bool) float64 {
-	switch ci := i.(type) {
-	case interface{ Bounds() (float64, float64) }:
-		l, h := ci.Bounds()
-		if upper {
-			return h
-		}
-		return l
+func ciOf(ci *stats.Interval) (float64, float64, bool) {
+	if ci == nil {
+		return 0, 0, false
 	}
-	if v, ok := i.(*struct{ Lo, Hi float64 }); ok && v != nil {
-		if upper {
-			return v.Hi
-		}
-		return v.Lo
-	}
-	return ciFields(i, upper)
+	return ci.Lo, ci.Hi, true
 }
 
 func cmpNotes(w io.Writer, rep *compare.Report) {
@@ -220,8 +206,8 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	if rep.Failed() {
 		verdict = "FAIL"
 	}
-	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
-		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))
+	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
+		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))
 	return err
 }
 

@@ -1,0 +1,258 @@
+// Package alert evaluates alert rules against a finished run and posts what fires to a webhook
+// as Slack-compatible JSON. Rules read like the conditions people write in runbooks:
+//
+//	latency_ms.p95 > baseline * 1.3      the p95 latency grew 30% over the baseline's
+//	throughput_ips < baseline * 0.9      throughput fell 10%
+//	memory_mb.max > 2048                 an absolute limit
+//	growth(memory_mb, 7d) > 10%          memory grew 10% over the stored runs of the last 7 days
+//
+// A rule is checked for every scenario that has the metric. Posting never fails a run: the caller
+// reports the error and carries on.
+package alert
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"errors"
+	"net/http"
+	neturl "net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/result"
+)
+
+// WebhookEnv is the default variable holding the webhook URL.
+const WebhookEnv = "INFERBENCH_ALERT_WEBHOOK"
+
+// Rule is one parsed alert condition.
+type Rule struct {
+	Text   string
+	Metric string        // "latency_ms.p95"
+	Growth time.Duration // > 0: the relative growth of Metric over this window
+	Op     string        // >, >=, <, <=
+	// The right-hand side: Value, or the baseline's value of Metric times Factor.
+	Baseline bool
+	Factor   float64
+	Value    float64
+}
+
+// Parse reads a rule.
+func Parse(s string) (Rule, error) {
+	r := Rule{Text: strings.TrimSpace(s)}
+	bad := func(why string) (Rule, error) {
+		return Rule{}, fmt.Errorf("alert rule %q: %s (e.g. \"latency_ms.p95 > baseline * 1.3\", \"memory_mb.max > 2048\", \"growth(memory_mb, 7d) > 10%%\")", s, why)
+	}
+	var lhs, rhs string
+	for _, op := range []string{">=", "<=", ">", "<"} {
+		if i := strings.Index(r.Text, op); i > 0 {
+			lhs, rhs, r.Op = strings.TrimSpace(r.Text[:i]), strings.TrimSpace(r.Text[i+len(op):]), op
+			break
+		}
+	}
+	if r.Op == "" {
+		return bad("no comparison (>, >=, <, <=)")
+	}
+	if strings.HasPrefix(lhs, "growth(") && strings.HasSuffix(lhs, ")") {
+		m, win, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(lhs, "growth("), ")"), ",")
+		if !ok {
+			return bad("growth needs a metric and a window: growth(memory_mb, 7d)")
+		}
+		d, err := parseWindow(strings.TrimSpace(win))
+		if err != nil {
+			return bad(err.Error())
+		}
+		r.Metric, r.Growth = strings.TrimSpace(m), d
+		pct, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(rhs, "%")), 64)
+		if err != nil || !strings.HasSuffix(rhs, "%") {
+			return bad("growth compares with a percentage: > 10%")
+		}
+		r.Value = pct
+		return r, nil
+	}
+	if lhs == "" || strings.ContainsAny(lhs, " ()") {
+		return bad("the left side is a metric such as latency_ms.p95")
+	}
+	r.Metric = lhs
+	if strings.HasPrefix(rhs, "baseline") {
+		r.Baseline, r.Factor = true, 1
+		rest := strings.TrimSpace(strings.TrimPrefix(rhs, "baseline"))
+		if rest != "" {
+			f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(rest, "*")), 64)
+			if err != nil || !strings.HasPrefix(rest, "*") {
+				return bad("after baseline, only '* FACTOR'")
+			}
+			r.Factor = f
+		}
+		return r, nil
+	}
+	v, err := strconv.ParseFloat(rhs, 64)
+	if err != nil {
+		return bad("the right side is a number, 'baseline' or 'baseline * FACTOR'")
+	}
+	r.Value = v
+	return r, nil
+}
+
+func parseWindow(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		d, err := strconv.Atoi(n)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("window %q: want e.g. 7d or 36h", s)
+		}
+		return time.Duration(d) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("window %q: want e.g. 7d or 36h", s)
+	}
+	return d, nil
+}
+
+// Firing is a rule that fired on a scenario.
+type Firing struct {
+	Rule     string  `json:"rule"`
+	Scenario string  `json:"scenario"` // benchmark/scenario
+	Value    float64 `json:"value"`
+	Limit    float64 `json:"limit"`
+	Message  string  `json:"message"`
+}
+
+// History returns a scenario's values of a metric ("memory_mb.max") in stored runs started at or
+// after since, oldest first.
+type History func(ctx context.Context, benchmark, scenario, metric string, since time.Time) ([]float64, error)
+
+// Evaluate checks the rules against run. baseline may be nil (rules on it are skipped), and so
+// may hist (growth rules are skipped). Notes say what could not be checked.
+func Evaluate(ctx context.Context, rules []Rule, run, baseline *result.Run, hist History) (fired []Firing, notes []string) {
+	var base map[string]*result.Scenario
+	if baseline != nil {
+		base = map[string]*result.Scenario{}
+		for i := range baseline.Scenarios {
+			base[compare.Key(&baseline.Scenarios[i])] = &baseline.Scenarios[i]
+		}
+	}
+	for _, rule := range rules {
+		switch {
+		case rule.Baseline && baseline == nil:
+			notes = append(notes, fmt.Sprintf("alert %q: no baseline to compare with (run --baseline NAME)", rule.Text))
+			continue
+		case rule.Growth > 0 && hist == nil:
+			notes = append(notes, fmt.Sprintf("alert %q: no history store", rule.Text))
+			continue
+		}
+		for i := range run.Scenarios {
+			s := &run.Scenarios[i]
+			if s.Status != result.StatusOK {
+				continue
+			}
+			v, ok := compare.MetricStat(s, rule.Metric)
+			if !ok {
+				continue
+			}
+			limit := rule.Value
+			switch {
+			case rule.Baseline:
+				b, ok := base[compare.Key(s)]
+				if !ok {
+					continue
+				}
+				bv, ok := compare.MetricStat(b, rule.Metric)
+				if !ok {
+					continue
+				}
+				limit = bv * rule.Factor
+			case rule.Growth > 0:
+				at := run.StartedAt
+				if at.IsZero() {
+					at = time.Now()
+				}
+				xs, err := hist(ctx, s.Benchmark, s.Scenario, rule.Metric, at.Add(-rule.Growth))
+				if err != nil {
+					notes = append(notes, fmt.Sprintf("alert %q: %v", rule.Text, err))
+					continue
+				}
+				if len(xs) == 0 || xs[0] == 0 {
+					continue
+				}
+				growth := 100 * (v/xs[0] - 1)
+				if holds(growth, rule.Op, rule.Value) {
+					fired = append(fired, Firing{Rule: rule.Text, Scenario: s.ID(), Value: growth, Limit: rule.Value,
+						Message: fmt.Sprintf("%s: %s grew %+.1f%% over %s (from %.4g to %.4g)", s.ID(), rule.Metric, growth, rule.Growth, xs[0], v)})
+				}
+				continue
+			}
+			if holds(v, rule.Op, limit) {
+				fired = append(fired, Firing{Rule: rule.Text, Scenario: s.ID(), Value: v, Limit: limit,
+					Message: fmt.Sprintf("%s: %s = %.4g %s %.4g (%s)", s.ID(), rule.Metric, v, rule.Op, limit, rule.Text)})
+			}
+		}
+	}
+	return fired, notes
+}
+
+func holds(v float64, op string, limit float64) bool {
+	switch op {
+	case ">":
+		return v > limit
+	case ">=":
+		return v >= limit
+	case "<":
+		return v < limit
+	}
+	return v <= limit
+}
+
+// SlackMessage is the JSON posted: Slack's incoming-webhook shape ("text"), which Mattermost,
+// Rocket.Chat, Discord's /slack endpoint and most chat bridges accept; Firings is extra detail.
+type SlackMessage struct {
+	Text    string   `json:"text"`
+	Run     string   `json:"run"`
+	Firings []Firing `json:"firings"`
+}
+
+// Post sends the firings to a webhook. It returns the error for the caller to report; the caller
+// must not fail the run on it.
+func Post(ctx context.Context, client *http.Client, url string, run *result.Run, fired []Firing) error {
+	if len(fired) == 0 {
+		return nil
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, ":rotating_light: inferbench run %s: %d alert(s)\n", run.ID, len(fired))
+	for i, f := range fired {
+		if i == 20 {
+			fmt.Fprintf(&b, "… and %d more\n", len(fired)-20)
+			break
+		}
+		fmt.Fprintf(&b, "• %s\n", f.Message)
+	}
+	body, err := json.Marshal(SlackMessage{Text: b.String(), Run: run.ID, Firings: fired})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("alert webhook: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL holds the webhook's secret: keep it out of logs
+		}
+		return fmt.Errorf("alert webhook: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("alert webhook: %s", resp.Status)
+	}
+	return nil
+}

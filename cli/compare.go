@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/report"
+)
+
+func init() { extraCommands = append(extraCommands, newCompare) }
+
+type compareCmdFlags struct {
+	sf     storeFlags
+	cf     compareFlags
+	format string
+	output string
+}
+
+func newCompare(o *IO) *cobra.Command {
+	var f compareCmdFlags
+	cmd := &cobra.Command{
+		Use:   "compare OLD NEW",
+		Short: "Compare two runs: per metric the change, its significance and a verdict",
+		Long: `compare matches the scenarios of two runs by benchmark and parameters and compares every metric
+both have: the medians with their 95% intervals, the change in percent, and the p-value of a
+Mann-Whitney U test on the samples (bootstrap ratios for p95/p99 when there are enough samples),
+adjusted for the number of tests (Benjamini-Hochberg). A change is a regression only when it is
+significant AND worse than the metric's threshold (defaults: latency +15%, memory +20%, throughput
+-10%, CPU +25%; see --threshold, benchmark_thresholds.json). Budgets of the new run (its definitions
+and performance-budget.yml) are checked too.
+
+OLD and NEW are each a run.json, a run folder, a run id (in --results-dir, then in the store),
+"latest" (the newest stored run) or "baseline:NAME".
+
+Exit code: 0 no regression, 3 a regression or an exceeded budget, 1 an error. With
+GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`,
+		Example: `  inferbench compare baseline:main latest
+  inferbench compare benchmark_results/20261122_143005 benchmark_results/latest --format markdown
+  inferbench compare old/run.json new/run.json --threshold latency=10 --threshold resnet:memory=30
+  inferbench compare baseline:main latest --format junit -o compare.xml`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(cmd, o, &f, args[0], args[1])
+		},
+	}
+	fl := cmd.Flags()
+	f.sf.register(fl)
+	f.sf.registerResults(fl)
+	f.cf.register(fl)
+	fl.StringVar(&f.format, "format", "text", "text, markdown, json or junit")
+	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
+	return cmd
+}
+
+func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef string) error {
+	ctx := cmd.Context()
+	switch f.format {
+	case "text", "markdown", "md", "json", "junit":
+	default:
+		return usageErr("--format %q: want text, markdown, json or junit", f.format)
+	}
+	cfg, err := f.cf.config(o, cmd.Flags())
+	if err != nil {
+		return err
+	}
+	src := &runSource{o: o, sf: &f.sf}
+	defer src.Close()
+	old, err := src.load(ctx, oldRef)
+	if err != nil {
+		return err
+	}
+	nw, err := src.load(ctx, newRef)
+	if err != nil {
+		return err
+	}
+	rep := compare.Runs(old, nw, cfg)
+	rep.Old.Label, rep.New.Label = oldRef, newRef
+	var buf bytes.Buffer
+	if err := report.Comparison(&buf, rep, f.format); err != nil {
+		return err
+	}
+	if f.output == "-" || f.output == "" {
+		if _, err := o.Stdout.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(inDir(o, f.output), buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := stepSummary(o, rep); err != nil {
+		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
+	}
+	if rep.Failed() {
+		return &CodeError{Code: ExitRegression, Err: fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)}
+	}
+	return nil
+}
+
+// stepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when it is set.
+func stepSummary(o *IO, rep *compare.Report) error {
+	path, ok := o.LookupEnv("GITHUB_STEP_SUMMARY")
+	if !ok || path == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := report.CompareMarkdown(&buf, rep); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
