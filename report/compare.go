@@ -5,21 +5,21 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
-	"sort"
+	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/result"
 )
 
-// Delta is one metric of one scenario in two runs, with the verdict of a comparison. The compare
-// package decides verdicts; SimpleDeltas is the fallback this package uses on its own.
+// Delta is one row of a compare page: one metric of one scenario in two runs, with its verdict.
+// DeltasOf makes them from a compare.Report.
 type Delta struct {
-	Benchmark string `json:"benchmark"`
-	Scenario  string `json:"scenario"`
-	Metric    string `json:"metric"`
-	Unit      string `json:"unit"`
-	Better    string `json:"better"`
+	Benchmark string  `json:"benchmark"`
+	Scenario  string  `json:"scenario"`
+	Metric    string  `json:"metric"`
+	Unit      string  `json:"unit"`
+	Better    string  `json:"better"`
 	Base      float64 `json:"base"`
 	Head      float64 `json:"head"`
 	// Change is Head/Base - 1.
@@ -29,117 +29,35 @@ type Delta struct {
 	Hi *float64 `json:"hi,omitempty"`
 	// P is the p-value of the test, when one was run.
 	P *float64 `json:"p,omitempty"`
-	// Verdict is "regression", "improvement", "~" (no significant change), "new" or "gone".
+	// Verdict is one of compare's: regression, worse, unchanged, better, improvement,
+	// unverified, unknown.
 	Verdict string `json:"verdict"`
 	Note    string `json:"note,omitempty"`
 }
 
-// Verdicts.
-const (
-	Regression  = "regression"
-	Improvement = "improvement"
-	Same        = "~"
-	New         = "new"
-	Gone        = "gone"
-)
-
-// Thresholds of SimpleDeltas, as docs/metrics.md gives the defaults: a change smaller than these
-// is "~" even when significant.
-func threshold(name, unit string, better result.Direction) float64 {
-	switch {
-	case better == result.Higher:
-		return 0.10
-	case unit == "MB":
-		return 0.20
-	}
-	return 0.15
-}
-
-// SimpleDeltas compares the metrics two runs share, scenario by scenario. A distribution's change
-// is significant when the 95% confidence intervals of the two medians do not overlap (a
-// conservative test); a single value has no test and is judged by its threshold alone.
-func SimpleDeltas(base, head *result.Run) []Delta {
-	type key struct{ b, s string }
-	baseBy := map[key]*result.Scenario{}
-	for i := range base.Scenarios {
-		s := &base.Scenarios[i]
-		baseBy[key{s.Benchmark, s.Scenario}] = s
-	}
-	var out []Delta
-	seen := map[key]bool{}
-	for i := range head.Scenarios {
-		h := &head.Scenarios[i]
-		k := key{h.Benchmark, h.Scenario}
-		seen[k] = true
-		b, ok := baseBy[k]
-		if !ok {
-			if h.Status == result.StatusOK {
-				out = append(out, Delta{Benchmark: h.Benchmark, Scenario: h.Scenario, Verdict: New, Note: "not in the base run"})
-			}
-			continue
-		}
-		names := make([]string, 0, len(h.Metrics))
-		for n := range h.Metrics {
-			if _, ok := b.Metrics[n]; ok {
-				names = append(names, n)
-			}
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if d, ok := delta(b, h, n); ok {
-				out = append(out, d)
-			}
-		}
-	}
-	for i := range base.Scenarios {
-		s := &base.Scenarios[i]
-		if k := (key{s.Benchmark, s.Scenario}); !seen[k] && s.Status == result.StatusOK {
-			out = append(out, Delta{Benchmark: s.Benchmark, Scenario: s.Scenario, Verdict: Gone, Note: "not in the head run"})
-		}
-	}
-	return out
-}
-
-func delta(b, h *result.Scenario, name string) (Delta, bool) {
-	bm, hm := b.Metrics[name], h.Metrics[name]
-	bv, ok1 := bm.Center()
-	hv, ok2 := hm.Center()
-	if !ok1 || !ok2 || bv == 0 {
-		return Delta{}, false
-	}
-	info, _ := result.Lookup(name)
-	better := info.Better
-	if hm.Better != "" {
-		better = result.Direction(hm.Better)
-	}
-	d := Delta{Benchmark: h.Benchmark, Scenario: h.Scenario, Metric: name, Unit: info.Unit, Better: string(better),
-		Base: bv, Head: hv, Change: hv/bv - 1}
-	significant := true
-	if bm.Summary != nil && hm.Summary != nil {
-		if bc, hc := bm.Summary.MedianCI, hm.Summary.MedianCI; bc != nil && hc != nil && bc.Lo > 0 && bc.Hi > 0 {
-			lo, hi := hc.Lo/bc.Hi-1, hc.Hi/bc.Lo-1
+// DeltasOf turns a comparison into page rows, with a line saying how verdicts were reached.
+func DeltasOf(rep *compare.Report) ([]Delta, string) {
+	out := make([]Delta, 0, len(rep.Rows))
+	for _, r := range rep.Rows {
+		d := Delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric, Unit: r.Unit, Better: r.Better,
+			Base: r.Old, Head: r.New, Change: r.Delta / 100, Verdict: r.Verdict, Note: strings.Join(r.Warnings, "; ")}
+		switch {
+		case r.DeltaCI != nil:
+			lo, hi := r.DeltaCI.Lo/100, r.DeltaCI.Hi/100
 			d.Lo, d.Hi = &lo, &hi
-			significant = hc.Lo > bc.Hi || hc.Hi < bc.Lo
-		} else {
-			significant = false
-			d.Note = "too few samples for an interval"
+		case r.OldCI != nil && r.NewCI != nil && r.OldCI.Lo > 0 && r.OldCI.Hi > 0:
+			// The ratio of the two medians' intervals: wider than the test's, never narrower.
+			lo, hi := r.NewCI.Lo/r.OldCI.Hi-1, r.NewCI.Hi/r.OldCI.Lo-1
+			d.Lo, d.Hi = &lo, &hi
 		}
-	} else {
-		d.Note = "single value: judged by threshold only"
+		if r.Method != "" {
+			p := r.P
+			d.P = &p
+		}
+		out = append(out, d)
 	}
-	worse := d.Change > 0
-	if better == result.Higher {
-		worse = d.Change < 0
-	}
-	switch {
-	case !significant || math.Abs(d.Change) < threshold(name, info.Unit, better):
-		d.Verdict = Same
-	case worse:
-		d.Verdict = Regression
-	default:
-		d.Verdict = Improvement
-	}
-	return d, true
+	method := fmt.Sprintf("a regression is significant (Mann-Whitney U or bootstrap, false discovery rate %.0f%%) and worse than its threshold", 100*rep.Alpha)
+	return out, method
 }
 
 // compareView is what templates/compare.tmpl shows.
@@ -148,6 +66,7 @@ type compareView struct {
 	BaseHref     string
 	HeadHref     string
 	Method       string
+	Warnings     []string
 	Regressions  int
 	Improvements int
 	Benchmarks   []compareBench
@@ -167,6 +86,8 @@ type CompareOptions struct {
 	HTMLOptions
 	// Method says how verdicts were reached, shown under the title.
 	Method string
+	// Warnings are the comparison's caveats (environment differences, partial runs).
+	Warnings []string
 }
 
 // ComparePage builds the page comparing head with base: per benchmark, the change of each headline
@@ -175,16 +96,16 @@ type CompareOptions struct {
 func ComparePage(base, head *result.Run, deltas []Delta, opts CompareOptions) (Page, error) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("c%d", n) }
-	v := compareView{Base: base, Head: head, Method: opts.Method}
+	v := compareView{Base: base, Head: head, Method: opts.Method, Warnings: opts.Warnings}
 	if opts.RunHref != nil {
 		v.BaseHref, v.HeadHref = opts.RunHref(base.ID), opts.RunHref(head.ID)
 	}
 	idx := map[string]int{}
 	for _, d := range deltas {
 		switch d.Verdict {
-		case Regression:
+		case compare.Regression, compare.Unverified:
 			v.Regressions++
-		case Improvement:
+		case compare.Improvement:
 			v.Improvements++
 		}
 		i, ok := idx[d.Benchmark]
@@ -199,7 +120,7 @@ func ComparePage(base, head *result.Run, deltas []Delta, opts CompareOptions) (P
 	for i := range v.Benchmarks {
 		b := &v.Benchmarks[i]
 		for _, m := range headline {
-			c := Chart{ID: "", Title: m + ": change of head against base (95% CI)", Kind: "bar", XName: "scenario", YName: "change (%)"}
+			c := Chart{ID: "", Title: m + ": change of head against base, with 95% intervals", Kind: "bar", XName: "scenario", YName: "change (%)"}
 			var data []barPoint
 			var errs [][3]Num
 			for _, d := range b.Rows {
@@ -208,9 +129,13 @@ func ComparePage(base, head *result.Run, deltas []Delta, opts CompareOptions) (P
 				}
 				color := "#8c959f"
 				switch d.Verdict {
-				case Regression:
+				case compare.Regression, compare.Unverified:
 					color = "#cf222e"
-				case Improvement:
+				case compare.Worse:
+					color = "#e8a19a"
+				case compare.Better:
+					color = "#9fd8ab"
+				case compare.Improvement:
 					color = "#1a7f37"
 				}
 				c.Categories = append(c.Categories, d.Scenario)
@@ -219,8 +144,12 @@ func ComparePage(base, head *result.Run, deltas []Delta, opts CompareOptions) (P
 					errs = append(errs, [3]Num{Num(len(data) - 1), Num(100 * *d.Lo), Num(100 * *d.Hi)})
 				}
 			}
-			if len(data) == 0 {
-				continue
+			moved := false
+			for _, p := range data {
+				moved = moved || p.Value != 0
+			}
+			if !moved {
+				continue // nothing changed: no chart
 			}
 			c.ID = next()
 			c.Series = []Series{{Name: m, Data: data, Err: errs}}

@@ -19,10 +19,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/store"
 )
+
+// changePoints finds the shifts in a scenario's history (E-divisive means, as history does).
+func changePoints(points []report.TrendPoint) []report.TrendChange {
+	xs := make([]float64, len(points))
+	for i, p := range points {
+		xs[i] = p.Value
+	}
+	var out []report.TrendChange
+	for _, c := range stats.ChangePoints(xs, stats.ChangeOptions{}) {
+		out = append(out, report.TrendChange{Index: c.Index, Magnitude: c.Magnitude})
+	}
+	return out
+}
 
 //go:embed templates/*.tmpl
 var templates embed.FS
@@ -56,8 +71,7 @@ type Server struct {
 	hub     *Hub
 	metrics *Metrics
 	token   string
-	deltas  func(base, head *result.Run) ([]report.Delta, string)
-	trend   func(xs []float64) []report.TrendChange
+	compare func(base, head *result.Run) *compare.Report
 	handler http.Handler
 }
 
@@ -74,15 +88,10 @@ func WithHub(h *Hub) Option { return func(s *Server) { s.hub = h } }
 // WithMetrics sets what /metrics exports (by default the store's newest run).
 func WithMetrics(m *Metrics) Option { return func(s *Server) { s.metrics = m } }
 
-// WithDeltas sets how two runs are compared: deltas with verdicts, and a line saying how they
-// were reached (report.SimpleDeltas otherwise).
-func WithDeltas(f func(base, head *result.Run) ([]report.Delta, string)) Option {
-	return func(s *Server) { s.deltas = f }
-}
-
-// WithChangePoints sets the change point detector of trends (none otherwise).
-func WithChangePoints(f func(xs []float64) []report.TrendChange) Option {
-	return func(s *Server) { s.trend = f }
+// WithCompare sets how two runs are compared (compare.Runs with the default configuration
+// otherwise): `serve --threshold` and budget files go through here.
+func WithCompare(f func(base, head *result.Run) *compare.Report) Option {
+	return func(s *Server) { s.compare = f }
 }
 
 // New returns a server over st (nil for a live-only server).
@@ -97,10 +106,8 @@ func New(st store.Store, opts ...Option) *Server {
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
 	}
-	if s.deltas == nil {
-		s.deltas = func(b, h *result.Run) ([]report.Delta, string) {
-			return report.SimpleDeltas(b, h), "significant when the 95% confidence intervals of the medians do not overlap"
-		}
+	if s.compare == nil {
+		s.compare = func(b, h *result.Run) *compare.Report { return compare.Runs(b, h, compare.Config{}) }
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(s.metrics)
@@ -345,8 +352,9 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	deltas, method := s.deltas(base, head)
-	p, err := report.ComparePage(base, head, deltas, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref}, Method: method})
+	rep := s.compare(base, head)
+	deltas, method := report.DeltasOf(rep)
+	p, err := report.ComparePage(base, head, deltas, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref}, Method: method, Warnings: rep.Warnings})
 	if err != nil {
 		httpError(w, err)
 		return
@@ -404,13 +412,7 @@ func (s *Server) trends(ctx context.Context, q url.Values) ([]report.Trend, tren
 	for _, k := range sortedKeys(byScenario) {
 		ts := byScenario[k]
 		sort.SliceStable(ts.Points, func(a, b int) bool { return ts.Points[a].Time.Before(ts.Points[b].Time) })
-		if s.trend != nil {
-			xs := make([]float64, len(ts.Points))
-			for i, p := range ts.Points {
-				xs[i] = p.Value
-			}
-			ts.Changes = s.trend(xs)
-		}
+		ts.Changes = changePoints(ts.Points)
 		t.Series = append(t.Series, *ts)
 	}
 	if len(t.Series) == 0 {
@@ -514,9 +516,5 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	deltas, method := s.deltas(base, head)
-	if deltas == nil {
-		deltas = []report.Delta{}
-	}
-	writeJSON(w, map[string]any{"base": base.ID, "head": head.ID, "method": method, "deltas": deltas})
+	writeJSON(w, s.compare(base, head))
 }

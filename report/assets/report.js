@@ -50,7 +50,8 @@
       }
       var marks = s.marks || (i === 0 ? c.marks : null);
       if (marks && marks.length) {
-        one.markLine = { symbol: 'none', silent: true, lineStyle: { type: 'solid', width: 2 },
+        one.markLine = { symbol: 'none', silent: true, lineStyle: { type: 'dashed', width: 2, color: '#d62728' },
+          label: { position: 'insideEndTop', color: '#d62728' },
           data: marks.map(function (m) { return { xAxis: m.x, label: { formatter: function () { return m.label; } } }; }) };
       }
       series.push(one);
