@@ -4,7 +4,7 @@ BIN       := bin/inferbench
 PYTHON    ?= /usr/bin/python3
 GOFLAGS_T ?= -race -count=1
 
-.PHONY: build demo test test-go test-python bench vet clean
+.PHONY: build demo test test-go test-python bench vet clean assets web-deps report-bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/inferbench
@@ -16,7 +16,7 @@ demo: build
 
 test: test-go test-python
 
-test-go:
+test-go: web-deps
 	$(GO) vet ./...
 	$(GO) test $(GOFLAGS_T) ./...
 
@@ -28,6 +28,26 @@ test-python:
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine ./stats
+
+# Front-end dependencies pinned by web/package-lock.json (ECharts for the HTML reports,
+# playwright-core for the browser tests). `assets` refreshes report/assets/echarts.min.js from
+# them (docs/reports.md says why that copy is committed); web-deps installs them when missing so
+# the browser tests run (they skip with the reason without node_modules or chromium).
+assets:
+	cd web && npm ci --no-audit --no-fund
+	cp web/node_modules/echarts/dist/echarts.min.js report/assets/echarts.min.js
+
+web-deps:
+	@if [ ! -d web/node_modules ]; then \
+		if command -v npm >/dev/null 2>&1; then cd web && npm ci --no-audit --no-fund; \
+		else echo "npm not found: browser tests will skip"; fi; \
+	fi
+
+# The report bars (docs/performance.md, "Reports"): size of a 200-scenario report, and the time
+# headless Chromium takes to open it (load event and the charts in view drawn), 5 times.
+report-bench: web-deps
+	$(GO) test ./report -run TestLargeReportSize -count=1 -v -large-report /tmp/inferbench-large-report.html | grep -E 'bytes|ok|FAIL'
+	cd web && node browser/check.mjs time /tmp/inferbench-large-report.html 5
 
 vet:
 	$(GO) vet ./...

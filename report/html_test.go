@@ -362,3 +362,17 @@ func TestReportInBrowser(t *testing.T) {
 		t.Errorf("pages = %+v, want one page with every chart rendered", out.Pages)
 	}
 }
+
+// BenchmarkRunHTML200 renders the report of a 211-scenario run (10,000 samples per metric).
+func BenchmarkRunHTML200(b *testing.B) {
+	r := testRun(34, 10000)
+	var buf bytes.Buffer
+	b.ResetTimer()
+	for b.Loop() {
+		buf.Reset()
+		if err := RunHTML(&buf, r, HTMLOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}

@@ -15,7 +15,7 @@
 
   function errorSeries(s, color) {
     return {
-      name: s.name, type: 'custom', data: s.err, encode: { x: 0, y: [1, 2] }, z: 1, silent: true,
+      name: s.name, type: 'custom', data: s.err, encode: { x: 0, y: [1, 2] }, z: 10, silent: true,
       renderItem: function (params, api) {
         var x = api.value(0), lo = api.coord([x, api.value(1)]), hi = api.coord([x, api.value(2)]);
         var style = { stroke: api.visual('color'), lineWidth: 1 };
