@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/inferbench/inferbench/launch"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
@@ -38,7 +39,9 @@ type Engine struct {
 	maxSamples int
 	keep       int
 	env        []string
-	requestLog string // folder of per-request logs (requests.go); "" writes none
+	requestLog string         // folder of per-request logs (requests.go); "" writes none
+	serverLogs string         // folder of server logs (server.go); "" discards them
+	server     *launch.Server // the server under test now running, shared by scenarios
 }
 
 // Option configures an Engine.
@@ -79,6 +82,7 @@ func New(opts ...Option) *Engine {
 // scenario's partial result is still passed to done, marked with a warning, and the remaining
 // scenarios are not started. Run returns ctx.Err() when it was interrupted.
 func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func(result.Scenario)) error {
+	defer e.Close()
 	for i, sc := range scenarios {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -128,9 +132,14 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	if env == nil {
 		env = os.Environ()
 	}
+	params, err := e.startServer(ctx, sc, &r)
+	if err != nil {
+		r.Status, r.Error = result.StatusFailed, serverError(sc, err)
+		return r
+	}
 	openStart := time.Now()
 	subj, err := kind.Open(ctx, subject.Spec{
-		Benchmark: b.Name, Scenario: sc.Name, Dir: b.Dir, Config: b.Config, Params: sc.Params, Env: env,
+		Benchmark: b.Name, Scenario: sc.Name, Dir: b.Dir, Config: b.Config, Params: params, Env: env,
 	})
 	loadTime := time.Since(openStart)
 	if err != nil {

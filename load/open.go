@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -20,6 +21,9 @@ import (
 // as late, or with overflow drop is not sent and counts as dropped. Each request's schedule lag
 // (actual minus scheduled send) is recorded; a p99 above 1 ms marks the scenario client_bound.
 func OpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+	if c.Rate <= 0 {
+		return fmt.Errorf("mode rate needs rate (requests per second), in load: or as a matrix axis")
+	}
 	ss := newServingSink(sink, c)
 	err := openLoop(ctx, s, c, c.Rate, ss, 0, true)
 	ss.report(ss.result(ModeRate), true)
@@ -123,13 +127,8 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 			phase = Warmup
 		}
 		due := t0.Add(off)
-		if d := time.Until(due); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return fatalCause(ctx)
-			}
+		if !waitUntil(ctx, timer, due) {
+			return fatalCause(ctx)
 		}
 		if ctx.Err() != nil {
 			return fatalCause(ctx)
@@ -174,6 +173,26 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 	}
 	wg.Wait()
 	return fatalCause(ctx)
+}
+
+// coarse is how far ahead of a send the dispatcher stops relying on the runtime's timer (precise
+// to about a millisecond) and sleeps in the kernel instead.
+const coarse = 1500 * time.Microsecond
+
+// waitUntil returns at due, or false when ctx is done first.
+func waitUntil(ctx context.Context, timer *time.Timer, due time.Time) bool {
+	if d := time.Until(due) - coarse; d > 0 {
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if d := time.Until(due); d > 0 {
+		sleepFine(d)
+	}
+	return ctx.Err() == nil
 }
 
 // fatalCause returns the fatal error that cancelled ctx, or nil for an interruption.

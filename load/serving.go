@@ -112,9 +112,6 @@ func (c Config) validateServing() error {
 	if c.Arrival == "gamma" && c.Burstiness == 0 {
 		return fmt.Errorf("arrival gamma needs burstiness (the shape: 1 is poisson, below 1 burstier)")
 	}
-	if c.mode() == ModeRate && c.Rate <= 0 {
-		return fmt.Errorf("mode rate needs rate (requests per second)")
-	}
 	if c.Sweep != nil && (c.Sweep.Steps < 0 || c.Sweep.Search < 0) {
 		return fmt.Errorf("sweep steps and search must not be negative")
 	}

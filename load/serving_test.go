@@ -344,7 +344,6 @@ func TestValidateServing(t *testing.T) {
 		c   Config
 		err string
 	}{
-		{Config{Mode: ModeRate}, "needs rate"},
 		{Config{Mode: ModeRate, Rate: 5, Arrival: "weibull"}, `arrival "weibull"`},
 		{Config{Mode: ModeRate, Rate: 5, Arrival: "gamma"}, "needs burstiness"},
 		{Config{Mode: ModeConcurrency, Overflow: "queue"}, `overflow "queue"`},

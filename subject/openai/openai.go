@@ -139,6 +139,14 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 	if cfg.URL == "" {
 		return nil, errors.New("openai: subject needs url (the API base, e.g. http://127.0.0.1:8000/v1)")
 	}
+	// "{name}" in the URL is the scenario's parameter name; with a server: block, {port} is the
+	// port drawn for the server.
+	for k, v := range p {
+		cfg.URL = strings.ReplaceAll(cfg.URL, "{"+k+"}", fmt.Sprint(v))
+	}
+	if i := strings.IndexByte(cfg.URL, '{'); i >= 0 {
+		return nil, fmt.Errorf("openai: url %q names a parameter this scenario does not have", cfg.URL)
+	}
 	base, err := url.Parse(strings.TrimSuffix(cfg.URL, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("openai: url %q is not an http(s) URL (want e.g. http://127.0.0.1:8000/v1)", cfg.URL)

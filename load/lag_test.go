@@ -1,0 +1,44 @@
+package load
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// BenchmarkOpenLoopLag runs an open loop of b.N requests at 2,000/s (poisson) against a subject
+// that answers in 1 ms, and reports the schedule lag and the achieved rate.
+func BenchmarkOpenLoopLag(b *testing.B) {
+	s := &streamer{ttft: func(int) time.Duration { return time.Millisecond }}
+	rec := newRecorder()
+	c := Config{Rate: 2000, Seed: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(b.N)}
+	b.ResetTimer()
+	if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+		b.Fatal(err)
+	}
+	var lags []float64
+	first, last := time.Time{}, time.Time{}
+	for _, o := range rec.obs[Measure] {
+		lags = append(lags, o.Values["schedule_lag_ms"])
+		if first.IsZero() || o.Start.Before(first) {
+			first = o.Start
+		}
+		if o.Start.After(last) {
+			last = o.Start
+		}
+	}
+	b.ReportMetric(quantile(lags, 0.5), "lag-p50-ms")
+	b.ReportMetric(quantile(lags, 0.99), "lag-p99-ms")
+	b.ReportMetric(float64(len(lags)-1)/last.Sub(first).Seconds(), "sent/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+func quantile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s[int(q*float64(len(s)-1))]
+}
