@@ -45,8 +45,13 @@ func WriteGoBench(w io.Writer, r *Run) error {
 		for _, m := range metrics {
 			met := s.Metrics[m]
 			unit, scale := m, 1.0
-			if m == "latency_ms" {
+			switch m {
+			case "latency_ms":
 				unit, scale = "ns/op", 1e6
+			case "memory_bytes_per_op":
+				unit = "B/op"
+			case "allocs_per_op":
+				unit = "allocs/op"
 			}
 			xs := met.Samples
 			if len(xs) == 0 {

@@ -1,0 +1,204 @@
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/stats"
+)
+
+// pytestFile is the part of pytest-benchmark's JSON (--benchmark-json) that is read.
+type pytestFile struct {
+	MachineInfo map[string]any `json:"machine_info"`
+	CommitInfo  struct {
+		ID     string `json:"id"`
+		Branch string `json:"branch"`
+		Dirty  bool   `json:"dirty"`
+	} `json:"commit_info"`
+	Datetime   string `json:"datetime"`
+	Benchmarks []struct {
+		Group    string         `json:"group"`
+		Name     string         `json:"name"`
+		Fullname string         `json:"fullname"`
+		Params   map[string]any `json:"params"`
+		Stats    struct {
+			Min, Max, Mean, Stddev, Median, Q1, Q3 float64
+			Rounds                                 int
+			Ops                                    float64
+			Data                                   []float64 `json:"data"`
+		} `json:"stats"`
+	} `json:"benchmarks"`
+}
+
+// ReadPytestBenchmark reads pytest-benchmark's JSON into a run: each benchmark a scenario of the
+// benchmark named by its group (or its name without parameters), times in milliseconds. The raw
+// rounds are kept when the file has them (--benchmark-save-data); else the summary is used.
+func ReadPytestBenchmark(rd io.Reader, name, id string) (*Run, error) {
+	var f pytestFile
+	if err := json.NewDecoder(rd).Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: not pytest-benchmark JSON: %w", name, err)
+	}
+	if len(f.Benchmarks) == 0 {
+		return nil, fmt.Errorf("%s: no benchmarks (is this pytest --benchmark-json output?)", name)
+	}
+	at, _ := time.Parse(time.RFC3339Nano, f.Datetime)
+	if at.IsZero() {
+		at, _ = time.Parse("2006-01-02T15:04:05.999999", f.Datetime)
+	}
+	env := map[string]any{}
+	for k, v := range f.MachineInfo {
+		env["pytest_"+k] = v
+	}
+	if f.CommitInfo.ID != "" {
+		env["git"] = map[string]any{"commit": f.CommitInfo.ID, "branch": f.CommitInfo.Branch, "dirty": f.CommitInfo.Dirty}
+	}
+	r := &Run{Schema: Schema, ID: id, StartedAt: at, FinishedAt: at, Environment: env, Config: Config{Args: []string{"import", name}}}
+	for _, b := range f.Benchmarks {
+		bench, sc := b.Group, b.Name
+		base, params, _ := strings.Cut(b.Name, "[")
+		if bench == "" {
+			bench = base
+			sc = strings.TrimSuffix(params, "]")
+			if sc == "" {
+				sc = "default"
+			}
+		}
+		var lat Metric
+		if len(b.Stats.Data) >= 2 {
+			xs := make([]float64, len(b.Stats.Data))
+			for i, x := range b.Stats.Data {
+				xs[i] = x * 1e3
+			}
+			lat = SampleMetric("latency_ms", xs)
+		} else {
+			lat = summaryMetric("latency_ms", b.Stats.Rounds, 1e3, b.Stats.Mean, b.Stats.Stddev, b.Stats.Min, b.Stats.Max, b.Stats.Median, b.Stats.Q1, b.Stats.Q3)
+		}
+		ms := map[string]Metric{"latency_ms": lat}
+		if b.Stats.Ops > 0 {
+			ops := b.Stats.Ops
+			m := NewMetric("iterations_per_s")
+			m.Value = &ops
+			ms["iterations_per_s"] = m
+		}
+		r.Scenarios = append(r.Scenarios, Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK, StartedAt: at,
+			Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname})
+	}
+	r.Tally()
+	return r, nil
+}
+
+// hyperfineFile is hyperfine's --export-json.
+type hyperfineFile struct {
+	Results []struct {
+		Command    string            `json:"command"`
+		Mean       float64           `json:"mean"`
+		Stddev     float64           `json:"stddev"`
+		Median     float64           `json:"median"`
+		Min        float64           `json:"min"`
+		Max        float64           `json:"max"`
+		Times      []float64         `json:"times"`
+		Parameters map[string]string `json:"parameters"`
+	} `json:"results"`
+}
+
+// ReadHyperfine reads hyperfine's JSON (--export-json): each command a scenario of the benchmark
+// bench, with its run times as latency samples in milliseconds.
+func ReadHyperfine(rd io.Reader, name, id, bench string, at time.Time) (*Run, error) {
+	var f hyperfineFile
+	if err := json.NewDecoder(rd).Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: not hyperfine JSON: %w", name, err)
+	}
+	if len(f.Results) == 0 {
+		return nil, fmt.Errorf("%s: no results (is this hyperfine --export-json output?)", name)
+	}
+	r := &Run{Schema: Schema, ID: id, StartedAt: at, FinishedAt: at, Environment: map[string]any{}, Config: Config{Args: []string{"import", name}}}
+	for _, res := range f.Results {
+		var lat Metric
+		if len(res.Times) >= 2 {
+			xs := make([]float64, len(res.Times))
+			for i, x := range res.Times {
+				xs[i] = x * 1e3
+			}
+			lat = SampleMetric("latency_ms", xs)
+		} else {
+			lat = summaryMetric("latency_ms", 1, 1e3, res.Mean, res.Stddev, res.Min, res.Max, res.Median, res.Median, res.Median)
+		}
+		var params map[string]any
+		if len(res.Parameters) > 0 {
+			params = map[string]any{}
+			for k, v := range res.Parameters {
+				params[k] = v
+			}
+		}
+		r.Scenarios = append(r.Scenarios, Scenario{Benchmark: bench, Scenario: res.Command, Subject: "exec", Params: params, Status: StatusOK, StartedAt: at,
+			Iterations: Iterations{Measured: len(res.Times)}, Metrics: map[string]Metric{"latency_ms": lat}})
+	}
+	r.Tally()
+	return r, nil
+}
+
+func summaryMetric(name string, n int, scale, mean, std, lo, hi, median, q1, q3 float64) Metric {
+	m := NewMetric(name)
+	s := stats.Summary{N: n, Mean: mean * scale, Std: std * scale, Min: lo * scale, Max: hi * scale, Median: median * scale, P25: q1 * scale, P75: q3 * scale}
+	if s.Mean != 0 {
+		s.CV = s.Std / s.Mean
+	}
+	s.Warnings = []string{"imported summary without raw samples: percentiles beyond the quartiles are unknown"}
+	m.Summary = &s
+	return m
+}
+
+// GitHubBenchmark is one entry of github-action-benchmark's custom JSON format.
+type GitHubBenchmark struct {
+	Name  string  `json:"name"`
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+	Range string  `json:"range,omitempty"`
+	Extra string  `json:"extra,omitempty"`
+}
+
+// GitHubActionBenchmark returns a run's metrics in github-action-benchmark's custom format, for
+// its "customSmallerIsBetter" (better = Lower) or "customBiggerIsBetter" (Higher) tool: one entry
+// per scenario and metric of that direction, valued at the median.
+func GitHubActionBenchmark(r *Run, better Direction) []GitHubBenchmark {
+	out := []GitHubBenchmark{}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if s.Status != StatusOK {
+			continue
+		}
+		names := make([]string, 0, len(s.Metrics))
+		for k := range s.Metrics {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			m := s.Metrics[k]
+			dir := Direction(m.Better)
+			if dir == "" {
+				info, _ := Lookup(k)
+				dir = info.Better
+			}
+			if dir != better {
+				continue
+			}
+			v, ok := m.Center()
+			if !ok {
+				continue
+			}
+			e := GitHubBenchmark{Name: s.ID() + " " + k, Unit: m.Unit, Value: v}
+			if m.Summary != nil {
+				if ci := m.Summary.MedianCI; ci != nil {
+					e.Range = fmt.Sprintf("± %.4g", (ci.Hi-ci.Lo)/2)
+				}
+				e.Extra = fmt.Sprintf("n=%d p95=%.4g p99=%.4g", m.Summary.N, m.Summary.P95, m.Summary.P99)
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
