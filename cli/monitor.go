@@ -16,6 +16,7 @@ import (
 	"github.com/inferbench/inferbench/monitor"
 	"github.com/inferbench/inferbench/monitor/gpu" // registers the GPU source
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 	"github.com/inferbench/inferbench/sysinfo"
@@ -243,7 +244,8 @@ type overheadResult struct {
 	LatencyOnMS   float64 `json:"latency_on_ms"`
 	LatencyOffMS  float64 `json:"latency_off_ms"`
 	LatencyDelta  float64 `json:"latency_delta_pct"`
-	Significant   bool    `json:"significant"` // the medians' 95% intervals do not overlap
+	P             float64 `json:"p"`           // Mann-Whitney U p-value, latency on vs off
+	Significant   bool    `json:"significant"` // P < 0.05
 	ThroughputOn  float64 `json:"throughput_on_ips,omitempty"`
 	ThroughputOff float64 `json:"throughput_off_ips,omitempty"`
 	ThroughputDel float64 `json:"throughput_delta_pct,omitempty"`
@@ -283,7 +285,7 @@ func (x *monitorExt) measureOverhead(ctx context.Context, o *IO, dir string, run
 			ov.LatencyOnMS, ov.LatencyOffMS, ov.LatencyDelta, sig, ov.ThroughputOn, ov.ThroughputOff, ov.ThroughputDel, ov.SamplerCost)
 	}
 	tw.Flush()
-	fmt.Fprintln(o.Stdout, "(~: the difference is within the noise: the medians' 95% intervals overlap)")
+	fmt.Fprintln(o.Stdout, "(~: not significant, Mann-Whitney U p >= 0.05; throughput is one figure per run and is not tested)")
 	if err := result.Save(dir, run); err != nil {
 		errs = append(errs, err)
 	}
@@ -299,9 +301,11 @@ func compareOverhead(on, off *result.Scenario) *overheadResult {
 		if ov.LatencyOffMS > 0 {
 			ov.LatencyDelta = 100 * (ov.LatencyOnMS - ov.LatencyOffMS) / ov.LatencyOffMS
 		}
-		// With too few samples for an interval the difference is not called significant.
-		if a, b := lon.Summary.MedianCI, loff.Summary.MedianCI; a != nil && b != nil {
-			ov.Significant = a.Hi < b.Lo || b.Hi < a.Lo
+		// Mann-Whitney U on the kept latency samples, as compare and benchstat do.
+		if len(lon.Samples) > 0 && len(loff.Samples) > 0 {
+			t := stats.MannWhitney(loff.Samples, lon.Samples, stats.DefaultAlpha)
+			ov.P = t.P
+			ov.Significant = t.P < stats.DefaultAlpha
 		}
 	}
 	if v, ok := metricValue(on, "throughput_ips"); ok {

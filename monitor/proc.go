@@ -166,17 +166,15 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	}
 	cur := make(map[int]member, len(pids)+1)
 	var firstErr error
-	// The status file (VmRSS, VmHWM) costs as much as stat and io together; descendants read it
-	// every statusEvery samples and otherwise take RSS from stat and keep their last VmHWM. The
-	// roots, where the subject's memory usually is, read it every time.
+	// The status file (VmHWM) costs as much as stat and io together. The high-water mark only
+	// rises while a process lives, so it is read every statusEvery samples, when a process is
+	// first seen, and at Stop: a peak between samples is still caught unless the process exits
+	// before the next read (and is not reaped by the harness, whose getrusage catches it).
 	full := s.samples%statusEvery == 0
 	s.samples++
-	isRoot := map[int]bool{}
-	for _, r := range s.roots() {
-		isRoot[r] = true
-	}
 	for _, pid := range pids {
-		m, err := s.read(pid, full || isRoot[pid] || s.prev[pid].hwm == 0)
+		_, seen := s.prev[pid]
+		m, err := s.read(pid, full || !seen)
 		if err == nil && m.hwm == 0 {
 			m.hwm = s.prev[pid].hwm
 		}
@@ -330,7 +328,6 @@ func (s *ProcessSampler) read(pid int, withStatus bool) (member, error) {
 	m.rss = float64(st.ResidentMemory())
 	if withStatus {
 		if status, err := p.NewStatus(); err == nil {
-			m.rss = float64(status.VmRSS)
 			m.hwm = float64(status.VmHWM)
 		} else if errors.Is(err, fs.ErrNotExist) {
 			return member{}, err
@@ -401,16 +398,26 @@ var errNoChildrenFile = errors.New("no /proc/PID/task/TID/children")
 // children lists the children of every thread of pid. A process that has exited has none.
 func (s *ProcessSampler) children(pid int) ([]int, error) {
 	dir := filepath.Join(s.root, strconv.Itoa(pid), "task")
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, nil
+	var names []string
+	if p, ok := s.prev[pid]; ok && p.threads == 1 {
+		// Single-threaded at the last sample: its only task is itself, no listing needed. A
+		// thread started since then shows at the next sample.
+		names = []string{strconv.Itoa(pid)}
+	} else {
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, nil
+		}
+		for _, t := range tasks {
+			names = append(names, t.Name())
+		}
 	}
 	var kids []int
-	for _, t := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name, "children"))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				if _, err2 := os.Stat(filepath.Join(dir, t.Name())); err2 == nil {
+				if _, err2 := os.Stat(filepath.Join(dir, name)); err2 == nil {
 					return nil, errNoChildrenFile
 				}
 			}

@@ -11,11 +11,21 @@ import (
 // one-minute load average. It shows what else competes with the subject.
 //
 // Gauges: sys_cpu_pct, sys_mem_used_mb, sys_load1.
+//
+// It samples at most every Period (DefaultSystemPeriod) whatever the monitor's interval: these are
+// context figures, and /proc/stat is expensive to generate on machines with many cores and
+// interrupts.
 type SystemSampler struct {
+	Period time.Duration
+
 	fs   procfs.FS
 	prev procfs.CPUStat
 	have bool
+	last time.Time
 }
+
+// DefaultSystemPeriod is the system sampler's shortest period.
+const DefaultSystemPeriod = time.Second
 
 var _ Sampler = (*SystemSampler)(nil)
 
@@ -28,7 +38,7 @@ func NewSystemSampler(root string) (*SystemSampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("system monitor: %w: %w", ErrNotAvailable, err)
 	}
-	return &SystemSampler{fs: pfs}, nil
+	return &SystemSampler{fs: pfs, Period: DefaultSystemPeriod}, nil
 }
 
 // Name implements Sampler.
@@ -45,12 +55,16 @@ func (s *SystemSampler) Metrics() []Metric {
 
 // Start implements Starter: the CPU baseline.
 func (s *SystemSampler) Start(time.Time) error {
-	s.have = false
+	s.have, s.last = false, time.Time{}
 	return nil
 }
 
 // Sample implements Sampler.
 func (s *SystemSampler) Sample(now time.Time, out []Value) ([]Value, error) {
+	if !s.last.IsZero() && now.Sub(s.last) < s.Period {
+		return out, nil
+	}
+	s.last = now
 	var firstErr error
 	keep := func(err error) {
 		if firstErr == nil {

@@ -129,6 +129,7 @@ type Sampler struct {
 	lastW    []float64   // last power reading per device, W
 	lastT    []time.Time // when it was taken
 	readings []Reading
+	names    [][6]string // gauge names: combined, then per device
 }
 
 var (
@@ -170,8 +171,12 @@ func newSampler(b backend, pick []int) (*Sampler, error) {
 		return nil, fmt.Errorf("gpu: %w: no devices", monitor.ErrNotAvailable)
 	}
 	n := len(devs)
+	names := [][6]string{gaugeNames("gpu_")}
+	for _, d := range devs {
+		names = append(names, gaugeNames("gpu"+strconv.Itoa(d.Index)+"_"))
+	}
 	return &Sampler{b: b, devs: devs, start: make([]uint64, n), integ: make([]float64, n),
-		lastW: make([]float64, n), lastT: make([]time.Time, n), readings: make([]Reading, n)}, nil
+		lastW: make([]float64, n), lastT: make([]time.Time, n), readings: make([]Reading, n), names: names}, nil
 }
 
 // Devices returns the sampled devices.
@@ -247,10 +252,10 @@ func (s *Sampler) Sample(now time.Time, out []monitor.Value) ([]monitor.Value, e
 		}
 		s.lastW[i], s.lastT[i] = r.PowerW, now
 	}
-	out = appendReading(out, "gpu_", combine(s.readings))
+	out = appendReading(out, &s.names[0], combine(s.readings))
 	if len(s.devs) > 1 {
-		for i, d := range s.devs {
-			out = appendReading(out, "gpu"+strconv.Itoa(d.Index)+"_", s.readings[i])
+		for i := range s.devs {
+			out = appendReading(out, &s.names[i+1], s.readings[i])
 		}
 	}
 	return out, firstErr
@@ -298,14 +303,19 @@ func (s *Sampler) HelperPIDs() []int {
 // Close releases NVML or stops nvidia-smi.
 func (s *Sampler) Close() error { return s.b.close() }
 
-func appendReading(out []monitor.Value, p string, r Reading) []monitor.Value {
+// gaugeNames returns the names of the gauges with prefix p, in the order appendReading uses.
+func gaugeNames(p string) [6]string {
+	return [6]string{p + "util_pct", p + "mem_used_mb", p + "power_w", p + "temp_c", p + "sm_clock_mhz", p + "mem_clock_mhz"}
+}
+
+func appendReading(out []monitor.Value, n *[6]string, r Reading) []monitor.Value {
 	return append(out,
-		monitor.Value{Name: p + "util_pct", V: r.UtilPct},
-		monitor.Value{Name: p + "mem_used_mb", V: r.MemUsedMB},
-		monitor.Value{Name: p + "power_w", V: r.PowerW},
-		monitor.Value{Name: p + "temp_c", V: r.TempC},
-		monitor.Value{Name: p + "sm_clock_mhz", V: r.SMClockMHz},
-		monitor.Value{Name: p + "mem_clock_mhz", V: r.MemClockMHz},
+		monitor.Value{Name: n[0], V: r.UtilPct},
+		monitor.Value{Name: n[1], V: r.MemUsedMB},
+		monitor.Value{Name: n[2], V: r.PowerW},
+		monitor.Value{Name: n[3], V: r.TempC},
+		monitor.Value{Name: n[4], V: r.SMClockMHz},
+		monitor.Value{Name: n[5], V: r.MemClockMHz},
 	)
 }
 

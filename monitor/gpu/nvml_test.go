@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"testing"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -118,5 +119,62 @@ func TestCUDAVersion(t *testing.T) {
 		if got := cudaVersion(v); got != want {
 			t.Errorf("cudaVersion(%d) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// BenchmarkSampleNVMLMock is one GPU sample through the NVML adapter over go-nvml's mock: the cost
+// of our side of six NVML calls. On a real GPU each call enters the driver; measure it there with
+// the same benchmark and the real library (see docs/results-gpu.md).
+func BenchmarkSampleNVMLMock(b *testing.B) {
+	energy := uint64(0)
+	dev := mockDevice(&energy, nvml.SUCCESS)
+	be, err := newNVML(mockLib(dev))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := newSampler(be, nil)
+	s.Start(testTime(0))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Sample(testTime(i), nil)
+	}
+}
+
+// TestNVMLReal samples a real GPU through NVML when the machine has one; it is skipped otherwise.
+func TestNVMLReal(t *testing.T) {
+	b, err := openNVML("")
+	if err != nil {
+		t.Skipf("no NVML here: %v", err)
+	}
+	defer b.close()
+	for _, d := range b.devices() {
+		r, err := b.read(d.Index)
+		if err != nil {
+			t.Errorf("gpu %d: %v", d.Index, err)
+			continue
+		}
+		mj, counter := b.energy(d.Index)
+		t.Logf("gpu %d %s (driver %s, CUDA %s, cc %s, %.0f MiB, limit %.0f W, MIG %q, ECC %q): util %.0f%%, mem %.0f MiB, %.1f W, %.0f °C, SM %.0f MHz, mem %.0f MHz; energy counter %v (%d mJ)",
+			d.Index, d.Name, d.Driver, d.CUDA, d.ComputeCap, d.MemoryMB, d.PowerLimitW, d.MIG, d.ECC,
+			r.UtilPct, r.MemUsedMB, r.PowerW, r.TempC, r.SMClockMHz, r.MemClockMHz, counter, mj)
+		if r.MemUsedMB <= 0 || r.MemUsedMB > d.MemoryMB {
+			t.Errorf("gpu %d: memory used %v of %v MiB", d.Index, r.MemUsedMB, d.MemoryMB)
+		}
+	}
+}
+
+// BenchmarkSampleNVMLReal is one sample of every GPU through the real NVML; skipped without one.
+func BenchmarkSampleNVMLReal(b *testing.B) {
+	be, err := openNVML("")
+	if err != nil {
+		b.Skipf("no NVML here: %v", err)
+	}
+	defer be.close()
+	s, _ := newSampler(be, nil)
+	s.Start(time.Now())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Sample(time.Now(), nil)
 	}
 }
