@@ -78,7 +78,7 @@ func TestCompareCommand(t *testing.T) {
 		code int
 	}{
 		{"unknown run", []string{"compare", "old", "nope"}, ExitError},
-		{"bad format", []string{"compare", "old", "same", "--format", "html"}, ExitUsage},
+		{"bad format", []string{"compare", "old", "same", "--format", "xml"}, ExitUsage},
 		{"bad threshold", []string{"compare", "old", "same", "--threshold", "latency"}, ExitUsage},
 		{"one argument", []string{"compare", "old"}, ExitUsage},
 	}
