@@ -257,6 +257,7 @@ func (m *Monitor) Stop() *Report {
 func (m *Monitor) finish(r *Report) *Report {
 	r.Interval = m.interval
 	r.IntervalMS = float64(m.interval) / float64(time.Millisecond)
+	r.DurationS = r.Duration().Seconds()
 	r.CostS = m.cost.Seconds()
 	r.CostClock = "wall"
 	if m.costCPU {

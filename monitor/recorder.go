@@ -12,7 +12,8 @@ type Report struct {
 	IntervalMS float64       `json:"interval_ms"`
 	Start      time.Time     `json:"start"`
 	End        time.Time     `json:"end"`
-	Samples    int           `json:"samples"` // sampling ticks in the window
+	DurationS  float64       `json:"duration_s"` // End - Start, seconds
+	Samples    int           `json:"samples"`    // sampling ticks in the window
 	// CostS is the time spent taking samples (reading /proc, /sys, NVML) and CostPct that time
 	// as a percent of the window: the monitors' own cost in percent of one core. CostClock says
 	// how it was measured: "thread-cpu" (the sampling thread's CPU clock, Linux) or "wall".

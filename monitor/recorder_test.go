@@ -112,7 +112,7 @@ func TestMonitorLifecycle(t *testing.T) {
 	if len(r.Warnings) != 1 || len(r.Unavailable) != 1 {
 		t.Errorf("warnings %q, unavailable %q: want one each", r.Warnings, r.Unavailable)
 	}
-	if r.IntervalMS != 5 {
+	if r.IntervalMS != 5 || r.DurationS <= 0 {
 		t.Errorf("interval_ms = %v", r.IntervalMS)
 	}
 	if r.CostS <= 0 || r.CostPct <= 0 {
