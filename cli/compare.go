@@ -41,7 +41,8 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 		Example: `  inferbench compare baseline:main latest
   inferbench compare benchmark_results/20261122_143005 benchmark_results/latest --format markdown
   inferbench compare old/run.json new/run.json --threshold latency=10 --threshold resnet:memory=30
-  inferbench compare baseline:main latest --format junit -o compare.xml`,
+  inferbench compare baseline:main latest --format junit -o compare.xml
+  inferbench compare baseline:main latest --format html -o compare.html`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd, o, &f, args[0], args[1])
@@ -51,7 +52,7 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 	f.sf.register(fl)
 	f.sf.registerResults(fl)
 	f.cf.register(fl)
-	fl.StringVar(&f.format, "format", "text", "text, markdown, json or junit")
+	fl.StringVar(&f.format, "format", "text", "text, markdown, json, junit or html")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
 	return cmd
 }
@@ -59,9 +60,9 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef string) error {
 	ctx := cmd.Context()
 	switch f.format {
-	case "text", "markdown", "md", "json", "junit":
+	case "text", "markdown", "md", "json", "junit", "html":
 	default:
-		return usageErr("--format %q: want text, markdown, json or junit", f.format)
+		return usageErr("--format %q: want text, markdown, json, junit or html", f.format)
 	}
 	cfg, err := f.cf.config(o, cmd.Flags())
 	if err != nil {
@@ -80,7 +81,12 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	rep := compare.Runs(old, nw, cfg)
 	rep.Old.Label, rep.New.Label = oldRef, newRef
 	var buf bytes.Buffer
-	if err := report.Comparison(&buf, rep, f.format); err != nil {
+	if f.format == "html" {
+		err = compareHTML(&buf, old, nw, rep)
+	} else {
+		err = report.Comparison(&buf, rep, f.format)
+	}
+	if err != nil {
 		return err
 	}
 	if f.output == "-" || f.output == "" {

@@ -26,6 +26,7 @@ type historyFlags struct {
 	runs     bool
 	asJSON   bool
 	all      bool
+	format   string
 }
 
 // Series is one scenario's history of one metric with its change points (history --json).
@@ -58,6 +59,7 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 		Example: `  inferbench history resnet50 --metric latency_ms.p50 --days 30
   inferbench history --metric ttft_ms.p95 --scenario 'concurrency=8' --json
   inferbench history --runs --days 7
+  inferbench history resnet50 --metric latency_ms.p95 --format html > trends.html
   inferbench history --store postgres://bench@db/bench llama --metric output_tokens_per_s`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,11 +81,17 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 	fl.BoolVar(&f.runs, "runs", false, "list the stored runs instead")
 	fl.BoolVar(&f.all, "all", false, "print every point, not only the last 10 of each series")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
+	fl.StringVar(&f.format, "format", "text", "text, json or html (trends with change points marked, one self-contained page)")
 	return cmd
 }
 
 func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error {
 	ctx := cmd.Context()
+	switch f.format {
+	case "text", "json", "html":
+	default:
+		return usageErr("--format %q: want text, json or html", f.format)
+	}
 	if _, _, err := store.SplitMetric(f.metric); err != nil {
 		return usageErr("--metric: %v", err)
 	}
@@ -120,7 +128,10 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 		return err
 	}
 	series := HistorySeries(pts, f.metric, stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag})
-	if f.asJSON {
+	if f.format == "html" {
+		return historyHTML(o.Stdout, series, f.metric)
+	}
+	if f.asJSON || f.format == "json" {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(series)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,12 +28,13 @@ type reportFlags struct {
 	output     string
 	format     string
 	resultsDir string
+	store      storeFlags
 }
 
 func newReport(o *IO) *cobra.Command {
 	var rf reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [RUN|latest]",
+		Use:   "report [RUN|latest|baseline:NAME]",
 		Short: "Render a run as a self-contained HTML report (or a table, or JSON)",
 		Long: `report renders one run: a run folder, a run.json file, a run id under --results-dir, or "latest"
 (the default). The HTML report is a single file that opens offline: the environment, the summary,
@@ -48,13 +50,14 @@ folder as report.html (every run already writes one there).`,
 			if len(args) == 1 {
 				arg = args[0]
 			}
-			return runReport(o, &rf, arg)
+			return runReport(cmd.Context(), o, &rf, arg)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&rf.output, "output", "o", "", "write here (- for stdout); default: report.html in the run's folder")
 	f.StringVar(&rf.format, "format", "html", "html, table or json")
 	f.StringVar(&rf.resultsDir, "results-dir", "benchmark_results", "folder holding the run folders (as run's --output-dir)")
+	rf.store.register(f)
 	return cmd
 }
 
@@ -79,17 +82,32 @@ func resolveRunPath(o *IO, resultsDir, arg string) (string, error) {
 	return p, nil
 }
 
-func runReport(o *IO, rf *reportFlags, arg string) error {
+func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 	switch rf.format {
 	case "html", "table", "json":
 	default:
 		return usageErr("--format %q: want html, table or json", rf.format)
 	}
+	var run *result.Run
 	path, err := resolveRunPath(o, rf.resultsDir, arg)
-	if err != nil {
+	if err == nil {
+		run, err = result.Load(path)
+	} else if !strings.HasPrefix(arg, "baseline:") && arg != "" && arg != result.LatestLink && strings.ContainsAny(arg, `/\`) {
 		return err
+	} else {
+		// Not on disk: a run id, latest or baseline:NAME from the history store.
+		src := &runSource{o: o, sf: &rf.store}
+		defer src.Close()
+		if arg == "" {
+			arg = result.LatestLink
+		}
+		if run, err = src.load(ctx, arg); err == nil {
+			path = ""
+			if rf.output == "" && rf.format == "html" {
+				rf.output = "report-" + run.ID + ".html"
+			}
+		}
 	}
-	run, err := result.Load(path)
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,6 @@ import (
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 	"github.com/inferbench/inferbench/web"
-
-	_ "github.com/inferbench/inferbench/store/postgres" // --store postgres://...
-	_ "github.com/inferbench/inferbench/store/sqlite"   // the default store
 )
 
 func init() {
@@ -29,7 +26,8 @@ func init() {
 }
 
 type serveFlags struct {
-	addr, storeURL, token, resultsDir string
+	addr, token, resultsDir string
+	store                   storeFlags
 }
 
 func newServe(o *IO) *cobra.Command {
@@ -53,7 +51,7 @@ Clients send "Authorization: Bearer TOKEN"; a browser can open /?token=TOKEN onc
 	}
 	f := cmd.Flags()
 	f.StringVar(&sf.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")
-	f.StringVar(&sf.storeURL, "store", "", "history store: a SQLite file, sqlite:PATH or postgres://... (default $INFERBENCH_STORE, else "+store.DefaultPath+")")
+	sf.store.register(f)
 	f.StringVar(&sf.token, "token", "", "bearer token required of clients (default $"+web.TokenEnv+"); required off loopback")
 	f.StringVar(&sf.resultsDir, "results-dir", "benchmark_results", "results folder whose latest run the live view follows (\"\" for none)")
 	return cmd
@@ -77,11 +75,11 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	url := sf.storeURL
+	url := sf.store.location(o)
 	if url == "" {
-		url, _ = o.LookupEnv(store.EnvVar)
+		url = store.SQLitePath("", o.Dir)
 	}
-	st, err := store.Open(ctx, store.Params{URL: url, Dir: o.Dir})
+	st, err := sf.store.open(ctx, o)
 	if err != nil {
 		return err
 	}
