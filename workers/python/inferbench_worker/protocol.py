@@ -170,6 +170,25 @@ class Server:
         return {}
 
 
+def _watch_parent(log, period=0.5):
+    """Exit when the harness that started this worker is gone (it was killed while a long batch
+    ran here): a daemon thread notices the change of parent process."""
+    import threading
+
+    parent = os.getppid()
+    if parent <= 1:
+        return
+
+    def watch():
+        while True:
+            time.sleep(period)
+            if os.getppid() != parent:
+                log.warning("harness (pid %d) is gone: exiting", parent)
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "--list":
         from . import discover
@@ -183,6 +202,7 @@ def main(argv):
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.INFO),
                         format="worker %(asctime)s %(levelname)s %(message)s")
     log = logging.getLogger("inferbench_worker")
+    _watch_parent(log)
     srv = Server(out, log)
     if len(argv) >= 2 and argv[0] == "--adapter":
         srv.adapter_name = argv[1]

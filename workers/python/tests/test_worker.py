@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,6 +66,15 @@ class Worker:
             self.p.wait(timeout=30)
             self.p.stdout.close()
             self.p.stderr.close()
+
+
+def _alive(pid):
+    """_alive reports whether pid runs (a zombie awaiting its reaper does not)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 class ProtocolTest(unittest.TestCase):
@@ -147,6 +157,19 @@ class ProtocolTest(unittest.TestCase):
         self.assertIn("'count'", msg["error"]["message"])
         w.call("setup", params={"file": "needs_arg.py", "function": "run_needs", "count": 7})
         self.assertEqual(w.call("run", n=1)["iter_values"], {"result": [7.0]})
+
+    def test_exits_when_orphaned(self):
+        # A harness killed mid-batch leaves no worker behind: the worker's parent here is a
+        # shell that exits at once, and the worker's stdin stays open (a sleeping writer).
+        env = dict(os.environ, PYTHONPATH=ROOT)
+        out = subprocess.run(["sh", "-c", "sleep 20 2>/dev/null | %s -m inferbench_worker >/dev/null 2>&1 & echo $!; sleep 1"
+                              % sys.executable], env=env, capture_output=True, text=True,
+                             timeout=30).stdout
+        pid = int(out.split()[0])
+        deadline = time.time() + 10
+        while time.time() < deadline and _alive(pid):
+            time.sleep(0.1)
+        self.assertFalse(_alive(pid), "orphaned worker %d still running" % pid)
 
     @unittest.skipIf(HAVE_JAX, "jax is installed: the unavailable path cannot be checked")
     def test_jax_unavailable(self):
