@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/perf/benchmath"
 )
 
 func TestBenjaminiHochberg(t *testing.T) {
@@ -116,5 +117,30 @@ func TestMannWhitney(t *testing.T) {
 	}
 	if got := MannWhitney(old[:3], newer[:3], 0); got.P <= 0.05 || len(got.Warnings) == 0 {
 		t.Errorf("MannWhitney n=3 = %+v, want not significant with a too-few-samples warning", got)
+	}
+}
+
+// The memoised exact path gives benchmath's p-values bit for bit, with and without ties.
+func TestMannWhitneyMatchesBenchmath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for i := 0; i < 300; i++ {
+		n1, n2 := 3+rng.IntN(60), 3+rng.IntN(60)
+		shift := []float64{1, 1.02, 1.1}[i%3]
+		a, b := make([]float64, n1), make([]float64, n2)
+		for k := range a {
+			a[k] = 10 * math.Exp(0.05*rng.NormFloat64())
+		}
+		for k := range b {
+			b[k] = 10 * shift * math.Exp(0.05*rng.NormFloat64())
+		}
+		if i%5 == 0 { // ties
+			b[0], a[0] = a[1], a[1]
+		}
+		th := &benchmath.Thresholds{CompareAlpha: 0.05}
+		want := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64(nil), a...), th), benchmath.NewSample(append([]float64(nil), b...), th))
+		got := MannWhitney(a, b, 0.05)
+		if got.P != want.P || len(got.Warnings) != len(want.Warnings) {
+			t.Fatalf("n=%d+%d: p %v warnings %q, benchmath p %v warnings %v", n1, n2, got.P, got.Warnings, want.P, want.Warnings)
+		}
 	}
 }
