@@ -479,20 +479,72 @@ func timelines(s *result.Scenario) []timeline {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		var sec struct {
-			Timelines []timeline `json:"timelines"`
-		}
-		b, err := json.Marshal(s.Extra[k])
-		if err != nil || json.Unmarshal(b, &sec) != nil {
-			continue
-		}
-		for _, t := range sec.Timelines {
+		for _, t := range sectionTimelines(s.Extra[k]) {
 			if len(t.T) == len(t.V) && len(t.T) > 0 {
 				out = append(out, t)
 			}
 		}
 	}
 	return out
+}
+
+// sectionTimelines reads the timelines of one extra section: directly from a run loaded from
+// JSON (maps and slices), through a JSON round trip from the Go values of a run in memory.
+func sectionTimelines(v any) []timeline {
+	if m, ok := v.(map[string]any); ok {
+		var list []map[string]any
+		switch x := m["timelines"].(type) {
+		case nil:
+			return nil
+		case []map[string]any:
+			list = x
+		case []any:
+			for _, e := range x {
+				if tm, ok := e.(map[string]any); ok {
+					list = append(list, tm)
+				}
+			}
+		default:
+			return jsonTimelines(v)
+		}
+		var out []timeline
+		for _, tm := range list {
+			name, _ := tm["name"].(string)
+			unit, _ := tm["unit"].(string)
+			out = append(out, timeline{Name: name, Unit: unit, T: floats(tm["t"]), V: floats(tm["v"])})
+		}
+		return out
+	}
+	return jsonTimelines(v)
+}
+
+func jsonTimelines(v any) []timeline {
+	var sec struct {
+		Timelines []timeline `json:"timelines"`
+	}
+	b, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(b, &sec) != nil {
+		return nil
+	}
+	return sec.Timelines
+}
+
+func floats(v any) []float64 {
+	switch x := v.(type) {
+	case []float64:
+		return x
+	case []any:
+		out := make([]float64, 0, len(x))
+		for _, e := range x {
+			f, ok := toFloat(e)
+			if !ok {
+				return nil
+			}
+			out = append(out, f)
+		}
+		return out
+	}
+	return nil
 }
 
 // maxTimelinePoints bounds the points of one scenario's gauge in a page (a report of hundreds of
