@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strings"
@@ -185,7 +186,7 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	s.client = &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		DialContext:           stampDial(dialer),
 		MaxIdleConns:          idle,
 		MaxIdleConnsPerHost:   idle,
 		MaxConnsPerHost:       cfg.MaxConnections,
@@ -325,6 +326,10 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		req.Header.Set(k, v)
 	}
 
+	// The connection, to read the kernel's receive timestamps from (stamp_linux.go).
+	var conn net.Conn
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn }}))
+
 	o := subject.Observation{Scheduled: r.Scheduled, InputTokens: p.InputTokens}
 	o.Start = time.Now()
 	resp, err := s.client.Do(req)
@@ -339,7 +344,8 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		return o, err
 	}
 	if s.stream && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		err = s.readStream(resp.Body, &o)
+		st, _ := conn.(stamper)
+		err = s.readStream(resp.Body, st, &o)
 	} else {
 		err = s.readWhole(resp.Body, &o, bp)
 	}
@@ -438,7 +444,7 @@ type reader struct {
 	p  fastjson.Parser
 }
 
-func (s *Subject) readStream(body io.Reader, o *subject.Observation) error {
+func (s *Subject) readStream(body io.Reader, st stamper, o *subject.Observation) error {
 	rd, _ := s.readers.Get().(*reader)
 	if rd == nil {
 		rd = &reader{sc: NewScanner(body)}
@@ -450,6 +456,7 @@ func (s *Subject) readStream(body io.Reader, o *subject.Observation) error {
 		s.readers.Put(rd)
 	}()
 	sc := rd.sc
+	sc.tr.stamp = st
 	var (
 		done, finished bool
 		usageOut       = -1

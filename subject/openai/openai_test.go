@@ -54,6 +54,19 @@ func newFake(t *testing.T, status int, body string) *fake {
 	return f
 }
 
+// req returns the i-th request body the fake got.
+func (f *fake) req(i int) map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reqs[i]
+}
+
+func (f *fake) hdr(i int) http.Header {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hdrs[i]
+}
+
 func open(t *testing.T, cfg Config) *Subject {
 	t.Helper()
 	if cfg.Model == "" {
@@ -199,10 +212,10 @@ func TestRequestBody(t *testing.T) {
 		"messages":   []any{map[string]any{"role": "user", "content": src.Prompt(4).Text}},
 		"max_tokens": 64.0, "min_tokens": 64.0, "ignore_eos": true, "temperature": 0.5,
 	}
-	if diff := cmp.Diff(want, f.reqs[0]); diff != "" {
+	if diff := cmp.Diff(want, f.req(0)); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}
-	h := f.hdrs[0]
+	h := f.hdr(0)
 	if h.Get("Authorization") != "Bearer sk-secret" || h.Get("X-Team") != "perf" || h.Get("Accept") != "text/event-stream" {
 		t.Errorf("headers: %v", h)
 	}
@@ -218,8 +231,8 @@ func TestRequestBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f2.reqs[0]["prompt"].(string); !ok || f2.reqs[0]["stream"] != false || f2.reqs[0]["stream_options"] != nil {
-		t.Errorf("completions request: %v", f2.reqs[0])
+	if _, ok := f2.req(0)["prompt"].(string); !ok || f2.req(0)["stream"] != false || f2.req(0)["stream_options"] != nil {
+		t.Errorf("completions request: %v", f2.req(0))
 	}
 	if o.OutputTokens != 3 || !o.TokensCounted || !o.FirstToken.IsZero() {
 		t.Errorf("non-streamed observation: %+v", o)
@@ -272,9 +285,9 @@ func TestParamsOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mt := f.reqs[0]["max_tokens"].(float64)
-	if f.reqs[0]["model"] != "b" || o.InputTokens != 12 || (mt != 5 && mt != 6) {
-		t.Errorf("model %v, input %d, max_tokens %v", f.reqs[0]["model"], o.InputTokens, mt)
+	mt := f.req(0)["max_tokens"].(float64)
+	if f.req(0)["model"] != "b" || o.InputTokens != 12 || (mt != 5 && mt != 6) {
+		t.Errorf("model %v, input %d, max_tokens %v", f.req(0)["model"], o.InputTokens, mt)
 	}
 }
 

@@ -54,7 +54,7 @@ const bufSize = 4 << 10
 
 // Reset makes the Scanner read a new stream, keeping its buffers.
 func (s *Scanner) Reset(r io.Reader) {
-	s.tr.r, s.tr.at = r, time.Time{}
+	s.tr.r, s.tr.at, s.tr.stamp = r, time.Time{}, nil
 	s.r.Reset(s.tr)
 	s.ev, s.hasData, s.err, s.done = Event{}, false, nil, false
 	s.data, s.long = shrink(s.data), shrink(s.long)
@@ -199,16 +199,27 @@ func (s *Scanner) split(line []byte) []byte {
 	return line[:i]
 }
 
-// timedReader notes when each read from the underlying stream returned.
+// stamper is a connection that knows when the kernel received the data last read from it.
+type stamper interface{ Stamp() time.Time }
+
+// timedReader notes when the data of each read arrived: the connection's kernel timestamp when it
+// has one, else the time the read returned.
 type timedReader struct {
-	r  io.Reader
-	at time.Time
+	r     io.Reader
+	at    time.Time
+	stamp stamper
 }
 
 func (t *timedReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	if n > 0 {
-		t.at = time.Now()
+		t.at = time.Time{}
+		if t.stamp != nil {
+			t.at = t.stamp.Stamp()
+		}
+		if t.at.IsZero() {
+			t.at = time.Now()
+		}
 	}
 	return n, err
 }

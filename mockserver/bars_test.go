@@ -1,0 +1,181 @@
+package mockserver_test
+
+// The serving bars of docs/performance.md ("Serving"), measured through the whole engine (the
+// openai subject, a load driver, the collector with every serving metric) against an in-process
+// mockserver over loopback HTTP. Run them with
+//
+//	go test ./mockserver -run '^$' -bench Serving -benchtime 1x
+//
+// Each reports its figures as benchmark metrics; b.N is ignored beyond 1.
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/mockserver"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject/openai"
+	"github.com/inferbench/inferbench/suite"
+	"github.com/inferbench/inferbench/workload"
+)
+
+// scenario runs one serving scenario through the engine against ms.
+func scenario(b *testing.B, ms *mockserver.Server, lc load.Config, requests int, requestLog string) result.Scenario {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, err := ms.Start(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	zero := 0
+	lc.WarmupIterations = &zero
+	lc.MeasurementIterations = &requests
+	bench := &suite.Benchmark{Name: "bar", Kind: "openai", Dir: ".", Load: lc,
+		Config: &openai.Config{URL: url, Model: "mock", Workload: workload.Config{Seed: 1}}}
+	sc := &suite.Scenario{Benchmark: bench, Name: "default", Params: map[string]any{"concurrency": lc.Concurrency}}
+	var opts []engine.Option
+	if requestLog != "" {
+		opts = append(opts, engine.WithRequestLog(requestLog))
+	}
+	r := engine.New(opts...).RunScenario(ctx, sc)
+	if r.Status != result.StatusOK {
+		b.Fatalf("scenario %s: %s", r.Status, r.Error)
+	}
+	return r
+}
+
+func value(b *testing.B, r result.Scenario, name string) float64 {
+	b.Helper()
+	m, ok := r.Metrics[name]
+	if !ok {
+		b.Fatalf("no metric %s", name)
+	}
+	if m.Value != nil {
+		return *m.Value
+	}
+	return m.Summary.Median
+}
+
+// BenchmarkServingThroughput: closed loop at concurrency 64, 32 one-token content events per
+// response, every metric and the per-request log on.
+func BenchmarkServingThroughput(b *testing.B) {
+	ms := mockserver.New(mockserver.Config{OutputTokens: workload.Fixed(32)})
+	r := scenario(b, ms, load.Config{Mode: load.ModeConcurrency, Concurrency: 64}, 100000, b.TempDir())
+	b.ReportMetric(value(b, r, "requests_per_s"), "req/s")
+	b.ReportMetric(value(b, r, "steady_requests_per_s"), "steady-req/s")
+	b.ReportMetric(value(b, r, "client_cpu_cores"), "cpu-cores")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkServingAccuracy: 512 concurrent streams, a true 10 ms gap between content events; the
+// client's ITL p99 and TTFT p50 next to the server's own emit record.
+func BenchmarkServingAccuracy(b *testing.B) {
+	const n = 20000
+	ms := mockserver.New(mockserver.Config{
+		TTFT: workload.Dist{Kind: "uniform", Min: 10, Max: 30}, ITL: workload.Fixed(10),
+		OutputTokens: workload.Fixed(32), Record: n,
+	})
+	r := scenario(b, ms, load.Config{Mode: load.ModeConcurrency, Concurrency: 512}, n, "")
+	var gaps, ttfts []float64
+	for _, e := range ms.Emissions() {
+		ttfts = append(ttfts, ms2(e.FirstToken.Sub(e.Received)))
+		for k := 1; k < len(e.Events); k++ {
+			gaps = append(gaps, ms2(e.Events[k].Sub(e.Events[k-1])))
+		}
+	}
+	itl, ttft := r.Metrics["itl_ms"].Summary, r.Metrics["ttft_ms"].Summary
+	b.ReportMetric(itl.P99, "client-itl-p99-ms")
+	b.ReportMetric(pct(gaps, 0.99), "server-gap-p99-ms")
+	b.ReportMetric(ttft.Median, "client-ttft-p50-ms")
+	b.ReportMetric(pct(ttfts, 0.5), "server-ttft-p50-ms")
+	b.ReportMetric(value(b, r, "client_cpu_cores"), "cpu-cores")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkServingOpenLoop: poisson arrivals at 2,000 requests/s for 30 s.
+func BenchmarkServingOpenLoop(b *testing.B) {
+	ms := mockserver.New(mockserver.Config{TTFT: workload.Fixed(5), ITL: workload.Fixed(1), OutputTokens: workload.Fixed(16)})
+	const rate, secs = 2000, 30
+	r := scenario(b, ms, load.Config{Mode: load.ModeRate, Rate: rate, Seed: 1, Duration: secs * time.Second}, 1, "")
+	lag := r.Metrics["schedule_lag_ms"].Summary
+	sent := float64(r.Iterations.Measured)
+	b.ReportMetric(sent/secs, "sent/s")
+	b.ReportMetric(value(b, r, "requests_per_s"), "completed/s")
+	b.ReportMetric(lag.Median, "lag-p50-ms")
+	b.ReportMetric(lag.P99, "lag-p99-ms")
+	b.ReportMetric(value(b, r, "client_cpu_cores"), "cpu-cores")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkServingMemory: a closed-loop scenario of 1,000,000 streamed requests (concurrency 64,
+// 32 events each); the process's RSS growth from before the scenario to its peak.
+func BenchmarkServingMemory(b *testing.B) {
+	if testing.Short() {
+		b.Skip("a million requests")
+	}
+	n := 1_000_000
+	if s := os.Getenv("INFERBENCH_BAR_REQUESTS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	ms := mockserver.New(mockserver.Config{OutputTokens: workload.Fixed(32)})
+	runtime.GC()
+	before := rssMB(b)
+	done, peaked := make(chan struct{}), make(chan float64)
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		peak := before
+		for {
+			select {
+			case <-done:
+				peaked <- max(peak, rssMB(b))
+				return
+			case <-t.C:
+				peak = max(peak, rssMB(b))
+			}
+		}
+	}()
+	r := scenario(b, ms, load.Config{Mode: load.ModeConcurrency, Concurrency: 64}, n, "")
+	close(done)
+	peak := <-peaked
+	b.ReportMetric(float64(r.Iterations.Measured), "requests")
+	b.ReportMetric(before, "rss-before-MB")
+	b.ReportMetric(peak-before, "rss-growth-MB")
+	b.ReportMetric(value(b, r, "requests_per_s"), "req/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+func ms2(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func pct(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))]
+}
+
+// rssMB reads the process's resident set size from /proc.
+func rssMB(b *testing.B) float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skip("no /proc/self/status")
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

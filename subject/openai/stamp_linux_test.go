@@ -1,0 +1,67 @@
+package openai
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestKernelStamps checks that a read reports when the data arrived, not when it was read.
+func TestKernelStamps(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sent := make(chan time.Time, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// Answer a request, as a server does: the client set its socket options before sending.
+			if _, err := c.Read(make([]byte, 1)); err == nil {
+				sent <- time.Now()
+				c.Write([]byte("data: x\n\n"))
+			}
+			c.Close()
+		}
+	}()
+	// The kernel turns receive timestamps on asynchronously the first time a socket asks, so the
+	// very first packets may have none: try a few connections.
+	for try := range 5 {
+		c, err := stampDial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := c.(stamper)
+		if !ok {
+			c.Close()
+			t.Skip("the kernel refused SO_TIMESTAMPNS")
+		}
+		if _, err := c.Write([]byte("?")); err != nil {
+			t.Fatal(err)
+		}
+		at := <-sent
+		time.Sleep(100 * time.Millisecond) // the client is late to read
+		buf := make([]byte, 64)
+		n, err := c.Read(buf)
+		read := time.Now()
+		c.Close()
+		if err != nil || n != 9 {
+			t.Fatalf("read %d, %v", n, err)
+		}
+		got := st.Stamp()
+		if got.IsZero() {
+			t.Logf("try %d: no kernel timestamp yet", try)
+			continue
+		}
+		if d := got.Sub(at); d < -time.Millisecond || d > 20*time.Millisecond {
+			t.Errorf("stamp %v after the send; want the arrival, not the read %v later", d, read.Sub(at))
+		}
+		return
+	}
+	t.Fatal("no kernel timestamp in 5 tries")
+}
