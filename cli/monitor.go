@@ -110,15 +110,16 @@ func (x *monitorExt) probe(ctx context.Context, sc *suite.Scenario, s subject.Su
 	}, nil
 }
 
-// resources is the "resources" section of a scenario's extra data.
+// resources is the "resources" section of a scenario's extra data: the monitor's report (its
+// fields inline: interval, window, aggregates, timelines, cost) and what was derived from it.
 type resources struct {
+	*monitor.Report
 	// Tree says whose processes were sampled: "subject" (the subject's processes and their
 	// children) or "harness" (inferbench itself: in-process subjects, and clients of servers).
 	Tree     string                `json:"tree"`
 	Grid     monitor.Grid          `json:"grid"`
 	Energy   []string              `json:"energy_sources,omitempty"`
 	Growth   *monitor.GrowthResult `json:"memory_growth,omitempty"`
-	Report   *monitor.Report       `json:"monitor"`
 	Overhead *overheadResult       `json:"monitor_overhead,omitempty"`
 }
 
@@ -136,7 +137,7 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		m.Value = &v
 		r.Metrics[name] = m
 	}
-	res := &resources{Tree: "harness", Grid: grid, Report: rep}
+	res := &resources{Report: rep, Tree: "harness", Grid: grid}
 	if subjectTree {
 		res.Tree = "subject"
 	}

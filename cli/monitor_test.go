@@ -134,12 +134,10 @@ func TestRunCarriesResources(t *testing.T) {
 			Metrics map[string]struct{ Value *float64 }
 			Extra   struct {
 				Resources struct {
-					Tree    string
-					Monitor struct {
-						Samples   int
-						Timelines []struct{ Name string }
-					}
-					Overhead *struct {
+					Tree      string
+					Samples   int
+					Timelines []struct{ Name string }
+					Overhead  *struct {
 						LatencyOffMS float64 `json:"latency_off_ms"`
 					} `json:"monitor_overhead"`
 				}
@@ -158,8 +156,8 @@ func TestRunCarriesResources(t *testing.T) {
 			t.Errorf("metric %s missing", n)
 		}
 	}
-	if r := sc.Extra.Resources; r.Monitor.Samples < 5 || len(r.Monitor.Timelines) == 0 {
-		t.Errorf("resources: %d samples, %d timelines", r.Monitor.Samples, len(r.Monitor.Timelines))
+	if r := sc.Extra.Resources; r.Samples < 5 || len(r.Timelines) == 0 || r.Tree != "harness" {
+		t.Errorf("resources: %d samples, %d timelines, tree %q", r.Samples, len(r.Timelines), r.Tree)
 	}
 	if ov := sc.Extra.Resources.Overhead; ov == nil || ov.LatencyOffMS <= 0 {
 		t.Errorf("no monitor overhead in run.json (stdout:\n%s)", &stdout)
