@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workers"
 )
@@ -148,6 +149,12 @@ func adapterNames() []string {
 }
 
 func init() {
+	result.Define(
+		result.Info{Name: "startup_ms", Unit: "ms", Better: result.Lower, Doc: "worker process start to its hello reply (interpreter start, framework import)"},
+		result.Info{Name: "first_call_ms", Unit: "ms", Better: result.Lower, Doc: "the first call after the model was built, timed in the worker at setup"},
+		result.Info{Name: "compilation_time_ms", Unit: "ms", Better: result.Lower, Doc: "JAX: the jit's lower and compile"},
+		result.Info{Name: "tokens_per_s", Unit: "tokens/s", Better: result.Higher, Doc: "generation: output tokens of one iteration / its in-worker time"},
+	)
 	subject.Register(subject.Kind{
 		Name:     "worker",
 		Config:   func() any { return &Config{} },

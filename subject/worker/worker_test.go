@@ -108,8 +108,8 @@ func TestNoopLifecycle(t *testing.T) {
 		if o.Start.Before(prev) || o.End.Before(o.Start.Add(msDuration(lat))) {
 			t.Errorf("observation %d: [%v, %v] does not follow %v or is shorter than its latency %vms", i, o.Start, o.End, prev, lat)
 		}
-		if _, ok := o.Values["peak_memory_mb"]; !ok {
-			t.Errorf("observation %d lacks peak_memory_mb", i)
+		if _, ok := o.Values["memory_mb"]; !ok {
+			t.Errorf("observation %d lacks memory_mb", i)
 		}
 		prev = o.End
 	}
@@ -329,7 +329,7 @@ func TestObservations(t *testing.T) {
 		TokenCount:   column{one: f(8)},
 		OutputTokens: column{list: []*float64{f(24), f(0)}},
 		IterValues:   map[string][]*float64{"x": {nil, f(7)}},
-		Values:       map[string]float64{"peak_memory_mb": 100},
+		Values:       map[string]float64{"memory_mb": 100},
 	}
 	// A round trip of 40ms: 30ms in the worker, 5ms overhead per iteration.
 	obs := observations(rr, 2, t0, t0.Add(40*time.Millisecond))
@@ -337,10 +337,10 @@ func TestObservations(t *testing.T) {
 	want := []subject.Observation{{
 		Start: t0, End: ms(15), FirstToken: ms(2), Items: 8, OutputTokens: 24,
 		Tokens: []subject.TokenEvent{{At: ms(2), Tokens: 8}, {At: ms(6), Tokens: 8}, {At: ms(10), Tokens: 8}},
-		Values: map[string]float64{"latency_ms": 10, "peak_memory_mb": 100},
+		Values: map[string]float64{"latency_ms": 10, "memory_mb": 100},
 	}, {
 		Start: ms(15), End: ms(40), Items: 8,
-		Values: map[string]float64{"latency_ms": 20, "peak_memory_mb": 100, "x": 7},
+		Values: map[string]float64{"latency_ms": 20, "memory_mb": 100, "x": 7},
 	}}
 	if diff := cmp.Diff(want, obs); diff != "" {
 		t.Errorf("observations (-want +got):\n%s", diff)

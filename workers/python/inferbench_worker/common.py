@@ -164,7 +164,7 @@ class Adapter:
 
     def values(self):
         """values returns batch-level figures (peak memory, ...) sent with every run reply."""
-        return {"peak_memory_mb": peak_rss_mb()}
+        return {"memory_mb": peak_rss_mb()}
 
     def teardown(self):
         """teardown releases the model."""

@@ -118,7 +118,7 @@ class JaxVision(Adapter):
                 lat.append((pc() - t0) / 1e6)
 
     def values(self):
-        out = {"peak_memory_mb": peak_rss_mb()}
+        out = {"memory_mb": peak_rss_mb()}
         stats = getattr(self.dev, "memory_stats", None)
         if stats is not None:
             try:

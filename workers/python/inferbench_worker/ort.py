@@ -102,7 +102,7 @@ class OnnxRuntime(Adapter):
         self.sess.run(None, self.feeds)
 
     def values(self):
-        return {"peak_memory_mb": peak_rss_mb()}
+        return {"memory_mb": peak_rss_mb()}
 
 
 ADAPTER = OnnxRuntime

@@ -128,7 +128,7 @@ class TorchLLM(Adapter):
             self.torch.cuda.reset_peak_memory_stats(self.dev)
 
     def values(self):
-        out = {"peak_memory_mb": peak_rss_mb()}
+        out = {"memory_mb": peak_rss_mb()}
         if self.dev is not None and self.dev.type == "cuda":
             out["gpu_memory_mb"] = self.torch.cuda.max_memory_allocated(self.dev) / 2**20
         return out
