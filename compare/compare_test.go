@@ -330,3 +330,27 @@ func TestSingleValues(t *testing.T) {
 		}
 	}
 }
+
+func TestCalibrate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	a := run("a", scenario("m", nil, map[string][]float64{"latency_ms": lognormal(rng, 200, 10, 0.05)}))
+	b := run("b", scenario("m", nil, map[string][]float64{"latency_ms": lognormal(rng, 200, 10, 0.05)}))
+	cals := Calibrate(a, b, 10, 1)
+	if len(cals) != 1 {
+		t.Fatalf("%d calibrations, want 1", len(cals))
+	}
+	c := cals[0]
+	// At CV 5% a 10% shift needs few iterations (the power test above finds it at n = 30).
+	if c.Iterations == 0 || c.Iterations > 30 || !c.Resolvable || c.ThresholdPct >= 10 || math.Abs(c.CV-0.05) > 0.01 {
+		t.Errorf("calibration %+v: want ≤ 30 iterations, a threshold below 10%% and CV ≈ 5%%", c)
+	}
+	if d := Calibrate(a, b, 10, 1); d[0].Iterations != c.Iterations || d[0].NoisePct != c.NoisePct {
+		t.Errorf("not deterministic: %+v then %+v", c, d[0])
+	}
+	// Noisy: CV 40% cannot resolve 2%.
+	a = run("a", scenario("m", nil, map[string][]float64{"latency_ms": lognormal(rng, 100, 10, 0.4)}))
+	b = run("b", scenario("m", nil, map[string][]float64{"latency_ms": lognormal(rng, 100, 10, 0.4)}))
+	if c := Calibrate(a, b, 2, 1)[0]; c.Resolvable || len(c.Notes) == 0 {
+		t.Errorf("CV 40%%, effect 2%%: %+v, want not resolvable with a note", c)
+	}
+}
