@@ -24,6 +24,9 @@ var assets embed.FS
 // inlining it in every page.
 func ECharts() []byte { return mustAsset("assets/echarts.min.js") }
 
+// Script returns the pages' own script (report.js), for a server that serves it once.
+func Script() []byte { return mustAsset("assets/report.js") }
+
 func mustAsset(name string) []byte {
 	b, err := assets.ReadFile(name)
 	if err != nil {
@@ -85,8 +88,9 @@ type Page struct {
 	Body  template.HTML
 	// Charts are drawn into the body's placeholders, lazily, as they scroll into view.
 	Charts []Chart
-	// AssetBase, when set, loads the chart library from AssetBase + "echarts.min.js" instead of
-	// inlining it: the dashboard serves it once. Reports leave it empty and open offline.
+	// AssetBase, when set, loads the chart library and the page script from AssetBase +
+	// "echarts.min.js" and "report.js" instead of inlining them: the dashboard serves them once.
+	// Reports leave it empty and open offline.
 	AssetBase string
 	// Script is extra page script (the dashboard's live view).
 	Script template.JS

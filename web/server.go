@@ -118,6 +118,10 @@ func New(st store.Store, opts ...Option) *Server {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		w.Write(report.ECharts())
 	})
+	mux.HandleFunc("GET /assets/report.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Write(report.Script())
+	})
 	mux.HandleFunc("GET /live", s.livePage)
 	mux.HandleFunc("GET /api/live", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, s.hub.State()) })
 	mux.HandleFunc("GET /api/live/events", s.hub.ServeEvents)
