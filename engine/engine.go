@@ -35,7 +35,7 @@ type Engine struct {
 	load       load.Config // overrides from the command line
 	checker    *suite.Checker
 	probes     []Probe
-	listener   Listener
+	listeners  listeners
 	maxSamples int
 	keep       int
 	env        []string
@@ -56,8 +56,31 @@ func WithChecker(c *suite.Checker) Option { return func(e *Engine) { e.checker =
 // WithProbe adds a probe run beside every scenario.
 func WithProbe(p Probe) Option { return func(e *Engine) { e.probes = append(e.probes, p) } }
 
-// WithListener sets the progress listener.
-func WithListener(l Listener) Option { return func(e *Engine) { e.listener = l } }
+// WithListener adds a progress listener; every listener added hears every event.
+func WithListener(l Listener) Option {
+	return func(e *Engine) { e.listeners = append(e.listeners, l) }
+}
+
+// listeners fans events out to several listeners.
+type listeners []Listener
+
+func (ls listeners) ScenarioStarted(sc *suite.Scenario, index, total int) {
+	for _, l := range ls {
+		l.ScenarioStarted(sc, index, total)
+	}
+}
+
+func (ls listeners) Observed(sc *suite.Scenario, phase load.Phase, done int) {
+	for _, l := range ls {
+		l.Observed(sc, phase, done)
+	}
+}
+
+func (ls listeners) ScenarioDone(r *result.Scenario) {
+	for _, l := range ls {
+		l.ScenarioDone(r)
+	}
+}
 
 // WithMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
 func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
@@ -87,13 +110,9 @@ func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if e.listener != nil {
-			e.listener.ScenarioStarted(sc, i, len(scenarios))
-		}
+		e.listeners.ScenarioStarted(sc, i, len(scenarios))
 		r := e.RunScenario(ctx, sc)
-		if e.listener != nil {
-			e.listener.ScenarioDone(&r)
-		}
+		e.listeners.ScenarioDone(&r)
 		done(r)
 	}
 	return ctx.Err()
@@ -177,8 +196,8 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 			stops = append(stops, stop)
 		}
 	}
-	if e.listener != nil {
-		col.onObserve = func(p load.Phase, n int) { e.listener.Observed(sc, p, n) }
+	if len(e.listeners) > 0 {
+		col.onObserve = func(p load.Phase, n int) { e.listeners.Observed(sc, p, n) }
 	}
 	var sink load.Sink = col
 	if e.requestLog != "" && (servingModes[cfg.Mode] || b.Kind == "openai") {

@@ -62,9 +62,10 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	_, werr := f.Write(data)
+	perr := f.Chmod(0o644) // CreateTemp makes 0600; results are meant to be shared
 	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, perr, serr, cerr); err != nil {
 		os.Remove(f.Name())
 		return err
 	}
