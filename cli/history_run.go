@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/inferbench/inferbench/advice"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/report"
@@ -23,6 +24,7 @@ func init() { runExtensions = append(runExtensions, func() RunExtension { return
 const (
 	CompareJSONFile     = "compare.json"
 	CompareMarkdownFile = "compare.md"
+	AdviceFile          = "advice.json"
 )
 
 // historyExt records every run in the history store, checks budgets, and with --baseline compares
@@ -130,6 +132,36 @@ func (h *historyExt) Finish(ctx context.Context, o *IO, dir string, r *result.Ru
 	if rep.Failed() {
 		code = ExitRegression
 	}
+	h.advise(ctx, o, st, dir, r)
 	h.alerts.fire(ctx, o, st, r, baseRun)
 	return code, nil
+}
+
+// advise prints the advice rules' tips and keeps them in the run folder as advice.json.
+func (h *historyExt) advise(ctx context.Context, o *IO, st store.Store, dir string, r *result.Run) {
+	var hist advice.History
+	if st != nil {
+		hist = func(bench, sc, metric string) []float64 {
+			pts, err := st.History(ctx, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: 200})
+			if err != nil {
+				return nil
+			}
+			xs := make([]float64, len(pts))
+			for i, p := range pts {
+				xs[i] = p.Value
+			}
+			return xs
+		}
+	}
+	tips := advice.For(r, advice.Rules{}, hist)
+	if len(tips) == 0 {
+		return
+	}
+	fmt.Fprintln(o.Stdout)
+	for _, t := range tips {
+		fmt.Fprintf(o.Stdout, "advice  %s (%s): %s\n", t.Scenario, t.Rule, t.Text)
+	}
+	if data, err := json.MarshalIndent(tips, "", "  "); err == nil {
+		_ = result.WriteFileAtomic(filepath.Join(dir, AdviceFile), append(data, '\n'))
+	}
 }
