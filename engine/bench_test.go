@@ -63,4 +63,3 @@ func BenchmarkSummaryMillion(b *testing.B) {
 		}
 	}
 }
-

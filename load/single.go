@@ -45,6 +45,7 @@ func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 		}
 	}
 	b, batched := s.(subject.Batcher)
+	var perCall time.Duration // wall time per call in the last batch; 0 before the first
 	sink.Begin(Measure)
 	start := time.Now()
 	n, want := 0, c.Measurement()
@@ -63,10 +64,14 @@ func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 			n++
 			continue
 		}
-		k := batchSize(want - n)
+		k := batchSize(want-n, perCall)
 		cctx, cancel := context.WithTimeout(callCtx, c.IterationTimeout()*time.Duration(k))
+		batchStart := time.Now()
 		obs, err := b.DoBatch(cctx, subject.Request{Index: index}, k)
 		cancel()
+		if len(obs) > 0 {
+			perCall = time.Since(batchStart) / time.Duration(len(obs))
+		}
 		for _, o := range obs {
 			sink.Observe(Measure, o, nil)
 		}
@@ -83,16 +88,19 @@ func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	return nil
 }
 
+// batchTarget is about how long one batch may take, so that Ctrl-C (honoured between batches)
+// answers within about a second even for slow models.
+const batchTarget = time.Second
+
 // batchSize is how many iterations a batching subject runs per round trip: what is left, at most
-// 100, and one at a time when only time bounds are left to meet.
-func batchSize(left int) int {
-	switch {
-	case left <= 0:
-		return 1
-	case left > 100:
-		return 100
+// 100, as many as fit in batchTarget at the last batch's pace (10 before the pace is known), and
+// one at a time when only time bounds are left to meet.
+func batchSize(left int, perCall time.Duration) int {
+	k := 10
+	if perCall > 0 {
+		k = int(batchTarget / perCall)
 	}
-	return left
+	return max(1, min(k, left, 100))
 }
 
 // Fatal marks an error after which a subject cannot take more calls (its process died).

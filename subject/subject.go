@@ -43,7 +43,7 @@ type Observation struct {
 	Items         int // batch items processed by this call (throughput = items / time); 0 means 1
 
 	// Values holds figures the subject measured itself, by metric name: "latency_ms" when the
-	// subject timed the call internally (CUDA events, an in-worker clock), "peak_memory_mb", ...
+	// subject timed the call internally (CUDA events, an in-worker clock), "memory_mb" (peak), ...
 	Values map[string]float64
 }
 
