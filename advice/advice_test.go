@@ -30,9 +30,9 @@ func TestRules(t *testing.T) {
 		got[tp.Rule+" "+tp.Scenario] = tp.Text
 	}
 	cases := []struct{ key, want string }{
-		{"quantisation resnet/fp32", "2.00× faster"},   // measured sibling quoted
-		{"batching resnet/fp32", "busy 20%"},           // idle GPU at batch 1
-		{"memory-growth bert/b64", "+50%"},             // history change point (the warning tip shares the key)
+		{"quantisation resnet/fp32", "2.00× faster"}, // measured sibling quoted
+		{"batching resnet/fp32", "busy 20%"},         // idle GPU at batch 1
+		{"memory-growth bert/b64", "+50%"},           // history change point (the warning tip shares the key)
 	}
 	for _, c := range cases {
 		if !strings.Contains(got[c.key], c.want) {

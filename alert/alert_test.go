@@ -89,4 +89,3 @@ func TestEvaluateAndPost(t *testing.T) {
 		t.Errorf("Post to a hanging webhook = %v, want a timeout error without the URL", err)
 	}
 }
-

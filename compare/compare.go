@@ -83,12 +83,12 @@ type Row struct {
 	Better string `json:"better"`
 	Kind   Kind   `json:"kind"`
 
-	Old    float64         `json:"old"`
-	New    float64         `json:"new"`
-	OldCI  *stats.Interval `json:"old_ci,omitempty"`
-	NewCI  *stats.Interval `json:"new_ci,omitempty"`
-	OldN   int             `json:"old_n"`
-	NewN   int             `json:"new_n"`
+	Old   float64         `json:"old"`
+	New   float64         `json:"new"`
+	OldCI *stats.Interval `json:"old_ci,omitempty"`
+	NewCI *stats.Interval `json:"new_ci,omitempty"`
+	OldN  int             `json:"old_n"`
+	NewN  int             `json:"new_n"`
 	// Delta is (new/old - 1) in percent; NaN (null in JSON) when old is 0.
 	Delta float64 `json:"delta_pct"`
 	// DeltaCI is the bootstrap interval of the delta, in percent (tail rows).
@@ -98,9 +98,9 @@ type Row struct {
 	Q      float64 `json:"q"`
 	Method string  `json:"method,omitempty"`
 	// Significant: Q <= Alpha.
-	Significant bool    `json:"significant"`
-	Threshold   float64 `json:"threshold_pct"`
-	Verdict     string  `json:"verdict"`
+	Significant bool     `json:"significant"`
+	Threshold   float64  `json:"threshold_pct"`
+	Verdict     string   `json:"verdict"`
 	Warnings    []string `json:"warnings,omitempty"`
 }
 

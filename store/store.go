@@ -79,14 +79,14 @@ type Filter struct {
 
 // RunInfo is a run's header, as List returns it.
 type RunInfo struct {
-	ID         string    `json:"id"`
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at,omitzero"`
-	Partial    bool      `json:"partial"`
-	Commit     string    `json:"commit,omitempty"`
-	Branch     string    `json:"branch,omitempty"`
-	Host       string    `json:"host,omitempty"`
-	Scenarios  int       `json:"scenarios"`
+	ID         string         `json:"id"`
+	StartedAt  time.Time      `json:"started_at"`
+	FinishedAt time.Time      `json:"finished_at,omitzero"`
+	Partial    bool           `json:"partial"`
+	Commit     string         `json:"commit,omitempty"`
+	Branch     string         `json:"branch,omitempty"`
+	Host       string         `json:"host,omitempty"`
+	Scenarios  int            `json:"scenarios"`
 	Summary    result.Summary `json:"summary"`
 }
 

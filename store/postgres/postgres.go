@@ -36,7 +36,9 @@ func Open(ctx context.Context, p store.Params) (store.Store, error) {
 			if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
 				return nil, err
 			}
-			return func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock)) }, nil
+			return func() {
+				_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
+			}, nil
 		},
 	})
 	if err != nil {
