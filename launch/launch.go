@@ -205,6 +205,9 @@ func (p *Plan) Start(ctx context.Context, env []string) (*Server, error) {
 	if env == nil {
 		env = os.Environ()
 	}
+	if fi, err := os.Stat(p.dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("server: working directory %q does not exist (set server.dir)", p.dir)
+	}
 	cmd := exec.Command(p.args[0], p.args[1:]...)
 	cmd.Env = append(slices.Clone(env), p.env...)
 	cmd.Dir = p.dir

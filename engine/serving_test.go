@@ -1,0 +1,116 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/mockserver"
+	_ "github.com/inferbench/inferbench/subject/openai"
+	"github.com/inferbench/inferbench/suite"
+	"github.com/inferbench/inferbench/workload"
+)
+
+func TestServingScenario(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, err := mockserver.New(mockserver.Config{TTFT: workload.Fixed(1), OutputTokens: workload.Fixed(6), TokensPerEvent: 2}).Start(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs := scenarios(t, fmt.Sprintf(`name: srv
+subject: {kind: openai, url: %q, model: mock}
+matrix:
+  concurrency: [1, 4]
+load: {mode: concurrency, warmup_iterations: 2, measurement_iterations: 30, slo: {ttft_ms.p99: 10000, e2e_ms.p50: 0.001}}
+`, url))
+	logs := t.TempDir()
+	run := runAll(t, engine.New(engine.WithRequestLog(logs)), scs)
+	if run.Summary.Succeeded != 2 {
+		t.Fatalf("summary %+v: %+v", run.Summary, run.Scenarios)
+	}
+	for _, sc := range run.Scenarios {
+		// No request can end within a microsecond: goodput is 0 and the SLOs do not hold.
+		if v := *sc.Metrics["goodput_rps"].Value; v != 0 {
+			t.Errorf("%s: goodput %v with an impossible SLO", sc.Scenario, v)
+		}
+		slo := sc.Extra["slo"].(map[string]any)
+		if slo["hold"] != false {
+			t.Errorf("%s: slo %v", sc.Scenario, slo)
+		}
+		// Three events of two tokens each: ITL has two samples per gap.
+		if itl := sc.Metrics["itl_ms"].Summary; itl.N != 30*2*2 {
+			t.Errorf("%s: %d ITL samples, want 120", sc.Scenario, itl.N)
+		}
+		data, err := os.ReadFile(filepath.Join(logs, "srv__"+sc.Scenario+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), "\n"); n != 32 || !strings.Contains(string(data), `"tokens":[2,2,2]`) {
+			t.Errorf("%s: %d log lines:\n%.300s", sc.Scenario, n, data)
+		}
+	}
+}
+
+// TestServerBlock checks the server's lifecycle: started for the first scenario, shared while the
+// rendered command is the same, replaced when it changes, stopped when the run ends.
+func TestServerBlock(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3 for a stand-in server")
+	}
+	scs := scenarios(t, fmt.Sprintf(`name: withserver
+server:
+  command: [%q, -m, http.server, "{port}", --bind, 127.0.0.1, --directory, "{dir}"]
+  ready: http://127.0.0.1:{port}/
+  dir: %q
+subject: {kind: mock, latency_ms: 1}
+matrix:
+  dir: [%q, %q]
+  batch_size: [1, 2]
+load: {warmup_iterations: 0, measurement_iterations: 2}
+`, py, t.TempDir(), t.TempDir(), t.TempDir()))
+	logs := t.TempDir()
+	run := runAll(t, engine.New(engine.WithServerLogs(logs), engine.WithChecker(&suite.Checker{EnableMock: true})), scs)
+	if run.Summary.Succeeded != 4 {
+		t.Fatalf("summary %+v: %+v", run.Summary, run.Scenarios)
+	}
+	var reused []bool
+	var commands []string
+	for _, sc := range run.Scenarios {
+		info := sc.Extra["server"].(map[string]any)
+		reused = append(reused, info["reused"] == true)
+		commands = append(commands, info["command"].(string))
+	}
+	if fmt.Sprint(reused) != "[false true false true]" {
+		t.Errorf("reused %v, want [false true false true]", reused)
+	}
+	// The last server is gone once the run is over.
+	port := strings.Fields(commands[3])[3]
+	if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+		c.Close()
+		t.Errorf("server on port %s still up after the run", port)
+	}
+	entries, _ := os.ReadDir(logs)
+	if len(entries) != 2 {
+		t.Errorf("%d server logs, want 2 (one per server started)", len(entries))
+	}
+}
+
+func TestServerBlockFailure(t *testing.T) {
+	scs := scenarios(t, fmt.Sprintf(`name: badserver
+server: {command: [/nonexistent/server, --port, "{port}"], ready: "tcp://127.0.0.1:{port}", dir: %q}
+subject: {kind: mock, latency_ms: 1}
+load: {warmup_iterations: 0, measurement_iterations: 2}
+`, t.TempDir()))
+	run := runAll(t, engine.New(engine.WithChecker(&suite.Checker{EnableMock: true})), scs)
+	if run.Summary.Failed != 1 || !strings.Contains(run.Scenarios[0].Error, "/nonexistent/server") {
+		t.Errorf("summary %+v, error %q", run.Summary, run.Scenarios[0].Error)
+	}
+}
