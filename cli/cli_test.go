@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,12 +24,28 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func run(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Main(context.Background(), args, IO{Stdout: &out, Stderr: &errOut, Env: append([]string{"CI=1", "PATH=" + os.Getenv("PATH")}, env...), Dir: dir})
+	base := []string{"CI=1", "PATH=" + os.Getenv("PATH")}
+	if dir == "" {
+		// Without a project directory the default store would land in the package directory.
+		base = append(base, "INFERBENCH_STORE=sqlite:"+testStore(t))
+	}
+	code := Main(context.Background(), args, IO{Stdout: &out, Stderr: &errOut, Env: append(base, env...), Dir: dir})
 	return code, out.String(), errOut.String()
 }
 
 // testdata is the absolute testdata directory (tests change directory).
 var testdata, _ = filepath.Abs("testdata")
+
+var testStores sync.Map // test name -> store path, one store per test
+
+func testStore(t *testing.T) string {
+	if p, ok := testStores.Load(t.Name()); ok {
+		return p.(string)
+	}
+	p := filepath.Join(t.TempDir(), "history.db")
+	testStores.Store(t.Name(), p)
+	return p
+}
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
