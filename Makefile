@@ -4,7 +4,7 @@ BIN       := bin/inferbench
 PYTHON    ?= /usr/bin/python3
 GOFLAGS_T ?= -race -count=1
 
-.PHONY: build demo test test-go test-python bench vet clean assets web-deps report-bench
+.PHONY: build demo test test-go test-python bench vet clean assets web-deps report-bench bench-serving
 
 build:
 	$(GO) build -o $(BIN) ./cmd/inferbench
@@ -28,6 +28,10 @@ test-python:
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine ./stats
+
+# The serving bars (docs/performance.md, "Serving"): throughput, accuracy, open loop, memory.
+bench-serving:
+	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./mockserver
 
 # Front-end dependencies pinned by web/package-lock.json (ECharts for the HTML reports,
 # playwright-core for the browser tests). `assets` refreshes report/assets/echarts.min.js from
