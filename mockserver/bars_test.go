@@ -10,6 +10,8 @@ package mockserver_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -36,6 +38,18 @@ func scenario(b *testing.B, ms *mockserver.Server, lc load.Config, requests int,
 	if err != nil {
 		b.Fatal(err)
 	}
+	return run(b, url, lc, requests, requestLog)
+}
+
+// scenarioAt runs one serving scenario against the server at url.
+func scenarioAt(b *testing.B, url string, lc load.Config, requests int) result.Scenario {
+	b.Helper()
+	return run(b, url, lc, requests, "")
+}
+
+func run(b *testing.B, url string, lc load.Config, requests int, requestLog string) result.Scenario {
+	b.Helper()
+	ctx := context.Background()
 	zero := 0
 	lc.WarmupIterations = &zero
 	lc.MeasurementIterations = &requests
@@ -77,16 +91,35 @@ func BenchmarkServingThroughput(b *testing.B) {
 }
 
 // BenchmarkServingAccuracy: 512 concurrent streams, a true 10 ms gap between content events; the
-// client's ITL p99 and TTFT p50 next to the server's own emit record.
+// client's ITL p99 and TTFT p50 next to the server's own emit record. With
+// INFERBENCH_BAR_SERVER=URL it measures a server in another process instead, started with
+//
+//	inferbench mockserver --addr 127.0.0.1:8000 --ttft-ms 'uniform(10,30)' --itl-ms 10 \
+//	    --output-tokens 32 --record 20000
 func BenchmarkServingAccuracy(b *testing.B) {
 	const n = 20000
 	ms := mockserver.New(mockserver.Config{
 		TTFT: workload.Dist{Kind: "uniform", Min: 10, Max: 30}, ITL: workload.Fixed(10),
 		OutputTokens: workload.Fixed(32), Record: n,
 	})
-	r := scenario(b, ms, load.Config{Mode: load.ModeConcurrency, Concurrency: 512}, n, "")
+	var r result.Scenario
+	var emitted []mockserver.Emission
+	if url := os.Getenv("INFERBENCH_BAR_SERVER"); url != "" {
+		r = scenarioAt(b, url, load.Config{Mode: load.ModeConcurrency, Concurrency: 512}, n)
+		resp, err := http.Get(strings.TrimSuffix(url, "/v1") + "/debug/emits")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&emitted); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		r = scenario(b, ms, load.Config{Mode: load.ModeConcurrency, Concurrency: 512}, n, "")
+		emitted = ms.Emissions()
+	}
 	var gaps, ttfts []float64
-	for _, e := range ms.Emissions() {
+	for _, e := range emitted {
 		ttfts = append(ttfts, ms2(e.FirstToken.Sub(e.Received)))
 		for k := 1; k < len(e.Events); k++ {
 			gaps = append(gaps, ms2(e.Events[k].Sub(e.Events[k-1])))
@@ -101,9 +134,10 @@ func BenchmarkServingAccuracy(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkServingOpenLoop: poisson arrivals at 2,000 requests/s for 30 s.
+// BenchmarkServingOpenLoop: poisson arrivals at 2,000 requests/s for 30 s; each response comes
+// 10 ms after the request, 16 tokens in one write (the bar is the client's schedule).
 func BenchmarkServingOpenLoop(b *testing.B) {
-	ms := mockserver.New(mockserver.Config{TTFT: workload.Fixed(5), ITL: workload.Fixed(1), OutputTokens: workload.Fixed(16)})
+	ms := mockserver.New(mockserver.Config{TTFT: workload.Fixed(10), OutputTokens: workload.Fixed(16)})
 	const rate, secs = 2000, 30
 	r := scenario(b, ms, load.Config{Mode: load.ModeRate, Rate: rate, Seed: 1, Duration: secs * time.Second}, 1, "")
 	lag := r.Metrics["schedule_lag_ms"].Summary

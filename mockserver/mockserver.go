@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/netstamp"
 	"github.com/inferbench/inferbench/workload"
 )
 
@@ -95,7 +96,7 @@ type Emission struct {
 	Stream       bool        `json:"stream"`
 	Status       int         `json:"status"`
 	Fault        string      `json:"fault,omitempty"` // "error", "disconnect", "error_event", "stall"
-	Received     time.Time   `json:"received"`        // when the handler started
+	Received     time.Time   `json:"received"`        // when the request arrived (kernel receive time under Serve)
 	FirstToken   time.Time   `json:"first_token"`     // when the first content event was sent
 	End          time.Time   `json:"end"`             // when the last byte was sent
 	Events       []time.Time `json:"events"`          // when each content event was sent
@@ -187,10 +188,13 @@ func (s *Server) Handler() http.Handler {
 // Serve serves on ln until ctx is done, then closes the listener and every connection. It returns
 // nil when ctx ended it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute}
+	srv := &http.Server{
+		Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+	}
 	stop := context.AfterFunc(ctx, func() { srv.Close() })
 	defer stop()
-	err := srv.Serve(ln)
+	err := srv.Serve(netstamp.Listen(ln))
 	if ctx.Err() != nil && errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -313,8 +317,23 @@ func (s *Server) draw(seq uint64, maxTokens int) plan {
 	return p
 }
 
+// connKey holds the request's connection in its context (Serve), for its receive timestamps.
+type connKey struct{}
+
+// arrival returns when the request reached the server: the kernel's receive time of its bytes
+// when the connection has one (so time spent waiting for the handler to run counts), else now.
+func arrival(r *http.Request) time.Time {
+	now := time.Now()
+	if st, ok := r.Context().Value(connKey{}).(netstamp.Stamper); ok {
+		if t := st.Stamp(); !t.IsZero() && t.Before(now) && now.Sub(t) < time.Minute {
+			return t
+		}
+	}
+	return now
+}
+
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
-	received := time.Now()
+	received := arrival(r)
 	s.requests.Add(1)
 	seq := s.seq.Add(1)
 

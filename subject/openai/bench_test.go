@@ -3,7 +3,9 @@ package openai
 import (
 	"context"
 	"math"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,11 +60,15 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 }
 
-// BenchmarkAccuracy runs b.N streamed requests at 512 concurrent streams against a mockserver
+// BenchmarkAccuracy runs b.N streamed requests at 512 concurrent streams (INFERBENCH_STREAMS
+// overrides) against a mockserver
 // whose inter-token gap is exactly 10 ms, and reports the client's ITL and TTFT percentiles next to
 // the server's own record of when it emitted each event.
 func BenchmarkAccuracy(b *testing.B) {
-	const conc = 512
+	conc := 512
+	if s := os.Getenv("INFERBENCH_STREAMS"); s != "" {
+		conc, _ = strconv.Atoi(s)
+	}
 	ms := mockserver.New(mockserver.Config{
 		TTFT: workload.Dist{Kind: "uniform", Min: 10, Max: 30}, ITL: workload.Fixed(10), OutputTokens: workload.Fixed(64), Record: 1 << 20,
 	})

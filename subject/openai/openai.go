@@ -24,8 +24,10 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/netstamp"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workload"
 	"github.com/valyala/fastjson"
@@ -186,7 +188,7 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	s.client = &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           stampDial(dialer),
+		DialContext:           netstamp.Dial(dialer),
 		MaxIdleConns:          idle,
 		MaxIdleConnsPerHost:   idle,
 		MaxConnsPerHost:       cfg.MaxConnections,
@@ -326,13 +328,22 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		req.Header.Set(k, v)
 	}
 
-	// The connection, to read the kernel's receive timestamps from (stamp_linux.go).
+	// The connection, to read the kernel's receive timestamps from (package netstamp), and the
+	// moment the request was written to it: the send time, which leaves out the client's own
+	// delays before the bytes left (connection pool, the transport's writer goroutine).
 	var conn net.Conn
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn }}))
+	var wrote atomic.Int64
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn:      func(i httptrace.GotConnInfo) { conn = i.Conn },
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) },
+	}))
 
 	o := subject.Observation{Scheduled: r.Scheduled, InputTokens: p.InputTokens}
 	o.Start = time.Now()
 	resp, err := s.client.Do(req)
+	if ns := wrote.Load(); ns != 0 {
+		o.Start = time.Unix(0, ns)
+	}
 	if err != nil {
 		o.End = time.Now()
 		return o, err
@@ -344,7 +355,7 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		return o, err
 	}
 	if s.stream && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		st, _ := conn.(stamper)
+		st, _ := conn.(netstamp.Stamper)
 		err = s.readStream(resp.Body, st, &o)
 	} else {
 		err = s.readWhole(resp.Body, &o, bp)
@@ -444,7 +455,7 @@ type reader struct {
 	p  fastjson.Parser
 }
 
-func (s *Subject) readStream(body io.Reader, st stamper, o *subject.Observation) error {
+func (s *Subject) readStream(body io.Reader, st netstamp.Stamper, o *subject.Observation) error {
 	rd, _ := s.readers.Get().(*reader)
 	if rd == nil {
 		rd = &reader{sc: NewScanner(body)}

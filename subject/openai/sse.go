@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/netstamp"
 )
 
 // Event is one server-sent event.
@@ -199,15 +201,12 @@ func (s *Scanner) split(line []byte) []byte {
 	return line[:i]
 }
 
-// stamper is a connection that knows when the kernel received the data last read from it.
-type stamper interface{ Stamp() time.Time }
-
 // timedReader notes when the data of each read arrived: the connection's kernel timestamp when it
 // has one, else the time the read returned.
 type timedReader struct {
 	r     io.Reader
 	at    time.Time
-	stamp stamper
+	stamp netstamp.Stamper
 }
 
 func (t *timedReader) Read(p []byte) (int, error) {

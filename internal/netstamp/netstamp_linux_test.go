@@ -1,4 +1,4 @@
-package openai
+package netstamp
 
 import (
 	"context"
@@ -32,11 +32,11 @@ func TestKernelStamps(t *testing.T) {
 	// The kernel turns receive timestamps on asynchronously the first time a socket asks, so the
 	// very first packets may have none: try a few connections.
 	for try := range 5 {
-		c, err := stampDial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+		c, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, ok := c.(stamper)
+		st, ok := c.(Stamper)
 		if !ok {
 			c.Close()
 			t.Skip("the kernel refused SO_TIMESTAMPNS")
@@ -60,6 +60,50 @@ func TestKernelStamps(t *testing.T) {
 		}
 		if d := got.Sub(at); d < -time.Millisecond || d > 20*time.Millisecond {
 			t.Errorf("stamp %v after the send; want the arrival, not the read %v later", d, read.Sub(at))
+		}
+		return
+	}
+	t.Fatal("no kernel timestamp in 5 tries")
+}
+
+// TestListenStamps checks the server side: an accepted connection reports when a request arrived.
+func TestListenStamps(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := Listen(inner)
+	defer ln.Close()
+	for try := range 5 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := s.(Stamper)
+		if !ok {
+			t.Skip("the kernel refused SO_TIMESTAMPNS")
+		}
+		time.Sleep(10 * time.Millisecond) // let the option take effect before the request
+		sent := time.Now()
+		c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+		time.Sleep(100 * time.Millisecond) // the server is late to read
+		n, err := s.Read(make([]byte, 64))
+		c.Close()
+		s.Close()
+		if err != nil || n == 0 {
+			t.Fatalf("read %d, %v", n, err)
+		}
+		got := st.Stamp()
+		if got.IsZero() {
+			t.Logf("try %d: no kernel timestamp yet", try)
+			continue
+		}
+		if d := got.Sub(sent); d < -time.Millisecond || d > 20*time.Millisecond {
+			t.Errorf("stamp %v after the send, want the arrival", d)
 		}
 		return
 	}

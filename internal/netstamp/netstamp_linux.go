@@ -1,7 +1,6 @@
-package openai
+package netstamp
 
 import (
-	"context"
 	"io"
 	"net"
 	"sync/atomic"
@@ -9,11 +8,6 @@ import (
 	"time"
 	"unsafe"
 )
-
-// Receive timestamps from the kernel. A content event's arrival time taken in user space includes
-// however long the client's goroutine waited for a CPU: on a loaded machine, milliseconds that are
-// the client's, not the server's. With SO_TIMESTAMPNS, every recvmsg on the connection reports when
-// the kernel received the newest data it returns, and that is the time the stream's events get.
 
 // stampConn is a TCP connection whose reads note the kernel's receive timestamp.
 type stampConn struct {
@@ -23,29 +17,23 @@ type stampConn struct {
 	last atomic.Int64 // Unix nanoseconds of the newest data read; 0 when unknown
 }
 
-// stampDial wraps d's connections in stampConn when the kernel accepts SO_TIMESTAMPNS.
-func stampDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		tc, ok := c.(*net.TCPConn)
-		if !ok {
-			return c, nil
-		}
-		rc, err := tc.SyscallConn()
-		if err != nil {
-			return c, nil
-		}
-		var serr error
-		if err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
-		}); err != nil || serr != nil {
-			return c, nil
-		}
-		return &stampConn{TCPConn: tc, rc: rc, oob: make([]byte, syscall.CmsgSpace(16)*2)}, nil
+// wrap turns a TCP connection into a stampConn when the kernel accepts SO_TIMESTAMPNS.
+func wrap(c net.Conn) net.Conn {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c
 	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	}); err != nil || serr != nil {
+		return c
+	}
+	return &stampConn{TCPConn: tc, rc: rc, oob: make([]byte, syscall.CmsgSpace(16)*2)}
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
