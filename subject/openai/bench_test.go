@@ -61,9 +61,8 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 // BenchmarkAccuracy runs b.N streamed requests at 512 concurrent streams (INFERBENCH_STREAMS
-// overrides) against a mockserver
-// whose inter-token gap is exactly 10 ms, and reports the client's ITL and TTFT percentiles next to
-// the server's own record of when it emitted each event.
+// overrides) against a mockserver whose inter-token gap is exactly 10 ms, and reports the client's
+// ITL and TTFT percentiles next to the server's own record of when it emitted each event.
 func BenchmarkAccuracy(b *testing.B) {
 	conc := 512
 	if s := os.Getenv("INFERBENCH_STREAMS"); s != "" {
