@@ -109,10 +109,12 @@ func (h *historyExt) Finish(ctx context.Context, o *IO, dir string, r *result.Ru
 	}
 	if baseRun != nil || len(rep.Budgets) > 0 {
 		fmt.Fprintln(o.Stdout)
+		render := report.BudgetsText
 		if baseRun != nil {
 			fmt.Fprintf(o.Stdout, "compared with baseline %s:\n", h.baseline)
+			render = report.CompareText
 		}
-		if err := report.CompareText(o.Stdout, rep); err != nil {
+		if err := render(o.Stdout, rep); err != nil {
 			return ExitError, err
 		}
 		var js, md bytes.Buffer

@@ -151,6 +151,29 @@ func CompareText(w io.Writer, rep *compare.Report) error {
 	return cmpSummaryLine(w, rep)
 }
 
+// BudgetsText writes the budget checks of a run that was compared with nothing: one line with the
+// counts, then a line per budget exceeded or not measured.
+func BudgetsText(w io.Writer, rep *compare.Report) error {
+	var lines []string
+	for _, b := range rep.Budgets {
+		switch {
+		case !b.Measured:
+			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, cmpNum(b.Limit)))
+		case !b.OK:
+			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source))
+		}
+	}
+	if _, err := fmt.Fprintf(w, "budgets: %d checked, %d exceeded\n", len(rep.Budgets), rep.BudgetsExceeded); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func ciOf(ci *stats.Interval) (float64, float64, bool) {
 	if ci == nil {
 		return 0, 0, false

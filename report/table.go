@@ -43,16 +43,31 @@ func Table(w io.Writer, r *result.Run) error {
 		return err
 	}
 	var notes []string
+	skipped := map[string][]string{} // reason -> scenario ids
+	var reasons []string
 	for _, s := range r.Scenarios {
 		switch {
 		case s.Status == result.StatusSkipped:
-			notes = append(notes, fmt.Sprintf("skipped %s: %s", s.ID(), s.SkipReason))
+			if _, seen := skipped[s.SkipReason]; !seen {
+				reasons = append(reasons, s.SkipReason)
+			}
+			skipped[s.SkipReason] = append(skipped[s.SkipReason], s.ID())
 		case s.Error != "":
 			notes = append(notes, fmt.Sprintf("FAILED  %s", s.Error))
 		}
 		for _, warn := range s.Warnings {
 			notes = append(notes, fmt.Sprintf("warning %s: %s", s.ID(), warn))
 		}
+	}
+	for _, why := range reasons {
+		ids := skipped[why]
+		if len(ids) <= 2 {
+			for _, id := range ids {
+				notes = append(notes, fmt.Sprintf("skipped %s: %s", id, why))
+			}
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("skipped %s and %d more: %s", ids[0], len(ids)-1, why))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w)

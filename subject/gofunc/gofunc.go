@@ -92,13 +92,25 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	setup, ok := funcs[c.Func]
 	mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("no Go function registered as %q in this binary (registered: %v); build a binary with inferbench.Register and inferbench.Main", c.Func, Names())
+		return nil, &NotRegisteredError{Func: c.Func}
 	}
 	fn, cleanup, err := setup(ctx, s.Params)
 	if err != nil {
 		return nil, fmt.Errorf("setup %s: %w", c.Func, err)
 	}
 	return &Subject{fn: fn, cleanup: cleanup}, nil
+}
+
+// NotRegisteredError is a definition naming a function this binary does not have. The scenario
+// is skipped, not failed: the definition belongs to another binary (one built with
+// inferbench.Register and inferbench.Main).
+type NotRegisteredError struct{ Func string }
+
+func (e *NotRegisteredError) Error() string { return e.SkipReason() }
+
+// SkipReason says why the scenario is skipped.
+func (e *NotRegisteredError) SkipReason() string {
+	return fmt.Sprintf("Go function %q is not registered in this binary (registered: %v); run the binary that registers it (inferbench.Register + inferbench.Main)", e.Func, Names())
 }
 
 // Do calls the function once.
