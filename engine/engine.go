@@ -264,7 +264,7 @@ func warnings(r *result.Scenario) []string {
 	if s.CV > 0.10 && s.N >= 10 {
 		w = append(w, fmt.Sprintf("noisy: latency CV %.0f%% (above 10%%); consider more iterations or a quieter machine", 100*s.CV))
 	}
-	if s.Outliers > 0 && float64(s.Outliers) > 0.05*float64(s.N) {
+	if s.N >= 20 && float64(s.Outliers) > 0.10*float64(s.N) {
 		w = append(w, fmt.Sprintf("%d outliers in %d latency samples", s.Outliers, s.N))
 	}
 	return w
