@@ -141,6 +141,16 @@ func TestSchedule(t *testing.T) {
 			}
 		})
 	}
+	// A duration gives exactly rate × duration measured requests within it, whatever the seed.
+	for seed := uint64(1); seed <= 3; seed++ {
+		off, warm := Schedule(Config{Seed: seed, WarmupIterations: ptr(5), Duration: 30 * time.Second}, 2000)
+		if n := len(off) - warm; n != 60000 {
+			t.Errorf("seed %d: %d measured requests in 30 s at 2000/s, want 60000", seed, n)
+		}
+		if span := off[len(off)-1] - off[warm]; span > 30*time.Second || span < 29*time.Second {
+			t.Errorf("seed %d: measured requests span %v, want just under 30 s", seed, span)
+		}
+	}
 	a, _ := Schedule(Config{Seed: 1, MeasurementIterations: ptr(10)}, 10)
 	b, _ := Schedule(Config{Seed: 2, MeasurementIterations: ptr(10)}, 10)
 	if a[5] == b[5] {
