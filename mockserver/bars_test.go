@@ -57,6 +57,10 @@ func run(b *testing.B, url string, lc load.Config, requests int, requestLog stri
 		Config: &openai.Config{URL: url, Model: "mock", Workload: workload.Config{Seed: 1}}}
 	sc := &suite.Scenario{Benchmark: bench, Name: "default", Params: map[string]any{"concurrency": lc.Concurrency}}
 	var opts []engine.Option
+	if s := os.Getenv("INFERBENCH_BAR_MAX_SAMPLES"); s != "" {
+		n, _ := strconv.Atoi(s)
+		opts = append(opts, engine.WithMaxSamples(n))
+	}
 	if requestLog != "" {
 		opts = append(opts, engine.WithRequestLog(requestLog))
 	}
@@ -152,6 +156,7 @@ func BenchmarkServingOpenLoop(b *testing.B) {
 
 // BenchmarkServingMemory: a closed-loop scenario of 1,000,000 streamed requests (concurrency 64,
 // 32 events each); the process's RSS growth from before the scenario to its peak.
+// INFERBENCH_BAR_MAX_SAMPLES sets the raw samples held per metric (engine.WithMaxSamples).
 func BenchmarkServingMemory(b *testing.B) {
 	if testing.Short() {
 		b.Skip("a million requests")

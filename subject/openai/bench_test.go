@@ -89,6 +89,7 @@ func BenchmarkAccuracy(b *testing.B) {
 		failed    int
 	)
 	b.ResetTimer()
+	start := time.Now()
 	var wg sync.WaitGroup
 	for range conc {
 		wg.Go(func() {
@@ -118,6 +119,7 @@ func BenchmarkAccuracy(b *testing.B) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 	if failed > 0 {
 		b.Fatalf("%d requests failed", failed)
 	}
