@@ -181,7 +181,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		r.Environment = d.Describe()
 	}
 
-	col := newCollector(e.maxSamples)
+	col := newCollector(e.samplesFor(cfg))
 	var stops []func(*result.Scenario)
 	col.onPhase = func(p load.Phase) {
 		if p != load.Measure {

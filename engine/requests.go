@@ -175,3 +175,19 @@ func (l *requestLog) close() error {
 }
 
 var _ load.Reporter = (*requestLog)(nil)
+
+// ServingMaxSamples is the raw samples held per metric in serving scenarios unless WithMaxSamples
+// says otherwise. A serving scenario has seven per-request distributions (latency, TTFT, E2E,
+// TPOT, ITL, input and output tokens); at the general bound of 2^20 they hold 56 MB and a
+// million-request scenario grows the process by 180 MB with the garbage collector's headroom. Past
+// the bound, percentiles come from the HDR histogram (three significant digits) and a uniform
+// reservoir of this many samples stays for statistical tests.
+const ServingMaxSamples = 1 << 18
+
+// samplesFor returns the raw-sample bound for a scenario's metrics.
+func (e *Engine) samplesFor(c load.Config) int {
+	if e.maxSamples == 0 && servingModes[c.Mode] {
+		return ServingMaxSamples
+	}
+	return e.maxSamples
+}
