@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 )
@@ -34,11 +35,7 @@ func BenchmarkOpenLoopLag(b *testing.B) {
 }
 
 func quantile(xs []float64, q float64) float64 {
-	s := append([]float64(nil), xs...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
 	return s[int(q*float64(len(s)-1))]
 }

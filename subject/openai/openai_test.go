@@ -394,3 +394,29 @@ func TestAgainstMockserver(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorKind(t *testing.T) {
+	tests := []struct {
+		err  error
+		kind string
+	}{
+		{&StatusError{Code: 429}, "http_429"},
+		{fmt.Errorf("x: %w", &StatusError{Code: 503}), "http_503"},
+		{fmt.Errorf("%w (after 1s)", context.DeadlineExceeded), "timeout"},
+		{context.Canceled, "canceled"},
+		{fmt.Errorf("%w: bad", ErrMalformed), "malformed_stream"},
+		{ErrIncomplete, "incomplete_stream"},
+		{fmt.Errorf("%w: oom", ErrStream), "stream_error"},
+		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, "connection"},
+		{errors.New("other"), "error"},
+	}
+	for _, tt := range tests {
+		e := &Error{Err: tt.err}
+		if got := e.Kind(); got != tt.kind {
+			t.Errorf("Kind(%v) = %q, want %q", tt.err, got, tt.kind)
+		}
+		if !strings.HasPrefix(e.Error(), "openai: ") || !errors.Is(e, tt.err) {
+			t.Errorf("Error() = %q, or it does not unwrap", e.Error())
+		}
+	}
+}
