@@ -420,6 +420,15 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	if r.SLOsHold != nil {
 		rep.Extra("slo", map[string]any{"hold": *r.SLOsHold, "failures": r.SLOFailures, "objectives": sloMap(s.slos)})
 	}
+	if why := clientBound(r, openLoop); len(why) > 0 {
+		rep.Extra("client_bound", true)
+		rep.Warn("client_bound: " + strings.Join(why, "; ") + ": figures may show the client's limits, not the server's")
+	}
+}
+
+// clientBound says why a step's figures may be the client's rather than the server's: an open
+// loop's schedule lag p99 above ClientBoundLag, or the client using over 90% of its CPUs.
+func clientBound(r stepResult, openLoop bool) []string {
 	var why []string
 	if openLoop && r.LagP99 > msOf(ClientBoundLag) {
 		why = append(why, fmt.Sprintf("schedule lag p99 %.2f ms exceeds %v", r.LagP99, ClientBoundLag))
@@ -427,10 +436,7 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	if procs := runtime.GOMAXPROCS(0); r.CPUCores > 0.9*float64(procs) {
 		why = append(why, fmt.Sprintf("the client used %.2f of its %d CPUs", r.CPUCores, procs))
 	}
-	if len(why) > 0 {
-		rep.Extra("client_bound", true)
-		rep.Warn("client_bound: " + strings.Join(why, "; ") + ": figures may show the client's limits, not the server's")
-	}
+	return why
 }
 
 func sloMap(slos []SLO) map[string]float64 {

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/inferbench/inferbench/subject"
 )
@@ -42,8 +43,19 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 		return r, err
 	}
 	finish := func() {
-		if rep != nil {
-			rep.Extra("sweep", table)
+		if rep == nil {
+			return
+		}
+		rep.Extra("sweep", table)
+		var bound []string
+		for _, st := range table {
+			if why := clientBound(st, st.TargetRPS > 0); len(why) > 0 {
+				bound = append(bound, st.Name+": "+strings.Join(why, ", "))
+			}
+		}
+		if len(bound) > 0 {
+			rep.Extra("client_bound", true)
+			rep.Warn("client_bound: " + strings.Join(bound, "; ") + ": those steps may show the client's limits, not the server's")
 		}
 	}
 	defer finish()
