@@ -35,11 +35,11 @@ func TestReportCommand(t *testing.T) {
 		file string // written, relative to dir
 		out  string // in stdout
 	}{
-		{[]string{"report"}, ExitOK, "benchmark_results/20261122_143005/report.html", "report: "},       // latest, into its folder
-		{[]string{"report", "20261122_143005", "-o", "x.html"}, ExitOK, "x.html", "x.html"},             // a run id, to a file
-		{[]string{"report", "latest", "--format", "table"}, ExitOK, "", "1 scenarios: 1 ok"},             // the table
-		{[]string{"report", "latest", "--format", "pdf"}, ExitUsage, "", ""},                             // bad format
-		{[]string{"serve", "--addr", "0.0.0.0:0"}, ExitUsage, "", ""},                                    // no token off loopback
+		{[]string{"report"}, ExitOK, "benchmark_results/20261122_143005/report.html", "report: "},                   // latest, into its folder
+		{[]string{"report", "20261122_143005", "-o", "x.html"}, ExitOK, "x.html", "x.html"},                         // a run id, to a file
+		{[]string{"report", "latest", "--format", "table"}, ExitOK, "", "1 scenarios: 1 ok"},                        // the table
+		{[]string{"report", "latest", "--format", "pdf"}, ExitUsage, "", ""},                                        // bad format
+		{[]string{"serve", "--addr", "0.0.0.0:0"}, ExitUsage, "", ""},                                               // no token off loopback
 		{[]string{"run", "--metrics-addr", "10.1.2.3:0", "--exec", "true", "--iterations", "1"}, ExitUsage, "", ""}, // same for run
 	} {
 		var out, errb bytes.Buffer

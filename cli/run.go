@@ -82,6 +82,8 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 		Example: `  inferbench run
   inferbench run --enable-mock --include 'llm-mock/*' --measurement-iterations 50
   inferbench run --exec 'python3 model.py' --iterations 20 --warmup 3
+  inferbench run --openai http://127.0.0.1:8000/v1 --model m --concurrency 1,8,64 --requests 500
+  inferbench run --framework pytorch --model resnet50 --batch-sizes 1 4 --iterations 10 --warmup 3
   inferbench run benches/unit --set batch_size=4 --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, o, &rf, exts, quicks, args)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -166,7 +167,8 @@ func (c *collector) addStreaming(o subject.Observation) {
 
 // errorKind groups errors for counting: a subject error may say its kind (an HTTP status).
 func errorKind(err error) string {
-	if k, ok := err.(interface{ Kind() string }); ok {
+	var k interface{ Kind() string }
+	if errors.As(err, &k) {
 		return k.Kind()
 	}
 	return "error"

@@ -226,7 +226,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 			setValue(&r, k, v)
 		}
 	}
-	r.Warnings = append(r.Warnings, warnings(&r)...)
+	r.Warnings = append(r.Warnings, warnings(&r, servingModes[cfg.Mode])...)
 	switch {
 	case derr != nil:
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), derr)
@@ -250,8 +250,10 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	return r
 }
 
-// warnings are the caveats a reader should see next to the scenario's numbers.
-func warnings(r *result.Scenario) []string {
+// warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
+// load, request latency varies with each request's output length, so spread and outliers are
+// expected there and not warned about.
+func warnings(r *result.Scenario, serving bool) []string {
 	var w []string
 	lat, ok := r.Metrics["latency_ms"]
 	if !ok || lat.Summary == nil {
@@ -260,6 +262,9 @@ func warnings(r *result.Scenario) []string {
 	s := lat.Summary
 	if s.N < 10 {
 		w = append(w, fmt.Sprintf("only %d latency samples: percentiles and comparisons are unreliable below 10", s.N))
+	}
+	if serving {
+		return w
 	}
 	if s.CV > 0.10 && s.N >= 10 {
 		w = append(w, fmt.Sprintf("noisy: latency CV %.0f%% (above 10%%); consider more iterations or a quieter machine", 100*s.CV))
