@@ -52,7 +52,9 @@ type Hub struct {
 }
 
 // NewHub returns a hub with no run.
-func NewHub() *Hub { return &Hub{subs: map[chan []byte]struct{}{}, state: LiveState{Scenarios: []LiveScenario{}}} }
+func NewHub() *Hub {
+	return &Hub{subs: map[chan []byte]struct{}{}, state: LiveState{Scenarios: []LiveScenario{}}}
+}
 
 // State returns a copy of the current state.
 func (h *Hub) State() LiveState {

@@ -69,7 +69,9 @@ type hist struct {
 	sum    float64
 }
 
-func newHist(bounds []float64) *hist { return &hist{bounds: bounds, counts: make([]uint64, len(bounds))} }
+func newHist(bounds []float64) *hist {
+	return &hist{bounds: bounds, counts: make([]uint64, len(bounds))}
+}
 
 func (h *hist) observe(v float64) {
 	if math.IsNaN(v) {

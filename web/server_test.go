@@ -127,10 +127,10 @@ func golden(t *testing.T, name string, got []byte) {
 func TestHandlersGolden(t *testing.T) {
 	srv, _ := newTestServer(t)
 	for _, c := range []struct{ path, golden string }{
-		{"/", "runs.html"},                         // the run list
-		{"/baselines", "baselines.html"},           // named baselines
-		{"/api/runs", "api_runs.json"},             // run headers, newest first
-		{"/api/baselines", "api_baselines.json"},   // baselines
+		{"/", "runs.html"},                       // the run list
+		{"/baselines", "baselines.html"},         // named baselines
+		{"/api/runs", "api_runs.json"},           // run headers, newest first
+		{"/api/baselines", "api_baselines.json"}, // baselines
 		{"/api/history?benchmark=resnet&scenario=batch_size%3D1&metric=latency_ms.p50", "api_history.json"},
 		{"/trends?benchmark=resnet&metric=latency_ms.p50", "trends.html"}, // trend with the change point marked
 	} {
@@ -154,7 +154,7 @@ func TestHandlers(t *testing.T) {
 		{"/runs/latest", 200, "Run run12"},
 		{"/runs/nope", 404, "not found"},
 		{"/compare?base=run01&head=run12", 200, "Compare run01 → run12"},
-		{"/compare", 200, "Compare run11 → run12"},                  // head latest, base the run before
+		{"/compare", 200, "Compare run11 → run12"},                        // head latest, base the run before
 		{"/compare?base=baseline:main&head=latest", 200, "run06 → run12"}, // a named baseline
 		{"/compare?base=run01&head=run12&x=1", 200, "regression"},
 		{"/api/compare?base=run01&head=run12", 200, `"regressions"`},
@@ -358,7 +358,10 @@ func TestWatchRun(t *testing.T) {
 	h, m := NewHub(), NewMetrics()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { WatchRun(ctx, func() string { return filepath.Join(dir, result.RunFile) }, 10*time.Millisecond, h, m); close(done) }()
+	go func() {
+		WatchRun(ctx, func() string { return filepath.Join(dir, result.RunFile) }, 10*time.Millisecond, h, m)
+		close(done)
+	}()
 	wait := func(cond func(LiveState) bool) {
 		t.Helper()
 		for i := 0; i < 500; i++ {
