@@ -48,25 +48,9 @@ func cmpRef(r compare.RunRef) string {
 	return s
 }
 
-func cmpNum(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case v == 0:
-		return "0"
-	case a >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 100:
-		return fmt.Sprintf("%.1f", v)
-	case a >= 1:
-		return fmt.Sprintf("%.2f", v)
-	case a >= 0.01:
-		return fmt.Sprintf("%.3f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
 
 func cmpCenter(v float64, lo, hi float64, ok bool) string {
-	s := cmpNum(v)
+	s := num(v)
 	if ok && v != 0 {
 		pct := 100 * math.Max(hi-v, v-lo) / math.Abs(v)
 		s += fmt.Sprintf(" ±%.0f%%", math.Ceil(pct))
@@ -158,9 +142,9 @@ func BudgetsText(w io.Writer, rep *compare.Report) error {
 	for _, b := range rep.Budgets {
 		switch {
 		case !b.Measured:
-			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, cmpNum(b.Limit)))
+			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
 		case !b.OK:
-			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source))
+			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
 		}
 	}
 	if _, err := fmt.Fprintf(w, "budgets: %d checked, %d exceeded\n", len(rep.Budgets), rep.BudgetsExceeded); err != nil {
@@ -192,9 +176,9 @@ func cmpNotes(w io.Writer, rep *compare.Report) {
 	for _, b := range rep.Budgets {
 		switch {
 		case !b.Measured:
-			notes = append(notes, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, cmpNum(b.Limit)))
+			notes = append(notes, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
 		case !b.OK:
-			notes = append(notes, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source))
+			notes = append(notes, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
 		}
 	}
 	for _, s := range rep.OnlyOld {
@@ -305,7 +289,7 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
 		if r.Failed() {
-			regs = append(regs, fmt.Sprintf("- **%s** `%s`: %s → %s %s (%s; limit %s%.0f%%)", md(r.ID()), r.Metric, cmpNum(r.Old), cmpNum(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpSign(r), r.Threshold))
+			regs = append(regs, fmt.Sprintf("- **%s** `%s`: %s → %s %s (%s; limit %s%.0f%%)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpSign(r), r.Threshold))
 		}
 	}
 	if len(regs) > 0 {
@@ -314,7 +298,7 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 	var budgets []string
 	for _, b := range rep.Budgets {
 		if !b.OK {
-			budgets = append(budgets, fmt.Sprintf("- **%s/%s** `%s` = %s, budget %s %s (%s)", md(b.Benchmark), md(b.Scenario), b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source))
+			budgets = append(budgets, fmt.Sprintf("- **%s/%s** `%s` = %s, budget %s %s (%s)", md(b.Benchmark), md(b.Scenario), b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
 		}
 	}
 	if len(budgets) > 0 {
@@ -376,7 +360,7 @@ func mdCell(r *compare.Row) string {
 	if r.Failed() {
 		mark = " ❌"
 	}
-	return fmt.Sprintf("%s → %s %s (%s)%s", cmpNum(r.Old), cmpNum(r.New), r.Unit, d, mark)
+	return fmt.Sprintf("%s → %s %s (%s)%s", num(r.Old), num(r.New), r.Unit, d, mark)
 }
 
 // md escapes the characters that break a markdown table cell.
@@ -432,7 +416,7 @@ func CompareJUnit(w io.Writer, rep *compare.Report) error {
 		r := &rep.Rows[i]
 		s := suite(r.Benchmark)
 		c := junitCase{Class: r.Benchmark, Name: r.Scenario + " " + r.Metric, Time: "0",
-			Out: fmt.Sprintf("old %s, new %s %s, %s %s", cmpNum(r.Old), cmpNum(r.New), r.Unit, cmpDelta(r), r.Verdict)}
+			Out: fmt.Sprintf("old %s, new %s %s, %s %s", num(r.Old), num(r.New), r.Unit, cmpDelta(r), r.Verdict)}
 		if r.Failed() {
 			c.Failure = &junitFailure{Type: r.Verdict, Message: fmt.Sprintf("%s %s: %s (limit %s%.0f%%)", r.Metric, r.Verdict, cmpDelta(r), cmpSign(r), r.Threshold),
 				Text: strings.Join(r.Warnings, "\n")}
@@ -443,12 +427,12 @@ func CompareJUnit(w io.Writer, rep *compare.Report) error {
 	}
 	for _, b := range rep.Budgets {
 		s := suite(b.Benchmark)
-		c := junitCase{Class: b.Benchmark, Name: fmt.Sprintf("%s budget %s %s %s", b.Scenario, b.Metric, b.Op, cmpNum(b.Limit)), Time: "0"}
+		c := junitCase{Class: b.Benchmark, Name: fmt.Sprintf("%s budget %s %s %s", b.Scenario, b.Metric, b.Op, num(b.Limit)), Time: "0"}
 		switch {
 		case !b.Measured:
 			c.Skipped = &struct{}{}
 		case !b.OK:
-			c.Failure = &junitFailure{Type: "budget", Message: fmt.Sprintf("%s = %s, budget %s %s (%s)", b.Metric, cmpNum(b.Actual), b.Op, cmpNum(b.Limit), b.Source)}
+			c.Failure = &junitFailure{Type: "budget", Message: fmt.Sprintf("%s = %s, budget %s %s (%s)", b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source)}
 			s.Failures++
 		}
 		s.Tests++

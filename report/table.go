@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -84,20 +85,22 @@ func Table(w io.Writer, r *result.Run) error {
 	return err
 }
 
+// num formats a figure to about three significant digits, keeping large numbers whole.
 func num(v float64) string {
+	a := math.Abs(v)
 	switch {
 	case v == 0:
 		return "0"
-	case v >= 1000:
+	case a >= 1000:
 		return fmt.Sprintf("%.0f", v)
-	case v >= 100:
+	case a >= 100:
 		return fmt.Sprintf("%.1f", v)
-	case v >= 1:
+	case a >= 1:
 		return fmt.Sprintf("%.2f", v)
-	case v >= 0.01:
+	case a >= 0.01:
 		return fmt.Sprintf("%.3f", v)
 	}
-	return fmt.Sprintf("%.2g", v)
+	return fmt.Sprintf("%.3g", v)
 }
 
 func value(s *result.Scenario, name string) string {
