@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -128,22 +129,31 @@ params: {variant: turbo}
 	schematest.ValidateRun(t, buf.Bytes())
 }
 
+var registered atomic.Int64
+
+// register registers fn under a name unique to this call (tests may run with -count > 1).
+func register(fn func(context.Context) error) string {
+	name := fmt.Sprintf("engine-test/%d", registered.Add(1))
+	gofunc.Register(name, fn)
+	return name
+}
+
 func TestInterruptStopsAfterCurrentIteration(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls atomic.Int64
-	gofunc.Register("engine-test/interrupt", func(context.Context) error {
+	fn := register(func(context.Context) error {
 		if calls.Add(1) == 5 {
 			cancel() // Ctrl-C during the fifth iteration
 		}
 		return nil
 	})
-	scs := scenarios(t, `name: a
-subject: {kind: gofunc, func: engine-test/interrupt}
+	scs := scenarios(t, fmt.Sprintf(`name: a
+subject: {kind: gofunc, func: %[1]s}
 load: {warmup_iterations: 0, measurement_iterations: 1000}
 ---
 name: b
-subject: {kind: gofunc, func: engine-test/interrupt}
-`)
+subject: {kind: gofunc, func: %[1]s}
+`, fn))
 	var got []result.Scenario
 	err := engine.New().Run(ctx, scs, func(r result.Scenario) { got = append(got, r) })
 	if !errors.Is(err, context.Canceled) {
@@ -161,15 +171,15 @@ subject: {kind: gofunc, func: engine-test/interrupt}
 }
 
 func TestMinAndMaxTime(t *testing.T) {
-	gofunc.Register("engine-test/sleep", func(context.Context) error { time.Sleep(2 * time.Millisecond); return nil })
-	scs := scenarios(t, `name: mintime
-subject: {kind: gofunc, func: engine-test/sleep}
+	fn := register(func(context.Context) error { time.Sleep(2 * time.Millisecond); return nil })
+	scs := scenarios(t, fmt.Sprintf(`name: mintime
+subject: {kind: gofunc, func: %[1]s}
 load: {warmup_iterations: 0, measurement_iterations: 2, min_time: 60ms}
 ---
 name: maxtime
-subject: {kind: gofunc, func: engine-test/sleep}
+subject: {kind: gofunc, func: %[1]s}
 load: {warmup_iterations: 0, measurement_iterations: 100000, max_time: 40ms}
-`)
+`, fn))
 	run := runAll(t, engine.New(), scs)
 	if n := run.Scenarios[0].Iterations.Measured; n < 10 {
 		t.Errorf("min_time 60ms with 2ms iterations measured only %d", n)
@@ -180,11 +190,11 @@ load: {warmup_iterations: 0, measurement_iterations: 100000, max_time: 40ms}
 }
 
 func TestIterationTimeout(t *testing.T) {
-	gofunc.Register("engine-test/hang", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
-	scs := scenarios(t, `name: hang
-subject: {kind: gofunc, func: engine-test/hang}
+	fn := register(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	scs := scenarios(t, fmt.Sprintf(`name: hang
+subject: {kind: gofunc, func: %s}
 load: {warmup_iterations: 0, measurement_iterations: 2, timeout: 20ms}
-`)
+`, fn))
 	run := runAll(t, engine.New(), scs)
 	s := run.Scenarios[0]
 	if s.Status != result.StatusFailed || s.Iterations.Failed != 2 || !strings.Contains(s.Errors[0].Error, "timed out after 20ms") {

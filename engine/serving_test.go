@@ -20,7 +20,7 @@ import (
 func TestServingScenario(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	url, err := mockserver.New(mockserver.Config{TTFT: workload.Fixed(1), OutputTokens: workload.Fixed(6), TokensPerEvent: 2}).Start(ctx, "")
+	url, err := mockserver.New(mockserver.Config{TTFT: workload.Fixed(1), ITL: workload.Fixed(2), OutputTokens: workload.Fixed(6), TokensPerEvent: 2}).Start(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +44,10 @@ load: {mode: concurrency, warmup_iterations: 2, measurement_iterations: 30, slo:
 		if slo["hold"] != false {
 			t.Errorf("%s: slo %v", sc.Scenario, slo)
 		}
-		// Three events of two tokens each: ITL has two samples per gap.
-		if itl := sc.Metrics["itl_ms"].Summary; itl.N != 30*2*2 {
-			t.Errorf("%s: %d ITL samples, want 120", sc.Scenario, itl.N)
+		// Three events of two tokens each, 2 ms apart: ITL has two samples per gap, up to 120.
+		// Events that arrive in one read are one delivery (fewer gaps, as many tokens each).
+		if itl := sc.Metrics["itl_ms"].Summary; itl == nil || itl.N > 30*2*2 || itl.N%2 != 0 || itl.N < 30*2 {
+			t.Errorf("%s: ITL %+v, want an even count of at most 120 samples", sc.Scenario, itl)
 		}
 		data, err := os.ReadFile(filepath.Join(logs, "srv__"+sc.Scenario+".jsonl"))
 		if err != nil {
