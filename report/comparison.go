@@ -48,7 +48,6 @@ func cmpRef(r compare.RunRef) string {
 	return s
 }
 
-
 func cmpCenter(v float64, lo, hi float64, ok bool) string {
 	s := num(v)
 	if ok && v != 0 {
