@@ -36,6 +36,7 @@ type IO struct {
 	Stdout, Stderr io.Writer
 	Env            []string // KEY=VALUE, as os.Environ
 	Dir            string   // working directory ("" for the process's)
+	Args           []string // the command line (set by Main), recorded with each run
 	// Funcs makes every registered Go function a benchmark (set by inferbench.Main).
 	Funcs bool
 }
@@ -77,6 +78,7 @@ func Main(ctx context.Context, args []string, o IO) int {
 	if o.Env == nil {
 		o.Env = os.Environ()
 	}
+	o.Args = args
 	root := newRoot(&o)
 	root.SetArgs(joinListFlags(args))
 	root.SetIn(o.Stdin)

@@ -194,7 +194,7 @@ func runRun(cmd *cobra.Command, o *IO, rf *runFlags, exts []RunExtension, quicks
 	run := &result.Run{
 		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
 		Environment: collectSysinfo(cmd, o).Map(),
-		Config:      result.Config{Args: os.Args[1:], Dir: o.Dir, Filters: rf.sel.describe(), Set: setMap(rf.sel.set)},
+		Config:      result.Config{Args: o.Args, Dir: o.Dir, Filters: rf.sel.describe(), Set: rf.sel.setStrings()},
 		Scenarios:   []result.Scenario{},
 	}
 	if err := result.Save(dir, run); err != nil {
@@ -291,25 +291,4 @@ func worse(a, b int) int {
 		return b
 	}
 	return a
-}
-
-func setMap(set []string) map[string]string {
-	if len(set) == 0 {
-		return nil
-	}
-	m := map[string]string{}
-	for _, kv := range set {
-		k, v, _ := splitKV(kv)
-		m[k] = v
-	}
-	return m
-}
-
-func splitKV(s string) (string, string, bool) {
-	for i := range s {
-		if s[i] == '=' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }

@@ -30,6 +30,19 @@ func (s *selection) register(cmd *cobra.Command) {
 	f.BoolVar(&s.enableMock, "enable-mock", false, "run definitions whose subject is the simulated mock model")
 }
 
+// setStrings returns the --set overrides as written, for the record of the run.
+func (s *selection) setStrings() map[string]string {
+	if len(s.set) == 0 {
+		return nil
+	}
+	m := map[string]string{}
+	for _, kv := range s.set {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
 func (s *selection) overrides() (map[string]any, error) {
 	out := map[string]any{}
 	for _, kv := range s.set {

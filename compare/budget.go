@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -15,11 +16,7 @@ import (
 func CheckBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
 	var out []BudgetCheck
 	add := func(budgets map[string]string, source string) {
-		keys := make([]string, 0, len(budgets))
-		for k := range budgets {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(budgets))
 		for _, k := range keys {
 			c := BudgetCheck{Benchmark: s.Benchmark, Scenario: s.Scenario, Metric: k, Source: source}
 			op, limit, err := ParseBudget(budgets[k])

@@ -10,10 +10,10 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,11 +167,7 @@ func Key(s *result.Scenario) string {
 	if len(s.Params) == 0 {
 		return s.Benchmark + "\x00" + s.Scenario
 	}
-	keys := make([]string, 0, len(s.Params))
-	for k := range s.Params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(s.Params))
 	var b strings.Builder
 	b.WriteString(s.Benchmark)
 	for _, k := range keys {

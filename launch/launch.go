@@ -10,13 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,11 +136,7 @@ func Render(cfg Config, params map[string]any, base, logPath string) (*Plan, err
 			p.args[0] = exe
 		}
 	}
-	keys := make([]string, 0, len(cfg.Env))
-	for k := range cfg.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(cfg.Env))
 	for _, k := range keys {
 		v, err := render(cfg.Env[k])
 		if err != nil {

@@ -20,41 +20,37 @@ type caller struct {
 	mu     sync.Mutex
 	ctx    context.Context
 	cancel context.CancelFunc
-	gen    uint64 // incremented per call; the watchdog cancels only the call it was armed for
+	inCall bool // a call is running: only then does the watchdog cancel
 	fired  bool
 	timer  *time.Timer
-	arm    func(gen uint64) // records the call the watchdog is armed for (under mu)
 }
 
 func newCaller(ctx context.Context, timeout time.Duration) *caller {
 	c := &caller{parent: context.WithoutCancel(ctx), timeout: timeout}
 	c.ctx, c.cancel = context.WithCancel(c.parent)
-	armed := uint64(0)
 	c.timer = time.AfterFunc(time.Hour, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.gen == armed {
+		if c.inCall {
 			c.fired = true
 			c.cancel()
 		}
 	})
 	c.timer.Stop()
-	c.arm = func(gen uint64) { armed = gen }
 	return c
 }
 
 // do runs one call of s with the timeout.
 func (c *caller) do(s subject.Subject, r subject.Request) (subject.Observation, error) {
 	c.mu.Lock()
-	c.gen++
-	c.arm(c.gen)
+	c.inCall = true
 	ctx := c.ctx
 	c.mu.Unlock()
 	c.timer.Reset(c.timeout)
 	o, err := s.Do(ctx, r)
 	c.timer.Stop()
 	c.mu.Lock()
-	c.gen++ // a watchdog firing from now on cancels nothing
+	c.inCall = false // a watchdog firing from now on cancels nothing
 	if c.fired {
 		c.fired = false
 		c.ctx, c.cancel = context.WithCancel(c.parent)

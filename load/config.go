@@ -5,6 +5,7 @@ package load
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -72,28 +73,13 @@ const (
 
 // Merge returns c with the fields set in o replacing its own (o wins).
 func (c Config) Merge(o Config) Config {
-	if o.Mode != "" {
-		c.Mode = o.Mode
+	cv, ov := reflect.ValueOf(&c).Elem(), reflect.ValueOf(o)
+	for i := range ov.NumField() {
+		if f := ov.Field(i); !f.IsZero() {
+			cv.Field(i).Set(f)
+		}
 	}
-	if o.WarmupIterations != nil {
-		c.WarmupIterations = o.WarmupIterations
-	}
-	if o.MeasurementIterations != nil {
-		c.MeasurementIterations = o.MeasurementIterations
-	}
-	if o.MinTime != 0 {
-		c.MinTime = o.MinTime
-	}
-	if o.MaxTime != 0 {
-		c.MaxTime = o.MaxTime
-	}
-	if o.Timeout != 0 {
-		c.Timeout = o.Timeout
-	}
-	if o.MaxErrorRate != 0 {
-		c.MaxErrorRate = o.MaxErrorRate
-	}
-	return c.mergeServing(o)
+	return c
 }
 
 // Warmup returns the number of warm-up iterations.

@@ -58,43 +58,6 @@ type Reporter interface {
 	Warn(msg string)
 }
 
-func (c Config) mergeServing(o Config) Config {
-	if o.Concurrency != 0 {
-		c.Concurrency = o.Concurrency
-	}
-	if o.Rate != 0 {
-		c.Rate = o.Rate
-	}
-	if o.Arrival != "" {
-		c.Arrival = o.Arrival
-	}
-	if o.Burstiness != 0 {
-		c.Burstiness = o.Burstiness
-	}
-	if o.MaxConcurrency != 0 {
-		c.MaxConcurrency = o.MaxConcurrency
-	}
-	if o.Overflow != "" {
-		c.Overflow = o.Overflow
-	}
-	if o.Duration != 0 {
-		c.Duration = o.Duration
-	}
-	if o.WarmupTime != 0 {
-		c.WarmupTime = o.WarmupTime
-	}
-	if o.Seed != 0 {
-		c.Seed = o.Seed
-	}
-	if len(o.SLO) > 0 {
-		c.SLO = o.SLO
-	}
-	if o.Sweep != nil {
-		c.Sweep = o.Sweep
-	}
-	return c
-}
-
 func (c Config) validateServing() error {
 	switch c.Arrival {
 	case "", "poisson", "constant", "gamma":

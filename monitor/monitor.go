@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -267,11 +268,7 @@ func (m *Monitor) finish(r *Report) *Report {
 		r.CostPct = 100 * r.CostS / d
 	}
 	r.Unavailable = append([]string(nil), m.unavailable...)
-	names := make([]string, 0, len(m.fails))
-	for n := range m.fails {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m.fails))
 	for _, n := range names {
 		f := m.fails[n]
 		r.Warnings = append(r.Warnings, fmt.Sprintf("monitor %s: %d failed reading(s), first: %v", n, f.n, f.first))

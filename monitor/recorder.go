@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -202,11 +204,7 @@ func (r *Recorder) Report() *Report {
 	if rep.End.IsZero() {
 		rep.End = r.lastTick
 	}
-	names := make([]string, 0, len(r.series))
-	for n := range r.series {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(r.series))
 	for _, n := range names {
 		s := r.series[n]
 		a := Aggregate{Name: n, Unit: s.meta.Unit, Better: s.meta.Better}

@@ -3,7 +3,8 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/inferbench/inferbench/result"
 )
@@ -159,11 +160,7 @@ func servingAdvice(bench string, scs []*result.Scenario) []Advice {
 // "flagged": true and a "reason" (the monitor's memory growth check, for one).
 func flagged(s *result.Scenario) []string {
 	var out []string
-	keys := make([]string, 0, len(s.Extra))
-	for k := range s.Extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(s.Extra))
 	for _, k := range keys {
 		v := s.Extra[k]
 		if _, ok := v.(map[string]any); !ok {
@@ -189,11 +186,7 @@ func walkFlagged(path string, v any, out *[]string, depth int) {
 			*out = append(*out, fmt.Sprintf("%s: %s", path, reason))
 			return
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		for _, k := range keys {
 			if k != "timelines" { // long number lists, never a finding
 				walkFlagged(path+"."+k, x[k], out, depth+1)

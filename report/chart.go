@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -119,11 +120,7 @@ func axis(scs []*result.Scenario, prefer []string) string {
 			return p
 		}
 	}
-	names := make([]string, 0, len(varying))
-	for p := range varying {
-		names = append(names, p)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(varying))
 	for _, p := range names {
 		if numeric(p) {
 			return p
@@ -473,11 +470,7 @@ type timeline struct {
 // "timelines" list (the monitor's report), read through JSON so both in-memory and loaded runs work.
 func timelines(s *result.Scenario) []timeline {
 	var out []timeline
-	keys := make([]string, 0, len(s.Extra))
-	for k := range s.Extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(s.Extra))
 	for _, k := range keys {
 		for _, t := range sectionTimelines(s.Extra[k]) {
 			if len(t.T) == len(t.V) && len(t.T) > 0 {

@@ -137,6 +137,19 @@ func CompareText(w io.Writer, rep *compare.Report) error {
 // BudgetsText writes the budget checks of a run that was compared with nothing: one line with the
 // counts, then a line per budget exceeded or not measured.
 func BudgetsText(w io.Writer, rep *compare.Report) error {
+	if _, err := fmt.Fprintf(w, "budgets: %d checked, %d exceeded\n", len(rep.Budgets), rep.BudgetsExceeded); err != nil {
+		return err
+	}
+	for _, l := range budgetNotes(rep) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// budgetNotes has a line per budget exceeded or not measured.
+func budgetNotes(rep *compare.Report) []string {
 	var lines []string
 	for _, b := range rep.Budgets {
 		switch {
@@ -146,15 +159,7 @@ func BudgetsText(w io.Writer, rep *compare.Report) error {
 			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
 		}
 	}
-	if _, err := fmt.Fprintf(w, "budgets: %d checked, %d exceeded\n", len(rep.Budgets), rep.BudgetsExceeded); err != nil {
-		return err
-	}
-	for _, l := range lines {
-		if _, err := fmt.Fprintln(w, l); err != nil {
-			return err
-		}
-	}
-	return nil
+	return lines
 }
 
 func ciOf(ci *stats.Interval) (float64, float64, bool) {
@@ -172,14 +177,7 @@ func cmpNotes(w io.Writer, rep *compare.Report) {
 			notes = append(notes, fmt.Sprintf("warning %s %s: %s", r.ID(), r.Metric, warn))
 		}
 	}
-	for _, b := range rep.Budgets {
-		switch {
-		case !b.Measured:
-			notes = append(notes, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
-		case !b.OK:
-			notes = append(notes, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
-		}
-	}
+	notes = append(notes, budgetNotes(rep)...)
 	for _, s := range rep.OnlyOld {
 		notes = append(notes, "only in old: "+s)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,11 +38,7 @@ func WriteGoBench(w io.Writer, r *Run) error {
 			continue
 		}
 		name := GoBenchName(s)
-		metrics := make([]string, 0, len(s.Metrics))
-		for k := range s.Metrics {
-			metrics = append(metrics, k)
-		}
-		slices.Sort(metrics)
+		metrics := slices.Sorted(maps.Keys(s.Metrics))
 		for _, m := range metrics {
 			met := s.Metrics[m]
 			unit, scale := m, 1.0

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -171,11 +172,7 @@ func GitHubActionBenchmark(r *Run, better Direction) []GitHubBenchmark {
 		if s.Status != StatusOK {
 			continue
 		}
-		names := make([]string, 0, len(s.Metrics))
-		for k := range s.Metrics {
-			names = append(names, k)
-		}
-		slices.Sort(names)
+		names := slices.Sorted(maps.Keys(s.Metrics))
 		for _, k := range names {
 			m := s.Metrics[k]
 			dir := Direction(m.Better)

@@ -12,20 +12,7 @@ import (
 func BenjaminiHochberg(ps []float64) []float64 {
 	n := len(ps)
 	adj := make([]float64, n)
-	if n == 0 {
-		return adj
-	}
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	p := func(i int) float64 {
-		if math.IsNaN(ps[i]) {
-			return 1
-		}
-		return ps[i]
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return p(idx[a]) < p(idx[b]) })
+	p, idx := ranked(ps)
 	run := 1.0
 	for k := n - 1; k >= 0; k-- {
 		i := idx[k]
@@ -41,21 +28,28 @@ func BenjaminiHochberg(ps []float64) []float64 {
 func Holm(ps []float64) []float64 {
 	n := len(ps)
 	adj := make([]float64, n)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	p := func(i int) float64 {
-		if math.IsNaN(ps[i]) {
-			return 1
-		}
-		return ps[i]
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return p(idx[a]) < p(idx[b]) })
+	p, idx := ranked(ps)
 	run := 0.0
 	for k, i := range idx {
 		run = math.Max(run, math.Min(1, p(i)*float64(n-k)))
 		adj[i] = run
 	}
 	return adj
+}
+
+// ranked returns the p-value of test i (NaN read as 1) and the test indexes in increasing order
+// of p-value, ties in their original order.
+func ranked(ps []float64) (p func(i int) float64, idx []int) {
+	p = func(i int) float64 {
+		if math.IsNaN(ps[i]) {
+			return 1
+		}
+		return ps[i]
+	}
+	idx = make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p(idx[a]) < p(idx[b]) })
+	return p, idx
 }

@@ -16,8 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -139,11 +140,7 @@ func SplitMetric(m string) (name, column string, err error) {
 	}
 	col, ok := Stats[stat]
 	if !ok {
-		keys := make([]string, 0, len(Stats))
-		for k := range Stats {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(Stats))
 		return "", "", fmt.Errorf("metric %q: unknown statistic %q (want one of %s)", m, stat, strings.Join(keys, ", "))
 	}
 	if name == "" {

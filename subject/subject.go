@@ -6,7 +6,8 @@ package subject
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -153,12 +154,7 @@ func Lookup(name string) (Kind, bool) {
 func Kinds() []string {
 	mu.RLock()
 	defer mu.RUnlock()
-	names := make([]string, 0, len(kinds))
-	for n := range kinds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(kinds))
 }
 
 // Batcher is an optional ability: a subject that runs n calls in one round trip (a worker process)

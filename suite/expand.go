@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/inferbench/inferbench/subject"
@@ -94,7 +95,7 @@ func (b *Benchmark) includePoint(inc map[string]any) []KV {
 			seen[a.Name] = true
 		}
 	}
-	for _, k := range sortedKeys(inc) {
+	for _, k := range slices.Sorted(maps.Keys(inc)) {
 		if !seen[k] {
 			p = append(p, KV{k, inc[k]})
 		}
@@ -122,15 +123,6 @@ func pointName(p []KV) string {
 	return strings.Join(parts, "/")
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return keys
-}
-
 // Filter selects scenarios. Empty fields select everything.
 type Filter struct {
 	Include  []string // globs on "benchmark" or "benchmark/scenario"; any match selects
@@ -150,7 +142,7 @@ func (f Filter) Match(s *Scenario) bool {
 	if anyGlob(f.Exclude, b.Name, id) {
 		return false
 	}
-	if len(f.Category) > 0 && !contains(f.Category, b.Category) {
+	if len(f.Category) > 0 && !slices.Contains(f.Category, b.Category) {
 		return false
 	}
 	if len(f.Model) > 0 && !anyGlob(f.Model, b.Model) {
@@ -159,7 +151,7 @@ func (f Filter) Match(s *Scenario) bool {
 	if len(f.Tag) > 0 {
 		hit := false
 		for _, t := range b.Tags {
-			if contains(f.Tag, t) {
+			if slices.Contains(f.Tag, t) {
 				hit = true
 			}
 		}

@@ -3,10 +3,11 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,7 +95,7 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	}
 	if b.Category == "" {
 		b.Category = categoryFromPath(path)
-	} else if !contains(Categories, b.Category) {
+	} else if !slices.Contains(Categories, b.Category) {
 		errs = append(errs, at(path, valueNode(body, "category"), fmt.Sprintf("unknown category %q", b.Category), hint(b.Category, Categories)))
 	}
 	errs = append(errs, decodeSubject(path, body, d.Subject, b)...)
@@ -201,11 +202,7 @@ func checkKeysExcept(path string, node ast.Node, t reflect.Type, allowed string)
 			}
 			ft, ok := fields[key]
 			if !ok {
-				names := make([]string, 0, len(fields))
-				for n := range fields {
-					names = append(names, n)
-				}
-				sort.Strings(names)
+				names := slices.Sorted(maps.Keys(fields))
 				h := hint(key, names)
 				if h == "" && t == reflect.TypeFor[definition]() {
 					h = `parameters go under "params:" or "matrix:"`
@@ -418,20 +415,11 @@ func typeName(t reflect.Type) string {
 func categoryFromPath(path string) string {
 	parts := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")
 	for i := len(parts) - 1; i >= 0; i-- {
-		if contains(Categories, parts[i]) {
+		if slices.Contains(Categories, parts[i]) {
 			return parts[i]
 		}
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // normalize makes YAML scalars comparable: every integer becomes int.

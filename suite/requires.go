@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +22,7 @@ var requirementKinds = []string{"python-module", "command", "env", "file", "gpu"
 
 func parseRequirement(r string) (kind, arg string, err error) {
 	kind, arg, _ = strings.Cut(r, ":")
-	if !contains(requirementKinds, kind) {
+	if !slices.Contains(requirementKinds, kind) {
 		return "", "", fmt.Errorf("unknown requirement %q (kinds: %s)%s", r, strings.Join(requirementKinds, ", "), hintSuffix(kind, requirementKinds))
 	}
 	if kind != "gpu" && arg == "" {
@@ -142,5 +142,3 @@ func (c *Checker) answer(r, dir string) string {
 	}
 	return ""
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -200,11 +202,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	keys := make([]string, 0, len(m.scenarios))
-	for k := range m.scenarios {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m.scenarios))
 	send := func(pm prometheus.Metric, err error) {
 		if err == nil {
 			ch <- pm

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -413,7 +415,7 @@ func (s *Server) trends(ctx context.Context, q url.Values) ([]report.Trend, tren
 		ts.Points = append(ts.Points, report.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
 	}
 	t := report.Trend{Benchmark: v.Benchmark, Metric: v.Metric, Unit: info.Unit}
-	for _, k := range sortedKeys(byScenario) {
+	for _, k := range slices.Sorted(maps.Keys(byScenario)) {
 		ts := byScenario[k]
 		sort.SliceStable(ts.Points, func(a, b int) bool { return ts.Points[a].Time.Before(ts.Points[b].Time) })
 		ts.Changes = changePoints(ts.Points)

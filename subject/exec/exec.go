@@ -10,10 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -111,7 +112,7 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 		env = os.Environ()
 	}
 	env = append([]string(nil), env...)
-	for _, k := range sortedKeys(c.Env) {
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		env = append(env, k+"="+substitute(c.Env[k], s.Params))
 	}
 	for k, v := range s.Params {
@@ -166,15 +167,6 @@ func substitute(s string, p subject.Params) string {
 		s = strings.ReplaceAll(s, "{"+k+"}", fmt.Sprint(v))
 	}
 	return s
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // tailBuffer keeps the last n bytes written to it.

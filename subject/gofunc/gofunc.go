@@ -7,7 +7,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,12 +46,7 @@ func RegisterSetup(name string, setup Setup) {
 func Names() []string {
 	mu.RLock()
 	defer mu.RUnlock()
-	names := make([]string, 0, len(funcs))
-	for n := range funcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(funcs))
 }
 
 // Config is the `subject:` block of a gofunc definition.

@@ -18,9 +18,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -344,11 +346,7 @@ func command(c Config, s subject.Spec) (argv, env []string, err error) {
 		env = setenv(env, "PYTHONFAULTHANDLER", "1")
 		env = setenv(env, "PYTHONDONTWRITEBYTECODE", "1")
 	}
-	keys := make([]string, 0, len(c.Env))
-	for k := range c.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(c.Env))
 	for _, k := range keys {
 		env = setenv(env, k, c.Env[k])
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -305,11 +306,7 @@ func (s *DB) Put(ctx context.Context, r *result.Run) error {
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
 		scRows = append(scRows, []any{r.ID, i, sc.Benchmark, sc.Scenario, sc.Status})
-		names := make([]string, 0, len(sc.Metrics))
-		for k := range sc.Metrics {
-			names = append(names, k)
-		}
-		slices.Sort(names)
+		names := slices.Sorted(maps.Keys(sc.Metrics))
 		for _, name := range names {
 			m := sc.Metrics[name]
 			row := []any{r.ID, i, name, sc.Benchmark, sc.Scenario, start, m.Unit, m.Better, 0}
