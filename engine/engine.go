@@ -200,7 +200,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		col.onObserve = func(p load.Phase, n int) { e.listeners.Observed(sc, p, n) }
 	}
 	var sink load.Sink = col
-	if e.requestLog != "" && (servingModes[cfg.Mode] || b.Kind == "openai") {
+	if e.requestLog != "" && (cfg.Serving() || b.Kind == "openai") {
 		rl, err := openRequestLog(e.requestLog, sc, col)
 		if err != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("request log: %v", err))
@@ -226,7 +226,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 			setValue(&r, k, v)
 		}
 	}
-	r.Warnings = append(r.Warnings, warnings(&r, servingModes[cfg.Mode])...)
+	r.Warnings = append(r.Warnings, warnings(&r, cfg.Serving())...)
 	switch {
 	case derr != nil:
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), derr)

@@ -19,9 +19,6 @@ import (
 // to dir/<benchmark>__<scenario>.jsonl, one JSON object per line, with its raw timestamps.
 func WithRequestLog(dir string) Option { return func(e *Engine) { e.requestLog = dir } }
 
-// servingModes are the load modes whose calls go to the request log.
-var servingModes = map[string]bool{load.ModeConcurrency: true, load.ModeRate: true, load.ModeSweep: true, load.ModeOffline: true}
-
 // RequestLogName returns the file name of a scenario's request log.
 func RequestLogName(sc *suite.Scenario) string {
 	r := strings.NewReplacer("/", "__", " ", "_", "\\", "_", ":", "_")
@@ -186,7 +183,7 @@ const ServingMaxSamples = 1 << 18
 
 // samplesFor returns the raw-sample bound for a scenario's metrics.
 func (e *Engine) samplesFor(c load.Config) int {
-	if e.maxSamples == 0 && servingModes[c.Mode] {
+	if e.maxSamples == 0 && c.Serving() {
 		return ServingMaxSamples
 	}
 	return e.maxSamples

@@ -126,6 +126,10 @@ func (c Config) Validate() error {
 	return c.validateServing()
 }
 
+// Serving reports whether the load is a serving load (concurrency, rate, sweep, offline): many
+// requests, possibly at once, rather than one iteration after another.
+func (c Config) Serving() bool { return c.mode() != ModeSingle }
+
 func (c Config) mode() string {
 	if c.Mode == "" {
 		return ModeSingle
