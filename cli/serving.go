@@ -34,7 +34,7 @@ type openaiQuick struct {
 	rates                        []float64
 	arrival                      string
 	burstiness                   float64
-	duration                     time.Duration
+	duration, rampUp             time.Duration
 	maxConcurrency               int
 	requests                     int
 	seed                         uint64
@@ -56,6 +56,7 @@ func (q *openaiQuick) Flags(f *pflag.FlagSet) {
 	f.StringVar(&q.arrival, "arrival", "poisson", "with --rate: arrival process: poisson, constant or gamma")
 	f.Float64Var(&q.burstiness, "burstiness", 0, "with --arrival gamma: the shape (1 is poisson, below 1 burstier)")
 	f.DurationVar(&q.duration, "duration", 0, "with --rate: send measured requests for this long (instead of --requests)")
+	f.DurationVar(&q.rampUp, "ramp-up", 0, "with --concurrency or --offline: start the workers spread over this long instead of all at once")
 	f.IntVar(&q.maxConcurrency, "max-concurrency", 0, "with --rate, --sweep or --offline: cap on requests in flight")
 	f.IntVar(&q.requests, "requests", 0, "with --openai: measured requests per scenario (or per sweep step); default 100")
 	f.Uint64Var(&q.seed, "seed", 0, "with --openai: seed of the arrival schedule and the prompts")
@@ -106,7 +107,7 @@ func (q *openaiQuick) Benchmarks(o *IO, sel *selection) ([]*suite.Benchmark, err
 	}
 	cfg.Workload = wl
 
-	lc := load.Config{Seed: q.seed, MaxConcurrency: q.maxConcurrency, Duration: q.duration}
+	lc := load.Config{Seed: q.seed, MaxConcurrency: q.maxConcurrency, Duration: q.duration, RampUp: q.rampUp}
 	if q.requests > 0 {
 		lc.MeasurementIterations = &q.requests
 	} else {

@@ -36,15 +36,21 @@ func Offline(ctx context.Context, s subject.Subject, c Config, sink Sink) error 
 
 // closedLoop runs the warm-up and measured phases with conc workers; request indexes start at
 // base. It returns the first fatal error.
+//
+// The workers run straight through from warm-up to measurement: the first warm-up requests issued
+// are warm-up, every later one is measured, and warm-up requests still in flight when measurement
+// begins finish unmeasured. (Draining the loop between the phases would start the measurement
+// with every worker sending at the same instant, the very burst the warm-up is there to leave
+// behind.) With ramp_up, worker k of conc sends its first request k/conc of ramp_up late.
 func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *servingSink, base int) error {
 	callCtx := context.WithoutCancel(ctx)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var next atomic.Int64
-	next.Store(int64(base))
+	var index atomic.Int64
+	index.Store(int64(base))
 
 	call := func(p Phase) {
-		i := int(next.Add(1) - 1)
+		i := int(index.Add(1) - 1)
 		cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())
 		o, err := s.Do(cctx, subject.Request{Index: i, Warmup: p == Warmup})
 		ccancel()
@@ -53,43 +59,76 @@ func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *
 			cancel(err)
 		}
 	}
-	// run starts conc workers that call until more says stop, and waits for them.
-	run := func(p Phase, more func() bool) {
-		var wg sync.WaitGroup
-		for range conc {
-			wg.Go(func() {
-				for ctx.Err() == nil && more() {
-					call(p)
-				}
-				if p == Measure {
-					ss.markSteadyEnd()
-				}
-			})
-		}
-		wg.Wait()
-	}
-
-	if w := c.Warmup(); w > 0 {
+	ph := &phases{c: c, ss: ss, warm: c.Warmup(), want: c.Measurement()}
+	if ph.warm > 0 {
 		ss.Begin(Warmup)
-		var issued atomic.Int64
-		run(Warmup, func() bool { return issued.Add(1) <= int64(w) })
 	}
-	if err := context.Cause(ctx); err != nil && isFatal(err) {
-		return err
+	var wg sync.WaitGroup
+	for k := range conc {
+		wg.Go(func() {
+			if c.RampUp > 0 && k > 0 && !sleepCtx(ctx, c.RampUp*time.Duration(k)/time.Duration(conc)) {
+				return
+			}
+			for ctx.Err() == nil {
+				p, ok := ph.next()
+				if !ok {
+					ss.markSteadyEnd()
+					return
+				}
+				call(p)
+			}
+		})
 	}
-	ss.Begin(Measure)
-	start := time.Now()
-	want := int64(c.Measurement())
-	var issued atomic.Int64
-	run(Measure, func() bool {
-		elapsed := time.Since(start)
-		if c.MaxTime > 0 && elapsed >= c.MaxTime {
-			return false
-		}
-		return issued.Add(1) <= want || elapsed < c.MinTime
-	})
+	wg.Wait()
 	if err := context.Cause(ctx); err != nil && isFatal(err) {
 		return err
 	}
 	return nil
+}
+
+// phases hands out a closed loop's requests: warm requests of the warm-up, then measured ones
+// until want have been sent and min_time has passed, or max_time has.
+type phases struct {
+	c          Config
+	ss         *servingSink
+	mu         sync.Mutex
+	warm, want int
+	issued     int // warm-up requests handed out
+	measured   int // measured requests handed out
+	start      time.Time
+}
+
+// next returns the phase of the next request, or false when there is none.
+func (p *phases) next() (Phase, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.issued < p.warm {
+		p.issued++
+		return Warmup, true
+	}
+	if p.start.IsZero() {
+		p.ss.Begin(Measure)
+		p.start = time.Now()
+	}
+	elapsed := time.Since(p.start)
+	if p.c.MaxTime > 0 && elapsed >= p.c.MaxTime {
+		return Measure, false
+	}
+	if p.measured < p.want || elapsed < p.c.MinTime {
+		p.measured++
+		return Measure, true
+	}
+	return Measure, false
+}
+
+// sleepCtx waits for d; it returns false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

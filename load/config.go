@@ -37,6 +37,10 @@ type Config struct {
 	// Concurrency is the number of requests kept in flight by the closed loop (mode concurrency;
 	// the sweep's maximum-throughput step).
 	Concurrency int `yaml:"concurrency" json:"concurrency,omitempty"`
+	// RampUp spreads the closed loop's start (modes concurrency, offline, the sweep's
+	// maximum-throughput step): worker k of n sends its first request k/n of RampUp late, so the
+	// server does not receive all of them at once.
+	RampUp time.Duration `yaml:"ramp_up" json:"ramp_up,omitempty"`
 	// Rate is the open loop's target in requests per second (mode rate).
 	Rate float64 `yaml:"rate" json:"rate,omitempty"`
 	// Arrival is the open loop's arrival process: poisson (default), constant, or gamma.

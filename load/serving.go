@@ -69,8 +69,8 @@ func (c Config) validateServing() error {
 	default:
 		return fmt.Errorf("overflow %q: want wait or drop", c.Overflow)
 	}
-	if c.Concurrency < 0 || c.MaxConcurrency < 0 || c.Rate < 0 || c.Burstiness < 0 || c.Duration < 0 || c.WarmupTime < 0 {
-		return fmt.Errorf("concurrency, max_concurrency, rate, burstiness, duration and warmup_time must not be negative")
+	if c.Concurrency < 0 || c.MaxConcurrency < 0 || c.Rate < 0 || c.Burstiness < 0 || c.Duration < 0 || c.WarmupTime < 0 || c.RampUp < 0 {
+		return fmt.Errorf("concurrency, max_concurrency, rate, burstiness, duration, warmup_time and ramp_up must not be negative")
 	}
 	if c.Arrival == "gamma" && c.Burstiness == 0 {
 		return fmt.Errorf("arrival gamma needs burstiness (the shape: 1 is poisson, below 1 burstier)")

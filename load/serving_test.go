@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -182,6 +183,74 @@ func TestClosedLoop(t *testing.T) {
 	}
 	if _, ok := rec.values["goodput_rps"]; !ok {
 		t.Errorf("no goodput: %v", rec.values)
+	}
+}
+
+// TestClosedLoopNoDrain checks that measurement starts while warm-up requests are still in
+// flight: the loop does not empty between the phases.
+func TestClosedLoopNoDrain(t *testing.T) {
+	// Warm-up requests take 50 ms or 5 ms by index, so some are still running when the eighth is
+	// handed out and measurement begins.
+	s := &streamer{ttft: func(i int) time.Duration {
+		if i%2 == 0 {
+			return 50 * time.Millisecond
+		}
+		return 5 * time.Millisecond
+	}}
+	rec := newRecorder()
+	c := Config{Mode: ModeConcurrency, Concurrency: 4, WarmupIterations: ptr(8), MeasurementIterations: ptr(40)}
+	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.obs[Warmup]) != 8 || len(rec.obs[Measure]) != 40 {
+		t.Fatalf("%d warm-up, %d measured", len(rec.obs[Warmup]), len(rec.obs[Measure]))
+	}
+	lastWarmEnd, firstMeasured := time.Time{}, time.Time{}
+	for _, o := range rec.obs[Warmup] {
+		if o.End.After(lastWarmEnd) {
+			lastWarmEnd = o.End
+		}
+	}
+	for _, o := range rec.obs[Measure] {
+		if firstMeasured.IsZero() || o.Start.Before(firstMeasured) {
+			firstMeasured = o.Start
+		}
+	}
+	if !firstMeasured.Before(lastWarmEnd) {
+		t.Errorf("first measured request sent %v after the last warm-up request ended: the loop drained", firstMeasured.Sub(lastWarmEnd))
+	}
+	if got := s.peak.Load(); got != 4 {
+		t.Errorf("peak concurrency %d, want 4", got)
+	}
+}
+
+// TestClosedLoopRampUp checks that ramp_up spreads the workers' first requests.
+func TestClosedLoopRampUp(t *testing.T) {
+	s := &streamer{ttft: func(int) time.Duration { return 400 * time.Millisecond }}
+	rec := newRecorder()
+	c := Config{Mode: ModeConcurrency, Concurrency: 4, RampUp: 200 * time.Millisecond, WarmupIterations: ptr(0), MeasurementIterations: ptr(4)}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	var starts []time.Time
+	for _, o := range rec.obs[Measure] {
+		starts = append(starts, o.Start)
+	}
+	slices.SortFunc(starts, time.Time.Compare)
+	if len(starts) != 4 {
+		t.Fatalf("%d requests", len(starts))
+	}
+	// Workers start 0, 50, 100 and 150 ms late.
+	for k := 1; k < 4; k++ {
+		if d := starts[k].Sub(starts[0]); d < time.Duration(k)*50*time.Millisecond-5*time.Millisecond {
+			t.Errorf("worker %d started %v after the first, want about %v", k, d, time.Duration(k)*50*time.Millisecond)
+		}
+	}
+	if err := (Config{Mode: ModeConcurrency, RampUp: -time.Second}).Validate(); err == nil || !strings.Contains(err.Error(), "ramp_up") {
+		t.Errorf("negative ramp_up: %v", err)
 	}
 }
 

@@ -50,8 +50,10 @@ func scenarioAt(b *testing.B, url string, lc load.Config, requests int) result.S
 func run(b *testing.B, url string, lc load.Config, requests int, requestLog string) result.Scenario {
 	b.Helper()
 	ctx := context.Background()
-	zero := 0
-	lc.WarmupIterations = &zero
+	if lc.WarmupIterations == nil {
+		zero := 0
+		lc.WarmupIterations = &zero
+	}
 	lc.MeasurementIterations = &requests
 	bench := &suite.Benchmark{Name: "bar", Kind: "openai", Dir: ".", Load: lc,
 		Config: &openai.Config{URL: url, Model: "mock", Workload: workload.Config{Seed: 1}}}
@@ -95,21 +97,25 @@ func BenchmarkServingThroughput(b *testing.B) {
 }
 
 // BenchmarkServingAccuracy: 512 concurrent streams, a true 10 ms gap between content events; the
-// client's ITL p99 and TTFT p50 next to the server's own emit record. With
+// client's ITL p99 and TTFT p50 next to the server's own emit record for the same requests. The
+// workers start spread over a second and 4,096 warm-up requests go first, so that what is compared
+// is the steady state, not the start-up burst (docs/performance.md, "Serving"). With
 // INFERBENCH_BAR_SERVER=URL it measures a server in another process instead, started with
 //
 //	inferbench mockserver --addr 127.0.0.1:8000 --ttft-ms 'uniform(10,30)' --itl-ms 10 \
-//	    --output-tokens 32 --record 20000
+//	    --output-tokens 32 --record 30000
 func BenchmarkServingAccuracy(b *testing.B) {
-	const n = 20000
+	const n, warm = 20000, 4096
 	ms := mockserver.New(mockserver.Config{
 		TTFT: workload.Dist{Kind: "uniform", Min: 10, Max: 30}, ITL: workload.Fixed(10),
-		OutputTokens: workload.Fixed(32), Record: n,
+		OutputTokens: workload.Fixed(32), Record: n + 2*warm,
 	})
+	w := warm
+	lc := load.Config{Mode: load.ModeConcurrency, Concurrency: 512, RampUp: time.Second, WarmupIterations: &w}
 	var r result.Scenario
 	var emitted []mockserver.Emission
 	if url := os.Getenv("INFERBENCH_BAR_SERVER"); url != "" {
-		r = scenarioAt(b, url, load.Config{Mode: load.ModeConcurrency, Concurrency: 512}, n)
+		r = scenarioAt(b, url, lc, n)
 		resp, err := http.Get(strings.TrimSuffix(url, "/v1") + "/debug/emits")
 		if err != nil {
 			b.Fatal(err)
@@ -119,15 +125,27 @@ func BenchmarkServingAccuracy(b *testing.B) {
 			b.Fatal(err)
 		}
 	} else {
-		r = scenario(b, ms, load.Config{Mode: load.ModeConcurrency, Concurrency: 512}, n, "")
+		r = scenario(b, ms, lc, n, "")
 		emitted = ms.Emissions()
+	}
+	// The measured requests are those the server received once measurement began.
+	win, _ := r.Extra["steady_window"].(map[string]any)
+	began, ok := win["start"].(time.Time)
+	if !ok {
+		b.Fatal("no steady_window in the result")
 	}
 	var gaps, ttfts []float64
 	for _, e := range emitted {
+		if e.Received.Before(began) {
+			continue
+		}
 		ttfts = append(ttfts, ms2(e.FirstToken.Sub(e.Received)))
 		for k := 1; k < len(e.Events); k++ {
 			gaps = append(gaps, ms2(e.Events[k].Sub(e.Events[k-1])))
 		}
+	}
+	if len(ttfts) < n {
+		b.Fatalf("the server recorded %d measured requests, want %d", len(ttfts), n)
 	}
 	itl, ttft := r.Metrics["itl_ms"].Summary, r.Metrics["ttft_ms"].Summary
 	b.ReportMetric(itl.P99, "client-itl-p99-ms")
