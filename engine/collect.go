@@ -35,6 +35,8 @@ type collector struct {
 	items        int
 	outputTokens int
 	counted      bool
+	streamed     int      // measured requests with a first token
+	coalesced    int      // of those, requests whose first content event came in one read with the next
 	rep          reported // figures from serving drivers (report.go)
 }
 
@@ -133,6 +135,10 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 // addStreaming derives the generation metrics of one request (docs/metrics.md, "Streaming").
 func (c *collector) addStreaming(o subject.Observation) {
 	c.add("ttft_ms", ms(o.FirstToken.Sub(o.Start)))
+	c.streamed++
+	if len(o.Tokens) > 1 && o.Tokens[1].At.Equal(o.Tokens[0].At) {
+		c.coalesced++
+	}
 	c.add("e2e_ms", ms(o.End.Sub(o.Start)))
 	if !o.Scheduled.IsZero() && !o.Scheduled.Equal(o.Start) {
 		c.add("ttft_sched_ms", ms(o.FirstToken.Sub(o.Scheduled)))
@@ -238,6 +244,9 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 			setValue(r, "output_tokens_per_s", float64(c.outputTokens)/win)
 			setValue(r, "requests_per_s", ok/win)
 		}
+	}
+	if c.streamed > 0 {
+		setValue(r, "ttft_coalesced_rate", float64(c.coalesced)/float64(c.streamed))
 	}
 	if c.counted {
 		if m, ok := r.Metrics["output_tokens"]; ok {

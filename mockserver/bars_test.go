@@ -153,6 +153,7 @@ func BenchmarkServingAccuracy(b *testing.B) {
 	b.ReportMetric(ttft.Median, "client-ttft-p50-ms")
 	b.ReportMetric(pct(ttfts, 0.5), "server-ttft-p50-ms")
 	b.ReportMetric(value(b, r, "client_cpu_cores"), "cpu-cores")
+	b.ReportMetric(100*value(b, r, "ttft_coalesced_rate"), "ttft-coalesced-%")
 	b.ReportMetric(0, "ns/op")
 }
 

@@ -92,6 +92,7 @@ func init() {
 		Info{"success_rate", "ratio", Higher, "measured iterations that succeeded / measured iterations"},
 		Info{"error_rate", "ratio", Lower, "measured iterations or requests that failed / attempted"},
 		Info{"ttft_ms", "ms", Lower, "time to first token: first content token minus send"},
+		Info{"ttft_coalesced_rate", "ratio", Lower, "streamed requests whose first content event arrived in one read with the next: their TTFT is an upper bound"},
 		Info{"itl_ms", "ms", Lower, "inter-token latency: gap between consecutive content events, spread over the tokens each carries"},
 		Info{"tpot_ms", "ms", Lower, "time per output token after the first: (end - first token) / (output tokens - 1)"},
 		Info{"e2e_ms", "ms", Lower, "end-to-end request latency: end minus send"},
