@@ -42,7 +42,7 @@ func TestRunOpenAIConcurrency(t *testing.T) {
 	url := startMock(t, mockserver.Config{TTFT: workload.Fixed(2), ITL: workload.Fixed(1), OutputTokens: workload.Fixed(8), ErrorRate: 0.2, ErrorStatus: 503, Seed: 3})
 	dir := t.TempDir()
 	code, out, errOut := run(t, dir, nil, "run", "--openai", url, "--model", "mock", "--concurrency", "1", "4",
-		"--requests", "40", "--warmup", "2", "--format", "json", "--slo", "ttft_ms.p99=1000", "--slo", "tpot_ms.p99=<= 500")
+		"--requests", "40", "--warmup", "2", "--ramp-up", "20ms", "--format", "json", "--slo", "ttft_ms.p99=1000", "--slo", "tpot_ms.p99=<= 500")
 	// Injected 503s fail the scenarios (max_error_rate 0) but are counted by status.
 	if code != ExitError {
 		t.Fatalf("exit %d, want %d (injected errors); stderr:\n%s", code, ExitError, errOut)
@@ -107,6 +107,7 @@ func TestRunOpenAIUsage(t *testing.T) {
 		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--slo", "ttft=5"}, "--slo"},
 		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--input-tokens", "wobble(1)"}, "--input-tokens"},
 		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--arrival", "gamma", "--rate", "5"}, "burstiness"},
+		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--concurrency", "2", "--ramp-up", "-1s"}, "ramp_up"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := run(t, t.TempDir(), nil, append([]string{"run"}, tt.args...)...)
