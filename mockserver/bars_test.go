@@ -9,10 +9,14 @@ package mockserver_test
 // Each reports its figures as benchmark metrics; b.N is ignored beyond 1.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -99,22 +103,30 @@ func BenchmarkServingThroughput(b *testing.B) {
 // BenchmarkServingAccuracy: 512 concurrent streams, a true 10 ms gap between content events; the
 // client's ITL p99 and TTFT p50 next to the server's own emit record for the same requests. The
 // workers start spread over a second and 4,096 warm-up requests go first, so that what is compared
-// is the steady state, not the start-up burst (docs/performance.md, "Serving"). With
-// INFERBENCH_BAR_SERVER=URL it measures a server in another process instead, started with
+// is the steady state, not the start-up burst (docs/performance.md, "Serving").
+//
+// The server runs in its own process, as servers under test do: this test binary started again
+// (accuracyServerEnv). INFERBENCH_BAR_INPROCESS=1 runs it in this process instead, where it also
+// shares the Go scheduler with the client; INFERBENCH_BAR_SERVER=URL measures a server already
+// running, started with
 //
 //	inferbench mockserver --addr 127.0.0.1:8000 --ttft-ms 'uniform(10,30)' --itl-ms 10 \
 //	    --output-tokens 32 --record 30000
 func BenchmarkServingAccuracy(b *testing.B) {
 	const n, warm = 20000, 4096
-	ms := mockserver.New(mockserver.Config{
-		TTFT: workload.Dist{Kind: "uniform", Min: 10, Max: 30}, ITL: workload.Fixed(10),
-		OutputTokens: workload.Fixed(32), Record: n + 2*warm,
-	})
 	w := warm
 	lc := load.Config{Mode: load.ModeConcurrency, Concurrency: 512, RampUp: time.Second, WarmupIterations: &w}
 	var r result.Scenario
 	var emitted []mockserver.Emission
-	if url := os.Getenv("INFERBENCH_BAR_SERVER"); url != "" {
+	if os.Getenv("INFERBENCH_BAR_INPROCESS") != "" {
+		ms := mockserver.New(accuracyServer(n + 2*warm))
+		r = scenario(b, ms, lc, n, "")
+		emitted = ms.Emissions()
+	} else {
+		url := os.Getenv("INFERBENCH_BAR_SERVER")
+		if url == "" {
+			url = startAccuracyServer(b, n+2*warm)
+		}
 		r = scenarioAt(b, url, lc, n)
 		resp, err := http.Get(strings.TrimSuffix(url, "/v1") + "/debug/emits")
 		if err != nil {
@@ -124,9 +136,6 @@ func BenchmarkServingAccuracy(b *testing.B) {
 		if err := json.NewDecoder(resp.Body).Decode(&emitted); err != nil {
 			b.Fatal(err)
 		}
-	} else {
-		r = scenario(b, ms, lc, n, "")
-		emitted = ms.Emissions()
 	}
 	// The measured requests are those the server received once measurement began.
 	win, _ := r.Extra["steady_window"].(map[string]any)
@@ -160,6 +169,77 @@ func BenchmarkServingAccuracy(b *testing.B) {
 	b.ReportMetric(value(b, r, "client_cpu_cores"), "cpu-cores")
 	b.ReportMetric(100*value(b, r, "ttft_coalesced_rate"), "ttft-coalesced-%")
 	b.ReportMetric(0, "ns/op")
+}
+
+// accuracyServer is the server of BenchmarkServingAccuracy, recording record requests.
+func accuracyServer(record int) mockserver.Config {
+	return mockserver.Config{
+		TTFT: workload.Dist{Kind: "uniform", Min: 10, Max: 30}, ITL: workload.Fixed(10),
+		OutputTokens: workload.Fixed(32), Record: record,
+	}
+}
+
+// accuracyServerEnv, set to a record count, makes this test binary the accuracy bar's server
+// (TestMain): it prints its URL and serves until its standard input closes.
+const accuracyServerEnv = "INFERBENCH_BAR_CHILD_SERVER"
+
+// startAccuracyServer runs the accuracy server in a child process and returns its URL; the child
+// ends with the benchmark.
+func startAccuracyServer(b *testing.B, record int) string {
+	b.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run", "^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", accuracyServerEnv, record))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait() //nolint:errcheck // the child exits when its stdin closes
+	})
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("accuracy server: %v", err)
+	}
+	return strings.TrimSpace(url)
+}
+
+// serveAccuracy is the child's side of startAccuracyServer.
+func serveAccuracy(record string) int {
+	n, err := strconv.Atoi(record)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s=%q: %v\n", accuracyServerEnv, record, err)
+		return 2
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, err := mockserver.New(accuracyServer(n)).Start(ctx, "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(url)
+	io.Copy(io.Discard, os.Stdin) //nolint:errcheck // any end of stdin ends the server
+	return 0
+}
+
+func TestMain(m *testing.M) {
+	if record := os.Getenv(accuracyServerEnv); record != "" {
+		os.Exit(serveAccuracy(record))
+	}
+	os.Exit(m.Run())
 }
 
 // appendDeliveryGaps appends the gaps of one response's emit times as itl_ms defines them: events
