@@ -250,13 +250,13 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	return r
 }
 
-// warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
-// load, request latency varies with each request's output length, so spread and outliers are
-// expected there and not warned about.
 // CoalescedWarning is the ttft_coalesced_rate above which a scenario is warned that some TTFTs
 // are upper bounds.
 const CoalescedWarning = 0.02
 
+// warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
+// load, request latency varies with each request's output length, so spread and outliers are
+// expected there and not warned about.
 func warnings(r *result.Scenario, serving bool) []string {
 	var w []string
 	if m, ok := r.Metrics["ttft_coalesced_rate"]; ok && m.Value != nil && *m.Value > CoalescedWarning {
