@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -28,6 +27,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/netstamp"
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/workload"
 )
 
@@ -317,6 +317,9 @@ func (s *Server) draw(seq uint64, maxTokens int) plan {
 	return p
 }
 
+// maxRequestBody bounds the request body the server reads.
+const maxRequestBody = 64 << 20
+
 // connKey holds the request's connection in its context (Serve), for its receive timestamps.
 type connKey struct{}
 
@@ -339,7 +342,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 
 	bp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bp)
-	body, err := readAll(r.Body, (*bp)[:0])
+	body, err := readall.Into(r.Body, (*bp)[:0], maxRequestBody, "request body")
 	*bp = body[:0]
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "reading the request: "+err.Error())
@@ -418,6 +421,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 	w.WriteHeader(http.StatusOK)
 
 	head := s.chunkHead(chat, e.ID)
+	// Content chunks: head, the opening of the text field, the text, then textTail.
+	textHead, textTail := append(head[:len(head):len(head)], `"text":"`...), `","logprobs":null,"finish_reason":null}]`
+	if chat {
+		textHead, textTail = append(head[:len(head):len(head)], `"delta":{"content":"`...), `"},"logprobs":null,"finish_reason":null}]`
+	}
 	buf := (*bp)[:0]
 	defer func() { *bp = buf[:0] }()
 	pending := 0 // content events written since the last flush
@@ -488,27 +496,18 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 			s.record(e)
 			return
 		}
-		content := s.content(p, k)
-		if chat {
-			buf = append(buf, head...)
-			buf = append(buf, `"delta":{"content":"`...)
-			buf = append(buf, content...)
-			buf = appendTail(buf, `"},"logprobs":null,"finish_reason":null}]`, includeUsage)
-		} else {
-			buf = append(buf, head...)
-			buf = append(buf, `"text":"`...)
-			buf = append(buf, content...)
-			buf = appendTail(buf, `","logprobs":null,"finish_reason":null}]`, includeUsage)
-		}
+		buf = append(buf, textHead...)
+		buf = append(buf, s.content(p, k)...)
+		buf = appendTail(buf, textTail, includeUsage)
 		send()
 		pending++
 	}
 	s.events.Add(int64(p.events))
+	empty := `"text":"",`
 	if chat {
-		buf = appendChunk(buf, head, `"delta":{},"logprobs":null,"finish_reason":"`+p.finish+`"}]`, includeUsage)
-	} else {
-		buf = appendChunk(buf, head, `"text":"","logprobs":null,"finish_reason":"`+p.finish+`"}]`, includeUsage)
+		empty = `"delta":{},`
 	}
+	buf = appendChunk(buf, head, empty+`"logprobs":null,"finish_reason":"`+p.finish+`"}]`, includeUsage)
 	if includeUsage {
 		// The usage chunk has no choices, as in OpenAI's API.
 		buf = append(buf, head[:len(head)-len(`"choices":[{"index":0,`)]...)
@@ -586,8 +585,8 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, chat bool, p 
 	}
 	e.End = time.Now()
 	e.FirstToken = e.End
-	for range p.events {
-		if e.Events != nil {
+	if e.Events != nil {
+		for range p.events {
 			e.Events = append(e.Events, e.End)
 		}
 	}
@@ -688,26 +687,6 @@ func countContent(raw json.RawMessage) int {
 		}
 	}
 	return n
-}
-
-func readAll(r io.Reader, b []byte) ([]byte, error) {
-	const limit = 64 << 20
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) > limit {
-			return b, fmt.Errorf("request body over %d bytes", limit)
-		}
-	}
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

@@ -55,11 +55,7 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	if n == 0 {
 		return 0, io.EOF
 	}
-	if ts := timestampNS(c.oob[:oobn]); ts != 0 {
-		c.last.Store(ts)
-	} else {
-		c.last.Store(0)
-	}
+	c.last.Store(timestampNS(c.oob[:oobn])) // 0, unknown, when this read carried none
 	return n, nil
 }
 

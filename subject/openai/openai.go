@@ -22,12 +22,14 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/inferbench/inferbench/internal/netstamp"
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workload"
 	"github.com/valyala/fastjson"
@@ -382,10 +384,10 @@ func (s *Subject) appendBody(b []byte, p workload.Prompt) ([]byte, error) {
 	}
 	if p.OutputTokens > 0 {
 		b = append(b, `,"max_tokens":`...)
-		b = fmt.Appendf(b, "%d", p.OutputTokens)
+		b = strconv.AppendInt(b, int64(p.OutputTokens), 10)
 		if s.cfg.IgnoreEOS {
 			b = append(b, `,"min_tokens":`...)
-			b = fmt.Appendf(b, "%d", p.OutputTokens)
+			b = strconv.AppendInt(b, int64(p.OutputTokens), 10)
 		}
 	}
 	return append(b, '}'), nil
@@ -546,8 +548,11 @@ func setOutputTokens(o *subject.Observation, usage int) {
 	}
 }
 
+// maxResponseBody bounds a whole (not streamed) response body.
+const maxResponseBody = 256 << 20
+
 func (s *Subject) readWhole(body io.Reader, o *subject.Observation, bp *[]byte) error {
-	b, err := readAll(body, (*bp)[:0])
+	b, err := readall.Into(body, (*bp)[:0], maxResponseBody, "response body")
 	*bp = b[:0]
 	o.End = time.Now()
 	if err != nil {
@@ -607,24 +612,4 @@ func errorMessage(b []byte) string {
 		msg = msg[:200] + "..."
 	}
 	return msg
-}
-
-func readAll(r io.Reader, b []byte) ([]byte, error) {
-	const limit = 256 << 20
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) > limit {
-			return b, fmt.Errorf("response body over %d bytes", limit)
-		}
-	}
 }

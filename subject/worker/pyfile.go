@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/inferbench/inferbench/suite"
@@ -112,7 +113,7 @@ func ScanPython(src []byte) []PyBenchmark {
 		}
 		if m := methRe.FindStringSubmatch(line); m != nil {
 			methods[m[1]] = true
-			if pendingDeco && contains(classMethods, m[1]) {
+			if pendingDeco && slices.Contains(classMethods, m[1]) {
 				abstract = true
 			}
 		}
@@ -122,19 +123,12 @@ func ScanPython(src []byte) []PyBenchmark {
 	}
 	finish()
 	if len(classes) > 0 {
-		kept := funcs[:0]
-		for _, f := range funcs {
-			entry := false
-			for _, c := range classes {
-				if regexp.MustCompile(`\b` + regexp.QuoteMeta(c.Name) + `\b`).MatchString(bodies[f.Name].String()) {
-					entry = true
-				}
-			}
-			if !entry {
-				kept = append(kept, f)
-			}
+		names := make([]string, len(classes))
+		for i, c := range classes {
+			names[i] = regexp.QuoteMeta(c.Name)
 		}
-		funcs = kept
+		mentions := regexp.MustCompile(`\b(?:` + strings.Join(names, "|") + `)\b`)
+		funcs = slices.DeleteFunc(funcs, func(f PyBenchmark) bool { return mentions.MatchString(bodies[f.Name].String()) })
 	}
 	return append(funcs, classes...)
 }
@@ -175,15 +169,6 @@ func docLine(s string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ParsePythonFile turns the benchmarks ScanPython finds in a file into suite benchmarks run by the

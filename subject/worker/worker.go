@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -67,11 +66,7 @@ func (c *Config) adapterFor(p subject.Params) (string, error) {
 	fw := p.String("framework", "pytorch")
 	a, ok := fam[fw]
 	if !ok {
-		var names []string
-		for k := range fam {
-			names = append(names, k)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(fam))
 		return "", fmt.Errorf("adapter %s: framework %q has none (one of %s)", c.Adapter, fw, strings.Join(names, ", "))
 	}
 	return a, nil
@@ -139,14 +134,8 @@ func (c *Config) Validate() error {
 }
 
 func adapterNames() []string {
-	var n []string
-	for k := range Adapters {
-		n = append(n, k)
-	}
-	for k := range Families {
-		n = append(n, k)
-	}
-	sort.Strings(n)
+	n := slices.AppendSeq(slices.Collect(maps.Keys(Adapters)), maps.Keys(Families))
+	slices.Sort(n)
 	return n
 }
 

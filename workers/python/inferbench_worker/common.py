@@ -1,5 +1,6 @@
-"""Pieces shared by the adapters: structured errors, the Adapter base class, the Recorder that
-collects one batch of samples, and helpers for memory, devices and dtypes.
+"""Pieces shared by the adapters: structured errors, the Adapter base class (and TorchAdapter for
+the torch adapters), the Recorder that collects one batch of samples, and helpers for memory,
+devices and dtypes.
 
 Standard library only; torch helpers import torch inside the function.
 """
@@ -278,6 +279,42 @@ def compile_module(fn, params, adapter):
     if backend:
         kwargs["backend"] = backend
     return torch.compile(fn, **kwargs)
+
+
+class TorchAdapter(Adapter):
+    """TorchAdapter is the base of the torch adapters: it imports torch, reports the device it
+    resolved in setup (self.dev), and resets, reports and frees CUDA memory around the run.
+    Subclasses drop their model references in teardown before calling super().teardown()."""
+
+    framework = "pytorch"
+
+    def __init__(self, log):
+        super().__init__(log)
+        self.torch = require("torch", self.name)
+        self.dev = None
+
+    def versions(self):
+        return torch_versions()
+
+    def device(self):
+        return str(self.dev) if self.dev is not None else str(torch_device("auto"))
+
+    def _cuda(self):
+        return self.dev is not None and self.dev.type == "cuda"
+
+    def after_warmup(self):
+        if self._cuda():
+            self.torch.cuda.reset_peak_memory_stats(self.dev)
+
+    def values(self):
+        out = {"memory_mb": peak_rss_mb()}
+        if self._cuda():
+            out["gpu_memory_mb"] = self.torch.cuda.max_memory_allocated(self.dev) / 2**20
+        return out
+
+    def teardown(self):
+        if self._cuda():
+            self.torch.cuda.empty_cache()
 
 
 class TorchSync:

@@ -26,30 +26,21 @@ a per-iteration tokens_per_s. On GPU every step is synchronised before its time 
 import math
 import time
 
-from .common import (Adapter, BadParams, TorchSync, Unsupported, compile_module, get, peak_rss_mb,
-                     require, set_threads, torch_device, torch_dtype, torch_versions)
+from .common import (BadParams, TorchAdapter, TorchSync, Unsupported, compile_module, get, require,
+                     set_threads, torch_device, torch_dtype)
 
 VARIANTS = ["eager", "compiled", "kernelized"]
 
 
-class TorchLLM(Adapter):
+class TorchLLM(TorchAdapter):
     name = "torch_llm"
-    framework = "pytorch"
-
-    def __init__(self, log):
-        super().__init__(log)
-        self.torch = require("torch", self.name)
-        self.dev = None
 
     def versions(self):
         try:
-            import transformers  # noqa: F401
+            import transformers  # noqa: F401  (so that torch_versions reports it)
         except ImportError:
             pass
-        return torch_versions()
-
-    def device(self):
-        return str(self.dev) if self.dev is not None else str(torch_device("auto"))
+        return super().versions()
 
     def setup(self, params):
         torch = self.torch
@@ -123,20 +114,9 @@ class TorchLLM(Adapter):
                         input_tokens=b * self.prompt, output_tokens=b * len(steps),
                         values={"tokens_per_s": b * len(steps) / (total / 1e3) if total else 0.0})
 
-    def after_warmup(self):
-        if self.dev is not None and self.dev.type == "cuda":
-            self.torch.cuda.reset_peak_memory_stats(self.dev)
-
-    def values(self):
-        out = {"memory_mb": peak_rss_mb()}
-        if self.dev is not None and self.dev.type == "cuda":
-            out["gpu_memory_mb"] = self.torch.cuda.max_memory_allocated(self.dev) / 2**20
-        return out
-
     def teardown(self):
         self.gen = None
-        if self.dev is not None and self.dev.type == "cuda":
-            self.torch.cuda.empty_cache()
+        super().teardown()
 
 
 class TinyGenerator:

@@ -21,28 +21,19 @@ the first call's duration minus a steady-state call's.
 import os
 import time
 
-from .common import (Adapter, BadParams, TorchSync, Unsupported, compile_module, get, peak_rss_mb,
-                     require, set_threads, torch_device, torch_dtype, torch_versions)
+from .common import (BadParams, TorchAdapter, TorchSync, Unsupported, compile_module, get, require,
+                     set_threads, torch_device, torch_dtype)
 
 VARIANTS = ["eager", "compiled", "channels_last", "compiled_channels_last"]
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".ppm")
 
 
-class TorchVision(Adapter):
+class TorchVision(TorchAdapter):
     name = "torch_vision"
-    framework = "pytorch"
 
     def __init__(self, log):
         super().__init__(log)
-        self.torch = require("torch", self.name)
         self.tv = require("torchvision", self.name)
-        self.dev = None
-
-    def versions(self):
-        return torch_versions()
-
-    def device(self):
-        return str(self.dev) if self.dev is not None else str(torch_device("auto"))
 
     def setup(self, params):
         torch = self.torch
@@ -106,21 +97,10 @@ class TorchVision(Adapter):
             for _ in range(n):
                 lat.append(timer(call))
 
-    def after_warmup(self):
-        if self.dev is not None and self.dev.type == "cuda":
-            self.torch.cuda.reset_peak_memory_stats(self.dev)
-
-    def values(self):
-        out = {"memory_mb": peak_rss_mb()}
-        if self.dev is not None and self.dev.type == "cuda":
-            out["gpu_memory_mb"] = self.torch.cuda.max_memory_allocated(self.dev) / 2**20
-        return out
-
     def teardown(self):
         self.fn = None
         self.inputs = None
-        if self.dev is not None and self.dev.type == "cuda":
-            self.torch.cuda.empty_cache()
+        super().teardown()
 
 
 def build_model(tv, name, size):
