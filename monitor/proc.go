@@ -3,7 +3,6 @@ package monitor
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,13 +89,9 @@ var _ Stopper = (*ProcessSampler)(nil)
 
 // NewProcessSampler returns a sampler of the process tree described by cfg.
 func NewProcessSampler(cfg ProcessConfig) (*ProcessSampler, error) {
-	root := cfg.Root
-	if root == "" {
-		root = procfs.DefaultMountPoint
-	}
-	pfs, err := procfs.NewFS(root)
+	pfs, root, err := openProc(cfg.Root, "process monitor")
 	if err != nil {
-		return nil, fmt.Errorf("process monitor: %w: %w", ErrNotAvailable, err)
+		return nil, err
 	}
 	s := &ProcessSampler{cfg: cfg, fs: pfs, root: root, self: os.Getpid()}
 	s.real = filepath.Clean(root) == procfs.DefaultMountPoint
@@ -237,9 +232,8 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 			// in the window; one that was already running has its history discounted.
 			_, parentWasIn := s.prev[p.ppid]
 			parent, parentIsIn := cur[p.ppid]
-			born := s.startTicks > 0 && p.start >= s.startTicks
 			p.counted = s.prev != nil && pid != reapedPID &&
-				(parentWasIn || (parentIsIn && parent.counted && p.ppid != pid) || born)
+				(parentWasIn || (parentIsIn && parent.counted && p.ppid != pid) || s.born(p))
 			if !p.counted {
 				base.cpu += p.cpu
 				base.rd += p.rd
@@ -256,7 +250,7 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 		procs++
 		rss += p.rss
 		threads += p.threads
-		if s.reset[pid] || p.counted || (s.startTicks > 0 && p.start >= s.startTicks) {
+		if s.peakCounts(pid, p) {
 			s.hwmPeak = max(s.hwmPeak, p.hwm)
 		}
 	}
@@ -287,11 +281,22 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	return out, firstErr
 }
 
+// born reports whether p started after the window opened.
+func (s *ProcessSampler) born(p member) bool {
+	return s.startTicks > 0 && p.start >= s.startTicks
+}
+
+// peakCounts reports whether a member's high-water mark belongs to the window: its mark was
+// reset at Start, its history is counted, or it was born in the window.
+func (s *ProcessSampler) peakCounts(pid int, p member) bool {
+	return s.reset[pid] || p.counted || s.born(p)
+}
+
 // Stop implements Stopper: the window's totals.
 func (s *ProcessSampler) Stop(now time.Time, out []Value) ([]Value, error) {
 	// The last high-water marks of the members that read status less often.
 	for pid, p := range s.prev {
-		if pid == reapedPID || !(s.reset[pid] || p.counted || (s.startTicks > 0 && p.start >= s.startTicks)) {
+		if pid == reapedPID || !s.peakCounts(pid, p) {
 			continue
 		}
 		if proc, err := s.fs.Proc(pid); err == nil {
@@ -353,15 +358,13 @@ const scanThreshold = 24
 // walk returns the roots and all their descendants, parents before children, without duplicates.
 func (s *ProcessSampler) walk() ([]int, error) {
 	roots := s.roots()
-	seen := make(map[int]bool, len(roots))
+	var exclude []int
 	if s.cfg.Exclude != nil {
-		for _, pid := range s.cfg.Exclude() {
-			seen[pid] = true
-		}
+		exclude = s.cfg.Exclude()
 	}
-	excluded := make(map[int]bool, len(seen))
-	for pid := range seen {
-		excluded[pid] = true
+	seen := make(map[int]bool, len(roots)+len(exclude))
+	for _, pid := range exclude {
+		seen[pid] = true
 	}
 	var out []int
 	for _, r := range roots {
@@ -381,6 +384,10 @@ func (s *ProcessSampler) walk() ([]int, error) {
 		kids, err := s.children(out[i])
 		if errors.Is(err, errNoChildrenFile) {
 			s.scanAll = true
+			excluded := make(map[int]bool, len(exclude))
+			for _, pid := range exclude {
+				excluded[pid] = true
+			}
 			return s.walkByScan(out[:nroots], excluded)
 		}
 		for _, k := range kids {

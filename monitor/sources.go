@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -76,35 +77,19 @@ func Open(ctx context.Context, cfg Config) *Sources {
 		add(NewRAPLSampler(cfg.SysRoot))
 	}
 	sourcesMu.Lock()
-	names := make([]string, 0, len(sources))
-	for n := range sources {
-		names = append(names, n)
-	}
+	srcs := maps.Clone(sources)
 	sourcesMu.Unlock()
-	sort.Strings(names)
-	for _, n := range names {
-		if disabled(cfg.Disabled, n) {
+	for _, n := range slices.Sorted(maps.Keys(srcs)) {
+		if slices.Contains(cfg.Disabled, n) {
 			continue
 		}
-		sourcesMu.Lock()
-		src := sources[n]
-		sourcesMu.Unlock()
-		x, err := src(ctx, cfg)
+		x, err := srcs[n](ctx, cfg)
 		if err == nil && x == nil {
 			err = fmt.Errorf("%s: %w", n, ErrNotAvailable)
 		}
 		add(x, err)
 	}
 	return s
-}
-
-func disabled(list []string, name string) bool {
-	for _, d := range list {
-		if d == name {
-			return true
-		}
-	}
-	return false
 }
 
 // Samplers returns the run-wide samplers (without the per-scenario process sampler).

@@ -31,14 +31,24 @@ var _ Sampler = (*SystemSampler)(nil)
 
 // NewSystemSampler returns a sampler reading the procfs mounted at root ("" means /proc).
 func NewSystemSampler(root string) (*SystemSampler, error) {
+	pfs, _, err := openProc(root, "system monitor")
+	if err != nil {
+		return nil, err
+	}
+	return &SystemSampler{fs: pfs, Period: DefaultSystemPeriod}, nil
+}
+
+// openProc opens the procfs mounted at root ("" means /proc) and returns it with the root used;
+// the error, prefixed with what, wraps ErrNotAvailable.
+func openProc(root, what string) (procfs.FS, string, error) {
 	if root == "" {
 		root = procfs.DefaultMountPoint
 	}
 	pfs, err := procfs.NewFS(root)
 	if err != nil {
-		return nil, fmt.Errorf("system monitor: %w: %w", ErrNotAvailable, err)
+		return procfs.FS{}, root, fmt.Errorf("%s: %w: %w", what, ErrNotAvailable, err)
 	}
-	return &SystemSampler{fs: pfs, Period: DefaultSystemPeriod}, nil
+	return pfs, root, nil
 }
 
 // Name implements Sampler.

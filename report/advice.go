@@ -75,20 +75,11 @@ func modelAdvice(bench string, scs []*result.Scenario) []Advice {
 	}
 	var out []Advice
 	for _, g := range p.groups {
-		best, bestV := (*result.Scenario)(nil), 0.0
-		for _, s := range g.Scs {
-			if v, ok := s.Metrics["throughput_ips"].Center(); ok && v > bestV {
-				best, bestV = s, v
-			}
-		}
+		best, bestV := peak(g.Scs, "throughput_ips")
 		if best == nil || len(g.Scs) < 2 {
 			continue
 		}
-		where := fmt.Sprintf("%s=%v", p.x, best.Params[p.x])
-		if g.Name != "" {
-			where += " (" + g.Name + ")"
-		}
-		text := fmt.Sprintf("throughput peaks at %s items/s with %s", num(bestV), where)
+		text := fmt.Sprintf("throughput peaks at %s items/s with %s=%v%s", num(bestV), p.x, best.Params[p.x], groupSuffix(g))
 		if lat := best.Metrics["latency_ms"].Summary; lat != nil {
 			text += fmt.Sprintf("; p95 latency there is %s ms", num(lat.P95))
 		}
@@ -113,6 +104,19 @@ func modelAdvice(bench string, scs []*result.Scenario) []Advice {
 	return out
 }
 
+// peak returns the scenario with the highest positive centre of metric, and that centre; nil
+// and 0 when none has one.
+func peak(scs []*result.Scenario, metric string) (*result.Scenario, float64) {
+	best, bestV := (*result.Scenario)(nil), 0.0
+	for _, s := range scs {
+		if v, ok := s.Metrics[metric].Center(); ok && v > bestV {
+			best, bestV = s, v
+		}
+	}
+	return best, bestV
+}
+
+// groupSuffix names a sweep's group in parentheses after a value, or is empty for the only group.
 func groupSuffix(g group) string {
 	if g.Name == "" {
 		return ""
@@ -127,12 +131,7 @@ func servingAdvice(bench string, scs []*result.Scenario) []Advice {
 	}
 	var out []Advice
 	for _, g := range p.groups {
-		bestV := 0.0
-		for _, s := range g.Scs {
-			if v, ok := s.Metrics["output_tokens_per_s"].Center(); ok && v > bestV {
-				bestV = v
-			}
-		}
+		_, bestV := peak(g.Scs, "output_tokens_per_s")
 		if bestV <= 0 || len(g.Scs) < 2 {
 			continue
 		}

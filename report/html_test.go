@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/inferbench/inferbench/internal/browsertest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
@@ -293,58 +293,10 @@ func TestLargeReportSize(t *testing.T) {
 	}
 }
 
-// browserCheck runs web/browser/check.mjs, or skips with the reason it cannot.
-func browserCheck(t *testing.T, args ...string) (out struct {
-	Pages []struct {
-		Name     string `json:"name"`
-		Charts   int    `json:"charts"`
-		Rendered int    `json:"rendered"`
-	} `json:"pages"`
-	Errors []string `json:"errors"`
-}) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no browser")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found: browser tests need node and web/node_modules (make assets)")
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("%s not found: install Debian's chromium (apt-get install chromium) for browser tests", chromium)
-	}
-	if _, err := os.Stat("../web/node_modules/playwright-core"); err != nil {
-		t.Skip("web/node_modules/playwright-core absent: run make assets (npm ci in web/)")
-	}
-	cmd := exec.Command(node, append([]string{"browser/check.mjs"}, args...)...)
-	cmd.Dir = "../web"
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node browser/check.mjs: %v\n%s", err, b)
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("browser check output: %v\n%s", err, b)
-	}
-	return out
-}
-
-// shotsDir is where browser tests save screenshots: $INFERBENCH_SHOTS, or a temporary folder.
-func shotsDir(t *testing.T) string {
-	if d := os.Getenv("INFERBENCH_SHOTS"); d != "" {
-		abs, _ := filepath.Abs(d)
-		return abs
-	}
-	return t.TempDir()
-}
-
 // TestReportInBrowser opens a report in headless Chromium: every chart must draw, and the console
 // must stay free of errors (an alert from an injected name would count as one).
 func TestReportInBrowser(t *testing.T) {
+	browser := browsertest.Require(t, "../web")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	var buf bytes.Buffer
@@ -354,7 +306,7 @@ func TestReportInBrowser(t *testing.T) {
 	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := browserCheck(t, "report", file, shotsDir(t))
+	out := browser.Check(t, "report", file, browsertest.ShotsDir(t))
 	for _, e := range out.Errors {
 		t.Error(e)
 	}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -75,17 +74,6 @@ func newHist(bounds []float64) *hist {
 	return &hist{bounds: bounds, counts: make([]uint64, len(bounds))}
 }
 
-func (h *hist) observe(v float64) {
-	if math.IsNaN(v) {
-		return
-	}
-	h.count++
-	h.sum += v
-	if i := sort.SearchFloat64s(h.bounds, v); i < len(h.bounds) {
-		h.counts[i]++
-	}
-}
-
 // addMS observes samples given in milliseconds, as seconds. When fewer samples were kept than the
 // n measured (run --keep-samples), each kept sample stands for its share of the n, so that the
 // count is n and the buckets keep the samples' shape.
@@ -104,6 +92,18 @@ func (h *hist) addMS(samples []float64, n int) {
 		h.count += k
 		h.sum += s * float64(k)
 	}
+}
+
+// histOf returns the histogram of a millisecond metric's samples, or nil when s has no summary
+// of it.
+func histOf(s *result.Scenario, metric string, bounds []float64) *hist {
+	m := s.Metrics[metric]
+	if m.Summary == nil {
+		return nil
+	}
+	h := newHist(bounds)
+	h.addMS(m.Samples, m.Summary.N)
+	return h
 }
 
 func (h *hist) constMetric(d *prometheus.Desc, lv ...string) (prometheus.Metric, error) {
@@ -166,21 +166,12 @@ func (m *Metrics) add(s *result.Scenario) {
 		return
 	}
 	sm := &scenarioMetrics{bench: s.Benchmark, scenario: s.Scenario}
-	if lat, ok := s.Metrics["latency_ms"]; ok && lat.Summary != nil {
-		sm.duration = newHist(durationBuckets)
-		sm.duration.addMS(lat.Samples, lat.Summary.N)
-	} else if e2e, ok := s.Metrics["e2e_ms"]; ok && e2e.Summary != nil {
-		sm.duration = newHist(durationBuckets)
-		sm.duration.addMS(e2e.Samples, e2e.Summary.N)
+	sm.duration = histOf(s, "latency_ms", durationBuckets)
+	if sm.duration == nil {
+		sm.duration = histOf(s, "e2e_ms", durationBuckets)
 	}
-	if t, ok := s.Metrics["ttft_ms"]; ok && t.Summary != nil {
-		sm.ttft = newHist(tokenBuckets)
-		sm.ttft.addMS(t.Samples, t.Summary.N)
-	}
-	if t, ok := s.Metrics["itl_ms"]; ok && t.Summary != nil {
-		sm.itl = newHist(tokenBuckets)
-		sm.itl.addMS(t.Samples, t.Summary.N)
-	}
+	sm.ttft = histOf(s, "ttft_ms", tokenBuckets)
+	sm.itl = histOf(s, "itl_ms", tokenBuckets)
 	sm.failed = uint64(s.Iterations.Failed)
 	if s.Iterations.Measured >= s.Iterations.Failed {
 		sm.ok = uint64(s.Iterations.Measured - s.Iterations.Failed)

@@ -231,7 +231,7 @@ func (s *Server) page(w http.ResponseWriter, title, tmpl string, data any, chart
 		httpError(w, err)
 		return
 	}
-	s.writePage(w, report.Page{Title: title, Nav: nav, Body: template.HTML(body.String()), Charts: charts, Script: template.JS(script)})
+	s.writePage(w, report.Page{Title: title, Body: template.HTML(body.String()), Charts: charts, Script: template.JS(script)})
 }
 
 func (s *Server) writePage(w http.ResponseWriter, p report.Page) {
@@ -266,6 +266,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.Encode(v)
 }
 
+// writeList writes xs as a JSON array ([] when empty, never null), or err.
+func writeList[T any](w http.ResponseWriter, xs []T, err error) {
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	if xs == nil {
+		xs = []T{}
+	}
+	writeJSON(w, xs)
+}
+
 // runsView is templates/runs.tmpl's data.
 type runsView struct {
 	Runs       []runRow
@@ -281,6 +293,9 @@ type runRow struct {
 
 // maxListed bounds the runs on the dashboard's front page.
 const maxListed = 200
+
+// maxHistory bounds the points of a trend or an /api/history answer.
+const maxHistory = 5000
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -299,17 +314,24 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(infos) > 0 {
 		if latest, err := s.store.Get(ctx, infos[0].ID); err == nil {
-			seen := map[string]bool{}
-			for _, sc := range latest.Scenarios {
-				if !seen[sc.Benchmark] {
-					seen[sc.Benchmark] = true
-					v.Benchmarks = append(v.Benchmarks, sc.Benchmark)
-				}
-			}
+			v.Benchmarks = benchmarks(latest)
 		}
 	}
 	v.Baselines, _ = s.store.ListBaselines(ctx)
 	s.page(w, "inferbench runs", "runs", v, nil, "")
+}
+
+// benchmarks lists a run's benchmarks in the order they first appear.
+func benchmarks(r *result.Run) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, sc := range r.Scenarios {
+		if !seen[sc.Benchmark] {
+			seen[sc.Benchmark] = true
+			out = append(out, sc.Benchmark)
+		}
+	}
+	return out
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -388,18 +410,12 @@ func (s *Server) trends(ctx context.Context, q url.Values) ([]report.Trend, tren
 		return nil, v, usageError{err}
 	}
 	if latest, err := store.Latest(ctx, s.store, store.Filter{}); err == nil {
-		seen := map[string]bool{}
-		for _, sc := range latest.Scenarios {
-			if !seen[sc.Benchmark] {
-				seen[sc.Benchmark] = true
-				v.Benchmarks = append(v.Benchmarks, sc.Benchmark)
-			}
-		}
+		v.Benchmarks = benchmarks(latest)
 	}
 	if v.Benchmark == "" && len(v.Benchmarks) > 0 {
 		v.Benchmark = v.Benchmarks[0]
 	}
-	points, err := s.store.History(ctx, store.Query{Benchmark: v.Benchmark, Scenario: v.Scenario, Metric: v.Metric, Limit: 5000})
+	points, err := s.store.History(ctx, store.Query{Benchmark: v.Benchmark, Scenario: v.Scenario, Metric: v.Metric, Limit: maxHistory})
 	if err != nil {
 		return nil, v, err
 	}
@@ -463,14 +479,7 @@ func (s *Server) livePage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	f := store.Filter{Benchmark: r.URL.Query().Get("benchmark"), Limit: maxListed}
 	infos, err := s.store.List(r.Context(), f)
-	if err != nil {
-		httpError(w, err)
-		return
-	}
-	if infos == nil {
-		infos = []store.RunInfo{}
-	}
-	writeJSON(w, infos)
+	writeList(w, infos, err)
 }
 
 func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
@@ -484,14 +493,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) apiBaselines(w http.ResponseWriter, r *http.Request) {
 	bs, err := s.store.ListBaselines(r.Context())
-	if err != nil {
-		httpError(w, err)
-		return
-	}
-	if bs == nil {
-		bs = []store.Baseline{}
-	}
-	writeJSON(w, bs)
+	writeList(w, bs, err)
 }
 
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
@@ -505,15 +507,8 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 		httpError(w, usageError{err})
 		return
 	}
-	points, err := s.store.History(r.Context(), store.Query{Benchmark: q.Get("benchmark"), Scenario: q.Get("scenario"), Metric: metric, Limit: 5000})
-	if err != nil {
-		httpError(w, err)
-		return
-	}
-	if points == nil {
-		points = []store.Point{}
-	}
-	writeJSON(w, points)
+	points, err := s.store.History(r.Context(), store.Query{Benchmark: q.Get("benchmark"), Scenario: q.Get("scenario"), Metric: metric, Limit: maxHistory})
+	writeList(w, points, err)
 }
 
 func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {

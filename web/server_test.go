@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferbench/inferbench/internal/browsertest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/store"
@@ -387,23 +387,7 @@ func TestWatchRun(t *testing.T) {
 // back and a click to a compare, the trends and the live view; every chart must draw and the
 // console must stay clean.
 func TestDashboardInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: no browser")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found: browser tests need node and web/node_modules (make assets)")
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("%s not found: install Debian's chromium for browser tests", chromium)
-	}
-	if _, err := os.Stat("node_modules/playwright-core"); err != nil {
-		t.Skip("web/node_modules/playwright-core absent: run make assets (npm ci in web/)")
-	}
+	browser := browsertest.Require(t, ".")
 	srv, st := newTestServer(t, WithToken("tok"))
 	prev, err := st.Get(context.Background(), "run12")
 	if err != nil {
@@ -416,29 +400,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	srv.Hub().ScenarioStarted("llm/concurrency=1")
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	shots := os.Getenv("INFERBENCH_SHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	} else {
-		shots, _ = filepath.Abs(shots)
-	}
-	cmd := exec.Command(node, "browser/check.mjs", "dashboard", ts.URL, shots, "tok")
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node browser/check.mjs: %v\n%s", err, b)
-	}
-	var out struct {
-		Pages []struct {
-			Name     string `json:"name"`
-			Charts   int    `json:"charts"`
-			Rendered int    `json:"rendered"`
-		} `json:"pages"`
-		Errors []string `json:"errors"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
+	out := browser.Check(t, "dashboard", ts.URL, browsertest.ShotsDir(t), "tok")
 	for _, e := range out.Errors {
 		t.Error(e)
 	}
