@@ -180,31 +180,19 @@ func Evaluate(ctx context.Context, rules []Rule, run, baseline *result.Run, hist
 					continue
 				}
 				growth := 100 * (v/xs[0] - 1)
-				if holds(growth, rule.Op, rule.Value) {
+				if compare.Holds(growth, rule.Op, rule.Value) {
 					fired = append(fired, Firing{Rule: rule.Text, Scenario: s.ID(), Value: growth, Limit: rule.Value,
 						Message: fmt.Sprintf("%s: %s grew %+.1f%% over %s (from %.4g to %.4g)", s.ID(), rule.Metric, growth, rule.Growth, xs[0], v)})
 				}
 				continue
 			}
-			if holds(v, rule.Op, limit) {
+			if compare.Holds(v, rule.Op, limit) {
 				fired = append(fired, Firing{Rule: rule.Text, Scenario: s.ID(), Value: v, Limit: limit,
 					Message: fmt.Sprintf("%s: %s = %.4g %s %.4g (%s)", s.ID(), rule.Metric, v, rule.Op, limit, rule.Text)})
 			}
 		}
 	}
 	return fired, notes
-}
-
-func holds(v float64, op string, limit float64) bool {
-	switch op {
-	case ">":
-		return v > limit
-	case ">=":
-		return v >= limit
-	case "<":
-		return v < limit
-	}
-	return v <= limit
 }
 
 // SlackMessage is the JSON posted: Slack's incoming-webhook shape ("text"), which Mattermost,

@@ -61,15 +61,7 @@ func (a *alertFlags) fire(ctx context.Context, o *IO, st store.Store, r, baselin
 	var hist alert.History
 	if st != nil {
 		hist = func(ctx context.Context, bench, sc, metric string, since time.Time) ([]float64, error) {
-			pts, err := st.History(ctx, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Since: since})
-			if err != nil {
-				return nil, err
-			}
-			xs := make([]float64, len(pts))
-			for i, p := range pts {
-				xs[i] = p.Value
-			}
-			return xs, nil
+			return historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Since: since})
 		}
 	}
 	fired, notes := alert.Evaluate(ctx, a.parsed, r, baseline, hist)

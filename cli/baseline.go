@@ -121,9 +121,7 @@ store first.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(o.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"baseline": b, "run": r})
+				return writeJSON(o.Stdout, map[string]any{"baseline": b, "run": r})
 			}
 			fmt.Fprintf(o.Stdout, "baseline %s: run %s, started %s, set %s", b.Name, r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"), b.CreatedAt.Local().Format("2006-01-02 15:04"))
 			if b.Note != "" {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,9 +76,7 @@ from failing. Nothing is recorded in the history store.`,
 			}
 			cals := compare.Calibrate(runs[0], runs[1], effect, 1)
 			if asJSON {
-				enc := json.NewEncoder(o.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(cals)
+				return writeJSON(o.Stdout, cals)
 			}
 			if len(cals) == 0 {
 				_, err := fmt.Fprintln(o.Stdout, "no metric with samples to calibrate (need at least 5 measured iterations)")

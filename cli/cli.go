@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,13 @@ func (e *CodeError) Unwrap() error { return e.Err }
 
 func usageErr(format string, args ...any) error {
 	return &CodeError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// writeJSON writes v to w as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // Main runs the command line and returns the exit code.

@@ -85,10 +85,6 @@ func (q *frameworkQuick) Benchmarks(o *IO, sel *selection) ([]*suite.Benchmark, 
 			return nil, usageErr("--dtype %q: want float32, float16 or bfloat16", d)
 		}
 	}
-	dir := o.Dir
-	if dir == "" {
-		dir = "."
-	}
 	var out []*suite.Benchmark
 	for _, m := range models {
 		params := map[string]any{"model": m, "device": q.device, "image_size": q.imageSize}
@@ -97,27 +93,19 @@ func (q *frameworkQuick) Benchmarks(o *IO, sel *selection) ([]*suite.Benchmark, 
 		}
 		axes := []suite.Axis{{Name: "framework", Values: frameworks}, {Name: "batch_size", Values: batches}}
 		if len(q.dtypes) > 0 {
-			axes = append(axes, suite.Axis{Name: "dtype", Values: strs(q.dtypes)})
+			axes = append(axes, suite.Axis{Name: "dtype", Values: anys(q.dtypes)})
 		}
 		if len(q.variants) > 0 {
-			axes = append(axes, suite.Axis{Name: "variant", Values: strs(q.variants)})
+			axes = append(axes, suite.Axis{Name: "variant", Values: anys(q.variants)})
 		}
 		out = append(out, &suite.Benchmark{
 			Name: m, Model: m, Category: "performance", Tags: []string{"vision"},
 			Description: fmt.Sprintf("%s inference with random weights", m),
 			Kind:        "worker", Config: &worker.Config{Adapter: "vision"},
-			File: "(command line)", Dir: dir, Params: params, Axes: axes,
+			File: "(command line)", Dir: workDir(o), Params: params, Axes: axes,
 		})
 	}
 	return out, nil
-}
-
-func strs(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 // listFlags are the flags whose values may also be given space-separated, as other benchmark

@@ -132,9 +132,7 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 		return historyHTML(o.Stdout, series, f.metric)
 	}
 	if f.asJSON || f.format == "json" {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(series)
+		return writeJSON(o.Stdout, series)
 	}
 	if len(series) == 0 {
 		_, err := fmt.Fprintf(o.Stdout, "no history of %s%s in the last %d days\n", f.metric, forBench(bench), f.days)

@@ -96,16 +96,7 @@ func (h *historyExt) Finish(ctx context.Context, o *IO, dir string, r *result.Ru
 	}
 	if rep == nil { // budgets alone
 		rep = &compare.Report{Old: compare.RunRef{ID: "-"}, New: compare.RunRef{ID: r.ID}, Alpha: cfg.Alpha}
-		for i := range r.Scenarios {
-			if r.Scenarios[i].Status == result.StatusOK {
-				rep.Budgets = append(rep.Budgets, compare.CheckBudgets(&r.Scenarios[i], cfg.Budgets)...)
-			}
-		}
-		for _, b := range rep.Budgets {
-			if !b.OK {
-				rep.BudgetsExceeded++
-			}
-		}
+		rep.Budgets, rep.BudgetsExceeded = compare.CheckRunBudgets(r, cfg.Budgets)
 	}
 	if baseRun != nil || len(rep.Budgets) > 0 {
 		fmt.Fprintln(o.Stdout)
@@ -118,9 +109,7 @@ func (h *historyExt) Finish(ctx context.Context, o *IO, dir string, r *result.Ru
 			return ExitError, err
 		}
 		var js, md bytes.Buffer
-		enc := json.NewEncoder(&js)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		_ = writeJSON(&js, rep)
 		_ = report.CompareMarkdown(&md, rep)
 		for name, data := range map[string][]byte{CompareJSONFile: js.Bytes(), CompareMarkdownFile: md.Bytes()} {
 			if err := result.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
@@ -144,14 +133,7 @@ func (h *historyExt) advise(ctx context.Context, o *IO, st store.Store, dir stri
 	var hist advice.History
 	if st != nil {
 		hist = func(bench, sc, metric string) []float64 {
-			pts, err := st.History(ctx, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: 200})
-			if err != nil {
-				return nil
-			}
-			xs := make([]float64, len(pts))
-			for i, p := range pts {
-				xs[i] = p.Value
-			}
+			xs, _ := historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: 200})
 			return xs
 		}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"strings"
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/report"
@@ -17,7 +18,7 @@ func compareHTML(w io.Writer, old, nw *result.Run, rep *compare.Report) error {
 // historyHTML writes `history --format html`: one trend chart per benchmark, a line per
 // scenario, change points marked.
 func historyHTML(w io.Writer, series []Series, metric string) error {
-	name, _, _ := splitMetricName(metric)
+	name, _, _ := strings.Cut(metric, ".")
 	info, _ := result.Lookup(name)
 	var trends []report.Trend
 	idx := map[string]int{}
@@ -38,13 +39,4 @@ func historyHTML(w io.Writer, series []Series, metric string) error {
 		trends[i].Series = append(trends[i].Series, ts)
 	}
 	return report.HistoryHTML(w, trends, report.HTMLOptions{})
-}
-
-func splitMetricName(m string) (string, string, bool) {
-	for i := range m {
-		if m[i] == '.' {
-			return m[:i], m[i+1:], true
-		}
-	}
-	return m, "", false
 }

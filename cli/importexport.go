@@ -161,9 +161,7 @@ func newExport(o *IO) *cobra.Command {
 				if bigger {
 					dir = result.Higher
 				}
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(result.GitHubActionBenchmark(r, dir))
+				err = writeJSON(w, result.GitHubActionBenchmark(r, dir))
 			default:
 				return usageErr("--format %q: want gobench or github-action-benchmark", format)
 			}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -43,9 +42,7 @@ func newList(o *IO) *cobra.Command {
 				rows = append(rows, row{b.Name, sc.Name, b.Category, b.Model, b.Kind, b.Source(), sc.Params, check.Check(sc)})
 			}
 			if asJSON {
-				enc := json.NewEncoder(o.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(o.Stdout, rows)
 			}
 			tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "BENCHMARK\tSCENARIO\tCATEGORY\tMODEL\tSUBJECT\tSOURCE\tSKIPPED")

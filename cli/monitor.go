@@ -194,10 +194,10 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		set("co2e_g", grid.CO2eGrams(j))
 		if win := rep.Duration().Seconds(); win > 0 {
 			watts := j / win
-			if v, ok := metricValue(r, "throughput_ips"); ok && v > 0 {
+			if v, ok := r.Metrics["throughput_ips"].Center(); ok && v > 0 {
 				set("energy_per_item_j", watts/v)
 			}
-			if v, ok := metricValue(r, "output_tokens_per_s"); ok && v > 0 {
+			if v, ok := r.Metrics["output_tokens_per_s"].Center(); ok && v > 0 {
 				set("energy_per_token_j", watts/v)
 				set("co2e_per_1k_tokens_g", grid.CO2eGrams(1000*watts/v))
 			}
@@ -219,14 +219,6 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		r.Extra = map[string]any{}
 	}
 	r.Extra["resources"] = res
-}
-
-func metricValue(r *result.Scenario, name string) (float64, bool) {
-	m, ok := r.Metrics[name]
-	if !ok {
-		return 0, false
-	}
-	return m.Center()
 }
 
 func (x *monitorExt) Finish(ctx context.Context, o *IO, dir string, run *result.Run) (int, error) {
@@ -309,10 +301,10 @@ func compareOverhead(on, off *result.Scenario) *overheadResult {
 			ov.Significant = t.P < stats.DefaultAlpha
 		}
 	}
-	if v, ok := metricValue(on, "throughput_ips"); ok {
+	if v, ok := on.Metrics["throughput_ips"].Center(); ok {
 		ov.ThroughputOn = v
 	}
-	if v, ok := metricValue(off, "throughput_ips"); ok {
+	if v, ok := off.Metrics["throughput_ips"].Center(); ok {
 		ov.ThroughputOff = v
 		if v > 0 {
 			ov.ThroughputDel = 100 * (ov.ThroughputOn - v) / v

@@ -33,11 +33,7 @@ func (q *execQuick) Benchmarks(o *IO, sel *selection) ([]*suite.Benchmark, error
 	if err := cfg.Validate(); err != nil {
 		return nil, usageErr("--exec: %v", err)
 	}
-	dir := o.Dir
-	if dir == "" {
-		dir = "."
-	}
 	return []*suite.Benchmark{{
-		Name: q.name, Kind: "exec", Config: cfg, File: "(command line)", Dir: dir,
+		Name: q.name, Kind: "exec", Config: cfg, File: "(command line)", Dir: workDir(o),
 	}}, nil
 }

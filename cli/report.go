@@ -25,10 +25,9 @@ func init() {
 }
 
 type reportFlags struct {
-	output     string
-	format     string
-	resultsDir string
-	store      storeFlags
+	output string
+	format string
+	store  storeFlags // store.resultsDir is --results-dir
 }
 
 func newReport(o *IO) *cobra.Command {
@@ -56,26 +55,20 @@ folder as report.html (every run already writes one there).`,
 	f := cmd.Flags()
 	f.StringVarP(&rf.output, "output", "o", "", "write here (- for stdout); default: report.html in the run's folder")
 	f.StringVar(&rf.format, "format", "html", "html, table or json")
-	f.StringVar(&rf.resultsDir, "results-dir", "benchmark_results", "folder holding the run folders (as run's --output-dir)")
+	f.StringVar(&rf.store.resultsDir, "results-dir", "benchmark_results", "folder holding the run folders (as run's --output-dir)")
 	rf.store.register(f)
 	return cmd
 }
 
 // resolveRunPath finds a run given as a folder, a run.json, a run id under resultsDir or "latest".
 func resolveRunPath(o *IO, resultsDir, arg string) (string, error) {
-	abs := func(p string) string {
-		if o.Dir != "" && !filepath.IsAbs(p) {
-			return filepath.Join(o.Dir, p)
-		}
-		return p
-	}
 	if arg == "" {
 		arg = result.LatestLink
 	}
-	if _, err := os.Stat(abs(arg)); err == nil && arg != result.LatestLink {
-		return abs(arg), nil
+	if _, err := os.Stat(inDir(o, arg)); err == nil && arg != result.LatestLink {
+		return inDir(o, arg), nil
 	}
-	p := filepath.Join(abs(resultsDir), arg)
+	p := filepath.Join(inDir(o, resultsDir), arg)
 	if _, err := os.Stat(p); err != nil {
 		return "", usageErr("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", arg, resultsDir)
 	}
@@ -89,7 +82,7 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 		return usageErr("--format %q: want html, table or json", rf.format)
 	}
 	var run *result.Run
-	path, err := resolveRunPath(o, rf.resultsDir, arg)
+	path, err := resolveRunPath(o, rf.store.resultsDir, arg)
 	if err == nil {
 		run, err = result.Load(path)
 	} else if !strings.HasPrefix(arg, "baseline:") && arg != "" && arg != result.LatestLink && strings.ContainsAny(arg, `/\`) {
@@ -134,8 +127,8 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 			dir = filepath.Dir(path)
 		}
 		out = filepath.Join(dir, ReportFile)
-	case o.Dir != "" && !filepath.IsAbs(out):
-		out = filepath.Join(o.Dir, out)
+	default:
+		out = inDir(o, out)
 	}
 	if err := result.WriteFileAtomic(out, buf.Bytes()); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -171,10 +170,7 @@ func runRun(cmd *cobra.Command, o *IO, rf *runFlags, exts []RunExtension, quicks
 		return nil
 	}
 
-	outRoot := rf.outputDir
-	if o.Dir != "" && !filepath.IsAbs(outRoot) {
-		outRoot = filepath.Join(o.Dir, outRoot)
-	}
+	outRoot := inDir(o, rf.outputDir)
 	started := time.Now()
 	dir, err := result.NewRunDir(outRoot, started)
 	if err != nil {
@@ -247,9 +243,7 @@ func runRun(cmd *cobra.Command, o *IO, rf *runFlags, exts []RunExtension, quicks
 		}
 		fmt.Fprintf(o.Stdout, "results: %s\n", dir)
 	case "json":
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(run); err != nil {
+		if err := result.WriteJSON(o.Stdout, run); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,17 +65,11 @@ func (s *selection) checker(o *IO) *suite.Checker {
 // roots returns the directories or files to search: the arguments, or the working directory.
 func roots(o *IO, args []string) []string {
 	if len(args) == 0 {
-		if o.Dir != "" {
-			return []string{o.Dir}
-		}
-		return []string{"."}
+		return []string{workDir(o)}
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		if o.Dir != "" && !filepath.IsAbs(a) {
-			a = filepath.Join(o.Dir, a)
-		}
-		out[i] = a
+		out[i] = inDir(o, a)
 	}
 	return out
 }

@@ -92,11 +92,7 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if sf.resultsDir != "" {
-		dir := sf.resultsDir
-		if o.Dir != "" && !filepath.IsAbs(dir) {
-			dir = filepath.Join(o.Dir, dir)
-		}
-		go web.WatchResults(ctx, dir, time.Second, srv.Hub(), srv.Metrics())
+		go web.WatchResults(ctx, inDir(o, sf.resultsDir), time.Second, srv.Hub(), srv.Metrics())
 	}
 	fmt.Fprintf(o.Stdout, "serving %s on http://%s/\n", store.Redact(url), ln.Addr())
 	return serveUntilDone(ctx, ln, srv)

@@ -153,14 +153,10 @@ func (q *openaiQuick) Benchmarks(o *IO, sel *selection) ([]*suite.Benchmark, err
 	if err := probe.Validate(); err != nil {
 		return nil, usageErr("--openai: %v", err)
 	}
-	dir := o.Dir
-	if dir == "" {
-		dir = "."
-	}
 	return []*suite.Benchmark{{
 		Name: "openai", Model: model, Category: "performance", Tags: []string{"llm", "serving"},
 		Description: "OpenAI-compatible server at " + q.url,
-		Kind:        "openai", Config: cfg, File: "(command line)", Dir: dir, Axes: axes, Load: lc,
+		Kind:        "openai", Config: cfg, File: "(command line)", Dir: workDir(o), Axes: axes, Load: lc,
 	}}, nil
 }
 

@@ -44,6 +44,27 @@ func (sf *storeFlags) open(ctx context.Context, o *IO) (store.Store, error) {
 	return store.Open(ctx, store.Params{URL: sf.location(o), Dir: o.Dir})
 }
 
+// historyValues returns the values of the points st.History(q) finds, oldest first.
+func historyValues(ctx context.Context, st store.Store, q store.Query) ([]float64, error) {
+	pts, err := st.History(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	xs := make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i] = p.Value
+	}
+	return xs, nil
+}
+
+// workDir is the command's directory: o.Dir, or "." for the process's.
+func workDir(o *IO) string {
+	if o.Dir == "" {
+		return "."
+	}
+	return o.Dir
+}
+
 // inDir resolves a relative path against the command's directory.
 func inDir(o *IO, p string) string {
 	if o.Dir != "" && !filepath.IsAbs(p) {

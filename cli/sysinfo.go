@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/suite"
@@ -20,9 +18,7 @@ func newSysinfo(o *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info := collectSysinfo(cmd, o)
 			if asJSON {
-				enc := json.NewEncoder(o.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(info)
+				return writeJSON(o.Stdout, info)
 			}
 			return info.WriteText(o.Stdout)
 		},

@@ -28,13 +28,29 @@ func CheckBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
 			}
 			c.Op, c.Limit = op, limit
 			c.Actual, c.Measured = MetricStat(s, k)
-			c.OK = !c.Measured || holds(c.Actual, op, limit)
+			c.OK = !c.Measured || Holds(c.Actual, op, limit)
 			out = append(out, c)
 		}
 	}
 	add(s.Budgets, "definition")
 	add(file.For(s), BudgetFileName)
 	return out
+}
+
+// CheckRunBudgets checks every successful scenario of r with CheckBudgets and counts the budgets
+// exceeded.
+func CheckRunBudgets(r *result.Run, file *BudgetFile) (checks []BudgetCheck, exceeded int) {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Status == result.StatusOK {
+			checks = append(checks, CheckBudgets(&r.Scenarios[i], file)...)
+		}
+	}
+	for _, c := range checks {
+		if !c.OK {
+			exceeded++
+		}
+	}
+	return checks, exceeded
 }
 
 // ParseBudget parses a budget expression: "<= 25", "< 25", ">= 100", "> 100", or a bare number
@@ -55,7 +71,8 @@ func ParseBudget(e string) (op string, limit float64, err error) {
 	return op, limit, nil
 }
 
-func holds(v float64, op string, limit float64) bool {
+// Holds reports whether v op limit is true, for op one of <, >, >=, <= (anything else is <=).
+func Holds(v float64, op string, limit float64) bool {
 	switch op {
 	case "<":
 		return v < limit

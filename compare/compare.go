@@ -277,18 +277,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		}
 	}
 
-	for i := range new.Scenarios {
-		s := &new.Scenarios[i]
-		if s.Status != result.StatusOK {
-			continue
-		}
-		rep.Budgets = append(rep.Budgets, CheckBudgets(s, cfg.Budgets)...)
-	}
-	for _, b := range rep.Budgets {
-		if !b.OK {
-			rep.BudgetsExceeded++
-		}
-	}
+	rep.Budgets, rep.BudgetsExceeded = CheckRunBudgets(new, cfg.Budgets)
 	return rep
 }
 

@@ -26,10 +26,6 @@ func Open(ctx context.Context, p store.Params) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
 	s, err := sqlstore.New(ctx, db, sqlstore.Dialect{
 		Name: "postgres", Numbered: true, Blob: "BYTEA", MaxParams: 60000,
 		Lock: func(ctx context.Context, conn *sql.Conn) (func(), error) {
@@ -42,7 +38,6 @@ func Open(ctx context.Context, p store.Params) (store.Store, error) {
 		},
 	})
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	return s, nil

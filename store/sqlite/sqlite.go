@@ -42,13 +42,8 @@ func Open(ctx context.Context, p store.Params) (store.Store, error) {
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1) // every connection would be its own database
 	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	s, err := sqlstore.New(ctx, db, sqlstore.Dialect{Name: "sqlite", Blob: "BLOB", MaxParams: 32000})
 	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil

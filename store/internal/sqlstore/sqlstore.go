@@ -44,13 +44,19 @@ type DB struct {
 
 var _ store.Store = (*DB)(nil)
 
-// New runs the migrations on db and returns the store. Close closes db.
+// New checks the connection, runs the migrations on db and returns the store. The store owns db:
+// Close closes it, and so does New when it fails.
 func New(ctx context.Context, db *sql.DB, d Dialect) (*DB, error) {
 	if d.MaxParams == 0 {
 		d.MaxParams = 999
 	}
 	s := &DB{db: db, d: d}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
 		return nil, err
 	}
 	return s, nil
