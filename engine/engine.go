@@ -153,7 +153,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	}
 	params, err := e.startServer(ctx, sc, &r)
 	if err != nil {
-		r.Status, r.Error = result.StatusFailed, serverError(sc, err)
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), err)
 		return r
 	}
 	openStart := time.Now()

@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/launch"
@@ -30,7 +28,7 @@ func (e *Engine) startServer(ctx context.Context, sc *suite.Scenario, r *result.
 	}
 	logPath := ""
 	if e.serverLogs != "" {
-		logPath = filepath.Join(e.serverLogs, strings.TrimSuffix(RequestLogName(sc), ".jsonl")+".log")
+		logPath = filepath.Join(e.serverLogs, scenarioFileBase(sc)+".log")
 	}
 	plan, err := launch.Render(*b.Server, params, b.Dir, logPath)
 	if err != nil {
@@ -80,9 +78,4 @@ func (e *Engine) stopServer() {
 func (e *Engine) Close() error {
 	e.stopServer()
 	return nil
-}
-
-// serverError words a failure to start the server under test.
-func serverError(sc *suite.Scenario, err error) string {
-	return fmt.Sprintf("%s: %v", sc.ID(), err)
 }

@@ -24,14 +24,20 @@ func ClosedLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) err
 // Offline sends every request at once, with at most max_concurrency in flight (default 1024): a
 // closed loop as wide as the work, measuring throughput rather than latency.
 func Offline(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+	ss := newServingSink(sink, c)
+	err := closedLoop(ctx, s, c, offlineWidth(c), ss, 0)
+	ss.report(ss.result(ModeOffline), false)
+	return err
+}
+
+// offlineWidth is the number of workers of an offline loop: max_concurrency (default 1024), but
+// no more than there are measured requests.
+func offlineWidth(c Config) int {
 	width := c.MaxConcurrency
 	if width == 0 {
 		width = DefaultOfflineConcurrency
 	}
-	ss := newServingSink(sink, c)
-	err := closedLoop(ctx, s, c, max(min(width, c.Measurement()), 1), ss, 0)
-	ss.report(ss.result(ModeOffline), false)
-	return err
+	return max(min(width, c.Measurement()), 1)
 }
 
 // closedLoop runs the warm-up and measured phases with conc workers; request indexes start at
@@ -80,10 +86,7 @@ func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *
 		})
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil && isFatal(err) {
-		return err
-	}
-	return nil
+	return fatalCause(ctx)
 }
 
 // phases hands out a closed loop's requests: warm requests of the warm-up, then measured ones

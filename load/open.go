@@ -146,9 +146,6 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 		if !waitUntil(ctx, timer, due) {
 			return fatalCause(ctx)
 		}
-		if ctx.Err() != nil {
-			return fatalCause(ctx)
-		}
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:

@@ -66,17 +66,11 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	width := c.MaxConcurrency
-	if width == 0 {
-		width = DefaultOfflineConcurrency
-	}
-	width = max(min(width, c.Measurement()), 1)
 	noWarm := c
 	zero := 0
 	noWarm.WarmupIterations = &zero
 	top, err := step("throughput", 0, func(ss *servingSink) error {
-		r := closedLoop(ctx, s, noWarm, width, ss, base)
-		return r
+		return closedLoop(ctx, s, noWarm, offlineWidth(c), ss, base)
 	})
 	if err != nil || ctx.Err() != nil {
 		return err

@@ -2,6 +2,7 @@ package result
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -26,10 +27,8 @@ import (
 // unit ("12.5 ttft_ms"). Metrics without samples are written once, with their value.
 func WriteGoBench(w io.Writer, r *Run) error {
 	bw := bufio.NewWriter(w)
-	if g, ok := r.Environment["git"].(map[string]any); ok {
-		if c, ok := g["commit"].(string); ok && c != "" {
-			fmt.Fprintf(bw, "commit: %s\n", c)
-		}
+	if c, ok := lookupPath(r.Environment, "git", "commit").(string); ok && c != "" {
+		fmt.Fprintf(bw, "commit: %s\n", c)
 	}
 	fmt.Fprintf(bw, "inferbench-run: %s\n", r.ID)
 	for i := range r.Scenarios {
@@ -102,10 +101,10 @@ func ReadGoBench(rd io.Reader, name string, id string, at time.Time) (*Run, erro
 			bench := strings.TrimPrefix(string(base), "Benchmark")
 			var sub []string
 			for _, p := range parts {
-				if strings.HasPrefix(p2s(p), "-") { // -GOMAXPROCS
+				if bytes.HasPrefix(p, []byte("-")) { // -GOMAXPROCS
 					continue
 				}
-				sub = append(sub, strings.TrimPrefix(p2s(p), "/"))
+				sub = append(sub, string(bytes.TrimPrefix(p, []byte("/"))))
 			}
 			sc := strings.Join(sub, "/")
 			if sc == "" {
@@ -148,8 +147,6 @@ func ReadGoBench(rd io.Reader, name string, id string, at time.Time) (*Run, erro
 	r.Tally()
 	return r, nil
 }
-
-func p2s(b []byte) string { return string(b) }
 
 func goUnit(unit string, v float64) (string, float64) {
 	switch unit {

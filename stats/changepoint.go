@@ -58,8 +58,7 @@ func ChangePoints(xs []float64, o ChangeOptions) []ChangePoint {
 				continue
 			}
 			tau += a
-			lo, hi := a, b
-			p := tTest(xs[lo:tau], xs[tau:hi])
+			p := tTest(xs[a:tau], xs[tau:b])
 			if p < bestP {
 				best, bestP = tau, p
 			}

@@ -3,7 +3,6 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -29,7 +28,6 @@ type Dist struct {
 	raw     []float64
 	hist    *hdrhistogram.Histogram // nil until the raw limit is passed
 	n       int
-	sum     float64
 	mean    float64
 	m2      float64
 	lo      float64
@@ -53,7 +51,6 @@ func (d *Dist) Add(x float64) {
 	delta := x - d.mean
 	d.mean += delta / float64(d.n)
 	d.m2 += delta * (x - d.mean)
-	d.sum += x
 	d.lo = min(d.lo, x)
 	d.hi = max(d.hi, x)
 	if d.hist == nil {
@@ -61,17 +58,22 @@ func (d *Dist) Add(x float64) {
 			d.raw = append(d.raw, x)
 			return
 		}
-		d.hist = hdrhistogram.New(1, int64(histHighest), histDigits)
-		for _, v := range d.raw {
-			d.record(v)
-		}
-		d.rng = rand.New(rand.NewPCG(uint64(d.limit), 0x1f2e3d4c))
+		d.overflow()
 	}
 	d.record(x)
 	// Reservoir sampling (Vitter's algorithm R): every sample so far is kept with equal chance.
 	if j := d.rng.IntN(d.n); j < d.limit {
 		d.raw[j] = x
 	}
+}
+
+// overflow moves d from raw samples to the histogram and the reservoir.
+func (d *Dist) overflow() {
+	d.hist = hdrhistogram.New(1, int64(histHighest), histDigits)
+	for _, v := range d.raw {
+		d.record(v)
+	}
+	d.rng = rand.New(rand.NewPCG(uint64(d.limit), 0x1f2e3d4c))
 }
 
 func (d *Dist) record(x float64) {
@@ -89,9 +91,6 @@ func (d *Dist) record(x float64) {
 
 // N returns the number of samples added.
 func (d *Dist) N() int { return d.n }
-
-// Sum returns the sum of all samples added.
-func (d *Dist) Sum() float64 { return d.sum }
 
 // Samples returns the raw samples held: all of them, or a uniform reservoir once the limit was
 // passed. The slice is shared; do not modify it.
@@ -115,18 +114,13 @@ func (d *Dist) Merge(o *Dist) {
 	// o overflowed: fold its raw reservoir in as samples for the reservoir, then replace the
 	// histogram contribution with o's exact histogram.
 	if d.hist == nil {
-		d.hist = hdrhistogram.New(1, int64(histHighest), histDigits)
-		for _, v := range d.raw {
-			d.record(v)
-		}
-		d.rng = rand.New(rand.NewPCG(uint64(d.limit), 0x1f2e3d4c))
+		d.overflow()
 	}
 	d.hist.Merge(o.hist)
 	total := d.n + o.n
 	delta := o.mean - d.mean
 	d.m2 += o.m2 + delta*delta*float64(d.n)*float64(o.n)/float64(total)
 	d.mean += delta * float64(o.n) / float64(total)
-	d.sum += o.sum
 	d.lo = min(d.lo, o.lo)
 	d.hi = max(d.hi, o.hi)
 	// Reservoir: take from o in proportion to its share of the total.
@@ -184,11 +178,4 @@ func (d *Dist) Summary() (Summary, error) {
 		s.Warnings = append(s.Warnings, "some samples were outside the histogram's range and were clamped")
 	}
 	return s, nil
-}
-
-// SortedCopy returns the held raw samples sorted.
-func (d *Dist) SortedCopy() []float64 {
-	s := slices.Clone(d.raw)
-	slices.Sort(s)
-	return s
 }

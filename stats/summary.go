@@ -57,14 +57,6 @@ func Summarize(xs []float64) (Summary, error) {
 	return summarizeSorted(sorted), nil
 }
 
-// SummarizeSorted is Summarize for a sample already sorted in increasing order; it avoids a copy.
-func SummarizeSorted(sorted []float64) (Summary, error) {
-	if len(sorted) == 0 {
-		return Summary{}, ErrNoSamples
-	}
-	return summarizeSorted(sorted), nil
-}
-
 func summarizeSorted(s []float64) Summary {
 	n := len(s)
 	mean, m2 := 0.0, 0.0

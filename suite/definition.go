@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"strconv"
+
 	"github.com/goccy/go-yaml"
 	"github.com/inferbench/inferbench/launch"
 	"github.com/inferbench/inferbench/load"
@@ -61,7 +63,7 @@ func (b *Benchmark) Source() string {
 	if b.Line == 0 {
 		return b.File
 	}
-	return b.File + ":" + itoa(b.Line)
+	return b.File + ":" + strconv.Itoa(b.Line)
 }
 
 // Axis is one dimension of the matrix, in definition order.

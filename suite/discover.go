@@ -8,11 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/inferbench/inferbench/subject"
 )
-
-func lookupKind(name string) (subject.Kind, bool) { return subject.Lookup(name) }
 
 // skipDirs are never searched for definitions.
 var skipDirs = map[string]bool{

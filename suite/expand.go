@@ -60,11 +60,7 @@ func (b *Benchmark) Expand(set map[string]any) []*Scenario {
 			params[kv.Key] = kv.Value
 		}
 		maps.Copy(params, set)
-		s := &Scenario{Benchmark: b, Name: pointName(p), Point: p, Params: params}
-		if b.Skip != "" {
-			s.Skip = b.Skip
-		}
-		out = append(out, s)
+		out = append(out, &Scenario{Benchmark: b, Name: pointName(p), Point: p, Params: params, Skip: b.Skip})
 	}
 	return out
 }

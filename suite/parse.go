@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -388,6 +389,9 @@ func typeName(t reflect.Type) string {
 	if t == nil {
 		return "nothing"
 	}
+	if t == reflect.TypeFor[time.Duration]() { // before its kind, int64
+		return "a duration like 2s"
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Uint64:
 		return "an integer"
@@ -400,13 +404,7 @@ func typeName(t reflect.Type) string {
 	case reflect.Slice:
 		return "a list"
 	case reflect.Map, reflect.Struct:
-		if t.String() == "time.Duration" {
-			return "a duration like 2s"
-		}
 		return "a mapping"
-	}
-	if t.String() == "time.Duration" {
-		return "a duration like 2s"
 	}
 	return t.String()
 }
@@ -470,5 +468,3 @@ func ParseValue(s string) any {
 	}
 	return s
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

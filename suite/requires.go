@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferbench/inferbench/subject"
 )
 
 // Requirement kinds, as written in `requires:`.
@@ -65,7 +67,7 @@ func (c *Checker) Check(s *Scenario) string {
 		return "mock subject: pass --enable-mock to run simulated models"
 	}
 	reqs := append([]string(nil), b.Requires...)
-	if k, ok := lookupKind(b.Kind); ok && k.Requires != nil {
+	if k, ok := subject.Lookup(b.Kind); ok && k.Requires != nil {
 		reqs = append(reqs, k.Requires(b.Config, s.Params)...)
 	}
 	for _, r := range reqs {
