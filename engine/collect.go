@@ -132,64 +132,25 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	}
 }
 
-// addStreaming derives the generation metrics of one request (docs/metrics.md, "Streaming").
+// addStreaming derives the generation metrics of one request (load.StreamMetrics) and counts its
+// tokens.
 func (c *collector) addStreaming(o subject.Observation) {
-	c.add("ttft_ms", ms(o.FirstToken.Sub(o.Start)))
+	out, ok := load.StreamMetrics(o, c.add)
+	if !ok {
+		return
+	}
 	c.streamed++
 	if len(o.Tokens) > 1 && o.Tokens[1].At.Equal(o.Tokens[0].At) {
 		c.coalesced++
 	}
-	c.add("e2e_ms", ms(o.End.Sub(o.Start)))
-	if !o.Scheduled.IsZero() && !o.Scheduled.Equal(o.Start) {
-		c.add("ttft_sched_ms", ms(o.FirstToken.Sub(o.Scheduled)))
-		c.add("e2e_sched_ms", ms(o.End.Sub(o.Scheduled)))
-	}
-	c.addITL(o.Tokens)
-	out := o.OutputTokens
-	if out == 0 {
-		for _, t := range o.Tokens {
-			out += max(t.Tokens, 1)
-		}
+	if o.TokensCounted || o.OutputTokens == 0 {
 		c.counted = true
-	}
-	if o.TokensCounted {
-		c.counted = true
-	}
-	if out > 1 {
-		c.add("tpot_ms", ms(o.End.Sub(o.FirstToken))/float64(out-1))
 	}
 	c.add("output_tokens", float64(out))
 	if o.InputTokens > 0 {
 		c.add("input_tokens", float64(o.InputTokens))
 	}
 	c.outputTokens += out
-}
-
-// addITL adds the inter-token latencies of one request. Content events stamped with the same
-// arrival time came in one read: the client cannot tell when, within the gap before that read,
-// each of them arrived, so they count as one delivery whose gap is spread over all their tokens,
-// as the gap before one event carrying several tokens is. (Stamping each event separately would
-// give the first the whole gap and the others zero.)
-func (c *collector) addITL(events []subject.TokenEvent) {
-	if len(events) == 0 {
-		return
-	}
-	j := 1
-	for j < len(events) && events[j].At.Equal(events[0].At) {
-		j++ // the first delivery has no gap before it
-	}
-	prev := events[0].At
-	for j < len(events) {
-		at, n := events[j].At, 0
-		for ; j < len(events) && events[j].At.Equal(at); j++ {
-			n += max(events[j].Tokens, 1)
-		}
-		gap := ms(at.Sub(prev)) / float64(n)
-		for range n {
-			c.add("itl_ms", gap)
-		}
-		prev = at
-	}
 }
 
 // errorKind groups errors for counting: a subject error may say its kind (an HTTP status).

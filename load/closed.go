@@ -70,9 +70,10 @@ func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *
 		ss.Begin(Warmup)
 	}
 	var wg sync.WaitGroup
+	start := time.Now()
 	for k := range conc {
 		wg.Go(func() {
-			if c.RampUp > 0 && k > 0 && !sleepCtx(ctx, c.RampUp*time.Duration(k)/time.Duration(conc)) {
+			if c.RampUp > 0 && k > 0 && !waitUntil(ctx, time.NewTimer(time.Hour), start.Add(c.RampUp*time.Duration(k)/time.Duration(conc))) {
 				return
 			}
 			for ctx.Err() == nil {
@@ -122,16 +123,4 @@ func (p *phases) next() (Phase, bool) {
 		return Measure, true
 	}
 	return Measure, false
-}
-
-// sleepCtx waits for d; it returns false when ctx ends first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

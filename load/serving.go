@@ -154,19 +154,22 @@ func statOf(s stats.Summary, stat string) (float64, bool) {
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// requestMetrics returns the per-request serving metrics of a streamed observation, as
-// docs/metrics.md defines them; ok is false when the call streamed no token.
-func requestMetrics(o subject.Observation, f func(metric string, v float64)) bool {
+// StreamMetrics passes the per-request generation metrics of a streamed observation to f, as
+// docs/metrics.md ("Streaming") defines them, and returns its output tokens: the subject's figure,
+// else the tokens its content events carried. ok is false when the call streamed no token. The
+// engine's distributions and a serving load's SLO checks both take them from here.
+func StreamMetrics(o subject.Observation, f func(metric string, v float64)) (out int, ok bool) {
 	if o.FirstToken.IsZero() || o.Start.IsZero() {
-		return false
+		return 0, false
 	}
 	f("ttft_ms", msOf(o.FirstToken.Sub(o.Start)))
 	f("e2e_ms", msOf(o.End.Sub(o.Start)))
-	if !o.Scheduled.IsZero() {
+	if !o.Scheduled.IsZero() && !o.Scheduled.Equal(o.Start) {
 		f("ttft_sched_ms", msOf(o.FirstToken.Sub(o.Scheduled)))
 		f("e2e_sched_ms", msOf(o.End.Sub(o.Scheduled)))
 	}
-	out := o.OutputTokens
+	itl(o.Tokens, f)
+	out = o.OutputTokens
 	if out == 0 {
 		for _, t := range o.Tokens {
 			out += max(t.Tokens, 1)
@@ -175,14 +178,34 @@ func requestMetrics(o subject.Observation, f func(metric string, v float64)) boo
 	if out > 1 {
 		f("tpot_ms", msOf(o.End.Sub(o.FirstToken))/float64(out-1))
 	}
-	for i := 1; i < len(o.Tokens); i++ {
-		n := max(o.Tokens[i].Tokens, 1)
-		gap := msOf(o.Tokens[i].At.Sub(o.Tokens[i-1].At)) / float64(n)
+	return out, true
+}
+
+// itl passes the inter-token latencies of one request to f. Content events stamped with the same
+// arrival time came in one read: the client cannot tell when, within the gap before that read,
+// each of them arrived, so they count as one delivery whose gap is spread over all their tokens,
+// as the gap before one event carrying several tokens is. (Stamping each event separately would
+// give the first the whole gap and the others zero.)
+func itl(events []subject.TokenEvent, f func(metric string, v float64)) {
+	if len(events) == 0 {
+		return
+	}
+	j := 1
+	for j < len(events) && events[j].At.Equal(events[0].At) {
+		j++ // the first delivery has no gap before it
+	}
+	prev := events[0].At
+	for j < len(events) {
+		at, n := events[j].At, 0
+		for ; j < len(events) && events[j].At.Equal(at); j++ {
+			n += max(events[j].Tokens, 1)
+		}
+		gap := msOf(at.Sub(prev)) / float64(n)
 		for range n {
 			f("itl_ms", gap)
 		}
+		prev = at
 	}
-	return true
 }
 
 // servingSink stands between a serving driver and the engine's sink. It stamps each measured call
@@ -258,7 +281,7 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 		s.steadyN++
 	}
 	missed := false
-	streamed := requestMetrics(*o, func(m string, v float64) {
+	_, streamed := StreamMetrics(*o, func(m string, v float64) {
 		s.add(m, v)
 		for _, slo := range s.slos {
 			if slo.Metric == m && v > slo.Limit {

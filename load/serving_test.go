@@ -449,3 +449,27 @@ func TestValidateServing(t *testing.T) {
 		t.Errorf("ParseSLOs = %+v, %v", slos, err)
 	}
 }
+
+// TestStreamMetrics checks the one definition the engine and the SLO checks share: events read
+// together are one delivery whose gap is spread over them, and a send on schedule has no
+// separate scheduled latencies.
+func TestStreamMetrics(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	o := subject.Observation{Scheduled: t0, Start: t0, FirstToken: at(5), End: at(25),
+		Tokens: []subject.TokenEvent{{At: at(5), Tokens: 1}, {At: at(25), Tokens: 1}, {At: at(25), Tokens: 1}}}
+	got := map[string][]float64{}
+	out, ok := StreamMetrics(o, func(m string, v float64) { got[m] = append(got[m], v) })
+	if !ok || out != 3 {
+		t.Fatalf("out %d, ok %v", out, ok)
+	}
+	if itl := got["itl_ms"]; len(itl) != 2 || itl[0] != 10 || itl[1] != 10 {
+		t.Errorf("itl_ms %v, want [10 10]: one delivery of two tokens after 20 ms", itl)
+	}
+	if _, sched := got["ttft_sched_ms"]; sched {
+		t.Errorf("ttft_sched_ms for a request sent on schedule: %v", got)
+	}
+	if tpot := got["tpot_ms"]; len(tpot) != 1 || tpot[0] != 10 {
+		t.Errorf("tpot_ms %v, want [10]", tpot)
+	}
+}
