@@ -276,7 +276,7 @@ type plan struct {
 }
 
 func (s *Server) draw(seq uint64, maxTokens int) plan {
-	r := rand.New(rand.NewPCG(s.cfg.Seed, mix(seq)))
+	r := rand.New(rand.NewPCG(s.cfg.Seed, workload.Mix(seq)))
 	p := plan{cutAt: -1, errorAt: -1, stallAt: -1, finish: "stop", seq: seq}
 	// Every draw happens in the same order for every request, so a seed fixes them all.
 	p.errorState = r.Float64() < s.cfg.ErrorRate
@@ -599,7 +599,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, chat bool, p 
 func (s *Server) content(p *plan, k int) string {
 	tpe := s.cfg.TokensPerEvent
 	tokens := min(tpe, p.tokens-k*tpe)
-	return s.contents[tokens-1][(mix(uint64(k))+p.seq)&255]
+	return s.contents[tokens-1][(workload.Mix(uint64(k))+p.seq)&255]
 }
 
 // chunkHead returns the start of every chunk of one response, up to the inside of its choice.
@@ -690,11 +690,3 @@ func countContent(raw json.RawMessage) int {
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-
-// mix spreads consecutive request numbers over the PCG seed space (SplitMix64's finalizer).
-func mix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}

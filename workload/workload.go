@@ -113,7 +113,7 @@ func (s *Source) Len() int { return len(s.entries) }
 
 // Prompt returns the prompt of request i (i >= 0). File prompts cycle when i passes Len.
 func (s *Source) Prompt(i int) Prompt {
-	r := rand.New(rand.NewPCG(s.cfg.Seed, mix(uint64(i))))
+	r := rand.New(rand.NewPCG(s.cfg.Seed, Mix(uint64(i))))
 	if len(s.entries) > 0 {
 		p := s.entries[i%len(s.entries)]
 		if s.prefix != "" {
@@ -188,8 +188,9 @@ func words(r *rand.Rand, n int) string {
 	return b.String()
 }
 
-// mix spreads consecutive request indexes over the PCG seed space (SplitMix64's finalizer).
-func mix(x uint64) uint64 {
+// Mix spreads consecutive integers (request numbers) over the 64-bit seed space: SplitMix64's
+// finalizer, so that one PCG seeded per request gives unrelated streams.
+func Mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
