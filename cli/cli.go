@@ -13,11 +13,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	// Subject kinds available to definitions.
-	_ "github.com/inferbench/inferbench/subject/exec"
-	_ "github.com/inferbench/inferbench/subject/gofunc"
-	_ "github.com/inferbench/inferbench/subject/mock"
 )
 
 // Exit codes.

@@ -21,7 +21,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // run runs the command line in-process in dir and returns the exit code, stdout and stderr.
-func run(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
+func runCLI(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	base := []string{"CI=1", "PATH=" + os.Getenv("PATH")}
@@ -64,7 +64,7 @@ func golden(t *testing.T, name, got string) {
 
 func TestValidateReportsEveryProblem(t *testing.T) {
 	t.Chdir("testdata/broken")
-	code, out, errOut := run(t, "", nil, "validate")
+	code, out, errOut := runCLI(t, "", nil, "validate")
 	if code != ExitUsage {
 		t.Errorf("exit %d, want %d", code, ExitUsage)
 	}
@@ -73,12 +73,12 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 
 func TestListGolden(t *testing.T) {
 	t.Chdir("testdata/project")
-	code, out, errOut := run(t, "", nil, "list")
+	code, out, errOut := runCLI(t, "", nil, "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	golden(t, "list", out)
-	_, out, _ = run(t, "", []string{"INFERBENCH_TEST_GATE=1"}, "list", "--enable-mock", "--tag", "fast", "--include", "*/batch_size=2")
+	_, out, _ = runCLI(t, "", []string{"INFERBENCH_TEST_GATE=1"}, "list", "--enable-mock", "--tag", "fast", "--include", "*/batch_size=2")
 	golden(t, "list-filtered", out)
 }
 
@@ -95,7 +95,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, "unknown command"},
 	}
 	for _, c := range cases {
-		code, _, errOut := run(t, "", nil, c.args...)
+		code, _, errOut := runCLI(t, "", nil, c.args...)
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, errOut, c.want)
 		}
@@ -111,7 +111,7 @@ var (
 
 func TestRunWritesResults(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := run(t, "", nil, "run", filepath.Join(testdata, "project"), "--enable-mock", "--output-dir", dir)
+	code, out, errOut := runCLI(t, "", nil, "run", filepath.Join(testdata, "project"), "--enable-mock", "--output-dir", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -148,7 +148,7 @@ func TestRunWritesResults(t *testing.T) {
 
 func TestRunFailedScenarioExitsOne(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := run(t, "", nil, "run", "--exec", "sh -c 'echo boom >&2; exit 4'", "--iterations", "2", "--warmup", "0", "--output-dir", dir, "--format", "none")
+	code, out, errOut := runCLI(t, "", nil, "run", "--exec", "sh -c 'echo boom >&2; exit 4'", "--iterations", "2", "--warmup", "0", "--output-dir", dir, "--format", "none")
 	if code != ExitError {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
@@ -164,7 +164,7 @@ func TestRunFailedScenarioExitsOne(t *testing.T) {
 
 func TestExecMetricsFromStdout(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errOut := run(t, "", nil, "run", "--exec", `sh -c 'echo noise; echo "{\"latency_ms\": 2.5, \"items\": 4, \"accuracy\": 0.9}"'`,
+	code, _, errOut := runCLI(t, "", nil, "run", "--exec", `sh -c 'echo noise; echo "{\"latency_ms\": 2.5, \"items\": 4, \"accuracy\": 0.9}"'`,
 		"--exec-metrics", "--iterations", "3", "--warmup", "0", "--output-dir", dir, "--format", "none")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -177,7 +177,7 @@ func TestExecMetricsFromStdout(t *testing.T) {
 }
 
 func TestSysinfoJSON(t *testing.T) {
-	code, out, _ := run(t, "", nil, "sysinfo", "--json")
+	code, out, _ := runCLI(t, "", nil, "sysinfo", "--json")
 	var info map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &info) != nil {
 		t.Fatalf("exit %d, output %q", code, out)

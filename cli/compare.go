@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/run"
 )
 
 func init() { extraCommands = append(extraCommands, newCompare) }
@@ -96,32 +97,11 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	} else if err := os.WriteFile(inDir(o, f.output), buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	if err := stepSummary(o, rep); err != nil {
+	if err := run.StepSummary(env(o), rep); err != nil {
 		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
 	if rep.Failed() {
 		return &CodeError{Code: ExitRegression, Err: fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)}
 	}
 	return nil
-}
-
-// stepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when it is set.
-func stepSummary(o *IO, rep *compare.Report) error {
-	path, ok := o.LookupEnv("GITHUB_STEP_SUMMARY")
-	if !ok || path == "" {
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := report.CompareMarkdown(&buf, rep); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store/storetest"
 )
 
@@ -41,7 +42,7 @@ func TestCompareCommand(t *testing.T) {
 	saveRun(t, dir, "slow", 3, 13)
 	summary := filepath.Join(dir, "summary.md")
 
-	code, out, errOut := run(t, dir, []string{"GITHUB_STEP_SUMMARY=" + summary}, "compare", "old", "slow")
+	code, out, errOut := runCLI(t, dir, []string{"GITHUB_STEP_SUMMARY=" + summary}, "compare", "old", "slow")
 	if code != ExitRegression || !strings.Contains(out, "REGRESSION") || !strings.Contains(out, "FAIL: 2 regressions") {
 		t.Errorf("compare old slow: exit %d, want 3 with two latency regressions\n%s%s", code, out, errOut)
 	}
@@ -49,13 +50,13 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("step summary:\n%s", md)
 	}
 
-	code, out, errOut = run(t, dir, nil, "compare", "benchmark_results/old/run.json", "benchmark_results/same", "--format", "json")
+	code, out, errOut = runCLI(t, dir, nil, "compare", "benchmark_results/old/run.json", "benchmark_results/same", "--format", "json")
 	var rep compare.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitOK || rep.Regressions != 0 || len(rep.Rows) == 0 {
 		t.Errorf("compare old same --format json: exit %d err %v rows %d\n%s%s", code, err, len(rep.Rows), out, errOut)
 	}
 
-	code, out, _ = run(t, dir, nil, "compare", "old", "slow", "--format", "junit", "--threshold", "latency=50")
+	code, out, _ = runCLI(t, dir, nil, "compare", "old", "slow", "--format", "junit", "--threshold", "latency=50")
 	var suites struct {
 		Failures int `xml:"failures,attr"`
 		Tests    int `xml:"tests,attr"`
@@ -66,7 +67,7 @@ func TestCompareCommand(t *testing.T) {
 
 	// A budget file makes an otherwise clean comparison fail.
 	os.WriteFile(filepath.Join(dir, compare.BudgetFileName), []byte("budgets:\n  resnet:\n    max_latency_ms: 5\n"), 0o644)
-	code, out, _ = run(t, dir, nil, "compare", "old", "same", "--format", "markdown")
+	code, out, _ = runCLI(t, dir, nil, "compare", "old", "same", "--format", "markdown")
 	if code != ExitRegression || !strings.Contains(out, "Budgets exceeded") {
 		t.Errorf("compare with a budget of 5 ms: exit %d\n%s", code, out)
 	}
@@ -83,17 +84,17 @@ func TestCompareCommand(t *testing.T) {
 		{"one argument", []string{"compare", "old"}, ExitUsage},
 	}
 	for _, c := range cases {
-		if code, out, errOut := run(t, dir, nil, c.args...); code != c.code {
+		if code, out, errOut := runCLI(t, dir, nil, c.args...); code != c.code {
 			t.Errorf("%s: exit %d, want %d\n%s%s", c.name, code, c.code, out, errOut)
 		}
 	}
 	// benchmark_thresholds.json is read from the project.
 	os.WriteFile(filepath.Join(dir, compare.ThresholdsFileName), []byte(`{"latency_regression_threshold": 40, "percent": true}`), 0o644)
-	if code, out, _ := run(t, dir, nil, "compare", "old", "slow"); code != ExitOK {
+	if code, out, _ := runCLI(t, dir, nil, "compare", "old", "slow"); code != ExitOK {
 		t.Errorf("with a 40%% latency threshold from %s: exit %d\n%s", compare.ThresholdsFileName, code, out)
 	}
 	os.WriteFile(filepath.Join(dir, compare.ThresholdsFileName), []byte(`{"latency": 40}`), 0o644)
-	if code, _, errOut := run(t, dir, nil, "compare", "old", "slow"); code != ExitUsage || !strings.Contains(errOut, "unknown field") {
+	if code, _, errOut := runCLI(t, dir, nil, "compare", "old", "slow"); code != ExitUsage || !strings.Contains(errOut, "unknown field") {
 		t.Errorf("unknown key in %s: exit %d, %s", compare.ThresholdsFileName, code, errOut)
 	}
 }
@@ -107,38 +108,38 @@ func TestBaselineAndHistoryCommands(t *testing.T) {
 		}
 		id := "r" + string(rune('a'+i))
 		saveRun(t, dir, id, uint64(i), center)
-		if code, out, errOut := run(t, dir, nil, "import", "benchmark_results/"+id+"/run.json", "--id", id); code != ExitOK {
+		if code, out, errOut := runCLI(t, dir, nil, "import", "benchmark_results/"+id+"/run.json", "--id", id); code != ExitOK {
 			t.Fatalf("import %s: exit %d\n%s%s", id, code, out, errOut)
 		}
 	}
-	if code, out, errOut := run(t, dir, nil, "baseline", "set", "main", "ra", "--note", "first"); code != ExitOK || !strings.Contains(out, "baseline main = run ra") {
+	if code, out, errOut := runCLI(t, dir, nil, "baseline", "set", "main", "ra", "--note", "first"); code != ExitOK || !strings.Contains(out, "baseline main = run ra") {
 		t.Fatalf("baseline set: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, _ := run(t, dir, nil, "baseline", "list"); code != ExitOK || !strings.Contains(out, "main") || !strings.Contains(out, "first") {
+	if code, out, _ := runCLI(t, dir, nil, "baseline", "list"); code != ExitOK || !strings.Contains(out, "main") || !strings.Contains(out, "first") {
 		t.Errorf("baseline list: exit %d\n%s", code, out)
 	}
-	if code, out, _ := run(t, dir, nil, "baseline", "show", "main"); code != ExitOK || !strings.Contains(out, "resnet/batch_size=1") {
+	if code, out, _ := runCLI(t, dir, nil, "baseline", "show", "main"); code != ExitOK || !strings.Contains(out, "resnet/batch_size=1") {
 		t.Errorf("baseline show: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := run(t, dir, nil, "baseline", "show", "nope"); code != ExitError || !strings.Contains(errOut, "baseline set nope") {
+	if code, _, errOut := runCLI(t, dir, nil, "baseline", "show", "nope"); code != ExitError || !strings.Contains(errOut, "baseline set nope") {
 		t.Errorf("baseline show nope: exit %d, %s", code, errOut)
 	}
-	if code, out, _ := run(t, dir, nil, "compare", "baseline:main", "latest"); code != ExitRegression {
+	if code, out, _ := runCLI(t, dir, nil, "compare", "baseline:main", "latest"); code != ExitRegression {
 		t.Errorf("compare baseline:main latest (+20%%): exit %d, want 3\n%s", code, out)
 	}
-	code, out, errOut := run(t, dir, nil, "history", "resnet", "--metric", "latency_ms.p50", "--days", "0", "--scenario", "batch_size=1")
+	code, out, errOut := runCLI(t, dir, nil, "history", "resnet", "--metric", "latency_ms.p50", "--days", "0", "--scenario", "batch_size=1")
 	if code != ExitOK || !strings.Contains(out, "change point at run rg") || !strings.Contains(out, "12 points") {
 		t.Errorf("history: exit %d, want a change point at run rg\n%s%s", code, out, errOut)
 	}
-	code, out, _ = run(t, dir, nil, "history", "--json", "--days", "0", "--metric", "latency_ms")
+	code, out, _ = runCLI(t, dir, nil, "history", "--json", "--days", "0", "--metric", "latency_ms")
 	var series []Series
 	if err := json.Unmarshal([]byte(out), &series); err != nil || code != ExitOK || len(series) != 2 || len(series[0].ChangePoints) != 1 || series[0].ChangePoints[0].Magnitude < 0.15 {
 		t.Errorf("history --json: exit %d, err %v, %d series\n%s", code, err, len(series), out)
 	}
-	if code, out, _ := run(t, dir, nil, "history", "--runs", "--days", "0"); code != ExitOK || strings.Count(out, "\n") != 13 {
+	if code, out, _ := runCLI(t, dir, nil, "history", "--runs", "--days", "0"); code != ExitOK || strings.Count(out, "\n") != 13 {
 		t.Errorf("history --runs: exit %d, want 12 runs\n%s", code, out)
 	}
-	if code, _, _ := run(t, dir, nil, "history", "--metric", "latency_ms.p42"); code != ExitUsage {
+	if code, _, _ := runCLI(t, dir, nil, "history", "--metric", "latency_ms.p42"); code != ExitUsage {
 		t.Errorf("history --metric latency_ms.p42: exit %d, want 2", code)
 	}
 }
@@ -161,25 +162,25 @@ func TestImportExport(t *testing.T) {
 		{"pytest.json", "py1", "test_infer/bs8"},
 		{"hf.json", "hf1", "hf/sleep 0.1"},
 	} {
-		code, out, errOut := run(t, dir, nil, "import", c.file, "--id", c.id)
+		code, out, errOut := runCLI(t, dir, nil, "import", c.file, "--id", c.id)
 		if code != ExitOK || strings.TrimSpace(out) != c.id {
 			t.Fatalf("import %s: exit %d\n%s%s", c.file, code, out, errOut)
 		}
-		code, out, errOut = run(t, dir, nil, "export", c.id, "--format", "github-action-benchmark")
+		code, out, errOut = runCLI(t, dir, nil, "export", c.id, "--format", "github-action-benchmark")
 		var entries []result.GitHubBenchmark
 		if err := json.Unmarshal([]byte(out), &entries); err != nil || code != ExitOK || len(entries) == 0 || !strings.HasPrefix(entries[0].Name, c.wantScenario+" ") {
 			t.Errorf("export %s: exit %d, %v, %+v\n%s", c.id, code, err, entries, errOut)
 		}
 	}
-	code, out, _ := run(t, dir, nil, "export", "go1")
+	code, out, _ := runCLI(t, dir, nil, "export", "go1")
 	if code != ExitOK || strings.Count(out, "BenchmarkTokenize/len=64\t1\t") != 30 || strings.Count(out, " B/op\n") != 10 || !strings.Contains(out, "commit: abc123") {
 		t.Errorf("export go1 --format gobench: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := run(t, dir, nil, "import", "nope.txt"); code == ExitOK {
+	if code, _, errOut := runCLI(t, dir, nil, "import", "nope.txt"); code == ExitOK {
 		t.Errorf("import of a missing file succeeded: %s", errOut)
 	}
 	os.WriteFile(filepath.Join(dir, "junk.json"), []byte(`{"x": 1}`), 0o644)
-	if code, _, errOut := run(t, dir, nil, "import", "junk.json"); code != ExitUsage || !strings.Contains(errOut, "unknown tool") {
+	if code, _, errOut := runCLI(t, dir, nil, "import", "junk.json"); code != ExitUsage || !strings.Contains(errOut, "unknown tool") {
 		t.Errorf("import junk.json: exit %d %s", code, errOut)
 	}
 }
@@ -204,7 +205,7 @@ func TestRunRecordsBudgetsAndAlerts(t *testing.T) {
 	args := []string{"run", "--exec", "true", "--iterations", "5", "--warmup", "0", "--no-html-report", "--no-monitor"}
 
 	// First run: recorded, baseline not set yet (a warning, not a failure), an alert posted.
-	code, out, errOut := run(t, dir, []string{alert.WebhookEnv + "=" + hook.URL}, append(args, "--baseline", "main", "--alert", "latency_ms.p50 > 0")...)
+	code, out, errOut := runCLI(t, dir, []string{alert.WebhookEnv + "=" + hook.URL}, append(args, "--baseline", "main", "--alert", "latency_ms.p50 > 0")...)
 	if code != ExitOK || !strings.Contains(errOut, `baseline "main" is not set`) {
 		t.Fatalf("first run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -213,26 +214,26 @@ func TestRunRecordsBudgetsAndAlerts(t *testing.T) {
 		t.Errorf("webhook got %+v, want one message with the firing", posted)
 	}
 	mu.Unlock()
-	if code, out, _ := run(t, dir, nil, "baseline", "set", "main"); code != ExitOK {
+	if code, out, _ := runCLI(t, dir, nil, "baseline", "set", "main"); code != ExitOK {
 		t.Fatalf("baseline set main: %d %s", code, out)
 	}
 	// A failing webhook never fails the run.
-	code, out, errOut = run(t, dir, []string{alert.WebhookEnv + "=" + failing.URL}, append(args, "--alert", "latency_ms.p50 > 0", "--threshold", "latency=100000", "--baseline", "main")...)
+	code, out, errOut = runCLI(t, dir, []string{alert.WebhookEnv + "=" + failing.URL}, append(args, "--alert", "latency_ms.p50 > 0", "--threshold", "latency=100000", "--baseline", "main")...)
 	if code != ExitOK || !strings.Contains(errOut, "alerts not delivered") || !strings.Contains(out, "compared with baseline main") {
 		t.Errorf("run with a failing webhook: exit %d, want 0 with a warning\n%s%s", code, out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "benchmark_results", "latest", CompareJSONFile)); err != nil {
-		t.Errorf("run --baseline left no %s: %v", CompareJSONFile, err)
+	if _, err := os.Stat(filepath.Join(dir, "benchmark_results", "latest", run.CompareJSONFile)); err != nil {
+		t.Errorf("run --baseline left no %s: %v", run.CompareJSONFile, err)
 	}
 	// A budget exceeded exits 3, with or without a baseline.
 	os.WriteFile(filepath.Join(dir, compare.BudgetFileName), []byte("budgets:\n  exec:\n    max_latency_ms: 0.000001\n"), 0o644)
-	if code, out, errOut := run(t, dir, nil, args...); code != ExitRegression || !strings.Contains(out, "BUDGET EXCEEDED") {
+	if code, out, errOut := runCLI(t, dir, nil, args...); code != ExitRegression || !strings.Contains(out, "BUDGET EXCEEDED") {
 		t.Errorf("run over budget: exit %d, want 3\n%s%s", code, out, errOut)
 	}
-	if code, out, _ := run(t, dir, nil, "history", "--runs", "--days", "0"); code != ExitOK || strings.Count(out, "\n") != 4 {
+	if code, out, _ := runCLI(t, dir, nil, "history", "--runs", "--days", "0"); code != ExitOK || strings.Count(out, "\n") != 4 {
 		t.Errorf("history --runs after three runs:\n%s", out)
 	}
-	if code, _, _ := run(t, dir, nil, append(args, "--alert", "latency_ms.p50 >> 3")...); code != ExitUsage {
+	if code, _, _ := runCLI(t, dir, nil, append(args, "--alert", "latency_ms.p50 >> 3")...); code != ExitUsage {
 		t.Errorf("bad alert rule: exit %d, want 2", code)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/run"
 )
 
 func newList(o *IO) *cobra.Command {
@@ -21,11 +23,11 @@ func newList(o *IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			scs, err := sel.scenarios(benches)
+			scs, err := run.Expand(sel.selection(o, args), benches)
 			if err != nil {
-				return err
+				return codeOf(err)
 			}
-			check := sel.checker(o)
+			check := run.Checker(sel.selection(o, args), env(o))
 			type row struct {
 				Benchmark string         `json:"benchmark"`
 				Scenario  string         `json:"scenario"`

@@ -9,20 +9,13 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 )
 
-// ReportFile is the HTML report every run folder gets.
-const ReportFile = "report.html"
-
-func init() {
-	extraCommands = append(extraCommands, newReport)
-	runExtensions = append(runExtensions, func() RunExtension { return &htmlReport{} })
-}
+func init() { extraCommands = append(extraCommands, newReport) }
 
 type reportFlags struct {
 	output string
@@ -81,10 +74,10 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 	default:
 		return usageErr("--format %q: want html, table or json", rf.format)
 	}
-	var run *result.Run
+	var r *result.Run
 	path, err := resolveRunPath(o, rf.store.resultsDir, arg)
 	if err == nil {
-		run, err = result.Load(path)
+		r, err = result.Load(path)
 	} else if !strings.HasPrefix(arg, "baseline:") && arg != "" && arg != result.LatestLink && strings.ContainsAny(arg, `/\`) {
 		return err
 	} else {
@@ -94,10 +87,10 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 		if arg == "" {
 			arg = result.LatestLink
 		}
-		if run, err = src.load(ctx, arg); err == nil {
+		if r, err = src.load(ctx, arg); err == nil {
 			path = ""
 			if rf.output == "" && rf.format == "html" {
-				rf.output = "report-" + run.ID + ".html"
+				rf.output = "report-" + r.ID + ".html"
 			}
 		}
 	}
@@ -107,11 +100,11 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 	var buf bytes.Buffer
 	switch rf.format {
 	case "html":
-		err = report.RunHTML(&buf, run, report.HTMLOptions{})
+		err = report.RunHTML(&buf, r, report.HTMLOptions{})
 	case "table":
-		err = report.Table(&buf, run)
+		err = report.Table(&buf, r)
 	case "json":
-		err = result.WriteJSON(&buf, run)
+		err = result.WriteJSON(&buf, r)
 	}
 	if err != nil {
 		return fmt.Errorf("render %s: %w", path, err)
@@ -126,7 +119,7 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
 			dir = filepath.Dir(path)
 		}
-		out = filepath.Join(dir, ReportFile)
+		out = filepath.Join(dir, run.ReportFile)
 	default:
 		out = inDir(o, out)
 	}
@@ -135,27 +128,4 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 	}
 	fmt.Fprintf(o.Stdout, "report: %s\n", out)
 	return nil
-}
-
-// htmlReport writes report.html into every run folder when the run ends.
-type htmlReport struct{ off bool }
-
-func (h *htmlReport) Flags(f *pflag.FlagSet) {
-	f.BoolVar(&h.off, "no-html-report", false, "do not write report.html into the run folder")
-}
-
-func (h *htmlReport) Start(context.Context, *IO, string) ([]engine.Option, error) { return nil, nil }
-
-func (h *htmlReport) Finish(_ context.Context, _ *IO, dir string, r *result.Run) (int, error) {
-	if h.off {
-		return ExitOK, nil
-	}
-	var buf bytes.Buffer
-	if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err != nil {
-		return ExitError, fmt.Errorf("html report: %w", err)
-	}
-	if err := result.WriteFileAtomic(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
-		return ExitError, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err)
-	}
-	return ExitOK, nil
 }

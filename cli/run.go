@@ -1,51 +1,24 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/report"
-	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/suite"
+	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/run"
 )
 
-// RunExtension plugs a capability into `inferbench run` (monitors, history, reports) without
-// reshaping it: its flags, engine options before the run, and work after it.
-type RunExtension interface {
-	// Flags registers the extension's flags.
-	Flags(f *pflag.FlagSet)
-	// Start is called with the run folder before any scenario runs.
-	Start(ctx context.Context, o *IO, dir string) ([]engine.Option, error)
-	// Finish is called with the finished (or interrupted) run, after run.json was written. A
-	// non-zero code (e.g. ExitRegression) becomes the exit code unless a worse one applies.
-	Finish(ctx context.Context, o *IO, dir string, r *result.Run) (code int, err error)
-}
-
-// QuickRun builds benchmarks from flags instead of YAML (--exec, and others from their files).
-type QuickRun interface {
-	Flags(f *pflag.FlagSet)
-	// Benchmarks returns the benchmarks its flags describe, or nil when they were not used.
-	Benchmarks(o *IO, sel *selection) ([]*suite.Benchmark, error)
-}
-
-var (
-	runExtensions []func() RunExtension
-	quickRuns     = []func() QuickRun{func() QuickRun { return &execQuick{} }}
-)
-
+// runFlags are `inferbench run`'s flags; options turns them into run.Options.
 type runFlags struct {
 	sel         selection
+	quick       quickFlags
 	warmup      int
 	iterations  int
 	minTime     time.Duration
@@ -56,18 +29,20 @@ type runFlags struct {
 	logLevel    string
 	dryRun      bool
 	keepSamples int
+
+	monitor      run.Monitor
+	noRequestLog bool
+	noHTML       bool
+	sf           storeFlags
+	cf           compareFlags
+	baseline     string
+	noStore      bool
+	alerts       alertFlags
+	live         run.Live
 }
 
 func newRun(o *IO) *cobra.Command {
 	var rf runFlags
-	exts := make([]RunExtension, len(runExtensions))
-	for i, mk := range runExtensions {
-		exts[i] = mk()
-	}
-	quicks := make([]QuickRun, len(quickRuns))
-	for i, mk := range quickRuns {
-		quicks[i] = mk()
-	}
 	cmd := &cobra.Command{
 		Use:   "run [PATH...]",
 		Short: "Run benchmarks and write a results folder",
@@ -85,11 +60,32 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
   inferbench run --framework pytorch --model resnet50 --batch-sizes 1 4 --iterations 10 --warmup 3
   inferbench run benches/unit --set batch_size=4 --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd, o, &rf, exts, quicks, args)
+			opts, err := rf.options(cmd.Flags(), o, args)
+			if err != nil {
+				return err
+			}
+			if rf.dryRun {
+				scs, err := run.Select(opts.Selection, env(o))
+				if err != nil {
+					return codeOf(err)
+				}
+				for _, sc := range scs {
+					fmt.Fprintf(o.Stdout, "%s\t%s\n", sc.ID(), sc.Benchmark.Source())
+				}
+				return nil
+			}
+			prog := newProgress(o)
+			opts.Listener = prog
+			if prog.bar == nil {
+				opts.Log = slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: opts.LogLevel})
+			}
+			_, err = run.Run(cmd.Context(), opts)
+			return codeOf(err)
 		},
 	}
 	f := cmd.Flags()
 	rf.sel.register(cmd)
+	rf.quick.register(f)
 	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")
 	f.IntVar(&rf.warmup, "warmup", 0, "alias of --warmup-iterations")
 	f.IntVar(&rf.iterations, "measurement-iterations", 0, "measured iterations per scenario (overrides definitions)")
@@ -101,188 +97,109 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.format, "format", "table", "summary on stdout: table, json or none")
 	f.StringVar(&rf.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
-	f.IntVar(&rf.keepSamples, "keep-samples", 10000, "raw samples kept per metric in run.json (0 keeps all)")
-	for _, q := range quicks {
-		q.Flags(f)
-	}
-	for _, e := range exts {
-		e.Flags(f)
-	}
+	f.IntVar(&rf.keepSamples, "keep-samples", run.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
+
+	f.DurationVar(&rf.monitor.Interval, "monitor-interval", monitor.DefaultInterval, "resource sampling period (process tree, system, GPU, energy)")
+	f.BoolVar(&rf.monitor.Off, "no-monitor", false, "do not sample resources beside the scenarios")
+	f.BoolVar(&rf.monitor.Overhead, "monitor-overhead", false, "run every scenario again without monitors and report the difference")
+	f.Float64Var(&rf.monitor.Grid.IntensityGPerKWh, "grid-intensity", monitor.DefaultGrid.IntensityGPerKWh, "carbon intensity of the electricity for co2e_g, in g CO2e/kWh")
+	f.Float64Var(&rf.monitor.Grid.PUE, "pue", monitor.DefaultGrid.PUE, "power usage effectiveness applied to measured energy for co2e_g")
+
+	rf.sf.register(f)
+	rf.cf.register(f)
+	rf.alerts.register(f)
+	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
+	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
+	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
+	f.BoolVar(&rf.noRequestLog, "no-request-log", false, "do not write requests/<scenario>.jsonl (each serving request's raw timestamps)")
+	f.StringVar(&rf.live.Addr, "metrics-addr", "", "serve Prometheus /metrics and the live view here during the run (e.g. 127.0.0.1:9464)")
+	f.StringVar(&rf.live.Token, "metrics-token", "", "bearer token for --metrics-addr (default $INFERBENCH_TOKEN); required off loopback")
+	f.DurationVar(&rf.live.Linger, "metrics-linger", 0, "keep serving --metrics-addr this long after the run, for a last scrape")
 	return cmd
 }
 
-func (rf *runFlags) loadOverrides(f *pflag.FlagSet) load.Config {
-	var c load.Config
+// options turns the flags into run.Options.
+func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options, error) {
+	opts := run.Options{
+		Selection: rf.sel.selection(o, args), KeepSamples: rf.keepSamples,
+		Monitor: rf.monitor, OutputDir: rf.outputDir, NoRequestLog: rf.noRequestLog, NoHTMLReport: rf.noHTML,
+		Store: rf.sf.url, NoStore: rf.noStore, Baseline: rf.baseline, AlertWebhookEnv: rf.alerts.envName,
+		Live: rf.live, Format: rf.format, Stdout: o.Stdout, Stderr: o.Stderr,
+		Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
+	}
+	if rf.keepSamples == 0 {
+		opts.KeepSamples = -1 // the flag's 0 keeps all
+	}
 	if f.Changed("warmup-iterations") || f.Changed("warmup") {
-		c.WarmupIterations = &rf.warmup
+		opts.Load.WarmupIterations = &rf.warmup
 	}
 	if f.Changed("measurement-iterations") || f.Changed("iterations") {
-		c.MeasurementIterations = &rf.iterations
+		opts.Load.MeasurementIterations = &rf.iterations
 	}
-	c.MinTime, c.MaxTime, c.Timeout = rf.minTime, rf.maxTime, rf.timeout
-	return c
+	opts.Load.MinTime, opts.Load.MaxTime, opts.Load.Timeout = rf.minTime, rf.maxTime, rf.timeout
+	if !rf.monitor.Off && rf.monitor.Interval < time.Millisecond {
+		return opts, usageErr("--monitor-interval %v: want 1ms or more", rf.monitor.Interval)
+	}
+	var err error
+	if opts.LogLevel, err = parseLevel(rf.logLevel); err != nil {
+		return opts, err
+	}
+	if opts.Compare, err = rf.cf.config(o, f); err != nil {
+		return opts, err
+	}
+	if opts.Alerts, err = rf.alerts.parse(o); err != nil {
+		return opts, err
+	}
+	benches, err := rf.quick.benchmarks(o, &opts.Selection)
+	if err != nil {
+		return opts, usageErr("%v", err)
+	}
+	opts.Selection.Benchmarks = benches
+	return opts, nil
 }
 
-func runRun(cmd *cobra.Command, o *IO, rf *runFlags, exts []RunExtension, quicks []QuickRun, args []string) error {
-	ctx := cmd.Context()
-	switch rf.format {
-	case "table", "json", "none":
-	default:
-		return usageErr("--format %q: want table, json or none", rf.format)
-	}
-	level, err := parseLevel(rf.logLevel)
-	if err != nil {
-		return err
-	}
-	overrides := rf.loadOverrides(cmd.Flags())
-	if err := (load.Config{}).Merge(overrides).Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-
-	var benches []*suite.Benchmark
-	quick := false
-	for _, q := range quicks {
-		bs, err := q.Benchmarks(o, &rf.sel)
-		if err != nil {
-			return err
-		}
-		if bs != nil {
-			quick = true
-			benches = append(benches, bs...)
-		}
-	}
-	if !quick {
-		if benches, err = loadBenchmarks(o, args); err != nil {
-			return err
-		}
-	}
-	scenarios, err := rf.sel.scenarios(benches)
-	if err != nil {
-		return err
-	}
-	if len(scenarios) == 0 {
-		return usageErr("no scenario selected (%d benchmarks found; see 'inferbench list')", len(benches))
-	}
-	if rf.dryRun {
-		for _, sc := range scenarios {
-			fmt.Fprintf(o.Stdout, "%s\t%s\n", sc.ID(), sc.Benchmark.Source())
-		}
-		return nil
-	}
-
-	outRoot := inDir(o, rf.outputDir)
-	started := time.Now()
-	dir, err := result.NewRunDir(outRoot, started)
-	if err != nil {
-		return err
-	}
-	logFile, err := os.Create(filepath.Join(dir, result.LogFile))
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	handlers := teeHandler{slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: min(level, slog.LevelInfo)})}
-	if !interactive(o.Stderr, o) {
-		handlers = append(handlers, slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: level}))
-	}
-	log := slog.New(handlers)
-
-	run := &result.Run{
-		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
-		Environment: collectSysinfo(cmd, o).Map(),
-		Config:      result.Config{Args: o.Args, Dir: o.Dir, Filters: rf.sel.describe(), Set: rf.sel.setStrings()},
-		Scenarios:   []result.Scenario{},
-	}
-	if err := result.Save(dir, run); err != nil {
-		return err
-	}
-	log.Info("run started", "dir", dir, "scenarios", len(scenarios))
-
-	prog := newProgress(log, o, len(scenarios))
-	opts := []engine.Option{
-		engine.WithLoad(overrides), engine.WithChecker(rf.sel.checker(o)), engine.WithListener(prog),
-		engine.WithKeepSamples(rf.keepSamples), engine.WithEnv(o.Env),
-	}
-	for _, e := range exts {
-		eo, err := e.Start(ctx, o, dir)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, eo...)
-	}
-	eng := engine.New(opts...)
-	var saveMu sync.Mutex
-	var saveErr error
-	runErr := eng.Run(ctx, scenarios, func(sc result.Scenario) {
-		saveMu.Lock()
-		defer saveMu.Unlock()
-		run.Scenarios = append(run.Scenarios, sc)
-		run.Tally()
-		if err := result.Save(dir, run); err != nil && saveErr == nil {
-			saveErr = err
-			log.Error("saving results", "err", err)
-		}
-	})
-	prog.finish()
-	interrupted := errors.Is(runErr, context.Canceled) || ctx.Err() != nil
-	run.Partial = interrupted
-	run.FinishedAt = time.Now()
-	run.Tally()
-	if err := result.Save(dir, run); err != nil {
-		return fmt.Errorf("results in %s could not be written: %w", dir, err)
-	}
-	if err := result.LinkLatest(outRoot, dir); err != nil {
-		log.Warn("could not link latest", "err", err)
-	}
-	log.Info("run finished", "dir", dir, "ok", run.Summary.Succeeded, "failed", run.Summary.Failed, "skipped", run.Summary.Skipped, "partial", run.Partial)
-
-	switch rf.format {
-	case "table":
-		if err := report.Table(o.Stdout, run); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.Stdout, "results: %s\n", dir)
-	case "json":
-		if err := result.WriteJSON(o.Stdout, run); err != nil {
-			return err
-		}
-	}
-	code := ExitOK
-	// Extensions finish on a context that is not the cancelled one, so an interrupted run is
-	// still recorded.
-	fctx := context.WithoutCancel(ctx)
-	for _, e := range exts {
-		c, err := e.Finish(fctx, o, dir, run)
-		if err != nil {
-			fmt.Fprintln(o.Stderr, "inferbench:", err)
-			c = max(c, ExitError)
-		}
-		code = worse(code, c)
-	}
-	switch {
-	case interrupted:
-		return &CodeError{Code: ExitError, Err: fmt.Errorf("interrupted: partial results in %s", dir)}
-	case run.Summary.Failed > 0:
-		return &CodeError{Code: ExitError, Err: fmt.Errorf("%d of %d scenarios failed (details in %s)", run.Summary.Failed, run.Summary.Total, filepath.Join(dir, result.LogFile))}
-	case code != ExitOK:
-		return &CodeError{Code: code}
-	}
-	return nil
+// alertFlags are run's alert options.
+type alertFlags struct {
+	rules   []string
+	file    string
+	envName string
 }
 
-// worse picks the exit code to report: a regression (3) over an error (1) over success.
-func worse(a, b int) int {
-	rank := func(c int) int {
-		switch c {
-		case ExitOK:
-			return 0
-		case ExitRegression:
-			return 2
+func (a *alertFlags) register(f *pflag.FlagSet) {
+	f.StringArrayVar(&a.rules, "alert", nil, `alert rule, e.g. "latency_ms.p95 > baseline * 1.3" or "growth(memory_mb, 7d) > 10%" (repeatable)`)
+	f.StringVar(&a.file, "alerts-file", "", "file of alert rules, one a line (# comments)")
+	f.StringVar(&a.envName, "alert-webhook-env", alert.WebhookEnv, "environment variable holding the webhook URL (Slack-compatible JSON is posted)")
+}
+
+// parse reads the rules of --alert and --alerts-file.
+func (a *alertFlags) parse(o *IO) ([]alert.Rule, error) {
+	lines := append([]string(nil), a.rules...)
+	if a.file != "" {
+		data, err := os.ReadFile(inDir(o, a.file))
+		if err != nil {
+			return nil, usageErr("--alerts-file: %v", err)
 		}
-		return 1
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
 	}
-	if rank(b) > rank(a) {
-		return b
+	var rules []alert.Rule
+	for _, l := range lines {
+		r, err := alert.Parse(l)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		rules = append(rules, r)
 	}
-	return a
+	return rules, nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, usageErr("--log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
 }

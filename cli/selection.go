@@ -2,12 +2,10 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/subject/gofunc"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/suite"
 )
 
@@ -29,121 +27,33 @@ func (s *selection) register(cmd *cobra.Command) {
 	f.BoolVar(&s.enableMock, "enable-mock", false, "run definitions whose subject is the simulated mock model")
 }
 
-// setStrings returns the --set overrides as written, for the record of the run.
-func (s *selection) setStrings() map[string]string {
-	if len(s.set) == 0 {
-		return nil
-	}
-	m := map[string]string{}
-	for _, kv := range s.set {
-		k, v, _ := strings.Cut(kv, "=")
-		m[k] = v
-	}
-	return m
+// selection returns the run.Selection of the flags and the PATH arguments.
+func (s *selection) selection(o *IO, args []string) run.Selection {
+	return run.Selection{Paths: args, Funcs: o.Funcs, Filter: s.filter, Set: s.set, EnableMock: s.enableMock}
 }
 
-func (s *selection) overrides() (map[string]any, error) {
-	out := map[string]any{}
-	for _, kv := range s.set {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, usageErr("--set %q: want key=value", kv)
-		}
-		out[k] = suite.ParseValue(v)
-	}
-	return out, nil
-}
-
-func (s *selection) checker(o *IO) *suite.Checker {
-	py, ok := o.LookupEnv("INFERBENCH_PYTHON")
-	if !ok {
-		py = suite.DefaultPython
-	}
-	return &suite.Checker{Python: py, LookupEnv: o.LookupEnv, EnableMock: s.enableMock}
-}
-
-// roots returns the directories or files to search: the arguments, or the working directory.
-func roots(o *IO, args []string) []string {
-	if len(args) == 0 {
-		return []string{workDir(o)}
-	}
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = inDir(o, a)
-	}
-	return out
-}
+// env is the run.Env of a command.
+func env(o *IO) run.Env { return run.Env{Dir: o.Dir, Vars: o.Env} }
 
 // loadBenchmarks discovers and parses definitions. Broken definitions are a usage error (exit 2)
 // listing every problem.
 func loadBenchmarks(o *IO, args []string) ([]*suite.Benchmark, error) {
-	benches, err := suite.Load(o.LookupEnv, roots(o, args)...)
-	var es suite.Errors
-	if errors.As(err, &es) {
-		return nil, &CodeError{Code: ExitUsage, Err: fmt.Errorf("%d problem(s) in benchmark definitions:\n%w", len(es), es)}
-	}
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	if o.Funcs {
-		benches = append(benches, funcBenchmarks(benches)...)
-	}
-	return benches, nil
+	benches, err := run.Discover(run.Selection{Paths: args, Funcs: o.Funcs}, env(o))
+	return benches, codeOf(err)
 }
 
-// funcBenchmarks makes a benchmark of every registered Go function no definition names.
-func funcBenchmarks(defined []*suite.Benchmark) []*suite.Benchmark {
-	taken := map[string]bool{}
-	for _, b := range defined {
-		taken[b.Name] = true
-		if c, ok := b.Config.(*gofunc.Config); ok {
-			taken[c.Func] = true
-		}
+// codeOf gives a library error its exit code: 2 for bad options or definitions, 1 for failed
+// scenarios or an interrupted run, else 3 for a regression or exceeded budget, else 1.
+func codeOf(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, run.ErrUsage):
+		return &CodeError{Code: ExitUsage, Err: err}
+	case errors.Is(err, run.ErrInterrupted), errors.Is(err, run.ErrFailed):
+		return &CodeError{Code: ExitError, Err: err}
+	case errors.Is(err, run.ErrRegression):
+		return &CodeError{Code: ExitRegression, Err: err}
 	}
-	var out []*suite.Benchmark
-	for _, name := range gofunc.Names() {
-		if taken[name] || strings.HasPrefix(name, "inferbench/") {
-			continue // built-ins run only when a definition names them
-		}
-		out = append(out, &suite.Benchmark{
-			Name: name, Kind: "gofunc", Config: &gofunc.Config{Func: name},
-			File: "(registered)", Dir: ".", Category: "unit",
-		})
-	}
-	return out
-}
-
-// scenarios expands and filters.
-func (s *selection) scenarios(benches []*suite.Benchmark) ([]*suite.Scenario, error) {
-	set, err := s.overrides()
-	if err != nil {
-		return nil, err
-	}
-	var out []*suite.Scenario
-	for _, b := range benches {
-		for _, sc := range b.Expand(set) {
-			if s.filter.Match(sc) {
-				out = append(out, sc)
-			}
-		}
-	}
-	return out, nil
-}
-
-func (s *selection) describe() map[string]string {
-	m := map[string]string{}
-	add := func(k string, v []string) {
-		if len(v) > 0 {
-			m[k] = strings.Join(v, ",")
-		}
-	}
-	add("include", s.filter.Include)
-	add("exclude", s.filter.Exclude)
-	add("category", s.filter.Category)
-	add("model", s.filter.Model)
-	add("tag", s.filter.Tag)
-	if s.enableMock {
-		m["enable_mock"] = "true"
-	}
-	return m
+	return &CodeError{Code: ExitError, Err: err}
 }

@@ -2,28 +2,18 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
-	"github.com/inferbench/inferbench/subject"
-	"github.com/inferbench/inferbench/suite"
 	"github.com/inferbench/inferbench/web"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newServe)
-	runExtensions = append(runExtensions, func() RunExtension { return &liveMetrics{} })
-}
+func init() { extraCommands = append(extraCommands, newServe) }
 
 type serveFlags struct {
 	addr, token, resultsDir string
@@ -95,92 +85,5 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 		go web.WatchResults(ctx, inDir(o, sf.resultsDir), time.Second, srv.Hub(), srv.Metrics())
 	}
 	fmt.Fprintf(o.Stdout, "serving %s on http://%s/\n", store.Redact(url), ln.Addr())
-	return serveUntilDone(ctx, ln, srv)
-}
-
-// serveUntilDone serves until ctx is cancelled, then shuts down gracefully (event streams are cut).
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close()
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// liveMetrics is run's --metrics-addr: the live view, its events and /metrics, served while the
-// run lasts. Scenarios reach it as run.json is rewritten after each one; a probe marks the one
-// being measured.
-type liveMetrics struct {
-	addr, token string
-	linger      time.Duration
-	srv         *web.Server
-	cancel      context.CancelFunc
-	done        chan error
-}
-
-func (l *liveMetrics) Flags(f *pflag.FlagSet) {
-	f.StringVar(&l.addr, "metrics-addr", "", "serve Prometheus /metrics and the live view here during the run (e.g. 127.0.0.1:9464)")
-	f.StringVar(&l.token, "metrics-token", "", "bearer token for --metrics-addr (default $"+web.TokenEnv+"); required off loopback")
-	f.DurationVar(&l.linger, "metrics-linger", 0, "keep serving --metrics-addr this long after the run, for a last scrape")
-}
-
-func (l *liveMetrics) Start(ctx context.Context, o *IO, dir string) ([]engine.Option, error) {
-	if l.addr == "" {
-		return nil, nil
-	}
-	token, err := serverToken(o, l.addr, l.token, "--metrics-addr")
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", l.addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", l.addr, err)
-	}
-	l.srv = web.New(nil, web.WithToken(token))
-	hub, metrics := l.srv.Hub(), l.srv.Metrics()
-	hub.RunStarted(filepath.Base(dir), time.Now(), 0)
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	l.cancel = cancel
-	l.done = make(chan error, 1)
-	go func() { l.done <- serveUntilDone(sctx, ln, l.srv) }()
-	go web.WatchRun(sctx, func() string { return filepath.Join(dir, result.RunFile) }, 250*time.Millisecond, hub, metrics)
-	fmt.Fprintf(o.Stderr, "inferbench: live metrics on http://%s/metrics, live view on http://%s/live\n", ln.Addr(), ln.Addr())
-	probe := func(ctx context.Context, sc *suite.Scenario, _ subject.Subject) (func(*result.Scenario), error) {
-		hub.ScenarioStarted(sc.ID())
-		metrics.Started(sc.Benchmark.Name, sc.Name)
-		return func(*result.Scenario) {}, nil
-	}
-	return []engine.Option{engine.WithProbe(probe)}, nil
-}
-
-func (l *liveMetrics) Finish(ctx context.Context, o *IO, dir string, r *result.Run) (int, error) {
-	if l.srv == nil {
-		return ExitOK, nil
-	}
-	l.srv.Hub().SetRun(r)
-	l.srv.Hub().RunFinished()
-	l.srv.Metrics().SetRun(r)
-	if l.linger > 0 {
-		select {
-		case <-time.After(l.linger):
-		case <-ctx.Done():
-		}
-	}
-	l.cancel()
-	if err := <-l.done; err != nil {
-		return ExitError, fmt.Errorf("--metrics-addr: %w", err)
-	}
-	return ExitOK, nil
+	return run.ServeUntilDone(ctx, ln, srv)
 }

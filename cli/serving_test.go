@@ -41,7 +41,7 @@ func decodeRun(t *testing.T, out string) result.Run {
 func TestRunOpenAIConcurrency(t *testing.T) {
 	url := startMock(t, mockserver.Config{TTFT: workload.Fixed(2), ITL: workload.Fixed(1), OutputTokens: workload.Fixed(8), ErrorRate: 0.2, ErrorStatus: 503, Seed: 3})
 	dir := t.TempDir()
-	code, out, errOut := run(t, dir, nil, "run", "--openai", url, "--model", "mock", "--concurrency", "1", "4",
+	code, out, errOut := runCLI(t, dir, nil, "run", "--openai", url, "--model", "mock", "--concurrency", "1", "4",
 		"--requests", "40", "--warmup", "2", "--ramp-up", "20ms", "--format", "json", "--slo", "ttft_ms.p99=1000", "--slo", "tpot_ms.p99=<= 500")
 	// Injected 503s fail the scenarios (max_error_rate 0) but are counted by status.
 	if code != ExitError {
@@ -81,7 +81,7 @@ func TestRunOpenAIConcurrency(t *testing.T) {
 
 func TestRunOpenAIRate(t *testing.T) {
 	url := startMock(t, mockserver.Config{OutputTokens: workload.Fixed(4)})
-	code, out, errOut := run(t, t.TempDir(), nil, "run", "--openai", url, "--model", "mock", "--rate", "200",
+	code, out, errOut := runCLI(t, t.TempDir(), nil, "run", "--openai", url, "--model", "mock", "--rate", "200",
 		"--duration", "500ms", "--warmup", "0", "--format", "json", "--no-request-log")
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
@@ -110,14 +110,14 @@ func TestRunOpenAIUsage(t *testing.T) {
 		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--concurrency", "2", "--ramp-up", "-1s"}, "ramp_up"},
 	}
 	for _, tt := range tests {
-		code, _, errOut := run(t, t.TempDir(), nil, append([]string{"run"}, tt.args...)...)
+		code, _, errOut := runCLI(t, t.TempDir(), nil, append([]string{"run"}, tt.args...)...)
 		if code != ExitUsage || !strings.Contains(errOut, tt.want) {
 			t.Errorf("run %v: exit %d, stderr %q; want %d and %q", tt.args, code, errOut, ExitUsage, tt.want)
 		}
 	}
 	// An unreachable server fails the scenario quickly, with a clear error.
 	start := time.Now()
-	code, _, errOut := run(t, t.TempDir(), nil, "run", "--openai", "http://127.0.0.1:1/v1", "--model", "m", "--format", "none")
+	code, _, errOut := runCLI(t, t.TempDir(), nil, "run", "--openai", "http://127.0.0.1:1/v1", "--model", "m", "--format", "none")
 	if code != ExitError || time.Since(start) > 10*time.Second {
 		t.Errorf("unreachable server: exit %d after %v", code, time.Since(start))
 	}
@@ -173,7 +173,7 @@ func TestMockserverCommand(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("mockserver did not stop")
 	}
-	if code, _, errOut := run(t, "", nil, "mockserver", "--itl-ms", "normal(1"); code != ExitUsage || !strings.Contains(errOut, "--itl-ms") {
+	if code, _, errOut := runCLI(t, "", nil, "mockserver", "--itl-ms", "normal(1"); code != ExitUsage || !strings.Contains(errOut, "--itl-ms") {
 		t.Errorf("bad distribution: exit %d, %q", code, errOut)
 	}
 }

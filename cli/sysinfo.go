@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/suite"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/sysinfo"
 )
 
@@ -28,11 +28,5 @@ func newSysinfo(o *IO) *cobra.Command {
 }
 
 func collectSysinfo(cmd *cobra.Command, o *IO) sysinfo.Info {
-	py, ok := o.LookupEnv("INFERBENCH_PYTHON")
-	if !ok {
-		py = suite.DefaultPython
-	}
-	info := sysinfo.Collect(cmd.Context(), sysinfo.Options{Dir: o.Dir, Python: py, GPUs: listGPUs})
-	info.Inferbench = Version
-	return info
+	return run.Sysinfo(cmd.Context(), env(o), Version)
 }

@@ -125,6 +125,34 @@ type Kind struct {
 	// Requires optionally lists needs (as in a definition's `requires:`) implied by the config,
 	// e.g. a worker adapter's Python module.
 	Requires func(cfg any, p Params) []string
+	// Files optionally finds benchmarks of this kind in source files under benches/ by their
+	// extension (".py": a Python file's benchmark functions), without running them. A file
+	// without benchmarks yields none and no error (it may be a helper module).
+	Files map[string]func(path string, data []byte) ([]Found, error)
+}
+
+// Found is a benchmark a kind found in a source file (Kind.Files): suite makes it a benchmark of
+// the kind, defined at the file's line.
+type Found struct {
+	Name        string
+	Description string
+	Model       string
+	Tags        []string
+	Line        int
+	Config      any // the kind's configuration, as Kind.Config returns it
+	Params      Params
+}
+
+// FileKind returns the kind that finds benchmarks in files with extension ext, and its scanner.
+func FileKind(ext string) (kind string, scan func(path string, data []byte) ([]Found, error), ok bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, name := range slices.Sorted(maps.Keys(kinds)) {
+		if f := kinds[name].Files[ext]; f != nil {
+			return name, f, true
+		}
+	}
+	return "", nil, false
 }
 
 var (

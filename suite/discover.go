@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/inferbench/inferbench/subject"
 )
 
 // skipDirs are never searched for definitions.
@@ -54,28 +55,25 @@ func Discover(roots ...string) ([]string, error) {
 	return files, nil
 }
 
-// FileParser reads benchmarks from a definition file that is not YAML, e.g. the Python benchmark
-// functions that subject/worker finds in .py files. A file without benchmarks yields none and no
-// error (it may be a helper module).
-type FileParser func(path string, data []byte) ([]*Benchmark, error)
-
-var (
-	fileTypesMu sync.RWMutex
-	fileTypes   = map[string]FileParser{}
-)
-
-// RegisterFileType makes Discover find files with extension ext (".py") under benches/ and
-// ParseFile read them with p.
-func RegisterFileType(ext string, p FileParser) {
-	fileTypesMu.Lock()
-	defer fileTypesMu.Unlock()
-	fileTypes[ext] = p
-}
-
-func fileType(ext string) FileParser {
-	fileTypesMu.RLock()
-	defer fileTypesMu.RUnlock()
-	return fileTypes[ext]
+// fileType returns the reader of definition files that are not YAML, by extension: a subject
+// kind's scanner (subject.Kind.Files, e.g. the worker's Python benchmark functions), or nil.
+func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
+	kind, scan, ok := subject.FileKind(ext)
+	if !ok {
+		return nil
+	}
+	return func(path string, data []byte) ([]*Benchmark, error) {
+		found, err := scan(path, data)
+		out := make([]*Benchmark, 0, len(found))
+		for _, f := range found {
+			out = append(out, &Benchmark{
+				Name: f.Name, Description: f.Description, Model: f.Model, Tags: f.Tags,
+				File: path, Line: f.Line, Dir: filepath.Dir(path), Kind: kind, Config: f.Config,
+				Params: map[string]any(f.Params),
+			})
+		}
+		return out, err
+	}
 }
 
 func underBenches(root, p string) bool {

@@ -8,12 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferbench/inferbench/suite"
+	"github.com/inferbench/inferbench/subject"
 )
-
-func init() {
-	suite.RegisterFileType(".py", ParsePythonFile)
-}
 
 // PyBenchmark is a seed-style benchmark found in a Python file.
 type PyBenchmark struct {
@@ -171,28 +167,25 @@ func docLine(s string) (string, bool) {
 	return "", false
 }
 
-// ParsePythonFile turns the benchmarks ScanPython finds in a file into suite benchmarks run by the
-// pyfunc adapter, named FILE.NAME (FILE without .py). It is registered with suite for ".py" files
-// under benches/.
-func ParsePythonFile(path string, data []byte) ([]*suite.Benchmark, error) {
+// ParsePythonFile turns the benchmarks ScanPython finds in a file into benchmarks run by the
+// pyfunc adapter, named FILE.NAME (FILE without .py). It is the worker kind's scanner of ".py"
+// files under benches/ (subject.Kind.Files).
+func ParsePythonFile(path string, data []byte) ([]subject.Found, error) {
 	stem := strings.TrimSuffix(filepath.Base(path), ".py")
-	var out []*suite.Benchmark
+	var out []subject.Found
 	for _, pb := range ScanPython(data) {
-		params := map[string]any{"file": filepath.Base(path)}
+		params := subject.Params{"file": filepath.Base(path)}
 		if pb.Class {
 			params["class"] = pb.Name
 		} else {
 			params["function"] = pb.Name
 		}
-		out = append(out, &suite.Benchmark{
+		out = append(out, subject.Found{
 			Name:        stem + "." + pb.Name,
 			Description: pb.Doc,
 			Model:       stem,
 			Tags:        []string{"python"},
-			File:        path,
 			Line:        pb.Line,
-			Dir:         filepath.Dir(path),
-			Kind:        "worker",
 			Config:      &Config{Adapter: "pyfunc"},
 			Params:      params,
 		})

@@ -151,6 +151,7 @@ func init() {
 		Config:   func() any { return &Config{} },
 		Open:     Open,
 		Requires: Requires,
+		Files:    map[string]func(string, []byte) ([]subject.Found, error){".py": ParsePythonFile},
 	})
 }
 

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"context"
@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/monitor"
 	"github.com/inferbench/inferbench/monitor/gpu" // registers the GPU source
 	"github.com/inferbench/inferbench/result"
@@ -22,91 +18,81 @@ import (
 	"github.com/inferbench/inferbench/sysinfo"
 )
 
-func init() {
-	runExtensions = append(runExtensions, func() RunExtension { return &monitorExt{} })
-	result.Define(resourceInfos...)
+// The sample stage: monitors run beside every scenario's measured window (a probe of the engine)
+// and attach what they saw to its result; with Monitor.Overhead every measured scenario runs again
+// without them.
+
+func (m Monitor) validate() error {
+	if m.Off {
+		if m.Overhead {
+			return usageErr("--monitor-overhead needs the monitors: drop --no-monitor")
+		}
+		return nil
+	}
+	if m.Interval != 0 && m.Interval < time.Millisecond {
+		return usageErr("--monitor-interval %v: want 1ms or more", m.Interval)
+	}
+	if m.Grid != (monitor.Grid{}) {
+		if err := m.Grid.Validate(); err != nil {
+			return usageErr("--grid-intensity/--pue: %v", err)
+		}
+	}
+	return nil
 }
 
-// resourceInfos are the metrics the monitors add to every scenario (docs/metrics.md, "Resources
-// and energy").
-var resourceInfos = []result.Info{
-	{Name: "peak_rss_mb", Unit: "MB", Better: result.Lower, Doc: "peak resident memory of the process tree under test in the measured window"},
-	{Name: "rss_mean_mb", Unit: "MB", Better: result.Lower, Doc: "mean resident memory of the process tree over the samples"},
-	{Name: "rss_growth_mb", Unit: "MB", Better: result.Lower, Doc: "least-squares rise of resident memory over the measured window"},
-	{Name: "cpu_pct", Unit: "%", Better: result.Lower, Doc: "mean CPU (user+system) of the process tree, percent of one core"},
-	{Name: "cpu_s", Unit: "s", Better: result.Lower, Doc: "CPU time (user+system) the process tree used in the measured window"},
-	{Name: "io_read_mb", Unit: "MB", Better: result.Lower, Doc: "bytes the process tree read from storage in the measured window"},
-	{Name: "io_write_mb", Unit: "MB", Better: result.Lower, Doc: "bytes the process tree wrote to storage in the measured window"},
-	{Name: "gpu_util_pct", Unit: "%", Better: result.Higher, Doc: "mean GPU utilisation (percent of time a kernel ran), averaged over devices"},
-	{Name: "gpu_mem_peak_mb", Unit: "MB", Better: result.Lower, Doc: "peak GPU memory in use (all processes), summed over devices"},
-	{Name: "gpu_power_w", Unit: "W", Better: result.Lower, Doc: "mean GPU board power, summed over devices"},
-	{Name: "gpu_temp_max_c", Unit: "°C", Better: result.Lower, Doc: "hottest GPU temperature seen"},
-	{Name: "gpu_sm_clock_mhz", Unit: "MHz", Better: result.Higher, Doc: "mean SM clock, averaged over devices"},
-	{Name: "gpu_energy_j", Unit: "J", Better: result.Lower, Doc: "GPU energy in the measured window (NVML counter, else power integrated)"},
-	{Name: "cpu_energy_j", Unit: "J", Better: result.Lower, Doc: "CPU package energy (RAPL) in the measured window, whole sockets"},
-	{Name: "dram_energy_j", Unit: "J", Better: result.Lower, Doc: "DRAM energy (RAPL) in the measured window"},
-	{Name: "energy_j", Unit: "J", Better: result.Lower, Doc: "energy of every measured source (CPU package, DRAM, GPU) in the measured window"},
-	{Name: "energy_per_item_j", Unit: "J", Better: result.Lower, Doc: "mean power (energy_j / window) divided by throughput_ips"},
-	{Name: "energy_per_token_j", Unit: "J", Better: result.Lower, Doc: "mean power divided by output_tokens_per_s"},
-	{Name: "co2e_g", Unit: "g", Better: result.Lower, Doc: "energy_j in kWh × PUE × grid intensity (g CO2e/kWh)"},
-	{Name: "co2e_per_1k_tokens_g", Unit: "g", Better: result.Lower, Doc: "CO2e of 1000 output tokens"},
-}
-
-// monitorExt runs the resource monitors beside every scenario of `inferbench run`.
-type monitorExt struct {
-	interval time.Duration
-	off      bool
-	overhead bool
-	grid     monitor.Grid
-	flags    *pflag.FlagSet
-
+// monitors are the sources sampled beside every scenario of a run.
+type monitors struct {
+	cfg  Monitor
 	src  *monitor.Sources
 	mu   sync.Mutex
-	seen []*suite.Scenario // scenarios measured, for --monitor-overhead
+	seen []*suite.Scenario // scenarios measured, for Monitor.Overhead
 }
 
-func (x *monitorExt) Flags(f *pflag.FlagSet) {
-	x.flags = f
-	f.DurationVar(&x.interval, "monitor-interval", monitor.DefaultInterval, "resource sampling period (process tree, system, GPU, energy)")
-	f.BoolVar(&x.off, "no-monitor", false, "do not sample resources beside the scenarios")
-	f.BoolVar(&x.overhead, "monitor-overhead", false, "run every scenario again without monitors and report the difference")
-	f.Float64Var(&x.grid.IntensityGPerKWh, "grid-intensity", monitor.DefaultGrid.IntensityGPerKWh, "carbon intensity of the electricity for co2e_g, in g CO2e/kWh")
-	f.Float64Var(&x.grid.PUE, "pue", monitor.DefaultGrid.PUE, "power usage effectiveness applied to measured energy for co2e_g")
+func (p *pipeline) startMonitors(ctx context.Context) *monitors {
+	m := &monitors{cfg: p.o.Monitor}
+	if m.cfg.Off {
+		return m
+	}
+	if m.cfg.Interval == 0 {
+		m.cfg.Interval = monitor.DefaultInterval
+	}
+	if m.cfg.Grid == (monitor.Grid{}) {
+		m.cfg.Grid = monitor.DefaultGrid
+	}
+	m.src = monitor.Open(ctx, monitor.Config{Interval: m.cfg.Interval})
+	return m
 }
 
-func (x *monitorExt) Start(ctx context.Context, o *IO, dir string) ([]engine.Option, error) {
-	if x.off {
-		if x.overhead {
-			return nil, usageErr("--monitor-overhead needs the monitors: drop --no-monitor")
-		}
-		return nil, nil
+// options are the engine options that run the monitors.
+func (m *monitors) options() []engine.Option {
+	if m.src == nil {
+		return nil
 	}
-	if x.interval < time.Millisecond {
-		return nil, usageErr("--monitor-interval %v: want 1ms or more", x.interval)
+	return []engine.Option{engine.WithProbe(m.probe)}
+}
+
+func (m *monitors) close() {
+	if m.src != nil {
+		m.src.Close()
 	}
-	if err := x.grid.Validate(); err != nil {
-		return nil, usageErr("--grid-intensity/--pue: %v", err)
-	}
-	x.src = monitor.Open(ctx, monitor.Config{Interval: x.interval})
-	return []engine.Option{engine.WithProbe(x.probe)}, nil
 }
 
 // probe starts a Monitor over the subject's processes (or the harness, for subjects that run
 // in-process or talk to a server) when the measured window opens.
-func (x *monitorExt) probe(ctx context.Context, sc *suite.Scenario, s subject.Subject) (func(*result.Scenario), error) {
+func (m *monitors) probe(ctx context.Context, sc *suite.Scenario, s subject.Subject) (func(*result.Scenario), error) {
 	var pids func() []int
 	if p, ok := s.(subject.Processes); ok {
 		pids = p.PIDs
 	}
-	m := x.src.Monitor(pids)
-	m.Start()
-	if x.overhead {
-		x.mu.Lock()
-		x.seen = append(x.seen, sc)
-		x.mu.Unlock()
+	mon := m.src.Monitor(pids)
+	mon.Start()
+	if m.cfg.Overhead {
+		m.mu.Lock()
+		m.seen = append(m.seen, sc)
+		m.mu.Unlock()
 	}
 	return func(r *result.Scenario) {
-		attachResources(r, m.Stop(), pids != nil, x.grid, monitor.DefaultGrowthThreshold)
+		attachResources(r, mon.Stop(), pids != nil, m.cfg.Grid, monitor.DefaultGrowthThreshold)
 	}, nil
 }
 
@@ -221,17 +207,6 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 	r.Extra["resources"] = res
 }
 
-func (x *monitorExt) Finish(ctx context.Context, o *IO, dir string, run *result.Run) (int, error) {
-	if x.src == nil {
-		return ExitOK, nil
-	}
-	defer x.src.Close()
-	if !x.overhead || run.Partial {
-		return ExitOK, nil
-	}
-	return ExitOK, x.measureOverhead(ctx, o, dir, run)
-}
-
 // overheadResult compares a scenario measured with monitors (the run) and without (a second run).
 type overheadResult struct {
 	LatencyOnMS   float64 `json:"latency_on_ms"`
@@ -246,14 +221,22 @@ type overheadResult struct {
 	Order         string  `json:"order"`
 }
 
-// measureOverhead runs every measured scenario again with no monitor and reports the difference.
-func (x *monitorExt) measureOverhead(ctx context.Context, o *IO, dir string, run *result.Run) error {
-	eng := engine.New(engine.WithLoad(x.loadOverrides()), engine.WithEnv(o.Env))
-	tw := tabwriter.NewWriter(o.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(o.Stdout, "\nmonitor overhead (each scenario: first with monitors, then again without):")
-	fmt.Fprintln(tw, "scenario\tlatency p50 on\toff\tdelta\tthroughput on\toff\tdelta\tsampling cost")
+// overheadRow is one scenario of the overhead pass, for the render stage.
+type overheadRow struct {
+	id string
+	ov *overheadResult
+}
+
+// overhead runs every measured scenario again with no monitor (Monitor.Overhead) and attaches
+// the difference to its resources. Nothing runs for an interrupted run.
+func (m *monitors) overhead(ctx context.Context, p *pipeline, run *result.Run) []overheadRow {
+	if m.src == nil || !m.cfg.Overhead || run.Partial {
+		return nil
+	}
+	eng := engine.New(engine.WithLoad(p.o.Load), engine.WithEnv(p.o.Env))
+	var rows []overheadRow
 	var errs []error
-	for _, sc := range x.seen {
+	for _, sc := range m.seen {
 		if ctx.Err() != nil {
 			break
 		}
@@ -270,19 +253,13 @@ func (x *monitorExt) measureOverhead(ctx context.Context, o *IO, dir string, run
 		if res, ok := on.Extra["resources"].(*resources); ok {
 			res.Overhead = ov
 		}
-		sig := "~"
-		if ov.Significant {
-			sig = ""
-		}
-		fmt.Fprintf(tw, "%s\t%.3f ms\t%.3f ms\t%+.2f%%%s\t%.1f/s\t%.1f/s\t%+.2f%%\t%.3f%% of a core\n", sc.ID(),
-			ov.LatencyOnMS, ov.LatencyOffMS, ov.LatencyDelta, sig, ov.ThroughputOn, ov.ThroughputOff, ov.ThroughputDel, ov.SamplerCost)
+		rows = append(rows, overheadRow{sc.ID(), ov})
 	}
-	tw.Flush()
-	fmt.Fprintln(o.Stdout, "(~: not significant, Mann-Whitney U p >= 0.05; throughput is one figure per run and is not tested)")
-	if err := result.Save(dir, run); err != nil {
-		errs = append(errs, err)
+	p.errs = append(p.errs, errors.Join(errs...))
+	if rows == nil {
+		rows = []overheadRow{} // the table is printed, empty
 	}
-	return errors.Join(errs...)
+	return rows
 }
 
 func compareOverhead(on, off *result.Scenario) *overheadResult {
@@ -325,32 +302,6 @@ func findScenario(run *result.Run, id string) *result.Scenario {
 	return nil
 }
 
-// loadOverrides reads the run's load flags again, for the second pass of --monitor-overhead.
-func (x *monitorExt) loadOverrides() load.Config {
-	var c load.Config
-	f := x.flags
-	if f == nil {
-		return c
-	}
-	intFlag := func(names ...string) *int {
-		for _, n := range names {
-			if f.Changed(n) {
-				v, err := f.GetInt(n)
-				if err == nil {
-					return &v
-				}
-			}
-		}
-		return nil
-	}
-	c.WarmupIterations = intFlag("warmup-iterations", "warmup")
-	c.MeasurementIterations = intFlag("measurement-iterations", "iterations")
-	c.MinTime, _ = f.GetDuration("min-time")
-	c.MaxTime, _ = f.GetDuration("max-time")
-	c.Timeout, _ = f.GetDuration("timeout")
-	return c
-}
-
 // listGPUs describes the GPUs for sysinfo through NVML when this build and machine have it, and
 // through nvidia-smi otherwise.
 func listGPUs(ctx context.Context) []sysinfo.GPU {
@@ -365,4 +316,12 @@ func listGPUs(ctx context.Context) []sysinfo.GPU {
 			ComputeCap: i.ComputeCap, UUID: i.UUID})
 	}
 	return out
+}
+
+// Sysinfo returns the environment fingerprint recorded with every run: sysinfo's, with the GPUs
+// listed through NVML when this build and machine have it, and version as inferbench's version.
+func Sysinfo(ctx context.Context, env Env, version string) sysinfo.Info {
+	info := sysinfo.Collect(ctx, sysinfo.Options{Dir: env.Dir, Python: env.Python(), GPUs: listGPUs})
+	info.Inferbench = version
+	return info
 }

@@ -1,0 +1,183 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/suite"
+)
+
+// The execute and write stages: the engine runs the scenarios one by one, and run.json is
+// rewritten after each, so an interrupted or crashed run keeps what was measured.
+
+// writer is the run folder.
+type writer struct {
+	root, dir string
+	logFile   *os.File
+	log       *slog.Logger
+	mu        sync.Mutex
+	run       *result.Run
+	err       error // the first failed write
+}
+
+// create makes the run folder, opens run.log and writes a first run.json with no scenario.
+func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*writer, error) {
+	w := &writer{root: p.env.Path(p.o.OutputDir)}
+	started := time.Now()
+	dir, err := result.NewRunDir(w.root, started)
+	if err != nil {
+		return nil, err
+	}
+	w.dir = dir
+	if w.logFile, err = os.Create(filepath.Join(dir, result.LogFile)); err != nil {
+		return nil, err
+	}
+	handlers := teeHandler{slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: min(p.o.LogLevel, slog.LevelInfo)})}
+	if p.o.Log != nil {
+		handlers = append(handlers, p.o.Log)
+	}
+	w.log = slog.New(handlers)
+	sel := p.o.Selection
+	w.run = &result.Run{
+		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
+		Environment: Sysinfo(ctx, p.env, p.o.Version).Map(),
+		Config:      result.Config{Args: p.o.Args, Dir: p.o.Dir, Filters: sel.describe(), Set: sel.setStrings()},
+		Scenarios:   []result.Scenario{},
+	}
+	if err := result.Save(dir, w.run); err != nil {
+		w.close()
+		return nil, err
+	}
+	w.log.Info("run started", "dir", dir, "scenarios", len(scenarios))
+	return w, nil
+}
+
+func (w *writer) close() { w.logFile.Close() }
+
+// add keeps a scenario's result and rewrites run.json.
+func (w *writer) add(sc result.Scenario) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.run.Scenarios = append(w.run.Scenarios, sc)
+	w.run.Tally()
+	if err := result.Save(w.dir, w.run); err != nil && w.err == nil {
+		w.err = err
+		w.log.Error("saving results", "err", err)
+	}
+}
+
+// finish writes the final run.json and points latest at the folder.
+func (w *writer) finish(r *result.Run) {
+	if err := result.Save(w.dir, r); err != nil {
+		w.err = fmt.Errorf("results in %s could not be written: %w", w.dir, err)
+		w.log.Error("saving results", "err", err)
+		return
+	}
+	w.err = nil // the final write holds everything the failed one lacked
+	if err := result.LinkLatest(w.root, w.dir); err != nil {
+		w.log.Warn("could not link latest", "err", err)
+	}
+	w.log.Info("run finished", "dir", w.dir, "ok", r.Summary.Succeeded, "failed", r.Summary.Failed, "skipped", r.Summary.Skipped, "partial", r.Partial)
+}
+
+// execute runs the scenarios (the execute stage) with the monitors beside them (the sample
+// stage) and returns the run, marked partial when ctx was cancelled.
+func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *monitors, live *liveServer) *result.Run {
+	opts := []engine.Option{
+		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
+		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
+		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
+	}
+	if !p.o.NoRequestLog {
+		opts = append(opts, engine.WithRequestLog(filepath.Join(w.dir, "requests")))
+	}
+	if p.o.Listener != nil {
+		opts = append(opts, engine.WithListener(p.o.Listener))
+	}
+	opts = append(opts, mon.options()...)
+	opts = append(opts, live.options()...)
+	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
+	if f, ok := p.o.Listener.(interface{ Finish() }); ok {
+		f.Finish()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.run
+	r.Partial = errors.Is(runErr, context.Canceled) || ctx.Err() != nil
+	r.FinishedAt = time.Now()
+	r.Tally()
+	return r
+}
+
+// logListener writes a line to the run's log as each scenario starts and ends.
+type logListener struct{ log *slog.Logger }
+
+func (l logListener) ScenarioStarted(sc *suite.Scenario, index, total int) {
+	l.log.Info("scenario started", "scenario", sc.ID(), "index", index+1, "of", total)
+}
+
+func (l logListener) Observed(*suite.Scenario, load.Phase, int) {}
+
+func (l logListener) ScenarioDone(r *result.Scenario) {
+	attrs := []any{"scenario", r.ID(), "status", r.Status, "duration_s", fmt.Sprintf("%.2f", r.DurationS)}
+	if lat := r.Metrics["latency_ms"].Summary; lat != nil {
+		attrs = append(attrs, "n", lat.N, "p50_ms", fmt.Sprintf("%.3f", lat.Median), "p99_ms", fmt.Sprintf("%.3f", lat.P99))
+	}
+	switch r.Status {
+	case result.StatusSkipped:
+		attrs = append(attrs, "reason", r.SkipReason)
+	case result.StatusFailed:
+		attrs = append(attrs, "error", r.Error)
+	}
+	l.log.Info("scenario done", attrs...)
+}
+
+var _ engine.Listener = logListener{}
+
+// teeHandler sends records to several handlers.
+type teeHandler []slog.Handler
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	for _, h := range t {
+		if h.Enabled(ctx, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	for _, h := range t {
+		if h.Enabled(ctx, r.Level) {
+			if err := h.Handle(ctx, r.Clone()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make(teeHandler, len(t))
+	for i, h := range t {
+		out[i] = h.WithAttrs(as)
+	}
+	return out
+}
+
+func (t teeHandler) WithGroup(name string) slog.Handler {
+	out := make(teeHandler, len(t))
+	for i, h := range t {
+		out[i] = h.WithGroup(name)
+	}
+	return out
+}

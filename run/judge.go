@@ -1,0 +1,132 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/inferbench/inferbench/advice"
+	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/store"
+
+	_ "github.com/inferbench/inferbench/store/postgres" // Store: postgres://...
+	_ "github.com/inferbench/inferbench/store/sqlite"   // the default store
+)
+
+// The record and judge stages: the run goes into the history store, then is compared with the
+// baseline, checked against its budgets, given advice, and the alert rules are evaluated.
+
+// Verdict is what the judge stage found.
+type Verdict struct {
+	// Baseline is the baseline's name when the run was compared with one; BaselineRun its run.
+	Baseline    string
+	BaselineRun *result.Run
+	// Compare is the comparison with the baseline, or the budgets alone (Old.ID "-"): a
+	// regression or an exceeded budget fails the run.
+	Compare *compare.Report
+	Advice  []advice.Tip
+	// Alerts are the alert rules that fired; AlertNotes why some could not be evaluated.
+	Alerts     []alert.Firing
+	AlertNotes []string
+}
+
+// Failed reports whether the verdict fails the run.
+func (v *Verdict) Failed() bool { return v.Compare != nil && v.Compare.Failed() }
+
+// StoreLocation is where a run is recorded: loc, else $INFERBENCH_STORE, else "" (the default
+// file under the working directory).
+func StoreLocation(loc string, env Env) string {
+	if loc != "" {
+		return loc
+	}
+	u, _ := env.Lookup(store.EnvVar)
+	return u
+}
+
+// OpenStore opens the history store at loc (see StoreLocation).
+func OpenStore(ctx context.Context, loc string, env Env) (store.Store, error) {
+	return store.Open(ctx, store.Params{URL: StoreLocation(loc, env), Dir: env.Dir})
+}
+
+// record puts the run into the history store and returns the store, open, for the judge stage;
+// nil with NoStore or when the store failed (the error is kept; the run stays in its folder).
+func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.Store {
+	if p.o.NoStore {
+		return nil
+	}
+	st, err := OpenStore(ctx, p.o.Store, p.env)
+	if err != nil {
+		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
+		return nil
+	}
+	if err := st.Put(ctx, r); err != nil {
+		st.Close()
+		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
+		return nil
+	}
+	return st
+}
+
+// judge compares the run with the baseline (or checks its budgets alone), and evaluates the
+// advice rules and the alert rules with the store's history.
+func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Verdict {
+	cfg := p.o.Compare
+	v := &Verdict{}
+	if p.o.Baseline != "" && st != nil {
+		b, err := st.Baseline(ctx, p.o.Baseline)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			fmt.Fprintf(p.o.Stderr, "inferbench: baseline %q is not set: this run was not compared (set it with 'inferbench baseline set %s %s')\n", p.o.Baseline, p.o.Baseline, r.ID)
+		case err != nil:
+			p.errs = append(p.errs, err)
+		default:
+			if v.BaselineRun, err = st.Get(ctx, b.RunID); err != nil {
+				p.errs = append(p.errs, err)
+				break
+			}
+			v.Baseline = p.o.Baseline
+			v.Compare = compare.Runs(v.BaselineRun, r, cfg)
+			v.Compare.Old.Label, v.Compare.New.Label = "baseline:"+p.o.Baseline, r.ID
+		}
+	}
+	if v.Compare == nil { // budgets alone
+		v.Compare = &compare.Report{Old: compare.RunRef{ID: "-"}, New: compare.RunRef{ID: r.ID}, Alpha: cfg.Alpha}
+		v.Compare.Budgets, v.Compare.BudgetsExceeded = compare.CheckRunBudgets(r, cfg.Budgets)
+	}
+
+	var hist advice.History
+	if st != nil {
+		hist = func(bench, sc, metric string) []float64 {
+			xs, _ := historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: 200})
+			return xs
+		}
+	}
+	v.Advice = advice.For(r, advice.Rules{}, hist)
+
+	if len(p.o.Alerts) > 0 {
+		var ahist alert.History
+		if st != nil {
+			ahist = func(ctx context.Context, bench, sc, metric string, since time.Time) ([]float64, error) {
+				return historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Since: since})
+			}
+		}
+		v.Alerts, v.AlertNotes = alert.Evaluate(ctx, p.o.Alerts, r, v.BaselineRun, ahist)
+	}
+	return v
+}
+
+// historyValues returns the values of the points st.History(q) finds, oldest first.
+func historyValues(ctx context.Context, st store.Store, q store.Query) ([]float64, error) {
+	pts, err := st.History(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	xs := make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i] = p.Value
+	}
+	return xs, nil
+}

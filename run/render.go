@@ -1,0 +1,152 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
+)
+
+// Files the render stage adds to a run folder.
+const (
+	ReportFile          = "report.html"  // every run, unless NoHTMLReport
+	CompareJSONFile     = "compare.json" // when compared with a baseline or budgets were checked
+	CompareMarkdownFile = "compare.md"   // the same, as markdown
+	AdviceFile          = "advice.json"  // when there is advice
+)
+
+// render writes the summary (Format), the verdict, the advice and the overhead table to Stdout;
+// compare.json, compare.md, advice.json and report.html into the run folder; the comparison to
+// $GITHUB_STEP_SUMMARY; and posts the alerts that fired.
+func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Verdict, overhead []overheadRow) {
+	out := p.o.Stdout
+	switch p.o.Format {
+	case "table":
+		if err := report.Table(out, r); err != nil {
+			p.errs = append(p.errs, err)
+		}
+		fmt.Fprintf(out, "results: %s\n", dir)
+	case "json":
+		if err := result.WriteJSON(out, r); err != nil {
+			p.errs = append(p.errs, err)
+		}
+	}
+	if rep := v.Compare; v.BaselineRun != nil || len(rep.Budgets) > 0 {
+		fmt.Fprintln(out)
+		render := report.BudgetsText
+		if v.BaselineRun != nil {
+			fmt.Fprintf(out, "compared with baseline %s:\n", v.Baseline)
+			render = report.CompareText
+		}
+		if err := render(out, rep); err != nil {
+			p.errs = append(p.errs, err)
+		}
+		var js, md bytes.Buffer
+		enc := json.NewEncoder(&js)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+		_ = report.CompareMarkdown(&md, rep)
+		for name, data := range map[string][]byte{CompareJSONFile: js.Bytes(), CompareMarkdownFile: md.Bytes()} {
+			if err := result.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+				fmt.Fprintln(p.o.Stderr, "inferbench:", err)
+			}
+		}
+		if err := StepSummary(p.env, rep); err != nil {
+			fmt.Fprintln(p.o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
+		}
+	}
+	if len(v.Advice) > 0 {
+		fmt.Fprintln(out)
+		for _, t := range v.Advice {
+			fmt.Fprintf(out, "advice  %s (%s): %s\n", t.Scenario, t.Rule, t.Text)
+		}
+		if data, err := json.MarshalIndent(v.Advice, "", "  "); err == nil {
+			_ = result.WriteFileAtomic(filepath.Join(dir, AdviceFile), append(data, '\n'))
+		}
+	}
+	p.postAlerts(ctx, r, v)
+	if overhead != nil {
+		renderOverhead(out, overhead)
+	}
+	if !p.o.NoHTMLReport {
+		var buf bytes.Buffer
+		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err != nil {
+			p.errs = append(p.errs, fmt.Errorf("html report: %w", err))
+		} else if err := result.WriteFileAtomic(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
+			p.errs = append(p.errs, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err))
+		}
+	}
+}
+
+// postAlerts prints the alerts that fired and posts them to the webhook. Nothing here fails the
+// run: problems are printed as warnings.
+func (p *pipeline) postAlerts(ctx context.Context, r *result.Run, v *Verdict) {
+	for _, n := range v.AlertNotes {
+		fmt.Fprintln(p.o.Stderr, "inferbench: warning:", n)
+	}
+	for _, f := range v.Alerts {
+		fmt.Fprintln(p.o.Stderr, "inferbench: ALERT", f.Message)
+	}
+	if len(v.Alerts) == 0 {
+		return
+	}
+	url, _ := p.env.Lookup(p.o.AlertWebhookEnv)
+	if url == "" {
+		fmt.Fprintf(p.o.Stderr, "inferbench: warning: %d alert(s) fired but $%s is not set: nothing posted\n", len(v.Alerts), p.o.AlertWebhookEnv)
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := alert.Post(pctx, nil, url, r, v.Alerts); err != nil {
+		fmt.Fprintln(p.o.Stderr, "inferbench: warning: alerts not delivered:", err)
+	}
+}
+
+// renderOverhead prints the table of Monitor.Overhead.
+func renderOverhead(w io.Writer, rows []overheadRow) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "\nmonitor overhead (each scenario: first with monitors, then again without):")
+	fmt.Fprintln(tw, "scenario\tlatency p50 on\toff\tdelta\tthroughput on\toff\tdelta\tsampling cost")
+	for _, row := range rows {
+		ov := row.ov
+		sig := "~"
+		if ov.Significant {
+			sig = ""
+		}
+		fmt.Fprintf(tw, "%s\t%.3f ms\t%.3f ms\t%+.2f%%%s\t%.1f/s\t%.1f/s\t%+.2f%%\t%.3f%% of a core\n", row.id,
+			ov.LatencyOnMS, ov.LatencyOffMS, ov.LatencyDelta, sig, ov.ThroughputOn, ov.ThroughputOff, ov.ThroughputDel, ov.SamplerCost)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(~: not significant, Mann-Whitney U p >= 0.05; throughput is one figure per run and is not tested)")
+}
+
+// StepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when it is set.
+func StepSummary(env Env, rep *compare.Report) error {
+	path, ok := env.Lookup("GITHUB_STEP_SUMMARY")
+	if !ok || path == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := report.CompareMarkdown(&buf, rep); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,292 @@
+// Package run owns one invocation of a benchmark run, from the definitions to the verdict. Run
+// composes the stages in order, each in its own file:
+//
+//	select   (select.go)   discover definitions, expand their matrices, filter the scenarios
+//	execute  (execute.go)  run each scenario with the engine and its load driver
+//	sample   (monitor.go)  monitors beside each measured window; the on/off overhead pass
+//	write    (execute.go)  the run folder: run.json after every scenario, run.log, requests/
+//	record   (judge.go)    the history store
+//	judge    (judge.go)    baseline comparison, budgets, advice, alerts
+//	render   (render.go)   the summary, the verdict and advice, report.html, compare.json/md
+//
+// The command line (`inferbench run`) only turns flags into Options and calls Run; a Go program
+// gets the same run, monitors, history and verdict by calling Run itself (docs/library.md).
+// Run writes to the writers it is given and never exits.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/result"
+
+	// Subject kinds available to definitions.
+	_ "github.com/inferbench/inferbench/subject/exec"
+	_ "github.com/inferbench/inferbench/subject/gofunc"
+	_ "github.com/inferbench/inferbench/subject/mock"
+	_ "github.com/inferbench/inferbench/subject/openai"
+	_ "github.com/inferbench/inferbench/subject/worker"
+)
+
+// Options is everything a run takes. The zero value runs every definition under the working
+// directory with monitors, writes benchmark_results/<id>/, records the run in the default store
+// and checks the budgets found there; it prints nothing.
+//
+// Errors about an option name the command-line flag that sets it (e.g. --monitor-interval), since
+// that is how most people meet them.
+type Options struct {
+	Selection Selection // which scenarios run
+
+	// Load overrides the definitions' load settings with the fields set (the command line's
+	// --iterations, --warmup, --min-time, --max-time, --timeout).
+	Load load.Config
+	// KeepSamples bounds the raw samples written per metric: 0 keeps DefaultKeepSamples, a
+	// negative number keeps all.
+	KeepSamples int
+
+	Monitor Monitor // resource monitors beside each scenario
+
+	// OutputDir receives a timestamped folder per run ("benchmark_results" when empty; relative
+	// to Dir).
+	OutputDir    string
+	NoRequestLog bool // no requests/<scenario>.jsonl
+	NoHTMLReport bool // no report.html
+
+	// Store is the history store's location: a SQLite file, sqlite:PATH or postgres://...; empty
+	// is $INFERBENCH_STORE, else the default file under Dir.
+	Store   string
+	NoStore bool // do not record the run (Baseline needs the store)
+
+	// Baseline names a stored baseline to compare the run with; a regression fails the run
+	// (ErrRegression).
+	Baseline string
+	// Compare holds the thresholds, the budgets (checked with or without a baseline) and the
+	// false discovery rate; a zero Alpha is 0.05.
+	Compare compare.Config
+	Alerts  []alert.Rule // evaluated after the run; firing ones are posted to the webhook
+	// AlertWebhookEnv names the environment variable holding the webhook URL
+	// (alert.WebhookEnv when empty).
+	AlertWebhookEnv string
+
+	Live Live // Prometheus /metrics and the live view while the run lasts
+
+	// Format of the summary written to Stdout: "table" (the default), "json" or "none".
+	Format string
+	// Stdout receives the summary, the verdict and advice; Stderr warnings. Nil discards.
+	Stdout, Stderr io.Writer
+	// Log receives the run's log records besides run.log (which always gets them), e.g. a text
+	// handler on stderr when no progress bar is shown. LogLevel is the lowest level logged
+	// (run.log always keeps info and above).
+	Log      slog.Handler
+	LogLevel slog.Level
+	// Listener hears about each scenario as it runs (a progress bar).
+	Listener engine.Listener
+
+	// Dir is the working directory relative paths resolve against ("" for the process's).
+	Dir string
+	// Env is the environment for the processes subjects start and for the variables the run reads
+	// (INFERBENCH_PYTHON, the webhook, GITHUB_STEP_SUMMARY); nil is the process's.
+	Env []string
+	// Args is the command line, recorded with the run; Version the inferbench version recorded in
+	// its environment.
+	Args    []string
+	Version string
+}
+
+// DefaultKeepSamples is the raw samples kept per metric when Options.KeepSamples is 0.
+const DefaultKeepSamples = 10000
+
+// Monitor configures the resource monitors.
+type Monitor struct {
+	Off      bool          // sample nothing
+	Interval time.Duration // sampling period; monitor.DefaultInterval when 0
+	// Overhead runs every measured scenario again without monitors and reports the difference.
+	Overhead bool
+	Grid     monitor.Grid // carbon intensity and PUE for co2e_g; monitor.DefaultGrid when zero
+}
+
+// Live serves Prometheus /metrics and the live view while the run lasts.
+type Live struct {
+	Addr   string        // host:port; empty serves nothing
+	Token  string        // bearer token ($INFERBENCH_TOKEN when empty); required off loopback
+	Linger time.Duration // keep serving this long after the run, for a last scrape
+}
+
+// Errors Run returns, besides I/O errors. Use errors.Is: a run may end with several.
+var (
+	// ErrUsage marks bad options or definitions: nothing was run.
+	ErrUsage = errors.New("usage")
+	// ErrInterrupted: ctx was cancelled; run.json holds what was measured, marked partial.
+	ErrInterrupted = errors.New("interrupted")
+	// ErrFailed: at least one scenario failed.
+	ErrFailed = errors.New("scenario failed")
+	// ErrRegression: the comparison with the baseline found a regression, or a budget was
+	// exceeded. The error is a *VerdictError carrying the verdict.
+	ErrRegression = errors.New("regression")
+)
+
+// marked is an error with its own message that errors.Is finds as one of the sentinels above.
+type marked struct {
+	mark error
+	msg  string
+}
+
+func (e marked) Error() string { return e.msg }
+func (e marked) Unwrap() error { return e.mark }
+
+// usageError is an error about the options (errors.Is(err, ErrUsage)).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string   { return e.err.Error() }
+func (e *usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
+func usageErr(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// UsageError marks err as a problem with the options or definitions (errors.Is(err, ErrUsage)).
+func UsageError(err error) error {
+	if err == nil || errors.Is(err, ErrUsage) {
+		return err
+	}
+	return &usageError{err}
+}
+
+// VerdictError is the error of a run whose verdict failed it: a regression against the baseline
+// or an exceeded budget.
+type VerdictError struct{ Verdict *Verdict }
+
+func (e *VerdictError) Error() string {
+	c := e.Verdict.Compare
+	return fmt.Sprintf("%d regressions, %d budgets exceeded", c.Regressions, c.BudgetsExceeded)
+}
+
+// Is makes errors.Is(err, ErrRegression) hold.
+func (e *VerdictError) Is(target error) bool { return target == ErrRegression }
+
+// Run runs the selected scenarios and everything around them, stage by stage, and returns the
+// run (also when it fails: what was measured is kept) with an error that joins every problem:
+// ErrUsage (then the run is nil), ErrInterrupted, ErrFailed, a *VerdictError, or I/O errors of
+// the stages after execute, which never stop the stages after them.
+func Run(ctx context.Context, o Options) (*result.Run, error) {
+	p, err := newPipeline(o)
+	if err != nil {
+		return nil, err
+	}
+	scenarios, err := Select(p.o.Selection, p.env) // select
+	if err != nil {
+		return nil, err
+	}
+	w, err := p.create(ctx, scenarios) // write: the run folder, run.log, a first run.json
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	mon := p.startMonitors(ctx) // sample: the monitors' sources, open for the whole run
+	defer mon.close()
+	live, err := p.startLive(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+
+	r := p.execute(ctx, w, scenarios, mon, live) // execute + sample; write after each scenario
+	overhead := mon.overhead(ctx, p, r)          // sample: the on/off pass of Monitor.Overhead
+	// The stages after execute run on a context that is not the cancelled one, so that an
+	// interrupted run is still written, recorded and judged.
+	fctx := context.WithoutCancel(ctx)
+	w.finish(r)                           // write: the final run.json, latest
+	st := p.record(fctx, w.dir, r)        // record: the history store
+	v := p.judge(fctx, st, r)             // judge: baseline, budgets, advice, alerts
+	p.render(fctx, w.dir, r, v, overhead) // render: summary, verdict, reports, alerts posted
+	if st != nil {
+		st.Close()
+	}
+	live.finish(fctx, p, r)
+	p.errs = append(p.errs, w.err)
+	return r, p.result(r, w.dir, v)
+}
+
+// pipeline is one run in progress: its options with the defaults applied, and the errors of the
+// stages so far.
+type pipeline struct {
+	o    Options
+	env  Env
+	errs []error
+}
+
+func newPipeline(o Options) (*pipeline, error) {
+	switch o.Format {
+	case "":
+		o.Format = "table"
+	case "table", "json", "none":
+	default:
+		return nil, usageErr("--format %q: want table, json or none", o.Format)
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.OutputDir == "" {
+		o.OutputDir = "benchmark_results"
+	}
+	switch {
+	case o.KeepSamples == 0:
+		o.KeepSamples = DefaultKeepSamples
+	case o.KeepSamples < 0:
+		o.KeepSamples = 0 // the engine keeps all
+	}
+	if o.Compare.Alpha == 0 {
+		o.Compare.Alpha = 0.05
+	}
+	if o.AlertWebhookEnv == "" {
+		o.AlertWebhookEnv = alert.WebhookEnv
+	}
+	if err := (load.Config{}).Merge(o.Load).Validate(); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if err := o.Monitor.validate(); err != nil {
+		return nil, err
+	}
+	if o.Compare.Alpha <= 0 || o.Compare.Alpha >= 1 {
+		return nil, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", o.Compare.Alpha)
+	}
+	if o.NoStore && o.Baseline != "" {
+		return nil, usageErr("--baseline needs the history store: drop --no-store")
+	}
+	env := Env{Dir: o.Dir, Vars: o.Env}
+	return &pipeline{o: o, env: env}, nil
+}
+
+// result is the error Run returns: the stages' errors, then why the run failed.
+func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
+	errs := p.errs
+	switch {
+	case r.Partial:
+		errs = append(errs, marked{ErrInterrupted, fmt.Sprintf("interrupted: partial results in %s", dir)})
+	case r.Summary.Failed > 0:
+		errs = append(errs, marked{ErrFailed, fmt.Sprintf("%d of %d scenarios failed (details in %s)", r.Summary.Failed, r.Summary.Total, filepath.Join(dir, result.LogFile))})
+	}
+	if v != nil && v.Failed() {
+		errs = append(errs, &VerdictError{v})
+	}
+	return errors.Join(errs...)
+}
+
+// Note: the stages were once extensions that registered themselves from init() with a Start and a
+// Finish method; their order was the order of their file names, and a library caller got none of
+// them. Here each is a plain call in Run, in the order it runs.
