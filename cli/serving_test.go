@@ -57,9 +57,9 @@ func TestRunOpenAIConcurrency(t *testing.T) {
 				t.Errorf("%s: no %s", sc.Scenario, m)
 			}
 		}
-		kinds, _ := sc.Extra["errors_by_kind"].(map[string]any)
-		if sc.Iterations.Failed == 0 || kinds["http_503"] == nil {
-			t.Errorf("%s: %d failed, kinds %v", sc.Scenario, sc.Iterations.Failed, sc.Extra["errors_by_kind"])
+		kinds := sc.Extra.ErrorsByKind
+		if sc.Iterations.Failed == 0 || kinds["http_503"] == 0 {
+			t.Errorf("%s: %d failed, kinds %v", sc.Scenario, sc.Iterations.Failed, sc.Extra.ErrorsByKind)
 		}
 		if sc.Iterations.Measured != 40 || sc.Iterations.Warmup != 2 {
 			t.Errorf("%s: iterations %+v", sc.Scenario, sc.Iterations)

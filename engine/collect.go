@@ -217,10 +217,7 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 	}
 	c.rep.fill(r)
 	if len(c.errKinds) > 0 {
-		if r.Extra == nil {
-			r.Extra = map[string]any{}
-		}
-		r.Extra["errors_by_kind"] = c.errKinds
+		r.Extra.ErrorsByKind = c.errKinds
 	}
 }
 

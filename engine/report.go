@@ -50,10 +50,9 @@ func (rp *reported) fill(r *result.Scenario) {
 		setValue(r, name, rp.values[name])
 	}
 	for k, v := range rp.extra {
-		if r.Extra == nil {
-			r.Extra = map[string]any{}
+		if err := r.Extra.Set(k, v); err != nil {
+			r.Warnings = append(r.Warnings, err.Error())
 		}
-		r.Extra[k] = v
 	}
 	r.Warnings = append(r.Warnings, rp.warnings...)
 }

@@ -34,9 +34,9 @@ func (e *Engine) startServer(ctx context.Context, sc *suite.Scenario, r *result.
 	if err != nil {
 		return nil, err
 	}
-	info := map[string]any{"command": plan.String()}
+	info := &result.Server{Command: plan.String()}
 	if plan.Same(e.server) {
-		info["reused"] = true
+		info.Reused = true
 	} else {
 		e.stopServer()
 		start := time.Now()
@@ -45,15 +45,10 @@ func (e *Engine) startServer(ctx context.Context, sc *suite.Scenario, r *result.
 			return nil, err
 		}
 		e.server = srv
-		info["start_s"] = time.Since(start).Seconds()
+		info.StartS = time.Since(start).Seconds()
 	}
-	if e.server.LogPath() != "" {
-		info["log"] = e.server.LogPath()
-	}
-	if r.Extra == nil {
-		r.Extra = map[string]any{}
-	}
-	r.Extra["server"] = info
+	info.Log = e.server.LogPath()
+	r.Extra.Server = info
 	if port := e.server.Port(); port != 0 {
 		if _, has := params["port"]; !has {
 			params = maps.Clone(params)

@@ -40,8 +40,8 @@ load: {mode: concurrency, warmup_iterations: 2, measurement_iterations: 30, slo:
 		if v := *sc.Metrics["goodput_rps"].Value; v != 0 {
 			t.Errorf("%s: goodput %v with an impossible SLO", sc.Scenario, v)
 		}
-		slo := sc.Extra["slo"].(map[string]any)
-		if slo["hold"] != false {
+		slo := sc.Extra.SLO
+		if slo == nil || slo.Hold != false {
 			t.Errorf("%s: slo %v", sc.Scenario, slo)
 		}
 		// Three events of two tokens each, 2 ms apart: ITL has two samples per gap, up to 120.
@@ -85,9 +85,9 @@ load: {warmup_iterations: 0, measurement_iterations: 2}
 	var reused []bool
 	var commands []string
 	for _, sc := range run.Scenarios {
-		info := sc.Extra["server"].(map[string]any)
-		reused = append(reused, info["reused"] == true)
-		commands = append(commands, info["command"].(string))
+		info := sc.Extra.Server
+		reused = append(reused, info.Reused)
+		commands = append(commands, info.Command)
 	}
 	if fmt.Sprint(reused) != "[false true false true]" {
 		t.Errorf("reused %v, want [false true false true]", reused)

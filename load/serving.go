@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -52,7 +53,8 @@ const DefaultOfflineConcurrency = 1024
 type Reporter interface {
 	// Value records a scenario-level metric, such as "goodput_rps".
 	Value(name string, v float64)
-	// Extra records a section of the scenario's result, such as "sweep".
+	// Extra records a section of the scenario's result by its name in run.json, such as
+	// result.SectionSweep with []result.SweepStep (result.Extra.Set takes it).
 	Extra(section string, v any)
 	// Warn adds a warning to the scenario.
 	Warn(msg string)
@@ -318,20 +320,7 @@ func (s *servingSink) countLate()    { s.mu.Lock(); s.late++; s.mu.Unlock() }
 func (s *servingSink) countDropped() { s.mu.Lock(); s.dropped++; s.mu.Unlock() }
 
 // stepResult summarises what a servingSink saw: one sweep step, or a whole scenario.
-type stepResult struct {
-	Name        string             `json:"name"`
-	TargetRPS   float64            `json:"target_rps,omitempty"`
-	Concurrency int                `json:"concurrency,omitempty"`
-	Requests    int                `json:"requests"`
-	Failed      int                `json:"failed"`
-	RPS         float64            `json:"requests_per_s"`
-	GoodputRPS  float64            `json:"goodput_rps"`
-	Stats       map[string]float64 `json:"stats"` // "ttft_ms.p50", ...
-	SLOsHold    *bool              `json:"slos_hold,omitempty"`
-	SLOFailures []string           `json:"slo_failures,omitempty"`
-	LagP99      float64            `json:"schedule_lag_p99_ms,omitempty"`
-	CPUCores    float64            `json:"client_cpu_cores"`
-}
+type stepResult = result.SweepStep
 
 func (s *servingSink) result(name string) stepResult {
 	s.mu.Lock()
@@ -401,13 +390,13 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	}
 	if !steadyEnd.IsZero() && steadyEnd.After(began) {
 		rep.Value("steady_requests_per_s", float64(steadyN)/steadyEnd.Sub(began).Seconds())
-		rep.Extra("steady_window", map[string]any{"start": began, "end": steadyEnd, "requests": steadyN})
+		rep.Extra(result.SectionSteadyWindow, &result.SteadyWindow{Start: began, End: steadyEnd, Requests: steadyN})
 	}
 	if r.SLOsHold != nil {
-		rep.Extra("slo", map[string]any{"hold": *r.SLOsHold, "failures": r.SLOFailures, "objectives": sloMap(s.slos)})
+		rep.Extra(result.SectionSLO, &result.SLO{Hold: *r.SLOsHold, Failures: r.SLOFailures, Objectives: sloMap(s.slos)})
 	}
 	if why := clientBound(r, openLoop); len(why) > 0 {
-		rep.Extra("client_bound", true)
+		rep.Extra(result.SectionClientBound, true)
 		rep.Warn("client_bound: " + strings.Join(why, "; ") + ": figures may show the client's limits, not the server's")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -362,8 +363,8 @@ func TestGoodputAndSLO(t *testing.T) {
 	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
-	slo := rec.extra["slo"].(map[string]any)
-	if slo["hold"] != false || !strings.Contains(strings.Join(slo["failures"].([]string), ";"), "ttft_ms.p99") {
+	slo := rec.extra["slo"].(*result.SLO)
+	if slo.Hold != false || !strings.Contains(strings.Join(slo.Failures, ";"), "ttft_ms.p99") {
 		t.Errorf("slo section %v", slo)
 	}
 	// Goodput is the 20 requests that met the SLOs over the measured window.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -46,7 +47,7 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 		if rep == nil {
 			return
 		}
-		rep.Extra("sweep", table)
+		rep.Extra(result.SectionSweep, table)
 		var bound []string
 		for _, st := range table {
 			if why := clientBound(st, st.TargetRPS > 0); len(why) > 0 {
@@ -54,7 +55,7 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 			}
 		}
 		if len(bound) > 0 {
-			rep.Extra("client_bound", true)
+			rep.Extra(result.SectionClientBound, true)
 			rep.Warn("client_bound: " + strings.Join(bound, "; ") + ": those steps may show the client's limits, not the server's")
 		}
 	}

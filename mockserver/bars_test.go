@@ -138,11 +138,11 @@ func BenchmarkServingAccuracy(b *testing.B) {
 		}
 	}
 	// The measured requests are those the server received once measurement began.
-	win, _ := r.Extra["steady_window"].(map[string]any)
-	began, ok := win["start"].(time.Time)
-	if !ok {
+	win := r.Extra.SteadyWindow
+	if win == nil {
 		b.Fatal("no steady_window in the result")
 	}
+	began := win.Start
 	// The server's gaps are taken two ways: per event (raw), and by the client's definition of
 	// itl_ms, where events written together (one flush, one stamp) are one delivery whose gap is
 	// spread over its tokens. The bar compares like with like: the second.

@@ -155,21 +155,27 @@ func servingAdvice(bench string, scs []*result.Scenario) []Advice {
 	return out
 }
 
-// flagged finds findings other parts marked in a scenario's extra sections: any object with
-// "flagged": true and a "reason" (the monitor's memory growth check, for one).
+// flagged finds findings other parts marked in a scenario's extra sections: the monitor's memory
+// growth check, and any object with "flagged": true and a "reason" in a section this version
+// does not know.
 func flagged(s *result.Scenario) []string {
 	var out []string
-	keys := slices.Sorted(maps.Keys(s.Extra))
+	keys := slices.Collect(maps.Keys(s.Extra.Other))
+	if s.Extra.Resources != nil {
+		keys = append(keys, result.SectionResources)
+	}
+	slices.Sort(keys)
 	for _, k := range keys {
-		v := s.Extra[k]
-		if _, ok := v.(map[string]any); !ok {
-			// A Go value of a run in memory: walk its JSON form.
-			b, err := json.Marshal(v)
-			if err != nil || json.Unmarshal(b, &v) != nil {
-				continue
+		if k == result.SectionResources {
+			if g := s.Extra.Resources.Growth; g != nil && g.Flagged {
+				out = append(out, fmt.Sprintf("%s.memory_growth: %s", k, g.Reason))
 			}
+			continue
 		}
-		walkFlagged(k, v, &out, 0)
+		var v any
+		if json.Unmarshal(s.Extra.Other[k], &v) == nil {
+			walkFlagged(k, v, &out, 0)
+		}
 	}
 	return out
 }

@@ -466,78 +466,31 @@ type timeline struct {
 	V    []float64 `json:"v"`
 }
 
-// timelines finds the gauges recorded in a scenario's extra sections: any section with a
-// "timelines" list (the monitor's report), read through JSON so both in-memory and loaded runs work.
+// timelines returns the gauges recorded in a scenario's extra sections: the monitors' (typed),
+// then those of any section this version does not know that carries a "timelines" list.
 func timelines(s *result.Scenario) []timeline {
 	var out []timeline
-	keys := slices.Sorted(maps.Keys(s.Extra))
-	for _, k := range keys {
-		for _, t := range sectionTimelines(s.Extra[k]) {
-			if len(t.T) == len(t.V) && len(t.T) > 0 {
-				out = append(out, t)
+	add := func(t timeline) {
+		if len(t.T) == len(t.V) && len(t.T) > 0 {
+			out = append(out, t)
+		}
+	}
+	if res := s.Extra.Resources; res != nil {
+		for _, t := range res.Timelines {
+			add(timeline{Name: t.Name, Unit: t.Unit, T: t.T, V: t.V})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Extra.Other)) {
+		var sec struct {
+			Timelines []timeline `json:"timelines"`
+		}
+		if json.Unmarshal(s.Extra.Other[k], &sec) == nil {
+			for _, t := range sec.Timelines {
+				add(t)
 			}
 		}
 	}
 	return out
-}
-
-// sectionTimelines reads the timelines of one extra section: directly from a run loaded from
-// JSON (maps and slices), through a JSON round trip from the Go values of a run in memory.
-func sectionTimelines(v any) []timeline {
-	if m, ok := v.(map[string]any); ok {
-		var list []map[string]any
-		switch x := m["timelines"].(type) {
-		case nil:
-			return nil
-		case []map[string]any:
-			list = x
-		case []any:
-			for _, e := range x {
-				if tm, ok := e.(map[string]any); ok {
-					list = append(list, tm)
-				}
-			}
-		default:
-			return jsonTimelines(v)
-		}
-		var out []timeline
-		for _, tm := range list {
-			name, _ := tm["name"].(string)
-			unit, _ := tm["unit"].(string)
-			out = append(out, timeline{Name: name, Unit: unit, T: floats(tm["t"]), V: floats(tm["v"])})
-		}
-		return out
-	}
-	return jsonTimelines(v)
-}
-
-func jsonTimelines(v any) []timeline {
-	var sec struct {
-		Timelines []timeline `json:"timelines"`
-	}
-	b, err := json.Marshal(v)
-	if err != nil || json.Unmarshal(b, &sec) != nil {
-		return nil
-	}
-	return sec.Timelines
-}
-
-func floats(v any) []float64 {
-	switch x := v.(type) {
-	case []float64:
-		return x
-	case []any:
-		out := make([]float64, 0, len(x))
-		for _, e := range x {
-			f, ok := toFloat(e)
-			if !ok {
-				return nil
-			}
-			out = append(out, f)
-		}
-		return out
-	}
-	return nil
 }
 
 // maxTimelinePoints bounds the points of one scenario's gauge in a page (a report of hundreds of

@@ -73,7 +73,7 @@ func testRun(benchmarks, samples int) *result.Run {
 						"throughput_ips": valueMetric("throughput_ips", float64(bs)*1000/lat),
 						"memory_mb":      valueMetric("memory_mb", 500+10*float64(bs)),
 					},
-					Extra: map[string]any{"resources": map[string]any{"timelines": []map[string]any{
+					Extra: result.Extra{Resources: &result.Resources{Timelines: []result.Timeline{
 						timelineOf("rss_mb", "MB", rng, 600, 500+10*float64(bs)),
 						timelineOf("cpu_percent", "%", rng, 600, 180),
 						timelineOf("gpu0_util_percent", "%", rng, 600, 70),
@@ -112,13 +112,13 @@ func testRun(benchmarks, samples int) *result.Run {
 	return r
 }
 
-func timelineOf(name, unit string, rng *rand.Rand, n int, level float64) map[string]any {
+func timelineOf(name, unit string, rng *rand.Rand, n int, level float64) result.Timeline {
 	t, v := make([]float64, n), make([]float64, n)
 	for i := range t {
 		t[i] = float64(i) * 0.1
 		v[i] = level * (1 + 0.05*rng.NormFloat64())
 	}
-	return map[string]any{"name": name, "unit": unit, "every": 1, "t": t, "v": v, "max": v}
+	return result.Timeline{Name: name, Unit: unit, Every: 1, T: t, V: v, Max: v}
 }
 
 func golden(t *testing.T, name string, got []byte) {

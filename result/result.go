@@ -72,9 +72,9 @@ type Scenario struct {
 	Errors []IterationError `json:"errors,omitempty"`
 	// Subject-provided description: framework, versions, device.
 	Environment map[string]any `json:"environment,omitempty"`
-	// Extra holds sections contributed by other parts (resources, timelines, serving details),
-	// keyed by section name.
-	Extra map[string]any `json:"extra,omitempty"`
+	// Extra holds the typed sections beyond the metrics: resources and their timelines, the
+	// server, SLOs, the steady window, sweep steps, errors by kind (see Extra).
+	Extra Extra `json:"extra,omitzero"`
 }
 
 // ID returns "benchmark/scenario".

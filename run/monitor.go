@@ -96,17 +96,25 @@ func (m *monitors) probe(ctx context.Context, sc *suite.Scenario, s subject.Subj
 	}, nil
 }
 
-// resources is the "resources" section of a scenario's extra data: the monitor's report (its
-// fields inline: interval, window, aggregates, timelines, cost) and what was derived from it.
-type resources struct {
-	*monitor.Report
-	// Tree says whose processes were sampled: "subject" (the subject's processes and their
-	// children) or "harness" (inferbench itself: in-process subjects, and clients of servers).
-	Tree     string                `json:"tree"`
-	Grid     monitor.Grid          `json:"grid"`
-	Energy   []string              `json:"energy_sources,omitempty"`
-	Growth   *monitor.GrowthResult `json:"memory_growth,omitempty"`
-	Overhead *overheadResult       `json:"monitor_overhead,omitempty"`
+// resourcesOf is the "resources" section of a scenario: the monitor's report (interval, window,
+// aggregates, timelines, cost) and whose processes it sampled, under which grid.
+func resourcesOf(rep *monitor.Report, tree string, grid monitor.Grid) *result.Resources {
+	res := &result.Resources{
+		IntervalMS: rep.IntervalMS, Start: rep.Start, End: rep.End, DurationS: rep.DurationS,
+		Samples: rep.Samples, CostS: rep.CostS, CostPct: rep.CostPct, CostClock: rep.CostClock,
+		Warnings: rep.Warnings, Unavailable: rep.Unavailable,
+		Tree: tree, Grid: result.Grid(grid),
+	}
+	if rep.Metrics != nil {
+		res.Metrics = make([]result.Aggregate, len(rep.Metrics))
+		for i, a := range rep.Metrics {
+			res.Metrics[i] = result.Aggregate(a)
+		}
+	}
+	for _, t := range rep.Timelines {
+		res.Timelines = append(res.Timelines, result.Timeline(t))
+	}
+	return res
 }
 
 // attachResources adds a monitor report to a scenario: headline figures as metrics, the whole
@@ -123,10 +131,11 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		m.Value = &v
 		r.Metrics[name] = m
 	}
-	res := &resources{Report: rep, Tree: "harness", Grid: grid}
+	tree := "harness"
 	if subjectTree {
-		res.Tree = "subject"
+		tree = "subject"
 	}
+	res := resourcesOf(rep, tree, grid)
 	total := func(name string) (float64, bool) {
 		a, ok := rep.Get(name)
 		return a.Value, ok && a.Kind == "total"
@@ -192,7 +201,8 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 
 	if tl, ok := rep.Timeline("rss_mb"); ok {
 		g := monitor.Growth(tl, rep.Duration().Seconds(), r.Iterations.Measured, th)
-		res.Growth = &g
+		gr := result.Growth(g)
+		res.Growth = &gr
 		if g.R2 > 0 || g.SlopeMBPerS != 0 {
 			set("rss_growth_mb", g.RiseMB)
 		}
@@ -201,30 +211,13 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		}
 	}
 	r.Warnings = append(r.Warnings, rep.Warnings...)
-	if r.Extra == nil {
-		r.Extra = map[string]any{}
-	}
-	r.Extra["resources"] = res
-}
-
-// overheadResult compares a scenario measured with monitors (the run) and without (a second run).
-type overheadResult struct {
-	LatencyOnMS   float64 `json:"latency_on_ms"`
-	LatencyOffMS  float64 `json:"latency_off_ms"`
-	LatencyDelta  float64 `json:"latency_delta_pct"`
-	P             float64 `json:"p"`           // Mann-Whitney U p-value, latency on vs off
-	Significant   bool    `json:"significant"` // P < 0.05
-	ThroughputOn  float64 `json:"throughput_on_ips,omitempty"`
-	ThroughputOff float64 `json:"throughput_off_ips,omitempty"`
-	ThroughputDel float64 `json:"throughput_delta_pct,omitempty"`
-	SamplerCost   float64 `json:"sampler_cost_pct"` // the monitors' own sampling time, % of one core
-	Order         string  `json:"order"`
+	r.Extra.Resources = res
 }
 
 // overheadRow is one scenario of the overhead pass, for the render stage.
 type overheadRow struct {
 	id string
-	ov *overheadResult
+	ov *result.Overhead
 }
 
 // overhead runs every measured scenario again with no monitor (Monitor.Overhead) and attaches
@@ -250,8 +243,8 @@ func (m *monitors) overhead(ctx context.Context, p *pipeline, run *result.Run) [
 			continue
 		}
 		ov := compareOverhead(on, &off)
-		if res, ok := on.Extra["resources"].(*resources); ok {
-			res.Overhead = ov
+		if on.Extra.Resources != nil {
+			on.Extra.Resources.Overhead = ov
 		}
 		rows = append(rows, overheadRow{sc.ID(), ov})
 	}
@@ -262,8 +255,8 @@ func (m *monitors) overhead(ctx context.Context, p *pipeline, run *result.Run) [
 	return rows
 }
 
-func compareOverhead(on, off *result.Scenario) *overheadResult {
-	ov := &overheadResult{Order: "monitors on, then off"}
+func compareOverhead(on, off *result.Scenario) *result.Overhead {
+	ov := &result.Overhead{Order: "monitors on, then off"}
 	lon, lok := on.Metrics["latency_ms"]
 	loff, fok := off.Metrics["latency_ms"]
 	if lok && fok && lon.Summary != nil && loff.Summary != nil {
@@ -287,8 +280,8 @@ func compareOverhead(on, off *result.Scenario) *overheadResult {
 			ov.ThroughputDel = 100 * (ov.ThroughputOn - v) / v
 		}
 	}
-	if res, ok := on.Extra["resources"].(*resources); ok && res.Report != nil {
-		ov.SamplerCost = res.Report.CostPct
+	if res := on.Extra.Resources; res != nil {
+		ov.SamplerCost = res.CostPct
 	}
 	return ov
 }

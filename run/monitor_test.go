@@ -77,9 +77,9 @@ func TestAttachResources(t *testing.T) {
 	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "memory growth") {
 		t.Errorf("warnings = %q, want the memory-growth warning", r.Warnings)
 	}
-	res, ok := r.Extra["resources"].(*resources)
-	if !ok || res.Tree != "subject" || res.Growth == nil || !res.Growth.Flagged {
-		t.Errorf("extra.resources = %+v", r.Extra["resources"])
+	res := r.Extra.Resources
+	if res == nil || res.Tree != "subject" || res.Growth == nil || !res.Growth.Flagged {
+		t.Errorf("extra.resources = %+v", r.Extra.Resources)
 	}
 	for _, n := range []string{"peak_rss_mb", "energy_per_token_j", "co2e_g", "rss_growth_mb"} {
 		if i, ok := result.Lookup(n); !ok || i.Doc == "" {

@@ -1,0 +1,296 @@
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Extra holds a scenario's sections beyond its metrics (run.json's "extra"): what the monitors
+// saw, the server the definition started, the serving load's SLOs, steady window and sweep steps,
+// and the failed calls by kind. A section is nil (or false, or empty) when absent. Its JSON is one
+// object with a key per present section, as run.json has always had it; sections this version
+// does not know are kept in Other and written back unchanged.
+type Extra struct {
+	Resources    *Resources     // "resources": the resource monitors' report of the measured window
+	Server       *Server        // "server": the server the definition's server block started
+	SLO          *SLO           // "slo": the serving SLOs over the measured requests
+	SteadyWindow *SteadyWindow  // "steady_window": closed loop, until the first worker stopped
+	Sweep        []SweepStep    // "sweep": the steps of a sweep load
+	ClientBound  bool           // "client_bound": the client may have limited the figures (see the warnings)
+	ErrorsByKind map[string]int // "errors_by_kind": failed measured calls by kind (http_503, timeout, ...)
+	// Other holds sections by name that none of the fields above takes, as raw JSON.
+	Other map[string]json.RawMessage
+}
+
+// Section names in run.json.
+const (
+	SectionResources    = "resources"
+	SectionServer       = "server"
+	SectionSLO          = "slo"
+	SectionSteadyWindow = "steady_window"
+	SectionSweep        = "sweep"
+	SectionClientBound  = "client_bound"
+	SectionErrorsByKind = "errors_by_kind"
+)
+
+// Resources is the resource monitors' report of a scenario's measured window (docs/results.md,
+// "resources"): aggregates and timelines of the process tree, the system, the GPUs and energy,
+// and what was derived from them.
+type Resources struct {
+	IntervalMS float64   `json:"interval_ms"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	DurationS  float64   `json:"duration_s"` // End - Start, seconds
+	Samples    int       `json:"samples"`    // sampling ticks in the window
+	// CostS is the time spent taking samples and CostPct that time as a percent of the window;
+	// CostClock says how it was measured: "thread-cpu" or "wall".
+	CostS       float64     `json:"cost_s"`
+	CostPct     float64     `json:"cost_pct"`
+	CostClock   string      `json:"cost_clock,omitempty"`
+	Metrics     []Aggregate `json:"metrics"`               // sorted by name
+	Timelines   []Timeline  `json:"timelines,omitempty"`   // one per gauge, sorted by name
+	Warnings    []string    `json:"warnings,omitempty"`    // failed readings, by sampler
+	Unavailable []string    `json:"unavailable,omitempty"` // sources absent on this machine, with the reason
+	// Tree says whose processes were sampled: "subject" (the subject's processes and their
+	// children) or "harness" (inferbench itself: in-process subjects, and clients of servers).
+	Tree     string    `json:"tree"`
+	Grid     Grid      `json:"grid"`
+	Energy   []string  `json:"energy_sources,omitempty"`
+	Growth   *Growth   `json:"memory_growth,omitempty"`
+	Overhead *Overhead `json:"monitor_overhead,omitempty"`
+}
+
+// Aggregate summarises one monitored quantity over the window. For a gauge, Mean, Min, Max and
+// Last are over every sample taken; for a total, Value is the figure.
+type Aggregate struct {
+	Name   string  `json:"name"`
+	Unit   string  `json:"unit"`
+	Better string  `json:"better,omitempty"`
+	Kind   string  `json:"kind"` // "gauge" or "total"
+	N      int     `json:"n,omitempty"`
+	Mean   float64 `json:"mean,omitempty"`
+	Min    float64 `json:"min,omitempty"`
+	Max    float64 `json:"max,omitempty"`
+	Last   float64 `json:"last,omitempty"`
+	Value  float64 `json:"value,omitempty"`
+}
+
+// Timeline is a gauge over the window, downsampled to a bounded number of points: T is each
+// point's offset from the window start in seconds, V the mean and Max the maximum of its samples.
+type Timeline struct {
+	Name  string    `json:"name"`
+	Unit  string    `json:"unit"`
+	Every int       `json:"every"` // samples per point
+	T     []float64 `json:"t"`
+	V     []float64 `json:"v"`
+	Max   []float64 `json:"max"`
+}
+
+// Grid is the electricity the carbon figures assume.
+type Grid struct {
+	IntensityGPerKWh float64 `json:"intensity_g_per_kwh"`
+	PUE              float64 `json:"pue"`
+}
+
+// Growth is a least-squares fit of resident memory over the window: a leak shows as a rise.
+type Growth struct {
+	N           int     `json:"n"`                // points fitted
+	SlopeMBPerS float64 `json:"slope_mb_per_s"`   // MB per second
+	PerIterMB   float64 `json:"per_iteration_mb"` // MB per measured iteration (0 when unknown)
+	RiseMB      float64 `json:"rise_mb"`          // slope × window length
+	StartMB     float64 `json:"start_mb"`         // fitted level at the window start
+	R2          float64 `json:"r2"`               // coefficient of determination of the fit
+	Flagged     bool    `json:"flagged"`          // growth exceeds the threshold
+	Reason      string  `json:"reason,omitempty"` // why it is flagged, or why it could not be judged
+}
+
+// Overhead compares a scenario measured with monitors (the run) and again without them.
+type Overhead struct {
+	LatencyOnMS   float64 `json:"latency_on_ms"`
+	LatencyOffMS  float64 `json:"latency_off_ms"`
+	LatencyDelta  float64 `json:"latency_delta_pct"`
+	P             float64 `json:"p"`           // Mann-Whitney U p-value, latency on vs off
+	Significant   bool    `json:"significant"` // P < 0.05
+	ThroughputOn  float64 `json:"throughput_on_ips,omitempty"`
+	ThroughputOff float64 `json:"throughput_off_ips,omitempty"`
+	ThroughputDel float64 `json:"throughput_delta_pct,omitempty"`
+	SamplerCost   float64 `json:"sampler_cost_pct"` // the monitors' own sampling time, % of one core
+	Order         string  `json:"order"`
+}
+
+// Server is the server a definition's server block started for the scenario, or reused.
+type Server struct {
+	// Fields in the order of their JSON keys, sorted as this section has always been written.
+	Command string  `json:"command"`
+	Log     string  `json:"log,omitempty"`     // its output, in the run folder
+	Reused  bool    `json:"reused,omitempty"`  // the previous scenario's server, same command
+	StartS  float64 `json:"start_s,omitempty"` // start until healthy, seconds (when started)
+}
+
+// SLO says whether the serving SLOs held over the measured requests.
+type SLO struct {
+	Failures   []string           `json:"failures"` // why not, one line per objective missed
+	Hold       bool               `json:"hold"`
+	Objectives map[string]float64 `json:"objectives"` // metric.stat -> limit
+}
+
+// SteadyWindow is a closed loop's measured time until its first worker ran out of requests.
+type SteadyWindow struct {
+	End      time.Time `json:"end"`
+	Requests int       `json:"requests"`
+	Start    time.Time `json:"start"`
+}
+
+// SweepStep is one step of a sweep load: its rate or concurrency and what it achieved.
+type SweepStep struct {
+	Name        string             `json:"name"`
+	TargetRPS   float64            `json:"target_rps,omitempty"`
+	Concurrency int                `json:"concurrency,omitempty"`
+	Requests    int                `json:"requests"`
+	Failed      int                `json:"failed"`
+	RPS         float64            `json:"requests_per_s"`
+	GoodputRPS  float64            `json:"goodput_rps"`
+	Stats       map[string]float64 `json:"stats"` // "ttft_ms.p50", ...
+	SLOsHold    *bool              `json:"slos_hold,omitempty"`
+	SLOFailures []string           `json:"slo_failures,omitempty"`
+	LagP99      float64            `json:"schedule_lag_p99_ms,omitempty"`
+	CPUCores    float64            `json:"client_cpu_cores"`
+}
+
+// IsZero reports whether no section is present (run.json then has no "extra").
+func (e Extra) IsZero() bool {
+	return e.Resources == nil && e.Server == nil && e.SLO == nil && e.SteadyWindow == nil &&
+		e.Sweep == nil && !e.ClientBound && e.ErrorsByKind == nil && len(e.Other) == 0
+}
+
+// sections returns the present sections by name.
+func (e Extra) sections() map[string]any {
+	m := map[string]any{}
+	for k, v := range e.Other {
+		m[k] = v
+	}
+	if e.Resources != nil {
+		m[SectionResources] = e.Resources
+	}
+	if e.Server != nil {
+		m[SectionServer] = e.Server
+	}
+	if e.SLO != nil {
+		m[SectionSLO] = e.SLO
+	}
+	if e.SteadyWindow != nil {
+		m[SectionSteadyWindow] = e.SteadyWindow
+	}
+	if e.Sweep != nil {
+		m[SectionSweep] = e.Sweep
+	}
+	if e.ClientBound {
+		m[SectionClientBound] = true
+	}
+	if e.ErrorsByKind != nil {
+		m[SectionErrorsByKind] = e.ErrorsByKind
+	}
+	return m
+}
+
+// MarshalJSON writes the present sections as one object, keys sorted.
+func (e Extra) MarshalJSON() ([]byte, error) { return json.Marshal(e.sections()) }
+
+// UnmarshalJSON reads the sections; unknown ones go to Other.
+func (e *Extra) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*e = Extra{}
+	for k, v := range raw {
+		if err := e.setRaw(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setRaw decodes one section from JSON.
+func (e *Extra) setRaw(name string, data json.RawMessage) error {
+	var dst any
+	switch name {
+	case SectionResources:
+		e.Resources = new(Resources)
+		dst = e.Resources
+	case SectionServer:
+		e.Server = new(Server)
+		dst = e.Server
+	case SectionSLO:
+		e.SLO = new(SLO)
+		dst = e.SLO
+	case SectionSteadyWindow:
+		e.SteadyWindow = new(SteadyWindow)
+		dst = e.SteadyWindow
+	case SectionSweep:
+		dst = &e.Sweep
+	case SectionClientBound:
+		dst = &e.ClientBound
+	case SectionErrorsByKind:
+		dst = &e.ErrorsByKind
+	default:
+		if e.Other == nil {
+			e.Other = map[string]json.RawMessage{}
+		}
+		e.Other[name] = append(json.RawMessage(nil), data...)
+		return nil
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		return fmt.Errorf("extra.%s: %w", name, err)
+	}
+	return nil
+}
+
+// Set stores a section given by name, as a load driver reports it (load.Reporter): a value of
+// the section's type is kept as it is; any other value is converted through its JSON form, and
+// a name no field takes goes to Other.
+func (e *Extra) Set(name string, v any) error {
+	switch x := v.(type) {
+	case *Resources:
+		if name == SectionResources {
+			e.Resources = x
+			return nil
+		}
+	case *Server:
+		if name == SectionServer {
+			e.Server = x
+			return nil
+		}
+	case *SLO:
+		if name == SectionSLO {
+			e.SLO = x
+			return nil
+		}
+	case *SteadyWindow:
+		if name == SectionSteadyWindow {
+			e.SteadyWindow = x
+			return nil
+		}
+	case []SweepStep:
+		if name == SectionSweep {
+			e.Sweep = x
+			return nil
+		}
+	case bool:
+		if name == SectionClientBound {
+			e.ClientBound = x
+			return nil
+		}
+	case map[string]int:
+		if name == SectionErrorsByKind {
+			e.ErrorsByKind = x
+			return nil
+		}
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("extra.%s: %w", name, err)
+	}
+	return e.setRaw(name, data)
+}
