@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,14 +50,20 @@ func TestExampleSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole example suite")
 	}
-	bin := build(t)
+	bin := demoBinary(t)
 	tmp := t.TempDir()
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(bin, "run", "--enable-mock", "--iterations", "10", "--warmup", "1",
-		"--output-dir", filepath.Join(tmp, "results"), "--format", "none")
+		"--output-dir", filepath.Join(tmp, "results"), "--format", "table")
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "CI=1", "INFERBENCH_STORE=sqlite:"+filepath.Join(tmp, "history.db"))
-	out, runErr := cmd.CombinedOutput()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	runErr := cmd.Run() // the run's log goes to stderr (CI is set): in the error, when it fails
+	var out []byte
+	if ee, ok := runErr.(*exec.ExitError); ok {
+		out = ee.Stderr
+	}
 	data, err := os.ReadFile(filepath.Join(tmp, "results", "latest", "run.json"))
 	if err != nil {
 		t.Fatalf("%v; the run said: %v\n%s", err, runErr, tail(out, 3000))
@@ -93,6 +100,7 @@ func TestExampleSuite(t *testing.T) {
 			t.Errorf("results folder lacks %s", f)
 		}
 	}
+	checkGolden(t, "demo.golden", demoProjection(t, stdout.String(), data, hostDependent(t, repo)))
 }
 
 func tail(b []byte, n int) string {
