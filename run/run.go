@@ -78,6 +78,9 @@ type Options struct {
 	// AlertWebhookEnv names the environment variable holding the webhook URL
 	// (alert.WebhookEnv when empty).
 	AlertWebhookEnv string
+	// Judged, when set, is called with the verdict of the judge stage (also when it passes),
+	// before it is rendered.
+	Judged func(*Verdict)
 
 	Live Live // Prometheus /metrics and the live view while the run lasts
 
@@ -204,9 +207,12 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	// The stages after execute run on a context that is not the cancelled one, so that an
 	// interrupted run is still written, recorded and judged.
 	fctx := context.WithoutCancel(ctx)
-	w.finish(r)                           // write: the final run.json, latest
-	st := p.record(fctx, w.dir, r)        // record: the history store
-	v := p.judge(fctx, st, r)             // judge: baseline, budgets, advice, alerts
+	w.finish(r)                    // write: the final run.json, latest
+	st := p.record(fctx, w.dir, r) // record: the history store
+	v := p.judge(fctx, st, r)      // judge: baseline, budgets, advice, alerts
+	if p.o.Judged != nil {
+		p.o.Judged(v)
+	}
 	p.render(fctx, w.dir, r, v, overhead) // render: summary, verdict, reports, alerts posted
 	if st != nil {
 		st.Close()
