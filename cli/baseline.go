@@ -2,15 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/report"
-	"github.com/inferbench/inferbench/store"
+	"github.com/inferbench/inferbench/history"
 )
 
 func init() { extraCommands = append(extraCommands, newBaseline) }
@@ -44,24 +40,10 @@ store first.`,
 			if len(args) == 2 {
 				ref = args[1]
 			}
-			src := &runSource{o: o, sf: &sf}
+			src := sf.runs(o)
 			defer src.Close()
-			r, err := src.load(ctx, ref)
+			r, err := src.SetBaseline(ctx, args[0], ref, note)
 			if err != nil {
-				return err
-			}
-			st, err := src.store(ctx)
-			if err != nil {
-				return err
-			}
-			if _, err := st.Get(ctx, r.ID); errors.Is(err, store.ErrNotFound) {
-				if err := st.Put(ctx, r); err != nil {
-					return err
-				}
-			} else if err != nil {
-				return err
-			}
-			if err := st.SetBaseline(ctx, store.Baseline{Name: args[0], RunID: r.ID, Note: note, CreatedAt: time.Now()}); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(o.Stdout, "baseline %s = run %s (%d scenarios)\n", args[0], r.ID, len(r.Scenarios))
@@ -91,12 +73,7 @@ store first.`,
 				_, err := fmt.Fprintln(o.Stdout, "no baselines (set one with 'inferbench baseline set main')")
 				return err
 			}
-			tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tRUN\tSET\tNOTE")
-			for _, b := range bs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.Name, b.RunID, b.CreatedAt.Local().Format("2006-01-02 15:04"), b.Note)
-			}
-			return tw.Flush()
+			return history.WriteBaselines(o.Stdout, bs)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -123,12 +100,7 @@ store first.`,
 			if asJSON {
 				return writeJSON(o.Stdout, map[string]any{"baseline": b, "run": r})
 			}
-			fmt.Fprintf(o.Stdout, "baseline %s: run %s, started %s, set %s", b.Name, r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"), b.CreatedAt.Local().Format("2006-01-02 15:04"))
-			if b.Note != "" {
-				fmt.Fprintf(o.Stdout, " (%s)", b.Note)
-			}
-			fmt.Fprint(o.Stdout, "\n\n")
-			return report.Table(o.Stdout, r)
+			return history.WriteBaseline(o.Stdout, b, r)
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the baseline and its run as JSON")

@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -69,13 +71,13 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	if err != nil {
 		return err
 	}
-	src := &runSource{o: o, sf: &f.sf}
+	src := f.sf.runs(o)
 	defer src.Close()
-	old, err := src.load(ctx, oldRef)
+	old, err := src.Load(ctx, oldRef)
 	if err != nil {
 		return err
 	}
-	nw, err := src.load(ctx, newRef)
+	nw, err := src.Load(ctx, newRef)
 	if err != nil {
 		return err
 	}
@@ -104,4 +106,10 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 		return &CodeError{Code: ExitRegression, Err: fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)}
 	}
 	return nil
+}
+
+// compareHTML writes `compare --format html`: the self-contained compare page.
+func compareHTML(w io.Writer, old, nw *result.Run, rep *compare.Report) error {
+	deltas, method := report.DeltasOf(rep)
+	return report.CompareHTML(w, old, nw, deltas, report.CompareOptions{Method: method, Warnings: rep.Warnings})
 }

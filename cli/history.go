@@ -1,14 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"text/tabwriter"
-	"time"
-
 	"github.com/spf13/cobra"
 
+	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/store"
 )
@@ -27,22 +22,6 @@ type historyFlags struct {
 	asJSON   bool
 	all      bool
 	format   string
-}
-
-// Series is one scenario's history of one metric with its change points (history --json).
-type Series struct {
-	Benchmark    string              `json:"benchmark"`
-	Scenario     string              `json:"scenario"`
-	Metric       string              `json:"metric"`
-	Points       []store.Point       `json:"points"`
-	ChangePoints []seriesChangePoint `json:"change_points"`
-}
-
-type seriesChangePoint struct {
-	stats.ChangePoint
-	RunID  string    `json:"run_id"`
-	Time   time.Time `json:"time"`
-	Commit string    `json:"commit,omitempty"`
 }
 
 func newHistory(o *IO) *cobra.Command {
@@ -86,7 +65,6 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 }
 
 func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error {
-	ctx := cmd.Context()
 	switch f.format {
 	case "text", "json", "html":
 	default:
@@ -95,138 +73,17 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 	if _, _, err := store.SplitMetric(f.metric); err != nil {
 		return usageErr("--metric: %v", err)
 	}
-	st, err := f.sf.open(ctx, o)
+	st, err := f.sf.open(cmd.Context(), o)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var since time.Time
-	if f.days > 0 {
-		since = time.Now().Add(-time.Duration(f.days) * 24 * time.Hour)
+	if f.asJSON {
+		f.format = "json"
 	}
-	if f.runs {
-		infos, err := st.List(ctx, store.Filter{Benchmark: bench, Since: since, Limit: f.limit})
-		if err != nil {
-			return err
-		}
-		if f.asJSON {
-			return json.NewEncoder(o.Stdout).Encode(infos)
-		}
-		tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tSTARTED\tCOMMIT\tBRANCH\tSCENARIOS\tOK\tFAILED\tSKIPPED")
-		for _, i := range infos {
-			partial := ""
-			if i.Partial {
-				partial = " (partial)"
-			}
-			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, partial, i.StartedAt.Local().Format("2006-01-02 15:04:05"), short(i.Commit), i.Branch, i.Scenarios, i.Summary.Succeeded, i.Summary.Failed, i.Summary.Skipped)
-		}
-		return tw.Flush()
-	}
-	pts, err := st.History(ctx, store.Query{Benchmark: bench, Scenario: f.scenario, Metric: f.metric, Since: since, Limit: f.limit})
-	if err != nil {
-		return err
-	}
-	series := HistorySeries(pts, f.metric, stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag})
-	if f.format == "html" {
-		return historyHTML(o.Stdout, series, f.metric)
-	}
-	if f.asJSON || f.format == "json" {
-		return writeJSON(o.Stdout, series)
-	}
-	if len(series) == 0 {
-		_, err := fmt.Fprintf(o.Stdout, "no history of %s%s in the last %d days\n", f.metric, forBench(bench), f.days)
-		return err
-	}
-	for i, s := range series {
-		if i > 0 {
-			fmt.Fprintln(o.Stdout)
-		}
-		writeSeries(o.Stdout, s, f.all)
-	}
-	return nil
+	return history.Show(cmd.Context(), o.Stdout, st, history.Options{
+		Benchmark: bench, Scenario: f.scenario, Metric: f.metric, Days: f.days, Limit: f.limit,
+		Change: stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag},
+		Runs:   f.runs, Format: f.format, All: f.all,
+	})
 }
-
-func forBench(b string) string {
-	if b == "" {
-		return ""
-	}
-	return " for " + b
-}
-
-func short(c string) string {
-	if len(c) > 10 {
-		return c[:10]
-	}
-	return c
-}
-
-// HistorySeries groups points by scenario, oldest first, and finds each series' change points.
-func HistorySeries(pts []store.Point, metric string, o stats.ChangeOptions) []Series {
-	var out []Series
-	idx := map[string]int{}
-	for _, p := range pts {
-		k := p.Benchmark + "/" + p.Scenario
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, Series{Benchmark: p.Benchmark, Scenario: p.Scenario, Metric: metric})
-		}
-		out[i].Points = append(out[i].Points, p)
-	}
-	for i := range out {
-		s := &out[i]
-		xs := make([]float64, len(s.Points))
-		for j, p := range s.Points {
-			xs[j] = p.Value
-		}
-		s.ChangePoints = []seriesChangePoint{}
-		for _, cp := range stats.ChangePoints(xs, o) {
-			p := s.Points[cp.Index]
-			s.ChangePoints = append(s.ChangePoints, seriesChangePoint{ChangePoint: cp, RunID: p.RunID, Time: p.Time, Commit: p.Commit})
-		}
-	}
-	return out
-}
-
-func writeSeries(w io.Writer, s Series, all bool) {
-	first, last := s.Points[0], s.Points[len(s.Points)-1]
-	fmt.Fprintf(w, "%s/%s  %s  %d points, %s → %s\n", s.Benchmark, s.Scenario, s.Metric, len(s.Points),
-		first.Time.Local().Format("2006-01-02"), last.Time.Local().Format("2006-01-02"))
-	cps := map[int]seriesChangePoint{}
-	for _, cp := range s.ChangePoints {
-		cps[cp.Index] = cp
-	}
-	from := 0
-	if !all && len(s.Points) > 10 {
-		from = len(s.Points) - 10
-		fmt.Fprintf(w, "  … %d earlier points (--all shows them)\n", from)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for j := from; j < len(s.Points); j++ {
-		p := s.Points[j]
-		mark := ""
-		if cp, ok := cps[j]; ok {
-			mark = fmt.Sprintf("◀ shift %+.1f%%", 100*cp.Magnitude)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Time.Local().Format("2006-01-02 15:04"), p.RunID, short(p.Commit), num(p.Value), mark)
-	}
-	tw.Flush()
-	if len(s.ChangePoints) == 0 {
-		fmt.Fprintln(w, "  no change point")
-	}
-	for _, cp := range s.ChangePoints {
-		fmt.Fprintf(w, "  change point at run %s (%s%s): %s → %s (%+.1f%%, p=%.2g)\n", cp.RunID, cp.Time.Local().Format("2006-01-02 15:04"),
-			commitSuffix(cp.Commit), num(cp.Before), num(cp.After), 100*cp.Magnitude, cp.P)
-	}
-}
-
-func commitSuffix(c string) string {
-	if c == "" {
-		return ""
-	}
-	return ", commit " + short(c)
-}
-
-func num(v float64) string { return fmt.Sprintf("%.4g", v) }

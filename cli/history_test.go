@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store/storetest"
@@ -132,7 +133,7 @@ func TestBaselineAndHistoryCommands(t *testing.T) {
 		t.Errorf("history: exit %d, want a change point at run rg\n%s%s", code, out, errOut)
 	}
 	code, out, _ = runCLI(t, dir, nil, "history", "--json", "--days", "0", "--metric", "latency_ms")
-	var series []Series
+	var series []history.Series
 	if err := json.Unmarshal([]byte(out), &series); err != nil || code != ExitOK || len(series) != 2 || len(series[0].ChangePoints) != 1 || series[0].ChangePoints[0].Magnitude < 0.15 {
 		t.Errorf("history --json: exit %d, err %v, %d series\n%s", code, err, len(series), out)
 	}

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,7 +63,7 @@ be given to compare and baseline set.`,
 				if b == "" {
 					b = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 				}
-				r, err := importFile(data, file, format, runID, b, started)
+				r, err := result.Import(data, file, format, runID, b, started)
 				if err != nil {
 					return &CodeError{Code: ExitUsage, Err: err}
 				}
@@ -87,48 +85,6 @@ be given to compare and baseline set.`,
 	return cmd
 }
 
-// importFile reads one file of another tool's results.
-func importFile(data []byte, name, format, id, bench string, at time.Time) (*result.Run, error) {
-	if format == "auto" {
-		format = "gobench"
-		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
-			var probe map[string]json.RawMessage
-			if err := json.Unmarshal(t, &probe); err != nil {
-				return nil, fmt.Errorf("%s: invalid JSON: %w", name, err)
-			}
-			switch {
-			case probe["benchmarks"] != nil:
-				format = "pytest"
-			case probe["results"] != nil:
-				format = "hyperfine"
-			case probe["schema"] != nil:
-				format = "inferbench"
-			default:
-				return nil, fmt.Errorf("%s: JSON of an unknown tool (want pytest-benchmark or hyperfine output; --format says which)", name)
-			}
-		}
-	}
-	var r *result.Run
-	var err error
-	switch format {
-	case "gobench":
-		r, err = result.ReadGoBench(bytes.NewReader(data), name, id, at)
-	case "pytest":
-		r, err = result.ReadPytestBenchmark(bytes.NewReader(data), name, id)
-		if err == nil && r.StartedAt.IsZero() {
-			r.StartedAt, r.FinishedAt = at, at
-		}
-	case "hyperfine":
-		r, err = result.ReadHyperfine(bytes.NewReader(data), name, id, bench, at)
-	case "inferbench":
-		r = &result.Run{}
-		err = json.Unmarshal(data, r)
-	default:
-		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest or hyperfine", format)
-	}
-	return r, err
-}
-
 func newExport(o *IO) *cobra.Command {
 	var sf storeFlags
 	var format string
@@ -146,9 +102,9 @@ func newExport(o *IO) *cobra.Command {
   inferbench export latest --format github-action-benchmark --bigger > bigger.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src := &runSource{o: o, sf: &sf}
+			src := sf.runs(o)
 			defer src.Close()
-			r, err := src.load(cmd.Context(), args[0])
+			r, err := src.Load(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -1,18 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/inferbench/inferbench/report"
-	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/run"
 )
 
 func init() { extraCommands = append(extraCommands, newReport) }
@@ -53,79 +45,13 @@ folder as report.html (every run already writes one there).`,
 	return cmd
 }
 
-// resolveRunPath finds a run given as a folder, a run.json, a run id under resultsDir or "latest".
-func resolveRunPath(o *IO, resultsDir, arg string) (string, error) {
-	if arg == "" {
-		arg = result.LatestLink
-	}
-	if _, err := os.Stat(inDir(o, arg)); err == nil && arg != result.LatestLink {
-		return inDir(o, arg), nil
-	}
-	p := filepath.Join(inDir(o, resultsDir), arg)
-	if _, err := os.Stat(p); err != nil {
-		return "", usageErr("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", arg, resultsDir)
-	}
-	return p, nil
-}
-
 func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
-	switch rf.format {
-	case "html", "table", "json":
-	default:
-		return usageErr("--format %q: want html, table or json", rf.format)
+	src := rf.store.runs(o)
+	defer src.Close()
+	out, err := src.Report(ctx, arg, rf.format, rf.output, o.Stdout)
+	if err != nil || out == "" {
+		return codeOf(err)
 	}
-	var r *result.Run
-	path, err := resolveRunPath(o, rf.store.resultsDir, arg)
-	if err == nil {
-		r, err = result.Load(path)
-	} else if !strings.HasPrefix(arg, "baseline:") && arg != "" && arg != result.LatestLink && strings.ContainsAny(arg, `/\`) {
-		return err
-	} else {
-		// Not on disk: a run id, latest or baseline:NAME from the history store.
-		src := &runSource{o: o, sf: &rf.store}
-		defer src.Close()
-		if arg == "" {
-			arg = result.LatestLink
-		}
-		if r, err = src.load(ctx, arg); err == nil {
-			path = ""
-			if rf.output == "" && rf.format == "html" {
-				rf.output = "report-" + r.ID + ".html"
-			}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	switch rf.format {
-	case "html":
-		err = report.RunHTML(&buf, r, report.HTMLOptions{})
-	case "table":
-		err = report.Table(&buf, r)
-	case "json":
-		err = result.WriteJSON(&buf, r)
-	}
-	if err != nil {
-		return fmt.Errorf("render %s: %w", path, err)
-	}
-	out := rf.output
-	switch {
-	case out == "-" || out == "" && rf.format != "html":
-		_, err = o.Stdout.Write(buf.Bytes())
-		return err
-	case out == "":
-		dir := path
-		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-			dir = filepath.Dir(path)
-		}
-		out = filepath.Join(dir, run.ReportFile)
-	default:
-		out = inDir(o, out)
-	}
-	if err := result.WriteFileAtomic(out, buf.Bytes()); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	fmt.Fprintf(o.Stdout, "report: %s\n", out)
-	return nil
+	_, err = fmt.Fprintf(o.Stdout, "report: %s\n", out)
+	return err
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -147,14 +146,13 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if opts.Compare, err = rf.cf.config(o, f); err != nil {
 		return opts, err
 	}
-	if opts.Alerts, err = rf.alerts.parse(o); err != nil {
-		return opts, err
+	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
+		return opts, codeOf(err)
 	}
-	benches, err := rf.quick.benchmarks(o, &opts.Selection)
-	if err != nil {
+	sel := &opts.Selection
+	if sel.Benchmarks, sel.Filter.Model, err = quick.Modes(rf.quick).Benchmarks(sel.Filter.Model, env(o).WorkDir()); err != nil {
 		return opts, usageErr("%v", err)
 	}
-	opts.Selection.Benchmarks = benches
 	return opts, nil
 }
 
@@ -169,31 +167,6 @@ func (a *alertFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&a.rules, "alert", nil, `alert rule, e.g. "latency_ms.p95 > baseline * 1.3" or "growth(memory_mb, 7d) > 10%" (repeatable)`)
 	f.StringVar(&a.file, "alerts-file", "", "file of alert rules, one a line (# comments)")
 	f.StringVar(&a.envName, "alert-webhook-env", alert.WebhookEnv, "environment variable holding the webhook URL (Slack-compatible JSON is posted)")
-}
-
-// parse reads the rules of --alert and --alerts-file.
-func (a *alertFlags) parse(o *IO) ([]alert.Rule, error) {
-	lines := append([]string(nil), a.rules...)
-	if a.file != "" {
-		data, err := os.ReadFile(inDir(o, a.file))
-		if err != nil {
-			return nil, usageErr("--alerts-file: %v", err)
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-				lines = append(lines, l)
-			}
-		}
-	}
-	var rules []alert.Rule
-	for _, l := range lines {
-		r, err := alert.Parse(l)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		rules = append(rules, r)
-	}
-	return rules, nil
 }
 
 func parseLevel(s string) (slog.Level, error) {

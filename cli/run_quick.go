@@ -7,25 +7,19 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/quick"
-	"github.com/inferbench/inferbench/run"
-	"github.com/inferbench/inferbench/suite"
 )
 
 // quickFlags are run's quick modes: benchmarks from flags instead of YAML (package quick).
-type quickFlags struct {
-	exec      quick.Exec
-	openai    quick.OpenAI
-	framework quick.Framework
-}
+type quickFlags quick.Modes
 
 func (q *quickFlags) register(f *pflag.FlagSet) {
-	e := &q.exec
+	e := &q.Exec
 	f.StringVar(&e.Command, "exec", "", "benchmark this command (no definition needed); split like a shell, run without one")
 	f.BoolVar(&e.Shell, "shell", false, "with --exec: run the command through /bin/sh -c")
 	f.StringVar(&e.Name, "name", "exec", "with --exec: the benchmark's name")
 	f.BoolVar(&e.Metrics, "exec-metrics", false, "with --exec: read a JSON object of metrics from the command's last stdout line")
 
-	s := &q.openai
+	s := &q.OpenAI
 	f.StringVar(&s.URL, "openai", "", "benchmark an OpenAI-compatible server at this base URL (e.g. http://127.0.0.1:8000/v1; no definition needed; --model names the model)")
 	f.StringVar(&s.Endpoint, "endpoint", "chat", "with --openai: chat or completions")
 	f.StringVar(&s.APIKeyEnv, "api-key-env", "", "with --openai: environment variable holding the API key (never written anywhere)")
@@ -51,7 +45,7 @@ func (q *quickFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&s.IgnoreEOS, "ignore-eos", false, "with --openai: ask the server to generate exactly max_tokens (vLLM, SGLang)")
 	f.BoolVar(&s.NoUsage, "no-include-usage", false, "with --openai: do not send stream_options.include_usage (servers that reject it)")
 
-	w := &q.framework
+	w := &q.Framework
 	f.StringVar(&w.Framework, "framework", "", "benchmark a vision model in a framework worker: pytorch, jax or both (with --model resnet50, vit_b_16, both, or any torchvision model)")
 	f.IntSliceVar(&w.BatchSizes, "batch-sizes", []int{1}, "with --framework: batch sizes, e.g. --batch-sizes 1 8 32")
 	f.StringSliceVar(&w.DTypes, "dtype", nil, "with --framework: float32, float16, bfloat16 (several make a matrix axis)")
@@ -59,42 +53,6 @@ func (q *quickFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&w.Device, "device", "auto", "with --framework: auto (cuda > mps > cpu), cpu, cuda, cuda:N, mps")
 	f.IntVar(&w.ImageSize, "image-size", 224, "with --framework: input height and width")
 	f.IntVar(&w.Threads, "threads", 0, "with --framework: torch intra-op threads (0: the framework's default)")
-}
-
-// benchmarks returns the benchmarks the quick flags describe, nil when none was used. The
-// framework mode selects its benchmarks by model name.
-func (q *quickFlags) benchmarks(o *IO, sel *run.Selection) ([]*suite.Benchmark, error) {
-	var out []*suite.Benchmark
-	add := func(bs []*suite.Benchmark, err error) error {
-		out = append(out, bs...)
-		return err
-	}
-	dir := env(o).WorkDir()
-	if q.exec.Command != "" {
-		q.exec.Dir = dir
-		if err := add(q.exec.Benchmarks()); err != nil {
-			return nil, err
-		}
-	}
-	if q.openai.URL != "" {
-		q.openai.Dir = dir
-		if len(sel.Filter.Model) != 1 {
-			q.openai.Model = ""
-		} else {
-			q.openai.Model = sel.Filter.Model[0]
-		}
-		if err := add(q.openai.Benchmarks()); err != nil {
-			return nil, err
-		}
-	}
-	if q.framework.Framework != "" {
-		q.framework.Dir, q.framework.Models = dir, sel.Filter.Model
-		if err := add(q.framework.Benchmarks()); err != nil {
-			return nil, err
-		}
-		sel.Filter.Model = q.framework.ModelNames() // the names, not "both", select them
-	}
-	return out, nil
 }
 
 // listFlags are the flags whose values may also be given space-separated, as other benchmark

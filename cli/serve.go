@@ -47,23 +47,10 @@ Clients send "Authorization: Bearer TOKEN"; a browser can open /?token=TOKEN onc
 	return cmd
 }
 
-// serverToken returns the token from the flag or the environment, and refuses a non-loopback
-// address without one.
-func serverToken(o *IO, addr, flagToken, flagName string) (string, error) {
-	token := flagToken
-	if token == "" {
-		token, _ = o.LookupEnv(web.TokenEnv)
-	}
-	if token == "" && !web.Loopback(addr) {
-		return "", usageErr("%s %s is not a loopback address: set a bearer token with --%s or $%s", flagName, addr, map[string]string{"--addr": "token", "--metrics-addr": "metrics-token"}[flagName], web.TokenEnv)
-	}
-	return token, nil
-}
-
 func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
-	token, err := serverToken(o, sf.addr, sf.token, "--addr")
+	token, err := run.ServerToken(sf.addr, sf.token, "--addr", env(o))
 	if err != nil {
-		return err
+		return codeOf(err)
 	}
 	url := sf.store.location(o)
 	if url == "" {

@@ -310,3 +310,45 @@ func anys[T any](xs []T) []any {
 	}
 	return out
 }
+
+// Modes are the quick modes of one command line; those whose main setting (Exec.Command,
+// OpenAI.URL, Framework.Framework) is empty are off.
+type Modes struct {
+	Exec      Exec
+	OpenAI    OpenAI
+	Framework Framework
+}
+
+// Benchmarks returns the benchmarks of the modes that are on (none when all are off), with models
+// the names given with --model and dir the working directory. It returns the model names the
+// run must select (the framework mode's, "both" expanded), or models unchanged.
+func (m Modes) Benchmarks(models []string, dir string) (benches []*suite.Benchmark, selected []string, err error) {
+	selected = models
+	add := func(bs []*suite.Benchmark, e error) {
+		benches = append(benches, bs...)
+		err = e
+	}
+	if m.Exec.Command != "" {
+		m.Exec.Dir = dir
+		if add(m.Exec.Benchmarks()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if m.OpenAI.URL != "" {
+		m.OpenAI.Dir, m.OpenAI.Model = dir, ""
+		if len(models) == 1 {
+			m.OpenAI.Model = models[0]
+		}
+		if add(m.OpenAI.Benchmarks()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if m.Framework.Framework != "" {
+		m.Framework.Dir, m.Framework.Models = dir, models
+		if add(m.Framework.Benchmarks()); err != nil {
+			return nil, nil, err
+		}
+		selected = m.Framework.ModelNames()
+	}
+	return benches, selected, nil
+}

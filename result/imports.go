@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -198,4 +199,49 @@ func GitHubActionBenchmark(r *Run, better Direction) []GitHubBenchmark {
 		}
 	}
 	return out
+}
+
+// Import reads one file of another tool's results as a run: format is "gobench", "pytest"
+// (pytest-benchmark JSON), "hyperfine" (JSON), "inferbench" (a run.json) or "auto" (detected from
+// the content). name is the file's name for messages; id, bench and at are the run id, the
+// benchmark name hyperfine results lack, and the time of results that do not carry their own.
+func Import(data []byte, name, format, id, bench string, at time.Time) (*Run, error) {
+	if format == "auto" {
+		format = "gobench"
+		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+			var probe map[string]json.RawMessage
+			if err := json.Unmarshal(t, &probe); err != nil {
+				return nil, fmt.Errorf("%s: invalid JSON: %w", name, err)
+			}
+			switch {
+			case probe["benchmarks"] != nil:
+				format = "pytest"
+			case probe["results"] != nil:
+				format = "hyperfine"
+			case probe["schema"] != nil:
+				format = "inferbench"
+			default:
+				return nil, fmt.Errorf("%s: JSON of an unknown tool (want pytest-benchmark or hyperfine output; --format says which)", name)
+			}
+		}
+	}
+	var r *Run
+	var err error
+	switch format {
+	case "gobench":
+		r, err = ReadGoBench(bytes.NewReader(data), name, id, at)
+	case "pytest":
+		r, err = ReadPytestBenchmark(bytes.NewReader(data), name, id)
+		if err == nil && r.StartedAt.IsZero() {
+			r.StartedAt, r.FinishedAt = at, at
+		}
+	case "hyperfine":
+		r, err = ReadHyperfine(bytes.NewReader(data), name, id, bench, at)
+	case "inferbench":
+		r = &Run{}
+		err = json.Unmarshal(data, r)
+	default:
+		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest or hyperfine", format)
+	}
+	return r, err
 }

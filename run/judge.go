@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/advice"
@@ -129,4 +131,72 @@ func historyValues(ctx context.Context, st store.Store, q store.Query) ([]float6
 		xs[i] = p.Value
 	}
 	return xs, nil
+}
+
+// CompareFiles says where a comparison's settings come from (the command line's --threshold,
+// --thresholds-file, --budget-file and --alpha): files are read when present, and must be there
+// when Require... is set.
+type CompareFiles struct {
+	ThresholdsFile    string // compare.ThresholdsFileName by default on the command line
+	RequireThresholds bool
+	BudgetFile        string // compare.BudgetFileName by default on the command line
+	RequireBudgets    bool
+	Thresholds        []string // overrides, [BENCHMARK:]METRIC_OR_KIND=PERCENT
+	Alpha             float64
+}
+
+// Config reads the files (relative to env's directory) into a compare.Config. Every problem is a
+// usage error.
+func (c CompareFiles) Config(env Env) (compare.Config, error) {
+	cfg := compare.Config{Alpha: c.Alpha}
+	if c.Alpha <= 0 || c.Alpha >= 1 {
+		return cfg, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", c.Alpha)
+	}
+	if c.ThresholdsFile != "" {
+		if err := cfg.Thresholds.LoadFile(env.Path(c.ThresholdsFile)); err != nil && (c.RequireThresholds || !errors.Is(err, os.ErrNotExist)) {
+			return cfg, UsageError(err)
+		}
+	}
+	for _, t := range c.Thresholds {
+		if err := cfg.Thresholds.Set(t); err != nil {
+			return cfg, usageErr("--threshold: %v", err)
+		}
+	}
+	if c.BudgetFile != "" {
+		bf, err := compare.LoadBudgetFile(env.Path(c.BudgetFile))
+		switch {
+		case err == nil:
+			cfg.Budgets = bf
+		case errors.Is(err, os.ErrNotExist) && !c.RequireBudgets:
+		default:
+			return cfg, UsageError(err)
+		}
+	}
+	return cfg, nil
+}
+
+// ParseAlerts reads alert rules: the rules given, then the file's (one a line, # comments;
+// relative to env's directory) when file is set. A bad rule or file is a usage error.
+func ParseAlerts(rules []string, file string, env Env) ([]alert.Rule, error) {
+	lines := append([]string(nil), rules...)
+	if file != "" {
+		data, err := os.ReadFile(env.Path(file))
+		if err != nil {
+			return nil, usageErr("--alerts-file: %v", err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	var out []alert.Rule
+	for _, l := range lines {
+		r, err := alert.Parse(l)
+		if err != nil {
+			return nil, UsageError(err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

@@ -32,12 +32,9 @@ func (p *pipeline) startLive(ctx context.Context, w *writer) (*liveServer, error
 	if l.cfg.Addr == "" {
 		return l, nil
 	}
-	token := l.cfg.Token
-	if token == "" {
-		token, _ = p.env.Lookup(web.TokenEnv)
-	}
-	if token == "" && !web.Loopback(l.cfg.Addr) {
-		return nil, usageErr("--metrics-addr %s is not a loopback address: set a bearer token with --metrics-token or $%s", l.cfg.Addr, web.TokenEnv)
+	token, err := ServerToken(l.cfg.Addr, l.cfg.Token, "--metrics-addr", p.env)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", l.cfg.Addr)
 	if err != nil {
@@ -87,6 +84,18 @@ func (l *liveServer) finish(ctx context.Context, p *pipeline, r *result.Run) {
 	if err := <-l.done; err != nil {
 		p.errs = append(p.errs, fmt.Errorf("--metrics-addr: %w", err))
 	}
+}
+
+// ServerToken returns the bearer token a server on addr requires: token, else $INFERBENCH_TOKEN.
+// A non-loopback address without one is a usage error naming flag (--addr, --metrics-addr).
+func ServerToken(addr, token, flag string, env Env) (string, error) {
+	if token == "" {
+		token, _ = env.Lookup(web.TokenEnv)
+	}
+	if token == "" && !web.Loopback(addr) {
+		return "", usageErr("%s %s is not a loopback address: set a bearer token with %s or $%s", flag, addr, map[string]string{"--addr": "--token", "--metrics-addr": "--metrics-token"}[flag], web.TokenEnv)
+	}
+	return token, nil
 }
 
 // ServeUntilDone serves h on ln until ctx is cancelled, then shuts down gracefully (event streams

@@ -25,7 +25,8 @@ const (
 	AdviceFile          = "advice.json"  // when there is advice
 )
 
-// render writes the summary (Format), the verdict, the advice and the overhead table to Stdout;
+// render writes the summary (Format), the verdict, the advice and the overhead table to Stdout
+// (to Stderr after the JSON of Format "json", so that Stdout holds one JSON document);
 // compare.json, compare.md, advice.json and report.html into the run folder; the comparison to
 // $GITHUB_STEP_SUMMARY; and posts the alerts that fired.
 func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Verdict, overhead []overheadRow) {
@@ -40,6 +41,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		if err := result.WriteJSON(out, r); err != nil {
 			p.errs = append(p.errs, err)
 		}
+		out = p.o.Stderr // stdout holds the run alone, for the program reading it
 	}
 	if rep := v.Compare; v.BaselineRun != nil || len(rep.Budgets) > 0 {
 		fmt.Fprintln(out)

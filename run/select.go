@@ -3,8 +3,10 @@ package run
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
@@ -199,4 +201,56 @@ func (s Selection) describe() map[string]string {
 		m["enable_mock"] = "true"
 	}
 	return m
+}
+
+// ListRow is one scenario of a listing (`inferbench list`), with why it would be skipped here.
+type ListRow struct {
+	Benchmark string         `json:"benchmark"`
+	Scenario  string         `json:"scenario"`
+	Category  string         `json:"category,omitempty"`
+	Model     string         `json:"model,omitempty"`
+	Subject   string         `json:"subject"`
+	Source    string         `json:"source"`
+	Params    map[string]any `json:"params,omitempty"`
+	Skip      string         `json:"skip,omitempty"`
+}
+
+// List returns the scenarios sel chooses, each with the reason it would be skipped (checked now,
+// on this machine), and the number of benchmarks found.
+func List(sel Selection, env Env) (rows []ListRow, benchmarks int, err error) {
+	benches, err := Discover(sel, env)
+	if err != nil {
+		return nil, 0, err
+	}
+	scs, err := Expand(sel, benches)
+	if err != nil {
+		return nil, 0, err
+	}
+	check := Checker(sel, env)
+	rows = make([]ListRow, 0, len(scs))
+	for _, sc := range scs {
+		b := sc.Benchmark
+		rows = append(rows, ListRow{b.Name, sc.Name, b.Category, b.Model, b.Kind, b.Source(), sc.Params, check.Check(sc)})
+	}
+	return rows, len(benches), nil
+}
+
+// WriteList writes a listing as a table.
+func WriteList(w io.Writer, rows []ListRow, benchmarks int) error {
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BENCHMARK\tSCENARIO\tCATEGORY\tMODEL\tSUBJECT\tSOURCE\tSKIPPED")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Benchmark, r.Scenario, dash(r.Category), dash(r.Model), r.Subject, r.Source, dash(r.Skip))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d benchmarks, %d scenarios\n", benchmarks, len(rows))
+	return err
 }

@@ -1,0 +1,171 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/store"
+)
+
+// Runs finds runs by reference, for the commands that read them (compare, report, export,
+// baseline): a run.json or run folder; a run id in ResultsDir; "latest", "baseline:NAME" or a run
+// id in the history store, which is opened when first needed. Close closes it.
+type Runs struct {
+	Env        Env
+	Store      string // the store's location, as Options.Store
+	ResultsDir string // folder of run folders, searched before the store ("" for none)
+	st         store.Store
+}
+
+// OpenStore returns the history store, opening it on first use.
+func (rs *Runs) OpenStore(ctx context.Context) (store.Store, error) {
+	if rs.st == nil {
+		st, err := OpenStore(ctx, rs.Store, rs.Env)
+		if err != nil {
+			return nil, err
+		}
+		rs.st = st
+	}
+	return rs.st, nil
+}
+
+// Close closes the store if it was opened.
+func (rs *Runs) Close() error {
+	if rs.st == nil {
+		return nil
+	}
+	return rs.st.Close()
+}
+
+// Load returns the run ref names.
+func (rs *Runs) Load(ctx context.Context, ref string) (*result.Run, error) {
+	isStoreRef := ref == result.LatestLink || strings.HasPrefix(ref, "baseline:")
+	if !isStoreRef {
+		if _, err := os.Stat(rs.Env.Path(ref)); err == nil {
+			return result.Load(rs.Env.Path(ref))
+		}
+		if rs.ResultsDir != "" && !strings.ContainsAny(ref, `/\`) {
+			p := filepath.Join(rs.Env.Path(rs.ResultsDir), ref)
+			if _, err := os.Stat(filepath.Join(p, result.RunFile)); err == nil {
+				return result.Load(p)
+			}
+		}
+	}
+	st, err := rs.OpenStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := store.Resolve(ctx, st, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%s: %w (want a run.json, a run folder, a run id, latest or baseline:NAME)", ref, err)
+	}
+	return r, err
+}
+
+// Path returns the run folder or run.json that ref names on disk: a path, or "latest" (the
+// default) or a run id under ResultsDir. A ref found nowhere is a usage error.
+func (rs *Runs) Path(ref string) (string, error) {
+	if ref == "" {
+		ref = result.LatestLink
+	}
+	if _, err := os.Stat(rs.Env.Path(ref)); err == nil && ref != result.LatestLink {
+		return rs.Env.Path(ref), nil
+	}
+	p := filepath.Join(rs.Env.Path(rs.ResultsDir), ref)
+	if _, err := os.Stat(p); err != nil {
+		return "", usageErr("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", ref, rs.ResultsDir)
+	}
+	return p, nil
+}
+
+// Report renders the run ref names as "html", "table" or "json". With output "-" (or empty, for
+// table and json) it writes to w and returns ""; else it writes the file output, by default the
+// run folder's report.html (report-ID.html in the working directory for a run only in the
+// store), and returns its path.
+func (rs *Runs) Report(ctx context.Context, ref, format, output string, w io.Writer) (string, error) {
+	switch format {
+	case "html", "table", "json":
+	default:
+		return "", usageErr("--format %q: want html, table or json", format)
+	}
+	var r *result.Run
+	path, err := rs.Path(ref)
+	if err == nil {
+		r, err = result.Load(path)
+	} else if !strings.HasPrefix(ref, "baseline:") && ref != "" && ref != result.LatestLink && strings.ContainsAny(ref, `/\`) {
+		return "", err
+	} else {
+		// Not on disk: a run id, latest or baseline:NAME from the history store.
+		if ref == "" {
+			ref = result.LatestLink
+		}
+		if r, err = rs.Load(ctx, ref); err == nil {
+			path = ""
+			if output == "" && format == "html" {
+				output = "report-" + r.ID + ".html"
+			}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	switch format {
+	case "html":
+		err = report.RunHTML(&buf, r, report.HTMLOptions{})
+	case "table":
+		err = report.Table(&buf, r)
+	case "json":
+		err = result.WriteJSON(&buf, r)
+	}
+	if err != nil {
+		return "", fmt.Errorf("render %s: %w", path, err)
+	}
+	switch {
+	case output == "-" || output == "" && format != "html":
+		_, err = w.Write(buf.Bytes())
+		return "", err
+	case output == "":
+		dir := path
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			dir = filepath.Dir(path)
+		}
+		output = filepath.Join(dir, ReportFile)
+	default:
+		output = rs.Env.Path(output)
+	}
+	if err := result.WriteFileAtomic(output, buf.Bytes()); err != nil {
+		return "", fmt.Errorf("write %s: %w", output, err)
+	}
+	return output, nil
+}
+
+// SetBaseline names the run ref names as the baseline name (recording it in the store first when
+// it is only on disk) and returns the run.
+func (rs *Runs) SetBaseline(ctx context.Context, name, ref, note string) (*result.Run, error) {
+	r, err := rs.Load(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	st, err := rs.OpenStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Get(ctx, r.ID); errors.Is(err, store.ErrNotFound) {
+		if err := st.Put(ctx, r); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return r, st.SetBaseline(ctx, store.Baseline{Name: name, RunID: r.ID, Note: note, CreatedAt: time.Now()})
+}
