@@ -7,7 +7,9 @@
 //	}
 //
 // The binary then takes every inferbench subcommand; `run` runs the registered functions (each is
-// a benchmark of its name) and any definitions under benches/.
+// a benchmark of its name) and any definitions under benches/. Both go through run.Run, which a
+// program can also call itself to run benchmarks with monitors, history and a verdict
+// (package run, docs/library.md).
 package inferbench
 
 import (

@@ -93,7 +93,8 @@ type Options struct {
 	// (run.log always keeps info and above).
 	Log      slog.Handler
 	LogLevel slog.Level
-	// Listener hears about each scenario as it runs (a progress bar).
+	// Listener hears about each scenario as it runs (a progress bar); one with a Finish()
+	// method is told when the last scenario is done, before anything is rendered.
 	Listener engine.Listener
 
 	// Dir is the working directory relative paths resolve against ("" for the process's).
