@@ -12,6 +12,7 @@ import (
 	"github.com/inferbench/inferbench/monitor"
 	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/web"
 )
 
 // runFlags are `inferbench run`'s flags; options turns them into run.Options.
@@ -37,7 +38,7 @@ type runFlags struct {
 	baseline     string
 	noStore      bool
 	alerts       alertFlags
-	live         run.Live
+	live         web.LiveRun
 }
 
 func newRun(o *IO) *cobra.Command {
@@ -123,7 +124,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		Selection: rf.sel.selection(o, args), KeepSamples: rf.keepSamples,
 		Monitor: rf.monitor, OutputDir: rf.outputDir, NoRequestLog: rf.noRequestLog, NoHTMLReport: rf.noHTML,
 		Store: rf.sf.url, NoStore: rf.noStore, Baseline: rf.baseline, AlertWebhookEnv: rf.alerts.envName,
-		Live: rf.live, Format: rf.format, Stdout: o.Stdout, Stderr: o.Stderr,
+		Format: rf.format, Stdout: o.Stdout, Stderr: o.Stderr,
 		Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 	}
 	if rf.keepSamples == 0 {
@@ -140,6 +141,12 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		return opts, usageErr("--monitor-interval %v: want 1ms or more", rf.monitor.Interval)
 	}
 	var err error
+	if rf.live.Addr != "" {
+		if rf.live.Token, err = web.ServerToken(rf.live.Addr, rf.live.Token, "--metrics-addr", o.LookupEnv); err != nil {
+			return opts, usageErr("%v", err)
+		}
+		rf.live.Log, opts.Watchers = o.Stderr, []run.Watcher{&rf.live}
+	}
 	if opts.LogLevel, err = parseLevel(rf.logLevel); err != nil {
 		return opts, err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 	"github.com/inferbench/inferbench/web"
 )
@@ -48,9 +47,9 @@ Clients send "Authorization: Bearer TOKEN"; a browser can open /?token=TOKEN onc
 }
 
 func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
-	token, err := run.ServerToken(sf.addr, sf.token, "--addr", env(o))
+	token, err := web.ServerToken(sf.addr, sf.token, "--addr", o.LookupEnv)
 	if err != nil {
-		return codeOf(err)
+		return usageErr("%v", err)
 	}
 	url := sf.store.location(o)
 	if url == "" {
@@ -72,5 +71,5 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 		go web.WatchResults(ctx, inDir(o, sf.resultsDir), time.Second, srv.Hub(), srv.Metrics())
 	}
 	fmt.Fprintf(o.Stdout, "serving %s on http://%s/\n", store.Redact(url), ln.Addr())
-	return run.ServeUntilDone(ctx, ln, srv)
+	return web.ServeUntilDone(ctx, ln, srv)
 }

@@ -91,7 +91,7 @@ func (w *writer) finish(r *result.Run) {
 
 // execute runs the scenarios (the execute stage) with the monitors beside them (the sample
 // stage) and returns the run, marked partial when ctx was cancelled.
-func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *monitors, live *liveServer) *result.Run {
+func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *monitors, watch watchers) *result.Run {
 	opts := []engine.Option{
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
 		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
@@ -104,7 +104,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		opts = append(opts, engine.WithListener(p.o.Listener))
 	}
 	opts = append(opts, mon.options()...)
-	opts = append(opts, live.options()...)
+	opts = append(opts, watch.options()...)
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
 	if f, ok := p.o.Listener.(interface{ Finish() }); ok {
 		f.Finish()

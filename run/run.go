@@ -82,7 +82,8 @@ type Options struct {
 	// before it is rendered.
 	Judged func(*Verdict)
 
-	Live Live // Prometheus /metrics and the live view while the run lasts
+	// Watchers follow the run as it goes (web.LiveRun serves /metrics and the live view).
+	Watchers []Watcher
 
 	// Format of the summary written to Stdout: "table" (the default), "json" or "none".
 	Format string
@@ -118,13 +119,6 @@ type Monitor struct {
 	// Overhead runs every measured scenario again without monitors and reports the difference.
 	Overhead bool
 	Grid     monitor.Grid // carbon intensity and PUE for co2e_g; monitor.DefaultGrid when zero
-}
-
-// Live serves Prometheus /metrics and the live view while the run lasts.
-type Live struct {
-	Addr   string        // host:port; empty serves nothing
-	Token  string        // bearer token ($INFERBENCH_TOKEN when empty); required off loopback
-	Linger time.Duration // keep serving this long after the run, for a last scrape
 }
 
 // Errors Run returns, besides I/O errors. Use errors.Is: a run may end with several.
@@ -198,13 +192,13 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	defer w.close()
 	mon := p.startMonitors(ctx) // sample: the monitors' sources, open for the whole run
 	defer mon.close()
-	live, err := p.startLive(ctx, w)
+	watch, err := p.startWatchers(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 
-	r := p.execute(ctx, w, scenarios, mon, live) // execute + sample; write after each scenario
-	overhead := mon.overhead(ctx, p, r)          // sample: the on/off pass of Monitor.Overhead
+	r := p.execute(ctx, w, scenarios, mon, watch) // execute + sample; write after each scenario
+	overhead := mon.overhead(ctx, p, r)           // sample: the on/off pass of Monitor.Overhead
 	// The stages after execute run on a context that is not the cancelled one, so that an
 	// interrupted run is still written, recorded and judged.
 	fctx := context.WithoutCancel(ctx)
@@ -218,7 +212,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if st != nil {
 		st.Close()
 	}
-	live.finish(fctx, p, r)
+	watch.finish(fctx, p, r)
 	p.errs = append(p.errs, w.err)
 	return r, p.result(r, w.dir, v)
 }
