@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/inferbench/inferbench/advice"
@@ -62,12 +63,31 @@ func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
-	if err := st.Put(ctx, r); err != nil {
+	if err := PutNew(ctx, st, r); err != nil {
 		st.Close()
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
+	if r.ID != filepath.Base(dir) { // the folder's id was taken in the store: run.json says the new one
+		if err := result.Save(dir, r); err != nil {
+			p.errs = append(p.errs, fmt.Errorf("run %s recorded, but %w", r.ID, err))
+		}
+	}
 	return st
+}
+
+// PutNew records r in st. When r's ID is already stored (a run from another process or host),
+// r gets a new ID (result.NewID) and is put again: a stored run is never replaced and r is never
+// dropped.
+func PutNew(ctx context.Context, st store.Runs, r *result.Run) error {
+	for range 5 {
+		err := st.Put(ctx, r)
+		if !errors.Is(err, store.ErrExists) {
+			return err
+		}
+		r.ID = result.NewID(r.StartedAt)
+	}
+	return fmt.Errorf("run %s: no free run id after 5 tries: %w", r.ID, store.ErrExists)
 }
 
 // judge compares the run with the baseline (or checks its budgets alone), and evaluates the
