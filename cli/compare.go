@@ -100,6 +100,9 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	if err := run.StepSummary(env(o), rep); err != nil {
 		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
+	if rep.NoEvidence != "" { // a verdict needs evidence: an error, not a pass
+		return &CodeError{Code: ExitError, Err: fmt.Errorf("nothing comparable: %s", rep.NoEvidence)}
+	}
 	if rep.Failed() {
 		return &CodeError{Code: ExitRegression, Err: fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)}
 	}

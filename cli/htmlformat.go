@@ -12,7 +12,7 @@ import (
 // compareHTML writes `compare --format html`: the self-contained compare page.
 func compareHTML(w io.Writer, old, nw *result.Run, rep *compare.Report) error {
 	deltas, method := report.DeltasOf(rep)
-	return report.CompareHTML(w, old, nw, deltas, report.CompareOptions{Method: method, Warnings: rep.Warnings})
+	return report.CompareHTML(w, old, nw, deltas, report.CompareOptions{Method: method, Warnings: append(noEvidence(rep), rep.Warnings...)})
 }
 
 // historyHTML writes `history --format html`: one trend chart per benchmark, a line per
@@ -39,4 +39,12 @@ func historyHTML(w io.Writer, series []Series, metric string) error {
 		trends[i].Series = append(trends[i].Series, ts)
 	}
 	return report.HistoryHTML(w, trends, report.HTMLOptions{})
+}
+
+// noEvidence is the comparison's "nothing comparable" reason as a warning line, if any.
+func noEvidence(rep *compare.Report) []string {
+	if rep.NoEvidence == "" {
+		return nil
+	}
+	return []string{"FAIL: nothing comparable: " + rep.NoEvidence}
 }

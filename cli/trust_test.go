@@ -130,3 +130,69 @@ func TestImportKilledRun(t *testing.T) {
 		t.Errorf("%d runs stored after a second import, want 2", len(infos))
 	}
 }
+
+// compare, its JUnit and markdown outputs, and run --baseline fail when the new side measured
+// nothing comparable, with the reason in one line. Before, each of these exited 0 ("ok").
+func TestNoFalsePass(t *testing.T) {
+	dir := t.TempDir()
+	saveRun(t, dir, "old", 1, 10)
+	empty := &result.Run{Schema: result.Schema, ID: "empty", Partial: true, StartedAt: storetest.T0, Scenarios: []result.Scenario{}}
+	os.MkdirAll(filepath.Join(dir, "benchmark_results", "empty"), 0o755)
+	if err := result.Save(filepath.Join(dir, "benchmark_results", "empty"), empty); err != nil {
+		t.Fatal(err)
+	}
+	allFailed := storetest.MakeRun("allfailed", storetest.T0, 2, 10, []string{"resnet"}, 2, 30)
+	for i := range allFailed.Scenarios {
+		allFailed.Scenarios[i].Status, allFailed.Scenarios[i].Metrics = result.StatusFailed, nil
+	}
+	allFailed.Tally()
+	os.MkdirAll(filepath.Join(dir, "benchmark_results", "allfailed"), 0o755)
+	result.Save(filepath.Join(dir, "benchmark_results", "allfailed"), allFailed)
+	renamed := storetest.MakeRun("renamed", storetest.T0, 3, 10, []string{"resnet"}, 2, 30)
+	for i := range renamed.Scenarios {
+		renamed.Scenarios[i].Params = map[string]any{"batchsize": i}
+	}
+	os.MkdirAll(filepath.Join(dir, "benchmark_results", "renamed"), 0o755)
+	result.Save(filepath.Join(dir, "benchmark_results", "renamed"), renamed)
+
+	for _, c := range []struct{ newRun, want string }{
+		{"empty", "partial (interrupted) with no scenario"},
+		{"allfailed", "no scenario of the new run allfailed succeeded"},
+		{"renamed", "a typo in --set or a renamed parameter"},
+	} {
+		code, out, errOut := runCLI(t, dir, nil, "compare", "old", c.newRun)
+		if code != ExitError || !strings.Contains(errOut, "nothing comparable: ") || !strings.Contains(errOut, c.want) || strings.Contains(out, "\nok:") {
+			t.Errorf("compare old %s: exit %d, want 1 and %q\n%s%s", c.newRun, code, c.want, out, errOut)
+		}
+		if lines := strings.Count(strings.TrimSpace(errOut), "\n") + 1; lines != 1 {
+			t.Errorf("compare old %s: the reason takes %d lines on stderr, want 1:\n%s", c.newRun, lines, errOut)
+		}
+		code, out, _ = runCLI(t, dir, nil, "compare", "old", c.newRun, "--format", "junit")
+		if code != ExitError || !strings.Contains(out, `type="no-evidence"`) || !strings.Contains(out, `failures="1"`) {
+			t.Errorf("compare old %s --format junit: exit %d, want a failed case\n%s", c.newRun, code, out)
+		}
+		code, out, _ = runCLI(t, dir, nil, "compare", "old", c.newRun, "--format", "markdown")
+		if code != ExitError || !strings.Contains(out, "❌ nothing comparable") || strings.Contains(out, "✅") {
+			t.Errorf("compare old %s --format markdown: exit %d\n%s", c.newRun, code, out)
+		}
+	}
+
+	// run --baseline: the baseline measured exec "a"; a run of a renamed benchmark matches none.
+	store := filepath.Join(dir, "h.db")
+	if code, _, errOut := runCLI(t, dir, nil, "run", "--exec", "true", "--name", "a", "--iterations", "3", "--warmup", "0", "--no-monitor", "--store", store, "--format", "none"); code != ExitOK {
+		t.Fatalf("run a: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, dir, nil, "baseline", "set", "main", "latest", "--store", store); code != ExitOK {
+		t.Fatalf("baseline set: exit %d\n%s", code, errOut)
+	}
+	code, out, errOut := runCLI(t, dir, nil, "run", "--exec", "true", "--name", "b", "--iterations", "3", "--warmup", "0", "--no-monitor", "--store", store, "--format", "none", "--baseline", "main")
+	if code != ExitError || !strings.Contains(errOut, "baseline main: nothing comparable: no scenario of the new run") {
+		t.Errorf("run --baseline main of another benchmark: exit %d, want 1 with the reason\n%s%s", code, out, errOut)
+	}
+
+	// An unknown --set key is a usage error naming it, with a hint.
+	code, _, errOut = runCLI(t, dir, nil, "run", filepath.Join(testdata, "project"), "--enable-mock", "--set", "batchsize=4", "--dry-run")
+	if code != ExitUsage || !strings.Contains(errOut, `--set "batchsize=4": no selected benchmark has a parameter "batchsize"`) {
+		t.Errorf("--set batchsize=4: exit %d, want 2\n%s", code, errOut)
+	}
+}

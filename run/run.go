@@ -281,7 +281,10 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 	case r.Summary.Failed > 0:
 		errs = append(errs, marked{ErrFailed, fmt.Sprintf("%d of %d scenarios failed (details in %s)", r.Summary.Failed, r.Summary.Total, filepath.Join(dir, result.LogFile))})
 	}
-	if v != nil && v.Failed() {
+	if v != nil && v.Compare != nil && v.Compare.NoEvidence != "" { // a verdict needs evidence
+		errs = append(errs, marked{ErrFailed, fmt.Sprintf("baseline %s: nothing comparable: %s", v.Baseline, v.Compare.NoEvidence)})
+	}
+	if v != nil && v.Compare != nil && (v.Compare.Regressions > 0 || v.Compare.BudgetsExceeded > 0) {
 		errs = append(errs, &VerdictError{v})
 	}
 	return errors.Join(errs...)
