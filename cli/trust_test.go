@@ -6,6 +6,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,4 +197,72 @@ func TestNoFalsePass(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errOut, `--set "batchsize=4": no selected benchmark has a parameter "batchsize"`) {
 		t.Errorf("--set batchsize=4: exit %d, want 2\n%s", code, errOut)
 	}
+}
+
+// No secret is written anywhere: a URL password, a bearer token given as a flag, and an API key a
+// server echoes back in its error body appear in none of the run's files, the store, stdout or
+// stderr. Before, config.args kept --metrics-token and the URL password, and the echoed key was
+// in run.json's errors, run.log, requests/*.jsonl, report.html and the store.
+func TestNoSecretWritten(t *testing.T) {
+	const (
+		apiKey   = "sk-live-0123456789abcdef"
+		urlPass  = "urlpass-9876"
+		token    = "metrics-tok-4242"
+		storePwd = "pgpass-1357"
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A hostile or careless server: it echoes the credentials it got.
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error": {"message": "Incorrect API key provided: %s (auth %q, url %s)"}}`, apiKey, r.Header.Get("Authorization"), "http://user:"+urlPass+"@x")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	t.Setenv("MY_LLM", apiKey) // the openai subject reads the process's environment
+	base := strings.Replace(srv.URL, "http://", "http://user:"+urlPass+"@", 1) + "/v1"
+	code, out, errOut := runCLI(t, dir, []string{"MY_LLM=" + apiKey},
+		"run", "--openai", base, "--model", "m", "--api-key-env", "MY_LLM", "--requests", "3", "--concurrency", "1",
+		"--metrics-addr", "127.0.0.1:0", "--metrics-token", token, "--no-monitor", "--output-dir", "out", "--store", "h.db")
+	if code == ExitOK {
+		t.Fatalf("a run whose every request failed exited 0\n%s%s", out, errOut)
+	}
+	secrets := []string{apiKey, urlPass, token, storePwd}
+	check := func(where, text string) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds the secret %q", where, s)
+			}
+		}
+	}
+	check("stdout", out)
+	check("stderr", errOut)
+	files := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		check(p, string(data))
+		files++
+		return nil
+	})
+	if files < 5 {
+		t.Errorf("only %d files written; want run.json, run.log, summary.csv, requests/, report.html and the store", files)
+	}
+	r, err := result.Load(filepath.Join(dir, "out", result.LatestLink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(r.Config.Args, " "); !strings.Contains(args, "--metrics-token xxxxx") || !strings.Contains(args, "user:xxxxx@") {
+		t.Errorf("config.args %q: want the token and the URL password masked", args)
+	}
+	if len(r.Scenarios) == 0 || len(r.Scenarios[0].Errors) == 0 || !strings.Contains(r.Scenarios[0].Errors[0].Error, "Incorrect API key provided") {
+		t.Errorf("the server's error should be kept, redacted: %+v", r.Scenarios)
+	}
+	// A store URL's password in an error message.
+	code, _, errOut = runCLI(t, dir, nil, "history", "--runs", "--store", "postgres://u:"+storePwd+"@127.0.0.1:1/x?connect_timeout=1")
+	if code == ExitOK {
+		t.Errorf("history on an unreachable store exited 0")
+	}
+	check("stderr of history --store postgres://...", errOut)
 }

@@ -122,6 +122,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
 		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
+		engine.WithRedactor(p.red),
 	}
 	if !p.o.NoRequestLog {
 		opts = append(opts, engine.WithRequestLog(filepath.Join(w.dir, "requests")))

@@ -29,6 +29,7 @@ import (
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 
 	// Subject kinds available to definitions.
@@ -187,6 +188,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.learnSecrets(scenarios)
 	w, err := p.create(ctx, scenarios) // write: the run folder, run.log, a first run.json
 	if err != nil {
 		return nil, err
@@ -222,6 +224,10 @@ type pipeline struct {
 	o    Options
 	env  Env
 	errs []error
+	// red hides the run's secrets in everything it writes: it learns them here, where they
+	// enter (flags, URLs, the environment, subject configurations), and the engine runs what
+	// servers and processes send back through it (redact.go).
+	red *redact.Redactor
 }
 
 func newPipeline(o Options) (*pipeline, error) {
@@ -268,8 +274,9 @@ func newPipeline(o Options) (*pipeline, error) {
 	if o.NoStore && o.Baseline != "" {
 		return nil, usageErr("--baseline needs the history store: drop --no-store")
 	}
+	red := newRedactor(&o)
 	env := Env{Dir: o.Dir, Vars: o.Env}
-	return &pipeline{o: o, env: env}, nil
+	return &pipeline{o: o, env: env, red: red}, nil
 }
 
 // result is the error Run returns: the stages' errors, then why the run failed.
@@ -286,6 +293,9 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 	}
 	if v != nil && v.Compare != nil && (v.Compare.Regressions > 0 || v.Compare.BudgetsExceeded > 0) {
 		errs = append(errs, &VerdictError{v})
+	}
+	for i := range errs {
+		errs[i] = p.red.Error(errs[i])
 	}
 	return errors.Join(errs...)
 }
