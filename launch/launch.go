@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/procgroup"
 )
 
 // Config is a definition's `server:` block.
@@ -228,8 +230,10 @@ func (p *Plan) Start(ctx context.Context, env []string) (*Server, error) {
 		s.closeLog()
 		return nil, fmt.Errorf("server: starting %s: %w", p, err)
 	}
+	untrack := procgroup.Add(cmd.Process.Pid) // the second Ctrl-C kills it (inferbench.Run)
 	go func() {
 		s.waitErr = cmd.Wait()
+		untrack()
 		close(s.done)
 	}()
 	timeout := p.cfg.ReadyTimeout
