@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
 
@@ -54,11 +56,16 @@ store first.`,
 			if err != nil {
 				return err
 			}
-			if _, err := st.Get(ctx, r.ID); errors.Is(err, store.ErrNotFound) {
-				if err := st.Put(ctx, r); err != nil {
-					return err
-				}
-			} else if err != nil {
+			stored, err := st.Get(ctx, r.ID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				err = st.Put(ctx, r)
+			case err == nil && !sameRun(stored, r):
+				// Another run holds this id (an old per-second id, another host): record this
+				// one under a new id rather than point the baseline at the wrong run.
+				err = run.PutNew(ctx, st, r)
+			}
+			if err != nil {
 				return err
 			}
 			if err := st.SetBaseline(ctx, store.Baseline{Name: args[0], RunID: r.ID, Note: note, CreatedAt: time.Now()}); err != nil {
@@ -134,4 +141,18 @@ store first.`,
 	show.Flags().BoolVar(&asJSON, "json", false, "print the baseline and its run as JSON")
 	cmd.AddCommand(set, list, show)
 	return cmd
+}
+
+// sameRun reports whether a stored run and a run read from a file are the same run: the same
+// start and the same scenarios.
+func sameRun(a, b *result.Run) bool {
+	if !a.StartedAt.Truncate(time.Microsecond).Equal(b.StartedAt.Truncate(time.Microsecond)) || len(a.Scenarios) != len(b.Scenarios) {
+		return false
+	}
+	for i := range a.Scenarios {
+		if a.Scenarios[i].ID() != b.Scenarios[i].ID() {
+			return false
+		}
+	}
+	return true
 }

@@ -266,3 +266,35 @@ func TestNoSecretWritten(t *testing.T) {
 	}
 	check("stderr of history --store postgres://...", errOut)
 }
+
+// baseline set of a run folder whose id another stored run holds records the folder's run under
+// a new id instead of pointing the baseline at the other run; a folder already stored is not
+// stored twice. Before, the baseline silently pointed at the stored run of the same id.
+func TestBaselineSetSameIDOtherRun(t *testing.T) {
+	dir := t.TempDir()
+	saveRun(t, dir, "r1", 1, 10) // benchmark_results/r1: resnet, 2 scenarios
+	if code, _, errOut := runCLI(t, dir, nil, "import", "benchmark_results/r1/run.json"); code != ExitOK {
+		t.Fatalf("import: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := runCLI(t, dir, nil, "baseline", "set", "same", "r1"); code != ExitOK || !strings.Contains(out, "= run r1 ") {
+		t.Fatalf("baseline set same r1: exit %d\n%s%s", code, out, errOut)
+	}
+	// Another host's run with the same (old, per-second) id.
+	other := storetest.MakeRun("r1", storetest.T0.Add(time.Hour), 9, 20, []string{"bert"}, 3, 30)
+	p := filepath.Join(dir, "elsewhere", "r1")
+	os.MkdirAll(p, 0o755)
+	if err := result.Save(p, other); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, dir, nil, "baseline", "set", "main", "elsewhere/r1")
+	if code != ExitOK || strings.Contains(out, "= run r1 ") || !strings.Contains(out, "(3 scenarios)") {
+		t.Fatalf("baseline set main elsewhere/r1: exit %d, want a new id for the other run\n%s%s", code, out, errOut)
+	}
+	if infos := storedRuns(t, filepath.Join(dir, store.DefaultPath)); len(infos) != 2 {
+		t.Errorf("%d runs stored, want 2 (r1 and the other run under a new id)", len(infos))
+	}
+	code, out, _ = runCLI(t, dir, nil, "baseline", "show", "main")
+	if code != ExitOK || !strings.Contains(out, "bert/") || strings.Contains(out, "resnet/") {
+		t.Errorf("baseline main shows the wrong run: exit %d\n%s", code, out)
+	}
+}
