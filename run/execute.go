@@ -28,6 +28,7 @@ type writer struct {
 	run       *result.Run
 	err       error  // the first failed write
 	tmp       string // where run.json goes when the folder cannot take it ($TMPDIR)
+	alt       string // the folder under tmp that holds the whole run, when it went there
 }
 
 // create makes the run folder, opens run.log and writes a first run.json with no scenario.
@@ -104,6 +105,7 @@ func (w *writer) finish(r *result.Run) {
 			w.err = fmt.Errorf("%w; the run could not be written elsewhere either (%v): its %d scenarios are only in the history store, if it is recorded there", err, aerr, len(r.Scenarios))
 			return
 		}
+		w.alt = alt
 		w.err = fmt.Errorf("%w; the whole run (%d scenarios) was written to %s instead", err, len(r.Scenarios), filepath.Join(alt, result.RunFile))
 		w.log.Error("results written elsewhere", "dir", alt)
 		return

@@ -58,6 +58,9 @@ func TestFullDiskKeepsEveryScenario(t *testing.T) {
 	if len(alts) != 1 || !strings.Contains(err.Error(), alts[0]) {
 		t.Fatalf("run.json written elsewhere: %v; error: %v", alts, err)
 	}
+	if !strings.Contains(out.String(), "results: "+filepath.Dir(alts[0])+" (") {
+		t.Errorf("the summary's results line does not name the folder holding the whole run:\n%s", out.String())
+	}
 	kept, lerr := result.Load(alts[0])
 	if lerr != nil {
 		t.Fatal(lerr)

@@ -206,9 +206,10 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	// The stages after execute run on a context that is not the cancelled one, so that an
 	// interrupted run is still written, recorded and judged.
 	fctx := context.WithoutCancel(ctx)
-	w.finish(r)                           // write: the final run.json, latest
-	st := p.record(fctx, w.dir, r)        // record: the history store
-	v := p.judge(fctx, st, r)             // judge: baseline, budgets, advice, alerts
+	w.finish(r)                    // write: the final run.json, latest
+	st := p.record(fctx, w.dir, r) // record: the history store
+	v := p.judge(fctx, st, r)      // judge: baseline, budgets, advice, alerts
+	p.alt = w.alt
 	p.render(fctx, w.dir, r, v, overhead) // render: summary, verdict, reports, alerts posted
 	if st != nil {
 		st.Close()
@@ -228,6 +229,7 @@ type pipeline struct {
 	// enter (flags, URLs, the environment, subject configurations), and the engine runs what
 	// servers and processes send back through it (redact.go).
 	red *redact.Redactor
+	alt string // where the whole run went when its folder could not take it (execute.go)
 }
 
 func newPipeline(o Options) (*pipeline, error) {
