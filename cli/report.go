@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
@@ -97,6 +98,7 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 	if err != nil {
 		return err
 	}
+	redact.Run(r) // a run recorded by an older version may hold a secret
 	var buf bytes.Buffer
 	switch rf.format {
 	case "html":

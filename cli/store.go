@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 
@@ -97,9 +98,17 @@ func (rs *runSource) Close() {
 	}
 }
 
-// load resolves ref: a run.json or run folder; a run id in --results-dir; "latest",
-// "baseline:NAME" or a run id in the store.
+// load resolves ref (see find) and returns the run with its text redacted (a run recorded by an
+// older version may hold a secret).
 func (rs *runSource) load(ctx context.Context, ref string) (*result.Run, error) {
+	r, err := rs.find(ctx, ref)
+	redact.Run(r)
+	return r, err
+}
+
+// find resolves ref: a run.json or run folder; a run id in --results-dir; "latest",
+// "baseline:NAME" or a run id in the store.
+func (rs *runSource) find(ctx context.Context, ref string) (*result.Run, error) {
 	isStoreRef := ref == "latest" || strings.HasPrefix(ref, "baseline:")
 	if !isStoreRef {
 		if _, err := os.Stat(inDir(rs.o, ref)); err == nil {

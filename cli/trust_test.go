@@ -298,3 +298,30 @@ func TestBaselineSetSameIDOtherRun(t *testing.T) {
 		t.Errorf("baseline main shows the wrong run: exit %d\n%s", code, out)
 	}
 }
+
+// A run recorded by an older version with a secret in it (config.args, an echoed key) is shown
+// redacted by the commands that read runs back (report, compare). Before, report.html held them.
+func TestReadBackRunsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	r := storetest.MakeRun("old", storetest.T0, 1, 10, []string{"resnet"}, 1, 10)
+	r.Config.Args = []string{"run", "--metrics-token", "tok-secret-77", "--openai", "http://u:urlpw-88@h/v1"}
+	r.Scenarios[0].Errors = []result.IterationError{{Error: "401: Incorrect API key provided: sk-abcdef0123456789"}}
+	p := filepath.Join(dir, "benchmark_results", "old")
+	os.MkdirAll(p, 0o755)
+	if err := result.Save(p, r); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, dir, nil, "report", "old", "-o", "x.html"); code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "x.html"))
+	_, out, _ := runCLI(t, dir, nil, "compare", "old", "old", "--format", "json")
+	for _, s := range []string{"tok-secret-77", "urlpw-88", "sk-abcdef0123456789"} {
+		if strings.Contains(string(html), s) {
+			t.Errorf("report.html holds %q", s)
+		}
+		if strings.Contains(out, s) {
+			t.Errorf("compare --format json prints %q", s)
+		}
+	}
+}

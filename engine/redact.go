@@ -58,28 +58,7 @@ func (e *Engine) redactScenario(r *result.Scenario) {
 	}
 	for _, m := range []map[string]any{r.Params, r.Environment, r.Extra} {
 		for k, v := range m {
-			m[k] = redactValue(red, v)
+			m[k] = redact.Value(red, v)
 		}
 	}
-}
-
-// redactValue redacts the strings in a decoded value (a subject's description: its URL).
-func redactValue(red *redact.Redactor, v any) any {
-	switch v := v.(type) {
-	case string:
-		return red.String(v)
-	case map[string]any:
-		for k, x := range v {
-			v[k] = redactValue(red, x)
-		}
-	case []any:
-		for i, x := range v {
-			v[i] = redactValue(red, x)
-		}
-	case []string:
-		for i, x := range v {
-			v[i] = red.String(x)
-		}
-	}
-	return v
 }

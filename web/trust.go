@@ -45,30 +45,7 @@ type cleanStore struct{ store.Store }
 func (c cleanStore) Get(ctx context.Context, id string) (*result.Run, error) {
 	r, err := c.Store.Get(ctx, id)
 	if err == nil {
-		cleanRun(r)
+		redact.Run(r)
 	}
 	return r, err
-}
-
-// cleanRun redacts a run's text in place.
-func cleanRun(r *result.Run) {
-	red := redact.New()
-	r.Config.Args = red.Args(r.Config.Args)
-	for i := range r.Scenarios {
-		sc := &r.Scenarios[i]
-		sc.Error = red.String(sc.Error)
-		for j := range sc.Errors {
-			sc.Errors[j].Error = red.String(sc.Errors[j].Error)
-		}
-		for j := range sc.Warnings {
-			sc.Warnings[j] = red.String(sc.Warnings[j])
-		}
-		for _, m := range []map[string]any{sc.Params, sc.Environment} {
-			for k, v := range m {
-				if s, ok := v.(string); ok {
-					m[k] = red.String(s)
-				}
-			}
-		}
-	}
 }
