@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/redact"
 )
 
 // Config is a definition's `server:` block.
@@ -84,7 +85,11 @@ type Plan struct {
 	port    int
 	key     string
 	logPath string
+	red     *redact.Redactor
 }
+
+// Redact makes the server's log go through r (its secrets hidden); nil writes it as it is.
+func (p *Plan) Redact(r *redact.Redactor) { p.red = r }
 
 // Render substitutes params (and a free port, when "{port}" is used and params has none) into
 // cfg. base is the definition's directory; logPath receives the server's output ("" discards
@@ -225,6 +230,12 @@ func (p *Plan) Start(ctx context.Context, env []string) (*Server, error) {
 		}
 		s.log, out = f, f
 	}
+	flush := func() {}
+	if p.red != nil && out != io.Discard {
+		rw := redact.NewWriter(out, p.red)
+		out, flush = rw, func() { _ = rw.Flush() }
+		cmd.WaitDelay = 2 * time.Second // the log is now a pipe: a child holding it does not block Wait
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		s.closeLog()
@@ -234,6 +245,7 @@ func (p *Plan) Start(ctx context.Context, env []string) (*Server, error) {
 	go func() {
 		s.waitErr = cmd.Wait()
 		untrack()
+		flush()
 		close(s.done)
 	}()
 	timeout := p.cfg.ReadyTimeout
