@@ -46,6 +46,7 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 	if w.logFile, err = os.Create(filepath.Join(dir, result.LogFile)); err != nil {
 		return nil, err
 	}
+	lockRunLog(w.logFile) // held while the run lasts: a later run tells it from a killed one (recover.go)
 	handlers := teeHandler{slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: min(p.o.LogLevel, slog.LevelInfo)})}
 	if p.o.Log != nil {
 		handlers = append(handlers, p.o.Log)

@@ -68,6 +68,13 @@ func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
+	ids, err := recoverKilled(ctx, st, filepath.Dir(dir), dir)
+	for _, id := range ids {
+		fmt.Fprintf(p.o.Stderr, "inferbench: recorded killed run %s from %s, marked partial\n", id, filepath.Dir(dir))
+	}
+	if err != nil {
+		fmt.Fprintf(p.o.Stderr, "inferbench: warning: recovering killed runs: %v\n", err)
+	}
 	if r.ID != filepath.Base(dir) { // the folder's id was taken in the store: run.json says the new one
 		if err := result.Save(dir, r); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("run %s recorded, but %w", r.ID, err))
