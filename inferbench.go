@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/inferbench/inferbench/cli"
+	"github.com/inferbench/inferbench/internal/procgroup"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/subject/gofunc"
 )
@@ -43,8 +44,11 @@ func RegisterSetup(name string, setup func(ctx context.Context, p Params) (fn fu
 func Main() { os.Exit(Run(os.Args[1:], true)) }
 
 // Run runs the command line and returns the exit code. The first SIGINT or SIGTERM asks the run to
-// stop after the current iteration and keep its results; a second exits at once (code 130).
+// stop and keep its results; a second exits at once (code 130), killing the process groups of
+// the commands, workers and servers it started first, so that none is left running. Groups still
+// recorded when the command line returns are killed too.
 func Run(args []string, funcs bool) int {
+	defer procgroup.KillAll()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sig := make(chan os.Signal, 2)
@@ -56,6 +60,7 @@ func Run(args []string, funcs bool) int {
 		cancel()
 		<-sig
 		fmt.Fprintln(os.Stderr, "inferbench: exiting now")
+		procgroup.KillAll()
 		os.Exit(130)
 	}()
 	return cli.Main(ctx, args, cli.IO{Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ(), Funcs: funcs})

@@ -102,6 +102,9 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	if err := run.StepSummary(env(o), rep); err != nil {
 		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
+	if rep.NoEvidence != "" { // a verdict needs evidence: an error, not a pass
+		return &CodeError{Code: ExitError, Err: fmt.Errorf("nothing comparable: %s", rep.NoEvidence)}
+	}
 	if rep.Failed() {
 		return &CodeError{Code: ExitRegression, Err: fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)}
 	}
@@ -111,5 +114,13 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 // compareHTML writes `compare --format html`: the self-contained compare page.
 func compareHTML(w io.Writer, old, nw *result.Run, rep *compare.Report) error {
 	deltas, method := report.DeltasOf(rep)
-	return report.CompareHTML(w, old, nw, deltas, report.CompareOptions{Method: method, Warnings: rep.Warnings})
+	return report.CompareHTML(w, old, nw, deltas, report.CompareOptions{Method: method, Warnings: append(noEvidence(rep), rep.Warnings...)})
+}
+
+// noEvidence is the comparison's "nothing comparable" reason as a warning line, if any.
+func noEvidence(rep *compare.Report) []string {
+	if rep.NoEvidence == "" {
+		return nil
+	}
+	return []string{"FAIL: nothing comparable: " + rep.NoEvidence}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 )
 
 func init() { extraCommands = append(extraCommands, newImport, newExport) }
@@ -52,26 +53,42 @@ be given to compare and baseline set.`,
 				if err != nil {
 					return err
 				}
-				runID := id
-				if runID == "" || len(args) > 1 {
-					runID = fmt.Sprintf("%s_%s", started.Format("20060102_150405"), strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
-					if id != "" {
+				base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+				// A generated id is unique (result.NewID): two files of the same name imported in
+				// the same second are two runs.
+				runID := result.NewID(started) + "_" + base
+				if id != "" {
+					runID = id
+					if len(args) > 1 {
 						runID = fmt.Sprintf("%s_%d", id, i+1)
 					}
 				}
 				b := bench
 				if b == "" {
-					b = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+					b = base
 				}
 				r, err := result.Import(data, file, format, runID, b, started)
 				if err != nil {
 					return &CodeError{Code: ExitUsage, Err: err}
 				}
-				if err := st.Put(cmd.Context(), r); err != nil {
+				given := r.ID
+				if id != "" && r.ID == runID {
+					err = st.Put(cmd.Context(), r) // an id asked for: taken is an error
+				} else {
+					err = run.PutNew(cmd.Context(), st, r) // taken: a new id, never a replaced run
+				}
+				if err != nil {
 					return err
 				}
 				fmt.Fprintln(o.Stdout, r.ID)
-				fmt.Fprintf(o.Stderr, "imported %s: run %s, %d scenarios\n", file, r.ID, len(r.Scenarios))
+				note := ""
+				if r.ID != given {
+					note = fmt.Sprintf(" (id %s was taken in the store)", given)
+				}
+				if r.Partial {
+					note += " (partial: the run did not finish)"
+				}
+				fmt.Fprintf(o.Stderr, "imported %s: run %s, %d scenarios%s\n", file, r.ID, len(r.Scenarios), note)
 			}
 			return nil
 		},

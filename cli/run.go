@@ -146,6 +146,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 			return opts, usageErr("%v", err)
 		}
 		rf.live.Log, opts.Watchers = o.Stderr, []run.Watcher{&rf.live}
+		opts.Secrets = append(opts.Secrets, rf.live.Token)
 	}
 	if opts.LogLevel, err = parseLevel(rf.logLevel); err != nil {
 		return opts, err

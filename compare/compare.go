@@ -156,10 +156,73 @@ type Report struct {
 	Improvements    int `json:"improvements"`
 	Unverified      int `json:"unverified"` // single values beyond their threshold, not tested
 	BudgetsExceeded int `json:"budgets_exceeded"`
+	// NoEvidence says why nothing was compared when the two runs have no metric in common: the
+	// new run measured nothing, every scenario failed, or no scenario matched the old run's (a
+	// typo in --set, a renamed parameter). Such a comparison fails: it is never "ok".
+	NoEvidence string `json:"no_evidence,omitempty"`
 }
 
-// Failed reports whether the comparison should fail a CI job (exit code 3).
-func (r *Report) Failed() bool { return r.Regressions > 0 || r.BudgetsExceeded > 0 }
+// Failed reports whether the comparison should fail a CI job: a regression, an exceeded budget,
+// or nothing comparable (NoEvidence).
+func (r *Report) Failed() bool {
+	return r.Regressions > 0 || r.BudgetsExceeded > 0 || r.NoEvidence != ""
+}
+
+// noEvidence returns why a comparison of old and new with no row found nothing comparable.
+func noEvidence(old, new *result.Run, pairs int) string {
+	okOf := func(r *result.Run) (ok int) {
+		for i := range r.Scenarios {
+			if r.Scenarios[i].Status == result.StatusOK {
+				ok++
+			}
+		}
+		return ok
+	}
+	side := func(name string, r *result.Run) string {
+		switch {
+		case len(r.Scenarios) == 0 && r.Partial:
+			return fmt.Sprintf("the %s run %s measured nothing: it is partial (interrupted) with no scenario", name, r.ID)
+		case len(r.Scenarios) == 0:
+			return fmt.Sprintf("the %s run %s has no scenario", name, r.ID)
+		case okOf(r) == 0:
+			var failed, skipped int
+			for i := range r.Scenarios {
+				switch r.Scenarios[i].Status {
+				case result.StatusFailed:
+					failed++
+				case result.StatusSkipped:
+					skipped++
+				}
+			}
+			return fmt.Sprintf("no scenario of the %s run %s succeeded (%d failed, %d skipped)", name, r.ID, failed, skipped)
+		}
+		return ""
+	}
+	if why := side("new", new); why != "" {
+		return why
+	}
+	if why := side("old", old); why != "" {
+		return why
+	}
+	if pairs == 0 {
+		return fmt.Sprintf("no scenario of the new run %s matches one of the old run %s (new: %s; old: %s): a typo in --set or a renamed parameter?",
+			new.ID, old.ID, examples(new), examples(old))
+	}
+	return fmt.Sprintf("the %d matched scenario(s) of %s and %s have no metric in common", pairs, old.ID, new.ID)
+}
+
+// examples names a run's first scenarios for a message.
+func examples(r *result.Run) string {
+	var ids []string
+	for i := range r.Scenarios {
+		if len(ids) == 2 {
+			ids = append(ids, fmt.Sprintf("and %d more", len(r.Scenarios)-2))
+			break
+		}
+		ids = append(ids, r.Scenarios[i].ID())
+	}
+	return strings.Join(ids, ", ")
+}
 
 // Key returns the matching key of a scenario: its benchmark and its parameters in canonical
 // form; the scenario name when it has no parameters.
@@ -278,6 +341,9 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	}
 
 	rep.Budgets, rep.BudgetsExceeded = CheckRunBudgets(new, cfg.Budgets)
+	if len(rep.Rows) == 0 {
+		rep.NoEvidence = noEvidence(old, new, len(pairs))
+	}
 	return rep
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferbench/inferbench/launch"
 	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
@@ -42,6 +43,7 @@ type Engine struct {
 	requestLog string         // folder of per-request logs (requests.go); "" writes none
 	serverLogs string         // folder of server logs (server.go); "" discards them
 	server     *launch.Server // the server under test now running, shared by scenarios
+	redact     *redact.Redactor
 }
 
 // Option configures an Engine.
@@ -126,6 +128,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		Source: b.Source(), Subject: b.Kind, Params: maps.Clone(map[string]any(sc.Params)),
 		Budgets: b.Budgets, StartedAt: time.Now(),
 	}
+	defer e.redactScenario(&r)
 	if why := e.checker.Check(sc); why != "" {
 		r.Status, r.SkipReason = result.StatusSkipped, why
 		return r
@@ -213,7 +216,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 			}()
 		}
 	}
-	derr := driver(ctx, subj, cfg, sink)
+	derr := driver(ctx, subj, cfg, e.redactSink(sink))
 	// Probes stop after the collector has filled the metrics, so that they can relate what they
 	// saw to them (energy per item needs the throughput).
 	col.fill(&r, e.keep)

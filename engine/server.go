@@ -34,6 +34,7 @@ func (e *Engine) startServer(ctx context.Context, sc *suite.Scenario, r *result.
 	if err != nil {
 		return nil, err
 	}
+	plan.Redact(e.redact)
 	info := &result.Server{Command: plan.String()}
 	if plan.Same(e.server) {
 		info.Reused = true

@@ -21,6 +21,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/redact"
 )
 
 // Config is a definition's `server:` block.
@@ -82,7 +85,11 @@ type Plan struct {
 	port    int
 	key     string
 	logPath string
+	red     *redact.Redactor
 }
+
+// Redact makes the server's log go through r (its secrets hidden); nil writes it as it is.
+func (p *Plan) Redact(r *redact.Redactor) { p.red = r }
 
 // Render substitutes params (and a free port, when "{port}" is used and params has none) into
 // cfg. base is the definition's directory; logPath receives the server's output ("" discards
@@ -223,13 +230,22 @@ func (p *Plan) Start(ctx context.Context, env []string) (*Server, error) {
 		}
 		s.log, out = f, f
 	}
+	flush := func() {}
+	if p.red != nil && out != io.Discard {
+		rw := redact.NewWriter(out, p.red)
+		out, flush = rw, func() { _ = rw.Flush() }
+		cmd.WaitDelay = 2 * time.Second // the log is now a pipe: a child holding it does not block Wait
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		s.closeLog()
 		return nil, fmt.Errorf("server: starting %s: %w", p, err)
 	}
+	untrack := procgroup.Add(cmd.Process.Pid) // the second Ctrl-C kills it (inferbench.Run)
 	go func() {
 		s.waitErr = cmd.Wait()
+		untrack()
+		flush()
 		close(s.done)
 	}()
 	timeout := p.cfg.ReadyTimeout

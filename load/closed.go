@@ -49,7 +49,7 @@ func offlineWidth(c Config) int {
 // with every worker sending at the same instant, the very burst the warm-up is there to leave
 // behind.) With ramp_up, worker k of conc sends its first request k/conc of ramp_up late.
 func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *servingSink, base int) error {
-	callCtx := context.WithoutCancel(ctx)
+	callCtx := ctx // interrupt.go: an interrupted run cuts its requests in flight
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var index atomic.Int64
@@ -60,6 +60,9 @@ func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *
 		cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())
 		o, err := s.Do(cctx, subject.Request{Index: i, Warmup: p == Warmup})
 		ccancel()
+		if interrupted(callCtx, err) {
+			return
+		}
 		ss.Observe(p, o, err)
 		if err != nil && isFatal(err) {
 			cancel(err)

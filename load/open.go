@@ -116,7 +116,7 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 		c.WarmupIterations, c.WarmupTime = &zero, 0
 	}
 	offsets, nWarm := Schedule(c, rate)
-	callCtx := context.WithoutCancel(ctx)
+	callCtx := ctx // interrupt.go: an interrupted run cuts its requests in flight
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -177,6 +177,9 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 			}
 			if o.Scheduled.IsZero() {
 				o.Scheduled = due
+			}
+			if interrupted(callCtx, err) {
+				return
 			}
 			ss.Observe(phase, o, err)
 			if err != nil && isFatal(err) {

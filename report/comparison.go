@@ -206,6 +206,10 @@ func cmpTests(rep *compare.Report) int {
 }
 
 func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
+	if rep.NoEvidence != "" {
+		_, err := fmt.Fprintf(w, "\nFAIL: nothing comparable: %s\n", rep.NoEvidence)
+		return err
+	}
 	verdict := "ok"
 	if rep.Failed() {
 		verdict = "FAIL"
@@ -239,6 +243,9 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 		}
 		if rep.BudgetsExceeded > 0 {
 			parts = append(parts, fmt.Sprintf("%d budget(s) exceeded", rep.BudgetsExceeded))
+		}
+		if rep.NoEvidence != "" {
+			parts = append(parts, "nothing comparable: "+rep.NoEvidence)
 		}
 		status = "❌ " + strings.Join(parts, ", ")
 	}
@@ -434,6 +441,13 @@ func CompareJUnit(w io.Writer, rep *compare.Report) error {
 		}
 		s.Tests++
 		s.Cases = append(s.Cases, c)
+	}
+	if rep.NoEvidence != "" { // a failed case, so that a CI reading only the XML fails too
+		s := suite("inferbench")
+		s.Cases = append(s.Cases, junitCase{Class: "inferbench", Name: "comparison has evidence", Time: "0",
+			Failure: &junitFailure{Type: "no-evidence", Message: "nothing comparable: " + rep.NoEvidence}})
+		s.Tests++
+		s.Failures++
 	}
 	all := junitSuites{Name: "inferbench compare " + rep.Old.ID + " → " + rep.New.ID}
 	for _, b := range order {

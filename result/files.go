@@ -2,6 +2,8 @@ package result
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base32"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,19 +24,27 @@ const (
 	LatestLink  = "latest"
 )
 
-// NewRunDir creates a timestamped folder for a run under root (e.g. benchmark_results/20261122_143005)
-// and returns its path. A second run in the same second gets a suffix.
+// NewID returns a new run id: the time to the second, for reading and sorting, then 40 random
+// bits, so that runs started in the same second in other processes or on other hosts get other
+// ids (e.g. 20261122_143005-k3x9a2mq). The store never replaces a run of the same id.
+func NewID(t time.Time) string {
+	var b [5]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return t.Format("20060102_150405") + "-" + strings.ToLower(idEncoding.EncodeToString(b[:]))
+}
+
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding) // Crockford's alphabet
+
+// NewRunDir creates a folder for a new run under root, named by a new run id (NewID), and
+// returns its path: the id is the folder's name.
 func NewRunDir(root string, t time.Time) (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("output dir %s: %w", root, err)
 	}
-	base := t.Format("20060102_150405")
-	for i := 1; ; i++ {
-		name := base
-		if i > 1 {
-			name = fmt.Sprintf("%s_%d", base, i)
-		}
-		dir := filepath.Join(root, name)
+	for {
+		dir := filepath.Join(root, NewID(t))
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			return dir, nil
@@ -102,7 +113,7 @@ func Save(dir string, r *Run) error {
 	return nil
 }
 
-// Load reads a run.json (or a run folder holding one) and checks its schema.
+// Load reads a run.json (or a run folder holding one) and checks its schema (see Decode).
 func Load(path string) (*Run, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, RunFile)
@@ -111,6 +122,12 @@ func Load(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Decode(data, path)
+}
+
+// Decode reads a run.json's content; name (the file) prefixes its errors. A run that never
+// finished (killed before its last write: no finished_at) is marked partial.
+func Decode(data []byte, path string) (*Run, error) {
 	var r Run
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&r); err != nil {
@@ -123,6 +140,9 @@ func Load(path string) (*Run, error) {
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	if r.FinishedAt.IsZero() {
+		r.Partial = true
 	}
 	return &r, nil
 }

@@ -238,8 +238,7 @@ func Import(data []byte, name, format, id, bench string, at time.Time) (*Run, er
 	case "hyperfine":
 		r, err = ReadHyperfine(bytes.NewReader(data), name, id, bench, at)
 	case "inferbench":
-		r = &Run{}
-		err = json.Unmarshal(data, r)
+		r, err = Decode(data, name)
 	default:
 		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest or hyperfine", format)
 	}

@@ -26,12 +26,17 @@ type writer struct {
 	log       *slog.Logger
 	mu        sync.Mutex
 	run       *result.Run
-	err       error // the first failed write
+	err       error  // the first failed write
+	tmp       string // where run.json goes when the folder cannot take it ($TMPDIR)
+	alt       string // the folder under tmp that holds the whole run, when it went there
 }
 
 // create makes the run folder, opens run.log and writes a first run.json with no scenario.
 func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*writer, error) {
-	w := &writer{root: p.env.Path(p.o.OutputDir)}
+	w := &writer{root: p.env.Path(p.o.OutputDir), tmp: os.TempDir()}
+	if t, ok := p.env.Lookup("TMPDIR"); ok && t != "" {
+		w.tmp = t
+	}
 	started := time.Now()
 	dir, err := result.NewRunDir(w.root, started)
 	if err != nil {
@@ -41,6 +46,7 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 	if w.logFile, err = os.Create(filepath.Join(dir, result.LogFile)); err != nil {
 		return nil, err
 	}
+	lockRunLog(w.logFile) // held while the run lasts: a later run tells it from a killed one (recover.go)
 	handlers := teeHandler{slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: min(p.o.LogLevel, slog.LevelInfo)})}
 	if p.o.Log != nil {
 		handlers = append(handlers, p.o.Log)
@@ -63,6 +69,20 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 
 func (w *writer) close() { w.logFile.Close() }
 
+// saveElsewhere writes run.json and summary.csv into a new folder named after the run under tmp
+// (the temporary directory, usually another file system than the results), and returns it.
+func saveElsewhere(r *result.Run, tmp string) (string, error) {
+	dir, err := os.MkdirTemp(tmp, "inferbench-"+r.ID+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := result.Save(dir, r); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
 // add keeps a scenario's result and rewrites run.json.
 func (w *writer) add(sc result.Scenario) {
 	w.mu.Lock()
@@ -75,11 +95,20 @@ func (w *writer) add(sc result.Scenario) {
 	}
 }
 
-// finish writes the final run.json and points latest at the folder.
+// finish writes the final run.json and points latest at the folder. When the folder cannot take
+// it (a full disk, a read-only file), the whole run is written to a folder under the temporary
+// directory instead and the error names both: a measured scenario is never dropped.
 func (w *writer) finish(r *result.Run) {
 	if err := result.Save(w.dir, r); err != nil {
-		w.err = fmt.Errorf("results in %s could not be written: %w", w.dir, err)
 		w.log.Error("saving results", "err", err)
+		alt, aerr := saveElsewhere(r, w.tmp)
+		if aerr != nil {
+			w.err = fmt.Errorf("%w; the run could not be written elsewhere either (%v): its %d scenarios are only in the history store, if it is recorded there", err, aerr, len(r.Scenarios))
+			return
+		}
+		w.alt = alt
+		w.err = fmt.Errorf("%w; the whole run (%d scenarios) was written to %s instead", err, len(r.Scenarios), filepath.Join(alt, result.RunFile))
+		w.log.Error("results written elsewhere", "dir", alt)
 		return
 	}
 	w.err = nil // the final write holds everything the failed one lacked
@@ -96,6 +125,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
 		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
+		engine.WithRedactor(p.red),
 	}
 	if !p.o.NoRequestLog {
 		opts = append(opts, engine.WithRequestLog(filepath.Join(w.dir, "requests")))

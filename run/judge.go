@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -64,12 +65,38 @@ func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
-	if err := st.Put(ctx, r); err != nil {
+	if err := PutNew(ctx, st, r); err != nil {
 		st.Close()
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
+	ids, err := recoverKilled(ctx, st, filepath.Dir(dir), dir)
+	for _, id := range ids {
+		fmt.Fprintf(p.o.Stderr, "inferbench: recorded killed run %s from %s, marked partial\n", id, filepath.Dir(dir))
+	}
+	if err != nil {
+		fmt.Fprintf(p.o.Stderr, "inferbench: warning: recovering killed runs: %v\n", err)
+	}
+	if r.ID != filepath.Base(dir) { // the folder's id was taken in the store: run.json says the new one
+		if err := result.Save(dir, r); err != nil {
+			p.errs = append(p.errs, fmt.Errorf("run %s recorded, but %w", r.ID, err))
+		}
+	}
 	return st
+}
+
+// PutNew records r in st. When r's ID is already stored (a run from another process or host),
+// r gets a new ID (result.NewID) and is put again: a stored run is never replaced and r is never
+// dropped.
+func PutNew(ctx context.Context, st store.Runs, r *result.Run) error {
+	for range 5 {
+		err := st.Put(ctx, r)
+		if !errors.Is(err, store.ErrExists) {
+			return err
+		}
+		r.ID = result.NewID(r.StartedAt)
+	}
+	return fmt.Errorf("run %s: no free run id after 5 tries: %w", r.ID, store.ErrExists)
 }
 
 // judge compares the run with the baseline (or checks its budgets alone), and evaluates the

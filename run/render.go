@@ -36,7 +36,11 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		if err := report.Table(out, r); err != nil {
 			p.errs = append(p.errs, err)
 		}
-		fmt.Fprintf(out, "results: %s\n", dir)
+		if p.alt != "" {
+			fmt.Fprintf(out, "results: %s (the run folder %s could not take them all)\n", p.alt, dir)
+		} else {
+			fmt.Fprintf(out, "results: %s\n", dir)
+		}
 	case "json":
 		if err := result.WriteJSON(out, r); err != nil {
 			p.errs = append(p.errs, err)

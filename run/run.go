@@ -29,6 +29,7 @@ import (
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 
 	// Subject kinds available to definitions.
@@ -84,6 +85,9 @@ type Options struct {
 
 	// Watchers follow the run as it goes (web.LiveRun serves /metrics and the live view).
 	Watchers []Watcher
+	// Secrets are values hidden wherever the run writes (the live view's bearer token), besides
+	// those it learns itself (secret flags in Args, URL passwords, secret environment variables).
+	Secrets []string
 
 	// Format of the summary written to Stdout: "table" (the default), "json" or "none".
 	Format string
@@ -185,6 +189,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.learnSecrets(scenarios)
 	w, err := p.create(ctx, scenarios) // write: the run folder, run.log, a first run.json
 	if err != nil {
 		return nil, err
@@ -205,6 +210,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	w.finish(r)                    // write: the final run.json, latest
 	st := p.record(fctx, w.dir, r) // record: the history store
 	v := p.judge(fctx, st, r)      // judge: baseline, budgets, advice, alerts
+	p.alt = w.alt
 	if p.o.Judged != nil {
 		p.o.Judged(v)
 	}
@@ -223,6 +229,11 @@ type pipeline struct {
 	o    Options
 	env  Env
 	errs []error
+	// red hides the run's secrets in everything it writes: it learns them here, where they
+	// enter (flags, URLs, the environment, subject configurations), and the engine runs what
+	// servers and processes send back through it (redact.go).
+	red *redact.Redactor
+	alt string // where the whole run went when its folder could not take it (execute.go)
 }
 
 func newPipeline(o Options) (*pipeline, error) {
@@ -269,8 +280,9 @@ func newPipeline(o Options) (*pipeline, error) {
 	if o.NoStore && o.Baseline != "" {
 		return nil, usageErr("--baseline needs the history store: drop --no-store")
 	}
+	red := newRedactor(&o)
 	env := Env{Dir: o.Dir, Vars: o.Env}
-	return &pipeline{o: o, env: env}, nil
+	return &pipeline{o: o, env: env, red: red}, nil
 }
 
 // result is the error Run returns: the stages' errors, then why the run failed.
@@ -282,8 +294,14 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 	case r.Summary.Failed > 0:
 		errs = append(errs, marked{ErrFailed, fmt.Sprintf("%d of %d scenarios failed (details in %s)", r.Summary.Failed, r.Summary.Total, filepath.Join(dir, result.LogFile))})
 	}
-	if v != nil && v.Failed() {
+	if v != nil && v.Compare != nil && v.Compare.NoEvidence != "" { // a verdict needs evidence
+		errs = append(errs, marked{ErrFailed, fmt.Sprintf("baseline %s: nothing comparable: %s", v.Baseline, v.Compare.NoEvidence)})
+	}
+	if v != nil && v.Compare != nil && (v.Compare.Regressions > 0 || v.Compare.BudgetsExceeded > 0) {
 		errs = append(errs, &VerdictError{v})
+	}
+	for i := range errs {
+		errs[i] = p.red.Error(errs[i])
 	}
 	return errors.Join(errs...)
 }

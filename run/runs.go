@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
@@ -46,8 +47,16 @@ func (rs *Runs) Close() error {
 	return rs.st.Close()
 }
 
-// Load returns the run ref names.
+// Load returns the run ref names, with its text redacted (a run recorded by an older version
+// may hold a secret).
 func (rs *Runs) Load(ctx context.Context, ref string) (*result.Run, error) {
+	r, err := rs.find(ctx, ref)
+	redact.Run(r)
+	return r, err
+}
+
+// find returns the run ref names, as it was recorded.
+func (rs *Runs) find(ctx context.Context, ref string) (*result.Run, error) {
 	isStoreRef := ref == result.LatestLink || strings.HasPrefix(ref, "baseline:")
 	if !isStoreRef {
 		if _, err := os.Stat(rs.Env.Path(ref)); err == nil {
@@ -118,6 +127,7 @@ func (rs *Runs) Report(ctx context.Context, ref, format, output string, w io.Wri
 	if err != nil {
 		return "", err
 	}
+	redact.Run(r) // a run recorded by an older version may hold a secret
 	var buf bytes.Buffer
 	switch format {
 	case "html":
@@ -160,12 +170,31 @@ func (rs *Runs) SetBaseline(ctx context.Context, name, ref, note string) (*resul
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.Get(ctx, r.ID); errors.Is(err, store.ErrNotFound) {
-		if err := st.Put(ctx, r); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
+	stored, err := st.Get(ctx, r.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		err = st.Put(ctx, r)
+	case err == nil && !sameRun(stored, r):
+		// Another run holds this id (an old per-second id, another host): record this one
+		// under a new id rather than point the baseline at the wrong run.
+		err = PutNew(ctx, st, r)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return r, st.SetBaseline(ctx, store.Baseline{Name: name, RunID: r.ID, Note: note, CreatedAt: time.Now()})
+}
+
+// sameRun reports whether a stored run and a run read from a file are the same run: the same
+// start and the same scenarios.
+func sameRun(a, b *result.Run) bool {
+	if !a.StartedAt.Truncate(time.Microsecond).Equal(b.StartedAt.Truncate(time.Microsecond)) || len(a.Scenarios) != len(b.Scenarios) {
+		return false
+	}
+	for i := range a.Scenarios {
+		if a.Scenarios[i].ID() != b.Scenarios[i].ID() {
+			return false
+		}
+	}
+	return true
 }

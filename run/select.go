@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -143,14 +145,47 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 		return nil, err
 	}
 	var out []*suite.Scenario
+	declared := map[string]bool{}
 	for _, b := range benches {
+		matched := false
 		for _, sc := range b.Expand(set) {
 			if sel.Filter.Match(sc) {
 				out = append(out, sc)
+				matched = true
+			}
+		}
+		if matched {
+			for _, k := range b.ParamKeys() {
+				declared[k] = true
 			}
 		}
 	}
+	if len(out) > 0 {
+		if err := checkSet(sel.Set, declared); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// checkSet makes a --set key that no selected benchmark declares a usage error: a typo or a
+// renamed parameter would otherwise run scenarios that match no baseline, and pass.
+func checkSet(set []string, declared map[string]bool) error {
+	known := slices.Sorted(maps.Keys(declared))
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		if declared[k] {
+			continue
+		}
+		msg := fmt.Sprintf("--set %q: no selected benchmark has a parameter %q", kv, k)
+		if c := suite.Suggest(k, known); c != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", c)
+		} else if len(known) > 0 {
+			msg += fmt.Sprintf(" (parameters: %s)", strings.Join(known, ", "))
+		}
+		return usageErr("%s", msg)
+	}
+	return nil
 }
 
 // Checker returns the requirement checker of a run: scenarios whose needs are missing are skipped

@@ -35,10 +35,14 @@ const EnvVar = "INFERBENCH_STORE"
 // ErrNotFound is returned (wrapped) when a run or baseline does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrExists is returned (wrapped) by Put when a run of the same ID is already stored: a store
+// never replaces a run. The caller gives the run a new ID (result.NewID) or reports the error.
+var ErrExists = errors.New("already stored")
+
 // Runs stores whole runs.
 type Runs interface {
-	// Put records a run with its scenarios, metrics and samples. Putting a run whose ID is already
-	// stored replaces it (a partial run saved again when it finishes).
+	// Put records a run with its scenarios, metrics and samples. A run whose ID is already stored
+	// is never replaced: Put returns an error wrapping ErrExists and changes nothing.
 	Put(ctx context.Context, r *result.Run) error
 	// Get returns the run with this ID, samples included, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, id string) (*result.Run, error)

@@ -98,7 +98,10 @@ func WithCompare(f func(base, head *result.Run) *compare.Report) Option {
 
 // New returns a server over st (nil for a live-only server).
 func New(st store.Store, opts ...Option) *Server {
-	s := &Server{store: st}
+	s := &Server{}
+	if st != nil {
+		s.store = cleanStore{st}
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -162,6 +165,9 @@ func (s *Server) secure(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		if s.token == "" && !checkHost(w, r) { // no token: loopback only, DNS rebinding refused
+			return
+		}
 		if s.token != "" {
 			if t := r.URL.Query().Get("token"); t != "" && s.tokenOK(t) {
 				http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})

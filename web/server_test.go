@@ -97,7 +97,12 @@ func newTestServer(t *testing.T, opts ...Option) (*Server, store.Store) {
 func get(t *testing.T, h http.Handler, path string, hdr ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest("GET", path, nil)
+	req.Host = "127.0.0.1:8080" // as a browser on this machine sends it
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	w := httptest.NewRecorder()

@@ -97,30 +97,60 @@ func Run(t *testing.T, fresh Fresh) {
 		}
 	})
 
-	t.Run("PutReplaces", func(t *testing.T) {
+	t.Run("PutNeverReplaces", func(t *testing.T) {
+		// A second run with an ID already stored (two CI jobs in the same second, an import of a
+		// file of the same name) must not replace the first: Put fails with ErrExists and the
+		// first run, its scenarios and its history are unchanged. (Before, Put was an upsert.)
 		s := open(t, fresh(t))
-		partial := MakeRun("r1", T0, 1, 10, bs[:1], 1, 5)
-		partial.Partial = true
-		if err := s.Put(ctx, partial); err != nil {
-			t.Fatal(err)
-		}
-		full := MakeRun("r1", T0, 2, 10, bs, 3, 30)
-		if err := s.Put(ctx, full); err != nil {
-			t.Fatal(err)
+		first := MakeRun("r1", T0, 1, 10, bs[:1], 1, 5)
+		must(t, s.Put(ctx, first))
+		second := MakeRun("r1", T0, 2, 99, bs, 3, 30)
+		if err := s.Put(ctx, second); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("second Put of r1 = %v, want ErrExists", err)
 		}
 		got, err := s.Get(ctx, "r1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Partial || len(got.Scenarios) != 6 {
-			t.Errorf("after replacing: partial=%v scenarios=%d, want false 6", got.Partial, len(got.Scenarios))
+		if d := cmp.Diff(first, got, cmpopts.EquateApproxTime(time.Microsecond)); d != "" {
+			t.Errorf("the stored run changed (-first +got):\n%s", d)
 		}
 		pts, err := s.History(ctx, store.Query{Metric: "latency_ms"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(pts) != 6 {
-			t.Errorf("history after replacing has %d points, want 6 (old rows must go)", len(pts))
+		if len(pts) != 1 {
+			t.Errorf("history has %d points, want the first run's 1", len(pts))
+		}
+	})
+
+	t.Run("ConcurrentSameID", func(t *testing.T) {
+		// Eight writers put a run of the same ID at once: exactly one is stored, the others
+		// get ErrExists, none is silently lost.
+		p := fresh(t)
+		const writers = 8
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for w := 0; w < writers; w++ {
+			st := open(t, p)
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				errs[w] = st.Put(ctx, MakeRun("same", T0, uint64(w), 10, bs, 1, 5))
+			}(w)
+		}
+		wg.Wait()
+		stored := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				stored++
+			case !errors.Is(err, store.ErrExists):
+				t.Errorf("concurrent Put: %v, want nil or ErrExists", err)
+			}
+		}
+		if stored != 1 {
+			t.Errorf("%d Puts of the same ID succeeded, want 1", stored)
 		}
 	})
 

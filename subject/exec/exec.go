@@ -21,6 +21,7 @@ import (
 
 	"github.com/kballard/go-shellquote"
 
+	"github.com/inferbench/inferbench/internal/procgroup"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -205,7 +206,12 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	cmd.Stdout = stdout
 	var o subject.Observation
 	o.Start = time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		done := procgroup.Add(cmd.Process.Pid) // the second Ctrl-C kills it (inferbench.Run)
+		err = cmd.Wait()
+		done()
+	}
 	o.End = time.Now()
 	if err != nil {
 		if ctx.Err() != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/procgroup"
 )
 
 // proc is one worker process and the protocol spoken with it: one request line out, one reply line
@@ -26,6 +28,7 @@ type proc struct {
 	id      int
 	broken  error // a protocol failure: the process is killed and takes no more requests
 	label   string
+	untrack func() // forgets the process group once waited for
 }
 
 // start launches argv and begins reading its stdout.
@@ -49,6 +52,7 @@ func start(argv []string, dir string, env []string, logw io.Writer, label string
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
+	p.untrack = procgroup.Add(cmd.Process.Pid) // the second Ctrl-C kills it (inferbench.Run)
 	go p.read(out)
 	return p, nil
 }
@@ -67,6 +71,7 @@ func (p *proc) read(out io.Reader) {
 	}
 	close(p.lines)
 	p.waitErr = p.cmd.Wait()
+	p.untrack()
 	close(p.exited)
 }
 

@@ -261,7 +261,15 @@ func DecodeSamples(b []byte) []float64 {
 
 const metricCols = 20
 
-// Put records r, replacing a run of the same ID.
+// exists reports whether a run of this ID is stored.
+func (s *DB) exists(ctx context.Context, id string) bool {
+	var n int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM runs WHERE id = ?`), id).Scan(&n)
+	return err == nil && n > 0
+}
+
+// Put records r. The primary key on runs.id makes a second Put of the same ID fail (ErrExists)
+// in every process: there is no ON CONFLICT clause, so nothing stored is ever replaced.
 func (s *DB) Put(ctx context.Context, r *result.Run) error {
 	if r.ID == "" {
 		return errors.New("put run: empty run id")
@@ -294,18 +302,14 @@ func (s *DB) Put(ctx context.Context, r *result.Run) error {
 	start := micros(r.StartedAt)
 	host, _ := r.Environment["hostname"].(string)
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, started_at, finished_at, partial, git_commit, git_branch, host, n_scenarios, summary, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at, finished_at = excluded.finished_at,
-		partial = excluded.partial, git_commit = excluded.git_commit, git_branch = excluded.git_branch,
-		host = excluded.host, n_scenarios = excluded.n_scenarios, summary = excluded.summary, doc = excluded.doc`),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, start, micros(r.FinishedAt), boolInt(r.Partial), envString(r.Environment, "git", "commit"),
 		envString(r.Environment, "git", "branch"), host, len(r.Scenarios), string(summary), doc); err != nil {
-		return fmt.Errorf("put run %s: %w", r.ID, err)
-	}
-	for _, t := range []string{"metrics", "scenarios"} {
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+t+` WHERE run_id = ?`), r.ID); err != nil {
-			return fmt.Errorf("put run %s: %w", r.ID, err)
+		tx.Rollback()
+		if s.exists(ctx, r.ID) {
+			return fmt.Errorf("put run %s: %w (a store never replaces a run)", r.ID, store.ErrExists)
 		}
+		return fmt.Errorf("put run %s: %w", r.ID, err)
 	}
 	scRows := make([][]any, 0, len(r.Scenarios))
 	var mRows [][]any

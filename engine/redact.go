@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// WithRedactor hides secrets (see package redact) in what enters a scenario's result from the
+// outside: every call's error (a server's error body echoing an API key) before the request log
+// and the collector see it, and the scenario's error, warnings and parameters.
+func WithRedactor(r *redact.Redactor) Option { return func(e *Engine) { e.redact = r } }
+
+// redactSink redacts each call's error, then passes the call on.
+type redactSink struct {
+	load.Sink
+	red *redact.Redactor
+}
+
+func (s redactSink) Observe(p load.Phase, o subject.Observation, err error) {
+	s.Sink.Observe(p, o, s.red.Error(err))
+}
+
+// redactReporter is a redactSink over a sink that takes scenario-level reports (sweeps).
+type redactReporter struct {
+	redactSink
+	rep load.Reporter
+}
+
+func (s redactReporter) Value(name string, v float64) { s.rep.Value(name, v) }
+func (s redactReporter) Extra(section string, v any)  { s.rep.Extra(section, v) }
+func (s redactReporter) Warn(msg string)              { s.rep.Warn(s.red.String(msg)) }
+
+func (e *Engine) redactSink(sink load.Sink) load.Sink {
+	if e.redact == nil {
+		return sink
+	}
+	rs := redactSink{sink, e.redact}
+	if rep, ok := sink.(load.Reporter); ok {
+		return redactReporter{rs, rep}
+	}
+	return rs
+}
+
+// redactScenario redacts the text of a scenario's result.
+func (e *Engine) redactScenario(r *result.Scenario) {
+	if e.redact == nil {
+		return
+	}
+	red := e.redact
+	r.Error, r.SkipReason = red.String(r.Error), red.String(r.SkipReason)
+	for i := range r.Errors {
+		r.Errors[i].Error = red.String(r.Errors[i].Error)
+	}
+	for i := range r.Warnings {
+		r.Warnings[i] = red.String(r.Warnings[i])
+	}
+	for _, m := range []map[string]any{r.Params, r.Environment} {
+		for k, v := range m {
+			m[k] = redact.Value(red, v)
+		}
+	}
+	redact.Extra(red, &r.Extra)
+}

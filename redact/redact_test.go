@@ -1,0 +1,68 @@
+package redact
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+func TestString(t *testing.T) {
+	r := New("s3cr3t-token-value")
+	cases := []struct{ in, want string }{
+		// A URL's password, in any scheme.
+		{"GET http://user:pa55w0rd@host:8000/v1/models", "GET http://user:xxxxx@host:8000/v1/models"},
+		{"store postgres://u:p@db/x failed", "store postgres://u:xxxxx@db/x failed"},
+		// A user without a password is no secret.
+		{"http://user@host/", "http://user@host/"},
+		// Bearer tokens and OpenAI-style keys echoed by a server.
+		{`401: {"error": "Incorrect API key provided: sk-proj-abcdef123456"}`, `401: {"error": "Incorrect API key provided: sk-xxxxx"}`},
+		{"Authorization: Bearer abcdefgh12345678", "Authorization: Bearer xxxxx"},
+		{"Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic xxxxx"},
+		// key=value shapes.
+		{"api_key=abc123&x=1", "api_key=xxxxx&x=1"},
+		{`{"password": "hunter2"}`, `{"password": "xxxxx"}`},
+		// A known secret anywhere, e.g. a token echoed in an error body.
+		{"unauthorized: got s3cr3t-token-value", "unauthorized: got xxxxx"},
+		// Ordinary text stays.
+		{"the bearer token is sent in a header; 3 of 5 failed", "the bearer token is sent in a header; 3 of 5 failed"},
+		{"api_key_env: OPENAI_API_KEY", "api_key_env: OPENAI_API_KEY"},
+	}
+	for _, c := range cases {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	r := New()
+	got := r.Args([]string{"run", "--metrics-token", "tok-123456", "--api-key=k-abcdef", "--store", "postgres://u:pw@db/x", "--alert-webhook-env", "HOOK"})
+	want := "run --metrics-token xxxxx --api-key=xxxxx --store postgres://u:xxxxx@db/x --alert-webhook-env HOOK"
+	if strings.Join(got, " ") != want {
+		t.Errorf("Args = %q, want %q", strings.Join(got, " "), want)
+	}
+	// The flag values are now known secrets.
+	if s := r.String("echo tok-123456"); s != "echo xxxxx" {
+		t.Errorf("a secret flag's value was not learned: %q", s)
+	}
+}
+
+func TestEnvAndError(t *testing.T) {
+	r := New()
+	r.Env([]string{"OPENAI_API_KEY=key-from-env-1", "HOME=/root", "MY_VAR=value-named-1"}, "MY_VAR")
+	err := r.Error(fmtErr("open: key-from-env-1 and value-named-1 under /root"))
+	if err.Error() != "open: xxxxx and xxxxx under /root" {
+		t.Errorf("Error() = %q", err.Error())
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Error("the redacted error lost its chain")
+	}
+}
+
+func fmtErr(msg string) error { return &wrapped{msg} }
+
+type wrapped struct{ msg string }
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return fs.ErrNotExist }

@@ -1,0 +1,79 @@
+package redact
+
+import (
+	"encoding/json"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// Run redacts the text of a run read back from a file or a store, in place: its command line,
+// and each scenario's error, iteration errors, warnings, and string parameters and description.
+// A run recorded by an inferbench older than this package may hold a token or a key there; what
+// reads runs back to show them (serve, report, compare, export) passes them through Run.
+func Run(r *result.Run) {
+	if r == nil {
+		return
+	}
+	red := New()
+	r.Config.Args = red.Args(r.Config.Args)
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		sc.Error = red.String(sc.Error)
+		for j := range sc.Errors {
+			sc.Errors[j].Error = red.String(sc.Errors[j].Error)
+		}
+		for j := range sc.Warnings {
+			sc.Warnings[j] = red.String(sc.Warnings[j])
+		}
+		for _, m := range []map[string]any{sc.Params, sc.Environment} {
+			for k, v := range m {
+				m[k] = Value(red, v)
+			}
+		}
+		Extra(red, &sc.Extra)
+	}
+}
+
+// Value redacts the strings in a decoded JSON-like value (maps, slices, strings), in place where
+// it can, and returns it.
+func Value(red *Redactor, v any) any {
+	switch v := v.(type) {
+	case string:
+		return red.String(v)
+	case map[string]any:
+		for k, x := range v {
+			v[k] = Value(red, x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = Value(red, x)
+		}
+	case []string:
+		for i, x := range v {
+			v[i] = red.String(x)
+		}
+	}
+	return v
+}
+
+// Extra redacts the text of a scenario's typed sections, in place: the server's command line, the
+// monitors' warnings, and the strings of sections kept as raw JSON.
+func Extra(red *Redactor, e *result.Extra) {
+	if e.Server != nil {
+		e.Server.Command = red.String(e.Server.Command)
+	}
+	if e.Resources != nil {
+		for i, w := range e.Resources.Warnings {
+			e.Resources.Warnings[i] = red.String(w)
+		}
+	}
+	for k, raw := range e.Other {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		if b, err := json.Marshal(Value(red, v)); err == nil {
+			e.Other[k] = b
+		}
+	}
+}

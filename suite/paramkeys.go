@@ -1,0 +1,29 @@
+package suite
+
+import (
+	"maps"
+	"slices"
+)
+
+// ParamKeys returns the parameter names the benchmark declares: its params, its matrix axes and
+// the keys of its include points, sorted. A --set key no selected benchmark declares is a typo
+// or a renamed parameter.
+func (b *Benchmark) ParamKeys() []string {
+	keys := map[string]bool{}
+	for k := range b.Params {
+		keys[k] = true
+	}
+	for _, a := range b.Axes {
+		keys[a.Name] = true
+	}
+	for _, inc := range b.Include {
+		for k := range inc {
+			keys[k] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(keys))
+}
+
+// Suggest returns the candidate closest to s by edit distance when it is close enough to be a
+// typo, else "".
+func Suggest(s string, candidates []string) string { return suggest(s, candidates) }
