@@ -111,6 +111,13 @@ func Load(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Decode(path, data)
+}
+
+// Decode reads a run from the bytes of a run.json; name is the file named in errors. A run whose
+// schema is not Schema, or with a value CheckValues refuses (a negative time, an absurd count),
+// is an error.
+func Decode(path string, data []byte) (*Run, error) {
 	var r Run
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&r); err != nil {
@@ -123,6 +130,9 @@ func Load(path string) (*Run, error) {
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	if err := r.CheckValues(); err != nil {
+		return nil, fmt.Errorf("%s: corrupt run file: %w", path, err)
 	}
 	return &r, nil
 }
