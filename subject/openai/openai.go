@@ -455,11 +455,17 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 		}
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
-		if n := u.Get("completion_tokens"); n != nil && n.Type() == fastjson.TypeNumber {
-			c.usageOut = n.GetInt()
-		}
-		if n := u.Get("prompt_tokens"); n != nil && n.Type() == fastjson.TypeNumber {
-			c.usageIn = n.GetInt()
+		for _, f := range [...]struct {
+			key string
+			to  *int
+		}{{"completion_tokens", &c.usageOut}, {"prompt_tokens", &c.usageIn}} {
+			if n := u.Get(f.key); n != nil && n.Type() == fastjson.TypeNumber {
+				if v := n.GetInt(); v >= 0 {
+					*f.to = v
+				} else {
+					return c, fmt.Errorf("usage.%s = %s: a token count cannot be negative", f.key, n)
+				}
+			}
 		}
 	}
 	return c, nil
