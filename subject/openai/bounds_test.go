@@ -43,23 +43,30 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // TestResponseBodyBound sends non-streamed answers larger than max_response_bytes (with and
 // without Content-Length, at concurrency 16): each request fails with an error naming the limit,
 // where the subject used to read up to 256 MiB per request (a 200 MB answer at concurrency 16
-// got inferbench OOM-killed).
+// got inferbench OOM-killed). The default bound holds a 24 MB answer too.
 func TestResponseBodyBound(t *testing.T) {
-	for _, length := range []bool{true, false} {
-		srv := httptest.NewServer(hugeBody(24<<20, length))
-		no := false
-		s := open(t, Config{URL: srv.URL + "/v1", Stream: &no})
-		errs := make(chan error, 16)
-		for range 16 {
+	no := false
+	for _, tc := range []struct {
+		body, limit, n int
+		length         bool
+	}{
+		{4 << 20, 1 << 20, 16, true},
+		{4 << 20, 1 << 20, 16, false},
+		{24 << 20, 0, 1, false}, // the default, DefaultMaxResponseBytes
+	} {
+		srv := httptest.NewServer(hugeBody(tc.body, tc.length))
+		s := open(t, Config{URL: srv.URL + "/v1", Stream: &no, MaxResponseBytes: tc.limit})
+		errs := make(chan error, tc.n)
+		for range tc.n {
 			go func() {
 				_, err := s.Do(context.Background(), subject.Request{})
 				errs <- err
 			}()
 		}
-		for range 16 {
+		for range tc.n {
 			err := <-errs
 			if err == nil || !strings.Contains(err.Error(), "max_response_bytes") || !errors.Is(err, ErrIncomplete) {
-				t.Errorf("Content-Length %v: err = %v, want an error naming max_response_bytes", length, err)
+				t.Errorf("%+v: err = %v, want an error naming max_response_bytes", tc, err)
 			}
 		}
 		if held := s.held.Load(); held != 0 {
@@ -70,7 +77,6 @@ func TestResponseBodyBound(t *testing.T) {
 	// Within the bound, the same answer is read.
 	srv := httptest.NewServer(hugeBody(1<<20, false))
 	defer srv.Close()
-	no := false
 	s := open(t, Config{URL: srv.URL + "/v1", Stream: &no, MaxResponseBytes: 2 << 20})
 	if o, err := s.Do(context.Background(), subject.Request{}); err != nil || o.OutputTokens != 5 {
 		t.Fatalf("1 MiB answer under a 2 MiB bound: %v, %d tokens", err, o.OutputTokens)
