@@ -18,8 +18,8 @@ const (
 	// MaxKeys bounds the keys of one block mapping: the YAML parser's time grows with the square
 	// of a block mapping's keys, so this bound keeps parse time linear in the file's size.
 	MaxKeys = 2000
-	// MaxNodes bounds the values a document stands for once its aliases are expanded (a "billion
-	// laughs" file is a few lines that expand to millions).
+	// MaxNodes bounds the values a document's aliases stand for once expanded (a "billion laughs"
+	// file is a few lines that expand to millions).
 	MaxNodes = 100_000
 )
 
@@ -90,15 +90,16 @@ func checkTokens(path string, data []byte) *Error {
 	return nil
 }
 
-// checkAliases reports a document whose aliases expand to more than MaxNodes values.
+// checkAliases reports a document whose aliases stand for more than MaxNodes values in all.
 func checkAliases(path string, doc ast.Node) *Error {
 	anchors := map[string]int{}
+	aliased := 0               // values that aliases stand for
 	var last, culprit ast.Node // the alias being expanded, and the one that went over
-	over := func(total int) bool {
-		if total > MaxNodes && culprit == nil {
+	over := func(int) bool {
+		if aliased > MaxNodes && culprit == nil {
 			culprit = last
 		}
-		return total > MaxNodes
+		return aliased > MaxNodes
 	}
 	var size func(n ast.Node, depth int) int
 	size = func(n ast.Node, depth int) int {
@@ -135,7 +136,9 @@ func checkAliases(path string, doc ast.Node) *Error {
 		case *ast.AliasNode:
 			last = v
 			if v.Value != nil {
-				return anchors[v.Value.String()]
+				n := anchors[v.Value.String()]
+				aliased += n
+				return n
 			}
 			return 1
 		case *ast.TagNode:
@@ -145,11 +148,11 @@ func checkAliases(path string, doc ast.Node) *Error {
 		}
 		return 1
 	}
-	if size(doc, 0) > MaxNodes {
+	if size(doc, 0); aliased > MaxNodes {
 		if culprit == nil {
 			culprit = doc
 		}
-		return at(path, culprit, fmt.Sprintf("the document expands to more than %d values through its aliases (MaxNodes)", MaxNodes), "")
+		return at(path, culprit, fmt.Sprintf("the aliases of this document stand for more than %d values (MaxNodes)", MaxNodes), "")
 	}
 	return nil
 }
