@@ -294,6 +294,9 @@ func program(name, dir string, rel func(string) string) string {
 	if strings.Contains(name, "/") {
 		return rel(name)
 	}
+	if dir == "" {
+		return name // no definition (a test, the library): a program name
+	}
 	if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() {
 		return rel(name)
 	}
