@@ -111,13 +111,12 @@ func Load(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Decode(path, data)
+	return Decode(data, path)
 }
 
-// Decode reads a run from the bytes of a run.json; name is the file named in errors. A run whose
-// schema is not Schema, or with a value CheckValues refuses (a negative time, an absurd count),
-// is an error.
-func Decode(path string, data []byte) (*Run, error) {
+// Decode reads a run.json's content; path (the file) prefixes its errors. A run whose schema is
+// not Schema, or with a value CheckValues refuses (a negative time, an absurd count), is an error.
+func Decode(data []byte, path string) (*Run, error) {
 	var r Run
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&r); err != nil {

@@ -84,7 +84,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"schema":"other"}`))
 	f.Add([]byte(`{"schema":`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := Decode("run.json", data)
+		r, err := Decode(data, "run.json")
 		if err != nil {
 			return
 		}
