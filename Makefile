@@ -33,7 +33,7 @@ test-python:
 FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv subject/openai:FuzzScanner \
 	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode \
 	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply
-FUZZTIME ?= 10000x
+FUZZTIME ?= 5000x
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
