@@ -455,16 +455,19 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 		}
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
-		for _, f := range [...]struct {
-			key string
-			to  *int
-		}{{"completion_tokens", &c.usageOut}, {"prompt_tokens", &c.usageIn}} {
-			if n := u.Get(f.key); n != nil && n.Type() == fastjson.TypeNumber {
-				if v := n.GetInt(); v >= 0 {
-					*f.to = v
-				} else {
-					return c, fmt.Errorf("usage.%s = %s: a token count cannot be negative", f.key, n)
-				}
+		for i, key := range [...]string{"completion_tokens", "prompt_tokens"} {
+			n := u.Get(key)
+			if n == nil || n.Type() != fastjson.TypeNumber {
+				continue
+			}
+			v := n.GetInt()
+			if v < 0 {
+				return c, fmt.Errorf("usage.%s = %d: a token count cannot be negative", key, v)
+			}
+			if i == 0 {
+				c.usageOut = v
+			} else {
+				c.usageIn = v
 			}
 		}
 	}
