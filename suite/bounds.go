@@ -17,7 +17,7 @@ const (
 	MaxDepth = 64
 	// MaxKeys bounds the keys of one block mapping: the YAML parser's time grows with the square
 	// of a block mapping's keys, so this bound keeps parse time linear in the file's size.
-	MaxKeys = 2000
+	MaxKeys = 1000
 	// MaxNodes bounds the values a document's aliases stand for once expanded (a "billion laughs"
 	// file is a few lines that expand to millions).
 	MaxNodes = 100_000
