@@ -125,3 +125,29 @@ func TestEndlessStream(t *testing.T) {
 		t.Errorf("%d content events kept, want 1088", len(o.Tokens))
 	}
 }
+
+// TestTimeoutWhileParsingCR is a server that sends CR-only keep-alive comments without end: the
+// request ends at its timeout, as a timeout (each CR ends a line, so nothing accumulates; the
+// scanner used to wait for a LF, collecting the comments into one "line" until its size bound).
+func TestTimeoutWhileParsingCR(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		ping := strings.Repeat(": ping\r", 512)
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, ping); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	s := open(t, Config{URL: srv.URL + "/v1", Timeout: 2 * time.Second})
+	start := time.Now()
+	_, err := s.Do(context.Background(), subject.Request{})
+	var e *Error
+	if !errors.As(err, &e) || e.Kind() != "timeout" {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("returned after %v with a 2s timeout", d)
+	}
+}
