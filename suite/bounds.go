@@ -21,6 +21,9 @@ const (
 	// MaxNodes bounds the values a document's aliases stand for once expanded (a "billion laughs"
 	// file is a few lines that expand to millions).
 	MaxNodes = 100_000
+	// MaxScenarios bounds the points of one benchmark's matrix (six axes of ten values would be a
+	// million scenarios, expanded in memory before the first one runs).
+	MaxScenarios = 10_000
 )
 
 // Note: github.com/goccy/go-yaml v1.19.2 (the newest) parses a block mapping of k keys in O(k²)

@@ -166,6 +166,14 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		}
 		b.Axes = append(b.Axes, Axis{Name: name, Values: vals})
 	}
+	points := 1
+	for _, a := range b.Axes {
+		if points *= len(a.Values); points > MaxScenarios {
+			errs = append(errs, at(path, valueNode(body, "matrix"),
+				fmt.Sprintf("the matrix has more than %d points (MaxScenarios)", MaxScenarios), "split the benchmark, or use exclude/include"))
+			break
+		}
+	}
 	for _, m := range d.Exclude {
 		b.Exclude = append(b.Exclude, normalizeMap(m))
 	}
