@@ -4,7 +4,7 @@ BIN       := bin/inferbench
 PYTHON    ?= /usr/bin/python3
 GOFLAGS_T ?= -race -count=1
 
-.PHONY: build demo test test-go test-python bench vet clean assets web-deps report-bench bench-serving
+.PHONY: build demo test test-go test-python bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long
 
 build:
 	$(GO) build -o $(BIN) ./cmd/inferbench
@@ -14,7 +14,7 @@ build:
 demo: build
 	./$(BIN) run --enable-mock
 
-test: test-go test-python
+test: test-go test-python fuzz-short
 
 test-go: web-deps
 	$(GO) vet ./...
@@ -24,6 +24,27 @@ test-python:
 	@if [ -d workers/python/tests ]; then \
 		cd workers/python && $(PYTHON) -m unittest discover -s tests; \
 	fi
+
+# Fuzz targets of every parser of outside input (docs/reliability.md, "Bounded inputs"), as
+# package:Target. fuzz-short runs each for FUZZTIME from the seed corpora committed under
+# testdata/fuzz (CI: a count, a few seconds each, about a minute in all); fuzz-long for minutes.
+# Note: a count, not a duration: with a duration go1.26's fuzz coordinator can fail a target with
+# "context deadline exceeded" when the time runs out on a loaded machine (golang/go#75804).
+FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv subject/openai:FuzzScanner \
+	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode \
+	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply
+FUZZTIME ?= 5000x
+
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		out=$$($(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -parallel 2 ./$$pkg 2>&1); st=$$?; \
+		echo "$$pkg $$fn: $$(echo "$$out" | grep 'execs:' | tail -1)"; \
+		if [ $$st -ne 0 ]; then echo "$$out"; exit 1; fi; \
+	done
+
+fuzz-long:
+	$(MAKE) fuzz-short FUZZTIME=$${FUZZTIME_LONG:-1000000x}
 
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:

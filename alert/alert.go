@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	neturl "net/url"
 	"strconv"
@@ -68,7 +69,7 @@ func Parse(s string) (Rule, error) {
 		}
 		r.Metric, r.Growth = strings.TrimSpace(m), d
 		pct, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(rhs, "%")), 64)
-		if err != nil || !strings.HasSuffix(rhs, "%") {
+		if err != nil || !strings.HasSuffix(rhs, "%") || !finite(pct) {
 			return bad("growth compares with a percentage: > 10%")
 		}
 		r.Value = pct
@@ -83,7 +84,7 @@ func Parse(s string) (Rule, error) {
 		rest := strings.TrimSpace(strings.TrimPrefix(rhs, "baseline"))
 		if rest != "" {
 			f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(rest, "*")), 64)
-			if err != nil || !strings.HasPrefix(rest, "*") {
+			if err != nil || !strings.HasPrefix(rest, "*") || !finite(f) {
 				return bad("after baseline, only '* FACTOR'")
 			}
 			r.Factor = f
@@ -91,17 +92,20 @@ func Parse(s string) (Rule, error) {
 		return r, nil
 	}
 	v, err := strconv.ParseFloat(rhs, 64)
-	if err != nil {
+	if err != nil || !finite(v) {
 		return bad("the right side is a number, 'baseline' or 'baseline * FACTOR'")
 	}
 	r.Value = v
 	return r, nil
 }
 
+// finite reports whether v is a number a comparison can use: with NaN a rule would never fire.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
 func parseWindow(s string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		d, err := strconv.Atoi(n)
-		if err != nil || d <= 0 {
+		if err != nil || d <= 0 || d > 100*365 {
 			return 0, fmt.Errorf("window %q: want e.g. 7d or 36h", s)
 		}
 		return time.Duration(d) * 24 * time.Hour, nil

@@ -86,6 +86,9 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	if c.onObserve != nil {
 		defer c.onObserve(p, c.measured)
 	}
+	if err == nil {
+		err = checkObservation(&o)
+	}
 	if err != nil {
 		c.failed++
 		msg := err.Error()

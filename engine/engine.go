@@ -226,6 +226,10 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	setValue(&r, "load_time_ms", ms(loadTime))
 	if s, ok := subj.(subject.Setup); ok {
 		for k, v := range s.SetupValues() {
+			if err := result.CheckValue(k, v); err != nil {
+				r.Warnings = append(r.Warnings, "setup figure dropped: "+err.Error())
+				continue
+			}
 			setValue(&r, k, v)
 		}
 	}

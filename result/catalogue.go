@@ -22,6 +22,9 @@ type Info struct {
 	Unit   string
 	Better Direction
 	Doc    string
+	// Signed says the metric may be negative: a change over a window (rss_growth_mb falls when
+	// memory is released), not an amount.
+	Signed bool
 }
 
 var (
@@ -47,6 +50,24 @@ func Lookup(name string) (Info, bool) {
 	if ok {
 		return i, true
 	}
+	i, ok = lookupSuffix(name)
+	i.Signed = signedName(name)
+	return i, ok
+}
+
+// signedName reports whether a metric name outside the catalogue says it is a change, which may
+// be negative: it has a word growth, delta, change, diff or slope.
+func signedName(name string) bool {
+	for _, w := range strings.Split(name, "_") {
+		switch w {
+		case "growth", "delta", "change", "diff", "slope":
+			return true
+		}
+	}
+	return false
+}
+
+func lookupSuffix(name string) (Info, bool) {
 	switch {
 	case strings.HasSuffix(name, "_per_s"), strings.HasSuffix(name, "_ips"), strings.HasSuffix(name, "_rps"):
 		return Info{Name: name, Unit: "1/s", Better: Higher}, false
@@ -80,25 +101,25 @@ func NewMetric(name string) Metric {
 
 func init() {
 	Define(
-		Info{"latency_ms", "ms", Lower, "time of one iteration; the subject's own timing when it reports one, else the harness round trip"},
-		Info{"harness_latency_ms", "ms", Lower, "harness round trip of one iteration, kept when the subject timed itself"},
-		Info{"throughput_ips", "items/s", Higher, "items processed per second of measured wall time"},
-		Info{"iterations_per_s", "1/s", Higher, "measured iterations per second of measured wall time"},
-		Info{"load_time_ms", "ms", Lower, "time to open the subject (load the model, start the process)"},
-		Info{"compile_time_ms", "ms", Lower, "first call minus steady-state median, or the framework's reported compile time"},
-		Info{"first_iteration_ms", "ms", Lower, "duration of the first call (warm-up included)"},
-		Info{"memory_mb", "MB", Lower, "peak memory reported by the subject (e.g. the worker's RSS)"},
-		Info{"gpu_memory_mb", "MB", Lower, "peak GPU memory allocated, reported by the subject"},
-		Info{"success_rate", "ratio", Higher, "measured iterations that succeeded / measured iterations"},
-		Info{"error_rate", "ratio", Lower, "measured iterations or requests that failed / attempted"},
-		Info{"ttft_ms", "ms", Lower, "time to first token: first content token minus send"},
-		Info{"ttft_coalesced_rate", "ratio", Lower, "streamed requests whose first content event arrived in one read with the next: their TTFT is an upper bound"},
-		Info{"itl_ms", "ms", Lower, "inter-token latency: gap between consecutive content events, spread over the tokens each carries"},
-		Info{"tpot_ms", "ms", Lower, "time per output token after the first: (end - first token) / (output tokens - 1)"},
-		Info{"e2e_ms", "ms", Lower, "end-to-end request latency: end minus send"},
-		Info{"output_tokens", "tokens", Higher, "output tokens per request"},
-		Info{"input_tokens", "tokens", Lower, "input tokens per request"},
-		Info{"output_tokens_per_s", "tokens/s", Higher, "output tokens per second of measured wall time"},
-		Info{"requests_per_s", "1/s", Higher, "completed requests per second of measured wall time"},
+		Info{Name: "latency_ms", Unit: "ms", Better: Lower, Doc: "time of one iteration; the subject's own timing when it reports one, else the harness round trip"},
+		Info{Name: "harness_latency_ms", Unit: "ms", Better: Lower, Doc: "harness round trip of one iteration, kept when the subject timed itself"},
+		Info{Name: "throughput_ips", Unit: "items/s", Better: Higher, Doc: "items processed per second of measured wall time"},
+		Info{Name: "iterations_per_s", Unit: "1/s", Better: Higher, Doc: "measured iterations per second of measured wall time"},
+		Info{Name: "load_time_ms", Unit: "ms", Better: Lower, Doc: "time to open the subject (load the model, start the process)"},
+		Info{Name: "compile_time_ms", Unit: "ms", Better: Lower, Doc: "first call minus steady-state median, or the framework's reported compile time"},
+		Info{Name: "first_iteration_ms", Unit: "ms", Better: Lower, Doc: "duration of the first call (warm-up included)"},
+		Info{Name: "memory_mb", Unit: "MB", Better: Lower, Doc: "peak memory reported by the subject (e.g. the worker's RSS)"},
+		Info{Name: "gpu_memory_mb", Unit: "MB", Better: Lower, Doc: "peak GPU memory allocated, reported by the subject"},
+		Info{Name: "success_rate", Unit: "ratio", Better: Higher, Doc: "measured iterations that succeeded / measured iterations"},
+		Info{Name: "error_rate", Unit: "ratio", Better: Lower, Doc: "measured iterations or requests that failed / attempted"},
+		Info{Name: "ttft_ms", Unit: "ms", Better: Lower, Doc: "time to first token: first content token minus send"},
+		Info{Name: "ttft_coalesced_rate", Unit: "ratio", Better: Lower, Doc: "streamed requests whose first content event arrived in one read with the next: their TTFT is an upper bound"},
+		Info{Name: "itl_ms", Unit: "ms", Better: Lower, Doc: "inter-token latency: gap between consecutive content events, spread over the tokens each carries"},
+		Info{Name: "tpot_ms", Unit: "ms", Better: Lower, Doc: "time per output token after the first: (end - first token) / (output tokens - 1)"},
+		Info{Name: "e2e_ms", Unit: "ms", Better: Lower, Doc: "end-to-end request latency: end minus send"},
+		Info{Name: "output_tokens", Unit: "tokens", Better: Higher, Doc: "output tokens per request"},
+		Info{Name: "input_tokens", Unit: "tokens", Better: Lower, Doc: "input tokens per request"},
+		Info{Name: "output_tokens_per_s", Unit: "tokens/s", Better: Higher, Doc: "output tokens per second of measured wall time"},
+		Info{Name: "requests_per_s", Unit: "1/s", Better: Higher, Doc: "completed requests per second of measured wall time"},
 	)
 }

@@ -125,8 +125,9 @@ func Load(path string) (*Run, error) {
 	return Decode(data, path)
 }
 
-// Decode reads a run.json's content; name (the file) prefixes its errors. A run that never
-// finished (killed before its last write: no finished_at) is marked partial.
+// Decode reads a run.json's content; path (the file) prefixes its errors. A run whose schema is
+// not Schema, or with a value CheckValues refuses (a negative time, an absurd count), is an error.
+// A run that never finished (killed before its last write: no finished_at) is marked partial.
 func Decode(data []byte, path string) (*Run, error) {
 	var r Run
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -140,6 +141,9 @@ func Decode(data []byte, path string) (*Run, error) {
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	if err := r.CheckValues(); err != nil {
+		return nil, fmt.Errorf("%s: corrupt run file: %w", path, err)
 	}
 	if r.FinishedAt.IsZero() {
 		r.Partial = true

@@ -139,6 +139,9 @@ func ReadGoBench(rd io.Reader, name string, id string, at time.Time) (*Run, erro
 	for _, k := range order {
 		ms := map[string]Metric{}
 		for m, xs := range scen[k] {
+			if err := checkSamples(m, xs); err != nil {
+				return nil, fmt.Errorf("%s: Benchmark%s/%s: %w", name, k.bench, k.sc, err)
+			}
 			ms[m] = SampleMetric(m, xs)
 		}
 		n := len(scen[k]["latency_ms"])
@@ -160,6 +163,16 @@ func goUnit(unit string, v float64) (string, float64) {
 		return "bytes_per_s", v
 	}
 	return strings.NewReplacer("/", "_per_", " ", "_").Replace(unit), v
+}
+
+// checkSamples applies CheckValue to every sample.
+func checkSamples(name string, xs []float64) error {
+	for i, x := range xs {
+		if err := CheckValue(name, x); err != nil {
+			return fmt.Errorf("sample %d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 // SampleMetric builds a metric from raw samples: its summary, and the samples kept.

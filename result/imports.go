@@ -69,11 +69,17 @@ func ReadPytestBenchmark(rd io.Reader, name, id string) (*Run, error) {
 				sc = "default"
 			}
 		}
+		if b.Stats.Rounds < 0 {
+			return nil, fmt.Errorf("%s: %s: rounds = %d cannot be negative", name, b.Fullname, b.Stats.Rounds)
+		}
 		var lat Metric
 		if len(b.Stats.Data) >= 2 {
 			xs := make([]float64, len(b.Stats.Data))
 			for i, x := range b.Stats.Data {
 				xs[i] = x * 1e3
+			}
+			if err := checkSamples("latency_ms", xs); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", name, b.Fullname, err)
 			}
 			lat = SampleMetric("latency_ms", xs)
 		} else {
@@ -88,6 +94,9 @@ func ReadPytestBenchmark(rd io.Reader, name, id string) (*Run, error) {
 		}
 		r.Scenarios = append(r.Scenarios, Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK, StartedAt: at,
 			Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname})
+	}
+	if err := r.CheckValues(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.Tally()
 	return r, nil
@@ -125,6 +134,9 @@ func ReadHyperfine(rd io.Reader, name, id, bench string, at time.Time) (*Run, er
 			for i, x := range res.Times {
 				xs[i] = x * 1e3
 			}
+			if err := checkSamples("latency_ms", xs); err != nil {
+				return nil, fmt.Errorf("%s: command %q: %w", name, res.Command, err)
+			}
 			lat = SampleMetric("latency_ms", xs)
 		} else {
 			lat = summaryMetric("latency_ms", 1, 1e3, res.Mean, res.Stddev, res.Min, res.Max, res.Median, res.Median, res.Median)
@@ -138,6 +150,9 @@ func ReadHyperfine(rd io.Reader, name, id, bench string, at time.Time) (*Run, er
 		}
 		r.Scenarios = append(r.Scenarios, Scenario{Benchmark: bench, Scenario: res.Command, Subject: "exec", Params: params, Status: StatusOK, StartedAt: at,
 			Iterations: Iterations{Measured: len(res.Times)}, Metrics: map[string]Metric{"latency_ms": lat}})
+	}
+	if err := r.CheckValues(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.Tally()
 	return r, nil

@@ -6,7 +6,7 @@ func init() { Define(resourceInfos...) }
 var resourceInfos = []Info{
 	{Name: "peak_rss_mb", Unit: "MB", Better: Lower, Doc: "peak resident memory of the process tree under test in the measured window"},
 	{Name: "rss_mean_mb", Unit: "MB", Better: Lower, Doc: "mean resident memory of the process tree over the samples"},
-	{Name: "rss_growth_mb", Unit: "MB", Better: Lower, Doc: "least-squares rise of resident memory over the measured window"},
+	{Name: "rss_growth_mb", Unit: "MB", Better: Lower, Signed: true, Doc: "least-squares rise of resident memory over the measured window"},
 	{Name: "cpu_pct", Unit: "%", Better: Lower, Doc: "mean CPU (user+system) of the process tree, percent of one core"},
 	{Name: "cpu_s", Unit: "s", Better: Lower, Doc: "CPU time (user+system) the process tree used in the measured window"},
 	{Name: "io_read_mb", Unit: "MB", Better: Lower, Doc: "bytes the process tree read from storage in the measured window"},

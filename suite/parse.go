@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ import (
 // ParseFile reads one definition file. A file holds one benchmark per YAML document. Every problem
 // found is returned as Errors; benchmarks without problems are returned beside them.
 func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
 		return nil, Errors{{File: path, Msg: err.Error()}}
 	}
@@ -38,15 +39,32 @@ func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, erro
 	return Parse(path, data, env)
 }
 
+// readBounded reads a definition file of at most MaxFileSize bytes.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("definition file is over the limit of %d bytes (MaxFileSize)", MaxFileSize)
+	}
+	return data, nil
+}
+
 // Parse decodes definitions from data; path names the file in errors and resolves relative paths.
 // env looks up ${VAR} references (os.LookupEnv when nil).
 func Parse(path string, data []byte, env func(string) (string, bool)) ([]*Benchmark, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil, Errors{yamlError(path, err)}
+	f, perr := parseYAML(path, data)
+	if perr != nil {
+		return nil, Errors{perr}
 	}
 	var benches []*Benchmark
 	var errs Errors
@@ -54,7 +72,11 @@ func Parse(path string, data []byte, env func(string) (string, bool)) ([]*Benchm
 		if doc == nil || doc.Body == nil {
 			continue
 		}
-		b, derrs := parseDoc(path, doc.Body, env)
+		if e := checkAliases(path, doc.Body); e != nil {
+			errs = append(errs, e)
+			continue
+		}
+		b, derrs := parseDocSafe(path, doc.Body, env)
 		errs = append(errs, derrs...)
 		if b != nil && len(derrs) == 0 {
 			benches = append(benches, b)
@@ -67,6 +89,29 @@ func Parse(path string, data []byte, env func(string) (string, bool)) ([]*Benchm
 		return benches, errs
 	}
 	return benches, nil
+}
+
+// parseYAML checks data's bounds and parses it, recovering from a panic in the YAML library.
+func parseYAML(path string, data []byte) (f *ast.File, e *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, e = nil, &Error{File: path, Msg: fmt.Sprintf("the YAML library failed on this file (%v)", r)}
+		}
+	}()
+	if e := checkTokens(path, data); e != nil {
+		return nil, e
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, yamlError(path, err)
+	}
+	return f, nil
+}
+
+// parseDocSafe is parseDoc, recovering from a panic in the YAML library's decoder.
+func parseDocSafe(path string, body ast.Node, env func(string) (string, bool)) (b *Benchmark, errs Errors) {
+	defer recovered(path, startOf(body), &errs)
+	return parseDoc(path, body, env)
 }
 
 func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Benchmark, Errors) {
@@ -107,10 +152,27 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 			errs = append(errs, at(path, valueNode(valueNode(body, "matrix"), name), fmt.Sprintf("matrix axis %q must be a non-empty list of values", name), ""))
 			continue
 		}
+		seen := map[string]int{}
 		for i := range vals {
 			vals[i] = normalize(vals[i])
+			// Scenario names print values with %v: 1, "1" and 1.0 would make one name twice.
+			key := fmt.Sprint(vals[i])
+			if j, dup := seen[key]; dup {
+				errs = append(errs, at(path, valueNode(valueNode(body, "matrix"), name),
+					fmt.Sprintf("matrix axis %q: values %d and %d both print as %q, so two scenarios would have one name", name, j+1, i+1, key), "give each value once"))
+				break
+			}
+			seen[key] = i
 		}
 		b.Axes = append(b.Axes, Axis{Name: name, Values: vals})
+	}
+	points := 1
+	for _, a := range b.Axes {
+		if points *= len(a.Values); points > MaxScenarios {
+			errs = append(errs, at(path, valueNode(body, "matrix"),
+				fmt.Sprintf("the matrix has more than %d points (MaxScenarios)", MaxScenarios), "split the benchmark, or use exclude/include"))
+			break
+		}
 	}
 	for _, m := range d.Exclude {
 		b.Exclude = append(b.Exclude, normalizeMap(m))

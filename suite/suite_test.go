@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +239,56 @@ func TestExpandEnv(t *testing.T) {
 			t.Errorf("%q = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
+}
+
+// TestBounds checks that a definition too large, too deep or with too many keys in one mapping
+// is refused with its position, before the YAML parser (quadratic in a mapping's keys, recursive
+// in depth) sees it.
+func TestBounds(t *testing.T) {
+	var keys strings.Builder
+	keys.WriteString("name: k\nsubject: {kind: mock}\nparams:\n")
+	for i := range MaxKeys + 1 {
+		fmt.Fprintf(&keys, "  k%d: 1\n", i)
+	}
+	// A list of small mappings is many keys, but not in one mapping.
+	var list strings.Builder
+	list.WriteString("name: l\nsubject: {kind: mock}\nparams:\n  xs:\n")
+	for i := range 2 * MaxKeys {
+		fmt.Fprintf(&list, "    - a: %d\n      b: 2\n", i)
+	}
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		// One mapping over MaxKeys: refused at the first key past the bound.
+		{"keys", keys.String(), fmt.Sprintf("x.yaml:%d:3: a mapping with more than %d keys", MaxKeys+4, MaxKeys)},
+		// Many small mappings in a list are fine.
+		{"list", list.String(), ""},
+		// Flow nesting far past MaxDepth.
+		{"flow-depth", "name: d\nsubject: {kind: mock}\nparams: {a: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}\n", "x.yaml:3:"},
+		// Block nesting past MaxDepth.
+		{"block-depth", "name: d\nsubject: {kind: mock}\nparams:\n" + blockNest(MaxDepth+2), "values nested more than"},
+		// A file over MaxFileSize.
+		{"size", "name: s\nsubject: {kind: mock}\ndescription: " + strings.Repeat("x", MaxFileSize) + "\n", "over the limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tc.src), noEnv)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse: error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func blockNest(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%sk%d:\n", strings.Repeat("  ", i+1), i)
+	}
+	return b.String()
 }

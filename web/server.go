@@ -482,11 +482,7 @@ func (s *Server) livePage(w http.ResponseWriter, r *http.Request) {
 	s.page(w, "inferbench live", "live", s.hub.State(), nil, liveScript)
 }
 
-func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	f := store.Filter{Benchmark: r.URL.Query().Get("benchmark"), Limit: maxListed}
-	infos, err := s.store.List(r.Context(), f)
-	writeList(w, infos, err)
-}
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) { s.apiRunsPaged(w, r) }
 
 func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	run, err := store.Resolve(r.Context(), s.store, r.PathValue("id"))
@@ -513,8 +509,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 		httpError(w, usageError{err})
 		return
 	}
-	points, err := s.store.History(r.Context(), store.Query{Benchmark: q.Get("benchmark"), Scenario: q.Get("scenario"), Metric: metric, Limit: maxHistory})
-	writeList(w, points, err)
+	s.apiHistoryPaged(w, r, store.Query{Benchmark: q.Get("benchmark"), Scenario: q.Get("scenario"), Metric: metric})
 }
 
 func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {

@@ -100,11 +100,18 @@ func ParseDist(s string) (Dist, error) {
 	return d, d.Validate()
 }
 
+// MaxValue bounds a distribution's arguments and samples: far above any token count or time in
+// seconds a workload uses, and small enough that sampling stays finite.
+const MaxValue = 1e9
+
 // Validate reports a Dist that cannot be sampled.
 func (d Dist) Validate() error {
 	for _, v := range []float64{d.Value, d.Mean, d.Std, d.Min, d.Max} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("distribution %s: arguments must be finite and non-negative", d)
+		}
+		if v > MaxValue {
+			return fmt.Errorf("distribution %s: arguments must be at most %g (token counts, seconds)", d, float64(MaxValue))
 		}
 	}
 	if d.Max > 0 && d.Min > d.Max {
@@ -182,7 +189,10 @@ func (d Dist) Sample(r *rand.Rand) float64 {
 		s2 := math.Log1p(d.Std * d.Std / (d.Mean * d.Mean))
 		v = math.Exp(math.Log(d.Mean) - s2/2 + math.Sqrt(s2)*r.NormFloat64())
 	}
-	v = max(v, d.Min, 0)
+	if math.IsNaN(v) { // a lognormal whose std dwarfs its mean
+		v = d.Mean
+	}
+	v = min(max(v, d.Min, 0), MaxValue)
 	if d.Max > 0 {
 		v = min(v, d.Max)
 	}

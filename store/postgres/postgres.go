@@ -1,14 +1,24 @@
 // Package postgres is the shared history store: a PostgreSQL database, through pgx, selected with
 // --store postgres://user:pass@host/db or INFERBENCH_STORE. Migrations run under an advisory lock,
 // so several CI jobs may open a fresh database at once.
+//
+// Every call is bounded in time: connecting (ConnectTimeout, unless the URL sets connect_timeout),
+// opening with its migrations (OpenTimeout), and each store operation (OpTimeout). A server that
+// accepts connections and never answers fails the call with an error saying so, so `run` never
+// hangs after measuring.
 package postgres
 
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
+	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 	"github.com/inferbench/inferbench/store/internal/sqlstore"
 )
@@ -17,16 +27,34 @@ func init() { store.Register(Open, "postgres", "postgresql") }
 
 var _ store.Opener = Open
 
+// Time bounds of the store's calls (variables so tests can shorten them).
+var (
+	// ConnectTimeout bounds establishing one connection, authentication included, when the URL
+	// has no connect_timeout.
+	ConnectTimeout = 10 * time.Second
+	// OpenTimeout bounds Open: the first connection and the migrations.
+	OpenTimeout = time.Minute
+	// OpTimeout bounds each store operation (Put of a large run included).
+	OpTimeout = 2 * time.Minute
+)
+
 // migrationLock is the advisory lock key held while migrating ("inferbnc" in ASCII).
 const migrationLock = 0x696e666572626e63
 
 // Open connects to the database p.URL names and runs the migrations.
 func Open(ctx context.Context, p store.Params) (store.Store, error) {
-	db, err := sql.Open("pgx", p.URL)
+	cfg, err := pgx.ParseConfig(p.URL)
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlstore.New(ctx, db, sqlstore.Dialect{
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = ConnectTimeout
+	}
+	where := fmt.Sprintf("postgres %s:%d", cfg.Host, cfg.Port)
+	db := stdlib.OpenDB(*cfg)
+	octx, cancel := context.WithTimeout(ctx, OpenTimeout)
+	defer cancel()
+	s, err := sqlstore.New(octx, db, sqlstore.Dialect{
 		Name: "postgres", Numbered: true, Blob: "BYTEA", MaxParams: 60000,
 		Lock: func(ctx context.Context, conn *sql.Conn) (func(), error) {
 			if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
@@ -38,7 +66,81 @@ func Open(ctx context.Context, p store.Params) (store.Store, error) {
 		},
 	})
 	if err != nil {
-		return nil, err
+		if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || octx.Err() != nil || isTimeout(err)) {
+			return nil, fmt.Errorf("%s: no answer within %v (connect_timeout) or %v (opening): the server accepted the connection but did not respond: %w",
+				where, cfg.ConnectTimeout, OpenTimeout, err)
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	return s, nil
+	return &bounded{Store: s, where: where}, nil
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// bounded gives each operation of a store OpTimeout.
+type bounded struct {
+	store.Store
+	where string
+}
+
+func (b *bounded) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, OpTimeout)
+}
+
+// explain names the store and the bound when an operation ran out of time.
+func (b *bounded) explain(op string, ctx, octx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && octx.Err() != nil {
+		return fmt.Errorf("%s: %s: no answer within %v (OpTimeout): %w", b.where, op, OpTimeout, err)
+	}
+	return err
+}
+
+func (b *bounded) Put(ctx context.Context, r *result.Run) error {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	return b.explain("put", ctx, octx, b.Store.Put(octx, r))
+}
+
+func (b *bounded) Get(ctx context.Context, id string) (*result.Run, error) {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	r, err := b.Store.Get(octx, id)
+	return r, b.explain("get", ctx, octx, err)
+}
+
+func (b *bounded) List(ctx context.Context, f store.Filter) ([]store.RunInfo, error) {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	r, err := b.Store.List(octx, f)
+	return r, b.explain("list", ctx, octx, err)
+}
+
+func (b *bounded) SetBaseline(ctx context.Context, bl store.Baseline) error {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	return b.explain("set baseline", ctx, octx, b.Store.SetBaseline(octx, bl))
+}
+
+func (b *bounded) Baseline(ctx context.Context, name string) (store.Baseline, error) {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	r, err := b.Store.Baseline(octx, name)
+	return r, b.explain("baseline", ctx, octx, err)
+}
+
+func (b *bounded) ListBaselines(ctx context.Context) ([]store.Baseline, error) {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	r, err := b.Store.ListBaselines(octx)
+	return r, b.explain("list baselines", ctx, octx, err)
+}
+
+func (b *bounded) History(ctx context.Context, q store.Query) ([]store.Point, error) {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	r, err := b.Store.History(octx, q)
+	return r, b.explain("history", ctx, octx, err)
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -226,6 +227,9 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		}
 		o.Values = vals
 		if items, ok := vals["items"]; ok {
+			if items < 0 || items > 1e9 || items != math.Trunc(items) {
+				return o, fmt.Errorf("%s: metrics from stdout: items = %v is not a count of items", c.argv[0], items)
+			}
 			o.Items = int(items)
 			delete(vals, "items")
 		}

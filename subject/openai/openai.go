@@ -77,6 +77,10 @@ type Config struct {
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Body holds extra fields merged into every request body (temperature, top_p, ...).
 	Body map[string]any `yaml:"body" json:"body,omitempty"`
+	// MaxResponseBytes bounds one whole (not streamed) response body (default 16 MiB); the bodies
+	// being read at once are bounded together by 16 times it. A longer answer fails the request
+	// with an error naming the limit.
+	MaxResponseBytes int `yaml:"max_response_bytes" json:"max_response_bytes,omitempty"`
 	// Workload chooses the prompts and their lengths.
 	Workload workload.Config `yaml:"workload" json:"workload,omitzero"`
 }
@@ -115,8 +119,10 @@ type Subject struct {
 	head         []byte // the request body up to the prompt
 	client       *http.Client
 	src          *workload.Source
-	bufs         sync.Pool // *[]byte: request and response bodies
-	readers      sync.Pool // *reader
+	bufs         sync.Pool    // *[]byte: request and response bodies
+	readers      sync.Pool    // *reader
+	maxBody      int          // bound of one whole response body
+	held         atomic.Int64 // bytes of whole response bodies being read, by all requests
 }
 
 var (
@@ -177,6 +183,14 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 	}
 	if cfg.Timeout == 0 {
 		s.cfg.Timeout = 10 * time.Minute
+	}
+	switch {
+	case cfg.MaxResponseBytes < 0:
+		return nil, errors.New("openai: max_response_bytes must not be negative")
+	case cfg.MaxResponseBytes == 0:
+		s.maxBody = DefaultMaxResponseBytes
+	default:
+		s.maxBody = cfg.MaxResponseBytes
 	}
 	if s.src, err = workload.Open(cfg.Workload, dir); err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
@@ -358,9 +372,9 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	}
 	if s.stream && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		st, _ := conn.(netstamp.Stamper)
-		err = s.readStream(resp.Body, st, &o)
+		err = s.readStream(ctx, resp.Body, st, &o, p.OutputTokens)
 	} else {
-		err = s.readWhole(resp.Body, &o, bp)
+		err = s.readWhole(resp, &o, bp)
 	}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (after %v)", ctx.Err(), time.Since(o.Start).Round(time.Millisecond))
@@ -441,11 +455,20 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 		}
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
-		if n := u.Get("completion_tokens"); n != nil && n.Type() == fastjson.TypeNumber {
-			c.usageOut = n.GetInt()
-		}
-		if n := u.Get("prompt_tokens"); n != nil && n.Type() == fastjson.TypeNumber {
-			c.usageIn = n.GetInt()
+		for i, key := range [...]string{"completion_tokens", "prompt_tokens"} {
+			n := u.Get(key)
+			if n == nil || n.Type() != fastjson.TypeNumber {
+				continue
+			}
+			v := n.GetInt()
+			if v < 0 {
+				return c, fmt.Errorf("usage.%s = %d: a token count cannot be negative", key, v)
+			}
+			if i == 0 {
+				c.usageOut = v
+			} else {
+				c.usageIn = v
+			}
 		}
 	}
 	return c, nil
@@ -457,7 +480,21 @@ type reader struct {
 	p  fastjson.Parser
 }
 
-func (s *Subject) readStream(body io.Reader, st netstamp.Stamper, o *subject.Observation) error {
+// maxEvents bounds the content events of one streamed answer: a server that keeps streaming
+// past what was asked for (or forever) fails the request instead of growing its observation.
+func maxEvents(maxTokens int) int {
+	if maxTokens > 0 {
+		return min(4*maxTokens+1024, MaxStreamEvents)
+	}
+	return MaxStreamEvents
+}
+
+// MaxStreamEvents bounds the content events of one streamed answer when the request sets no
+// max_tokens; with max_tokens the bound is 4 × max_tokens + 1024.
+const MaxStreamEvents = 1 << 20
+
+func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.Stamper, o *subject.Observation, maxTokens int) error {
+	limit := maxEvents(maxTokens)
 	rd, _ := s.readers.Get().(*reader)
 	if rd == nil {
 		rd = &reader{sc: NewScanner(body)}
@@ -509,7 +546,14 @@ func (s *Subject) readStream(body io.Reader, st netstamp.Stamper, o *subject.Obs
 		if o.FirstToken.IsZero() {
 			o.FirstToken = ev.At
 		}
+		if len(o.Tokens) >= limit {
+			o.End = ev.At
+			return fmt.Errorf("%w: the stream went on past %d content events (the bound for max_tokens %d)", ErrMalformed, limit, maxTokens)
+		}
 		o.Tokens = append(o.Tokens, subject.TokenEvent{At: ev.At, Tokens: 1})
+		if len(o.Tokens)%1024 == 0 && ctx.Err() != nil {
+			break // the timeout: the read error reports it
+		}
 	}
 	o.End = time.Now()
 	if ev := sc.Event(); !ev.At.IsZero() {
@@ -548,14 +592,31 @@ func setOutputTokens(o *subject.Observation, usage int) {
 	}
 }
 
-// maxResponseBody bounds a whole (not streamed) response body.
-const maxResponseBody = 256 << 20
+// DefaultMaxResponseBytes is the default bound of one whole (not streamed) response body.
+const DefaultMaxResponseBytes = 16 << 20
 
-func (s *Subject) readWhole(body io.Reader, o *subject.Observation, bp *[]byte) error {
-	b, err := readall.Into(body, (*bp)[:0], maxResponseBody, "response body")
+// errBodyLimit is a response body over max_response_bytes.
+var errBodyLimit = errors.New("over max_response_bytes")
+
+func (s *Subject) readWhole(resp *http.Response, o *subject.Observation, bp *[]byte) error {
+	if resp.ContentLength > int64(s.maxBody) {
+		o.End = time.Now()
+		return fmt.Errorf("%w: response body of %d bytes, over max_response_bytes (%d)", ErrIncomplete, resp.ContentLength, s.maxBody)
+	}
+	br := &budgetReader{r: resp.Body, held: &s.held, max: 16 * int64(s.maxBody)}
+	b, err := readall.Into(br, (*bp)[:0], s.maxBody, "response body")
+	br.release()
 	*bp = b[:0]
+	if cap(b) > 1<<20 {
+		*bp = nil // the pool keeps no huge buffer
+	}
 	o.End = time.Now()
-	if err != nil {
+	switch {
+	case errors.Is(err, errBodyLimit):
+		return fmt.Errorf("%w: the response bodies being read hold over %d bytes (16 × max_response_bytes)", ErrIncomplete, br.max)
+	case err != nil && len(b) > s.maxBody:
+		return fmt.Errorf("%w: response body over max_response_bytes (%d)", ErrIncomplete, s.maxBody)
+	case err != nil:
 		return fmt.Errorf("%w: %v", ErrIncomplete, err)
 	}
 	var p fastjson.Parser
@@ -576,6 +637,29 @@ func (s *Subject) readWhole(body io.Reader, o *subject.Observation, bp *[]byte) 
 	o.OutputTokens, o.TokensCounted = workload.CountWords(string(c.text)), true
 	return nil
 }
+
+// budgetReader counts the bytes it reads against a budget shared by every request of a Subject,
+// so the whole bodies being read at once stay bounded however many requests are in flight.
+type budgetReader struct {
+	r    io.Reader
+	held *atomic.Int64
+	n    int64
+	max  int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.n += int64(n)
+		if b.held.Add(int64(n)) > b.max {
+			return n, errBodyLimit
+		}
+	}
+	return n, err
+}
+
+// release gives back what the reader counted.
+func (b *budgetReader) release() { b.held.Add(-b.n); b.n = 0 }
 
 // statusError reads the server's message from an error answer.
 func statusError(resp *http.Response) error {

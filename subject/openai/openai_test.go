@@ -130,6 +130,9 @@ func TestStreamTokens(t *testing.T) {
 		// A malformed chunk is counted as an error, and the rest of the stream is still read.
 		{name: "malformed", body: content(" a") + "data: {not json\n\n" + content(" b") + done,
 			tokens: []int{1, 1}, output: 2, counted: true, wantErr: ErrMalformed},
+		// A negative usage count is a malformed chunk, not "no usage" (which it used to be read as).
+		{name: "negative usage", body: content(" a") + finish + usage(3, -2) + done,
+			tokens: []int{1}, output: 1, counted: true, wantErr: ErrMalformed},
 		// The stream ends without [DONE] or a finish reason.
 		{name: "incomplete", body: content(" a"), tokens: []int{1}, output: 1, counted: true, wantErr: ErrIncomplete},
 		// An error object in the stream, as vLLM sends it.

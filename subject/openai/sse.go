@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -28,18 +27,18 @@ const MaxEventSize = 16 << 20
 // Scanner reads server-sent events (the WHATWG EventSource format) from a stream, like
 // bufio.Scanner: call Scan until it returns false, read each Event, then check Err.
 //
-// It accepts the three line endings (LF, CRLF, CR; with CR alone, which no known server sends, an
-// event is seen only once a LF or the end of the stream follows it), skips comments (lines starting with ":", used
-// as keep-alives), joins multi-line data, removes one space after the colon, and ignores unknown
-// fields. Events without data are not dispatched, as in the standard. Unlike the standard, an
-// event cut off by the end of the stream (no blank line after it) is still dispatched: a server
-// that closes right after its last event should not lose it.
+// It accepts the three line endings of the standard (LF, CRLF and CR alone) in time linear in the
+// stream's length, and dispatches an event as soon as the line ending the blank line arrives. It
+// skips comments (lines starting with ":", used as keep-alives), joins multi-line data, removes
+// one space after the colon, and ignores unknown fields. Events without data are not dispatched,
+// as in the standard. Unlike the standard, an event cut off by the end of the stream (no blank
+// line after it) is still dispatched: a server that closes right after its last event should not
+// lose it. A line or an event's data longer than MaxEventSize stops the Scanner with an error.
 type Scanner struct {
-	r       *bufio.Reader
 	tr      *timedReader
+	lr      lineReader
 	ev      Event
 	data    []byte
-	long    []byte // a line longer than the bufio buffer, being assembled
 	hasData bool
 	err     error
 	done    bool
@@ -48,18 +47,20 @@ type Scanner struct {
 // NewScanner returns a Scanner reading from r.
 func NewScanner(r io.Reader) *Scanner {
 	tr := &timedReader{r: r}
-	return &Scanner{r: bufio.NewReaderSize(tr, bufSize), tr: tr}
+	s := &Scanner{tr: tr}
+	s.lr.reset(tr)
+	return s
 }
 
-// bufSize is the read buffer: a few typical chunks. Longer lines are assembled beside it.
+// bufSize is the read buffer: a few typical chunks. It grows for longer lines, up to MaxEventSize.
 const bufSize = 4 << 10
 
 // Reset makes the Scanner read a new stream, keeping its buffers.
 func (s *Scanner) Reset(r io.Reader) {
 	s.tr.r, s.tr.at, s.tr.stamp = r, time.Time{}, nil
-	s.r.Reset(s.tr)
+	s.lr.reset(s.tr)
 	s.ev, s.hasData, s.err, s.done = Event{}, false, nil, false
-	s.data, s.long = shrink(s.data), shrink(s.long)
+	s.data = shrink(s.data)
 }
 
 // shrink empties b, dropping it when a huge event grew it.
@@ -132,7 +133,7 @@ func (s *Scanner) field(line []byte) error {
 	switch string(name) {
 	case "data":
 		if len(s.data)+len(value) > MaxEventSize {
-			return fmt.Errorf("server-sent event larger than %d bytes", MaxEventSize)
+			return fmt.Errorf("server-sent event larger than %d bytes (MaxEventSize)", MaxEventSize)
 		}
 		s.data = append(s.data, value...)
 		s.data = append(s.data, '\n')
@@ -148,57 +149,108 @@ func (s *Scanner) field(line []byte) error {
 }
 
 // line returns the next line without its ending. The slice is valid until the next call.
-func (s *Scanner) line() ([]byte, error) {
-	line, err := s.readLine()
-	if err != nil {
-		return line, err
-	}
-	return s.split(line), nil
+func (s *Scanner) line() ([]byte, error) { return s.lr.next() }
+
+// lineReader splits a stream into lines ended by LF, CRLF or CR. Each byte is searched once for
+// each of the two endings (bytes.IndexByte), so a stream of any line endings is read in linear
+// time.
+type lineReader struct {
+	r          io.Reader
+	buf        []byte
+	start, end int  // the unread bytes are buf[start:end]
+	lf, cr     int  // index of the next LF / CR at or after start, or -1: none in buf[..:lfTo/crTo]
+	lfTo, crTo int  // how far buf was searched for LF / CR
+	skipLF     bool // the last line ended with a CR at the end of the buffer: a LF next is its ending
+	err        error
 }
 
-// readLine reads up to and including the next LF, assembling lines longer than the buffer.
-func (s *Scanner) readLine() ([]byte, error) {
-	s.long = s.long[:0]
+func (l *lineReader) reset(r io.Reader) {
+	if cap(l.buf) > 1<<16 || l.buf == nil {
+		l.buf = make([]byte, bufSize)
+	}
+	l.buf = l.buf[:cap(l.buf)]
+	*l = lineReader{r: r, buf: l.buf, lf: -1, cr: -1}
+}
+
+// find returns the index of the next c in buf[start:end], or -1, searching no byte twice.
+func (l *lineReader) find(c byte, at, to *int) int {
+	if *at >= l.start {
+		return *at
+	}
+	from := max(l.start, *to)
+	*to = l.end
+	if i := bytes.IndexByte(l.buf[from:l.end], c); i >= 0 {
+		*at, *to = from+i, from+i+1
+		return *at
+	}
+	*at = -1
+	return -1
+}
+
+func (l *lineReader) next() ([]byte, error) {
 	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			if len(s.long)+len(chunk) > MaxEventSize {
-				return nil, fmt.Errorf("server-sent event line longer than %d bytes", MaxEventSize)
+		if l.skipLF && l.start < l.end {
+			if l.buf[l.start] == '\n' {
+				l.start++
 			}
-			s.long = append(s.long, chunk...)
-			continue
+			l.skipLF = false
 		}
-		if len(s.long) > 0 {
-			s.long = append(s.long, chunk...)
-			chunk = s.long
+		lf, cr := l.find('\n', &l.lf, &l.lfTo), l.find('\r', &l.cr, &l.crTo)
+		i := lf
+		if cr >= 0 && (i < 0 || cr < i) {
+			i = cr
 		}
-		if err != nil {
-			if len(chunk) > 0 && errors.Is(err, io.EOF) {
-				return chunk, nil // a last line without an ending
+		if i >= 0 {
+			line := l.buf[l.start:i]
+			l.start = i + 1
+			if i == cr {
+				if l.start < l.end {
+					if l.buf[l.start] == '\n' {
+						l.start++
+					}
+				} else {
+					l.skipLF = true
+				}
 			}
+			return line, nil
+		}
+		if l.err != nil {
+			if l.start < l.end { // a last line without an ending
+				line := l.buf[l.start:l.end]
+				l.start = l.end
+				return line, nil
+			}
+			return nil, l.err
+		}
+		if err := l.fill(); err != nil {
 			return nil, err
 		}
-		return chunk, nil
 	}
 }
 
-// split handles CR as a line ending inside what ReadSlice returned: a lone CR ends a line, so the
-// text after it is pushed back as the start of the next line.
-func (s *Scanner) split(line []byte) []byte {
-	line = bytes.TrimSuffix(line, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	i := bytes.IndexByte(line, '\r')
-	if i < 0 {
-		return line
+// fill reads more of the stream, first moving the unread bytes to the front, growing the buffer
+// when a line fills it.
+func (l *lineReader) fill() error {
+	if l.start > 0 {
+		n := copy(l.buf, l.buf[l.start:l.end])
+		shift := l.start
+		l.start, l.end = 0, n
+		l.lfTo, l.crTo = max(0, l.lfTo-shift), max(0, l.crTo-shift)
+		l.lf, l.cr = -1, -1 // none in what was searched
 	}
-	// Rare: CR-only line endings. Rebuild a reader holding the rest, in order.
-	rest := append([]byte(nil), line[i+1:]...)
-	rest = append(rest, '\n')
-	buffered, _ := s.r.Peek(s.r.Buffered())
-	rest = append(rest, buffered...)
-	s.r.Discard(len(buffered)) //nolint:errcheck // discarding what Peek returned cannot fail
-	s.r = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), s.tr), bufSize)
-	return line[:i]
+	if l.end == len(l.buf) {
+		if len(l.buf) >= MaxEventSize {
+			return fmt.Errorf("server-sent event line longer than %d bytes (MaxEventSize)", MaxEventSize)
+		}
+		l.buf = append(l.buf, make([]byte, len(l.buf))...)
+		l.buf = l.buf[:cap(l.buf)]
+	}
+	n, err := l.r.Read(l.buf[l.end:])
+	l.end += n
+	if err != nil {
+		l.err = err
+	}
+	return nil
 }
 
 // timedReader notes when the data of each read arrived: the connection's kernel timestamp when it

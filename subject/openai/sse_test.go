@@ -3,9 +3,11 @@ package openai
 import (
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -45,6 +47,8 @@ func TestScanner(t *testing.T) {
 		{"crlf", "data: a\r\n\r\ndata: b\r\n\r\n", []ev{{Data: "a"}, {Data: "b"}}},
 		{"cr", "data: a\r\rdata: b\r\r", []ev{{Data: "a"}, {Data: "b"}}},
 		{"mixed", "data: a\r\ndata: b\rdata: c\n\n", []ev{{Data: "a\nb\nc"}}},
+		// CR then LF is one ending, CR CR is two, LF CR is two.
+		{"cr pairs", "data: a\r\n\rdata: b\n\rdata: c\r\r\n", []ev{{Data: "a"}, {Data: "b"}, {Data: "c"}}},
 		// Event type and id; they reset between events.
 		{"fields", "event: error\nid: 7\ndata: {}\n\ndata: next\n\n", []ev{{Type: "error", ID: "7", Data: "{}"}, {Data: "next"}}},
 		// An event with no data is not dispatched, and its type does not leak into the next.
@@ -107,6 +111,53 @@ func TestScannerReadError(t *testing.T) {
 	// The complete event before the error is delivered; the unfinished one is not.
 	if diff := cmp.Diff([]ev{{Data: "a"}}, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestScannerCRLinear reads 20,000 events with CR-only line endings: in linear time and memory,
+// which a test checks by the bytes allocated (the scanner used to rebuild its reader at every CR,
+// allocating a buffer per line and taking seconds per request).
+func TestScannerCRLinear(t *testing.T) {
+	const n = 20_000
+	in := strings.Repeat("data: {\"choices\":[{\"text\":\"x\"}]}\r\r", n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	sc := NewScanner(strings.NewReader(in))
+	got := 0
+	for sc.Scan() {
+		got++
+	}
+	runtime.ReadMemStats(&after)
+	if sc.Err() != nil || got != n {
+		t.Fatalf("%d events, err %v; want %d", got, sc.Err(), n)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(in)) {
+		t.Errorf("reading %d bytes allocated %d bytes: not linear", len(in), alloc)
+	}
+}
+
+// TestScannerCRDispatch checks that an event ended by CRs is delivered when its blank line
+// arrives, not when a later LF or the end of the stream does: its arrival time is its TTFT.
+func TestScannerCRDispatch(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	sc := NewScanner(pr)
+	got := make(chan string, 1)
+	go func() {
+		if sc.Scan() {
+			got <- string(sc.Event().Data)
+		}
+		close(got)
+	}()
+	go pw.Write([]byte("data: a\r\r")) //nolint:errcheck // the reader reports what arrived
+	select {
+	case d := <-got:
+		if d != "a" {
+			t.Fatalf("event %q, want a", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an event ended by CR CR was not delivered before more data came")
 	}
 }
 

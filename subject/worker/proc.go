@@ -27,6 +27,7 @@ type proc struct {
 	stderr  *tail
 	id      int
 	broken  error // a protocol failure: the process is killed and takes no more requests
+	readErr error // why reading stdout stopped early; set before lines is closed
 	label   string
 	untrack func() // forgets the process group once waited for
 }
@@ -57,11 +58,21 @@ func start(argv []string, dir string, env []string, logw io.Writer, label string
 	return p, nil
 }
 
-// read forwards stdout lines until EOF, then waits for the process.
+// MaxLineSize bounds one line of the worker protocol (a reply of a batch of at most 100
+// iterations is far smaller). A longer line is a protocol failure: the process is killed.
+const MaxLineSize = 16 << 20
+
+// read forwards stdout lines until EOF or a line over MaxLineSize, then waits for the process.
 func (p *proc) read(out io.Reader) {
 	r := bufio.NewReaderSize(out, 1<<16)
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := readLine(r, MaxLineSize)
+		if errors.Is(err, errLineTooLong) {
+			p.readErr = fmt.Errorf("wrote a line longer than %d bytes (MaxLineSize)", MaxLineSize)
+			p.kill()
+			io.Copy(io.Discard, out) //nolint:errcheck // draining the pipe of a killed process
+			break
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			p.lines <- line
 		}
@@ -73,6 +84,27 @@ func (p *proc) read(out io.Reader) {
 	p.waitErr = p.cmd.Wait()
 	p.untrack()
 	close(p.exited)
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads up to and including the next LF, at most limit bytes.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit {
+			return nil, errLineTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			line = append(line, chunk...)
+			continue
+		}
+		if line == nil {
+			return append([]byte(nil), chunk...), err
+		}
+		return append(line, chunk...), err
+	}
 }
 
 // reply is the envelope of every reply; the body is decoded again into the op's own type.
@@ -124,6 +156,9 @@ func (p *proc) call(ctx context.Context, op string, req map[string]any, timeout 
 	select {
 	case line, ok := <-p.lines:
 		if !ok {
+			if p.readErr != nil {
+				return p.fail(op, p.readErr.Error()+" during "+op)
+			}
 			select {
 			case <-p.exited:
 				return p.fail(op, "exited during "+op+exitText(p.waitErr))

@@ -86,8 +86,10 @@ type Config struct {
 	// Path is put first on PYTHONPATH (relative to the definition). Default: the copy of
 	// inferbench_worker embedded in this binary, unpacked into the user's cache directory.
 	Path string `yaml:"path"`
-	// Command runs a worker written in any language (argv; relative to the definition when it
-	// contains a slash). Python, Module, Script and Path are then unused.
+	// Command runs a worker written in any language (argv). Its program is a file of the
+	// definition's folder when it contains a slash or names a file there (never a program of the
+	// same name on $PATH); other bare names (python3) are looked up on $PATH. Python, Module,
+	// Script and Path are then unused.
 	Command []string `yaml:"command"`
 	// Env adds environment variables (e.g. OMP_NUM_THREADS, CUDA_VISIBLE_DEVICES).
 	Env map[string]string `yaml:"env"`
@@ -285,6 +287,22 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 	return w, nil
 }
 
+// program resolves a worker command's program: a path with a slash, or a bare name of a file in
+// the definition's folder, is that file (never a program of the same name found on $PATH); any
+// other bare name (python3, node) is a program looked up on $PATH.
+func program(name, dir string, rel func(string) string) string {
+	if strings.Contains(name, "/") {
+		return rel(name)
+	}
+	if dir == "" {
+		return name // no definition (a test, the library): a program name
+	}
+	if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() {
+		return rel(name)
+	}
+	return name
+}
+
 // command returns the argv and environment of the worker process.
 func command(c Config, s subject.Spec) (argv, env []string, err error) {
 	env = s.Env
@@ -292,17 +310,20 @@ func command(c Config, s subject.Spec) (argv, env []string, err error) {
 		env = os.Environ()
 	}
 	env = append([]string(nil), env...)
+	// Paths are made absolute: the process runs in s.Dir, where a path relative to the current
+	// folder would be looked up again.
 	rel := func(p string) string {
-		if p == "" || filepath.IsAbs(p) || s.Dir == "" {
+		if p == "" || filepath.IsAbs(p) {
 			return p
+		}
+		if abs, err := filepath.Abs(filepath.Join(s.Dir, p)); err == nil {
+			return abs
 		}
 		return filepath.Join(s.Dir, p)
 	}
 	if len(c.Command) > 0 {
 		argv = append([]string(nil), c.Command...)
-		if strings.Contains(argv[0], "/") {
-			argv[0] = rel(argv[0])
-		}
+		argv[0] = program(argv[0], s.Dir, rel)
 	} else {
 		py := c.Python
 		if py == "" {
@@ -384,7 +405,58 @@ func (w *Worker) DoBatch(ctx context.Context, r subject.Request, n int) ([]subje
 	if len(rr.LatencyMS) != n {
 		return nil, w.p.fail(op, fmt.Sprintf("answered %d samples for %d iterations", len(rr.LatencyMS), n))
 	}
+	if err := rr.check(); err != nil {
+		return nil, fmt.Errorf("worker %s: %s reply: %w", w.p.label, op, err)
+	}
 	return observations(&rr, n, t0, t1), nil
+}
+
+// check refuses a reply with a time that is negative or beyond a year, or a count that is
+// negative or beyond any real one: the worker measured nothing that could be summarised.
+func (rr *runReply) check() error {
+	times := func(name string, i int, v float64) error {
+		if v < 0 || v > result.MaxMillis {
+			return fmt.Errorf("%s[%d] = %v is not a valid time in ms", name, i, v)
+		}
+		return nil
+	}
+	counts := func(name string, c column, limit float64) error {
+		for i := range max(1, len(c.list)) {
+			if v, ok := c.at(i); ok && (v < 0 || v > limit) {
+				return fmt.Errorf("%s[%d] = %v is not a valid count", name, i, v)
+			}
+		}
+		return nil
+	}
+	for i, v := range rr.LatencyMS {
+		if err := times("latency_ms", i, v); err != nil {
+			return err
+		}
+	}
+	for i := range max(1, len(rr.TTFTMS.list)) {
+		if v, ok := rr.TTFTMS.at(i); ok {
+			if err := times("ttft_ms", i, v); err != nil {
+				return err
+			}
+		}
+	}
+	for i, ts := range rr.TokenMS {
+		for _, v := range ts {
+			if err := times("token_ms", i, v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		col   column
+		limit float64
+	}{{"items", rr.Items, 1e9}, {"token_count", rr.TokenCount, result.MaxTokens}, {"input_tokens", rr.InputTokens, result.MaxTokens}, {"output_tokens", rr.OutputTokens, result.MaxTokens}} {
+		if err := counts(c.name, c.col, c.limit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // observations lays n worker-timed iterations over the round trip [t0, t1].

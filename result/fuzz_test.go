@@ -1,0 +1,101 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// checkImported is what every importer promises of a run it returns.
+func checkImported(t *testing.T, r *Run) {
+	t.Helper()
+	if len(r.Scenarios) == 0 {
+		t.Fatal("a run without scenarios was accepted")
+	}
+	if err := r.CheckValues(); err != nil {
+		t.Fatalf("accepted a value CheckValues refuses: %v", err)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatalf("accepted run does not encode: %v", err)
+	}
+}
+
+// FuzzReadGoBench feeds arbitrary text to the `go test -bench` importer.
+func FuzzReadGoBench(f *testing.F) {
+	for _, s := range []string{
+		"goos: linux\ngoarch: amd64\npkg: x\nBenchmarkA-8 100 12 ns/op 3 B/op 1 allocs/op\nBenchmarkA-8 100 13 ns/op 3 B/op 1 allocs/op\n",
+		"BenchmarkTokenize/len=64-8 1000 1.5 ns/op 10 MB/s\n", "BenchmarkA 1 NaN ns/op\n", "BenchmarkA 1 -1 ns/op\n",
+		"commit: abc\nBenchmarkB/x=1/y=2-4 5 7e9 ns/op 2 widgets/op\n", "Benchmark 1 1 ns/op\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadGoBench(bytes.NewReader(data), "fuzz.txt", "r1", time.Unix(0, 0))
+		if err == nil {
+			checkImported(t, r)
+		}
+	})
+}
+
+// FuzzReadPytestBenchmark feeds arbitrary bytes to the pytest-benchmark importer.
+func FuzzReadPytestBenchmark(f *testing.F) {
+	for _, s := range []string{
+		`{"machine_info":{"node":"h"},"commit_info":{"id":"abc","branch":"main"},"datetime":"2024-01-01T00:00:00.000001","benchmarks":[{"group":"g","name":"test_a[1]","fullname":"t.py::test_a[1]","params":{"n":1},"stats":{"min":0.001,"max":0.003,"mean":0.002,"stddev":0.001,"median":0.002,"q1":0.001,"q3":0.003,"rounds":3,"ops":500,"data":[0.001,0.002,0.003]}}]}`,
+		`{"benchmarks":[{"name":"test_b","stats":{"rounds":5,"mean":0.1,"min":0.05,"max":0.2,"median":0.1}}]}`,
+		`{"benchmarks":[{"name":"test_c","stats":{"rounds":-1,"mean":-0.1}}]}`, `{"benchmarks":[]}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadPytestBenchmark(bytes.NewReader(data), "fuzz.json", "r1")
+		if err == nil {
+			checkImported(t, r)
+		}
+	})
+}
+
+// FuzzReadHyperfine feeds arbitrary bytes to the hyperfine importer.
+func FuzzReadHyperfine(f *testing.F) {
+	for _, s := range []string{
+		`{"results":[{"command":"sleep 0.1","mean":0.1,"stddev":0.001,"median":0.1,"min":0.099,"max":0.102,"times":[0.099,0.1,0.102],"parameters":{"n":"1"}}]}`,
+		`{"results":[{"command":"true","mean":0.001,"median":0.001,"min":0.001,"max":0.001}]}`,
+		`{"results":[{"command":"x","mean":-1,"times":[-1,1e300]}]}`, `{"results":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadHyperfine(bytes.NewReader(data), "fuzz.json", "r1", "cmds", time.Unix(0, 0))
+		if err == nil {
+			checkImported(t, r)
+		}
+	})
+}
+
+// FuzzDecode feeds arbitrary bytes to run.json loading: no panic, and a run it accepts has the
+// current schema, values CheckValues accepts, and encodes again.
+func FuzzDecode(f *testing.F) {
+	v := 12.5
+	r := &Run{Schema: Schema, ID: "20240101-000000-abcd", Scenarios: []Scenario{{Benchmark: "b", Scenario: "x=1", Status: StatusOK,
+		Metrics: map[string]Metric{"latency_ms": SampleMetric("latency_ms", []float64{1, 2, 3, 4, 5, 6, 7}), "requests_per_s": {Unit: "1/s", Value: &v}}}}}
+	b, _ := json.Marshal(r)
+	f.Add(b)
+	f.Add([]byte(`{"schema":"` + Schema + `","scenarios":[{"benchmark":"b","metrics":{"latency_ms":{"value":-1}}}]}`))
+	f.Add([]byte(`{"schema":"other"}`))
+	f.Add([]byte(`{"schema":`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Decode(data, "run.json")
+		if err != nil {
+			return
+		}
+		if r.Schema != Schema {
+			t.Fatalf("accepted schema %q", r.Schema)
+		}
+		if err := r.CheckValues(); err != nil {
+			t.Fatalf("accepted a value CheckValues refuses: %v", err)
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Fatalf("accepted run does not encode: %v", err)
+		}
+	})
+}
