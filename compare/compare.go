@@ -32,6 +32,9 @@ const (
 	Improvement = "improvement" // significant and better by more than the threshold
 	Unverified  = "unverified"  // no samples to test: a single value worse than the threshold (a warning)
 	Unknown     = "unknown"     // no samples and within the threshold, or no delta (old is 0)
+	// Changed is a significant change of a metric whose better direction is unknown (neither the
+	// catalogue, its name nor its producer says): reported, never gated as a regression.
+	Changed = "changed"
 )
 
 // Config is how a comparison is judged. The zero value is the default: FDR 5%, default
@@ -82,6 +85,9 @@ type Row struct {
 	Unit   string `json:"unit"`
 	Better string `json:"better"`
 	Kind   Kind   `json:"kind"`
+	// Primary rows are the metric spec's headline metrics (result.Primary) and the metrics a
+	// benchmark reports itself; text output shows the others only on request.
+	Primary bool `json:"primary"`
 
 	Old   float64         `json:"old"`
 	New   float64         `json:"new"`
@@ -240,6 +246,15 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	for _, rs := range rowsOf {
 		rep.Rows = append(rep.Rows, rs...)
 	}
+	var undirected []string
+	for i := range rep.Rows {
+		if r := &rep.Rows[i]; !directed(r.Better) && !strings.Contains(r.Metric, ".") {
+			undirected = append(undirected, r.ID()+" "+r.Metric)
+		}
+	}
+	if len(undirected) > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d metric(s) have no known better direction and are reported, not gated: %s; declare it where the metric is produced (definition `metrics: {NAME: {better: higher}}`, the worker's or the command's JSON)", len(undirected), strings.Join(undirected, ", ")))
+	}
 	untested := 0
 	for i := range rep.Rows {
 		if math.IsNaN(rep.Rows[i].P) {
@@ -297,9 +312,22 @@ func worseBy(r *Row) float64 {
 	return r.Delta
 }
 
+func directed(better string) bool {
+	return better == string(result.Higher) || better == string(result.Lower)
+}
+
 func verdict(r *Row) string {
 	if math.IsNaN(r.Delta) {
 		return Unknown
+	}
+	if !directed(r.Better) {
+		switch {
+		case math.IsNaN(r.P):
+			return Unknown
+		case r.Significant:
+			return Changed
+		}
+		return Unchanged
 	}
 	w := worseBy(r)
 	if math.IsNaN(r.P) { // no test possible
@@ -333,18 +361,30 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 			names = append(names, k)
 		}
 	}
-	slices.Sort(names)
+	// The metric spec's headline metrics first, then the rest, each by name.
+	slices.SortFunc(names, func(a, b string) int {
+		if pa, pb := result.Primary(a), result.Primary(b); pa != pb {
+			if pa {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	var rows []Row
 	for _, name := range names {
 		om, nm := o.Metrics[name], n.Metrics[name]
-		better := nm.Better
-		if better == "" {
-			info, _ := result.Lookup(name)
-			better = string(info.Better)
+		better, warn := direction(name, om, nm)
+		unit := nm.Unit
+		if unit == "" {
+			unit = om.Unit
 		}
 		row := Row{
-			Benchmark: n.Benchmark, Scenario: n.Scenario, Metric: name, Unit: nm.Unit, Better: better,
-			Kind: KindOf(name), Threshold: cfg.Thresholds.For(n.Benchmark, name), P: math.NaN(), Q: math.NaN(),
+			Benchmark: n.Benchmark, Scenario: n.Scenario, Metric: name, Unit: unit, Better: better,
+			Kind: KindOf(name), Primary: result.Primary(name), Threshold: cfg.Thresholds.For(n.Benchmark, name), P: math.NaN(), Q: math.NaN(),
+		}
+		if warn != "" {
+			row.Warnings = append(row.Warnings, warn)
 		}
 		if len(om.Samples) >= 2 && len(nm.Samples) >= 2 {
 			var ow, nw []string
@@ -379,6 +419,24 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// direction returns the better direction of a metric compared in two runs: the new run's record,
+// else the old run's, else the catalogue's or the name's (result.Lookup), which may be unknown.
+// Two runs that record different directions are warned about; the new run's wins (it was
+// declared by the code under test now).
+func direction(name string, om, nm result.Metric) (string, string) {
+	o, n := om.Better, nm.Better
+	switch {
+	case directed(n) && directed(o) && n != o:
+		return n, fmt.Sprintf("the old run records %s is better, the new run %s: judged by the new run's", o, n)
+	case directed(n):
+		return n, ""
+	case directed(o):
+		return o, ""
+	}
+	info, _ := result.Lookup(name)
+	return string(info.Better), ""
 }
 
 func count(m result.Metric) int {

@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -87,7 +88,14 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		Name: d.Name, Description: d.Description, Category: d.Category, Model: d.Model,
 		Tags: d.Tags, File: path, Line: startOf(body).GetToken().Position.Line, Dir: filepath.Dir(path),
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
-		Budgets: d.Budgets, Skip: d.Skip, Server: d.Server,
+		Budgets: d.Budgets, Metrics: d.Metrics, Skip: d.Skip, Server: d.Server,
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Metrics)) {
+		if m := d.Metrics[name]; m.Better != "" {
+			if _, err := result.ParseDirection(m.Better); err != nil {
+				errs = append(errs, at(path, valueNode(valueNode(valueNode(body, "metrics"), name), "better"), fmt.Sprintf("metrics: %s: %v", name, err), ""))
+			}
+		}
 	}
 	if b.Name == "" {
 		errs = append(errs, at(path, startOf(body), `missing "name"`, ""))
