@@ -71,4 +71,3 @@ func TestDeclaredDirectionWins(t *testing.T) {
 		t.Errorf("declared higher, 100 → 130: %+v; want an improvement with a warning that the old run recorded lower", rep.Rows[0])
 	}
 }
-

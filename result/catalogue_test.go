@@ -9,8 +9,8 @@ func TestGuessDirections(t *testing.T) {
 		better Direction
 		unit   string
 	}{
-		{"throughput", Higher, "1/s"},       // seed 000
-		{"accuracy", Higher, ""},            // seed 003
+		{"throughput", Higher, "1/s"},        // seed 000
+		{"accuracy", Higher, ""},             // seed 003
 		{"tokens_per_s", Higher, "tokens/s"}, // rates
 		{"items_per_s", Higher, "items/s"},
 		{"cache_hit_rate", Higher, "ratio"},
