@@ -145,6 +145,10 @@ type BudgetCheck struct {
 	Measured  bool    `json:"measured"` // false: the metric was not in the run
 	OK        bool    `json:"ok"`
 	Source    string  `json:"source"` // "definition" or the budget file
+	// Against is the denominator scenario of a ratio budget (ratio(a/b).metric), whose Scenario
+	// is the numerator; CI is the ratio's bootstrap 95% interval when both kept samples.
+	Against string          `json:"against,omitempty"`
+	CI      *stats.Interval `json:"ci,omitempty"`
 }
 
 // Report is the outcome of a comparison.

@@ -181,13 +181,26 @@ func budgetNotes(rep *compare.Report) []string {
 	var lines []string
 	for _, b := range rep.Budgets {
 		switch {
+		case !b.Measured && !b.OK:
+			lines = append(lines, fmt.Sprintf("BUDGET INVALID %s/%s %s: %q is not an operator and a number", b.Benchmark, b.Scenario, b.Metric, b.Op))
+		case !b.Measured && b.Against == "" && strings.HasPrefix(b.Metric, "ratio("):
+			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured (no pair of scenarios matches)", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
 		case !b.Measured:
 			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
+		case !b.OK && b.Against != "":
+			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s ÷ %s %s = %s%s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Against, b.Metric, num(b.Actual), ciText(b.CI), b.Op, num(b.Limit), b.Source))
 		case !b.OK:
 			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
 		}
 	}
 	return lines
+}
+
+func ciText(ci *stats.Interval) string {
+	if ci == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (95%% CI %s–%s)", num(ci.Lo), num(ci.Hi))
 }
 
 func ciOf(ci *stats.Interval) (float64, float64, bool) {
