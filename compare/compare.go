@@ -316,6 +316,17 @@ func worseBy(r *Row) float64 {
 	return r.Delta
 }
 
+// peakMemory reports whether a memory metric is a peak (memory_mb, peak_rss_mb, ...): a single
+// value of it beyond its threshold is a regression. Other memory figures (rss_growth_mb, a mean)
+// are not.
+func peakMemory(name string) bool {
+	switch name {
+	case "memory_mb", "gpu_memory_mb":
+		return true
+	}
+	return strings.Contains(name, "peak")
+}
+
 func directed(better string) bool {
 	return better == string(result.Higher) || better == string(result.Lower)
 }
@@ -336,7 +347,7 @@ func verdict(r *Row) string {
 	w := worseBy(r)
 	if math.IsNaN(r.P) { // no test possible
 		switch {
-		case w > r.Threshold && r.Kind == Memory:
+		case w > r.Threshold && r.Kind == Memory && peakMemory(r.Metric):
 			// Peak memory is a maximum, not a timing: it does not jitter like one, and its
 			// threshold is wide. A single value beyond it is a regression.
 			return Regression

@@ -71,3 +71,19 @@ func TestDeclaredDirectionWins(t *testing.T) {
 		t.Errorf("declared higher, 100 → 130: %+v; want an improvement with a warning that the old run recorded lower", rep.Rows[0])
 	}
 }
+
+// A single value of a memory figure that is not a peak (rss_growth_mb) is never a regression by
+// itself; a peak is.
+func TestSingleValueMemoryOnlyPeaksFail(t *testing.T) {
+	v := func(name string, x float64) map[string]result.Metric {
+		m := result.NewMetric(name)
+		m.Value = &x
+		return map[string]result.Metric{name: m}
+	}
+	if rep := Runs(runWith("o", v("rss_growth_mb", 0.5)), runWith("n", v("rss_growth_mb", 3)), Config{}); rep.Failed() {
+		t.Errorf("rss_growth_mb 0.5 → 3: %+v, want not failed", rep.Rows)
+	}
+	if rep := Runs(runWith("o", v("peak_rss_mb", 100)), runWith("n", v("peak_rss_mb", 150)), Config{}); !rep.Failed() {
+		t.Errorf("peak_rss_mb 100 → 150: %+v, want a regression", rep.Rows)
+	}
+}

@@ -213,3 +213,21 @@ func TestLoadOverride(t *testing.T) {
 		t.Errorf("success_rate %v", v)
 	}
 }
+
+// A subject that compiles nothing has no compile_time_ms (absent, not a difference of two
+// timings); the first call's cost stays as first_iteration_ms. Failed before: every scenario had
+// compile_time_ms = first call - median.
+func TestNoCompileTimeWhereNothingCompiles(t *testing.T) {
+	scs := scenarios(t, `name: plain
+subject: {kind: mock, latency_ms: 1}
+load: {warmup_iterations: 1, measurement_iterations: 5}
+`)
+	run := runAll(t, engine.New(engine.WithChecker(&suite.Checker{EnableMock: true})), scs)
+	m := run.Scenarios[0].Metrics
+	if c, ok := m["compile_time_ms"]; ok {
+		t.Errorf("eager mock has compile_time_ms %+v, want none", c)
+	}
+	if _, ok := m["first_iteration_ms"]; !ok {
+		t.Error("first_iteration_ms absent")
+	}
+}
