@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/store"
 )
@@ -30,20 +31,7 @@ type historyFlags struct {
 }
 
 // Series is one scenario's history of one metric with its change points (history --json).
-type Series struct {
-	Benchmark    string              `json:"benchmark"`
-	Scenario     string              `json:"scenario"`
-	Metric       string              `json:"metric"`
-	Points       []store.Point       `json:"points"`
-	ChangePoints []seriesChangePoint `json:"change_points"`
-}
-
-type seriesChangePoint struct {
-	stats.ChangePoint
-	RunID  string    `json:"run_id"`
-	Time   time.Time `json:"time"`
-	Commit string    `json:"commit,omitempty"`
-}
+type Series = history.Series
 
 func newHistory(o *IO) *cobra.Command {
 	var f historyFlags
@@ -51,8 +39,10 @@ func newHistory(o *IO) *cobra.Command {
 		Use:   "history [BENCHMARK]",
 		Short: "Show a metric over the stored runs, with detected change points",
 		Long: `history prints one metric statistic per scenario over time, from the history store, and the change
-points found in each series (E-divisive means with a t-test, as Apache Otava: deterministic, with
-each shift's magnitude). --runs lists the stored runs instead.
+points found in each series (binary segmentation with a max-t statistic calibrated by simulation:
+deterministic, with each shift's magnitude and p-value; docs/history.md gives its detection and
+false-alarm rates). A series is one scenario identity: its benchmark and every parameter, --set
+overrides included. --runs lists the stored runs instead.
 
 Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p99, .mean, .min,
 .max, .std, .cv, .n; a bare name means the value or the median.`,
@@ -76,7 +66,7 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 	fl.StringVar(&f.scenario, "scenario", "", "only this scenario (name as in the results, e.g. batch_size=8)")
 	fl.IntVar(&f.days, "days", 30, "look back this many days (0 for all)")
 	fl.IntVar(&f.limit, "limit", 0, "at most this many points (the newest; 0 for all)")
-	fl.Float64Var(&f.maxP, "max-p", 0.001, "change points: t-test p-value below which a shift is accepted")
+	fl.Float64Var(&f.maxP, "max-p", stats.DefaultChangeP, "change points: p-value below which a shift is accepted (the false-alarm rate of a series without one)")
 	fl.Float64Var(&f.minMag, "min-magnitude", 0, "change points: ignore shifts smaller than this fraction (0.05 = 5%)")
 	fl.BoolVar(&f.runs, "runs", false, "list the stored runs instead")
 	fl.BoolVar(&f.all, "all", false, "print every point, not only the last 10 of each series")
@@ -123,11 +113,14 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 		}
 		return tw.Flush()
 	}
-	pts, err := st.History(ctx, store.Query{Benchmark: bench, Scenario: f.scenario, Metric: f.metric, Since: since, Limit: f.limit})
-	if err != nil {
+	series, err := history.Query(ctx, st, store.Query{Benchmark: bench, Scenario: f.scenario, Metric: f.metric, Since: since, Limit: f.limit},
+		stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag})
+	if err != nil && series == nil {
 		return err
 	}
-	series := HistorySeries(pts, f.metric, stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag})
+	if err != nil {
+		fmt.Fprintln(o.Stderr, "inferbench:", err)
+	}
 	if f.format == "html" {
 		return historyHTML(o.Stdout, series, f.metric)
 	}
@@ -161,40 +154,11 @@ func short(c string) string {
 	return c
 }
 
-// HistorySeries groups points by scenario, oldest first, and finds each series' change points.
-func HistorySeries(pts []store.Point, metric string, o stats.ChangeOptions) []Series {
-	var out []Series
-	idx := map[string]int{}
-	for _, p := range pts {
-		k := p.Benchmark + "/" + p.Scenario
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, Series{Benchmark: p.Benchmark, Scenario: p.Scenario, Metric: metric})
-		}
-		out[i].Points = append(out[i].Points, p)
-	}
-	for i := range out {
-		s := &out[i]
-		xs := make([]float64, len(s.Points))
-		for j, p := range s.Points {
-			xs[j] = p.Value
-		}
-		s.ChangePoints = []seriesChangePoint{}
-		for _, cp := range stats.ChangePoints(xs, o) {
-			p := s.Points[cp.Index]
-			s.ChangePoints = append(s.ChangePoints, seriesChangePoint{ChangePoint: cp, RunID: p.RunID, Time: p.Time, Commit: p.Commit})
-		}
-	}
-	return out
-}
-
 func writeSeries(w io.Writer, s Series, all bool) {
 	first, last := s.Points[0], s.Points[len(s.Points)-1]
-	fmt.Fprintf(w, "%s/%s  %s  %d points, %s → %s\n", s.Benchmark, s.Scenario, s.Metric, len(s.Points),
+	fmt.Fprintf(w, "%s  %s  %d points, %s → %s\n", s.Name(), s.Metric, len(s.Points),
 		first.Time.Local().Format("2006-01-02"), last.Time.Local().Format("2006-01-02"))
-	cps := map[int]seriesChangePoint{}
+	cps := map[int]history.ChangePoint{}
 	for _, cp := range s.ChangePoints {
 		cps[cp.Index] = cp
 	}

@@ -29,7 +29,7 @@ func historyHTML(w io.Writer, series []Series, metric string) error {
 			idx[s.Benchmark] = i
 			trends = append(trends, report.Trend{Benchmark: s.Benchmark, Metric: metric, Unit: info.Unit})
 		}
-		ts := report.TrendSeries{Name: s.Scenario}
+		ts := report.TrendSeries{Name: strings.TrimPrefix(s.Name(), s.Benchmark+"/")}
 		for _, p := range s.Points {
 			ts.Points = append(ts.Points, report.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
 		}
