@@ -12,7 +12,8 @@ import (
 // Subjects returns the Sampler of two opened subjects: a block of n calls is n measured calls of
 // load.Single (one at a time, each bounded by cfg's timeout; a subject that batches is asked in
 // batches), and the value of a call is the metric the subject reported for it, or for latency_ms
-// the round trip when the subject did not time itself.
+// the round trip when the subject did not time itself (e2e_ms: the round trip; ttft_ms: the
+// first token's arrival, for streaming servers).
 func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
 	if metric == "" {
 		metric = "latency_ms"
@@ -59,8 +60,12 @@ func (s *blockSink) Observe(p load.Phase, o subject.Observation, err error) {
 		s.values = append(s.values, v)
 		return
 	}
-	if s.metric == "latency_ms" && !o.Start.IsZero() {
+	switch {
+	case (s.metric == "latency_ms" || s.metric == "e2e_ms") && !o.Start.IsZero():
 		s.values = append(s.values, float64(o.End.Sub(o.Start))/1e6)
+		return
+	case s.metric == "ttft_ms" && !o.FirstToken.IsZero():
+		s.values = append(s.values, float64(o.FirstToken.Sub(o.Start))/1e6)
 		return
 	}
 	s.missing++
