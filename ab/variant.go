@@ -9,8 +9,8 @@ import (
 
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/quick"
-	"github.com/inferbench/inferbench/suite"
 	"github.com/inferbench/inferbench/subject"
+	"github.com/inferbench/inferbench/suite"
 )
 
 // Spec says how to find the variants of `inferbench ab A B`.
