@@ -22,10 +22,10 @@ func TestChangePointRates(t *testing.T) {
 		}
 		return xs
 	}
-	rate := func(gen func() []float64, hit func([]ChangePoint) bool) float64 {
+	rate := func(gen func() []float64, hit func([]ChangePoint) bool, o ChangeOptions) float64 {
 		k := 0
 		for range trials {
-			if hit(ChangePoints(gen(), ChangeOptions{})) {
+			if hit(ChangePoints(gen(), o)) {
 				k++
 			}
 		}
@@ -48,16 +48,19 @@ func TestChangePointRates(t *testing.T) {
 		hit   func([]ChangePoint) bool
 		check func(float64) bool
 		want  string
+		opts  ChangeOptions
 	}{
-		{"A/A, 10 runs", func() []float64 { return series(10, 0, 0) }, flagged, func(r float64) bool { return r <= 0.065 }, "<= 6.5%"},
-		{"A/A, 30 runs", func() []float64 { return series(30, 0, 0) }, flagged, func(r float64) bool { return r <= 0.065 }, "<= 6.5%"},
-		{"A/A, 100 runs", func() []float64 { return series(100, 0, 0) }, flagged, func(r float64) bool { return r <= 0.065 }, "<= 6.5%"},
-		{"15% step after run 5 of 10", func() []float64 { return series(10, 5, 0.15) }, near(5), func(r float64) bool { return r >= 0.85 }, ">= 85%"},
-		{"15% step after run 3..7 of 10", func() []float64 { s := 3 + rng.IntN(5); return series(10, s, 0.15) }, flagged, func(r float64) bool { return r >= 0.8 }, ">= 80%"},
-		{"15% step after run 10 of 20", func() []float64 { return series(20, 10, 0.15) }, near(10), func(r float64) bool { return r >= 0.97 }, ">= 97%"},
-		{"10% step after run 10 of 20", func() []float64 { return series(20, 10, 0.10) }, near(10), func(r float64) bool { return r >= 0.7 }, ">= 70%"},
+		{"A/A, 10 runs", func() []float64 { return series(10, 0, 0) }, flagged, func(r float64) bool { return r <= 0.065 }, "<= 6.5%", ChangeOptions{}},
+		{"A/A, 30 runs", func() []float64 { return series(30, 0, 0) }, flagged, func(r float64) bool { return r <= 0.065 }, "<= 6.5%", ChangeOptions{}},
+		{"A/A, 100 runs", func() []float64 { return series(100, 0, 0) }, flagged, func(r float64) bool { return r <= 0.065 }, "<= 6.5%", ChangeOptions{}},
+		{"15% step after run 5 of 10", func() []float64 { return series(10, 5, 0.15) }, near(5), func(r float64) bool { return r >= 0.85 }, ">= 85%", ChangeOptions{}},
+		{"15% step after run 3..7 of 10", func() []float64 { s := 3 + rng.IntN(5); return series(10, s, 0.15) }, flagged, func(r float64) bool { return r >= 0.8 }, ">= 80%", ChangeOptions{}},
+		{"15% step after run 10 of 20", func() []float64 { return series(20, 10, 0.15) }, near(10), func(r float64) bool { return r >= 0.97 }, ">= 97%", ChangeOptions{}},
+		{"10% step after run 10 of 20", func() []float64 { return series(20, 10, 0.10) }, near(10), func(r float64) bool { return r >= 0.7 }, ">= 70%", ChangeOptions{}},
+		{"--max-p 0.01: A/A, 10 runs", func() []float64 { return series(10, 0, 0) }, flagged, func(r float64) bool { return r <= 0.02 }, "<= 2%", ChangeOptions{MaxP: 0.01}},
+		{"--max-p 0.01: 15% step after run 5 of 10", func() []float64 { return series(10, 5, 0.15) }, near(5), func(r float64) bool { return r >= 0.4 }, ">= 40%", ChangeOptions{MaxP: 0.01}},
 	} {
-		r := rate(c.gen, c.hit)
+		r := rate(c.gen, c.hit, c.opts)
 		t.Logf("%-32s %5.1f%% of %d series flagged", c.name, 100*r, trials)
 		if !c.check(r) {
 			t.Errorf("%s: %.1f%% flagged, want %s", c.name, 100*r, c.want)
