@@ -83,6 +83,7 @@ func TestRegressionThresholdKeys(t *testing.T) {
 		worse       float64 // factor that makes the metric 12% worse
 	}{
 		{"latency_regression_threshold", "latency_ms", 1.12},
+		{"latency_regression_threshold", "execution_time", 1.12}, // seed 000's name
 		{"memory_regression_threshold", "peak_rss_mb", 1.12},
 		{"memory_regression_threshold", "memory_used_mb", 1.12},
 		{"throughput_regression_threshold", "throughput_ips", 0.88},

@@ -30,18 +30,29 @@ const (
 	Other      Kind = "other"
 )
 
-// KindOf classifies a metric from its name and catalogue entry: names mentioning cpu are CPU,
-// megabytes are memory, higher-is-better figures are throughput, times are latency.
+// KindOf classifies a metric from its name and catalogue entry (or the guess from its name):
+// names mentioning cpu are CPU, sizes in bytes and names with memory or rss are memory,
+// higher-is-better figures are throughput, lower-is-better times (a time unit, or latency, time,
+// duration, elapsed in the name: seed 000's execution_time) are latency.
 func KindOf(name string) Kind {
 	info, _ := result.Lookup(name)
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '.' || r == '-' })
+	has := func(ws ...string) bool {
+		for _, w := range words {
+			if slices.Contains(ws, w) {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
 	case strings.Contains(name, "cpu"):
 		return CPU
-	case info.Unit == "MB" || strings.Contains(name, "memory"):
+	case slices.Contains([]string{"MB", "MiB", "GB", "GiB", "kB", "B"}, info.Unit) || has("memory", "mem", "rss"):
 		return Memory
 	case info.Better == result.Higher:
 		return Throughput
-	case info.Unit == "ms" || info.Unit == "s":
+	case info.Better == result.Lower && (slices.Contains([]string{"ms", "s", "µs", "ns"}, info.Unit) || has("latency", "time", "duration", "elapsed")):
 		return Latency
 	}
 	return Other
