@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/inferbench/inferbench/ab"
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/mockserver"
+	"github.com/inferbench/inferbench/workload"
 )
 
 // Two commands A/B'd through their own timing (exec JSON): B three times slower is a regression
@@ -56,5 +59,24 @@ func writeFile(t *testing.T, dir, name, body string) {
 	}
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Two servers are two URLs: B's first token comes 10 ms later, a regression of ttft_ms.
+func TestABServers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var urls [2]string
+	for i, ttft := range []float64{2, 12} {
+		u, err := mockserver.New(mockserver.Config{TTFT: workload.Fixed(ttft), ITL: workload.Fixed(1), OutputTokens: workload.Fixed(4)}).Start(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls[i] = u
+	}
+	code, out, errOut := runCLI(t, "", nil, "ab", "openai:"+urls[0], "openai:"+urls[1], "--model", "mock", "--metric", "ttft_ms",
+		"--pairs", "4", "--block-calls", "3", "--warmup", "1")
+	if code != ExitRegression || !strings.Contains(out, "ttft_ms (ms, better: lower)") {
+		t.Fatalf("ab of two servers: exit %d, want 3\n%s%s", code, out, errOut)
 	}
 }
