@@ -436,22 +436,21 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 	return rows
 }
 
-// direction returns the better direction of a metric compared in two runs: the new run's record,
-// else the old run's, else the catalogue's or the name's (result.Lookup), which may be unknown.
-// Two runs that record different directions are warned about; the new run's wins (it was
-// declared by the code under test now).
+// direction returns the better direction of a metric compared in two runs: the new run's record
+// (the code under test declared it now), else the catalogue's or the name's (result.Lookup),
+// which may be unknown. The old run's record is not used on its own: runs stored before
+// directions could be unknown recorded "lower" for every name they did not know. Two runs that
+// record different directions are warned about.
 func direction(name string, om, nm result.Metric) (string, string) {
 	o, n := om.Better, nm.Better
-	switch {
-	case directed(n) && directed(o) && n != o:
-		return n, fmt.Sprintf("the old run records %s is better, the new run %s: judged by the new run's", o, n)
-	case directed(n):
-		return n, ""
-	case directed(o):
-		return o, ""
+	if !directed(n) {
+		info, _ := result.Lookup(name)
+		n = string(info.Better)
 	}
-	info, _ := result.Lookup(name)
-	return string(info.Better), ""
+	if directed(n) && directed(o) && n != o {
+		return n, fmt.Sprintf("the old run records %s is better, the new run %s: judged by the new run's", o, n)
+	}
+	return n, ""
 }
 
 func count(m result.Metric) int {

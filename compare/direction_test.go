@@ -87,3 +87,14 @@ func TestSingleValueMemoryOnlyPeaksFail(t *testing.T) {
 		t.Errorf("peak_rss_mb 100 → 150: %+v, want a regression", rep.Rows)
 	}
 }
+
+// A run stored before directions could be unknown recorded "lower" for a name it did not know:
+// against a new run that knows nothing about it, the metric is still not gated.
+func TestLegacyLowerRecordIsNotADirection(t *testing.T) {
+	o, n := sampled("widgets", 100, 1), sampled("widgets", 300, 2)
+	o.Better = "lower"
+	rep := Runs(runWith("old", map[string]result.Metric{"widgets": o}), runWith("new", map[string]result.Metric{"widgets": n}), Config{})
+	if rep.Failed() || rep.Rows[0].Verdict != Changed {
+		t.Errorf("widgets recorded lower in the old run only: %+v, want changed and not gated", rep.Rows[0])
+	}
+}
