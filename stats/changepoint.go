@@ -200,9 +200,25 @@ func splitT(xs []float64, tau int) float64 {
 // nullP is the share of simulated shift-free series of length n whose max-t is at least t, with
 // the observed series counted in ((1 + k) / (1 + draws)).
 func nullP(n, minSize int, t float64) float64 {
-	null := nullMaxT(n, minSize)
+	null := nullMaxT(nullLength(n), minSize)
 	i, _ := slices.BinarySearch(null, t) // null is sorted: draws >= t are null[i:]
 	return float64(1+len(null)-i) / float64(1+len(null))
+}
+
+// nullLength is the length whose simulated series calibrate a segment of n points: n itself up
+// to 200, above that the next point of a grid 5% apart (at least n: a longer series offers more
+// splits, so its null is slightly wider and the test slightly conservative). The max-t null
+// grows only like sqrt(log log n), and the grid bounds what is simulated and kept: about 170
+// lengths up to a million points.
+func nullLength(n int) int {
+	if n <= 200 {
+		return n
+	}
+	m := 200.0
+	for int(math.Ceil(m)) < n {
+		m *= 1.05
+	}
+	return int(math.Ceil(m))
 }
 
 var nullCache sync.Map // [2]int{n, minSize} → sorted []float64

@@ -67,3 +67,17 @@ func TestChangePointRates(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChangePoints measures a long history: 1,000 points with three shifts, the null
+// distributions cached as in a long-lived process (the first call of each length simulates it).
+func BenchmarkChangePoints(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	xs := make([]float64, 1000)
+	for i := range xs {
+		level := 1.0 + 0.1*float64(i/250)
+		xs[i] = level * (1 + 0.05*rng.NormFloat64())
+	}
+	for b.Loop() {
+		ChangePoints(xs, ChangeOptions{})
+	}
+}
