@@ -105,7 +105,7 @@ func Guess(name string) Info {
 	case has("error", "errors", "err", "failure", "failures", "failed", "miss", "misses", "loss", "overhead", "drop", "dropped", "timeout", "timeouts"):
 		return lower(unitOf(n))
 	case suffix("_per_s", "_per_sec", "_per_second", "_ips", "_rps", "_qps", "_fps", "_ops") != "",
-		has("throughput", "goodput", "qps", "fps", "rps", "ips", "tps", "bandwidth"):
+		has("throughput", "goodput", "qps", "fps", "rps", "ips", "tps", "bandwidth", "flops", "gflops", "tflops"):
 		return higher(rateUnit(n))
 	case has("accuracy", "acc", "precision", "recall", "f1", "auc", "hit", "hits", "success", "speedup", "utilization", "utilisation"):
 		return higher(unitOf(n))

@@ -22,6 +22,7 @@ func TestGuessDirections(t *testing.T) {
 		{"time", Lower, ""},
 		{"p50_ms", Lower, "ms"},
 		{"gpu_energy_kwh", Lower, ""},
+		{"gflops", Higher, "1/s"},
 		{"widgets", Unknown, ""},
 		{"count", Unknown, ""},
 	} {
