@@ -25,8 +25,12 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%d pairs of blocks in ABBA order, %d measured calls; %s (%s, better: %s), block medians\n", r.Pairs, calls, r.Metric, orDash(unit), better)
 	fmt.Fprintf(&b, "median A %s %s, median B %s %s\n", num(r.MedianA), unit, num(r.MedianB), unit)
-	fmt.Fprintf(&b, "B/A = %.4f (%.0f%% CI %.4f – %.4f), %+.2f%%, p = %.3g (%s, %d df)\n",
-		r.Ratio, 100*r.CI.Confidence, r.CI.Lo, r.CI.Hi, 100*(r.Ratio-1), r.P, r.Method, r.Pairs-1)
+	p := fmt.Sprintf("p = %.3g", r.P)
+	if r.P < 1e-4 {
+		p = "p < 0.0001"
+	}
+	fmt.Fprintf(&b, "B/A = %.4f (%.0f%% CI %.4f – %.4f), %+.2f%%, %s (%s, %d df)\n",
+		r.Ratio, 100*r.CI.Confidence, r.CI.Lo, r.CI.Hi, 100*(r.Ratio-1), p, r.Method, r.Pairs-1)
 	fmt.Fprintf(&b, "verdict: %s\n", verdictText(r))
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wn)
