@@ -23,3 +23,13 @@ func TestMetricsBlock(t *testing.T) {
 		t.Errorf("metrics: %+v", bs[0].Metrics)
 	}
 }
+
+// A budget that is not an operator and a number, or a ratio that does not parse, is an error at
+// its line of the definition.
+func TestBudgetExpressionsChecked(t *testing.T) {
+	src := "name: b\nsubject: {kind: exec, command: \"true\"}\nbudgets:\n  latency_ms.p95: \"about 5\"\n  \"ratio(a).latency_ms\": \"<= 1.05\"\n  \"ratio(cb/base).latency_ms.p50\": \"<= 1.05\"\n"
+	_, err := Parse("benches/b.yaml", []byte(src), nil)
+	if err == nil || !strings.Contains(err.Error(), "benches/b.yaml:4") || !strings.Contains(err.Error(), "benches/b.yaml:5") || strings.Contains(err.Error(), "benches/b.yaml:6") {
+		t.Errorf("bad budgets: %v; want errors at lines 4 and 5 only", err)
+	}
+}

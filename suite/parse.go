@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -89,6 +90,17 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		Tags: d.Tags, File: path, Line: startOf(body).GetToken().Position.Line, Dir: filepath.Dir(path),
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
 		Budgets: d.Budgets, Metrics: d.Metrics, Skip: d.Skip, Server: d.Server,
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Budgets)) {
+		node := valueNode(valueNode(body, "budgets"), k)
+		if _, _, err := compare.ParseBudget(d.Budgets[k]); err != nil {
+			errs = append(errs, at(path, node, fmt.Sprintf("budgets: %s: %v", k, err), ""))
+		}
+		if compare.IsRatioBudget(k) {
+			if _, err := compare.ParseRatio(k); err != nil {
+				errs = append(errs, at(path, node, "budgets: "+err.Error(), ""))
+			}
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.Metrics)) {
 		if m := d.Metrics[name]; m.Better != "" {
@@ -262,7 +274,7 @@ func valueNode(node ast.Node, key string) ast.Node {
 		return nil
 	}
 	for _, kv := range m.Values {
-		if kv.Key.String() == key {
+		if k := kv.Key.String(); k == key || strings.Trim(k, `"'`) == key {
 			return kv.Value
 		}
 	}
