@@ -21,6 +21,7 @@ type compareCmdFlags struct {
 	cf     compareFlags
 	format string
 	output string
+	all    bool
 }
 
 func newCompare(o *IO) *cobra.Command {
@@ -57,6 +58,7 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 	f.cf.register(fl)
 	fl.StringVar(&f.format, "format", "text", "text, markdown, json, junit or html")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
+	fl.BoolVar(&f.all, "all-metrics", false, "text: show every metric's rows, not only the primary ones and those that fail")
 	return cmd
 }
 
@@ -86,6 +88,8 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	var buf bytes.Buffer
 	if f.format == "html" {
 		err = compareHTML(&buf, old, nw, rep)
+	} else if f.all && f.format == "text" {
+		err = report.CompareTextAll(&buf, rep)
 	} else {
 		err = report.Comparison(&buf, rep, f.format)
 	}

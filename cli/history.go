@@ -30,8 +30,10 @@ func newHistory(o *IO) *cobra.Command {
 		Use:   "history [BENCHMARK]",
 		Short: "Show a metric over the stored runs, with detected change points",
 		Long: `history prints one metric statistic per scenario over time, from the history store, and the change
-points found in each series (E-divisive means with a t-test, as Apache Otava: deterministic, with
-each shift's magnitude). --runs lists the stored runs instead.
+points found in each series (binary segmentation with a max-t statistic calibrated by simulation:
+deterministic, with each shift's magnitude and p-value; docs/history.md gives its detection and
+false-alarm rates). A series is one scenario identity: its benchmark and every parameter, --set
+overrides included. --runs lists the stored runs instead.
 
 Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p99, .mean, .min,
 .max, .std, .cv, .n; a bare name means the value or the median.`,
@@ -55,7 +57,7 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 	fl.StringVar(&f.scenario, "scenario", "", "only this scenario (name as in the results, e.g. batch_size=8)")
 	fl.IntVar(&f.days, "days", 30, "look back this many days (0 for all)")
 	fl.IntVar(&f.limit, "limit", 0, "at most this many points (the newest; 0 for all)")
-	fl.Float64Var(&f.maxP, "max-p", 0.001, "change points: t-test p-value below which a shift is accepted")
+	fl.Float64Var(&f.maxP, "max-p", stats.DefaultChangeP, "change points: p-value below which a shift is accepted (the false-alarm rate of a series without one)")
 	fl.Float64Var(&f.minMag, "min-magnitude", 0, "change points: ignore shifts smaller than this fraction (0.05 = 5%)")
 	fl.BoolVar(&f.runs, "runs", false, "list the stored runs instead")
 	fl.BoolVar(&f.all, "all", false, "print every point, not only the last 10 of each series")
@@ -84,6 +86,6 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 	return history.Show(cmd.Context(), o.Stdout, st, history.Options{
 		Benchmark: bench, Scenario: f.scenario, Metric: f.metric, Days: f.days, Limit: f.limit,
 		Change: stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag},
-		Runs:   f.runs, Format: f.format, All: f.all,
+		Runs:   f.runs, Format: f.format, All: f.all, Warnings: o.Stderr,
 	})
 }

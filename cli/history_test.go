@@ -95,7 +95,7 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("with a 40%% latency threshold from %s: exit %d\n%s", compare.ThresholdsFileName, code, out)
 	}
 	os.WriteFile(filepath.Join(dir, compare.ThresholdsFileName), []byte(`{"latency": 40}`), 0o644)
-	if code, _, errOut := runCLI(t, dir, nil, "compare", "old", "slow"); code != ExitUsage || !strings.Contains(errOut, "unknown field") {
+	if code, _, errOut := runCLI(t, dir, nil, "compare", "old", "slow"); code != ExitUsage || !strings.Contains(errOut, compare.ThresholdsFileName+":1:2: unknown key \"latency\"") {
 		t.Errorf("unknown key in %s: exit %d, %s", compare.ThresholdsFileName, code, errOut)
 	}
 }

@@ -18,6 +18,9 @@ func CheckBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
 	add := func(budgets map[string]string, source string) {
 		keys := slices.Sorted(maps.Keys(budgets))
 		for _, k := range keys {
+			if IsRatioBudget(k) {
+				continue // between scenarios: CheckRunBudgets
+			}
 			c := BudgetCheck{Benchmark: s.Benchmark, Scenario: s.Scenario, Metric: k, Source: source}
 			op, limit, err := ParseBudget(budgets[k])
 			if err != nil {
@@ -37,14 +40,15 @@ func CheckBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
 	return out
 }
 
-// CheckRunBudgets checks every successful scenario of r with CheckBudgets and counts the budgets
-// exceeded.
+// CheckRunBudgets checks every successful scenario of r with CheckBudgets, then the ratio budgets
+// between its scenarios (Ratio), and counts the budgets exceeded.
 func CheckRunBudgets(r *result.Run, file *BudgetFile) (checks []BudgetCheck, exceeded int) {
 	for i := range r.Scenarios {
 		if r.Scenarios[i].Status == result.StatusOK {
 			checks = append(checks, CheckBudgets(&r.Scenarios[i], file)...)
 		}
 	}
+	checks = append(checks, ratioChecks(r, file)...)
 	for _, c := range checks {
 		if !c.OK {
 			exceeded++
@@ -84,10 +88,18 @@ func Holds(v float64, op string, limit float64) bool {
 	return v <= limit
 }
 
+// metricAliases are budget names other tools use for inferbench's metrics.
+var metricAliases = map[string]string{"cpu_percent": "cpu_pct", "memory_used_mb": "memory_mb", "peak_memory_mb": "memory_mb"}
+
 // MetricStat returns a statistic of a scenario's metric: "latency_ms.p95", "memory_mb.max",
 // "throughput_ips" (its center). A value metric answers every statistic with its value.
 func MetricStat(s *result.Scenario, key string) (float64, bool) {
 	name, stat, _ := strings.Cut(key, ".")
+	if a, ok := metricAliases[name]; ok {
+		if _, has := s.Metrics[name]; !has {
+			name = a
+		}
+	}
 	m, ok := s.Metrics[name]
 	if !ok {
 		return 0, false

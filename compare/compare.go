@@ -32,6 +32,9 @@ const (
 	Improvement = "improvement" // significant and better by more than the threshold
 	Unverified  = "unverified"  // no samples to test: a single value worse than the threshold (a warning)
 	Unknown     = "unknown"     // no samples and within the threshold, or no delta (old is 0)
+	// Changed is a significant change of a metric whose better direction is unknown (neither the
+	// catalogue, its name nor its producer says): reported, never gated as a regression.
+	Changed = "changed"
 )
 
 // Config is how a comparison is judged. The zero value is the default: FDR 5%, default
@@ -82,6 +85,9 @@ type Row struct {
 	Unit   string `json:"unit"`
 	Better string `json:"better"`
 	Kind   Kind   `json:"kind"`
+	// Primary rows are the metric spec's headline metrics (result.Primary) and the metrics a
+	// benchmark reports itself; text output shows the others only on request.
+	Primary bool `json:"primary"`
 
 	Old   float64         `json:"old"`
 	New   float64         `json:"new"`
@@ -139,6 +145,10 @@ type BudgetCheck struct {
 	Measured  bool    `json:"measured"` // false: the metric was not in the run
 	OK        bool    `json:"ok"`
 	Source    string  `json:"source"` // "definition" or the budget file
+	// Against is the denominator scenario of a ratio budget (ratio(a/b).metric), whose Scenario
+	// is the numerator; CI is the ratio's bootstrap 95% interval when both kept samples.
+	Against string          `json:"against,omitempty"`
+	CI      *stats.Interval `json:"ci,omitempty"`
 }
 
 // Report is the outcome of a comparison.
@@ -303,6 +313,15 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	for _, rs := range rowsOf {
 		rep.Rows = append(rep.Rows, rs...)
 	}
+	var undirected []string
+	for i := range rep.Rows {
+		if r := &rep.Rows[i]; !directed(r.Better) && !strings.Contains(r.Metric, ".") {
+			undirected = append(undirected, r.ID()+" "+r.Metric)
+		}
+	}
+	if len(undirected) > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d metric(s) have no known better direction and are reported, not gated: %s; declare it where the metric is produced (definition `metrics: {NAME: {better: higher}}`, the worker's or the command's JSON)", len(undirected), strings.Join(undirected, ", ")))
+	}
 	untested := 0
 	for i := range rep.Rows {
 		if math.IsNaN(rep.Rows[i].P) {
@@ -363,14 +382,38 @@ func worseBy(r *Row) float64 {
 	return r.Delta
 }
 
+// peakMemory reports whether a memory metric is a peak (memory_mb, peak_rss_mb, ...): a single
+// value of it beyond its threshold is a regression. Other memory figures (rss_growth_mb, a mean)
+// are not.
+func peakMemory(name string) bool {
+	switch name {
+	case "memory_mb", "gpu_memory_mb":
+		return true
+	}
+	return strings.Contains(name, "peak")
+}
+
+func directed(better string) bool {
+	return better == string(result.Higher) || better == string(result.Lower)
+}
+
 func verdict(r *Row) string {
 	if math.IsNaN(r.Delta) {
 		return Unknown
 	}
+	if !directed(r.Better) {
+		switch {
+		case math.IsNaN(r.P):
+			return Unknown
+		case r.Significant:
+			return Changed
+		}
+		return Unchanged
+	}
 	w := worseBy(r)
 	if math.IsNaN(r.P) { // no test possible
 		switch {
-		case w > r.Threshold && r.Kind == Memory:
+		case w > r.Threshold && r.Kind == Memory && peakMemory(r.Metric):
 			// Peak memory is a maximum, not a timing: it does not jitter like one, and its
 			// threshold is wide. A single value beyond it is a regression.
 			return Regression
@@ -399,18 +442,30 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 			names = append(names, k)
 		}
 	}
-	slices.Sort(names)
+	// The metric spec's headline metrics first, then the rest, each by name.
+	slices.SortFunc(names, func(a, b string) int {
+		if pa, pb := result.Primary(a), result.Primary(b); pa != pb {
+			if pa {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	var rows []Row
 	for _, name := range names {
 		om, nm := o.Metrics[name], n.Metrics[name]
-		better := nm.Better
-		if better == "" {
-			info, _ := result.Lookup(name)
-			better = string(info.Better)
+		better, warn := direction(name, om, nm)
+		unit := nm.Unit
+		if unit == "" {
+			unit = om.Unit
 		}
 		row := Row{
-			Benchmark: n.Benchmark, Scenario: n.Scenario, Metric: name, Unit: nm.Unit, Better: better,
-			Kind: KindOf(name), Threshold: cfg.Thresholds.For(n.Benchmark, name), P: math.NaN(), Q: math.NaN(),
+			Benchmark: n.Benchmark, Scenario: n.Scenario, Metric: name, Unit: unit, Better: better,
+			Kind: KindOf(name), Primary: result.Primary(name), Threshold: cfg.Thresholds.For(n.Benchmark, name), P: math.NaN(), Q: math.NaN(),
+		}
+		if warn != "" {
+			row.Warnings = append(row.Warnings, warn)
 		}
 		if len(om.Samples) >= 2 && len(nm.Samples) >= 2 {
 			var ow, nw []string
@@ -445,6 +500,23 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// direction returns the better direction of a metric compared in two runs: the new run's record
+// (the code under test declared it now), else the catalogue's or the name's (result.Lookup),
+// which may be unknown. The old run's record is not used on its own: runs stored before
+// directions could be unknown recorded "lower" for every name they did not know. Two runs that
+// record different directions are warned about.
+func direction(name string, om, nm result.Metric) (string, string) {
+	o, n := om.Better, nm.Better
+	if !directed(n) {
+		info, _ := result.Lookup(name)
+		n = string(info.Better)
+	}
+	if directed(n) && directed(o) && n != o {
+		return n, fmt.Sprintf("the old run records %s is better, the new run %s: judged by the new run's", o, n)
+	}
+	return n, ""
 }
 
 func count(m result.Metric) int {

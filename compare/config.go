@@ -2,10 +2,13 @@ package compare
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,18 +30,29 @@ const (
 	Other      Kind = "other"
 )
 
-// KindOf classifies a metric from its name and catalogue entry: names mentioning cpu are CPU,
-// megabytes are memory, higher-is-better figures are throughput, times are latency.
+// KindOf classifies a metric from its name and catalogue entry (or the guess from its name):
+// names mentioning cpu are CPU, sizes in bytes and names with memory or rss are memory,
+// higher-is-better figures are throughput, lower-is-better times (a time unit, or latency, time,
+// duration, elapsed in the name: seed 000's execution_time) are latency.
 func KindOf(name string) Kind {
 	info, _ := result.Lookup(name)
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '.' || r == '-' })
+	has := func(ws ...string) bool {
+		for _, w := range words {
+			if slices.Contains(ws, w) {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
 	case strings.Contains(name, "cpu"):
 		return CPU
-	case info.Unit == "MB" || strings.Contains(name, "memory"):
+	case slices.Contains([]string{"MB", "MiB", "GB", "GiB", "kB", "B"}, info.Unit) || has("memory", "mem", "rss"):
 		return Memory
 	case info.Better == result.Higher:
 		return Throughput
-	case info.Unit == "ms" || info.Unit == "s":
+	case info.Better == result.Lower && (slices.Contains([]string{"ms", "s", "µs", "ns"}, info.Unit) || has("latency", "time", "duration", "elapsed")):
 		return Latency
 	}
 	return Other
@@ -141,17 +155,17 @@ type ThresholdsFile struct {
 // ThresholdsFileName is read from the project directory when present.
 const ThresholdsFileName = "benchmark_thresholds.json"
 
-// LoadThresholds reads a benchmark_thresholds.json into t. Unknown keys are errors.
+// LoadFile reads a benchmark_thresholds.json into t. Unknown keys are errors naming the file,
+// line and column. The file is JSON; "# ..." comments after a value, as the seed documents write
+// them, are allowed.
 func (t *Thresholds) LoadFile(file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var f ThresholdsFile
-	if err := dec.Decode(&f); err != nil {
-		return fmt.Errorf("%s: %w (keys: latency_regression_threshold, memory_regression_threshold, throughput_regression_threshold, cpu_regression_threshold, percent, metrics, benchmarks)", file, err)
+	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
+		return fileError(file, err, "keys: latency_regression_threshold, memory_regression_threshold, throughput_regression_threshold, cpu_regression_threshold, percent, metrics, benchmarks")
 	}
 	if f.Percent != nil && !*f.Percent {
 		return fmt.Errorf("%s: \"percent\": false is not supported: thresholds are percentages (15 means +15%%)", file)
@@ -193,7 +207,8 @@ type BudgetFile struct {
 
 // BudgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of
 // latency_ms (or of e2e_ms for LLM requests); max_memory_mb the peak memory_mb; max_cpu_percent
-// the cpu_percent metric's center. Budgets is the definition syntax for anything else.
+// cpu_pct, the process tree's mean CPU in percent of one core (the resource monitor's figure).
+// Budgets is the definition syntax for anything else, ratio budgets between scenarios included.
 type BudgetLimits struct {
 	MaxLatencyMS  *float64          `yaml:"max_latency_ms"`
 	MaxMemoryMB   *float64          `yaml:"max_memory_mb"`
@@ -212,9 +227,53 @@ func LoadBudgetFile(file string) (*BudgetFile, error) {
 	}
 	var f BudgetFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, yaml.FormatError(err, false, true))
+		return nil, fileError(file, err, "keys of a budget: max_latency_ms, max_memory_mb, max_cpu_percent, budgets")
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Budgets)) {
+		for _, m := range slices.Sorted(maps.Keys(f.Budgets[k].Budgets)) {
+			e := f.Budgets[k].Budgets[m]
+			if _, _, err := ParseBudget(e); err != nil {
+				return nil, fmt.Errorf("%s:%d: budgets: %s: %s: %w", file, lineOf(data, m), k, m, err)
+			}
+			if IsRatioBudget(m) {
+				if _, err := ParseRatio(m); err != nil {
+					return nil, fmt.Errorf("%s:%d: budgets: %s: %w", file, lineOf(data, m), k, err)
+				}
+			}
+		}
 	}
 	return &f, nil
+}
+
+// fileError turns a decoding error of file into "file:line:col: message (hint)", with the
+// source excerpt the decoder gives on the following lines.
+func fileError(file string, err error, hint string) error {
+	msg := yaml.FormatError(err, false, false)
+	first, rest, _ := strings.Cut(msg, "\n")
+	if m := yamlPos.FindStringSubmatch(first); m != nil {
+		first = fmt.Sprintf("%s:%s:%s: %s", file, m[1], m[2], strings.TrimSpace(first[len(m[0]):]))
+	} else {
+		first = file + ": " + first
+	}
+	first = strings.Replace(first, "unknown field", "unknown key", 1)
+	if hint != "" {
+		first += " (" + hint + ")"
+	}
+	if rest != "" {
+		return fmt.Errorf("%s\n%s", first, rest)
+	}
+	return errors.New(first)
+}
+
+var yamlPos = regexp.MustCompile(`^\[(\d+):(\d+)\]`)
+
+// lineOf returns the line of the first occurrence of key in data, 0 when it is not there.
+func lineOf(data []byte, key string) int {
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	return 1 + bytes.Count(data[:i], []byte("\n"))
 }
 
 // For returns the budget expressions ("latency_ms.p95" → "<= 250") that apply to a scenario.
@@ -258,7 +317,7 @@ func (f *BudgetFile) For(s *result.Scenario) map[string]string {
 			out["memory_mb.max"] = "<= " + fmtNum(*l.MaxMemoryMB)
 		}
 		if l.MaxCPUPercent != nil {
-			out["cpu_percent"] = "<= " + fmtNum(*l.MaxCPUPercent)
+			out["cpu_pct"] = "<= " + fmtNum(*l.MaxCPUPercent)
 		}
 		for m, e := range l.Budgets {
 			out[m] = e

@@ -188,13 +188,11 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 	for name, v := range c.peaks {
 		setValue(r, name, v)
 	}
+	// compile_time_ms is only what a subject that compiles reports (subject.Setup): a first call
+	// minus the steady state is not a compile time for a function or a command that compiles
+	// nothing, and showed there as noise. first_iteration_ms keeps the first call's cost.
 	if c.firstSeen {
 		setValue(r, "first_iteration_ms", ms(c.first))
-		if lat, ok := r.Metrics["latency_ms"]; ok && lat.Summary != nil {
-			if _, reported := r.Metrics["compile_time_ms"]; !reported {
-				setValue(r, "compile_time_ms", max(0, ms(c.first)-lat.Summary.Median))
-			}
-		}
 	}
 	if c.measured > 0 {
 		setValue(r, "success_rate", float64(c.measured-c.failed)/float64(c.measured))

@@ -233,6 +233,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 			setValue(&r, k, v)
 		}
 	}
+	declare(&r, subj, b.Metrics)
 	r.Warnings = append(r.Warnings, warnings(&r, cfg.Serving())...)
 	switch {
 	case derr != nil:

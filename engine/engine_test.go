@@ -15,6 +15,7 @@ import (
 	"github.com/inferbench/inferbench/internal/schematest"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
+	_ "github.com/inferbench/inferbench/subject/exec"
 	"github.com/inferbench/inferbench/subject/gofunc"
 	_ "github.com/inferbench/inferbench/subject/mock"
 	"github.com/inferbench/inferbench/suite"
@@ -211,5 +212,49 @@ func TestLoadOverride(t *testing.T) {
 	}
 	if v, _ := run.Scenarios[0].Metrics["success_rate"].Center(); v != 1 || math.IsNaN(v) {
 		t.Errorf("success_rate %v", v)
+	}
+}
+
+// A subject that compiles nothing has no compile_time_ms (absent, not a difference of two
+// timings); the first call's cost stays as first_iteration_ms. Failed before: every scenario had
+// compile_time_ms = first call - median.
+func TestNoCompileTimeWhereNothingCompiles(t *testing.T) {
+	scs := scenarios(t, `name: plain
+subject: {kind: mock, latency_ms: 1}
+load: {warmup_iterations: 1, measurement_iterations: 5}
+`)
+	run := runAll(t, engine.New(engine.WithChecker(&suite.Checker{EnableMock: true})), scs)
+	m := run.Scenarios[0].Metrics
+	if c, ok := m["compile_time_ms"]; ok {
+		t.Errorf("eager mock has compile_time_ms %+v, want none", c)
+	}
+	if _, ok := m["first_iteration_ms"]; !ok {
+		t.Error("first_iteration_ms absent")
+	}
+}
+
+// Units and directions declared where metrics are produced reach the results: the command's
+// JSON objects, overridden by the definition's metrics: block.
+func TestDeclaredMetrics(t *testing.T) {
+	scs := scenarios(t, `name: declared
+subject: {kind: exec, command: ["echo", "{\"throughput\": 5, \"hits\": {\"value\": 3, \"better\": \"lower\", \"unit\": \"calls\"}, \"score\": {\"value\": 1, \"better\": \"lower\"}}"], metrics: json}
+metrics:
+  score: {better: higher, unit: points}
+load: {warmup_iterations: 0, measurement_iterations: 3}
+`)
+	scs[0].Benchmark.Dir = t.TempDir()
+	run := runAll(t, engine.New(), scs)
+	if sc := run.Scenarios[0]; sc.Status != result.StatusOK {
+		t.Fatalf("scenario %s: %s", sc.Status, sc.Error)
+	}
+	m := run.Scenarios[0].Metrics
+	for name, want := range map[string][2]string{
+		"throughput": {"1/s", "higher"},    // guessed from the name
+		"hits":       {"calls", "lower"},   // declared by the command
+		"score":      {"points", "higher"}, // the definition wins
+	} {
+		if got := m[name]; got.Unit != want[0] || got.Better != want[1] {
+			t.Errorf("%s: unit %q better %q, want %q %q", name, got.Unit, got.Better, want[0], want[1])
+		}
 	}
 }

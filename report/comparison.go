@@ -21,6 +21,8 @@ func Comparison(w io.Writer, rep *compare.Report, format string) error {
 	switch format {
 	case "text", "":
 		return CompareText(w, rep)
+	case "text-all":
+		return CompareTextAll(w, rep)
 	case "markdown", "md":
 		return CompareMarkdown(w, rep)
 	case "json":
@@ -89,8 +91,19 @@ func cmpVerdict(r *compare.Row) string {
 		return "worse, within limit"
 	case compare.Better:
 		return "better"
+	case compare.Changed:
+		return "changed (direction unknown: not gated)"
 	}
 	return ""
+}
+
+// cmpBetter is the direction column: which way the metric improves, "?" when unknown.
+func cmpBetter(r *compare.Row) string {
+	switch r.Better {
+	case "higher", "lower":
+		return r.Better
+	}
+	return "?"
 }
 
 func cmpSign(r *compare.Row) string {
@@ -100,17 +113,29 @@ func cmpSign(r *compare.Row) string {
 	return "+"
 }
 
-// CompareText writes a benchstat-like table: per scenario and metric the old and new centers
-// (median ± the half-width of its 95% interval), the delta with the p-value (adjusted for the
-// number of tests) or "~" when not significant, and the verdict; then regressions, budgets and
-// warnings.
-func CompareText(w io.Writer, rep *compare.Report) error {
+// CompareText writes a benchstat-like table of the primary metrics (compare.Row.Primary) and of
+// any other row that fails or is beyond its threshold untested: per scenario and metric the
+// direction that is better, the old and new centers (median ± the half-width of its 95%
+// interval), the delta with the p-value (adjusted for the number of tests) or "~" when not
+// significant, and the verdict; then regressions, budgets and warnings. CompareTextAll shows
+// every row.
+func CompareText(w io.Writer, rep *compare.Report) error { return compareText(w, rep, false) }
+
+// CompareTextAll is CompareText with every metric's rows.
+func CompareTextAll(w io.Writer, rep *compare.Report) error { return compareText(w, rep, true) }
+
+func compareText(w io.Writer, rep *compare.Report, all bool) error {
 	fmt.Fprintf(w, "old: %s\nnew: %s\n\n", cmpRef(rep.Old), cmpRef(rep.New))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tMETRIC\tOLD\tNEW\tDELTA\tVERDICT\t")
+	fmt.Fprintln(tw, "SCENARIO\tMETRIC\tBETTER\tOLD\tNEW\tDELTA\tVERDICT\t")
 	prev := ""
+	hidden := 0
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
+		if !all && !r.Primary && r.Verdict != compare.Regression && r.Verdict != compare.Unverified {
+			hidden++
+			continue
+		}
 		id := r.ID()
 		if id == prev {
 			id = ""
@@ -125,10 +150,13 @@ func CompareText(w io.Writer, rep *compare.Report) error {
 		nl, nh, nok := ciOf(r.NewCI)
 		old := cmpCenter(r.Old, ol, oh, ook)
 		nw := cmpCenter(r.New, nl, nh, nok)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", id, metric, old, nw, cmpDelta(r), cmpVerdict(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", id, metric, cmpBetter(r), old, nw, cmpDelta(r), cmpVerdict(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "(%d rows of secondary metrics, none failing, not shown: --all-metrics shows them)\n", hidden)
 	}
 	cmpNotes(w, rep)
 	return cmpSummaryLine(w, rep)
@@ -153,13 +181,26 @@ func budgetNotes(rep *compare.Report) []string {
 	var lines []string
 	for _, b := range rep.Budgets {
 		switch {
+		case !b.Measured && !b.OK:
+			lines = append(lines, fmt.Sprintf("BUDGET INVALID %s/%s %s: %q is not an operator and a number", b.Benchmark, b.Scenario, b.Metric, b.Op))
+		case !b.Measured && b.Against == "" && strings.HasPrefix(b.Metric, "ratio("):
+			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured (no pair of scenarios matches)", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
 		case !b.Measured:
 			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
+		case !b.OK && b.Against != "":
+			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s ÷ %s %s = %s%s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Against, b.Metric, num(b.Actual), ciText(b.CI), b.Op, num(b.Limit), b.Source))
 		case !b.OK:
 			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
 		}
 	}
 	return lines
+}
+
+func ciText(ci *stats.Interval) string {
+	if ci == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (95%% CI %s–%s)", num(ci.Lo), num(ci.Hi))
 }
 
 func ciOf(ci *stats.Interval) (float64, float64, bool) {

@@ -1,6 +1,8 @@
 package result
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,8 +43,8 @@ func Define(infos ...Info) {
 	}
 }
 
-// Lookup returns the catalogue entry for a metric name. Names not in the catalogue fall back on
-// their suffix: "_ms"/"_s" are lower-is-better times, "_per_s"/"_ips"/"_rps" higher-is-better rates.
+// Lookup returns the catalogue entry for a metric name. Names not in the catalogue get a unit and
+// direction from their words (Guess); ok is false for them.
 func Lookup(name string) (Info, bool) {
 	catMu.RLock()
 	i, ok := catalogue[name]
@@ -50,9 +52,9 @@ func Lookup(name string) (Info, bool) {
 	if ok {
 		return i, true
 	}
-	i, ok = lookupSuffix(name)
+	i = Guess(name)
 	i.Signed = signedName(name)
-	return i, ok
+	return i, false
 }
 
 // signedName reports whether a metric name outside the catalogue says it is a change, which may
@@ -67,18 +69,112 @@ func signedName(name string) bool {
 	return false
 }
 
-func lookupSuffix(name string) (Info, bool) {
-	switch {
-	case strings.HasSuffix(name, "_per_s"), strings.HasSuffix(name, "_ips"), strings.HasSuffix(name, "_rps"):
-		return Info{Name: name, Unit: "1/s", Better: Higher}, false
-	case strings.HasSuffix(name, "_ms"):
-		return Info{Name: name, Unit: "ms", Better: Lower}, false
-	case strings.HasSuffix(name, "_mb"):
-		return Info{Name: name, Unit: "MB", Better: Lower}, false
-	case strings.HasSuffix(name, "_s"):
-		return Info{Name: name, Unit: "s", Better: Lower}, false
+// Unknown is the direction of a metric whose name says nothing about which way is better and
+// whose producer did not declare it: compare reports its changes and never gates on them.
+const Unknown Direction = ""
+
+// ParseDirection reads a declared direction: "higher" or "lower" (also "higher_is_better",
+// "lower_is_better", "up", "down", "max", "min").
+func ParseDirection(s string) (Direction, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "higher", "higher_is_better", "up", "max", "maximize", "maximise":
+		return Higher, nil
+	case "lower", "lower_is_better", "down", "min", "minimize", "minimise":
+		return Lower, nil
 	}
-	return Info{Name: name, Unit: "", Better: Lower}, false
+	return Unknown, fmt.Errorf("better %q: want higher or lower", s)
+}
+
+// Guess gives a metric that no catalogue entry or declaration describes a unit and direction from
+// its name, split into words at '_', '.', '-' and spaces:
+//   - higher is better: rates (a "_per_s", "_ips", "_rps", "_qps", "_fps" suffix, "throughput",
+//     "goodput", "qps", "fps", "rps"), "accuracy", "precision", "recall", "f1", "hit" rates
+//     ("hit_rate", "cache_hit_ratio"), "success", "speedup";
+//   - lower is better: times ("latency", "time", "duration", "elapsed", an "_ms", "_us", "_ns",
+//     "_s" suffix), memory ("memory", "rss", an "_mb", "_gb", "_kb", "_bytes" suffix), "error",
+//     "errors", "loss", "overhead", energy ("_j", "energy", "power", "_w");
+//   - anything else: Unknown.
+//
+// Rates win over the words of their numerator ("tokens_per_s" is higher), and "error" or "miss"
+// over "rate" ("error_rate" is lower).
+func Guess(name string) Info {
+	n := strings.ToLower(name)
+	words := strings.FieldsFunc(n, func(r rune) bool { return r == '_' || r == '.' || r == '-' || r == ' ' || r == '/' })
+	has := func(ws ...string) bool {
+		for _, w := range words {
+			if slices.Contains(ws, w) {
+				return true
+			}
+		}
+		return false
+	}
+	suffix := func(ss ...string) string {
+		for _, s := range ss {
+			if strings.HasSuffix(n, s) {
+				return s
+			}
+		}
+		return ""
+	}
+	higher := func(unit string) Info { return Info{Name: name, Unit: unit, Better: Higher} }
+	lower := func(unit string) Info { return Info{Name: name, Unit: unit, Better: Lower} }
+	switch {
+	case has("error", "errors", "err", "failure", "failures", "failed", "miss", "misses", "loss", "overhead", "drop", "dropped", "timeout", "timeouts"):
+		return lower(unitOf(n))
+	case suffix("_per_s", "_per_sec", "_per_second", "_ips", "_rps", "_qps", "_fps", "_ops") != "",
+		has("throughput", "goodput", "qps", "fps", "rps", "ips", "tps", "bandwidth", "flops", "gflops", "tflops"):
+		return higher(rateUnit(n))
+	case has("accuracy", "acc", "precision", "recall", "f1", "auc", "hit", "hits", "success", "speedup", "utilization", "utilisation"):
+		return higher(unitOf(n))
+	case has("latency", "time", "duration", "elapsed", "wait", "delay", "ttft", "itl", "tpot", "memory", "mem", "rss", "energy", "power", "size"),
+		suffix("_ms", "_us", "_ns", "_s", "_sec", "_seconds", "_mb", "_gb", "_kb", "_bytes", "_mib", "_gib", "_j", "_w") != "":
+		return lower(unitOf(n))
+	}
+	return Info{Name: name, Better: Unknown}
+}
+
+// unitOf reads a unit off a name's suffix ("_ms" → ms); "" when it has none.
+func unitOf(n string) string {
+	for _, u := range []struct{ suffix, unit string }{
+		{"_ms", "ms"}, {"_us", "µs"}, {"_ns", "ns"}, {"_seconds", "s"}, {"_sec", "s"}, {"_s", "s"},
+		{"_mb", "MB"}, {"_mib", "MiB"}, {"_gb", "GB"}, {"_gib", "GiB"}, {"_kb", "kB"}, {"_bytes", "B"},
+		{"_j", "J"}, {"_w", "W"}, {"_pct", "%"}, {"_percent", "%"}, {"_rate", "ratio"}, {"_ratio", "ratio"},
+	} {
+		if strings.HasSuffix(n, u.suffix) {
+			return u.unit
+		}
+	}
+	return ""
+}
+
+func rateUnit(n string) string {
+	if i := strings.Index(n, "_per_s"); i > 0 {
+		return n[strings.LastIndex(n[:i], "_")+1:i] + "/s"
+	}
+	return "1/s"
+}
+
+// primary are the metric spec's headline metrics: compare shows them first, the others on request.
+var primary = map[string]bool{
+	"latency_ms": true, "throughput_ips": true, "memory_mb": true, "gpu_memory_mb": true, "error_rate": true,
+	"ttft_ms": true, "itl_ms": true, "tpot_ms": true, "e2e_ms": true, "ttft_sched_ms": true, "e2e_sched_ms": true,
+	"output_tokens_per_s": true, "requests_per_s": true, "goodput_rps": true, "tokens_per_s": true,
+	"cpu_pct": true, "peak_rss_mb": true,
+}
+
+// Primary reports whether a metric is a headline one: the metric spec's latency, throughput,
+// memory, error and token figures, and every metric the catalogue does not define (a benchmark's
+// own figures: what it reports is what its author looks at). Tail rows ("latency_ms.p95") follow
+// their metric.
+func Primary(name string) bool {
+	base, _, _ := strings.Cut(name, ".")
+	if primary[base] {
+		return true
+	}
+	catMu.RLock()
+	_, defined := catalogue[base]
+	catMu.RUnlock()
+	return !defined
 }
 
 // Catalogue returns every defined metric, sorted by name.

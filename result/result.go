@@ -1,6 +1,7 @@
 package result
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/inferbench/inferbench/stats"
@@ -135,4 +136,27 @@ func (r *Run) Tally() {
 		s.SuccessRate = float64(s.Succeeded) / float64(ran)
 	}
 	r.Summary = s
+}
+
+// Declare sets the unit and better direction of a metric of the scenario, where the metric was
+// produced (a definition's metrics: block, a worker's reply, a command's JSON line). Empty
+// fields keep what the catalogue gave; a metric the scenario does not have is left alone. A
+// direction other than higher or lower is an error.
+func (s *Scenario) Declare(name, unit, better string) error {
+	m, ok := s.Metrics[name]
+	if !ok {
+		return nil
+	}
+	if better != "" {
+		d, err := ParseDirection(better)
+		if err != nil {
+			return fmt.Errorf("metric %s: %w", name, err)
+		}
+		m.Better = string(d)
+	}
+	if unit != "" {
+		m.Unit = unit
+	}
+	s.Metrics[name] = m
+	return nil
 }

@@ -203,8 +203,16 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		g := monitor.Growth(tl, rep.Duration().Seconds(), r.Iterations.Measured, th)
 		gr := result.Growth(g)
 		res.Growth = &gr
-		if g.R2 > 0 || g.SlopeMBPerS != 0 {
-			set("rss_growth_mb", g.RiseMB)
+		// A growth figure needs a fit: none from fewer points than the threshold judges (three
+		// samples gave "6.6e-31 MB"), nor from a flat line.
+		if g.N >= max(th.MinPoints, monitor.DefaultGrowthThreshold.MinPoints) && (g.R2 > 0 || g.SlopeMBPerS != 0) {
+			// Below the resolution of RSS (pages of 4 KiB) a rise is rounding: a flat line
+			// fitted gave ±1e-30 MB, which compare turned into "-179%".
+			rise := g.RiseMB
+			if math.Abs(rise) < rssResolutionMB {
+				rise = 0
+			}
+			set("rss_growth_mb", rise)
 		}
 		if w := g.Warning(); w != nil {
 			r.Warnings = append(r.Warnings, w.Error())
@@ -213,6 +221,9 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 	r.Warnings = append(r.Warnings, rep.Warnings...)
 	r.Extra.Resources = res
 }
+
+// rssResolutionMB is the smallest RSS change reported as growth: a few pages.
+const rssResolutionMB = 0.01
 
 // overheadRow is one scenario of the overhead pass, for the render stage.
 type overheadRow struct {

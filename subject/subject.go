@@ -208,3 +208,18 @@ type Describer interface {
 type Setup interface {
 	SetupValues() map[string]float64
 }
+
+// MetricInfo declares a metric's unit and which way it is better, where the metric is produced:
+// a definition's `metrics:` block, a worker's reply, a command's JSON line.
+type MetricInfo struct {
+	Unit string `yaml:"unit" json:"unit,omitempty"`
+	// Better is "higher" or "lower" (result.ParseDirection reads it).
+	Better string `yaml:"better" json:"better,omitempty"`
+}
+
+// Declarer is an optional ability: a subject that learned its metrics' units and directions
+// from what it ran (a worker's reply, an exec command's JSON line). The engine records them on
+// the scenario's metrics; a definition's `metrics:` block overrides them.
+type Declarer interface {
+	Declared() map[string]MetricInfo
+}

@@ -14,21 +14,22 @@ var Categories = []string{"unit", "integration", "performance"}
 
 // definition is the YAML shape of one benchmark. Keys are checked strictly against its fields.
 type definition struct {
-	Name        string            `yaml:"name"`
-	Description string            `yaml:"description"`
-	Category    string            `yaml:"category"`
-	Model       string            `yaml:"model"`
-	Tags        []string          `yaml:"tags"`
-	Subject     map[string]any    `yaml:"subject"`
-	Params      map[string]any    `yaml:"params"`
-	Matrix      yaml.MapSlice     `yaml:"matrix"`
-	Exclude     []map[string]any  `yaml:"exclude"`
-	Include     []map[string]any  `yaml:"include"`
-	Load        load.Config       `yaml:"load"`
-	Requires    []string          `yaml:"requires"`
-	Budgets     map[string]string `yaml:"budgets"`
-	Skip        string            `yaml:"skip"`
-	Server      *launch.Config    `yaml:"server"`
+	Name        string                        `yaml:"name"`
+	Description string                        `yaml:"description"`
+	Category    string                        `yaml:"category"`
+	Model       string                        `yaml:"model"`
+	Tags        []string                      `yaml:"tags"`
+	Subject     map[string]any                `yaml:"subject"`
+	Params      map[string]any                `yaml:"params"`
+	Matrix      yaml.MapSlice                 `yaml:"matrix"`
+	Exclude     []map[string]any              `yaml:"exclude"`
+	Include     []map[string]any              `yaml:"include"`
+	Load        load.Config                   `yaml:"load"`
+	Requires    []string                      `yaml:"requires"`
+	Budgets     map[string]string             `yaml:"budgets"`
+	Metrics     map[string]subject.MetricInfo `yaml:"metrics"`
+	Skip        string                        `yaml:"skip"`
+	Server      *launch.Config                `yaml:"server"`
 }
 
 // Benchmark is one decoded definition.
@@ -51,6 +52,9 @@ type Benchmark struct {
 	Requires    []string
 	// Budgets are limits per metric, e.g. "latency_ms.p95": "<= 25".
 	Budgets map[string]string
+	// Metrics declare the unit and better direction of metrics the benchmark reports itself
+	// (`metrics: {throughput: {unit: items/s, better: higher}}`).
+	Metrics map[string]subject.MetricInfo
 	// Skip, when set, skips every scenario with this reason.
 	Skip string
 	// Server, when set, is started before each scenario (and shared by consecutive scenarios

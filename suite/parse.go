@@ -17,6 +17,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -132,7 +134,25 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		Name: d.Name, Description: d.Description, Category: d.Category, Model: d.Model,
 		Tags: d.Tags, File: path, Line: startOf(body).GetToken().Position.Line, Dir: filepath.Dir(path),
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
-		Budgets: d.Budgets, Skip: d.Skip, Server: d.Server,
+		Budgets: d.Budgets, Metrics: d.Metrics, Skip: d.Skip, Server: d.Server,
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Budgets)) {
+		node := valueNode(valueNode(body, "budgets"), k)
+		if _, _, err := compare.ParseBudget(d.Budgets[k]); err != nil {
+			errs = append(errs, at(path, node, fmt.Sprintf("budgets: %s: %v", k, err), ""))
+		}
+		if compare.IsRatioBudget(k) {
+			if _, err := compare.ParseRatio(k); err != nil {
+				errs = append(errs, at(path, node, "budgets: "+err.Error(), ""))
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Metrics)) {
+		if m := d.Metrics[name]; m.Better != "" {
+			if _, err := result.ParseDirection(m.Better); err != nil {
+				errs = append(errs, at(path, valueNode(valueNode(valueNode(body, "metrics"), name), "better"), fmt.Sprintf("metrics: %s: %v", name, err), ""))
+			}
+		}
 	}
 	if b.Name == "" {
 		errs = append(errs, at(path, startOf(body), `missing "name"`, ""))
@@ -316,7 +336,7 @@ func valueNode(node ast.Node, key string) ast.Node {
 		return nil
 	}
 	for _, kv := range m.Values {
-		if kv.Key.String() == key {
+		if k := kv.Key.String(); k == key || strings.Trim(k, `"'`) == key {
 			return kv.Value
 		}
 	}

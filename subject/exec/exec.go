@@ -1,7 +1,9 @@
 // Package exec is the subject that runs a command once per iteration. The command runs without a
 // shell (argv as given) unless `shell: true`; a non-zero exit is a failed iteration carrying the
 // tail of stderr; with `metrics: json` the last line of stdout is read as a JSON object of figures
-// ("latency_ms" there is the command's own timing of its work, and replaces the round trip).
+// ("latency_ms" there is the command's own timing of its work, and replaces the round trip). A
+// figure may be an object declaring its unit and direction: {"throughput": {"value": 1000,
+// "unit": "items/s", "better": "higher"}}.
 package exec
 
 import (
@@ -17,12 +19,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/kballard/go-shellquote"
 
 	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -77,9 +81,34 @@ type Command struct {
 	dir     string
 	env     []string
 	metrics bool
+
+	mu    sync.Mutex
+	decls map[string]subject.MetricInfo // declared in the JSON lines, the latest wins
 }
 
-var _ subject.Subject = (*Command)(nil)
+var (
+	_ subject.Subject  = (*Command)(nil)
+	_ subject.Declarer = (*Command)(nil)
+)
+
+func (c *Command) declare(d map[string]subject.MetricInfo) {
+	if len(d) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.decls == nil {
+		c.decls = map[string]subject.MetricInfo{}
+	}
+	maps.Copy(c.decls, d)
+}
+
+// Declared returns the units and directions the command's JSON lines declared.
+func (c *Command) Declared() map[string]subject.MetricInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.decls)
+}
 
 // Open prepares the command for one scenario.
 func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
@@ -221,10 +250,11 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		return o, &RunError{Argv: c.argv, Err: err, Stderr: strings.TrimSpace(stderr.String())}
 	}
 	if c.metrics {
-		vals, err := lastLineJSON(stdout.buf)
+		vals, decls, err := lastLineJSON(stdout.buf)
 		if err != nil {
 			return o, fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
 		}
+		c.declare(decls)
 		o.Values = vals
 		if items, ok := vals["items"]; ok {
 			if items < 0 || items > 1e9 || items != math.Trunc(items) {
@@ -263,25 +293,47 @@ func (e *RunError) Kind() string {
 	return "start"
 }
 
-func lastLineJSON(out []byte) (map[string]float64, error) {
+func lastLineJSON(out []byte) (map[string]float64, map[string]subject.MetricInfo, error) {
 	out = bytes.TrimRight(out, "\r\n\t ")
 	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
 		out = out[i+1:]
 	}
 	if len(out) == 0 {
-		return nil, errors.New("stdout is empty; want a JSON object on the last line")
+		return nil, nil, errors.New("stdout is empty; want a JSON object on the last line")
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(out, &raw); err != nil {
-		return nil, fmt.Errorf("last line %q is not a JSON object: %v", truncate(string(out), 80), err)
+		return nil, nil, fmt.Errorf("last line %q is not a JSON object: %v", truncate(string(out), 80), err)
 	}
 	vals := map[string]float64{}
+	var decls map[string]subject.MetricInfo
 	for k, v := range raw {
-		if f, ok := v.(float64); ok {
+		switch v := v.(type) {
+		case float64:
+			vals[k] = v
+		case map[string]any:
+			// {"value": 1000, "unit": "items/s", "better": "higher"}: a figure with its
+			// declaration.
+			f, ok := v["value"].(float64)
+			if !ok {
+				return nil, nil, fmt.Errorf("%q: an object must have a numeric \"value\" (with \"unit\" and \"better\": higher or lower)", k)
+			}
 			vals[k] = f
+			var d subject.MetricInfo
+			d.Unit, _ = v["unit"].(string)
+			d.Better, _ = v["better"].(string)
+			if d.Better != "" {
+				if _, err := result.ParseDirection(d.Better); err != nil {
+					return nil, nil, fmt.Errorf("%q: %w", k, err)
+				}
+			}
+			if decls == nil {
+				decls = map[string]subject.MetricInfo{}
+			}
+			decls[k] = d
 		}
 	}
-	return vals, nil
+	return vals, decls, nil
 }
 
 func truncate(s string, n int) string {

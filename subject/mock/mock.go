@@ -71,7 +71,19 @@ type Model struct {
 	calls, batch                       int
 }
 
-var _ subject.Subject = (*Model)(nil)
+var (
+	_ subject.Subject = (*Model)(nil)
+	_ subject.Setup   = (*Model)(nil)
+)
+
+// SetupValues reports the simulated framework's compile time (compile_time_ms) for a variant
+// that compiles; an eager model reports nothing.
+func (m *Model) SetupValues() map[string]float64 {
+	if m.compile <= 0 {
+		return nil
+	}
+	return map[string]float64{"compile_time_ms": m.compile}
+}
 
 // Open opens a mock model for one scenario.
 func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {

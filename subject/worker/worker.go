@@ -185,6 +185,7 @@ type Worker struct {
 	startup  time.Duration
 	closed   bool
 	closeErr error
+	decls    map[string]subject.MetricInfo // units and directions the worker declared ("metrics" in its replies)
 }
 
 var (
@@ -193,6 +194,7 @@ var (
 	_ subject.Processes = (*Worker)(nil)
 	_ subject.Describer = (*Worker)(nil)
 	_ subject.Setup     = (*Worker)(nil)
+	_ subject.Declarer  = (*Worker)(nil)
 )
 
 type helloReply struct {
@@ -212,6 +214,8 @@ type setupReply struct {
 	Device        string             `json:"device"`
 	Info          map[string]any     `json:"info"`
 	Values        map[string]float64 `json:"values"`
+	// Metrics declare units and directions: {"accuracy": {"unit": "ratio", "better": "higher"}}.
+	Metrics map[string]subject.MetricInfo `json:"metrics"`
 }
 
 type runReply struct {
@@ -226,6 +230,8 @@ type runReply struct {
 	IterValues   map[string][]*float64 `json:"iter_values"`
 	Values       map[string]float64    `json:"values"`
 	ElapsedMS    float64               `json:"elapsed_ms"`
+	// Metrics declare units and directions of the figures in iter_values and values.
+	Metrics map[string]subject.MetricInfo `json:"metrics"`
 }
 
 // Open starts the worker for one scenario, checks its hello and sets it up with the scenario's
@@ -408,6 +414,7 @@ func (w *Worker) DoBatch(ctx context.Context, r subject.Request, n int) ([]subje
 	if err := rr.check(); err != nil {
 		return nil, fmt.Errorf("worker %s: %s reply: %w", w.p.label, op, err)
 	}
+	w.declare(rr.Metrics) // w.mu is held
 	return observations(&rr, n, t0, t1), nil
 }
 
@@ -561,6 +568,30 @@ func (w *Worker) Describe() map[string]any {
 		d["setup"] = w.setup.Info
 	}
 	return d
+}
+
+// declare keeps declarations of a run reply; the caller holds w.mu.
+func (w *Worker) declare(d map[string]subject.MetricInfo) {
+	if len(d) == 0 {
+		return
+	}
+	if w.decls == nil {
+		w.decls = map[string]subject.MetricInfo{}
+	}
+	maps.Copy(w.decls, d)
+}
+
+// Declared returns the units and directions the worker declared in its setup and run replies
+// (the latest wins).
+func (w *Worker) Declared() map[string]subject.MetricInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := maps.Clone(w.setup.Metrics)
+	if out == nil {
+		out = map[string]subject.MetricInfo{}
+	}
+	maps.Copy(out, w.decls)
+	return out
 }
 
 // SetupValues reports what setup measured: load_time_ms (building the model), compile_time_ms

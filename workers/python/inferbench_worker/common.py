@@ -60,6 +60,7 @@ class Recorder:
         self.input_tokens = []
         self.output_tokens = []
         self.iter_values = {}
+        self.metrics = {}  # declared units and directions: {name: {"unit": ..., "better": ...}}
 
     def add(self, latency_ms, items=None, ttft_ms=None, token_ms=None, token_count=None,
             input_tokens=None, output_tokens=None, values=None):
@@ -80,6 +81,13 @@ class Recorder:
             _pad(self.output_tokens, i, 0).append(output_tokens)
         if values:
             for k, v in values.items():
+                if isinstance(v, dict) and "value" in v:
+                    # {"value": 1000, "unit": "items/s", "better": "higher"}: a figure with its
+                    # declaration (docs/metrics.md, "Directions").
+                    decl = {f: str(v[f]) for f in ("unit", "better") if v.get(f) is not None}
+                    if decl:
+                        self.metrics[k] = decl
+                    v = v["value"]
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     continue
                 _pad(self.iter_values.setdefault(k, []), i, None).append(float(v))
@@ -97,6 +105,8 @@ class Recorder:
                 out[key] = _column(col, n, fill)
         if self.iter_values:
             out["iter_values"] = {k: _pad(v, n, None) for k, v in self.iter_values.items()}
+        if self.metrics:
+            out["metrics"] = self.metrics
         return out
 
 

@@ -280,6 +280,14 @@ class UnitTest(unittest.TestCase):
         self.assertEqual(out["items"], 8)
         self.assertEqual(out["iter_values"], {"a": [None, 3.0, None]})
         self.assertEqual(out["ttft_ms"], [None, None, 0.5])
+        self.assertNotIn("metrics", out)
+
+    def test_recorder_declared_metrics(self):
+        rec = Recorder()
+        rec.add(1.0, values={"throughput": {"value": 1000, "unit": "items/s", "better": "higher"}})
+        out = rec.to_json()
+        self.assertEqual(out["iter_values"], {"throughput": [1000.0]})
+        self.assertEqual(out["metrics"], {"throughput": {"unit": "items/s", "better": "higher"}})
 
     def test_discover(self):
         got = discover.discover_file(os.path.join(DATA, "seed_bench.py"))

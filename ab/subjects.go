@@ -1,0 +1,74 @@
+package ab
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// Subjects returns the Sampler of two opened subjects: a block of n calls is n measured calls of
+// load.Single (one at a time, each bounded by cfg's timeout; a subject that batches is asked in
+// batches), and the value of a call is the metric the subject reported for it, or for latency_ms
+// the round trip when the subject did not time itself (e2e_ms: the round trip; ttft_ms: the
+// first token's arrival, for streaming servers).
+func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
+	if metric == "" {
+		metric = "latency_ms"
+	}
+	subs := [2]subject.Subject{a, b}
+	return func(ctx context.Context, v, n int) ([]float64, int, error) {
+		c := cfg
+		zero := 0
+		c.WarmupIterations, c.MeasurementIterations = &zero, &n
+		c.MinTime, c.MaxTime = 0, 0
+		sink := &blockSink{metric: metric}
+		if err := load.Single(ctx, subs[v], c, sink); err != nil {
+			return sink.values, sink.failed, err
+		}
+		if sink.missing > 0 && len(sink.values) == 0 {
+			return nil, sink.failed, fmt.Errorf("the subject reported no %s (it reports it per call, or the metric is latency_ms)", metric)
+		}
+		return sink.values, sink.failed, nil
+	}
+}
+
+// blockSink keeps the compared metric of each measured call.
+type blockSink struct {
+	mu      sync.Mutex
+	metric  string
+	values  []float64
+	failed  int
+	missing int
+}
+
+func (s *blockSink) Begin(load.Phase) {}
+
+func (s *blockSink) Observe(p load.Phase, o subject.Observation, err error) {
+	if p != load.Measure {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failed++
+		return
+	}
+	if v, ok := o.Values[s.metric]; ok {
+		s.values = append(s.values, v)
+		return
+	}
+	switch {
+	case (s.metric == "latency_ms" || s.metric == "e2e_ms") && !o.Start.IsZero():
+		s.values = append(s.values, float64(o.End.Sub(o.Start))/1e6)
+		return
+	case s.metric == "ttft_ms" && !o.FirstToken.IsZero():
+		s.values = append(s.values, float64(o.FirstToken.Sub(o.Start))/1e6)
+		return
+	}
+	s.missing++
+}
+
+var _ load.Sink = (*blockSink)(nil)

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferbench/inferbench/ab"
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/mockserver"
+	"github.com/inferbench/inferbench/workload"
+)
+
+// Two commands A/B'd through their own timing (exec JSON): B three times slower is a regression
+// (exit 3) with the ratio and its interval; the same command against itself passes.
+func TestABCommands(t *testing.T) {
+	fast := `exec:echo '{"latency_ms": 10}'`
+	slow := `exec:echo '{"latency_ms": 30}'`
+	code, out, errOut := runCLI(t, "", nil, "ab", fast, slow, "--exec-metrics", "--pairs", "4", "--block-calls", "3", "--warmup", "1")
+	if code != ExitRegression || !strings.Contains(out, "B/A = 3.0000") || !strings.Contains(out, "REGRESSION") {
+		t.Fatalf("ab fast slow: exit %d, want 3 with B/A = 3\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", nil, "ab", fast, fast, "--exec-metrics", "--pairs", "4", "--block-calls", "3", "--format", "json")
+	var r ab.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != ExitOK || r.Verdict != compare.Unchanged || r.Ratio != 1 || r.Pairs != 4 || len(r.Blocks) != 8 {
+		t.Fatalf("ab fast fast: exit %d, %v, %+v\n%s", code, err, r, errOut)
+	}
+	if code, _, errOut := runCLI(t, "", nil, "ab", fast, "nosuch/bench"); code != ExitUsage || !strings.Contains(errOut, "nosuch/bench") {
+		t.Errorf("ab with an unknown variant: exit %d, want 2 naming it\n%s", code, errOut)
+	}
+}
+
+// Two scenarios of one matrix are variants by their IDs.
+func TestABScenariosOfAMatrix(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "benches/cmd.yaml", `name: cmd
+subject: {kind: exec, command: ["echo", "{\"latency_ms\": {ms}}"], metrics: json}
+matrix:
+  ms: [10, 11]
+`)
+	code, out, errOut := runCLI(t, dir, nil, "ab", "cmd/ms=10", "cmd/ms=11", "--pairs", "3", "--block-calls", "2", "--threshold", "5")
+	if code != ExitRegression || !strings.Contains(out, "B/A = 1.1000") {
+		t.Fatalf("ab cmd/ms=10 cmd/ms=11: exit %d, want 3 with B/A = 1.1\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, dir, nil, "ab", "cmd/ms=10", "cmd/ms=12")
+	if code != ExitUsage || !strings.Contains(errOut, "cmd/ms=11") {
+		t.Errorf("ab with a scenario that does not exist: exit %d, want 2 listing the known ones\n%s", code, errOut)
+	}
+}
+
+func writeFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two servers are two URLs: B's first token comes 10 ms later, a regression of ttft_ms.
+func TestABServers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var urls [2]string
+	for i, ttft := range []float64{2, 12} {
+		u, err := mockserver.New(mockserver.Config{TTFT: workload.Fixed(ttft), ITL: workload.Fixed(1), OutputTokens: workload.Fixed(4)}).Start(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls[i] = u
+	}
+	code, out, errOut := runCLI(t, "", nil, "ab", "openai:"+urls[0], "openai:"+urls[1], "--model", "mock", "--metric", "ttft_ms",
+		"--pairs", "4", "--block-calls", "3", "--warmup", "1")
+	if code != ExitRegression || !strings.Contains(out, "ttft_ms (ms, better: lower)") {
+		t.Fatalf("ab of two servers: exit %d, want 3\n%s%s", code, out, errOut)
+	}
+}
