@@ -26,8 +26,6 @@ type AgentInfo struct {
 	Count int    `json:"count"`
 	// StartAt is the agreed wall-clock start (--start-at or the store barrier); zero when none.
 	StartAt time.Time `json:"start_at,omitzero"`
-	// Started is when this agent began measuring its first scenario, by its own clock.
-	Started time.Time `json:"started,omitzero"`
 	// ClockOffsetMS is this agent's clock minus the reference clock (the store's), when measured.
 	ClockOffsetMS *float64 `json:"clock_offset_ms,omitempty"`
 }

@@ -47,6 +47,8 @@ import (
 // that is how most people meet them.
 type Options struct {
 	Selection Selection // which scenarios run
+	// Scaleout makes the run one shard or one load agent of a group (scaleout.go).
+	Scaleout Scaleout
 
 	// Load overrides the definitions' load settings with the fields set (the command line's
 	// --iterations, --warmup, --min-time, --max-time, --timeout).
@@ -187,11 +189,18 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	scenarios, sh, err := SelectShard(ctx, p.o, scenarios) // select: this shard's part (scaleout.go)
+	if err != nil {
+		return nil, err
+	}
 	w, err := p.create(ctx, scenarios) // write: the run folder, run.log, a first run.json
 	if err != nil {
 		return nil, err
 	}
 	defer w.close()
+	if err := p.startPart(ctx, w, sh); err != nil { // scale-out: record the part, meet the agents
+		return nil, err
+	}
 	mon := p.startMonitors(ctx) // sample: the monitors' sources, open for the whole run
 	defer mon.close()
 	live, err := p.startLive(ctx, w)
@@ -219,9 +228,10 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 // pipeline is one run in progress: its options with the defaults applied, and the errors of the
 // stages so far.
 type pipeline struct {
-	o    Options
-	env  Env
-	errs []error
+	o          Options
+	env        Env
+	errs       []error
+	engineOpts []engine.Option // added by stages before execute (scaleout.go)
 }
 
 func newPipeline(o Options) (*pipeline, error) {
@@ -267,6 +277,9 @@ func newPipeline(o Options) (*pipeline, error) {
 	}
 	if o.NoStore && o.Baseline != "" {
 		return nil, usageErr("--baseline needs the history store: drop --no-store")
+	}
+	if err := o.Scaleout.validate(); err != nil {
+		return nil, err
 	}
 	env := Env{Dir: o.Dir, Vars: o.Env}
 	return &pipeline{o: o, env: env}, nil
