@@ -163,3 +163,70 @@ func TestShardFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeInterruptedShard: a shard whose run did not finish is named and fails the gate; with
+// --allow-missing the merge passes (it failed as "interrupted" before the merged run stopped
+// inheriting the part's partial flag).
+func TestMergeInterruptedShard(t *testing.T) {
+	proj := matrixProject(t)
+	out := t.TempDir()
+	var folders []string
+	for i := range 2 {
+		code, stdout, stderr := runCLI(t, proj, nil, "run", "--enable-mock", "--no-store", "--format", "none", "--group", "g-int", "--shard", fmt.Sprintf("%d/2", i), "--output-dir", filepath.Join(out, fmt.Sprint(i)))
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+		folders = append(folders, filepath.Join(out, fmt.Sprint(i), "latest"))
+	}
+	// Shard 1 was interrupted: its run.json says partial.
+	r, err := result.Load(folders[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Partial = true
+	if err := result.Save(folders[1], r); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, proj, nil, append([]string{"merge", "--no-store", "--format", "none", "--output-dir", filepath.Join(out, "m1")}, folders...)...)
+	if code != ExitError || !strings.Contains(stderr, "shard 1/2: run "+r.ID+" did not finish (partial)") {
+		t.Errorf("interrupted shard: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, proj, nil, append([]string{"merge", "--no-store", "--allow-missing", "--format", "none", "--output-dir", filepath.Join(out, "m2")}, folders...)...)
+	if code != 0 {
+		t.Errorf("--allow-missing with an interrupted shard: exit %d, %s", code, stderr)
+	}
+}
+
+// TestMergeGroupFromStore: shards recorded in the (shared) store are found by their group,
+// other groups' runs are left out, and the merged run is recorded too.
+func TestMergeGroupFromStore(t *testing.T) {
+	proj := matrixProject(t)
+	for i := range 3 {
+		code, stdout, stderr := runCLI(t, proj, nil, "run", "--enable-mock", "--format", "none", "--group", "g-store", "--shard", fmt.Sprintf("%d/3", i))
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+	}
+	// Another group's shard in the same store.
+	if code, _, stderr := runCLI(t, proj, nil, "run", "--enable-mock", "--format", "none", "--group", "other", "--shard", "0/3"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := runCLI(t, proj, nil, "merge", "--group", "g-store")
+	if code != 0 || !strings.Contains(stdout, "merged 3 of 3 shards of group g-store") {
+		t.Fatalf("merge --group: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m, err := result.Load(filepath.Join(proj, "benchmark_results", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Merged == nil || m.Summary.Total != 12 {
+		t.Fatalf("merged run %+v", m.Summary)
+	}
+	code, stdout, _ = runCLI(t, proj, nil, "history", "--runs")
+	if code != 0 || !strings.Contains(stdout, m.ID) {
+		t.Errorf("the merged run %s is not in the store:\n%s", m.ID, stdout)
+	}
+	if code, _, stderr := runCLI(t, proj, nil, "merge", "--group", "nobody"); code != ExitError || !strings.Contains(stderr, `no run of group "nobody"`) {
+		t.Errorf("unknown group: exit %d %s", code, stderr)
+	}
+}

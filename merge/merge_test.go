@@ -147,8 +147,8 @@ func TestMissingAndRetriedShards(t *testing.T) {
 	}
 	// Only the interrupted run of shard 1: named as unfinished, and the run is partial.
 	m3, _ := Runs([]*result.Run{runs[0], interrupted, runs[2], runs[3]}, Options{})
-	if len(m3.Merged.Missing) != 1 || !strings.Contains(m3.Merged.Missing[0], "did not finish") || !m3.Partial {
-		t.Errorf("interrupted shard: %+v partial=%v", m3.Merged.Missing, m3.Partial)
+	if len(m3.Merged.Missing) != 1 || !strings.Contains(m3.Merged.Missing[0], "did not finish") || m3.Partial || m3.Merged.Parts[1].Status != "partial" {
+		t.Errorf("interrupted shard: %+v partial=%v", m3.Merged, m3.Partial)
 	}
 }
 
