@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -31,8 +32,26 @@ func TestMain(m *testing.M) {
 }
 
 // netns is a network namespace joined to this one by a veth pair: the host end has .1, the
-// namespace end .2 of 10.213.<k>.0/24.
+// namespace end .2 of 10.<net>.<k>.0/24.
 type netns struct{ name, host, hostIP string }
+
+// freeNet picks the second octet of a 10.x.0.0/16 that no interface here uses, starting from
+// one derived from the process ID, so that concurrent test processes do not share routes.
+func freeNet(t *testing.T) int {
+	t.Helper()
+	out, err := exec.Command("ip", "-4", "-o", "addr").Output()
+	if err != nil {
+		t.Skipf("ip -4 addr: %v", err)
+	}
+	for i := range 100 {
+		x := 100 + (os.Getpid()+i)%100
+		if !strings.Contains(string(out), fmt.Sprintf(" 10.%d.", x)) {
+			return x
+		}
+	}
+	t.Skip("no free 10.x.0.0/16 for the test's veth links")
+	return 0
+}
 
 func sh(args ...string) error {
 	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
@@ -42,10 +61,10 @@ func sh(args ...string) error {
 	return nil
 }
 
-func makeNetns(t *testing.T, k int) netns {
+func makeNetns(t *testing.T, net, k int) netns {
 	t.Helper()
 	id := os.Getpid() % 100000
-	n := netns{name: fmt.Sprintf("ibtest%d-%d", id, k), host: fmt.Sprintf("ibh%d_%d", id, k), hostIP: fmt.Sprintf("10.213.%d.1", k)}
+	n := netns{name: fmt.Sprintf("ibtest%d-%d", id, k), host: fmt.Sprintf("ibh%d_%d", id, k), hostIP: fmt.Sprintf("10.%d.%d.1", net, k)}
 	peer := fmt.Sprintf("ibp%d_%d", id, k)
 	if err := sh("ip", "netns", "add", n.name); err != nil {
 		t.Skipf("cannot make network namespaces here (needs root and CAP_SYS_ADMIN): %v", err)
@@ -59,7 +78,7 @@ func makeNetns(t *testing.T, k int) netns {
 		{"ip", "link", "set", peer, "netns", n.name},
 		{"ip", "addr", "add", n.hostIP + "/24", "dev", n.host},
 		{"ip", "link", "set", n.host, "up"},
-		{"ip", "netns", "exec", n.name, "ip", "addr", "add", fmt.Sprintf("10.213.%d.2/24", k), "dev", peer},
+		{"ip", "netns", "exec", n.name, "ip", "addr", "add", fmt.Sprintf("10.%d.%d.2/24", net, k), "dev", peer},
 		{"ip", "netns", "exec", n.name, "ip", "link", "set", peer, "up"},
 		{"ip", "netns", "exec", n.name, "ip", "link", "set", "lo", "up"},
 	} {
@@ -98,8 +117,9 @@ func agentsInNetns(t *testing.T, barrier bool) {
 		want     = int(rate * 8)
 	)
 	var nss []netns
+	net := freeNet(t)
 	for k := range agents {
-		nss = append(nss, makeNetns(t, k))
+		nss = append(nss, makeNetns(t, net, k))
 	}
 	srv := mockserver.New(mockserver.Config{
 		TTFT:         workload.Dist{Kind: "lognormal", Mean: 10, Std: 4},
@@ -171,6 +191,12 @@ func agentsInNetns(t *testing.T, barrier bool) {
 	if sc.Status != result.StatusOK {
 		t.Fatalf("merged scenario %s: %s", sc.Status, sc.Error)
 	}
+	// The merge added the agents' histograms (it falls back to pooled samples without them).
+	var hs map[string]*stats.Histogram
+	data, _ := json.Marshal(sc.Extra[result.ExtraHistograms])
+	if err := json.Unmarshal(data, &hs); err != nil || hs["e2e_ms"] == nil || hs["e2e_ms"].N() != sc.Metrics["e2e_ms"].Summary.N {
+		t.Fatalf("merged histograms: %v %v", err, slices.Collect(maps.Keys(hs)))
+	}
 	got := sc.Iterations.Measured - sc.Iterations.Failed
 	st := srv.Stats()
 	t.Logf("merged: %d requests, requests_per_s %.2f, e2e p99 %.3f ms; server received %d", got, *sc.Metrics["requests_per_s"].Value, sc.Metrics["e2e_ms"].Summary.P99, st.Requests)
@@ -197,7 +223,7 @@ func agentsInNetns(t *testing.T, barrier bool) {
 		t.Errorf("merged e2e p99 %.3f ms, server's own p99 %.3f ms", client.P99, server.P99)
 	}
 	var sk result.Skew
-	data, _ := json.Marshal(sc.Extra[result.ExtraAgents])
+	data, _ = json.Marshal(sc.Extra[result.ExtraAgents])
 	if err := json.Unmarshal(data, &sk); err != nil || len(sk.Agents) != agents {
 		t.Fatalf("skew section: %v %s", err, data)
 	}

@@ -131,9 +131,11 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		var ms []result.Metric
+		var owners []agentScenario // owners[k] reported ms[k]
 		for _, p := range ps {
 			if m, ok := p.sc.Metrics[name]; ok {
 				ms = append(ms, m)
+				owners = append(owners, p)
 			}
 		}
 		m := ms[0]
@@ -149,7 +151,10 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 				out.Warnings = append(out.Warnings, warn)
 			}
 		default:
-			v, note := combineValue(name, m.Unit, ps, ms, &out, allWins, union)
+			v, note, ok := combineValue(name, m.Unit, owners, ms, &out, allWins, union)
+			if !ok {
+				continue // no agent had a value
+			}
 			m.Value = &v
 			if note != "" {
 				m.Note = note
@@ -233,13 +238,21 @@ func combineDist(name string, ps []agentScenario, ms []result.Metric, hists []ma
 
 // combineValue merges a single-value metric by what it measures: rates over the union window (or
 // summed), ratios recomputed from counts, peaks and one-off times as the maximum.
-func combineValue(name, unit string, ps []agentScenario, ms []result.Metric, out *result.Scenario, allWins bool, union result.Window) (float64, string) {
+func combineValue(name, unit string, ps []agentScenario, ms []result.Metric, out *result.Scenario, allWins bool, union result.Window) (float64, string, bool) {
 	vals := make([]float64, 0, len(ms))
 	for _, m := range ms {
 		if m.Value != nil {
 			vals = append(vals, *m.Value)
 		}
 	}
+	if len(vals) == 0 {
+		return 0, "", false
+	}
+	v, note := combineValues(name, unit, ps, ms, vals, out, allWins, union)
+	return v, note, true
+}
+
+func combineValues(name, unit string, ps []agentScenario, ms []result.Metric, vals []float64, out *result.Scenario, allWins bool, union result.Window) (float64, string) {
 	sum := 0.0
 	for _, v := range vals {
 		sum += v
@@ -259,7 +272,7 @@ func combineValue(name, unit string, ps []agentScenario, ms []result.Metric, out
 	case unit == "ratio":
 		w, tot := 0.0, 0.0
 		for k, m := range ms {
-			if m.Value == nil || k >= len(ps) {
+			if m.Value == nil {
 				continue
 			}
 			n := float64(ps[k].sc.Iterations.Measured)

@@ -118,6 +118,9 @@ func Runs(runs []*result.Run, opt Options) (*result.Run, error) {
 	switch kind {
 	case KindShards:
 		err = gatherShards(out, parts)
+		if planned := parts[0].Shard.Planned; err == nil && len(info.Missing) == 0 && len(out.Scenarios) != planned {
+			info.Missing = append(info.Missing, fmt.Sprintf("the shards hold %d scenarios, their plan %d", len(out.Scenarios), planned))
+		}
 	case KindAgents:
 		keep := opt.KeepSamples
 		if keep == 0 {

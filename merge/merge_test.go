@@ -251,3 +251,40 @@ func TestAgentsMergeExactly(t *testing.T) {
 		t.Errorf("start spread %v, agent 3 lag %v", sk.StartSpreadMS, *sk.Agents[3].StartLagMS)
 	}
 }
+
+// TestAgentValues: single values combine by what they measure, also when an agent lacks one.
+func TestAgentValues(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	mk := func(i, measured, failed int, vals map[string]result.Metric) *result.Run {
+		r := &result.Run{Schema: result.Schema, ID: fmt.Sprint("a", i), StartedAt: t0,
+			Agent: &result.AgentInfo{Group: "v", Index: i, Count: 3},
+			Scenarios: []result.Scenario{{Benchmark: "b", Scenario: "s", Status: result.StatusOK, StartedAt: t0, DurationS: 1,
+				Iterations: result.Iterations{Measured: measured, Failed: failed}, Metrics: vals}}}
+		r.Tally()
+		return r
+	}
+	runs := []*result.Run{
+		mk(0, 100, 10, map[string]result.Metric{"error_rate": {Unit: "ratio", Value: v(0.1)}, "ttft_coalesced_rate": {Unit: "ratio", Value: v(0.5)}, "memory_mb": {Unit: "MB", Value: v(10)}, "goodput_rps": {Unit: "1/s", Value: v(5)}}),
+		mk(1, 300, 0, map[string]result.Metric{"error_rate": {Unit: "ratio", Value: v(0)}, "memory_mb": {Unit: "MB", Value: v(30)}, "goodput_rps": {Unit: "1/s", Value: v(7)}}),
+		mk(2, 100, 0, map[string]result.Metric{"error_rate": {Unit: "ratio", Value: v(0)}, "ttft_coalesced_rate": {Unit: "ratio", Value: v(0.1)}, "memory_mb": {Unit: "MB", Value: v(20)}, "goodput_rps": {Unit: "1/s", Value: v(1)}}),
+	}
+	m, err := Runs(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for k, mt := range m.Scenarios[0].Metrics {
+		got[k] = *mt.Value
+	}
+	want := map[string]float64{
+		"error_rate":          10.0 / 500,                // from the counts
+		"ttft_coalesced_rate": (100*0.5 + 100*0.1) / 200, // weighted by the agents that reported it
+		"memory_mb":           30,                        // the largest
+		"goodput_rps":         13,                        // summed
+	}
+	for k, w := range want {
+		if math.Abs(got[k]-w) > 1e-12 {
+			t.Errorf("%s = %v, want %v", k, got[k], w)
+		}
+	}
+}
