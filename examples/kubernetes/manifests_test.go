@@ -117,6 +117,41 @@ func TestManifests(t *testing.T) {
 	}
 }
 
+// TestAgentsJob: the load agents' Indexed Job runs as many agents as it has pods, all at once,
+// meeting at the store's barrier.
+func TestAgentsJob(t *testing.T) {
+	var secret corev1.Secret
+	var j batchv1.Job
+	decode(t, "secret.yaml", &secret)
+	decode(t, "agents-job.yaml", &j)
+	spec := j.Spec
+	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion || spec.Completions == nil || spec.Parallelism == nil {
+		t.Fatal("agents job is not an Indexed Job with completions and parallelism")
+	}
+	if *spec.Parallelism != *spec.Completions {
+		t.Errorf("parallelism %d != completions %d: the barrier waits for every agent at once", *spec.Parallelism, *spec.Completions)
+	}
+	if spec.BackoffLimit == nil || *spec.BackoffLimit != 0 {
+		t.Error("a retried agent would start alone: backoffLimit must be 0")
+	}
+	c := spec.Template.Spec.Containers[0]
+	n := itoa(*spec.Completions)
+	if e := env(c, "JOB_COMPLETIONS"); e == nil || e.Value != n {
+		t.Errorf("JOB_COMPLETIONS %v, completions %s", e, n)
+	}
+	for _, want := range []string{"run", "--agents=" + n, "--agent=auto", "--start-at=barrier"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("agent args %v lack %s", c.Args, want)
+		}
+	}
+	if s := env(c, "INFERBENCH_STORE"); s == nil || s.ValueFrom == nil || s.ValueFrom.SecretKeyRef == nil || s.ValueFrom.SecretKeyRef.Name != secret.Name {
+		t.Errorf("the barrier needs the shared store from the Secret: %+v", s)
+	}
+	if g := env(c, "INFERBENCH_GROUP"); g == nil || g.ValueFrom == nil || g.ValueFrom.FieldRef == nil {
+		t.Errorf("INFERBENCH_GROUP is not the Job's name: %+v", g)
+	}
+}
+
 func itoa(n int32) string {
 	return strings.TrimSpace(resource.NewQuantity(int64(n), resource.DecimalSI).String())
 }
