@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,9 +120,4 @@ func Meet(ctx context.Context, b Barrier, group string, index, count int, host s
 		case <-time.After(o.Poll):
 		}
 	}
-}
-
-// SortArrivals orders arrivals by index (for stable output).
-func SortArrivals(as []Arrival) {
-	slices.SortFunc(as, func(a, b Arrival) int { return a.Index - b.Index })
 }
