@@ -136,6 +136,7 @@ func TestShardFlagErrors(t *testing.T) {
 		{[]string{"--agents", "4", "--group", "g"}, nil, "--agent"},
 		{[]string{"--agents", "4", "--agent", "4", "--group", "g"}, nil, "want 0 to 3"},
 		{[]string{"--agents", "2", "--agent", "1", "--group", "g", "--start-at", "soon"}, nil, "RFC 3339"},
+		{[]string{"--agents", "2", "--agent", "1", "--group", "g", "--shard", "0/2"}, nil, "not both"},
 	} {
 		code, _, stderr := runCLI(t, proj, c.env, append([]string{"run", "--enable-mock", "--no-store", "--dry-run"}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {

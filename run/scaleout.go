@@ -52,6 +52,9 @@ func (s Scaleout) validate() error {
 	if strings.ContainsAny(s.Group, " \t\n/") {
 		return usageErr("--group %q: no spaces or slashes", s.Group)
 	}
+	if s.Shard != nil && s.Agents > 0 {
+		return usageErr("--shard and --agents: a run is one shard of a suite or one agent of a load, not both")
+	}
 	if s.Shard != nil {
 		if err := s.Shard.Validate(); err != nil {
 			return usageErr("--shard: %v", err)
