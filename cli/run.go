@@ -39,6 +39,7 @@ type runFlags struct {
 	noStore      bool
 	alerts       alertFlags
 	live         web.LiveRun
+	scaleout     scaleoutFlags // --shard, --agents (scaleout.go)
 }
 
 func newRun(o *IO) *cobra.Command {
@@ -67,6 +68,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			if rf.dryRun {
 				scs, err := run.Select(opts.Selection, env(o))
 				if err != nil {
+					return codeOf(err)
+				}
+				if scs, _, err = run.SelectShard(cmd.Context(), opts, scs); err != nil {
 					return codeOf(err)
 				}
 				for _, sc := range scs {
@@ -108,6 +112,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	rf.sf.register(f)
 	rf.cf.register(f)
 	rf.alerts.register(f)
+	rf.scaleout.register(f)
 	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
 	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
 	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
@@ -156,6 +161,9 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	}
 	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
 		return opts, codeOf(err)
+	}
+	if opts.Scaleout, err = rf.scaleout.options(o); err != nil {
+		return opts, err
 	}
 	sel := &opts.Selection
 	if sel.Benchmarks, sel.Filter.Model, err = quick.Modes(rf.quick).Benchmarks(sel.Filter.Model, env(o).WorkDir()); err != nil {

@@ -35,9 +35,10 @@ type collector struct {
 	items        int
 	outputTokens int
 	counted      bool
-	streamed     int      // measured requests with a first token
-	coalesced    int      // of those, requests whose first content event came in one read with the next
-	rep          reported // figures from serving drivers (report.go)
+	streamed     int                         // measured requests with a first token
+	coalesced    int                         // of those, requests whose first content event came in one read with the next
+	rep          reported                    // figures from serving drivers (report.go)
+	hists        map[string]*stats.Histogram // full-resolution copies, when kept (scaleout.go)
 }
 
 func newCollector(maxSamples int) *collector {
@@ -61,6 +62,14 @@ func (c *collector) add(name string, v float64) {
 		c.order = append(c.order, name)
 	}
 	d.Add(v)
+	if c.hists != nil {
+		h, ok := c.hists[name]
+		if !ok {
+			h = stats.NewHistogram()
+			c.hists[name] = h
+		}
+		h.Add(v)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -217,6 +226,7 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 		}
 	}
 	c.rep.fill(r)
+	c.fillScaleout(r)
 	if len(c.errKinds) > 0 {
 		r.Extra.ErrorsByKind = c.errKinds
 	}

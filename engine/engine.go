@@ -16,6 +16,7 @@ import (
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -44,6 +45,9 @@ type Engine struct {
 	serverLogs string         // folder of server logs (server.go); "" discards them
 	server     *launch.Server // the server under test now running, shared by scenarios
 	redact     *redact.Redactor
+	agent      *Agent // one of several load agents (scaleout.go)
+	histograms bool   // keep full-resolution histograms (scaleout.go)
+	started    bool   // the agent's start time has passed
 }
 
 // Option configures an Engine.
@@ -140,7 +144,11 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		r.DurationS = time.Since(r.StartedAt).Seconds()
 	}()
 	cfg := b.Load.Merge(e.load).WithParams(sc.Params)
-	if err := cfg.Validate(); err != nil {
+	var err error
+	if e.agent != nil {
+		cfg, err = e.agent.Split(cfg)
+	}
+	if err := errors.Join(err, cfg.Validate()); err != nil {
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: load: %v", sc.ID(), err)
 		return r
 	}
@@ -185,6 +193,9 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	}
 
 	col := newCollector(e.samplesFor(cfg))
+	if e.histograms || e.agent != nil {
+		col.hists = map[string]*stats.Histogram{}
+	}
 	var stops []func(*result.Scenario)
 	col.onPhase = func(p load.Phase) {
 		if p != load.Measure {
@@ -216,7 +227,14 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 			}()
 		}
 	}
-	derr := driver(ctx, subj, cfg, e.redactSink(sink))
+	var drive subject.Subject = subj
+	if e.agent != nil {
+		drive = agentSubject{subj, e.agent.Index, e.agent.Count}
+	}
+	derr := e.waitStart(ctx)
+	if derr == nil {
+		derr = driver(ctx, drive, cfg, e.redactSink(sink))
+	}
 	// Probes stop after the collector has filled the metrics, so that they can relate what they
 	// saw to them (energy per item needs the throughput).
 	col.fill(&r, e.keep)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/inferbench/inferbench/stats"
 )
 
 // Extra holds a scenario's sections beyond its metrics (run.json's "extra"): what the monitors
@@ -19,6 +21,11 @@ type Extra struct {
 	Sweep        []SweepStep    // "sweep": the steps of a sweep load
 	ClientBound  bool           // "client_bound": the client may have limited the figures (see the warnings)
 	ErrorsByKind map[string]int // "errors_by_kind": failed measured calls by kind (http_503, timeout, ...)
+	// Scale-out (docs/scale-out.md): what load agents keep so that their merge is exact, and
+	// what the merge says of them.
+	Window     *Window                     // "window": the measured window and its counts
+	Histograms map[string]*stats.Histogram // "histograms": full-resolution, by metric name
+	Agents     *Skew                       // "agents": how the agents of a merged scenario lined up
 	// Other holds sections by name that none of the fields above takes, as raw JSON.
 	Other map[string]json.RawMessage
 }
@@ -32,6 +39,9 @@ const (
 	SectionSweep        = "sweep"
 	SectionClientBound  = "client_bound"
 	SectionErrorsByKind = "errors_by_kind"
+	SectionWindow       = "window"
+	SectionHistograms   = "histograms"
+	SectionAgents       = "agents"
 )
 
 // Resources is the resource monitors' report of a scenario's measured window (docs/results.md,
@@ -161,7 +171,8 @@ type SweepStep struct {
 // IsZero reports whether no section is present (run.json then has no "extra").
 func (e Extra) IsZero() bool {
 	return e.Resources == nil && e.Server == nil && e.SLO == nil && e.SteadyWindow == nil &&
-		e.Sweep == nil && !e.ClientBound && e.ErrorsByKind == nil && len(e.Other) == 0
+		e.Sweep == nil && !e.ClientBound && e.ErrorsByKind == nil && e.Window == nil &&
+		e.Histograms == nil && e.Agents == nil && len(e.Other) == 0
 }
 
 // sections returns the present sections by name.
@@ -190,6 +201,15 @@ func (e Extra) sections() map[string]any {
 	}
 	if e.ErrorsByKind != nil {
 		m[SectionErrorsByKind] = e.ErrorsByKind
+	}
+	if e.Window != nil {
+		m[SectionWindow] = e.Window
+	}
+	if e.Histograms != nil {
+		m[SectionHistograms] = e.Histograms
+	}
+	if e.Agents != nil {
+		m[SectionAgents] = e.Agents
 	}
 	return m
 }
@@ -234,6 +254,14 @@ func (e *Extra) setRaw(name string, data json.RawMessage) error {
 		dst = &e.ClientBound
 	case SectionErrorsByKind:
 		dst = &e.ErrorsByKind
+	case SectionWindow:
+		e.Window = new(Window)
+		dst = e.Window
+	case SectionHistograms:
+		dst = &e.Histograms
+	case SectionAgents:
+		e.Agents = new(Skew)
+		dst = e.Agents
 	default:
 		if e.Other == nil {
 			e.Other = map[string]json.RawMessage{}
@@ -285,6 +313,21 @@ func (e *Extra) Set(name string, v any) error {
 	case map[string]int:
 		if name == SectionErrorsByKind {
 			e.ErrorsByKind = x
+			return nil
+		}
+	case *Window:
+		if name == SectionWindow {
+			e.Window = x
+			return nil
+		}
+	case map[string]*stats.Histogram:
+		if name == SectionHistograms {
+			e.Histograms = x
+			return nil
+		}
+	case *Skew:
+		if name == SectionAgents {
+			e.Agents = x
 			return nil
 		}
 	}

@@ -29,6 +29,10 @@ type Run struct {
 	Config      Config         `json:"config"`
 	Summary     Summary        `json:"summary"`
 	Scenarios   []Scenario     `json:"scenarios"`
+	// Scale-out (scaleout.go): one shard or agent of a group, or a merge of a group's runs.
+	Shard  *ShardInfo `json:"shard,omitempty"`
+	Agent  *AgentInfo `json:"agent,omitempty"`
+	Merged *MergeInfo `json:"merged,omitempty"`
 }
 
 // Config records how the run was asked for.

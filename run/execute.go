@@ -133,6 +133,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	if p.o.Listener != nil {
 		opts = append(opts, engine.WithListener(p.o.Listener))
 	}
+	opts = append(opts, p.engineOpts...)
 	opts = append(opts, mon.options()...)
 	opts = append(opts, watch.options()...)
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)

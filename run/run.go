@@ -48,6 +48,8 @@ import (
 // that is how most people meet them.
 type Options struct {
 	Selection Selection // which scenarios run
+	// Scaleout makes the run one shard or one load agent of a group (scaleout.go).
+	Scaleout Scaleout
 
 	// Load overrides the definitions' load settings with the fields set (the command line's
 	// --iterations, --warmup, --min-time, --max-time, --timeout).
@@ -189,12 +191,19 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	scenarios, sh, err := SelectShard(ctx, p.o, scenarios) // select: this shard's part (scaleout.go)
+	if err != nil {
+		return nil, err
+	}
 	p.learnSecrets(scenarios)
 	w, err := p.create(ctx, scenarios) // write: the run folder, run.log, a first run.json
 	if err != nil {
 		return nil, err
 	}
 	defer w.close()
+	if err := p.startPart(ctx, w, sh); err != nil { // scale-out: record the part, meet the agents
+		return nil, err
+	}
 	mon := p.startMonitors(ctx) // sample: the monitors' sources, open for the whole run
 	defer mon.close()
 	watch, err := p.startWatchers(ctx, w)
@@ -232,8 +241,9 @@ type pipeline struct {
 	// red hides the run's secrets in everything it writes: it learns them here, where they
 	// enter (flags, URLs, the environment, subject configurations), and the engine runs what
 	// servers and processes send back through it (redact.go).
-	red *redact.Redactor
-	alt string // where the whole run went when its folder could not take it (execute.go)
+	red        *redact.Redactor
+	alt        string          // where the whole run went when its folder could not take it (execute.go)
+	engineOpts []engine.Option // added by stages before execute (scaleout.go)
 }
 
 func newPipeline(o Options) (*pipeline, error) {
@@ -279,6 +289,9 @@ func newPipeline(o Options) (*pipeline, error) {
 	}
 	if o.NoStore && o.Baseline != "" {
 		return nil, usageErr("--baseline needs the history store: drop --no-store")
+	}
+	if err := o.Scaleout.validate(); err != nil {
+		return nil, err
 	}
 	red := newRedactor(&o)
 	env := Env{Dir: o.Dir, Vars: o.Env}

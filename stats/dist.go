@@ -69,7 +69,7 @@ func (d *Dist) Add(x float64) {
 
 // overflow moves d from raw samples to the histogram and the reservoir.
 func (d *Dist) overflow() {
-	d.hist = hdrhistogram.New(1, int64(histHighest), histDigits)
+	d.hist = newHDR()
 	for _, v := range d.raw {
 		d.record(v)
 	}
@@ -77,13 +77,8 @@ func (d *Dist) overflow() {
 }
 
 func (d *Dist) record(x float64) {
-	v := int64(math.Round(x * histScale))
-	if v < 1 {
-		v = 1
-		d.clamped++
-	}
-	if v > int64(histHighest) {
-		v = int64(histHighest)
+	v, clamped := histValue(x)
+	if clamped {
 		d.clamped++
 	}
 	_ = d.hist.RecordValue(v)
@@ -146,36 +141,5 @@ func (d *Dist) Summary() (Summary, error) {
 	if d.hist == nil {
 		return Summarize(d.raw)
 	}
-	q := func(p float64) float64 { return float64(d.hist.ValueAtPercentile(p)) / histScale }
-	s := Summary{
-		N: d.n, Mean: d.mean, Min: d.lo, Max: d.hi,
-		Median: q(50), P25: q(25), P75: q(75), P90: q(90), P95: q(95), P99: q(99),
-		Approximate: true,
-	}
-	if d.n > 1 {
-		s.Std = math.Sqrt(d.m2 / float64(d.n-1))
-	}
-	if s.Mean != 0 {
-		s.CV = s.Std / math.Abs(s.Mean)
-	}
-	v := q(99.9)
-	s.P999 = &v
-	if lo, hi, ok := MedianCI(d.n, 0.95); ok {
-		loP, hiP := 100*float64(lo)/float64(d.n-1), 100*float64(hi)/float64(d.n-1)
-		s.MedianCI = &Interval{Lo: q(loP), Hi: q(hiP), Confidence: 0.95}
-	}
-	iqr := s.P75 - s.P25
-	s.Outliers = int(d.hist.TotalCount())
-	lo, hi := s.P25-1.5*iqr, s.P75+1.5*iqr
-	for _, b := range d.hist.Distribution() {
-		mid := float64(b.From+b.To) / 2 / histScale
-		if mid >= lo && mid <= hi {
-			s.Outliers -= int(b.Count)
-		}
-	}
-	s.Warnings = append(s.Warnings, "percentiles from an HDR histogram (3 significant digits): more samples than held raw")
-	if d.clamped > 0 {
-		s.Warnings = append(s.Warnings, "some samples were outside the histogram's range and were clamped")
-	}
-	return s, nil
+	return histSummary(d.hist, d.n, d.mean, d.m2, d.lo, d.hi, d.clamped, ": more samples than held raw"), nil
 }

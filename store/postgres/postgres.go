@@ -144,3 +144,33 @@ func (b *bounded) History(ctx context.Context, q store.Query) ([]store.Point, er
 	r, err := b.Store.History(octx, q)
 	return r, b.explain("history", ctx, octx, err)
 }
+
+// The store's optional interfaces (store.Barrier, store.Clock) pass through the bound too: a
+// wrapper that hid them made --start-at barrier say "the store has no barrier".
+var (
+	_ store.Barrier = (*bounded)(nil)
+	_ store.Clock   = (*bounded)(nil)
+	// What bounded wraps has them: the assertions below cannot fail.
+	_ store.Barrier = (*sqlstore.DB)(nil)
+	_ store.Clock   = (*sqlstore.DB)(nil)
+)
+
+func (b *bounded) Arrive(ctx context.Context, group string, index int, host string, at time.Time) error {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	return b.explain("barrier arrive", ctx, octx, b.Store.(store.Barrier).Arrive(octx, group, index, host, at))
+}
+
+func (b *bounded) Arrivals(ctx context.Context, group string, since time.Time) ([]store.Arrival, error) {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	r, err := b.Store.(store.Barrier).Arrivals(octx, group, since)
+	return r, b.explain("barrier arrivals", ctx, octx, err)
+}
+
+func (b *bounded) Now(ctx context.Context) (time.Time, error) {
+	octx, cancel := b.ctx(ctx)
+	defer cancel()
+	r, err := b.Store.(store.Clock).Now(octx)
+	return r, b.explain("clock", ctx, octx, err)
+}

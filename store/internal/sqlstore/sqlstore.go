@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferbench/inferbench/result"
@@ -38,8 +39,9 @@ type Dialect struct {
 
 // DB is a store over a database/sql handle.
 type DB struct {
-	db *sql.DB
-	d  Dialect
+	db      *sql.DB
+	d       Dialect
+	barrier atomic.Bool // the barrier's table exists (barrier.go)
 }
 
 var _ store.Store = (*DB)(nil)

@@ -1,0 +1,219 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/shard"
+	"github.com/inferbench/inferbench/store"
+	"github.com/inferbench/inferbench/suite"
+)
+
+// Scale-out: a run that is one part of a group on several machines (docs/scale-out.md). A shard
+// runs its part of the selected scenarios (package shard); an agent sends its part of the load to
+// a server that other agents load too (engine.Agent). Both record their part, and
+// `inferbench merge` (package merge) makes one run of the group.
+
+// Scaleout makes a run one part of a group. The zero value is a whole run.
+type Scaleout struct {
+	// Group names the run group the parts share; required with Shard or Agents.
+	Group string
+	// Shard, when set, runs only that shard of the selected scenarios.
+	Shard *shard.Spec
+	// ShardCosts balances the shards by the scenario durations of this run (a run.json, a run
+	// folder, a run ID or baseline:NAME in the store); every shard must name the same.
+	ShardCosts string
+	// Agents > 0 makes the run agent Agent (0-based) of Agents loading one server together.
+	Agents, Agent int
+	// StartAt is the agreed wall-clock start of the load; with Barrier the agents agree on one
+	// at the store's start barrier (waiting at most BarrierTimeout, 10 min when 0).
+	StartAt        time.Time
+	Barrier        bool
+	BarrierTimeout time.Duration
+}
+
+func (s Scaleout) validate() error {
+	if s.Shard == nil && s.Agents == 0 {
+		if s.ShardCosts != "" {
+			return usageErr("--shard-costs needs --shard")
+		}
+		return nil
+	}
+	if s.Group == "" {
+		return usageErr("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s", shard.EnvGroup)
+	}
+	if strings.ContainsAny(s.Group, " \t\n/") {
+		return usageErr("--group %q: no spaces or slashes", s.Group)
+	}
+	if s.Shard != nil && s.Agents > 0 {
+		return usageErr("--shard and --agents: a run is one shard of a suite or one agent of a load, not both")
+	}
+	if s.Shard != nil {
+		if err := s.Shard.Validate(); err != nil {
+			return usageErr("--shard: %v", err)
+		}
+	}
+	if s.Agents > 0 && (s.Agent < 0 || s.Agent >= s.Agents) {
+		return usageErr("--agent %d: want 0 to %d (0-based)", s.Agent, s.Agents-1)
+	}
+	if !s.StartAt.IsZero() && time.Until(s.StartAt) > 24*time.Hour {
+		return usageErr("--start-at %s is more than a day away", s.StartAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// SelectShard returns the scenarios of o's shard of scenarios (all of them when o has no shard)
+// and the shard's record. A shard may get none (more shards than scenarios): its run is empty.
+func SelectShard(ctx context.Context, o Options, scenarios []*suite.Scenario) ([]*suite.Scenario, *result.ShardInfo, error) {
+	s := o.Scaleout
+	if err := s.validate(); err != nil {
+		return nil, nil, err
+	}
+	if s.Shard == nil {
+		return scenarios, nil, nil
+	}
+	env := Env{Dir: o.Dir, Vars: o.Env}
+	if env.Vars == nil {
+		env.Vars = os.Environ()
+	}
+	costs := map[string]float64{}
+	if s.ShardCosts != "" {
+		ref, err := loadRef(ctx, s.ShardCosts, o.Store, env)
+		if err != nil {
+			return nil, nil, usageErr("--shard-costs %s: %v", s.ShardCosts, err)
+		}
+		for _, sc := range ref.Scenarios {
+			if sc.Status != result.StatusSkipped {
+				costs[sc.ID()] = sc.DurationS
+			}
+		}
+	}
+	items := make([]shard.Item, len(scenarios))
+	for i, sc := range scenarios {
+		items[i] = shard.Item{ID: sc.ID(), Cost: costs[sc.ID()]}
+	}
+	mine, plan, err := shard.Select(items, *s.Shard)
+	if err != nil {
+		return nil, nil, usageErr("--shard: %v", err)
+	}
+	out := make([]*suite.Scenario, len(mine))
+	for i, k := range mine {
+		out[i] = scenarios[k]
+	}
+	return out, &result.ShardInfo{
+		Group: s.Group, Index: s.Shard.Index, Count: s.Shard.Count, Planned: len(scenarios), Assigned: len(out),
+		Balance: plan.Balance, CostsFrom: s.ShardCosts, Plan: plan.Digest,
+	}, nil
+}
+
+// loadRef reads a run from a file or folder, else from the store (a run ID or baseline:NAME).
+func loadRef(ctx context.Context, ref, storeLoc string, env Env) (*result.Run, error) {
+	if _, err := os.Stat(env.Path(ref)); err == nil {
+		return result.Load(env.Path(ref))
+	}
+	st, err := OpenStore(ctx, storeLoc, env)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return store.Resolve(ctx, st, ref)
+}
+
+// agentInfo is the run's record of its agent, nil for a whole run.
+func (s Scaleout) agentInfo() *result.AgentInfo {
+	if s.Agents == 0 {
+		return nil
+	}
+	return &result.AgentInfo{Group: s.Group, Index: s.Agent, Count: s.Agents, StartAt: s.StartAt}
+}
+
+// meet measures the agent's clock offset against the store's clock (PostgreSQL has one) and,
+// with Barrier, waits at the store's start barrier for the other agents and takes the start they
+// agree on. It updates a.
+func (p *pipeline) meet(ctx context.Context, a *result.AgentInfo) error {
+	s := p.o.Scaleout
+	if a == nil || (p.o.NoStore && !s.Barrier) {
+		return nil
+	}
+	st, err := OpenStore(ctx, p.o.Store, p.env)
+	if err != nil {
+		if s.Barrier {
+			return fmt.Errorf("--start-at barrier: %w", err)
+		}
+		fmt.Fprintf(p.o.Stderr, "inferbench: clock offset not measured: %v\n", err)
+		return nil
+	}
+	defer st.Close()
+	var offset time.Duration
+	if c, ok := st.(store.Clock); ok {
+		off, unc, err := store.Offset(ctx, c)
+		switch {
+		case err == nil:
+			offset = off
+			ms := float64(off) / 1e6
+			a.ClockOffsetMS = &ms
+			if unc > 50*time.Millisecond {
+				fmt.Fprintf(p.o.Stderr, "inferbench: clock offset %v measured with an uncertainty of ±%v (a slow link to the store)\n", off, unc)
+			}
+		case !errors.Is(err, errors.ErrUnsupported):
+			fmt.Fprintf(p.o.Stderr, "inferbench: clock offset not measured: %v\n", err)
+		}
+	}
+	if !s.Barrier {
+		return nil
+	}
+	b, ok := st.(store.Barrier)
+	if !ok {
+		return usageErr("--start-at barrier: the store %s has no barrier", store.Redact(StoreLocation(p.o.Store, p.env)))
+	}
+	host, _ := os.Hostname()
+	start, err := store.Meet(ctx, b, a.Group, a.Index, a.Count, host, store.MeetOptions{Offset: offset, Timeout: s.BarrierTimeout})
+	if err != nil {
+		return err
+	}
+	a.StartAt = start
+	return nil
+}
+
+// startPart records the run's part of its group (shard, agent) and meets the other agents.
+func (p *pipeline) startPart(ctx context.Context, w *writer, sh *result.ShardInfo) error {
+	a := p.o.Scaleout.agentInfo()
+	if err := p.meet(ctx, a); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.run.Shard, w.run.Agent = sh, a
+	w.mu.Unlock()
+	if a != nil {
+		p.engineOpts = append(p.engineOpts, engine.WithAgent(engine.Agent{Index: a.Index, Count: a.Count, StartAt: a.StartAt}))
+	}
+	return nil
+}
+
+// Judge records a run made elsewhere (by merge.Runs) in the store, judges it against the
+// baseline and budgets, and renders it, as Run does for its own; the run's folder is dir (where
+// compare.json and report.html go). The error is Run's: ErrFailed, a *VerdictError, I/O errors.
+func Judge(ctx context.Context, o Options, dir string, r *result.Run) error {
+	p, err := newPipeline(o)
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		return usageErr("judge: no run folder")
+	}
+	dir = filepath.Clean(dir)
+	st := p.record(ctx, dir, r)
+	v := p.judge(ctx, st, r)
+	p.render(ctx, dir, r, v, nil)
+	if st != nil {
+		st.Close()
+	}
+	return p.result(r, dir, v)
+}
