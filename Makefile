@@ -56,8 +56,10 @@ release:
 
 # The example suite in benches/: mock models, commands, Go functions, and whatever else this
 # machine can run (definitions whose requirements are missing are skipped with the reason).
+# Only benches/: examples/gofunc/benches holds definitions of functions that only the example's own
+# binary registers (go run ./examples/gofunc run examples/gofunc).
 demo: build
-	./$(BIN) run --enable-mock
+	./$(BIN) run --enable-mock benches
 
 test: test-go test-python
 
