@@ -78,7 +78,11 @@ func Select(sel Selection, env Env) ([]*suite.Scenario, error) {
 		return nil, err
 	}
 	if len(scenarios) == 0 {
-		return nil, usageErr("no scenario selected (%d benchmarks found; see 'inferbench list')", len(benches))
+		where := ""
+		if len(benches) == 0 && sel.Benchmarks == nil {
+			where = ": " + suite.SearchDescription(roots(sel, env))
+		}
+		return nil, usageErr("no scenario selected (%d benchmarks found; see 'inferbench list')%s", len(benches), where)
 	}
 	return scenarios, nil
 }
@@ -90,14 +94,7 @@ func Discover(sel Selection, env Env) ([]*suite.Benchmark, error) {
 	if sel.Benchmarks != nil {
 		return sel.Benchmarks, nil
 	}
-	roots := []string{env.WorkDir()}
-	if len(sel.Paths) > 0 {
-		roots = make([]string, len(sel.Paths))
-		for i, a := range sel.Paths {
-			roots[i] = env.Path(a)
-		}
-	}
-	benches, err := suite.Load(env.Lookup, roots...)
+	benches, err := suite.Load(env.Lookup, roots(sel, env)...)
 	var es suite.Errors
 	if errors.As(err, &es) {
 		return nil, UsageError(fmt.Errorf("%d problem(s) in benchmark definitions:\n%w", len(es), es))
@@ -109,6 +106,18 @@ func Discover(sel Selection, env Env) ([]*suite.Benchmark, error) {
 		benches = append(benches, funcBenchmarks(benches)...)
 	}
 	return benches, nil
+}
+
+// roots are the folders or files searched: sel.Paths, or the working directory.
+func roots(sel Selection, env Env) []string {
+	if len(sel.Paths) == 0 {
+		return []string{env.WorkDir()}
+	}
+	out := make([]string, len(sel.Paths))
+	for i, a := range sel.Paths {
+		out[i] = env.Path(a)
+	}
+	return out
 }
 
 // funcBenchmarks makes a benchmark of every registered Go function no definition names.
@@ -140,12 +149,20 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	if err != nil {
 		return nil, err
 	}
-	var out []*suite.Scenario
+	var all, out []*suite.Scenario
 	for _, b := range benches {
 		for _, sc := range b.Expand(set) {
+			all = append(all, sc)
 			if sel.Filter.Match(sc) {
 				out = append(out, sc)
 			}
+		}
+	}
+	// A pattern naming nothing is a typo or a stale name (seed 004's --exclude mock_benchmark
+	// was a silent no-op): say so instead of running something else.
+	if len(all) > 0 {
+		if bad := sel.Filter.Unmatched(all); len(bad) > 0 {
+			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or its file name)", strings.Join(bad, ", "))
 		}
 	}
 	return out, nil
