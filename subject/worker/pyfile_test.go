@@ -117,6 +117,7 @@ func TestPythonFilesInSuite(t *testing.T) {
 	want := []string{
 		"seed_bench.run_sum_benchmark unit worker seed_bench.py",
 		"seed_bench.benchmark_noop unit worker seed_bench.py",
+		"seed_bench.benchmark_items unit worker seed_bench.py",
 		"seed_class.benchmark_kept unit worker seed_class.py",
 		"seed_class.TinyModelBenchmark unit worker seed_class.py",
 	}
