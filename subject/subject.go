@@ -203,6 +203,12 @@ type Describer interface {
 	Describe() map[string]any
 }
 
+// Sequential is an optional ability: a subject that makes one call at a time whatever the load
+// asks (one worker process). OneAtATime says why, for the warning a concurrent load gets.
+type Sequential interface {
+	OneAtATime() string
+}
+
 // Setup is an optional ability: figures measured while opening the subject, such as
 // "load_time_ms" or "compile_time_ms", reported once per scenario.
 type Setup interface {

@@ -186,11 +186,12 @@ type Worker struct {
 }
 
 var (
-	_ subject.Subject   = (*Worker)(nil)
-	_ subject.Batcher   = (*Worker)(nil)
-	_ subject.Processes = (*Worker)(nil)
-	_ subject.Describer = (*Worker)(nil)
-	_ subject.Setup     = (*Worker)(nil)
+	_ subject.Subject    = (*Worker)(nil)
+	_ subject.Batcher    = (*Worker)(nil)
+	_ subject.Processes  = (*Worker)(nil)
+	_ subject.Describer  = (*Worker)(nil)
+	_ subject.Setup      = (*Worker)(nil)
+	_ subject.Sequential = (*Worker)(nil)
 )
 
 type helloReply struct {
@@ -464,6 +465,11 @@ func (w *Worker) PIDs() []int {
 	default:
 	}
 	return []int{w.p.cmd.Process.Pid}
+}
+
+// OneAtATime implements subject.Sequential: one worker process runs one call at a time.
+func (w *Worker) OneAtATime() string {
+	return "one worker process runs one call at a time"
 }
 
 // Describe reports the worker's framework, versions, device and setup details.
