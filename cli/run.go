@@ -77,7 +77,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			prog := newProgress(o)
 			opts.Listener = prog
 			if prog.bar == nil {
-				opts.Log = slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: opts.LogLevel})
+				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
 			_, err = run.Run(cmd.Context(), opts)
 			return codeOf(err)
@@ -95,7 +95,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.DurationVar(&rf.timeout, "timeout", 0, "per-iteration timeout (default 5m)")
 	f.StringVar(&rf.outputDir, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
 	f.StringVar(&rf.format, "format", "table", "summary on stdout: table, json or none")
-	f.StringVar(&rf.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&rf.logLevel, "log-level", "info", "log level on the console when piped or in CI (default: warnings and errors only; run.log keeps info, or debug when asked): debug, info, warn, error")
 	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
 	f.IntVar(&rf.keepSamples, "keep-samples", run.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
 
