@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -43,6 +44,7 @@ type runFlags struct {
 
 func newRun(o *IO) *cobra.Command {
 	var rf runFlags
+	otlpEndpoint := new(string)
 	cmd := &cobra.Command{
 		Use:   "run [PATH...]",
 		Short: "Run benchmarks and write a results folder",
@@ -79,11 +81,17 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			if prog.bar == nil {
 				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
-			_, err = run.Run(cmd.Context(), opts)
+			var finishTrace func(*result.Run)
+			if opts.Listener, finishTrace, err = withTracing(cmd.Context(), o, *otlpEndpoint, prog); err != nil {
+				return err
+			}
+			r, err := run.Run(cmd.Context(), opts)
+			finishTrace(r)
 			return codeOf(err)
 		},
 	}
 	f := cmd.Flags()
+	otlpFlag(cmd, otlpEndpoint)
 	rf.sel.register(cmd)
 	rf.quick.register(f)
 	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")
