@@ -44,7 +44,7 @@ type runFlags struct {
 
 func newRun(o *IO) *cobra.Command {
 	var rf runFlags
-	otlpEndpoint := new(string)
+	otlpEndpoint, profile := new(string), new(int)
 	cmd := &cobra.Command{
 		Use:   "run [PATH...]",
 		Short: "Run benchmarks and write a results folder",
@@ -76,6 +76,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				}
 				return nil
 			}
+			opts.Profile = *profile
 			prog := newProgress(o)
 			opts.Listener = prog
 			if prog.bar == nil {
@@ -92,6 +93,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	}
 	f := cmd.Flags()
 	otlpFlag(cmd, otlpEndpoint)
+	profileFlag(cmd, profile)
 	rf.sel.register(cmd)
 	rf.quick.register(f)
 	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/launch"
@@ -38,6 +40,8 @@ type Engine struct {
 	listeners  listeners
 	maxSamples int
 	keep       int
+	profileDir string // --profile: where profiles go ("" none)
+	profileN   int
 	env        []string
 	requestLog string         // folder of per-request logs (requests.go); "" writes none
 	serverLogs string         // folder of server logs (server.go); "" discards them
@@ -87,6 +91,12 @@ func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } 
 
 // WithKeepSamples bounds the raw samples written into results per metric (default 10,000; 0 all).
 func WithKeepSamples(n int) Option { return func(e *Engine) { e.keep = n } }
+
+// WithProfile makes every scenario whose subject can profile (subject.Profiler) run n more calls
+// under its profiler after the measured iterations, writing the files under dir/SCENARIO/.
+func WithProfile(dir string, n int) Option {
+	return func(e *Engine) { e.profileDir, e.profileN = dir, max(n, 1) }
+}
 
 // WithEnv sets the environment for processes subjects start (the process's own otherwise).
 func WithEnv(env []string) Option { return func(e *Engine) { e.env = env } }
@@ -223,6 +233,9 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	for _, stop := range stops {
 		stop(&r)
 	}
+	if e.profileDir != "" && derr == nil && ctx.Err() == nil {
+		e.profile(ctx, sc, subj, &r)
+	}
 	setValue(&r, "load_time_ms", ms(loadTime))
 	if s, ok := subj.(subject.Setup); ok {
 		for k, v := range s.SetupValues() {
@@ -309,4 +322,26 @@ func warnings(r *result.Scenario, serving bool) (w []string) {
 		w = append(w, fmt.Sprintf("%d outliers in %d latency samples", s.Outliers, s.N))
 	}
 	return w
+}
+
+// profile runs the profiling pass of a scenario, after its measured iterations (which the
+// profiler never slows) and after its figures are collected.
+func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, subj subject.Subject, r *result.Scenario) {
+	p, ok := subj.(subject.Profiler)
+	if !ok {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: the %s subject has no profiler", sc.Benchmark.Kind))
+		return
+	}
+	files, err := p.Profile(ctx, filepath.Join(e.profileDir, scenarioFileBase(sc)), e.profileN)
+	for _, f := range files {
+		if rel, rerr := filepath.Rel(filepath.Dir(e.profileDir), f); rerr == nil {
+			f = filepath.ToSlash(rel)
+		}
+		r.Profiles = append(r.Profiles, f)
+	}
+	if err != nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
+		return
+	}
+	r.Warnings = append(r.Warnings, fmt.Sprintf("expected: profiled %d extra calls after the measured iterations (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
 }

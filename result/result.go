@@ -61,6 +61,8 @@ type Scenario struct {
 	Error      string         `json:"error,omitempty"`
 	SkipReason string         `json:"skip_reason,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
+	// Profiles are the files --profile wrote for the scenario, relative to the run folder.
+	Profiles []string `json:"profiles,omitempty"`
 	StartedAt  time.Time      `json:"started_at,omitzero"`
 	DurationS  float64        `json:"duration_s"`
 	Iterations Iterations     `json:"iterations"`

@@ -106,6 +106,9 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	}
 	opts = append(opts, mon.options()...)
 	opts = append(opts, live.options()...)
+	if p.o.Profile > 0 {
+		opts = append(opts, engine.WithProfile(filepath.Join(w.dir, "profiles"), p.o.Profile))
+	}
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
 	if f, ok := p.o.Listener.(interface{ Finish() }); ok {
 		f.Finish()

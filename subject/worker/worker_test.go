@@ -413,3 +413,20 @@ func BenchmarkRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// TestWorkerProfile: the profile op runs calls under cProfile (adapters other than torch's) and
+// returns the .prof it wrote, apart from the measured runs.
+func TestWorkerProfile(t *testing.T) {
+	w := mustOpen(t, "noop", subject.Params{}, nil)
+	dir := t.TempDir()
+	files, err := w.Profile(context.Background(), dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0] != filepath.Join(dir, "python.prof") {
+		t.Fatalf("files %v, want %s/python.prof", files, dir)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || fi.Size() == 0 {
+		t.Errorf("%s: %v", files[0], err)
+	}
+}

@@ -150,6 +150,19 @@ class ProtocolTest(unittest.TestCase):
                                 "batch_size": 8})
         self.assertEqual(w.call("run", n=2)["items"], 8)
 
+    def test_pyfunc_profile(self):
+        # --profile: cProfile's .prof of n calls, apart from the measured ones.
+        import pstats
+        import tempfile
+
+        w = self.worker("pyfunc", cwd=DATA)
+        w.call("setup", params={"file": "seed_bench.py", "function": "run_sum_benchmark"})
+        with tempfile.TemporaryDirectory() as d:
+            files = w.call("profile", n=3, dir=d)["files"]
+            self.assertEqual(files, [os.path.join(d, "python.prof")])
+            st = pstats.Stats(files[0])
+            self.assertTrue(any(k[2] == "run_sum_benchmark" for k in st.stats), list(st.stats)[:5])
+
     def test_pyfunc_class(self):
         w = self.worker("pyfunc", cwd=DATA)
         w.call("setup", params={"file": "seed_class.py", "class": "TinyModelBenchmark",
