@@ -33,6 +33,10 @@ func TestRunProfile(t *testing.T) {
 			if len(s.Profiles) != 1 || s.Profiles[0] != "profiles/noop__default/cpu.pprof" {
 				t.Fatalf("noop profiles %v", s.Profiles)
 			}
+			html, _ := os.ReadFile(filepath.Join(runDir, "report.html"))
+			if !strings.Contains(string(html), `href="profiles/noop__default/cpu.pprof"`) {
+				t.Errorf("report.html does not link the profile")
+			}
 			b, err := os.ReadFile(filepath.Join(runDir, s.Profiles[0]))
 			if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // pprof: gzipped protobuf
 				t.Errorf("%s: not a pprof file (%d bytes, %v)", s.Profiles[0], len(b), err)
