@@ -12,6 +12,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/inferbench/inferbench/subject"
@@ -67,8 +68,10 @@ type Model struct {
 	latency, jitter, compile, failRate float64
 	memory                             float64
 	gen                                *Generate
+	batch                              int
+	mu                                 sync.Mutex // a concurrency load calls Do from several goroutines
 	rng                                *rand.Rand
-	calls, batch                       int
+	calls                              int
 }
 
 var _ subject.Subject = (*Model)(nil)
@@ -151,14 +154,18 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 
 // draw returns a lognormal duration in ms whose median is med.
 func (m *Model) draw(med float64) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return med * math.Exp(m.jitter*m.rng.NormFloat64())
 }
 
 // Do simulates one inference.
 func (m *Model) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	m.mu.Lock()
 	first := m.calls == 0
 	m.calls++
 	fail := m.failRate > 0 && m.rng.Float64() < m.failRate
+	m.mu.Unlock()
 	var o subject.Observation
 	o.Start = time.Now()
 	o.Scheduled = r.Scheduled

@@ -46,3 +46,32 @@ func TestGenerateFollowsVariantAndBatch(t *testing.T) {
 		t.Errorf("max_new_tokens 4: %d tokens per sequence", got)
 	}
 }
+
+// TestConcurrentCalls: a concurrency load calls Do from several goroutines; the mock's random
+// source and call count are shared state (a data race under -race before the lock).
+func TestConcurrentCalls(t *testing.T) {
+	s, err := Open(context.Background(), subject.Spec{Benchmark: "m", Config: &Config{LatencyMS: 0.01}, Params: subject.Params{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	for range 4 {
+		go func() {
+			var err error
+			for range 20 {
+				if _, e := s.Do(context.Background(), subject.Request{}); e != nil {
+					err = e
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := s.(*Model).calls; got != 80 {
+		t.Errorf("calls = %d, want 80", got)
+	}
+}
