@@ -1,22 +1,69 @@
-# inferbench: `make demo` runs the bundled example suite on this machine; `make test` runs the tests.
+# inferbench: `make demo` runs the bundled example suite on this machine; `make test` runs the tests;
+# `make install` puts the binary in $(go env GOPATH)/bin (or $GOBIN); `make release` builds archives.
 GO        ?= go
 BIN       := bin/inferbench
 PYTHON    ?= /usr/bin/python3
 GOFLAGS_T ?= -race -count=1
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/inferbench/inferbench/cli.Version=$(VERSION)
+# Every platform the binary is built for. Cross builds are pure Go (CGO_ENABLED=0): the GPU
+# monitor then reads nvidia-smi instead of NVML, and monitors without a source on a platform
+# (procfs, RAPL) report "not available" in the result.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST      := dist
 
-.PHONY: build demo test test-go test-python bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long
+# go-nvml's cgo preamble includes NVML headers that declare deprecated functions; the C compiler
+# prints ~150 lines of -Wdeprecated-declarations about them on the first build, which read as
+# errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
+
+.PHONY: build install cross release demo test test-go test-python bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long
 
 build:
-	$(GO) build -o $(BIN) ./cmd/inferbench
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
+
+install:
+	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/inferbench
+	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; echo "installed $$bin/inferbench"
+
+# cross builds every package for every platform, and vets (test files included) for one platform
+# of each family that has files of its own (darwin: unix without /proc; windows: not unix), as CI does.
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+		echo "cross build $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
+	done; \
+	for p in darwin/arm64 windows/amd64; do \
+		echo "cross vet $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+	done
+
+# release: one archive per platform (tar.gz; zip for Windows) with the binary, README and LICENSE
+# when present, and SHA256SUMS over the archives. Check a download with `sha256sum -c SHA256SUMS`.
+release:
+	@set -e; rm -rf $(DIST); mkdir -p $(DIST); \
+	for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; name=inferbench_$(VERSION)_$${os}_$${arch}; ext=; \
+		[ $$os = windows ] && ext=.exe; \
+		mkdir -p $(DIST)/$$name; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/$$name/inferbench$$ext ./cmd/inferbench; \
+		cp README.md $(DIST)/$$name/; [ ! -f LICENSE ] || cp LICENSE $(DIST)/$$name/; \
+		if [ $$os = windows ]; then (cd $(DIST) && zip -qr $$name.zip $$name); \
+		else tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name; fi; \
+		rm -rf $(DIST)/$$name; echo "$(DIST)/$$name"; \
+	done; \
+	cd $(DIST) && sha256sum inferbench_* > SHA256SUMS && cat SHA256SUMS
 
 # The example suite in benches/: mock models, commands, Go functions, and whatever else this
 # machine can run (definitions whose requirements are missing are skipped with the reason).
+# Only benches/: examples/gofunc/benches holds definitions of functions that only the example's own
+# binary registers (go run ./examples/gofunc run examples/gofunc).
 demo: build
-	./$(BIN) run --enable-mock
+	./$(BIN) run --enable-mock benches
 
 test: test-go test-python fuzz-short
 
-test-go: web-deps
+test-go: web-deps cross
 	$(GO) vet ./...
 	$(GO) test $(GOFLAGS_T) ./...
 
@@ -79,4 +126,4 @@ vet:
 	CGO_ENABLED=0 $(GO) build ./...
 
 clean:
-	rm -rf bin benchmark_results
+	rm -rf bin $(DIST) benchmark_results

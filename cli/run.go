@@ -11,6 +11,7 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/monitor"
 	"github.com/inferbench/inferbench/quick"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/web"
 )
@@ -44,6 +45,7 @@ type runFlags struct {
 
 func newRun(o *IO) *cobra.Command {
 	var rf runFlags
+	otlpEndpoint, profile := new(string), new(int)
 	cmd := &cobra.Command{
 		Use:   "run [PATH...]",
 		Short: "Run benchmarks and write a results folder",
@@ -78,16 +80,24 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				}
 				return nil
 			}
+			opts.Profile = *profile
 			prog := newProgress(o)
 			opts.Listener = prog
 			if prog.bar == nil {
-				opts.Log = slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: opts.LogLevel})
+				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
-			_, err = run.Run(cmd.Context(), opts)
+			var finishTrace func(*result.Run)
+			if opts.Listener, finishTrace, err = withTracing(cmd.Context(), o, *otlpEndpoint, prog); err != nil {
+				return err
+			}
+			r, err := run.Run(cmd.Context(), opts)
+			finishTrace(r)
 			return codeOf(err)
 		},
 	}
 	f := cmd.Flags()
+	otlpFlag(cmd, otlpEndpoint)
+	profileFlag(cmd, profile)
 	rf.sel.register(cmd)
 	rf.quick.register(f)
 	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")
@@ -99,7 +109,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.DurationVar(&rf.timeout, "timeout", 0, "per-iteration timeout (default 5m)")
 	f.StringVar(&rf.outputDir, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
 	f.StringVar(&rf.format, "format", "table", "summary on stdout: table, json or none")
-	f.StringVar(&rf.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&rf.logLevel, "log-level", "info", "log level on the console when piped or in CI (default: warnings and errors only; run.log keeps info, or debug when asked): debug, info, warn, error")
 	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
 	f.IntVar(&rf.keepSamples, "keep-samples", run.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
 

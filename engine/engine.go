@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/launch"
@@ -40,6 +42,8 @@ type Engine struct {
 	listeners  listeners
 	maxSamples int
 	keep       int
+	profileDir string // --profile: where profiles go ("" none)
+	profileN   int
 	env        []string
 	requestLog string         // folder of per-request logs (requests.go); "" writes none
 	serverLogs string         // folder of server logs (server.go); "" discards them
@@ -93,6 +97,12 @@ func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } 
 
 // WithKeepSamples bounds the raw samples written into results per metric (default 10,000; 0 all).
 func WithKeepSamples(n int) Option { return func(e *Engine) { e.keep = n } }
+
+// WithProfile makes every scenario whose subject can profile (subject.Profiler) run n more calls
+// under its profiler after the measured iterations, writing the files under dir/SCENARIO/.
+func WithProfile(dir string, n int) Option {
+	return func(e *Engine) { e.profileDir, e.profileN = dir, max(n, 1) }
+}
 
 // WithEnv sets the environment for processes subjects start (the process's own otherwise).
 func WithEnv(env []string) Option { return func(e *Engine) { e.env = env } }
@@ -191,6 +201,9 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	if d, ok := subj.(subject.Describer); ok {
 		r.Environment = d.Describe()
 	}
+	if w := sequentialWarning(subj, cfg); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 
 	col := newCollector(e.samplesFor(cfg))
 	if e.histograms || e.agent != nil {
@@ -241,6 +254,9 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	for _, stop := range stops {
 		stop(&r)
 	}
+	if e.profileDir != "" && derr == nil && ctx.Err() == nil {
+		e.profile(ctx, sc, subj, &r)
+	}
 	setValue(&r, "load_time_ms", ms(loadTime))
 	if s, ok := subj.(subject.Setup); ok {
 		for k, v := range s.SetupValues() {
@@ -283,8 +299,27 @@ const CoalescedWarning = 0.02
 // warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
 // load, request latency varies with each request's output length, so spread and outliers are
 // expected there and not warned about.
-func warnings(r *result.Scenario, serving bool) []string {
-	var w []string
+// ShortCallMS is the median latency below which a high CV is expected (a Go function of a few
+// hundred nanoseconds) and reported as such rather than as noise.
+const ShortCallMS = 0.05
+
+// shortDuration prints a latency in ms with a unit a reader takes in at once (300 ns, 12.5 µs).
+func shortDuration(msec float64) string {
+	return time.Duration(msec * float64(time.Millisecond)).String()
+}
+
+// sequentialWarning says when a load asks for calls in parallel from a subject that makes one at
+// a time: the calls queue and the figures are those of one process, not of the concurrency asked.
+func sequentialWarning(subj subject.Subject, cfg load.Config) string {
+	s, ok := subj.(subject.Sequential)
+	if !ok || !cfg.Serving() || (cfg.Concurrency <= 1 && cfg.Mode == "concurrency") {
+		return ""
+	}
+	return fmt.Sprintf("load mode %s over a subject that runs one call at a time (%s): calls queue, latency includes the wait and throughput is that of one process; run several workers behind a server (kind openai) to measure concurrency",
+		cfg.Mode, s.OneAtATime())
+}
+
+func warnings(r *result.Scenario, serving bool) (w []string) {
 	if m, ok := r.Metrics["ttft_coalesced_rate"]; ok && m.Value != nil && *m.Value > CoalescedWarning {
 		w = append(w, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next: those TTFTs are when the later one arrived. "+
 			"If the server sent them apart, the client read late and they are up to one inter-token gap long (docs/metrics.md, ttft_coalesced_rate)", 100**m.Value))
@@ -300,11 +335,39 @@ func warnings(r *result.Scenario, serving bool) []string {
 	if serving {
 		return w
 	}
-	if s.CV > 0.10 && s.N >= 10 {
+	switch {
+	case s.CV > 0.10 && s.N >= 10 && s.Median < ShortCallMS:
+		// Expected, not an alarm: listed after the warnings that matter.
+		defer func() {
+			w = append(w, fmt.Sprintf("expected: latency CV %.0f%% at a median of %s: calls this short are spread by timer resolution, scheduling and GC pauses; the median is the stable figure to compare", 100*s.CV, shortDuration(s.Median)))
+		}()
+	case s.CV > 0.10 && s.N >= 10:
 		w = append(w, fmt.Sprintf("noisy: latency CV %.0f%% (above 10%%); consider more iterations or a quieter machine", 100*s.CV))
 	}
 	if s.N >= 20 && float64(s.Outliers) > 0.10*float64(s.N) {
 		w = append(w, fmt.Sprintf("%d outliers in %d latency samples", s.Outliers, s.N))
 	}
 	return w
+}
+
+// profile runs the profiling pass of a scenario, after its measured iterations (which the
+// profiler never slows) and after its figures are collected.
+func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, subj subject.Subject, r *result.Scenario) {
+	p, ok := subj.(subject.Profiler)
+	if !ok {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: the %s subject has no profiler", sc.Benchmark.Kind))
+		return
+	}
+	files, err := p.Profile(ctx, filepath.Join(e.profileDir, scenarioFileBase(sc)), e.profileN)
+	for _, f := range files {
+		if rel, rerr := filepath.Rel(filepath.Dir(e.profileDir), f); rerr == nil {
+			f = filepath.ToSlash(rel)
+		}
+		r.Profiles = append(r.Profiles, f)
+	}
+	if err != nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
+		return
+	}
+	r.Warnings = append(r.Warnings, fmt.Sprintf("expected: profiled %d extra calls after the measured iterations (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
 }

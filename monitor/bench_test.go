@@ -3,7 +3,6 @@ package monitor
 import (
 	"os/exec"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -105,12 +104,6 @@ func BenchmarkMonitorIdleCPU(b *testing.B) {
 	}
 	b.ReportMetric(100*cpu/wall, "%core")
 	b.ReportMetric(cost/float64(b.N), "sampling-%core")
-}
-
-func selfCPU() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 // BenchmarkProcessSampleTreeScan is BenchmarkProcessSampleTree finding descendants by listing

@@ -105,3 +105,16 @@ func EnergyMetricSpecs() []Metric {
 		{Name: "co2e_per_1k_tokens_g", Unit: "g", Better: Lower, Kind: Total, Help: "co2e_g per 1000 output tokens"},
 	}
 }
+
+// EnergyDelta returns the increase of a wrapping energy counter from prev to cur, where the counter
+// goes from 0 to maxRange inclusive and then starts again at 0. A reading below the previous one
+// is one wrap; with no range known it counts as zero rather than a huge jump.
+func EnergyDelta(prev, cur, maxRange uint64) float64 {
+	if cur >= prev {
+		return float64(cur - prev)
+	}
+	if maxRange == 0 || prev > maxRange {
+		return 0
+	}
+	return float64(maxRange-prev) + float64(cur)
+}

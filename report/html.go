@@ -152,6 +152,7 @@ type row struct {
 	P50, P95, P99, CV, Throughput  string
 	TTFT50, TTFT95, ITL50, TPOT50  string
 	TokS, ReqS, Memory             string
+	Profiles                       []string // --profile's files, relative to the run folder (where report.html is)
 }
 
 // RunHTML writes the run's report: environment, summary, and per benchmark a table and the charts
@@ -244,6 +245,7 @@ func newRow(s *result.Scenario) row {
 	rw.TokS = value(s, "output_tokens_per_s")
 	rw.ReqS = value(s, "requests_per_s")
 	rw.Memory = value(s, "memory_mb")
+	rw.Profiles = s.Profiles
 	switch {
 	case s.Error != "":
 		rw.Note = s.Error

@@ -163,10 +163,33 @@ func lineCol(data []byte, off int64) (int, int) {
 	return line, col
 }
 
+// measured returns what the subject reported it ran with (the worker's setup info, then its
+// description), else the parameter as asked; "auto" is a request, not a device, and is left out.
+func measured(s *Scenario, k string) string {
+	if setup, ok := s.Environment["setup"].(map[string]any); ok {
+		if v, ok := setup[k]; ok && v != nil && fmt.Sprint(v) != "" {
+			return fmt.Sprint(v)
+		}
+	}
+	if v, ok := s.Environment[k]; ok && v != nil && fmt.Sprint(v) != "" {
+		return fmt.Sprint(v)
+	}
+	if v, ok := s.Params[k]; ok && v != nil && fmt.Sprint(v) != "auto" {
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+// DeviceType returns the kind of a device name: "cuda" for "cuda:0", "cpu", "mps", "tpu", ...
+func DeviceType(device string) string {
+	t, _, _ := strings.Cut(device, ":")
+	return strings.ToLower(strings.TrimSpace(t))
+}
+
 // CSVHeader is the header of summary.csv.
 var CSVHeader = []string{
 	"benchmark", "scenario", "model", "framework", "device", "device_type", "batch_size", "dtype",
-	"latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_mean_ms", "latency_std_ms",
+	"input_shape", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_mean_ms", "latency_std_ms",
 	"latency_min_ms", "latency_max_ms", "throughput_ips", "memory_mb", "compilation_time_ms",
 	"status", "timestamp", "git_commit",
 }
@@ -189,6 +212,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 			}
 			return ""
 		}
+		device := measured(s, "device")
 		lat := s.Metrics["latency_ms"].Summary
 		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 		latCell := func(get func() float64) string {
@@ -208,8 +232,8 @@ func WriteCSV(w io.Writer, r *Run) error {
 			ts = s.StartedAt.UTC().Format(time.RFC3339)
 		}
 		row := []string{
-			s.Benchmark, s.Scenario, s.Model, param("framework"), param("device"), param("device_type"),
-			param("batch_size"), param("dtype"),
+			s.Benchmark, s.Scenario, s.Model, param("framework"), device, DeviceType(device),
+			param("batch_size"), measured(s, "dtype"), measured(s, "input_shape"),
 			latCell(func() float64 { return lat.Median }), latCell(func() float64 { return lat.P95 }),
 			latCell(func() float64 { return lat.P99 }), latCell(func() float64 { return lat.Mean }),
 			latCell(func() float64 { return lat.Std }), latCell(func() float64 { return lat.Min }),

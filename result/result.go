@@ -66,9 +66,11 @@ type Scenario struct {
 	Error      string         `json:"error,omitempty"`
 	SkipReason string         `json:"skip_reason,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
-	StartedAt  time.Time      `json:"started_at,omitzero"`
-	DurationS  float64        `json:"duration_s"`
-	Iterations Iterations     `json:"iterations"`
+	// Profiles are the files --profile wrote for the scenario, relative to the run folder.
+	Profiles   []string   `json:"profiles,omitempty"`
+	StartedAt  time.Time  `json:"started_at,omitzero"`
+	DurationS  float64    `json:"duration_s"`
+	Iterations Iterations `json:"iterations"`
 	// Metrics by name; see Catalogue for units and directions.
 	Metrics map[string]Metric `json:"metrics,omitempty"`
 	// Budgets are the definition's limits per metric, e.g. "latency_ms.p95": "<= 25".

@@ -59,7 +59,6 @@ type Part struct {
 	Agent       *AgentInfo     `json:"agent,omitempty"`
 }
 
-
 // Window is a scenario's measured window and the counts measured in it, kept so that the rates
 // of several agents can be recomputed over the union of their windows.
 type Window struct {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -136,6 +137,9 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	opts = append(opts, p.engineOpts...)
 	opts = append(opts, mon.options()...)
 	opts = append(opts, watch.options()...)
+	if p.o.Profile > 0 {
+		opts = append(opts, engine.WithProfile(filepath.Join(w.dir, "profiles"), p.o.Profile))
+	}
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
 	if f, ok := p.o.Listener.(interface{ Finish() }); ok {
 		f.Finish()
@@ -154,6 +158,9 @@ type logListener struct{ log *slog.Logger }
 
 func (l logListener) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	l.log.Info("scenario started", "scenario", sc.ID(), "index", index+1, "of", total)
+	l.log.Debug("scenario definition", "scenario", sc.ID(), "source", sc.Benchmark.Source(),
+		"subject", sc.Benchmark.Kind, "model", sc.Benchmark.Model, "category", sc.Benchmark.Category,
+		"params", fmt.Sprint(map[string]any(sc.Params)), "load", jsonText(sc.Benchmark.Load))
 }
 
 func (l logListener) Observed(*suite.Scenario, load.Phase, int) {}
@@ -170,6 +177,12 @@ func (l logListener) ScenarioDone(r *result.Scenario) {
 		attrs = append(attrs, "error", r.Error)
 	}
 	l.log.Info("scenario done", attrs...)
+	if len(r.Environment) > 0 {
+		l.log.Debug("subject described itself", "scenario", r.ID(), "environment", fmt.Sprint(r.Environment))
+	}
+	for _, w := range r.Warnings {
+		l.log.Debug("scenario warning", "scenario", r.ID(), "warning", w)
+	}
 }
 
 var _ engine.Listener = logListener{}
@@ -211,4 +224,13 @@ func (t teeHandler) WithGroup(name string) slog.Handler {
 		out[i] = h.WithGroup(name)
 	}
 	return out
+}
+
+// jsonText is v as compact JSON for a log line ("" when it cannot be encoded).
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

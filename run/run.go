@@ -98,6 +98,9 @@ type Options struct {
 	// Log receives the run's log records besides run.log (which always gets them), e.g. a text
 	// handler on stderr when no progress bar is shown. LogLevel is the lowest level logged
 	// (run.log always keeps info and above).
+	// Profile is the number of calls each scenario runs under its subject's profiler after its
+	// measured iterations (--profile); 0 profiles nothing. Files go to the run folder's profiles/.
+	Profile  int
 	Log      slog.Handler
 	LogLevel slog.Level
 	// Listener hears about each scenario as it runs (a progress bar); one with a Finish()

@@ -27,6 +27,10 @@ type Selection struct {
 	Filter     suite.Filter
 	Set        []string // parameter overrides in every scenario, key=value (--set)
 	EnableMock bool     // run definitions whose subject is the simulated mock model
+	// GenerateTokens, when positive, sets max_new_tokens in every scenario: the tokens that
+	// generating subjects (mock, torch_llm, OpenAI servers) generate per call. Unlike a --set
+	// key, a benchmark need not declare it.
+	GenerateTokens int
 }
 
 // Env is the part of the process a run reads: the working directory and the environment.
@@ -82,7 +86,11 @@ func Select(sel Selection, env Env) ([]*suite.Scenario, error) {
 		return nil, err
 	}
 	if len(scenarios) == 0 {
-		return nil, usageErr("no scenario selected (%d benchmarks found; see 'inferbench list')", len(benches))
+		where := ""
+		if len(benches) == 0 && sel.Benchmarks == nil {
+			where = ": " + suite.SearchDescription(roots(sel, env))
+		}
+		return nil, usageErr("no scenario selected (%d benchmarks found; see 'inferbench list')%s", len(benches), where)
 	}
 	return scenarios, nil
 }
@@ -94,14 +102,7 @@ func Discover(sel Selection, env Env) ([]*suite.Benchmark, error) {
 	if sel.Benchmarks != nil {
 		return sel.Benchmarks, nil
 	}
-	roots := []string{env.WorkDir()}
-	if len(sel.Paths) > 0 {
-		roots = make([]string, len(sel.Paths))
-		for i, a := range sel.Paths {
-			roots[i] = env.Path(a)
-		}
-	}
-	benches, err := suite.Load(env.Lookup, roots...)
+	benches, err := suite.Load(env.Lookup, roots(sel, env)...)
 	var es suite.Errors
 	if errors.As(err, &es) {
 		return nil, UsageError(fmt.Errorf("%d problem(s) in benchmark definitions:\n%w", len(es), es))
@@ -113,6 +114,18 @@ func Discover(sel Selection, env Env) ([]*suite.Benchmark, error) {
 		benches = append(benches, funcBenchmarks(benches)...)
 	}
 	return benches, nil
+}
+
+// roots are the folders or files searched: sel.Paths, or the working directory.
+func roots(sel Selection, env Env) []string {
+	if len(sel.Paths) == 0 {
+		return []string{env.WorkDir()}
+	}
+	out := make([]string, len(sel.Paths))
+	for i, a := range sel.Paths {
+		out[i] = env.Path(a)
+	}
+	return out
 }
 
 // funcBenchmarks makes a benchmark of every registered Go function no definition names.
@@ -144,11 +157,12 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	if err != nil {
 		return nil, err
 	}
-	var out []*suite.Scenario
+	var all, out []*suite.Scenario
 	declared := map[string]bool{}
 	for _, b := range benches {
 		matched := false
 		for _, sc := range b.Expand(set) {
+			all = append(all, sc)
 			if sel.Filter.Match(sc) {
 				out = append(out, sc)
 				matched = true
@@ -158,6 +172,13 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 			for _, k := range b.ParamKeys() {
 				declared[k] = true
 			}
+		}
+	}
+	// A pattern naming nothing is a typo or a stale name (seed 004's --exclude mock_benchmark
+	// was a silent no-op): say so instead of running something else.
+	if len(all) > 0 {
+		if bad := sel.Filter.Unmatched(all); len(bad) > 0 {
+			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or its file name)", strings.Join(bad, ", "))
 		}
 	}
 	if len(out) > 0 {
@@ -203,18 +224,27 @@ func (s Selection) overrides() (map[string]any, error) {
 		}
 		out[k] = suite.ParseValue(v)
 	}
+	if s.GenerateTokens > 0 {
+		out[GenerateTokensParam] = s.GenerateTokens
+	}
 	return out, nil
 }
 
+// GenerateTokensParam is the parameter Selection.GenerateTokens sets.
+const GenerateTokensParam = "max_new_tokens"
+
 // setStrings returns the overrides as written, for the record of the run.
 func (s Selection) setStrings() map[string]string {
-	if len(s.Set) == 0 {
+	if len(s.Set) == 0 && s.GenerateTokens <= 0 {
 		return nil
 	}
 	m := map[string]string{}
 	for _, kv := range s.Set {
 		k, v, _ := strings.Cut(kv, "=")
 		m[k] = v
+	}
+	if s.GenerateTokens > 0 {
+		m[GenerateTokensParam] = fmt.Sprint(s.GenerateTokens)
 	}
 	return m
 }

@@ -203,6 +203,20 @@ type Describer interface {
 	Describe() map[string]any
 }
 
+// Profiler is an optional ability: a subject that can run n more calls under its ecosystem's
+// profiler (pprof for Go functions, cProfile for Python functions, torch.profiler for torch
+// models), writing the profiles under dir. It returns the files written. It runs apart from the
+// measured iterations: its calls are never measured.
+type Profiler interface {
+	Profile(ctx context.Context, dir string, n int) ([]string, error)
+}
+
+// Sequential is an optional ability: a subject that makes one call at a time whatever the load
+// asks (one worker process). OneAtATime says why, for the warning a concurrent load gets.
+type Sequential interface {
+	OneAtATime() string
+}
+
 // Setup is an optional ability: figures measured while opening the subject, such as
 // "load_time_ms" or "compile_time_ms", reported once per scenario.
 type Setup interface {

@@ -2,9 +2,11 @@ package suite
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,9 +19,16 @@ var skipDirs = map[string]bool{
 	".inferbench": true, "__pycache__": true, "testdata": true,
 }
 
-// Discover finds definition files: every .yaml/.yml file under a directory named "benches"
-// (benches/, models/NAME/benches/, ...) below each root. A root that is a file is taken as a
-// definition file itself. The result is sorted.
+// Discover finds definition files below each root: every .yaml/.yml file (and every file of a
+// registered type, such as .py) under a directory named "benches" (benches/, models/NAME/benches/,
+// ...) or under "benchmarks/unit", "benchmarks/integration" or "benchmarks/performance" (the
+// layout of seed 000: benchmarks/{unit,integration,performance}/ and
+// src/**/models/NAME/benchmarks/{unit,...}/). A root that is itself named benches or benchmarks
+// is searched whole; a root that is a file is taken as a definition file itself. The result is
+// sorted.
+//
+// Note: a directory named benchmarks is searched only in its category folders, because projects
+// keep scripts and fixtures there too (this repository's benchmarks/scripts).
 func Discover(roots ...string) ([]string, error) {
 	var files []string
 	for _, root := range roots {
@@ -65,7 +74,14 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 	return func(path string, data []byte) ([]*Benchmark, error) {
 		found, err := scan(path, data)
 		out := make([]*Benchmark, 0, len(found))
+		// Names found in files come from file names: in a models/NAME/ folder (seed 000's
+		// src/**/models/NAME/benchmarks/) the model is NAME and the name NAME/..., so one file
+		// name in two model folders is two benchmarks.
+		model := ModelFromPath(path)
 		for _, f := range found {
+			if model != "" {
+				f.Name, f.Model = model+"/"+f.Name, model
+			}
 			out = append(out, &Benchmark{
 				Name: f.Name, Description: f.Description, Model: f.Model, Tags: f.Tags,
 				File: path, Line: f.Line, Dir: filepath.Dir(path), Kind: kind, Config: f.Config,
@@ -77,19 +93,41 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 }
 
 func underBenches(root, p string) bool {
-	if filepath.Base(filepath.Clean(root)) == "benches" {
+	if b := filepath.Base(filepath.Clean(root)); b == "benches" || b == "benchmarks" {
 		return true
 	}
 	rel, err := filepath.Rel(root, p)
 	if err != nil {
 		return false
 	}
-	for _, part := range strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/") {
+	parts := strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/")
+	for i, part := range parts {
 		if part == "benches" {
+			return true
+		}
+		if part == "benchmarks" && i+1 < len(parts) && slices.Contains(Categories, parts[i+1]) {
 			return true
 		}
 	}
 	return false
+}
+
+// SearchDescription says where Discover looks below roots and for what, for a "0 benchmarks
+// found" message.
+func SearchDescription(roots []string) string {
+	return fmt.Sprintf("looked below %s for *.yaml and *.yml definitions (and *.py files with run_* or benchmark_* functions or benchmark classes) in benches/ folders (benches/**, models/NAME/benches/**) and in benchmarks/{unit,integration,performance}/ (also src/**/models/NAME/benchmarks/...)",
+		strings.Join(roots, ", "))
+}
+
+// ModelFromPath returns NAME when path lies under a models/NAME/ folder (the innermost one), or "".
+func ModelFromPath(path string) string {
+	parts := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")
+	for i := len(parts) - 2; i >= 0; i-- {
+		if parts[i] == "models" && parts[i+1] != "" {
+			return parts[i+1]
+		}
+	}
+	return ""
 }
 
 // Load discovers and parses every definition under roots. Benchmarks that parsed are returned
@@ -113,7 +151,7 @@ func Load(env func(string) (string, bool), roots ...string) ([]*Benchmark, error
 		}
 		for _, b := range bs {
 			if prev, dup := seen[b.Name]; dup {
-				errs = append(errs, &Error{File: b.File, Line: b.Line, Col: 1, Msg: "benchmark " + b.Name + " is also defined at " + prev.Source()})
+				errs = append(errs, &Error{File: b.File, Line: b.Line, Col: 1, Msg: "benchmark " + b.Name + " is also defined at " + prev.Source() + " (names must be unique: rename one)"})
 				continue
 			}
 			seen[b.Name] = b

@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -121,8 +122,8 @@ func pointName(p []KV) string {
 
 // Filter selects scenarios. Empty fields select everything.
 type Filter struct {
-	Include  []string // globs on "benchmark" or "benchmark/scenario"; any match selects
-	Exclude  []string // globs; any match drops
+	Include  []string // globs on "benchmark" or "benchmark/scenario", or bare names (see MatchName); any match selects
+	Exclude  []string // the same; any match drops
 	Category []string // categories; any match selects
 	Model    []string // globs on the model name
 	Tag      []string // tags; any match selects
@@ -130,14 +131,13 @@ type Filter struct {
 
 // Match reports whether the filter selects the scenario.
 func (f Filter) Match(s *Scenario) bool {
+	if len(f.Include) > 0 && !slices.ContainsFunc(f.Include, func(p string) bool { return MatchName(p, s) }) {
+		return false
+	}
+	if slices.ContainsFunc(f.Exclude, func(p string) bool { return MatchName(p, s) }) {
+		return false
+	}
 	b := s.Benchmark
-	id := s.ID()
-	if len(f.Include) > 0 && !anyGlob(f.Include, b.Name, id) {
-		return false
-	}
-	if anyGlob(f.Exclude, b.Name, id) {
-		return false
-	}
 	if len(f.Category) > 0 && !slices.Contains(f.Category, b.Category) {
 		return false
 	}
@@ -156,6 +156,44 @@ func (f Filter) Match(s *Scenario) bool {
 		}
 	}
 	return true
+}
+
+// MatchName reports whether an --include/--exclude pattern names the scenario: a glob matching
+// the benchmark's name or the scenario's ID ("llm-mock/*"), or a bare name (no glob characters,
+// no '/') equal to the benchmark's file name without extension or to one part of its name split
+// at '.' and '/', as seed 004 writes them: "--include llama_benchmark" selects the benchmarks of
+// llama_benchmark.py (named llama_benchmark.LlamaBenchmark, ...).
+func MatchName(pattern string, s *Scenario) bool {
+	b := s.Benchmark
+	if Glob(pattern, b.Name) || Glob(pattern, s.ID()) {
+		return true
+	}
+	if pattern == "" || strings.ContainsAny(pattern, "*?[/") {
+		return false
+	}
+	if b.File != "" {
+		if stem := strings.TrimSuffix(filepath.Base(b.File), filepath.Ext(b.File)); stem == pattern {
+			return true
+		}
+	}
+	return slices.Contains(strings.FieldsFunc(b.Name, func(r rune) bool { return r == '.' || r == '/' }), pattern)
+}
+
+// Unmatched returns the --include and --exclude patterns (as "--include P") that name none of
+// scenarios, so a typo or a stale name is reported instead of silently selecting nothing or
+// excluding nothing.
+func (f Filter) Unmatched(scenarios []*Scenario) []string {
+	var out []string
+	check := func(flag string, pats []string) {
+		for _, p := range pats {
+			if !slices.ContainsFunc(scenarios, func(s *Scenario) bool { return MatchName(p, s) }) {
+				out = append(out, flag+" "+p)
+			}
+		}
+	}
+	check("--include", f.Include)
+	check("--exclude", f.Exclude)
+	return out
 }
 
 // Glob reports whether name matches pattern, where * matches any run of characters (including

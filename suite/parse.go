@@ -38,7 +38,15 @@ func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, erro
 		}
 		return bs, err
 	}
-	return Parse(path, data, env)
+	bs, err := Parse(path, data, env)
+	if m := ModelFromPath(path); m != "" {
+		for _, b := range bs {
+			if b.Model == "" {
+				b.Model = m
+			}
+		}
+	}
+	return bs, err
 }
 
 // readBounded reads a definition file of at most MaxFileSize bytes.

@@ -129,24 +129,36 @@ func TestFilter(t *testing.T) {
 	}
 	resnet := mk("resnet50", "performance", "resnet50", "vision")
 	llm := mk("llm-mock", "integration", "tiny-llm", "llm")
+	llama := &Benchmark{Name: "llama_benchmark.LlamaBenchmark", File: "benches/llama_benchmark.py"}
+	llamaFn := &Benchmark{Name: "llama_benchmark.run_llama_benchmark", File: "benches/llama_benchmark.py"}
+	mockB := &Benchmark{Name: "mock_benchmark.MockBenchmark", File: "benches/mock_benchmark.py"}
 	scs := []*Scenario{
 		{Benchmark: resnet, Name: "batch_size=1"},
 		{Benchmark: resnet, Name: "batch_size=8"},
 		{Benchmark: llm, Name: "variant=eager"},
+		{Benchmark: llama, Name: "default"},
+		{Benchmark: llamaFn, Name: "default"},
+		{Benchmark: mockB, Name: "default"},
 	}
 	cases := []struct {
 		name string
 		f    Filter
 		want []string
 	}{
-		{"everything", Filter{}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager"}},
+		{"everything", Filter{}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager", "llama_benchmark.LlamaBenchmark/default", "llama_benchmark.run_llama_benchmark/default", "mock_benchmark.MockBenchmark/default"}},
 		{"include benchmark glob", Filter{Include: []string{"res*"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8"}},
 		{"include scenario glob", Filter{Include: []string{"*/batch_size=8"}}, []string{"resnet50/batch_size=8"}},
-		{"exclude wins over include", Filter{Include: []string{"*"}, Exclude: []string{"resnet50/batch_size=1"}}, []string{"resnet50/batch_size=8", "llm-mock/variant=eager"}},
+		{"exclude wins over include", Filter{Include: []string{"res*", "llm*"}, Exclude: []string{"resnet50/batch_size=1"}}, []string{"resnet50/batch_size=8", "llm-mock/variant=eager"}},
 		{"category", Filter{Category: []string{"integration"}}, []string{"llm-mock/variant=eager"}},
 		{"model glob", Filter{Model: []string{"tiny-*"}}, []string{"llm-mock/variant=eager"}},
 		{"tag", Filter{Tag: []string{"vision"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8"}},
 		{"class glob", Filter{Include: []string{"*batch_size=[18]"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8"}},
+		// seed 004: --include llama_benchmark names the file llama_benchmark.py (selected nothing before)
+		{"include bare file name", Filter{Include: []string{"llama_benchmark"}}, []string{"llama_benchmark.LlamaBenchmark/default", "llama_benchmark.run_llama_benchmark/default"}},
+		{"include bare part of a name", Filter{Include: []string{"LlamaBenchmark"}}, []string{"llama_benchmark.LlamaBenchmark/default"}},
+		// seed 004: --exclude mock_benchmark drops the mock file's benchmarks (was a silent no-op)
+		{"exclude bare file name", Filter{Exclude: []string{"mock_benchmark", "llama_benchmark"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager"}},
+		{"bare name is not a substring", Filter{Include: []string{"llama"}}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -160,6 +172,60 @@ func TestFilter(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+	// A pattern that names nothing is reported, not silently ignored.
+	f := Filter{Include: []string{"llama_benchmark", "llama"}, Exclude: []string{"old_benchmark"}}
+	if diff := cmp.Diff([]string{"--include llama", "--exclude old_benchmark"}, f.Unmatched(scs)); diff != "" {
+		t.Errorf("Unmatched (-want +got):\n%s", diff)
+	}
+}
+
+// TestDiscoverSeedLayouts: seed 000's benchmarks/{unit,integration,performance}/ and
+// src/**/models/NAME/benchmarks/, beside benches/; the model comes from models/NAME/ when the
+// definition names none. These files were not found before.
+func TestDiscoverSeedLayouts(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	write("benchmarks/unit/u.yaml", "name: u\nsubject: {kind: mock}\n")
+	write("benchmarks/integration/i.yaml", "name: i\nsubject: {kind: mock}\n")
+	write("benchmarks/performance/p.yml", "name: p\nsubject: {kind: mock}\n")
+	write("src/pkg/models/qwen3/benchmarks/performance/q.yaml", "name: q\nsubject: {kind: mock}\n")
+	write("src/pkg/models/glm4/benchmarks/unit/g.yaml", "name: g\nmodel: glm-4-9b\nsubject: {kind: mock}\n")
+	write("models/bert/benches/b.yaml", "name: b\nsubject: {kind: mock}\n")
+	write("benchmarks/scripts/not-a-definition.yaml", "x: 1\n") // benchmarks/ outside a category folder
+	write("benches/unit/a.yaml", "name: a\nsubject: {kind: mock}\n")
+	bs, err := Load(noEnv, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, b := range bs {
+		got[b.Name] = b.Category + " " + b.Model
+	}
+	want := map[string]string{
+		"a": "unit ", "u": "unit ", "i": "integration ", "p": "performance ",
+		"q": "performance qwen3", "g": "unit glm-4-9b", "b": " bert",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("name → category model (-want +got):\n%s", diff)
+	}
+	// A root named benchmarks is searched whole.
+	files, err := Discover(filepath.Join(root, "benchmarks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 {
+		t.Errorf("Discover(benchmarks) = %v, want the 4 files below it", files)
+	}
+	d := SearchDescription([]string{root})
+	for _, w := range []string{root, "*.yaml", "benches/", "benchmarks/{unit,integration,performance}/", "models/NAME/"} {
+		if !strings.Contains(d, w) {
+			t.Errorf("SearchDescription = %q, want it to say %q", d, w)
+		}
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/kballard/go-shellquote"
@@ -227,8 +226,7 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	cmd := osexec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
 	cmd.Dir = c.dir
 	cmd.Env = c.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	setProcessGroup(cmd)
 	cmd.WaitDelay = time.Second
 	stderr := &tailBuffer{n: 2048}
 	stdout := &tailBuffer{n: 8192}

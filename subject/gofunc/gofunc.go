@@ -8,6 +8,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -76,7 +79,10 @@ type Subject struct {
 	cleanup func()
 }
 
-var _ subject.Subject = (*Subject)(nil)
+var (
+	_ subject.Subject  = (*Subject)(nil)
+	_ subject.Profiler = (*Subject)(nil)
+)
 
 // Open runs the function's setup.
 func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
@@ -116,6 +122,35 @@ func (s *Subject) Do(ctx context.Context, _ subject.Request) (subject.Observatio
 	err := s.fn(ctx)
 	o.End = time.Now()
 	return o, err
+}
+
+// Profile implements subject.Profiler: n calls under the Go CPU profiler, written to
+// dir/cpu.pprof (go tool pprof reads it).
+func (s *Subject) Profile(ctx context.Context, dir string, n int) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "cpu.pprof")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, fmt.Errorf("pprof: %w (another CPU profile is running?)", err)
+	}
+	var callErr error
+	for i := 0; i < n && callErr == nil && ctx.Err() == nil; i++ {
+		callErr = s.fn(ctx)
+	}
+	pprof.StopCPUProfile()
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if callErr != nil {
+		return []string{path}, fmt.Errorf("profiling: %w", callErr)
+	}
+	return []string{path}, nil
 }
 
 // Close runs the cleanup.

@@ -12,6 +12,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/inferbench/inferbench/subject"
@@ -35,9 +36,9 @@ type Config struct {
 
 // Generate configures token streaming.
 type Generate struct {
-	OutputTokens int     `yaml:"output_tokens"` // tokens per call (default 16)
-	TTFTMS       float64 `yaml:"ttft_ms"`       // time to first token at batch 1 (default latency_ms)
-	ITLMS        float64 `yaml:"itl_ms"`        // gap between tokens (default latency_ms/5)
+	OutputTokens int     `yaml:"output_tokens"` // tokens per sequence and call (default 16; parameter max_new_tokens overrides)
+	TTFTMS       float64 `yaml:"ttft_ms"`       // time to first token, eager at batch 1 (default latency_ms); variant and batch scale it
+	ITLMS        float64 `yaml:"itl_ms"`        // gap between steps, eager at batch 1 (default latency_ms/5); variant and batch scale it
 }
 
 // DefaultVariants are the latency multipliers of the variants a mock model knows.
@@ -67,8 +68,10 @@ type Model struct {
 	latency, jitter, compile, failRate float64
 	memory                             float64
 	gen                                *Generate
+	batch                              int
+	mu                                 sync.Mutex // a concurrency load calls Do from several goroutines
 	rng                                *rand.Rand
-	calls, batch                       int
+	calls                              int
 }
 
 var (
@@ -129,16 +132,23 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 		m.memory = c.MemoryMB + c.MemoryPerMB*float64(batch)
 	}
 	if c.Generate != nil {
+		// ttft_ms and itl_ms are eager figures at batch 1: the variant and the batch size scale
+		// them as they scale latency_ms (a step of a batch takes longer, and carries one token
+		// per sequence).
+		scale := mult * (base + perItem*float64(batch-1)) / base
 		g := *c.Generate
-		if g.OutputTokens == 0 {
+		g.OutputTokens = p.Int("max_new_tokens", g.OutputTokens)
+		if g.OutputTokens <= 0 {
 			g.OutputTokens = 16
 		}
 		if g.TTFTMS == 0 {
-			g.TTFTMS = m.latency
+			g.TTFTMS = base
 		}
 		if g.ITLMS == 0 {
-			g.ITLMS = base / 5 * mult
+			g.ITLMS = base / 5
 		}
+		g.TTFTMS *= scale
+		g.ITLMS *= scale
 		m.gen = &g
 	}
 	seed := c.Seed
@@ -156,14 +166,18 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 
 // draw returns a lognormal duration in ms whose median is med.
 func (m *Model) draw(med float64) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return med * math.Exp(m.jitter*m.rng.NormFloat64())
 }
 
 // Do simulates one inference.
 func (m *Model) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	m.mu.Lock()
 	first := m.calls == 0
 	m.calls++
 	fail := m.failRate > 0 && m.rng.Float64() < m.failRate
+	m.mu.Unlock()
 	var o subject.Observation
 	o.Start = time.Now()
 	o.Scheduled = r.Scheduled
@@ -183,15 +197,16 @@ func (m *Model) Do(ctx context.Context, r subject.Request) (subject.Observation,
 		if err := sleep(ctx, ttft); err != nil {
 			return o, err
 		}
+		// One step of a batch delivers one token per sequence, as the torch_llm worker reports.
 		o.FirstToken = time.Now()
-		o.Tokens = append(o.Tokens, subject.TokenEvent{At: o.FirstToken, Tokens: 1})
+		o.Tokens = append(o.Tokens, subject.TokenEvent{At: o.FirstToken, Tokens: m.batch})
 		for i := 1; i < m.gen.OutputTokens; i++ {
 			if err := sleep(ctx, m.draw(m.gen.ITLMS)); err != nil {
 				return o, err
 			}
-			o.Tokens = append(o.Tokens, subject.TokenEvent{At: time.Now(), Tokens: 1})
+			o.Tokens = append(o.Tokens, subject.TokenEvent{At: time.Now(), Tokens: m.batch})
 		}
-		o.OutputTokens = m.gen.OutputTokens
+		o.OutputTokens = m.gen.OutputTokens * m.batch
 	}
 	o.End = time.Now()
 	o.Items = m.batch

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -131,12 +132,17 @@ var (
 )
 
 // Open checks cfg, reads its workload and checks that the server accepts connections. Params may
-// override the workload lengths ("input_tokens", "output_tokens": a number or a distribution),
+// override the workload lengths ("input_tokens", "output_tokens" or its alias "max_new_tokens": a
+// number or a distribution),
 // "model", "stream", and size the connection pool ("concurrency").
 func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subject, error) {
 	cfg.Model = p.String("model", cfg.Model)
 	if v, ok := p["stream"].(bool); ok {
 		cfg.Stream = &v
+	}
+	if v, ok := p["max_new_tokens"]; ok && p["output_tokens"] == nil {
+		p = maps.Clone(p)
+		p["output_tokens"] = v // --num-tokens-to-generate's name for it
 	}
 	for key, d := range map[string]*workload.Dist{"input_tokens": &cfg.Workload.InputTokens, "output_tokens": &cfg.Workload.OutputTokens} {
 		if v, ok := p[key]; ok && v != nil {

@@ -117,10 +117,62 @@ func TestPythonFilesInSuite(t *testing.T) {
 	want := []string{
 		"seed_bench.run_sum_benchmark unit worker seed_bench.py",
 		"seed_bench.benchmark_noop unit worker seed_bench.py",
+		"seed_bench.benchmark_items unit worker seed_bench.py",
 		"seed_class.benchmark_kept unit worker seed_class.py",
 		"seed_class.TinyModelBenchmark unit worker seed_class.py",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("benchmarks (-want +got):\n%s", diff)
+	}
+}
+
+// TestSeedLayoutPythonModels: seed 000's layout, benchmarks/{unit,...}/ at the top and
+// src/**/models/NAME/benchmarks/{unit,...}/ per model. The model comes from the models/NAME/ path,
+// and one file name in two model folders is two benchmarks (it was a duplicate-name error).
+func TestSeedLayoutPythonModels(t *testing.T) {
+	root := t.TempDir()
+	src := "def run_speed_benchmark():\n    return {'items': 1}\n"
+	for _, rel := range []string{
+		"benchmarks/unit/benchmark_core.py",
+		"src/inference_pio/models/qwen3/benchmarks/performance/benchmark_speed.py",
+		"src/inference_pio/models/glm4/benchmarks/performance/benchmark_speed.py",
+		"benchmarks/scripts/helper_benchmark.py", // not a category folder: a script, not a definition
+	} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	benches, err := suite.Load(nil, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range benches {
+		got = append(got, b.Name+" model="+b.Model+" "+b.Category)
+	}
+	want := []string{
+		"benchmark_core.run_speed_benchmark model=benchmark_core unit",
+		"glm4/benchmark_speed.run_speed_benchmark model=glm4 performance",
+		"qwen3/benchmark_speed.run_speed_benchmark model=qwen3 performance",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("benchmarks (-want +got):\n%s", diff)
+	}
+	// --include with the bare file name selects both models' benchmarks.
+	f := suite.Filter{Include: []string{"benchmark_speed"}}
+	var sel []string
+	for _, b := range benches {
+		for _, sc := range b.Expand(nil) {
+			if f.Match(sc) {
+				sel = append(sel, sc.ID())
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"glm4/benchmark_speed.run_speed_benchmark/default", "qwen3/benchmark_speed.run_speed_benchmark/default"}, sel); diff != "" {
+		t.Errorf("--include benchmark_speed (-want +got):\n%s", diff)
 	}
 }

@@ -189,12 +189,14 @@ type Worker struct {
 }
 
 var (
-	_ subject.Subject   = (*Worker)(nil)
-	_ subject.Batcher   = (*Worker)(nil)
-	_ subject.Processes = (*Worker)(nil)
-	_ subject.Describer = (*Worker)(nil)
-	_ subject.Setup     = (*Worker)(nil)
-	_ subject.Declarer  = (*Worker)(nil)
+	_ subject.Subject    = (*Worker)(nil)
+	_ subject.Batcher    = (*Worker)(nil)
+	_ subject.Processes  = (*Worker)(nil)
+	_ subject.Describer  = (*Worker)(nil)
+	_ subject.Setup      = (*Worker)(nil)
+	_ subject.Sequential = (*Worker)(nil)
+	_ subject.Profiler   = (*Worker)(nil)
+	_ subject.Declarer   = (*Worker)(nil)
 )
 
 type helloReply struct {
@@ -543,6 +545,40 @@ func (w *Worker) PIDs() []int {
 	default:
 	}
 	return []int{w.p.cmd.Process.Pid}
+}
+
+// Profile implements subject.Profiler: the worker runs n calls under the adapter's profiler
+// (torch.profiler's Chrome trace for torch adapters, cProfile for the others) and writes the
+// files under dir.
+func (w *Worker) Profile(ctx context.Context, dir string, n int) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, errors.New("worker: profile after Close")
+	}
+	var timeout time.Duration
+	if w.cfg.Timeouts.Iteration > 0 {
+		timeout = w.cfg.Timeouts.Iteration * time.Duration(n+1)
+	}
+	var reply struct {
+		Files []string `json:"files"`
+	}
+	if err := w.p.call(ctx, "profile", map[string]any{"n": n, "dir": abs}, timeout, &reply); err != nil {
+		return nil, err
+	}
+	return reply.Files, nil
+}
+
+// OneAtATime implements subject.Sequential: one worker process runs one call at a time.
+func (w *Worker) OneAtATime() string {
+	return "one worker process runs one call at a time"
 }
 
 // Describe reports the worker's framework, versions, device and setup details.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -168,7 +167,11 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(300 * time.Millisecond)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -408,5 +411,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.ReportMetric(over/float64(iters)*1e3, "overhead-µs/iter")
 			b.ReportMetric(inside/float64(iters)*1e3, "inworker-µs/iter")
 		})
+	}
+}
+
+// TestWorkerProfile: the profile op runs calls under cProfile (adapters other than torch's) and
+// returns the .prof it wrote, apart from the measured runs.
+func TestWorkerProfile(t *testing.T) {
+	w := mustOpen(t, "noop", subject.Params{}, nil)
+	dir := t.TempDir()
+	files, err := w.Profile(context.Background(), dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0] != filepath.Join(dir, "python.prof") {
+		t.Fatalf("files %v, want %s/python.prof", files, dir)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || fi.Size() == 0 {
+		t.Errorf("%s: %v", files[0], err)
 	}
 }

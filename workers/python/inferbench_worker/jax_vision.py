@@ -97,7 +97,8 @@ class JaxVision(Adapter):
             jax.block_until_ready(self.fn())
         self.eager = variant == "eager"
         info = {"model": name, "variant": variant, "dtype": dname, "device": self.device(),
-                "batch_size": str(batch), "image_size": str(size)}
+                "batch_size": str(batch), "image_size": str(size),
+                "input_shape": "%dx%dx%dx3" % (batch, size, size)}
         values = {}
         if compile_ms is not None:
             values["compilation_time_ms"] = compile_ms

@@ -164,6 +164,16 @@ class Server:
     def op_run(self, req):
         return self._run(req, False)
 
+    def op_profile(self, req):
+        from .profiling import profile
+
+        if not self.is_setup:
+            raise BadParams("profile before setup")
+        n, out_dir = req.get("n", 1), req.get("dir")
+        if not isinstance(n, int) or n < 1 or not isinstance(out_dir, str) or not out_dir:
+            raise BadParams("profile: want n (a positive integer) and dir")
+        return {"files": profile(self._adapter(), self.adapter_name, n, out_dir)}
+
     def op_teardown(self, req):
         if self.adapter is not None:
             self.adapter.teardown()

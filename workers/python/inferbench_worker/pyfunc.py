@@ -62,6 +62,8 @@ class PyFunc(Adapter):
         fname, cname = params.get("function"), params.get("class")
         if bool(fname) == bool(cname):
             raise BadParams("give exactly one of params function and class")
+        # Throughput counts items: batch_size per call unless the function returns {"items": n}.
+        self.default_items = max(get(params, "batch_size", 1, int), 1)
         t0 = time.perf_counter_ns()
         mod = load_file(path)
         self.config = Config({k: v for k, v in params.items()
@@ -101,11 +103,13 @@ class PyFunc(Adapter):
             r = call()
             t1 = pc()
             vals = flatten(r)
+            items = vals.pop("items", None)
             if self.obj is not None and self.ttft is not None:
                 t = self.ttft(self.config)
                 if isinstance(t, (int, float)) and not isinstance(t, bool):
                     vals["ttft_ms"] = t * 1e3
-            rec.add((t1 - t0) / 1e6, values=vals)
+            rec.add((t1 - t0) / 1e6, values=vals,
+                    items=int(items) if items is not None and items >= 0 else None)
 
     def teardown(self):
         if self.obj is not None and hasattr(self.obj, "cleanup_model"):

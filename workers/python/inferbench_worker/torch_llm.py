@@ -98,6 +98,7 @@ class TorchLLM(TorchAdapter):
         info = {"backend": gen.backend, "variant": variant, "device": str(self.dev),
                 "dtype": str(dtype).replace("torch.", ""), "batch_size": str(self.batch),
                 "prompt_tokens": str(self.prompt), "max_new_tokens": str(self.new),
+                "input_shape": "%dx%d" % (self.batch, self.prompt),
                 "parameters": str(gen.parameters()), "threads": str(torch.get_num_threads())}
         info.update({k: str(v) for k, v in cfg.items()})
         return {"load_time_ms": load_ms, "compile_time_ms": compile_ms, "info": info,

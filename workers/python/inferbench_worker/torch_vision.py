@@ -76,6 +76,7 @@ class TorchVision(TorchAdapter):
             compile_ms = max(first - steady, 0.0)
         info = {"model": name, "variant": variant, "dtype": str(dtype).replace("torch.", ""),
                 "device": str(self.dev), "batch_size": str(batch), "image_size": str(size),
+                "input_shape": "%dx3x%dx%d" % (batch, size, size),
                 "parameters": str(sum(p.numel() for p in model.parameters())),
                 "input": get(params, "input", "synthetic", str),
                 "threads": str(torch.get_num_threads())}

@@ -139,6 +139,30 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(r["iter_values"]["nested_size_100_time"], [0.5, 0.5, 0.5])
         self.assertNotIn("label", r["iter_values"])
 
+    def test_pyfunc_items(self):
+        # Throughput counts items: a returned {"items": n}, else batch_size, else 1 per call.
+        w = self.worker("pyfunc", cwd=DATA)
+        w.call("setup", params={"file": "seed_bench.py", "function": "benchmark_items", "n": 5})
+        r = w.call("run", n=2)
+        self.assertEqual(r["items"], 5)
+        self.assertNotIn("items", r["iter_values"])
+        w.call("setup", params={"file": "seed_bench.py", "function": "benchmark_noop",
+                                "batch_size": 8})
+        self.assertEqual(w.call("run", n=2)["items"], 8)
+
+    def test_pyfunc_profile(self):
+        # --profile: cProfile's .prof of n calls, apart from the measured ones.
+        import pstats
+        import tempfile
+
+        w = self.worker("pyfunc", cwd=DATA)
+        w.call("setup", params={"file": "seed_bench.py", "function": "run_sum_benchmark"})
+        with tempfile.TemporaryDirectory() as d:
+            files = w.call("profile", n=3, dir=d)["files"]
+            self.assertEqual(files, [os.path.join(d, "python.prof")])
+            st = pstats.Stats(files[0])
+            self.assertTrue(any(k[2] == "run_sum_benchmark" for k in st.stats), list(st.stats)[:5])
+
     def test_pyfunc_class(self):
         w = self.worker("pyfunc", cwd=DATA)
         w.call("setup", params={"file": "seed_class.py", "class": "TinyModelBenchmark",

@@ -1,0 +1,14 @@
+//go:build unix
+
+package exec
+
+import (
+	osexec "os/exec"
+	"syscall"
+)
+
+// setProcessGroup runs the command in its own process group, so cancelling reaches its children.
+func setProcessGroup(cmd *osexec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+}
