@@ -91,11 +91,12 @@ class OnnxRuntime(Adapter):
         self.sess, self.feeds = sess, feeds
         self.default_items = batch
         t0 = time.perf_counter_ns()
-        sess.run(None, feeds)
+        outs = sess.run(None, feeds)
         first = (time.perf_counter_ns() - t0) / 1e6
         info = {"model": os.path.basename(path), "providers": ",".join(self.providers),
                 "batch_size": str(batch),
-                "inputs": ";".join("%s%s" % (k, list(v.shape)) for k, v in feeds.items())}
+                "inputs": ";".join("%s%s" % (k, list(v.shape)) for k, v in feeds.items()),
+                "output_shape": ";".join(str(list(o.shape)) for o in outs)}
         return {"load_time_ms": load_ms, "info": info, "values": {"first_call_ms": first}}
 
     def iteration(self):

@@ -26,8 +26,8 @@ a per-iteration tokens_per_s. On GPU every step is synchronised before its time 
 import math
 import time
 
-from .common import (BadParams, TorchAdapter, TorchSync, Unsupported, compile_module, get, require,
-                     set_threads, torch_device, torch_dtype)
+from .common import (BadParams, StepMarked, TorchAdapter, TorchSync, Unsupported, compile_module,
+                     get, require, set_threads, torch_device, torch_dtype)
 
 VARIANTS = ["eager", "compiled", "kernelized"]
 
@@ -100,6 +100,8 @@ class TorchLLM(TorchAdapter):
                 "prompt_tokens": str(self.prompt), "max_new_tokens": str(self.new),
                 "parameters": str(gen.parameters()), "threads": str(torch.get_num_threads())}
         info.update({k: str(v) for k, v in cfg.items()})
+        if gen.marked is not None:  # compiled: every step was marked (StepMarked)
+            info["marked_steps"] = str(gen.marked.calls)
         return {"load_time_ms": load_ms, "compile_time_ms": compile_ms, "info": info,
                 "values": {"first_call_ms": first}}
 
@@ -139,8 +141,9 @@ class TinyGenerator:
         self.prefill_pos = torch.arange(a.prompt, device=a.dev)
         self.step_pos = [torch.tensor([a.prompt + i], device=a.dev) for i in range(a.new)]
         self.fn = self.model
+        self.marked = None
         if variant == "compiled":
-            self.fn = compile_module(self.model, a.params, a.name)
+            self.fn = self.marked = StepMarked(torch, compile_module(self.model, a.params, a.name))
 
     def parameters(self):
         return sum(p.numel() for p in self.model.parameters())
@@ -238,12 +241,21 @@ class HFGenerator:
                          num_key_value_heads=cfg["num_heads"],
                          max_position_embeddings=max(2048, a.prompt + a.new),
                          pad_token_id=0, bos_token_id=1, eos_token_id=2)
-        model = AutoModelForCausalLM.from_config(hc, torch_dtype=dtype).eval().to(a.dev)
+        try:  # transformers >= 4.56 calls it dtype and warns about torch_dtype
+            model = AutoModelForCausalLM.from_config(hc, dtype=dtype)
+        except TypeError:
+            model = AutoModelForCausalLM.from_config(hc, torch_dtype=dtype)
+        model = model.eval().to(a.dev)
+        self.marked = None
         if variant == "compiled":
             model.generation_config.cache_implementation = "static"
+            # generate's own compilation of forward (transformers >= 4.50 with a static cache)
+            # is turned off: the forward compiled here is the one measured, marked per step.
+            model.generation_config.disable_compile = True
             params = dict(a.params)
             params.setdefault("compile_mode", "reduce-overhead")
-            model.forward = compile_module(model.forward, params, a.name)
+            self.marked = StepMarked(torch, compile_module(model.forward, params, a.name))
+            model.forward = self.marked
         elif variant == "kernelized":
             try:
                 from kernels import Mode, kernelize
