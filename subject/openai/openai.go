@@ -30,12 +30,18 @@ import (
 
 	"github.com/inferbench/inferbench/internal/netstamp"
 	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workload"
 	"github.com/valyala/fastjson"
 )
 
 func init() {
+	result.Define(
+		result.Info{Name: "server_prompt_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own prompt-processing time of a request (timings.prompt_ms)"},
+		result.Info{Name: "server_predicted_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own generation time of a request (timings.predicted_ms)"},
+		result.Info{Name: "server_predicted_per_token_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's generation time per generated token (timings.predicted_per_token_ms)"},
+	)
 	subject.Register(subject.Kind{
 		Name:   "openai",
 		Config: func() any { return &Config{} },
@@ -401,6 +407,29 @@ type chunkInfo struct {
 	errored  bool   // the chunk is an error object
 	usageOut int    // usage.completion_tokens, or -1
 	usageIn  int    // usage.prompt_tokens, or -1
+	timings  *serverTimings
+}
+
+// serverTimings is llama.cpp's per-request "timings" object (its server sends it with the last
+// chunk or the whole response): prompt processing and generation as the server timed them.
+type serverTimings struct {
+	promptMS, predictedMS, predictedPerTokenMS float64
+	promptN, predictedN                        int
+}
+
+// values adds the server's timings to an observation's values (metrics server_*_ms).
+func (t *serverTimings) values(o *subject.Observation) {
+	if t == nil {
+		return
+	}
+	if o.Values == nil {
+		o.Values = map[string]float64{}
+	}
+	o.Values["server_prompt_ms"] = t.promptMS
+	o.Values["server_predicted_ms"] = t.predictedMS
+	if t.predictedN > 0 {
+		o.Values["server_predicted_per_token_ms"] = t.predictedPerTokenMS
+	}
 }
 
 // Note: chunks are parsed with fastjson rather than encoding/json: at 5,000 streamed requests/s
@@ -433,6 +462,12 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 				for _, f := range [...]string{"reasoning_content", "reasoning", "content"} {
 					add(m.GetStringBytes(f))
 				}
+				// Tool-call deltas are generated tokens too: the function's name, then its
+				// arguments, piece by piece (OpenAI, vLLM, SGLang, llama.cpp, Ollama).
+				for _, tc := range m.GetArray("tool_calls") {
+					add(tc.GetStringBytes("function", "name"))
+					add(tc.GetStringBytes("function", "arguments"))
+				}
 			}
 		}
 		add(ch.GetStringBytes("text"))
@@ -446,6 +481,13 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 		}
 		if n := u.Get("prompt_tokens"); n != nil && n.Type() == fastjson.TypeNumber {
 			c.usageIn = n.GetInt()
+		}
+	}
+	if t := v.Get("timings"); t != nil && t.Type() == fastjson.TypeObject {
+		c.timings = &serverTimings{
+			promptMS: t.GetFloat64("prompt_ms"), predictedMS: t.GetFloat64("predicted_ms"),
+			predictedPerTokenMS: t.GetFloat64("predicted_per_token_ms"),
+			promptN:             t.GetInt("prompt_n"), predictedN: t.GetInt("predicted_n"),
 		}
 	}
 	return c, nil
@@ -502,6 +544,7 @@ func (s *Subject) readStream(body io.Reader, st netstamp.Stamper, o *subject.Obs
 		if c.usageIn >= 0 {
 			o.InputTokens = c.usageIn
 		}
+		c.timings.values(o)
 		finished = finished || c.finished
 		if c.textLen == 0 {
 			continue // role-only, empty or usage-only chunks are not tokens
@@ -569,6 +612,7 @@ func (s *Subject) readWhole(body io.Reader, o *subject.Observation, bp *[]byte) 
 	if c.usageIn >= 0 {
 		o.InputTokens = c.usageIn
 	}
+	c.timings.values(o)
 	if c.usageOut >= 0 {
 		o.OutputTokens = c.usageOut
 		return nil
