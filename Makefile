@@ -1,10 +1,24 @@
 # inferbench: `make demo` runs the bundled example suite on this machine; `make test` runs the tests.
 GO        ?= go
 BIN       := bin/inferbench
-PYTHON    ?= /usr/bin/python3
 GOFLAGS_T ?= -race -count=1
+# The project's virtual environment (make venv: requirements.txt) and the interpreter it is made
+# from. The Python tests and the Go tests that start workers use the venv's interpreter when it
+# exists (docs/frameworks.md); test-python-debian runs the worker tests under Debian's python3 too.
+VENV        ?= .venv
+PYTHON_BASE ?= python3
+VENV_PY     := $(VENV)/bin/python
+PYTHON      ?= $(if $(wildcard $(VENV_PY)),$(VENV_PY),/usr/bin/python3)
+DEBIAN_PY   ?= /usr/bin/python3
+# llama.cpp's server, built by `make llama-server` (scripts/build-llama-server) into this cache.
+LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==\([0-9.]*\).*/\1/p' requirements-server.txt)
+LLAMA_SERVER  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/inferbench/llama-server-$(LLAMA_VERSION)/bin/llama-server
+# What the Go tests see: the venv as the active environment (pyenv.Find picks its interpreter)
+# and the llama.cpp server, each only when present.
+TEST_ENV = $(if $(wildcard $(VENV_PY)),VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV))/bin:$$PATH") \
+	$(if $(wildcard $(LLAMA_SERVER)),INFERBENCH_LLAMA_SERVER=$(LLAMA_SERVER))
 
-.PHONY: build demo test test-go test-python bench vet clean assets web-deps report-bench bench-serving
+.PHONY: build demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving venv llama-server agreement
 
 build:
 	$(GO) build -o $(BIN) ./cmd/inferbench
@@ -14,16 +28,38 @@ build:
 demo: build
 	./$(BIN) run --enable-mock
 
-test: test-go test-python
+test: test-go test-python test-python-debian
 
 test-go: web-deps
 	$(GO) vet ./...
-	$(GO) test $(GOFLAGS_T) ./...
+	$(TEST_ENV) $(GO) test $(GOFLAGS_T) ./...
 
 test-python:
-	@if [ -d workers/python/tests ]; then \
-		cd workers/python && $(PYTHON) -m unittest discover -s tests; \
-	fi
+	cd workers/python && $(abspath $(PYTHON)) -m unittest discover -v -s tests
+
+# The worker protocol under Debian's python3 (python3-torch 1.13), when it is installed.
+test-python-debian:
+	@if [ -x $(DEBIAN_PY) ] && [ "$(abspath $(PYTHON))" != "$(DEBIAN_PY)" ]; then \
+		cd workers/python && $(DEBIAN_PY) -m unittest discover -s tests -p 'test_worker.py'; \
+	else echo "test-python-debian: $(DEBIAN_PY) absent or already tested"; fi
+
+# The project's virtual environment: the pinned framework wheels of requirements.txt. Reinstalled
+# when requirements.txt changes; pip's cache (~/.cache/pip) makes a re-run fast.
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON_BASE) -m venv $(VENV)
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check pip==25.3
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+# llama.cpp's own OpenAI-compatible server, built once per version (see scripts/build-llama-server).
+llama-server:
+	PYTHON=$(PYTHON_BASE) scripts/build-llama-server
+
+# Each adapter's p50 against a plain loop in the same framework, interleaved (docs/performance.md).
+agreement: build
+	$(PYTHON) scripts/agreement.py --inferbench $(BIN)
 
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:

@@ -83,6 +83,9 @@ type Config struct {
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Body holds extra fields merged into every request body (temperature, top_p, ...).
 	Body map[string]any `yaml:"body" json:"body,omitempty"`
+	// MetricsURL is the server's Prometheus endpoint, scraped during the scenario (default: the
+	// server's /metrics when it answers with vLLM, SGLang, TGI or llama.cpp metrics; "none": off).
+	MetricsURL string `yaml:"metrics_url" json:"metrics_url,omitempty"`
 	// Workload chooses the prompts and their lengths.
 	Workload workload.Config `yaml:"workload" json:"workload,omitzero"`
 }

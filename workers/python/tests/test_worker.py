@@ -30,9 +30,9 @@ HAVE_ORT = importlib.util.find_spec("onnxruntime") is not None
 class Worker:
     """Worker is a real worker process spoken to line by line."""
 
-    def __init__(self, adapter, cwd=None):
+    def __init__(self, adapter, cwd=None, env=None):
         env = dict(os.environ, PYTHONPATH=ROOT, PYTHONDONTWRITEBYTECODE="1",
-                   OMP_NUM_THREADS="1", INFERBENCH_WORKER_LOG="WARNING")
+                   OMP_NUM_THREADS="1", INFERBENCH_WORKER_LOG="WARNING", **(env or {}))
         self.p = subprocess.Popen([sys.executable, "-m", "inferbench_worker"], cwd=cwd or ROOT,
                                   env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
