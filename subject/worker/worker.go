@@ -51,6 +51,13 @@ var Adapters = map[string][]string{
 	"onnxruntime":  {"onnxruntime", "numpy"},
 }
 
+// Optional are modules some variants of an adapter use (doctor lists them): the torch_llm
+// transformers backend and its kernelized variant, ONNX export for onnxruntime models.
+var Optional = map[string][]string{
+	"torch_llm":   {"transformers", "kernels"},
+	"onnxruntime": {"onnx"},
+}
+
 // Families are adapter names resolved per scenario by its "framework" parameter (default
 // pytorch), so that one definition can have a framework axis.
 var Families = map[string]map[string]string{
