@@ -58,8 +58,8 @@ llama-server:
 	PYTHON=$(PYTHON_BASE) scripts/build-llama-server
 
 # Each adapter's p50 against a plain loop in the same framework, interleaved (docs/performance.md).
-agreement: build
-	$(PYTHON) scripts/agreement.py --inferbench $(BIN)
+agreement:
+	$(PYTHON) scripts/agreement.py
 
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:
