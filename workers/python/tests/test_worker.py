@@ -63,9 +63,18 @@ class Worker:
                 self.send("teardown")
         finally:
             self.p.stdin.close()
-            self.p.wait(timeout=30)
-            self.p.stdout.close()
-            self.p.stderr.close()
+            try:
+                # A worker exits when its stdin closes. Exiting a process that imported torch,
+                # JAX or transformers (and inductor's compile workers) took over 30 s on a
+                # machine with a load average of 23; 120 s bounds a real hang.
+                self.p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+                raise
+            finally:
+                self.p.stdout.close()
+                self.p.stderr.close()
 
 
 def _alive(pid):
