@@ -1,7 +1,7 @@
 # inferbench: `make demo` runs the bundled example suite on this machine; `make test` runs the tests.
 GO        ?= go
 BIN       := bin/inferbench
-GOFLAGS_T ?= -race -count=1
+GOFLAGS_T ?= -race -count=1 -timeout 30m
 # The project's virtual environment (make venv: requirements.txt) and the interpreter it is made
 # from. The Python tests and the Go tests that start workers use the venv's interpreter when it
 # exists (docs/frameworks.md); test-python-debian runs the worker tests under Debian's python3 too.
