@@ -4,8 +4,8 @@ Usage: python3 scripts/tiny_gguf.py OUT.gguf [--vocab 512] [--embd 64] [--layers
 
 The model is a real Llama architecture (RMSNorm, rotary attention, SwiGLU feed-forward) with
 random float32 weights and a SentencePiece-style ("llama") vocabulary: <unk>, <s>, </s>, the byte
-tokens <0x00>..<0x7F> (ASCII text always tokenizes, and every token decodes to valid UTF-8) and
-short ASCII pieces up to --vocab. It generates random text at llama.cpp's full speed for its size;
+tokens <0x00>..<0x7F> (ASCII text always tokenizes, and every token decodes to valid UTF-8), the
+space marker and short ASCII pieces up to --vocab. Text outside ASCII does not tokenize. It generates random text at llama.cpp's full speed for its size;
 nothing is downloaded. Needs numpy and the `gguf` package (requirements.txt).
 """
 
@@ -29,7 +29,10 @@ def vocabulary(size):
     for b in range(0x80):
         tokens.append("<0x%02X>" % b)
         types.append(T.BYTE)
-    pieces = []
+    # "\u2581" alone: SentencePiece marks a leading space with it, and a text starting with a
+    # character that has no "\u2581"-piece (e.g. "<") must still tokenize (llama.cpp would look
+    # for the byte tokens of its UTF-8, which this ASCII-only vocabulary lacks).
+    pieces = ["\u2581"]
     for c in string.ascii_lowercase + string.ascii_uppercase + string.digits + ".,!?;:'-()":
         pieces += [c, "\u2581" + c]
     words = ("the of and to in is it you that he was for on are with as his they be at one have "

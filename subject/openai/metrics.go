@@ -2,7 +2,10 @@ package openai
 
 import (
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // MetricsURL returns the server's Prometheus endpoint, scraped beside a serving scenario (package
@@ -24,4 +27,11 @@ func (s *Subject) MetricsURL() (u string, explicit bool) {
 	base.Path = strings.TrimSuffix(strings.TrimSuffix(base.Path, "/"), "/v1") + "/metrics"
 	base.RawQuery, base.Fragment = "", ""
 	return base.String(), false
+}
+
+var keySeq atomic.Uint64
+
+// idempotencyKey is a key unique to one request of this process.
+func idempotencyKey(index int) string {
+	return "inferbench-" + strconv.FormatInt(int64(os.Getpid()), 36) + "-" + strconv.Itoa(index) + "-" + strconv.FormatUint(keySeq.Add(1), 36)
 }

@@ -329,6 +329,11 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		return subject.Observation{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// Servers close idle keep-alive connections (llama.cpp's after 5 s or 5 requests); a request
+	// sent on one as it closes fails with nothing answered. Go resends such a request on a new
+	// connection only when it is marked replayable, which an idempotency key does (the send time
+	// is then the resend's: WroteRequest below).
+	req.Header.Set("X-Idempotency-Key", idempotencyKey(r.Index))
 	if s.stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
