@@ -100,6 +100,8 @@ class OnnxRuntimeFrameworkTest(unittest.TestCase):
         self.assertEqual(s["info"]["inputs"], "x[4, 3, 32, 32]")
         self.assertEqual(s["info"]["output_shape"], "[4, 1000]")
         self.assertIn("CPUExecutionProvider", s["info"]["providers"])
+        # the remote-only Azure provider is not a default: it cost 22% per call on CPU
+        self.assertNotIn("AzureExecutionProvider", s["info"]["providers"])
         check_run(self, w, 3, 4)
 
 
