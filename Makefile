@@ -2,8 +2,22 @@
 # `make install` puts the binary in $(go env GOPATH)/bin (or $GOBIN); `make release` builds archives.
 GO        ?= go
 BIN       := bin/inferbench
-PYTHON    ?= /usr/bin/python3
-GOFLAGS_T ?= -race -count=1
+GOFLAGS_T ?= -race -count=1 -timeout 30m
+# The project's virtual environment (make venv: requirements.txt) and the interpreter it is made
+# from. The Python tests and the Go tests that start workers use the venv's interpreter when it
+# exists (docs/frameworks.md); test-python-debian runs the worker tests under Debian's python3 too.
+VENV        ?= .venv
+PYTHON_BASE ?= python3
+VENV_PY     := $(VENV)/bin/python
+PYTHON      ?= $(if $(wildcard $(VENV_PY)),$(VENV_PY),/usr/bin/python3)
+DEBIAN_PY   ?= /usr/bin/python3
+# llama.cpp's server, built by `make llama-server` (scripts/build-llama-server) into this cache.
+LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==\([0-9.]*\).*/\1/p' requirements-server.txt)
+LLAMA_SERVER  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/inferbench/llama-server-$(LLAMA_VERSION)/bin/llama-server
+# What the Go tests see: the venv as the active environment (pyenv.Find picks its interpreter)
+# and the llama.cpp server, each only when present.
+TEST_ENV = $(if $(wildcard $(VENV_PY)),VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV))/bin:$$PATH") \
+	$(if $(wildcard $(LLAMA_SERVER)),INFERBENCH_LLAMA_SERVER=$(LLAMA_SERVER))
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/inferbench/inferbench/cli.Version=$(VERSION)
 # Every platform the binary is built for. Cross builds are pure Go (CGO_ENABLED=0): the GPU
@@ -17,7 +31,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build install cross release demo test test-go test-python bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long
+.PHONY: build install cross release demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -61,16 +75,38 @@ release:
 demo: build
 	./$(BIN) run --enable-mock benches
 
-test: test-go test-python fuzz-short
+test: test-go test-python test-python-debian fuzz-short
 
 test-go: web-deps cross
 	$(GO) vet ./...
-	$(GO) test $(GOFLAGS_T) ./...
+	$(TEST_ENV) $(GO) test $(GOFLAGS_T) ./...
 
 test-python:
-	@if [ -d workers/python/tests ]; then \
-		cd workers/python && $(PYTHON) -m unittest discover -s tests; \
-	fi
+	cd workers/python && $(abspath $(PYTHON)) -m unittest discover -v -s tests
+
+# The worker protocol under Debian's python3 (python3-torch 1.13), when it is installed.
+test-python-debian:
+	@if [ -x $(DEBIAN_PY) ] && [ "$(abspath $(PYTHON))" != "$(DEBIAN_PY)" ]; then \
+		cd workers/python && $(DEBIAN_PY) -m unittest discover -s tests -p 'test_worker.py'; \
+	else echo "test-python-debian: $(DEBIAN_PY) absent or already tested"; fi
+
+# The project's virtual environment: the pinned framework wheels of requirements.txt. Reinstalled
+# when requirements.txt changes; pip's cache (~/.cache/pip) makes a re-run fast.
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON_BASE) -m venv $(VENV)
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check pip==25.3
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+# llama.cpp's own OpenAI-compatible server, built once per version (see scripts/build-llama-server).
+llama-server:
+	PYTHON=$(PYTHON_BASE) scripts/build-llama-server
+
+# Each adapter's p50 against a plain loop in the same framework, interleaved (docs/performance.md).
+agreement:
+	$(PYTHON) scripts/agreement.py
 
 # Fuzz targets of every parser of outside input (docs/reliability.md, "Bounded inputs"), as
 # package:Target. fuzz-short runs each for FUZZTIME from the seed corpora committed under

@@ -256,6 +256,9 @@ func (m *Monitor) Stop() *Report {
 }
 
 func (m *Monitor) finish(r *Report) *Report {
+	if m.started {
+		m.explain(r)
+	}
 	r.Interval = m.interval
 	r.IntervalMS = float64(m.interval) / float64(time.Millisecond)
 	r.DurationS = r.Duration().Seconds()

@@ -19,13 +19,14 @@ type Report struct {
 	// CostS is the time spent taking samples (reading /proc, /sys, NVML) and CostPct that time
 	// as a percent of the window: the monitors' own cost in percent of one core. CostClock says
 	// how it was measured: "thread-cpu" (the sampling thread's CPU clock, Linux) or "wall".
-	CostS       float64     `json:"cost_s"`
-	CostPct     float64     `json:"cost_pct"`
-	CostClock   string      `json:"cost_clock,omitempty"`
-	Metrics     []Aggregate `json:"metrics"`               // sorted by name
-	Timelines   []Timeline  `json:"timelines,omitempty"`   // one per gauge, sorted by name
-	Warnings    []string    `json:"warnings,omitempty"`    // failed readings, by sampler
-	Unavailable []string    `json:"unavailable,omitempty"` // sources absent on this machine, with the reason
+	CostS       float64        `json:"cost_s"`
+	CostPct     float64        `json:"cost_pct"`
+	CostClock   string         `json:"cost_clock,omitempty"`
+	Metrics     []Aggregate    `json:"metrics"`               // sorted by name
+	Timelines   []Timeline     `json:"timelines,omitempty"`   // one per gauge, sorted by name
+	Warnings    []string       `json:"warnings,omitempty"`    // failed readings, by sampler; causes of noise (Explainer)
+	Details     map[string]any `json:"details,omitempty"`     // what Explainers saw (gpu_noise)
+	Unavailable []string       `json:"unavailable,omitempty"` // sources absent on this machine, with the reason
 }
 
 // Aggregate summarises one metric over the window. For a gauge, Mean, Min, Max and Last are over

@@ -84,7 +84,8 @@ func (m *monitors) probe(ctx context.Context, sc *suite.Scenario, s subject.Subj
 	if p, ok := s.(subject.Processes); ok {
 		pids = p.PIDs
 	}
-	mon := m.src.Monitor(pids)
+	extra, warning := serverSamplers(ctx, s)
+	mon := m.src.Monitor(pids, extra...)
 	mon.Start()
 	if m.cfg.Overhead {
 		m.mu.Lock()
@@ -93,6 +94,9 @@ func (m *monitors) probe(ctx context.Context, sc *suite.Scenario, s subject.Subj
 	}
 	return func(r *result.Scenario) {
 		attachResources(r, mon.Stop(), pids != nil, m.cfg.Grid, monitor.DefaultGrowthThreshold)
+		if warning != "" {
+			r.Warnings = append(r.Warnings, warning)
+		}
 	}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -65,13 +66,10 @@ func (e Env) WorkDir() string {
 	return e.Dir
 }
 
-// Python is the interpreter workers and requirement checks use: $INFERBENCH_PYTHON, else
-// suite.DefaultPython.
+// Python is the interpreter workers and requirement checks use (pyenv.Find): $INFERBENCH_PYTHON,
+// else the active virtual environment's, else python3 on PATH, else /usr/bin/python3.
 func (e Env) Python() string {
-	if py, ok := e.Lookup("INFERBENCH_PYTHON"); ok {
-		return py
-	}
-	return suite.DefaultPython
+	return pyenv.Find(e.Lookup).Path
 }
 
 // Select returns the scenarios sel chooses: discovered (or given) benchmarks, expanded and

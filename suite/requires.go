@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -42,7 +43,7 @@ func hintSuffix(s string, c []string) string {
 
 // Checker answers requirements, caching each answer for the life of the Checker.
 type Checker struct {
-	// Python is the interpreter asked about python-module requirements.
+	// Python is the interpreter asked about python-module requirements (default: pyenv.Find).
 	Python string
 	// LookupEnv reads the environment (os.LookupEnv when nil).
 	LookupEnv func(string) (string, bool)
@@ -53,9 +54,9 @@ type Checker struct {
 	cache map[string]string
 }
 
-// DefaultPython is the interpreter used for Python requirements and workers: Debian's, which sees
-// Debian's packages.
-const DefaultPython = "/usr/bin/python3"
+// DefaultPython is the interpreter used for Python requirements and workers when the environment
+// names none (see pyenv.Find): Debian's, which sees Debian's packages.
+const DefaultPython = pyenv.Fallback
 
 // Check returns the reason s will be skipped, or "" when it can run.
 func (c *Checker) Check(s *Scenario) string {
@@ -122,7 +123,7 @@ func (c *Checker) answer(r, dir string) string {
 	case "python-module":
 		py := c.Python
 		if py == "" {
-			py = DefaultPython
+			py = pyenv.Find(lookup).Path
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()

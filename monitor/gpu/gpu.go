@@ -130,6 +130,7 @@ type Sampler struct {
 	lastT    []time.Time // when it was taken
 	readings []Reading
 	names    [][6]string // gauge names: combined, then per device
+	noise    noiseState
 }
 
 var (
@@ -216,6 +217,7 @@ func (s *Sampler) Metrics() []monitor.Metric {
 
 // Start implements monitor.Starter: it reads the energy counters.
 func (s *Sampler) Start(now time.Time) error {
+	s.noise.reset(s)
 	s.counter = true
 	for i, d := range s.devs {
 		mj, ok := s.b.energy(d.Index)
@@ -252,6 +254,10 @@ func (s *Sampler) Sample(now time.Time, out []monitor.Value) ([]monitor.Value, e
 		}
 		s.lastW[i], s.lastT[i] = r.PowerW, now
 	}
+	if s.noise.mask == nil {
+		s.noise.reset(s) // sampled without Start
+	}
+	s.noise.sample(s, now)
 	out = appendReading(out, &s.names[0], combine(s.readings))
 	if len(s.devs) > 1 {
 		for i := range s.devs {

@@ -132,6 +132,47 @@ func (b *nvmlBackend) read(i int) (Reading, error) {
 	return r, nil
 }
 
+func (b *nvmlBackend) clockEvents(i int) (uint64, bool) {
+	if i < 0 || i >= len(b.handles) {
+		return 0, false
+	}
+	bits, ret := b.handles[i].GetCurrentClocksEventReasons()
+	if ret == nvml.ERROR_FUNCTION_NOT_FOUND || ret == nvml.ERROR_NOT_SUPPORTED {
+		bits, ret = b.handles[i].GetCurrentClocksThrottleReasons() // drivers before 535
+	}
+	return bits, ret == nvml.SUCCESS
+}
+
+func (b *nvmlBackend) processes(i int) ([]int, bool) {
+	if i < 0 || i >= len(b.handles) {
+		return nil, false
+	}
+	ps, ret := b.handles[i].GetComputeRunningProcesses()
+	if ret != nvml.SUCCESS {
+		return nil, false
+	}
+	out := make([]int, len(ps))
+	for j, p := range ps {
+		out[j] = int(p.Pid)
+	}
+	return out, true
+}
+
+func (b *nvmlBackend) powerLimits(i int) (float64, float64, bool) {
+	if i < 0 || i >= len(b.handles) {
+		return 0, 0, false
+	}
+	e, ret := b.handles[i].GetEnforcedPowerLimit()
+	if ret != nvml.SUCCESS {
+		return 0, 0, false
+	}
+	d, ret := b.handles[i].GetPowerManagementDefaultLimit()
+	if ret != nvml.SUCCESS {
+		d = e
+	}
+	return float64(e) / 1e3, float64(d) / 1e3, true
+}
+
 func (b *nvmlBackend) energy(i int) (uint64, bool) {
 	if i < 0 || i >= len(b.handles) {
 		return 0, false

@@ -33,6 +33,32 @@ func mockDevice(energyMJ *uint64, energyRet nvml.Return) *mock.Device {
 			return 2619, nvml.SUCCESS
 		},
 		GetTotalEnergyConsumptionFunc: func() (uint64, nvml.Return) { return *energyMJ, energyRet },
+		GetCurrentClocksEventReasonsFunc: func() (uint64, nvml.Return) {
+			return nvml.ClocksEventReasonSwPowerCap, nvml.SUCCESS
+		},
+		GetCurrentClocksThrottleReasonsFunc: func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED },
+		GetComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) {
+			return []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 1 << 30}}, nvml.SUCCESS
+		},
+		GetPowerManagementDefaultLimitFunc: func() (uint32, nvml.Return) { return 700_000, nvml.SUCCESS },
+	}
+}
+
+// TestNVMLNoise reads the clock event reasons, processes and power limits through NVML.
+func TestNVMLNoise(t *testing.T) {
+	energy := uint64(0)
+	b, err := newNVML(mockLib(mockDevice(&energy, nvml.SUCCESS)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bits, ok := b.clockEvents(0); !ok || bits != ReasonSWPowerCap {
+		t.Errorf("clock events %#x, %v", bits, ok)
+	}
+	if pids, ok := b.processes(0); !ok || len(pids) != 1 || pids[0] != 4242 {
+		t.Errorf("processes %v, %v", pids, ok)
+	}
+	if e, d, ok := b.powerLimits(0); !ok || e != 700 || d != 700 {
+		t.Errorf("power limits %v %v %v", e, d, ok)
 	}
 }
 

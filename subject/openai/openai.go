@@ -31,12 +31,18 @@ import (
 
 	"github.com/inferbench/inferbench/internal/netstamp"
 	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workload"
 	"github.com/valyala/fastjson"
 )
 
 func init() {
+	result.Define(
+		result.Info{Name: "server_prompt_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own prompt-processing time of a request (timings.prompt_ms)"},
+		result.Info{Name: "server_predicted_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own generation time of a request (timings.predicted_ms)"},
+		result.Info{Name: "server_predicted_per_token_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's generation time per generated token (timings.predicted_per_token_ms)"},
+	)
 	subject.Register(subject.Kind{
 		Name:   "openai",
 		Config: func() any { return &Config{} },
@@ -82,6 +88,9 @@ type Config struct {
 	// being read at once are bounded together by 16 times it. A longer answer fails the request
 	// with an error naming the limit.
 	MaxResponseBytes int `yaml:"max_response_bytes" json:"max_response_bytes,omitempty"`
+	// MetricsURL is the server's Prometheus endpoint, scraped during the scenario (default: the
+	// server's /metrics when it answers with vLLM, SGLang, TGI or llama.cpp metrics; "none": off).
+	MetricsURL string `yaml:"metrics_url" json:"metrics_url,omitempty"`
 	// Workload chooses the prompts and their lengths.
 	Workload workload.Config `yaml:"workload" json:"workload,omitzero"`
 }
@@ -340,6 +349,11 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		return subject.Observation{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// Servers close idle keep-alive connections (llama.cpp's after 5 s or 5 requests); a request
+	// sent on one as it closes fails with nothing answered. Go resends such a request on a new
+	// connection only when it is marked replayable, which an idempotency key does (the send time
+	// is then the resend's: WroteRequest below).
+	req.Header.Set("X-Idempotency-Key", idempotencyKey(r.Index))
 	if s.stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
@@ -421,6 +435,29 @@ type chunkInfo struct {
 	errored  bool   // the chunk is an error object
 	usageOut int    // usage.completion_tokens, or -1
 	usageIn  int    // usage.prompt_tokens, or -1
+	timings  *serverTimings
+}
+
+// serverTimings is llama.cpp's per-request "timings" object (its server sends it with the last
+// chunk or the whole response): prompt processing and generation as the server timed them.
+type serverTimings struct {
+	promptMS, predictedMS, predictedPerTokenMS float64
+	promptN, predictedN                        int
+}
+
+// values adds the server's timings to an observation's values (metrics server_*_ms).
+func (t *serverTimings) values(o *subject.Observation) {
+	if t == nil {
+		return
+	}
+	if o.Values == nil {
+		o.Values = map[string]float64{}
+	}
+	o.Values["server_prompt_ms"] = t.promptMS
+	o.Values["server_predicted_ms"] = t.predictedMS
+	if t.predictedN > 0 {
+		o.Values["server_predicted_per_token_ms"] = t.predictedPerTokenMS
+	}
 }
 
 // Note: chunks are parsed with fastjson rather than encoding/json: at 5,000 streamed requests/s
@@ -453,6 +490,12 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 				for _, f := range [...]string{"reasoning_content", "reasoning", "content"} {
 					add(m.GetStringBytes(f))
 				}
+				// Tool-call deltas are generated tokens too: the function's name, then its
+				// arguments, piece by piece (OpenAI, vLLM, SGLang, llama.cpp, Ollama).
+				for _, tc := range m.GetArray("tool_calls") {
+					add(tc.GetStringBytes("function", "name"))
+					add(tc.GetStringBytes("function", "arguments"))
+				}
 			}
 		}
 		add(ch.GetStringBytes("text"))
@@ -475,6 +518,13 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 			} else {
 				c.usageIn = v
 			}
+		}
+	}
+	if t := v.Get("timings"); t != nil && t.Type() == fastjson.TypeObject {
+		c.timings = &serverTimings{
+			promptMS: t.GetFloat64("prompt_ms"), predictedMS: t.GetFloat64("predicted_ms"),
+			predictedPerTokenMS: t.GetFloat64("predicted_per_token_ms"),
+			promptN:             t.GetInt("prompt_n"), predictedN: t.GetInt("predicted_n"),
 		}
 	}
 	return c, nil
@@ -545,6 +595,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 		if c.usageIn >= 0 {
 			o.InputTokens = c.usageIn
 		}
+		c.timings.values(o)
 		finished = finished || c.finished
 		if c.textLen == 0 {
 			continue // role-only, empty or usage-only chunks are not tokens
@@ -636,6 +687,7 @@ func (s *Subject) readWhole(resp *http.Response, o *subject.Observation, bp *[]b
 	if c.usageIn >= 0 {
 		o.InputTokens = c.usageIn
 	}
+	c.timings.values(o)
 	if c.usageOut >= 0 {
 		o.OutputTokens = c.usageOut
 		return nil

@@ -27,14 +27,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workers"
 )
 
-// DefaultPython is the interpreter workers run under unless the definition says otherwise:
-// Debian's, the one that sees Debian's python3-torch.
-const DefaultPython = "/usr/bin/python3"
+// DefaultPython is the interpreter workers run under when neither the definition nor the
+// environment names one (pyenv.Find: $INFERBENCH_PYTHON, the active virtual environment, python3
+// on PATH): Debian's, the one that sees Debian's python3-torch.
+const DefaultPython = pyenv.Fallback
 
 // Protocol is the protocol version this package speaks.
 const Protocol = 1
@@ -47,6 +49,13 @@ var Adapters = map[string][]string{
 	"torch_llm":    {"torch"},
 	"jax_vision":   {"jax", "flax"},
 	"onnxruntime":  {"onnxruntime", "numpy"},
+}
+
+// Optional are modules some variants of an adapter use (doctor lists them): the torch_llm
+// transformers backend and its kernelized variant, ONNX export for onnxruntime models.
+var Optional = map[string][]string{
+	"torch_llm":   {"transformers", "kernels"},
+	"onnxruntime": {"onnx"},
 }
 
 // Families are adapter names resolved per scenario by its "framework" parameter (default
@@ -77,7 +86,8 @@ type Config struct {
 	// Adapter names the adapter: noop, torch_vision, torch_llm, jax_vision, onnxruntime, pyfunc,
 	// or a family (vision, llm) resolved by the scenario's framework parameter.
 	Adapter string `yaml:"adapter"`
-	// Python is the interpreter (default: $INFERBENCH_PYTHON, else /usr/bin/python3).
+	// Python is the interpreter (default: $INFERBENCH_PYTHON, else the active virtual
+	// environment's, else python3 on PATH, else /usr/bin/python3; see package pyenv).
 	Python string `yaml:"python"`
 	// Module is the Python module run with -m (default inferbench_worker).
 	Module string `yaml:"module"`
@@ -85,6 +95,8 @@ type Config struct {
 	Script string `yaml:"script"`
 	// Path is put first on PYTHONPATH (relative to the definition). Default: the copy of
 	// inferbench_worker embedded in this binary, unpacked into the user's cache directory.
+	// The definition's project root (pyenv.ProjectRoot) follows it, so that benchmark code
+	// imports its project's modules as it would when run from the root.
 	Path string `yaml:"path"`
 	// Command runs a worker written in any language (argv). Its program is a file of the
 	// definition's folder when it contains a slash or names a file there (never a program of the
@@ -335,10 +347,7 @@ func command(c Config, s subject.Spec) (argv, env []string, err error) {
 	} else {
 		py := c.Python
 		if py == "" {
-			py = lookup(env, "INFERBENCH_PYTHON") // the interpreter requirements are checked with
-		}
-		if py == "" {
-			py = DefaultPython
+			py = pyenv.FindIn(env).Path // the interpreter requirements are checked with
 		}
 		switch {
 		case c.Script != "":
@@ -356,6 +365,10 @@ func command(c Config, s subject.Spec) (argv, env []string, err error) {
 		}
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
+		}
+		cwd, _ := os.Getwd()
+		if root := pyenv.ProjectRoot(s.Dir, cwd); root != "" && s.Dir != "" {
+			path += string(os.PathListSeparator) + root
 		}
 		if old := lookup(env, "PYTHONPATH"); old != "" {
 			path += string(os.PathListSeparator) + old

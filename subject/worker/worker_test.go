@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -27,19 +28,23 @@ func pythonDir(t testing.TB) string {
 	return d
 }
 
+// testPython is the interpreter the workers of these tests run under: the one pyenv.Find picks
+// from this process's environment, as a worker started here without `python:` would.
+var testPython = pyenv.Find(nil).Path
+
 func needPython(t testing.TB) {
 	t.Helper()
-	if _, err := os.Stat(DefaultPython); err != nil {
-		t.Skipf("%s is not installed: worker processes cannot run", DefaultPython)
+	if _, err := exec.LookPath(testPython); err != nil {
+		t.Skipf("%s is not installed: worker processes cannot run", testPython)
 	}
 }
 
 func needModule(t testing.TB, mod string) {
 	t.Helper()
 	needPython(t)
-	err := exec.Command(DefaultPython, "-c", "import "+mod).Run()
+	err := exec.Command(testPython, "-c", "import "+mod).Run()
 	if err != nil {
-		t.Skipf("python module %s is not importable by %s", mod, DefaultPython)
+		t.Skipf("python module %s is not importable by %s", mod, testPython)
 	}
 }
 

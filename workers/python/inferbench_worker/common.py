@@ -291,6 +291,37 @@ def compile_module(fn, params, adapter):
     return torch.compile(fn, **kwargs)
 
 
+class StepMarked:
+    """StepMarked wraps a compiled model step for generation loops: before each invocation it
+    calls torch.compiler.cudagraph_mark_step_begin() (with mode reduce-overhead on CUDA each call
+    replays a CUDA graph whose outputs live in memory the next replay overwrites), and it clones
+    the step's logits outside the compiled region, so that nothing a caller keeps across steps
+    (transformers' generate keeps outputs of earlier steps) points into a graph's memory.
+    Without this, transformers 5.x + torch 2.11 on an H100 failed in setup with "accessing
+    tensor output of CUDAGraphs that has been overwritten by a subsequent run". On CPU there are
+    no CUDA graphs and the wrapper costs one clone of the logits per step. `calls` counts the
+    marked invocations."""
+
+    def __init__(self, torch, fn):
+        self.fn = fn
+        self.__wrapped__ = fn  # inspect.signature (transformers reads forward's) sees fn's
+        compiler = getattr(torch, "compiler", None)
+        self.mark = getattr(compiler, "cudagraph_mark_step_begin", None)
+        self.calls = 0
+
+    def __call__(self, *args, **kwargs):
+        if self.mark is not None:
+            self.mark()
+        self.calls += 1
+        out = self.fn(*args, **kwargs)
+        if hasattr(out, "clone"):
+            return out.clone()
+        logits = getattr(out, "logits", None)
+        if logits is not None:
+            out["logits"] = logits.clone()
+        return out
+
+
 class TorchAdapter(Adapter):
     """TorchAdapter is the base of the torch adapters: it imports torch, reports the device it
     resolved in setup (self.dev), and resets, reports and frees CUDA memory around the run.

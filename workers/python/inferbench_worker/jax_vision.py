@@ -7,8 +7,8 @@ Setup reports load_time_ms (init of the parameters), compile_time_ms and compila
 (the jit's lower + compile, done ahead of time so the first timed call is steady state).
 Each iteration is timed around the call and block_until_ready.
 
-Note: written against flax.linen; this repository's CI has no JAX, so the adapter reports
-"unavailable" there and the scenario is skipped with that reason.
+Written against flax.linen; CI runs it on CPU with the versions pinned in requirements.txt
+(workers/python/tests/test_frameworks.py). Setup's info has output_shape and parameters.
 """
 
 import time
@@ -96,9 +96,16 @@ class JaxVision(Adapter):
             self.fn = lambda: compiled(variables, x)
             jax.block_until_ready(self.fn())
         self.eager = variant == "eager"
+        if self.eager:
+            with jax.disable_jit():
+                out = self.fn()
+        else:
+            out = self.fn()
         info = {"model": name, "variant": variant, "dtype": dname, "device": self.device(),
                 "batch_size": str(batch), "image_size": str(size),
-                "input_shape": "%dx%dx%dx3" % (batch, size, size)}
+                "input_shape": "%dx%dx%dx3" % (batch, size, size),
+                "output_shape": str(list(out.shape)),
+                "parameters": str(sum(int(a.size) for a in jax.tree_util.tree_leaves(variables)))}
         values = {}
         if compile_ms is not None:
             values["compilation_time_ms"] = compile_ms

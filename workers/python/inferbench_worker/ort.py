@@ -2,8 +2,9 @@
 
 Params:
   model       path to the .onnx file (relative to the definition's directory)
-  providers   list or comma-separated names (default: all available, in onnxruntime's order,
-              e.g. CUDAExecutionProvider before CPUExecutionProvider)
+  providers   list or comma-separated names (default: all available but the remote-only
+              AzureExecutionProvider, in onnxruntime's order, e.g. CUDAExecutionProvider before
+              CPUExecutionProvider)
   batch_size  value for dynamic leading dimensions (default 1)
   shapes      optional {input name: [dims]} for other dynamic dimensions (default 1 each)
   threads     intra-op threads (default onnxruntime's choice)
@@ -56,7 +57,9 @@ class OnnxRuntime(Adapter):
         want = params.get("providers")
         if isinstance(want, str):
             want = [p.strip() for p in want.split(",") if p.strip()]
-        want = want or avail
+        # AzureExecutionProvider (in PyPI's onnxruntime) calls remote endpoints and runs nothing
+        # here; listed first, it cost 22% at resnet18 batch 1 on CPU (scripts/agreement.py)
+        want = want or [p for p in avail if p != "AzureExecutionProvider"] or avail
         missing = [p for p in want if p not in avail]
         if missing:
             raise Unsupported("providers %s not available (have %s)"
@@ -91,11 +94,12 @@ class OnnxRuntime(Adapter):
         self.sess, self.feeds = sess, feeds
         self.default_items = batch
         t0 = time.perf_counter_ns()
-        sess.run(None, feeds)
+        outs = sess.run(None, feeds)
         first = (time.perf_counter_ns() - t0) / 1e6
         info = {"model": os.path.basename(path), "providers": ",".join(self.providers),
                 "batch_size": str(batch),
-                "inputs": ";".join("%s%s" % (k, list(v.shape)) for k, v in feeds.items())}
+                "inputs": ";".join("%s%s" % (k, list(v.shape)) for k, v in feeds.items()),
+                "output_shape": ";".join(str(list(o.shape)) for o in outs)}
         return {"load_time_ms": load_ms, "info": info, "values": {"first_call_ms": first}}
 
     def iteration(self):

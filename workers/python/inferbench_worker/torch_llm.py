@@ -6,6 +6,11 @@ KV cache. No weights or tokenizers are downloaded: prompts are random token ids.
 
 Params:
   backend          auto | transformers | torch (default auto)
+  model_id         real weights instead of random ones (transformers backend): a local directory
+                   saved with save_pretrained, or a Hugging Face id found in the local cache
+                   ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). Nothing is ever
+                   downloaded: a model that is not local is a bad_params error saying so. The
+                   size params are then the model's own.
   vocab_size       (default 1024)      hidden_size   (default 128)
   num_layers       (default 2)         num_heads     (default 4)
   intermediate_size (default 4 * hidden_size)
@@ -26,8 +31,8 @@ a per-iteration tokens_per_s. On GPU every step is synchronised before its time 
 import math
 import time
 
-from .common import (BadParams, TorchAdapter, TorchSync, Unsupported, compile_module, get, require,
-                     set_threads, torch_device, torch_dtype)
+from .common import (BadParams, StepMarked, TorchAdapter, TorchSync, Unsupported, compile_module,
+                     get, require, set_threads, torch_device, torch_dtype)
 
 VARIANTS = ["eager", "compiled", "kernelized"]
 
@@ -77,6 +82,10 @@ class TorchLLM(TorchAdapter):
                 use_hf = True
             except ImportError:
                 use_hf = False
+        self.model_id = get(params, "model_id", None, str)
+        if self.model_id and not use_hf:
+            raise BadParams("param model_id needs the transformers backend (backend is %s%s)"
+                            % (backend, "" if backend == "torch" else ", transformers missing"))
         if variant == "kernelized" and not use_hf:
             raise Unsupported("variant kernelized needs transformers and the `kernels` package; "
                               "transformers is not installed (or backend is torch)")
@@ -87,6 +96,7 @@ class TorchLLM(TorchAdapter):
         else:
             gen = TinyGenerator(self, cfg, dtype, variant)
         self.gen = gen
+        cfg.update(gen.cfg)
         self.ids = torch.randint(0, cfg["vocab_size"], (self.batch, self.prompt), device=self.dev)
         self.sync.sync()
         load_ms = (time.perf_counter_ns() - t0) / 1e6
@@ -101,6 +111,13 @@ class TorchLLM(TorchAdapter):
                 "input_shape": "%dx%d" % (self.batch, self.prompt),
                 "parameters": str(gen.parameters()), "threads": str(torch.get_num_threads())}
         info.update({k: str(v) for k, v in cfg.items()})
+        if getattr(gen, "kernel_layers", None) is not None:
+            info["kernel_layers"] = str(gen.kernel_layers)
+        if self.model_id:
+            info["model_id"] = self.model_id
+            info["weights"] = gen.weights
+        if gen.marked is not None:  # compiled: every step was marked (StepMarked)
+            info["marked_steps"] = str(gen.marked.calls)
         return {"load_time_ms": load_ms, "compile_time_ms": compile_ms, "info": info,
                 "values": {"first_call_ms": first}}
 
@@ -131,6 +148,7 @@ class TinyGenerator:
         torch = a.torch
         self.torch = torch
         self.a = a
+        self.cfg = {}
         max_len = a.prompt + a.new
         self.model = build_tiny(torch, cfg, max_len).eval().to(a.dev, dtype)
         hd = cfg["hidden_size"] // cfg["num_heads"]
@@ -140,8 +158,9 @@ class TinyGenerator:
         self.prefill_pos = torch.arange(a.prompt, device=a.dev)
         self.step_pos = [torch.tensor([a.prompt + i], device=a.dev) for i in range(a.new)]
         self.fn = self.model
+        self.marked = None
         if variant == "compiled":
-            self.fn = compile_module(self.model, a.params, a.name)
+            self.fn = self.marked = StepMarked(torch, compile_module(self.model, a.params, a.name))
 
     def parameters(self):
         return sum(p.numel() for p in self.model.parameters())
@@ -232,6 +251,15 @@ class HFGenerator:
         from transformers.generation.streamers import BaseStreamer
 
         self.version = transformers.__version__
+        self.cfg = {}
+        if a.model_id:
+            model, self.weights = load_local(AutoModelForCausalLM, a.model_id, dtype)
+            c = model.config
+            self.cfg = {"vocab_size": c.vocab_size, "hidden_size": c.hidden_size,
+                        "num_layers": c.num_hidden_layers, "num_heads": c.num_attention_heads,
+                        "intermediate_size": getattr(c, "intermediate_size", 0)}
+        else:
+            model = None
         hc = LlamaConfig(vocab_size=cfg["vocab_size"], hidden_size=cfg["hidden_size"],
                          intermediate_size=cfg["intermediate_size"],
                          num_hidden_layers=cfg["num_layers"],
@@ -239,17 +267,32 @@ class HFGenerator:
                          num_key_value_heads=cfg["num_heads"],
                          max_position_embeddings=max(2048, a.prompt + a.new),
                          pad_token_id=0, bos_token_id=1, eos_token_id=2)
-        model = AutoModelForCausalLM.from_config(hc, torch_dtype=dtype).eval().to(a.dev)
+        if model is None:
+            try:  # transformers >= 4.56 calls it dtype and warns about torch_dtype
+                model = AutoModelForCausalLM.from_config(hc, dtype=dtype)
+            except TypeError:
+                model = AutoModelForCausalLM.from_config(hc, torch_dtype=dtype)
+        model = model.eval().to(a.dev)
+        self.marked = None
+        self.kernel_layers = None
         if variant == "compiled":
             model.generation_config.cache_implementation = "static"
+            # generate's own compilation of forward (transformers >= 4.50 with a static cache)
+            # is turned off: the forward compiled here is the one measured, marked per step.
+            model.generation_config.disable_compile = True
             params = dict(a.params)
             params.setdefault("compile_mode", "reduce-overhead")
-            model.forward = compile_module(model.forward, params, a.name)
+            self.marked = StepMarked(torch, compile_module(model.forward, params, a.name))
+            model.forward = self.marked
         elif variant == "kernelized":
             try:
                 from kernels import Mode, kernelize
             except ImportError as e:
                 raise Unsupported("variant kernelized needs the `kernels` package (%s)" % e)
+            # layers that the kernels package may swap for a hub kernel (transformers marks
+            # them with kernel_layer_name); on CPU there are usually none with a CPU kernel
+            self.kernel_layers = sum(1 for m in model.modules()
+                                     if getattr(m, "kernel_layer_name", None))
             try:
                 model = kernelize(model, mode=Mode.INFERENCE, device=a.dev.type)
             except Exception as e:  # no kernel for this device or layer: report, don't crash
@@ -288,6 +331,34 @@ class HFGenerator:
         if not clock.times:
             clock.times.append(time.perf_counter_ns())
         return [(t - t0) / 1e6 for t in clock.times]
+
+
+def load_local(auto, model_id, dtype):
+    """load_local loads model_id's weights from a local directory or the local Hugging Face cache
+    only, and returns (model, where the weights came from)."""
+    import os
+
+    if os.path.isdir(model_id):
+        where = os.path.abspath(model_id)
+    else:
+        try:
+            from huggingface_hub import snapshot_download
+
+            where = snapshot_download(model_id, local_files_only=True)
+        except Exception as e:  # not in the cache (LocalEntryNotFoundError), or a bad id
+            raise BadParams("param model_id %r: not a local directory and not in the local "
+                            "Hugging Face cache (%s); inferbench never downloads weights: save the "
+                            "model with save_pretrained or fill the cache first (%s)"
+                            % (model_id, os.environ.get("HF_HUB_CACHE") or
+                               os.environ.get("HF_HOME") or "~/.cache/huggingface", e)) from None
+    try:
+        model = auto.from_pretrained(where, dtype=dtype, local_files_only=True)
+    except TypeError:
+        model = auto.from_pretrained(where, torch_dtype=dtype, local_files_only=True)
+    except (OSError, ValueError) as e:
+        raise BadParams("param model_id %r: %s holds no loadable causal LM: %s"
+                        % (model_id, where, e)) from None
+    return model, where
 
 
 ADAPTER = TorchLLM

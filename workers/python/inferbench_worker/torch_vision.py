@@ -1,7 +1,9 @@
 """torch_vision: torchvision classification models by name, with random weights (never a download).
 
 Params:
-  model         torchvision model name: resnet18, resnet50, vit_b_16, ... (default resnet50)
+  model         torchvision model name: resnet18, resnet50, vit_b_16, ... (default resnet50), or
+                vit_ti_16: ViT-Tiny/16 (12 layers, 3 heads, width 192; 5.7M parameters at 224)
+                built with torchvision's VisionTransformer
   batch_size    images per iteration (default 1)
   image_size    input height and width (default 224; ViT models are built for that size)
   dtype         float32 | float16 | bfloat16 (default float32)
@@ -74,12 +76,14 @@ class TorchVision(TorchAdapter):
             steady = self.sync.time(self._call)
         if variant.startswith("compiled"):
             compile_ms = max(first - steady, 0.0)
+        with torch.inference_mode():
+            shape = list(fn(self.inputs[0]).shape)
         info = {"model": name, "variant": variant, "dtype": str(dtype).replace("torch.", ""),
                 "device": str(self.dev), "batch_size": str(batch), "image_size": str(size),
                 "input_shape": "%dx3x%dx%d" % (batch, size, size),
                 "parameters": str(sum(p.numel() for p in model.parameters())),
                 "input": get(params, "input", "synthetic", str),
-                "threads": str(torch.get_num_threads())}
+                "threads": str(torch.get_num_threads()), "output_shape": str(shape)}
         values = {"first_call_ms": first}
         return {"load_time_ms": load_ms, "compile_time_ms": compile_ms, "info": info,
                 "values": values}
@@ -107,6 +111,11 @@ class TorchVision(TorchAdapter):
 def build_model(tv, name, size):
     """build_model constructs a torchvision classification model with random weights."""
     models = tv.models
+    if name == "vit_ti_16":
+        from torchvision.models.vision_transformer import VisionTransformer
+
+        return VisionTransformer(image_size=size, patch_size=16, num_layers=12, num_heads=3,
+                                 hidden_dim=192, mlp_dim=768)
     kwargs = {"weights": None}
     if name.startswith("vit_"):
         kwargs["image_size"] = size

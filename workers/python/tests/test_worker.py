@@ -30,9 +30,9 @@ HAVE_ORT = importlib.util.find_spec("onnxruntime") is not None
 class Worker:
     """Worker is a real worker process spoken to line by line."""
 
-    def __init__(self, adapter, cwd=None):
+    def __init__(self, adapter, cwd=None, env=None):
         env = dict(os.environ, PYTHONPATH=ROOT, PYTHONDONTWRITEBYTECODE="1",
-                   OMP_NUM_THREADS="1", INFERBENCH_WORKER_LOG="WARNING")
+                   OMP_NUM_THREADS="1", INFERBENCH_WORKER_LOG="WARNING", **(env or {}))
         self.p = subprocess.Popen([sys.executable, "-m", "inferbench_worker"], cwd=cwd or ROOT,
                                   env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
@@ -63,9 +63,18 @@ class Worker:
                 self.send("teardown")
         finally:
             self.p.stdin.close()
-            self.p.wait(timeout=30)
-            self.p.stdout.close()
-            self.p.stderr.close()
+            try:
+                # A worker exits when its stdin closes. Exiting a process that imported torch,
+                # JAX or transformers (and inductor's compile workers) took over 30 s on a
+                # machine with a load average of 23; 120 s bounds a real hang.
+                self.p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+                raise
+            finally:
+                self.p.stdout.close()
+                self.p.stderr.close()
 
 
 def _alive(pid):

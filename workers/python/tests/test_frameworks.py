@@ -1,0 +1,189 @@
+"""Real inference through each framework adapter, on CPU, in real worker processes.
+
+Run with the project's venv (make venv; make test-python): torch 2.x with torch.compile, JAX with
+Flax, ONNX Runtime (on a model this test exports with torch.onnx), transformers. Each test asserts
+measured latencies > 0 and outputs of the right shape. A framework that this interpreter cannot
+import is skipped with the reason (Debian's python3 has only torch 1.13).
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+from test_worker import Worker
+
+HAVE = {m: importlib.util.find_spec(m) is not None
+        for m in ("torch", "torchvision", "jax", "flax", "onnxruntime", "onnx", "transformers",
+                  "kernels", "huggingface_hub")}
+
+
+def torch_compiles():
+    if not HAVE["torch"]:
+        return False
+    import torch
+
+    return hasattr(torch, "compile") and int(torch.__version__.split(".")[0]) >= 2
+
+
+def why(*mods):
+    missing = [m for m in mods if not HAVE[m]]
+    return "%s not importable by %s" % (", ".join(missing), sys.executable)
+
+
+def check_run(t, w, n, items):
+    """check_run runs n iterations and checks the samples: n of them, each > 0."""
+    r = w.call("run", n=n)
+    t.assertEqual(r["n"], n)
+    t.assertEqual(len(r["latency_ms"]), n)
+    t.assertTrue(all(x > 0 for x in r["latency_ms"]), r["latency_ms"])
+    t.assertEqual(r["items"], items)
+    return r
+
+
+@unittest.skipUnless(HAVE["torch"] and HAVE["torchvision"] and torch_compiles(),
+                     why("torch", "torchvision") + " (or torch < 2: no torch.compile)")
+class TorchVisionFrameworkTest(unittest.TestCase):
+    def test_models_eager_and_compiled(self):
+        w = Worker("torch_vision")
+        self.addCleanup(w.close)
+        for model in ("resnet18", "vit_ti_16"):
+            for variant in ("eager", "compiled"):
+                with self.subTest(model=model, variant=variant):
+                    s = w.call("setup", params={"model": model, "variant": variant,
+                                                "image_size": 32, "batch_size": 2,
+                                                "device": "cpu", "threads": 1})
+                    self.assertEqual(s["info"]["output_shape"], "[2, 1000]")
+                    if variant == "compiled":
+                        self.assertGreater(s["compile_time_ms"], 0)
+                    else:
+                        self.assertIsNone(s.get("compile_time_ms"))
+                    check_run(self, w, 3, 2)
+
+
+@unittest.skipUnless(HAVE["jax"] and HAVE["flax"], why("jax", "flax"))
+class JaxFrameworkTest(unittest.TestCase):
+    def test_resnet18_jit(self):
+        w = Worker("jax_vision")
+        self.addCleanup(w.close)
+        self.assertEqual(w.hello["framework"], "jax")
+        self.assertIn("flax", w.hello["versions"])
+        s = w.call("setup", params={"model": "resnet18", "image_size": 32, "batch_size": 2,
+                                    "device": "cpu"})
+        self.assertEqual(s["info"]["output_shape"], "[2, 1000]")
+        self.assertTrue(s["info"]["device"].startswith("cpu"), s["info"])
+        self.assertGreater(s["values"]["compilation_time_ms"], 0)
+        self.assertGreater(int(s["info"]["parameters"]), 11_000_000)  # ResNet-18: 11.7M
+        check_run(self, w, 3, 2)
+
+
+@unittest.skipUnless(HAVE["onnxruntime"] and HAVE["torch"] and HAVE["torchvision"]
+                     and HAVE["onnx"] and torch_compiles(),
+                     why("onnxruntime", "onnx", "torch", "torchvision"))
+class OnnxRuntimeFrameworkTest(unittest.TestCase):
+    def test_exported_resnet18(self):
+        import torch
+        import torchvision
+
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "resnet18.onnx")
+        self.addCleanup(lambda: [os.remove(os.path.join(d, f)) for f in os.listdir(d)])
+        model = torchvision.models.resnet18(weights=None).eval()
+        batch = torch.export.Dim("batch", min=1, max=64)
+        torch.onnx.export(model, (torch.randn(1, 3, 32, 32),), path, input_names=["x"],
+                          output_names=["logits"], dynamic_shapes={"x": {0: batch}}, verbose=False)
+        w = Worker("onnxruntime", cwd=d)
+        self.addCleanup(w.close)
+        s = w.call("setup", params={"model": "resnet18.onnx", "batch_size": 4, "threads": 1})
+        self.assertEqual(s["info"]["inputs"], "x[4, 3, 32, 32]")
+        self.assertEqual(s["info"]["output_shape"], "[4, 1000]")
+        self.assertIn("CPUExecutionProvider", s["info"]["providers"])
+        # the remote-only Azure provider is not a default: it cost 22% per call on CPU
+        self.assertNotIn("AzureExecutionProvider", s["info"]["providers"])
+        check_run(self, w, 3, 4)
+
+
+@unittest.skipUnless(HAVE["torch"] and HAVE["transformers"] and torch_compiles(),
+                     why("torch", "transformers"))
+class TransformersLLMTest(unittest.TestCase):
+    base = {"backend": "transformers", "prompt_tokens": 8, "max_new_tokens": 4, "batch_size": 2,
+            "device": "cpu", "threads": 1}
+
+    def check_generation(self, w):
+        r = check_run(self, w, 2, 2)
+        self.assertEqual(r["output_tokens"], 8)  # batch 2 x 4 new tokens, always generated in full
+        self.assertEqual(r["input_tokens"], 16)
+        for toks in r["token_ms"]:
+            self.assertEqual(len(toks), 4)
+            self.assertEqual(toks, sorted(toks))
+            self.assertGreater(toks[0], 0)
+
+    def test_eager_and_compiled(self):
+        w = Worker("torch_llm")
+        self.addCleanup(w.close)
+        self.assertIn("transformers", w.hello["versions"])
+        for variant in ("eager", "compiled"):
+            with self.subTest(variant=variant):
+                s = w.call("setup", params=dict(self.base, variant=variant))
+                self.assertEqual(s["info"]["backend"], "transformers")
+                if variant == "compiled":
+                    # setup generated twice (first call, steady call); every forward step of
+                    # both went through StepMarked (cudagraph_mark_step_begin on CUDA)
+                    self.assertEqual(s["info"]["marked_steps"], "8")
+                    self.assertGreater(s["compile_time_ms"], 0)
+                self.check_generation(w)
+
+    def test_torch_backend_compiled(self):
+        w = Worker("torch_llm")
+        self.addCleanup(w.close)
+        s = w.call("setup", params=dict(self.base, backend="torch", variant="compiled"))
+        self.assertEqual(s["info"]["marked_steps"], "8")
+        self.check_generation(w)
+
+    @unittest.skipUnless(HAVE["huggingface_hub"], why("huggingface_hub"))
+    def test_local_weights(self):
+        """model_id loads a model this test saved: from its directory, then by id from a local
+        Hugging Face cache laid out as the hub client lays it out; nothing is downloaded."""
+        import torch
+        from transformers import AutoModelForCausalLM, LlamaConfig
+
+        d = tempfile.mkdtemp()
+        torch.manual_seed(1)
+        cfg = LlamaConfig(vocab_size=96, hidden_size=32, intermediate_size=64,
+                          num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
+        saved = os.path.join(d, "tiny-llama")
+        AutoModelForCausalLM.from_config(cfg).save_pretrained(saved)
+        snap = os.path.join(d, "hub", "models--inferbench--tiny-llama", "snapshots", "0" * 40)
+        os.makedirs(os.path.dirname(snap))
+        os.symlink(saved, snap)
+        os.makedirs(os.path.join(d, "hub", "models--inferbench--tiny-llama", "refs"))
+        with open(os.path.join(d, "hub", "models--inferbench--tiny-llama", "refs", "main"), "w") as f:
+            f.write("0" * 40)
+        env = {"HF_HUB_CACHE": os.path.join(d, "hub"), "HF_HUB_OFFLINE": "1"}
+        w = Worker("torch_llm", env=env)
+        self.addCleanup(w.close)
+        for model_id, where in ((saved, saved), ("inferbench/tiny-llama", snap)):
+            with self.subTest(model_id=model_id):
+                s = w.call("setup", params=dict(self.base, model_id=model_id))
+                self.assertEqual(s["info"]["vocab_size"], "96")
+                self.assertEqual(s["info"]["hidden_size"], "32")
+                self.assertEqual(os.path.realpath(s["info"]["weights"]), os.path.realpath(where))
+                self.check_generation(w)
+        msg = w.send("setup", params=dict(self.base, model_id="inferbench/not-cached"))
+        self.assertEqual(msg["error"]["code"], "bad_params")
+        self.assertIn("never downloads", msg["error"]["message"])
+
+    @unittest.skipUnless(HAVE["kernels"], why("kernels"))
+    def test_kernelized_runs_on_cpu(self):
+        w = Worker("torch_llm")
+        self.addCleanup(w.close)
+        s = w.call("setup", params=dict(self.base, variant="kernelized"))
+        self.assertEqual(s["info"]["variant"], "kernelized")
+        self.assertIn("kernel_layers", s["info"])
+        self.check_generation(w)
+
+
+if __name__ == "__main__":
+    unittest.main()
