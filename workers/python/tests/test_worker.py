@@ -325,7 +325,7 @@ class UnitTest(unittest.TestCase):
     def test_discover(self):
         got = discover.discover_file(os.path.join(DATA, "seed_bench.py"))
         self.assertEqual([f["name"] for f in got["functions"]],
-                         ["run_sum_benchmark", "benchmark_noop"])
+                         ["run_sum_benchmark", "benchmark_noop", "benchmark_items"])
         got = discover.discover_file(os.path.join(DATA, "seed_class.py"))
         self.assertEqual([c["name"] for c in got["classes"]], ["TinyModelBenchmark"])
         # the seed runner's entry point (it names the class) is not listed
