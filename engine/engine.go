@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -52,6 +53,8 @@ type Engine struct {
 	agent      *Agent // one of several load agents (scaleout.go)
 	histograms bool   // keep full-resolution histograms (scaleout.go)
 	started    bool   // the agent's start time has passed
+	outputLogs string // folder of the subjects' output logs (output.go); "" keeps none
+	log        *slog.Logger
 }
 
 // Option configures an Engine.
@@ -107,11 +110,18 @@ func WithProfile(dir string, n int) Option {
 // WithEnv sets the environment for processes subjects start (the process's own otherwise).
 func WithEnv(env []string) Option { return func(e *Engine) { e.env = env } }
 
+// WithLogger sets the log the engine, the load drivers and the subjects write their debug
+// records to: what each scenario opens, how its load runs and why it stops.
+func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
+
 // New returns an Engine.
 func New(opts ...Option) *Engine {
 	e := &Engine{checker: &suite.Checker{}, keep: 10000}
 	for _, o := range opts {
 		o(e)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
 	}
 	return e
 }
@@ -177,12 +187,32 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), err)
 		return r
 	}
-	openStart := time.Now()
-	subj, err := kind.Open(ctx, subject.Spec{
+	log := e.log.With("scenario", sc.ID())
+	spec := subject.Spec{
 		Benchmark: b.Name, Scenario: sc.Name, Dir: b.Dir, Config: b.Config, Params: params, Env: env,
-	})
+		Log: log,
+	}
+	if e.outputLogs != "" {
+		name := scenarioFileBase(sc) + ".log"
+		out := newOutputLog(filepath.Join(e.outputLogs, name), MaxOutputLog, e.redact)
+		spec.Output = out
+		// Deferred before the subject's Close, so it runs after it: a worker's last words are in.
+		defer func() {
+			wrote, err := out.Close()
+			if wrote {
+				r.Logs = append(r.Logs, filepath.ToSlash(filepath.Join(filepath.Base(e.outputLogs), name)))
+			}
+			if err != nil {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("output log: %v", err))
+			}
+		}()
+	}
+	log.Debug("opening subject", "kind", b.Kind, "dir", b.Dir, "config", jsonText(b.Config), "params", jsonText(map[string]any(params)))
+	openStart := time.Now()
+	subj, err := kind.Open(ctx, spec)
 	loadTime := time.Since(openStart)
 	if err != nil {
+		log.Debug("subject did not open", "kind", b.Kind, "after", loadTime.Round(time.Microsecond), "err", err)
 		// A subject may find only when opened that it cannot run here (a worker's framework
 		// lacks the variant): that is a skip with its reason, not a failure.
 		var skip interface{ SkipReason() string }
@@ -193,6 +223,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: open %s subject: %v", sc.ID(), b.Kind, err)
 		return r
 	}
+	log.Debug("subject opened", "kind", b.Kind, "load_time", loadTime.Round(time.Microsecond), "abilities", abilities(subj))
 	defer func() {
 		if cerr := subj.Close(); cerr != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("closing the subject: %v", cerr))
@@ -246,11 +277,13 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	}
 	derr := e.waitStart(ctx)
 	if derr == nil {
-		derr = driver(ctx, drive, cfg, e.redactSink(sink))
+		log.Debug("load", "mode", cfg.Mode, "config", jsonText(cfg))
+		derr = driver(load.WithLogger(ctx, log), drive, cfg, e.redactSink(sink))
 	}
 	// Probes stop after the collector has filled the metrics, so that they can relate what they
 	// saw to them (energy per item needs the throughput).
 	col.fill(&r, e.keep)
+	log.Debug("load done", "warmup", r.Iterations.Warmup, "measured", r.Iterations.Measured, "failed", r.Iterations.Failed, "err", derr, "interrupted", ctx.Err() != nil)
 	for _, stop := range stops {
 		stop(&r)
 	}

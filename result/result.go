@@ -67,7 +67,11 @@ type Scenario struct {
 	SkipReason string         `json:"skip_reason,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
 	// Profiles are the files --profile wrote for the scenario, relative to the run folder.
-	Profiles   []string   `json:"profiles,omitempty"`
+	Profiles []string `json:"profiles,omitempty"`
+	// Logs are the files holding what the scenario's subject processes wrote on stdout and
+	// stderr (logs/BENCHMARK__SCENARIO.log: a command's output, a worker's log with the
+	// benchmark's print() and logging output), redacted and bounded, relative to the run folder.
+	Logs       []string   `json:"logs,omitempty"`
 	StartedAt  time.Time  `json:"started_at,omitzero"`
 	DurationS  float64    `json:"duration_s"`
 	Iterations Iterations `json:"iterations"`

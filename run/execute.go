@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -48,11 +49,15 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 		return nil, err
 	}
 	lockRunLog(w.logFile) // held while the run lasts: a later run tells it from a killed one (recover.go)
-	handlers := teeHandler{slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: min(p.o.LogLevel, slog.LevelInfo)})}
+	file := slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: p.fileLevel()})
+	if p.early != nil {
+		p.early.replay(ctx, file) // what select logged, redacted on its way in
+	}
+	handlers := teeHandler{file}
 	if p.o.Log != nil {
 		handlers = append(handlers, p.o.Log)
 	}
-	w.log = slog.New(handlers)
+	w.log = slog.New(redact.Handler(handlers, p.red)) // every record, console and run.log, redacted
 	sel := p.o.Selection
 	w.run = &result.Run{
 		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
@@ -126,7 +131,8 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
 		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
-		engine.WithRedactor(p.red),
+		engine.WithRedactor(p.red), engine.WithLogger(w.log),
+		engine.WithOutputLogs(filepath.Join(w.dir, "logs")),
 	}
 	if !p.o.NoRequestLog {
 		opts = append(opts, engine.WithRequestLog(filepath.Join(w.dir, "requests")))
