@@ -153,6 +153,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		Budgets: b.Budgets, StartedAt: time.Now(),
 	}
 	defer e.redactScenario(&r)
+	defer func() { result.RankWarnings(r.Warnings) }() // what matters first: expected effects after the alarms
 	if why := e.checker.Check(sc); why != "" {
 		r.Status, r.SkipReason = result.StatusSkipped, why
 		return r
@@ -372,7 +373,7 @@ func warnings(r *result.Scenario, serving bool) (w []string) {
 	case s.CV > 0.10 && s.N >= 10 && s.Median < ShortCallMS:
 		// Expected, not an alarm: listed after the warnings that matter.
 		defer func() {
-			w = append(w, fmt.Sprintf("expected: latency CV %.0f%% at a median of %s: calls this short are spread by timer resolution, scheduling and GC pauses; the median is the stable figure to compare", 100*s.CV, shortDuration(s.Median)))
+			w = append(w, fmt.Sprintf(result.ExpectedPrefix+"latency CV %.0f%% at a median of %s: calls this short are spread by timer resolution, scheduling and GC pauses; the median is the stable figure to compare", 100*s.CV, shortDuration(s.Median)))
 		}()
 	case s.CV > 0.10 && s.N >= 10:
 		w = append(w, fmt.Sprintf("noisy: latency CV %.0f%% (above 10%%); consider more iterations or a quieter machine", 100*s.CV))
@@ -402,5 +403,5 @@ func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, subj subject.S
 		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
 		return
 	}
-	r.Warnings = append(r.Warnings, fmt.Sprintf("expected: profiled %d extra calls after the measured iterations (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
+	r.Warnings = append(r.Warnings, fmt.Sprintf(result.ExpectedPrefix+"profiled %d extra calls after the measured iterations (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
 }

@@ -2,6 +2,8 @@ package result
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/stats"
@@ -86,6 +88,32 @@ type Scenario struct {
 	// Extra holds the typed sections beyond the metrics: resources and their timelines, the
 	// server, SLOs, the steady window, sweep steps, errors by kind (see Extra).
 	Extra Extra `json:"extra,omitzero"`
+}
+
+// ExpectedPrefix starts a warning that explains an expected effect rather than raising an alarm
+// (a high CV on a call of a few hundred nanoseconds, the profiling pass): it is shown after the
+// warnings that matter, at a low severity.
+const ExpectedPrefix = "expected: "
+
+// IsExpected reports whether warning w explains an expected effect (ExpectedPrefix).
+func IsExpected(w string) bool { return strings.HasPrefix(w, ExpectedPrefix) }
+
+// RankWarnings orders warnings by severity, keeping their order within a severity: the alarms
+// first, the expected effects (IsExpected) last.
+func RankWarnings(ws []string) {
+	slices.SortStableFunc(ws, func(a, b string) int {
+		return cmpBool(IsExpected(a), IsExpected(b))
+	})
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // ID returns "benchmark/scenario".

@@ -83,7 +83,7 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 			if !strings.HasSuffix(b.String(), "\n\n") {
 				b.WriteString("\n")
 			}
-		case f[0] == "warning", f[0] == "advice":
+		case f[0] == "warning", f[0] == "note", f[0] == "advice":
 		case f[0] == "skipped":
 			if !host[strings.TrimSuffix(f[1], ":")] {
 				b.WriteString(line + "\n")
