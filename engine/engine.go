@@ -37,24 +37,25 @@ type Listener interface {
 
 // Engine runs scenarios. Build one with New.
 type Engine struct {
-	load       load.Config // overrides from the command line
-	checker    *suite.Checker
-	probes     []Probe
-	listeners  listeners
-	maxSamples int
-	keep       int
-	profileDir string // --profile: where profiles go ("" none)
-	profileN   int
-	env        []string
-	requestLog string         // folder of per-request logs (requests.go); "" writes none
-	serverLogs string         // folder of server logs (server.go); "" discards them
-	server     *launch.Server // the server under test now running, shared by scenarios
-	redact     *redact.Redactor
-	agent      *Agent // one of several load agents (scaleout.go)
-	histograms bool   // keep full-resolution histograms (scaleout.go)
-	started    bool   // the agent's start time has passed
-	outputLogs string // folder of the subjects' output logs (output.go); "" keeps none
-	log        *slog.Logger
+	load        load.Config // overrides from the command line
+	checker     *suite.Checker
+	probes      []Probe
+	listeners   listeners
+	maxSamples  int
+	keep        int
+	profileDir  string // --profile: where profiles go ("" none)
+	profileN    int
+	profileCmds ProfileCommands
+	env         []string
+	requestLog  string         // folder of per-request logs (requests.go); "" writes none
+	serverLogs  string         // folder of server logs (server.go); "" discards them
+	server      *launch.Server // the server under test now running, shared by scenarios
+	redact      *redact.Redactor
+	agent       *Agent // one of several load agents (scaleout.go)
+	histograms  bool   // keep full-resolution histograms (scaleout.go)
+	started     bool   // the agent's start time has passed
+	outputLogs  string // folder of the subjects' output logs (output.go); "" keeps none
+	log         *slog.Logger
 }
 
 // Option configures an Engine.
@@ -289,7 +290,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		stop(&r)
 	}
 	if e.profileDir != "" && derr == nil && ctx.Err() == nil {
-		e.profile(ctx, sc, subj, &r)
+		e.profile(ctx, sc, cfg, subj, &r)
 	}
 	setValue(&r, "load_time_ms", ms(loadTime))
 	if s, ok := subj.(subject.Setup); ok {
@@ -384,21 +385,52 @@ func warnings(r *result.Scenario, serving bool) (w []string) {
 	return w
 }
 
+// ProfileCommands writes files that profile a scenario outside the run into dir — command
+// scripts for profilers that must start the process themselves, such as NVIDIA Nsight Systems —
+// and returns them; none when it has nothing for the scenario. cfg is the scenario's load.
+type ProfileCommands func(sc *suite.Scenario, cfg load.Config, dir string) ([]string, error)
+
+// WithProfileCommands adds f to the profiling pass of WithProfile: its files are listed with the
+// profiles.
+func WithProfileCommands(f ProfileCommands) Option { return func(e *Engine) { e.profileCmds = f } }
+
 // profile runs the profiling pass of a scenario, after its measured iterations (which the
 // profiler never slows) and after its figures are collected.
-func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, subj subject.Subject, r *result.Scenario) {
+func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, cfg load.Config, subj subject.Subject, r *result.Scenario) {
+	dir := filepath.Join(e.profileDir, scenarioFileBase(sc))
+	rel := func(files []string) []string {
+		out := make([]string, len(files))
+		for i, f := range files {
+			out[i] = f
+			if rf, err := filepath.Rel(filepath.Dir(e.profileDir), f); err == nil {
+				out[i] = filepath.ToSlash(rf)
+			}
+		}
+		return out
+	}
+	var cmds []string
+	if e.profileCmds != nil {
+		files, err := e.profileCmds(sc, cfg, dir)
+		cmds = rel(files)
+		if err != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
+		}
+	}
+	if len(cmds) > 0 {
+		defer func() {
+			r.Profiles = append(r.Profiles, cmds...)
+			r.Warnings = append(r.Warnings, fmt.Sprintf(result.ExpectedPrefix+"%s run the scenario again under NVIDIA's profilers, apart from this run; inferbench wrote them and did not run them (they take minutes): sh %s", strings.Join(cmds, ", "), cmds[0]))
+		}()
+	}
 	p, ok := subj.(subject.Profiler)
 	if !ok {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: the %s subject has no profiler", sc.Benchmark.Kind))
+		if len(cmds) == 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("profile: the %s subject has no profiler", sc.Benchmark.Kind))
+		}
 		return
 	}
-	files, err := p.Profile(ctx, filepath.Join(e.profileDir, scenarioFileBase(sc)), e.profileN)
-	for _, f := range files {
-		if rel, rerr := filepath.Rel(filepath.Dir(e.profileDir), f); rerr == nil {
-			f = filepath.ToSlash(rel)
-		}
-		r.Profiles = append(r.Profiles, f)
-	}
+	files, err := p.Profile(ctx, dir, e.profileN)
+	r.Profiles = append(r.Profiles, rel(files)...)
 	if err != nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
 		return

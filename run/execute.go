@@ -31,6 +31,7 @@ type writer struct {
 	err       error  // the first failed write
 	tmp       string // where run.json goes when the folder cannot take it ($TMPDIR)
 	alt       string // the folder under tmp that holds the whole run, when it went there
+	gpus      int    // NVIDIA GPUs of the machine (sysinfo)
 }
 
 // create makes the run folder, opens run.log and writes a first run.json with no scenario.
@@ -59,9 +60,11 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 	}
 	w.log = slog.New(redact.Handler(handlers, p.red)) // every record, console and run.log, redacted
 	sel := p.o.Selection
+	info := Sysinfo(ctx, p.env, p.o.Version)
+	w.gpus = len(info.GPUs)
 	w.run = &result.Run{
 		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
-		Environment: Sysinfo(ctx, p.env, p.o.Version).Map(),
+		Environment: info.Map(),
 		Config:      result.Config{Args: p.o.Args, Dir: p.o.Dir, Filters: sel.describe(), Set: sel.setStrings()},
 		Scenarios:   []result.Scenario{},
 	}
@@ -145,6 +148,9 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	opts = append(opts, watch.options()...)
 	if p.o.Profile > 0 {
 		opts = append(opts, engine.WithProfile(filepath.Join(w.dir, "profiles"), p.o.Profile))
+		if g := newGPUProfiler(p, w.gpus); g != nil {
+			opts = append(opts, engine.WithProfileCommands(g.write))
+		}
 	}
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
 	if f, ok := p.o.Listener.(interface{ Finish() }); ok {
