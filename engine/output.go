@@ -49,11 +49,18 @@ func (o *outputLog) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := len(p)
+	if o.head == nil {
+		// Room for all of it at once: no copy while the subject writes (a call is measured).
+		o.head = make([]byte, 0, o.headMax)
+	}
 	if k := min(len(p), o.headMax-len(o.head)); k > 0 {
 		o.head = append(o.head, p[:k]...)
 		p = p[k:]
 	}
 	if len(p) > 0 {
+		if o.tail == nil {
+			o.tail = make([]byte, 0, 2*o.tailMax)
+		}
 		o.tail = append(o.tail, p...)
 		if len(o.tail) > 2*o.tailMax {
 			cut := len(o.tail) - o.tailMax
