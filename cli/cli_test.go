@@ -105,7 +105,7 @@ func TestUsageErrors(t *testing.T) {
 var (
 	timing   = regexp.MustCompile(`(?m)^(\S+/\S+\s+ok\s+)\d+\s+.*$`)
 	resultL  = regexp.MustCompile(`results: .*`)
-	warningL = regexp.MustCompile(`(?m)^warning .*\n`)
+	warningL = regexp.MustCompile(`(?m)^(warning|note) .*\n`)
 	spaces   = regexp.MustCompile(` +`)
 )
 

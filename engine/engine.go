@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -36,22 +37,25 @@ type Listener interface {
 
 // Engine runs scenarios. Build one with New.
 type Engine struct {
-	load       load.Config // overrides from the command line
-	checker    *suite.Checker
-	probes     []Probe
-	listeners  listeners
-	maxSamples int
-	keep       int
-	profileDir string // --profile: where profiles go ("" none)
-	profileN   int
-	env        []string
-	requestLog string         // folder of per-request logs (requests.go); "" writes none
-	serverLogs string         // folder of server logs (server.go); "" discards them
-	server     *launch.Server // the server under test now running, shared by scenarios
-	redact     *redact.Redactor
-	agent      *Agent // one of several load agents (scaleout.go)
-	histograms bool   // keep full-resolution histograms (scaleout.go)
-	started    bool   // the agent's start time has passed
+	load        load.Config // overrides from the command line
+	checker     *suite.Checker
+	probes      []Probe
+	listeners   listeners
+	maxSamples  int
+	keep        int
+	profileDir  string // --profile: where profiles go ("" none)
+	profileN    int
+	profileCmds ProfileCommands
+	env         []string
+	requestLog  string         // folder of per-request logs (requests.go); "" writes none
+	serverLogs  string         // folder of server logs (server.go); "" discards them
+	server      *launch.Server // the server under test now running, shared by scenarios
+	redact      *redact.Redactor
+	agent       *Agent // one of several load agents (scaleout.go)
+	histograms  bool   // keep full-resolution histograms (scaleout.go)
+	started     bool   // the agent's start time has passed
+	outputLogs  string // folder of the subjects' output logs (output.go); "" keeps none
+	log         *slog.Logger
 }
 
 // Option configures an Engine.
@@ -107,11 +111,18 @@ func WithProfile(dir string, n int) Option {
 // WithEnv sets the environment for processes subjects start (the process's own otherwise).
 func WithEnv(env []string) Option { return func(e *Engine) { e.env = env } }
 
+// WithLogger sets the log the engine, the load drivers and the subjects write their debug
+// records to: what each scenario opens, how its load runs and why it stops.
+func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
+
 // New returns an Engine.
 func New(opts ...Option) *Engine {
 	e := &Engine{checker: &suite.Checker{}, keep: 10000}
 	for _, o := range opts {
 		o(e)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
 	}
 	return e
 }
@@ -143,6 +154,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		Budgets: b.Budgets, StartedAt: time.Now(),
 	}
 	defer e.redactScenario(&r)
+	defer func() { result.RankWarnings(r.Warnings) }() // what matters first: expected effects after the alarms
 	if why := e.checker.Check(sc); why != "" {
 		r.Status, r.SkipReason = result.StatusSkipped, why
 		return r
@@ -177,12 +189,32 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), err)
 		return r
 	}
-	openStart := time.Now()
-	subj, err := kind.Open(ctx, subject.Spec{
+	log := e.log.With("scenario", sc.ID())
+	spec := subject.Spec{
 		Benchmark: b.Name, Scenario: sc.Name, Dir: b.Dir, Config: b.Config, Params: params, Env: env,
-	})
+		Log: log,
+	}
+	if e.outputLogs != "" {
+		name := scenarioFileBase(sc) + ".log"
+		out := newOutputLog(filepath.Join(e.outputLogs, name), MaxOutputLog, e.redact)
+		spec.Output = out
+		// Deferred before the subject's Close, so it runs after it: a worker's last words are in.
+		defer func() {
+			wrote, err := out.Close()
+			if wrote {
+				r.Logs = append(r.Logs, filepath.ToSlash(filepath.Join(filepath.Base(e.outputLogs), name)))
+			}
+			if err != nil {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("output log: %v", err))
+			}
+		}()
+	}
+	log.Debug("opening subject", "kind", b.Kind, "dir", b.Dir, "config", jsonText(b.Config), "params", jsonText(map[string]any(params)))
+	openStart := time.Now()
+	subj, err := kind.Open(ctx, spec)
 	loadTime := time.Since(openStart)
 	if err != nil {
+		log.Debug("subject did not open", "kind", b.Kind, "after", loadTime.Round(time.Microsecond), "err", err)
 		// A subject may find only when opened that it cannot run here (a worker's framework
 		// lacks the variant): that is a skip with its reason, not a failure.
 		var skip interface{ SkipReason() string }
@@ -193,6 +225,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: open %s subject: %v", sc.ID(), b.Kind, err)
 		return r
 	}
+	log.Debug("subject opened", "kind", b.Kind, "load_time", loadTime.Round(time.Microsecond), "abilities", abilities(subj))
 	defer func() {
 		if cerr := subj.Close(); cerr != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("closing the subject: %v", cerr))
@@ -246,16 +279,18 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	}
 	derr := e.waitStart(ctx)
 	if derr == nil {
-		derr = driver(ctx, drive, cfg, e.redactSink(sink))
+		log.Debug("load", "mode", cfg.Mode, "config", jsonText(cfg))
+		derr = driver(load.WithLogger(ctx, log), drive, cfg, e.redactSink(sink))
 	}
 	// Probes stop after the collector has filled the metrics, so that they can relate what they
 	// saw to them (energy per item needs the throughput).
 	col.fill(&r, e.keep)
+	log.Debug("load done", "warmup", r.Iterations.Warmup, "measured", r.Iterations.Measured, "failed", r.Iterations.Failed, "err", derr, "interrupted", ctx.Err() != nil)
 	for _, stop := range stops {
 		stop(&r)
 	}
 	if e.profileDir != "" && derr == nil && ctx.Err() == nil {
-		e.profile(ctx, sc, subj, &r)
+		e.profile(ctx, sc, cfg, subj, &r)
 	}
 	setValue(&r, "load_time_ms", ms(loadTime))
 	if s, ok := subj.(subject.Setup); ok {
@@ -339,7 +374,7 @@ func warnings(r *result.Scenario, serving bool) (w []string) {
 	case s.CV > 0.10 && s.N >= 10 && s.Median < ShortCallMS:
 		// Expected, not an alarm: listed after the warnings that matter.
 		defer func() {
-			w = append(w, fmt.Sprintf("expected: latency CV %.0f%% at a median of %s: calls this short are spread by timer resolution, scheduling and GC pauses; the median is the stable figure to compare", 100*s.CV, shortDuration(s.Median)))
+			w = append(w, fmt.Sprintf(result.ExpectedPrefix+"latency CV %.0f%% at a median of %s: calls this short are spread by timer resolution, scheduling and GC pauses; the median is the stable figure to compare", 100*s.CV, shortDuration(s.Median)))
 		}()
 	case s.CV > 0.10 && s.N >= 10:
 		w = append(w, fmt.Sprintf("noisy: latency CV %.0f%% (above 10%%); consider more iterations or a quieter machine", 100*s.CV))
@@ -350,24 +385,55 @@ func warnings(r *result.Scenario, serving bool) (w []string) {
 	return w
 }
 
+// ProfileCommands writes files that profile a scenario outside the run into dir — command
+// scripts for profilers that must start the process themselves, such as NVIDIA Nsight Systems —
+// and returns them; none when it has nothing for the scenario. cfg is the scenario's load.
+type ProfileCommands func(sc *suite.Scenario, cfg load.Config, dir string) ([]string, error)
+
+// WithProfileCommands adds f to the profiling pass of WithProfile: its files are listed with the
+// profiles.
+func WithProfileCommands(f ProfileCommands) Option { return func(e *Engine) { e.profileCmds = f } }
+
 // profile runs the profiling pass of a scenario, after its measured iterations (which the
 // profiler never slows) and after its figures are collected.
-func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, subj subject.Subject, r *result.Scenario) {
+func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, cfg load.Config, subj subject.Subject, r *result.Scenario) {
+	dir := filepath.Join(e.profileDir, scenarioFileBase(sc))
+	rel := func(files []string) []string {
+		out := make([]string, len(files))
+		for i, f := range files {
+			out[i] = f
+			if rf, err := filepath.Rel(filepath.Dir(e.profileDir), f); err == nil {
+				out[i] = filepath.ToSlash(rf)
+			}
+		}
+		return out
+	}
+	var cmds []string
+	if e.profileCmds != nil {
+		files, err := e.profileCmds(sc, cfg, dir)
+		cmds = rel(files)
+		if err != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
+		}
+	}
+	if len(cmds) > 0 {
+		defer func() {
+			r.Profiles = append(r.Profiles, cmds...)
+			r.Warnings = append(r.Warnings, fmt.Sprintf(result.ExpectedPrefix+"%s run the scenario again under NVIDIA's profilers, apart from this run; inferbench wrote them and did not run them (they take minutes): sh %s", strings.Join(cmds, ", "), cmds[0]))
+		}()
+	}
 	p, ok := subj.(subject.Profiler)
 	if !ok {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: the %s subject has no profiler", sc.Benchmark.Kind))
+		if len(cmds) == 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("profile: the %s subject has no profiler", sc.Benchmark.Kind))
+		}
 		return
 	}
-	files, err := p.Profile(ctx, filepath.Join(e.profileDir, scenarioFileBase(sc)), e.profileN)
-	for _, f := range files {
-		if rel, rerr := filepath.Rel(filepath.Dir(e.profileDir), f); rerr == nil {
-			f = filepath.ToSlash(rel)
-		}
-		r.Profiles = append(r.Profiles, f)
-	}
+	files, err := p.Profile(ctx, dir, e.profileN)
+	r.Profiles = append(r.Profiles, rel(files)...)
 	if err != nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
 		return
 	}
-	r.Warnings = append(r.Warnings, fmt.Sprintf("expected: profiled %d extra calls after the measured iterations (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
+	r.Warnings = append(r.Warnings, fmt.Sprintf(result.ExpectedPrefix+"profiled %d extra calls after the measured iterations (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
 }

@@ -16,6 +16,7 @@ import (
 // Cancelling ctx stops the loop after the current call; the call itself runs under a context that
 // only its timeout cancels, so an interrupted run keeps the iteration it was in.
 func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+	log := logger(ctx)
 	callCtx := context.WithoutCancel(ctx)
 	calls := newCaller(ctx, c.IterationTimeout())
 	defer calls.close()
@@ -35,36 +36,52 @@ func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	}
 	if c.Warmup() > 0 {
 		sink.Begin(Warmup)
+		log.Debug("warm-up", "iterations", c.Warmup())
 	}
+	warmStart := time.Now()
 	for range c.Warmup() {
 		if ctx.Err() != nil {
+			log.Debug("stopped during warm-up: interrupted", "done", index)
 			return nil
 		}
 		if err := do(true); err != nil {
+			log.Debug("stopped during warm-up: the subject cannot take more calls", "done", index, "err", err)
 			return err
 		}
+	}
+	if c.Warmup() > 0 {
+		log.Debug("warm-up done", "iterations", index, "took", time.Since(warmStart).Round(time.Microsecond))
 	}
 	b, batched := s.(subject.Batcher)
 	var perCall time.Duration // wall time per call in the last batch; 0 before the first
 	sink.Begin(Measure)
 	start := time.Now()
 	n, want := 0, c.Measurement()
+	why := "interrupted"
+	log.Debug("measuring", "iterations", want, "min_time", c.MinTime, "max_time", c.MaxTime, "timeout", c.IterationTimeout(), "batched", batched)
+	defer func() {
+		log.Debug("measurement stopped", "why", why, "iterations", n, "took", time.Since(start).Round(time.Microsecond))
+	}()
 	for ctx.Err() == nil {
 		elapsed := time.Since(start)
 		if n >= want && elapsed >= c.MinTime {
+			why = "reached the iterations asked and min_time"
 			break
 		}
 		if c.MaxTime > 0 && elapsed >= c.MaxTime {
+			why = "reached max_time"
 			break
 		}
 		if !batched {
 			if err := do(false); err != nil {
+				why = "the subject cannot take more calls: " + err.Error()
 				return err
 			}
 			n++
 			continue
 		}
 		k := batchSize(want-n, perCall)
+		log.Debug("batch", "iterations", k, "done", n, "per_call", perCall)
 		cctx, cancel := context.WithTimeout(callCtx, c.IterationTimeout()*time.Duration(k))
 		batchStart := time.Now()
 		obs, err := b.DoBatch(cctx, subject.Request{Index: index}, k)
@@ -82,6 +99,7 @@ func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 		index += len(obs)
 		n += len(obs)
 		if err != nil && isFatal(err) {
+			why = "the subject cannot take more calls: " + err.Error()
 			return err
 		}
 	}

@@ -55,18 +55,27 @@ func RunAdvice(r *result.Run) []Advice {
 			notes = append(notes, Advice{"info", s.ID(), "skipped: " + s.SkipReason})
 		}
 		for _, w := range s.Warnings {
-			notes = append(notes, Advice{"warn", s.ID(), w})
+			level := "warn"
+			if result.IsExpected(w) {
+				level = "info" // an expected effect, said once, not an alarm
+			}
+			notes = append(notes, Advice{level, s.ID(), w})
 		}
 		for _, f := range flagged(s) {
 			notes = append(notes, Advice{"warn", s.ID(), f})
 		}
 	}
+	// What matters first: failures, then warnings, then skips and expected effects.
+	slices.SortStableFunc(notes, func(a, b Advice) int { return levelRank[a.Level] - levelRank[b.Level] })
 	if len(notes) > maxAdviceLen {
 		extra := len(notes) - maxAdviceLen
 		notes = append(notes[:maxAdviceLen], Advice{"info", "", fmt.Sprintf("%d more notes; see run.json", extra)})
 	}
 	return append(out, notes...)
 }
+
+// levelRank orders advice levels by severity.
+var levelRank = map[string]int{"error": 0, "warn": 1, "info": 2}
 
 func modelAdvice(bench string, scs []*result.Scenario) []Advice {
 	p := newPlot(scs, KindModel, func() string { return "" })

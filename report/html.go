@@ -153,6 +153,7 @@ type row struct {
 	TTFT50, TTFT95, ITL50, TPOT50  string
 	TokS, ReqS, Memory             string
 	Profiles                       []string // --profile's files, relative to the run folder (where report.html is)
+	Logs                           []string // the scenario's output logs, relative to the run folder
 }
 
 // RunHTML writes the run's report: environment, summary, and per benchmark a table and the charts
@@ -246,6 +247,7 @@ func newRow(s *result.Scenario) row {
 	rw.ReqS = value(s, "requests_per_s")
 	rw.Memory = value(s, "memory_mb")
 	rw.Profiles = s.Profiles
+	rw.Logs = s.Logs
 	switch {
 	case s.Error != "":
 		rw.Note = s.Error

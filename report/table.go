@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -43,33 +44,7 @@ func Table(w io.Writer, r *result.Run) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	var notes []string
-	skipped := map[string][]string{} // reason -> scenario ids
-	var reasons []string
-	for _, s := range r.Scenarios {
-		switch {
-		case s.Status == result.StatusSkipped:
-			if _, seen := skipped[s.SkipReason]; !seen {
-				reasons = append(reasons, s.SkipReason)
-			}
-			skipped[s.SkipReason] = append(skipped[s.SkipReason], s.ID())
-		case s.Error != "":
-			notes = append(notes, fmt.Sprintf("FAILED  %s", s.Error))
-		}
-		for _, warn := range s.Warnings {
-			notes = append(notes, fmt.Sprintf("warning %s: %s", s.ID(), warn))
-		}
-	}
-	for _, why := range reasons {
-		ids := skipped[why]
-		if len(ids) <= 2 {
-			for _, id := range ids {
-				notes = append(notes, fmt.Sprintf("skipped %s: %s", id, why))
-			}
-			continue
-		}
-		notes = append(notes, fmt.Sprintf("skipped %s and %d more: %s", ids[0], len(ids)-1, why))
-	}
+	notes := Notes(r)
 	if len(notes) > 0 {
 		fmt.Fprintln(w)
 		for _, n := range notes {
@@ -83,6 +58,45 @@ func Table(w io.Writer, r *result.Run) error {
 	}
 	fmt.Fprintln(w)
 	return err
+}
+
+// Notes are the lines below the table, most severe first: failures, then warnings, then
+// skipped scenarios (one line per reason), then the expected effects (result.IsExpected), which
+// say why a figure looks as it does and raise no alarm. Within a severity, scenarios keep their
+// order.
+func Notes(r *result.Run) []string {
+	var failed, warned, skips, expected []string
+	skipped := map[string][]string{} // reason -> scenario ids
+	var reasons []string
+	for _, s := range r.Scenarios {
+		switch {
+		case s.Status == result.StatusSkipped:
+			if _, seen := skipped[s.SkipReason]; !seen {
+				reasons = append(reasons, s.SkipReason)
+			}
+			skipped[s.SkipReason] = append(skipped[s.SkipReason], s.ID())
+		case s.Error != "":
+			failed = append(failed, fmt.Sprintf("FAILED  %s", s.Error))
+		}
+		for _, warn := range s.Warnings {
+			if result.IsExpected(warn) {
+				expected = append(expected, fmt.Sprintf("note    %s: %s", s.ID(), warn))
+				continue
+			}
+			warned = append(warned, fmt.Sprintf("warning %s: %s", s.ID(), warn))
+		}
+	}
+	for _, why := range reasons {
+		ids := skipped[why]
+		if len(ids) <= 2 {
+			for _, id := range ids {
+				skips = append(skips, fmt.Sprintf("skipped %s: %s", id, why))
+			}
+			continue
+		}
+		skips = append(skips, fmt.Sprintf("skipped %s and %d more: %s", ids[0], len(ids)-1, why))
+	}
+	return slices.Concat(failed, warned, skips, expected)
 }
 
 // num formats a figure to about three significant digits, keeping large numbers whole.

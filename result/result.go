@@ -2,6 +2,8 @@ package result
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/stats"
@@ -67,7 +69,11 @@ type Scenario struct {
 	SkipReason string         `json:"skip_reason,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
 	// Profiles are the files --profile wrote for the scenario, relative to the run folder.
-	Profiles   []string   `json:"profiles,omitempty"`
+	Profiles []string `json:"profiles,omitempty"`
+	// Logs are the files holding what the scenario's subject processes wrote on stdout and
+	// stderr (logs/BENCHMARK__SCENARIO.log: a command's output, a worker's log with the
+	// benchmark's print() and logging output), redacted and bounded, relative to the run folder.
+	Logs       []string   `json:"logs,omitempty"`
 	StartedAt  time.Time  `json:"started_at,omitzero"`
 	DurationS  float64    `json:"duration_s"`
 	Iterations Iterations `json:"iterations"`
@@ -82,6 +88,32 @@ type Scenario struct {
 	// Extra holds the typed sections beyond the metrics: resources and their timelines, the
 	// server, SLOs, the steady window, sweep steps, errors by kind (see Extra).
 	Extra Extra `json:"extra,omitzero"`
+}
+
+// ExpectedPrefix starts a warning that explains an expected effect rather than raising an alarm
+// (a high CV on a call of a few hundred nanoseconds, the profiling pass): it is shown after the
+// warnings that matter, at a low severity.
+const ExpectedPrefix = "expected: "
+
+// IsExpected reports whether warning w explains an expected effect (ExpectedPrefix).
+func IsExpected(w string) bool { return strings.HasPrefix(w, ExpectedPrefix) }
+
+// RankWarnings orders warnings by severity, keeping their order within a severity: the alarms
+// first, the expected effects (IsExpected) last.
+func RankWarnings(ws []string) {
+	slices.SortStableFunc(ws, func(a, b string) int {
+		return cmpBool(IsExpected(a), IsExpected(b))
+	})
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // ID returns "benchmark/scenario".

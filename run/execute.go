@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -30,6 +31,7 @@ type writer struct {
 	err       error  // the first failed write
 	tmp       string // where run.json goes when the folder cannot take it ($TMPDIR)
 	alt       string // the folder under tmp that holds the whole run, when it went there
+	gpus      int    // NVIDIA GPUs of the machine (sysinfo)
 }
 
 // create makes the run folder, opens run.log and writes a first run.json with no scenario.
@@ -48,15 +50,21 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 		return nil, err
 	}
 	lockRunLog(w.logFile) // held while the run lasts: a later run tells it from a killed one (recover.go)
-	handlers := teeHandler{slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: min(p.o.LogLevel, slog.LevelInfo)})}
+	file := slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: p.fileLevel()})
+	if p.early != nil {
+		p.early.replay(ctx, file) // what select logged, redacted on its way in
+	}
+	handlers := teeHandler{file}
 	if p.o.Log != nil {
 		handlers = append(handlers, p.o.Log)
 	}
-	w.log = slog.New(handlers)
+	w.log = slog.New(redact.Handler(handlers, p.red)) // every record, console and run.log, redacted
 	sel := p.o.Selection
+	info := Sysinfo(ctx, p.env, p.o.Version)
+	w.gpus = len(info.GPUs)
 	w.run = &result.Run{
 		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
-		Environment: Sysinfo(ctx, p.env, p.o.Version).Map(),
+		Environment: info.Map(),
 		Config:      result.Config{Args: p.o.Args, Dir: p.o.Dir, Filters: sel.describe(), Set: sel.setStrings()},
 		Scenarios:   []result.Scenario{},
 	}
@@ -126,7 +134,8 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
 		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
-		engine.WithRedactor(p.red),
+		engine.WithRedactor(p.red), engine.WithLogger(w.log),
+		engine.WithOutputLogs(filepath.Join(w.dir, "logs")),
 	}
 	if !p.o.NoRequestLog {
 		opts = append(opts, engine.WithRequestLog(filepath.Join(w.dir, "requests")))
@@ -139,6 +148,9 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	opts = append(opts, watch.options()...)
 	if p.o.Profile > 0 {
 		opts = append(opts, engine.WithProfile(filepath.Join(w.dir, "profiles"), p.o.Profile))
+		if g := newGPUProfiler(p, w.gpus); g != nil {
+			opts = append(opts, engine.WithProfileCommands(g.write))
+		}
 	}
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
 	if f, ok := p.o.Listener.(interface{ Finish() }); ok {

@@ -190,7 +190,9 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.startLog()
 	scenarios, err := Select(p.o.Selection, p.env) // select
+	p.logDiscovery(ctx, scenarios, err)
 	if err != nil {
 		return nil, err
 	}
@@ -247,6 +249,10 @@ type pipeline struct {
 	red        *redact.Redactor
 	alt        string          // where the whole run went when its folder could not take it (execute.go)
 	engineOpts []engine.Option // added by stages before execute (scaleout.go)
+	// log is the run's log before its folder exists (debuglog.go): the console and early, whose
+	// records create writes first into run.log.
+	log   *slog.Logger
+	early *earlyLog
 }
 
 func newPipeline(o Options) (*pipeline, error) {

@@ -6,6 +6,8 @@ package subject
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -112,6 +114,22 @@ type Spec struct {
 	Config    any    // the kind's decoded configuration (the value Kind.Config returned)
 	Params    Params
 	Env       []string // environment passed to processes the subject starts (nil: inherit)
+	// Output receives what the processes the subject starts write on stdout and stderr (a
+	// command's output, a worker's log and its benchmark's print() and logging), for the
+	// scenario's log in the run folder; nil discards it. It is safe for concurrent use and
+	// redacts what it keeps.
+	Output io.Writer
+	// Log is the run's log, for the subject's debug records (a worker's protocol messages); nil
+	// logs nothing.
+	Log *slog.Logger
+}
+
+// Logger returns s.Log, or a logger that discards everything when it is nil.
+func (s Spec) Logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
 }
 
 // Kind is one kind of subject.

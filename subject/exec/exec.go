@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -80,6 +81,7 @@ type Command struct {
 	dir     string
 	env     []string
 	metrics bool
+	output  io.Writer // the scenario's output log; nil discards
 
 	mu    sync.Mutex
 	decls map[string]subject.MetricInfo // declared in the JSON lines, the latest wins
@@ -148,7 +150,8 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	for k, v := range s.Params {
 		env = append(env, "INFERBENCH_PARAM_"+strings.ToUpper(k)+"="+fmt.Sprint(v))
 	}
-	return &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json"}, nil
+	s.Logger().Debug("exec command", "argv", strings.Join(argv, " "), "dir", dir, "metrics", c.Metrics)
+	return &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", output: s.Output}, nil
 }
 
 // Argv turns a command (a string or a list) into argv. With shell, it is run by /bin/sh -c.
@@ -232,6 +235,15 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	stdout := &tailBuffer{n: 8192}
 	cmd.Stderr = stderr
 	cmd.Stdout = stdout
+	if c.output != nil {
+		// Whole lines, so that the output of calls running side by side does not interleave
+		// within a line.
+		outLines, errLines := &lineWriter{w: c.output}, &lineWriter{w: c.output}
+		defer outLines.flush()
+		defer errLines.flush()
+		cmd.Stdout = io.MultiWriter(stdout, outLines)
+		cmd.Stderr = io.MultiWriter(stderr, errLines)
+	}
 	var o subject.Observation
 	o.Start = time.Now()
 	err := cmd.Start()
@@ -343,3 +355,29 @@ func truncate(s string, n int) string {
 
 // Close does nothing: each iteration's process has already exited.
 func (c *Command) Close() error { return nil }
+
+// lineWriter passes whole lines on to w, one Write per line or run of lines; flush passes on an
+// unfinished last line.
+type lineWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		l.w.Write(l.buf[:i+1]) //nolint:errcheck // the log is best effort
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	}
+	if len(l.buf) > 64<<10 { // a long line without end: pass it on as it is
+		l.flush()
+	}
+	return len(p), nil
+}
+
+func (l *lineWriter) flush() {
+	if len(l.buf) > 0 {
+		l.w.Write(append(l.buf, '\n')) //nolint:errcheck // the log is best effort
+		l.buf = l.buf[:0]
+	}
+}

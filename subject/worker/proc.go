@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
 	"strings"
 	"sync"
@@ -29,7 +30,8 @@ type proc struct {
 	broken  error // a protocol failure: the process is killed and takes no more requests
 	readErr error // why reading stdout stopped early; set before lines is closed
 	label   string
-	untrack func() // forgets the process group once waited for
+	untrack func()       // forgets the process group once waited for
+	log     *slog.Logger // debug records of the protocol messages; nil logs none
 }
 
 // start launches argv and begins reading its stdout.
@@ -137,6 +139,11 @@ func (p *proc) call(ctx context.Context, op string, req map[string]any, timeout 
 	if err != nil {
 		return fmt.Errorf("worker %s: encoding %s request: %w", p.label, op, err)
 	}
+	debug := p.log != nil && p.log.Enabled(ctx, slog.LevelDebug)
+	sent := time.Now()
+	if debug {
+		p.log.Debug("worker request", "op", op, "id", p.id, "line", clip(b, maxDebugLine))
+	}
 	b = append(b, '\n')
 	var timer <-chan time.Time
 	if timeout > 0 {
@@ -166,6 +173,9 @@ func (p *proc) call(ctx context.Context, op string, req map[string]any, timeout 
 				return p.fail(op, "closed its output during "+op)
 			}
 		}
+		if debug {
+			p.log.Debug("worker reply", "op", op, "id", p.id, "after", time.Since(sent).Round(time.Microsecond), "bytes", len(line), "line", clip(line, maxDebugLine))
+		}
 		var env reply
 		if err := json.Unmarshal(line, &env); err != nil || env.ID == nil {
 			return p.fail(op, fmt.Sprintf("wrote a line that is not a protocol reply: %q", clip(line, 200)))
@@ -193,8 +203,14 @@ func (p *proc) call(ctx context.Context, op string, req map[string]any, timeout 
 	}
 }
 
+// maxDebugLine bounds the part of a protocol line a debug record shows.
+const maxDebugLine = 1024
+
 // fail kills the process, remembers why, and returns the error with the stderr tail.
 func (p *proc) fail(op, why string) error {
+	if p.log != nil {
+		p.log.Debug("worker failed: killed", "op", op, "why", why)
+	}
 	p.kill()
 	select {
 	case <-p.exited:

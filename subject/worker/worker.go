@@ -255,11 +255,12 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	if c == nil {
 		return nil, errors.New("worker: missing configuration")
 	}
-	return OpenConfig(ctx, *c, s, nil)
+	return OpenConfig(ctx, *c, s, s.Output)
 }
 
 // OpenConfig is Open with the configuration given directly and the worker's stderr copied to log
-// (when not nil) besides being kept for error messages.
+// (when not nil) besides being kept for error messages. The protocol messages are debug records
+// of s.Log.
 func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*Worker, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
@@ -277,11 +278,14 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 	if label == "" {
 		label = filepath.Base(argv[0])
 	}
+	dlog := s.Logger().With("worker", label)
+	dlog.Debug("starting worker", "argv", strings.Join(argv, " "), "dir", s.Dir, "pythonpath", envValue(env, "PYTHONPATH"))
 	t0 := time.Now()
 	p, err := start(argv, s.Dir, env, log, label)
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: %w", label, err)
 	}
+	p.log = dlog
 	w := &Worker{p: p, cfg: c}
 	fail := func(err error) (*Worker, error) {
 		p.kill()
@@ -767,4 +771,15 @@ func jsonable(v any) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// envValue returns the value of name in env (KEY=VALUE entries; the last wins), or "".
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -433,5 +434,47 @@ func TestWorkerProfile(t *testing.T) {
 	}
 	if fi, err := os.Stat(files[0]); err != nil || fi.Size() == 0 {
 		t.Errorf("%s: %v", files[0], err)
+	}
+}
+
+// TestWorkerTorchProfile: for a torch adapter the profile op writes torch.profiler's Chrome
+// trace (Perfetto opens it), with the model's operators in it, and the worker keeps measuring.
+func TestWorkerTorchProfile(t *testing.T) {
+	needModule(t, "torch")
+	w := mustOpen(t, "torch_llm", subject.Params{"backend": "torch", "vocab_size": 64, "hidden_size": 32,
+		"num_layers": 1, "num_heads": 2, "prompt_tokens": 4, "max_new_tokens": 3, "device": "cpu", "threads": 1}, nil)
+	dir := t.TempDir()
+	files, err := w.Profile(context.Background(), dir, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0] != filepath.Join(dir, "torch_trace.json") {
+		t.Fatalf("files %v, want %s/torch_trace.json", files, dir)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace struct {
+		TraceEvents []struct {
+			Name string `json:"name"`
+			Ph   string `json:"ph"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &trace); err != nil {
+		t.Fatalf("%s is not a Chrome trace: %v", files[0], err)
+	}
+	ops := 0
+	for _, e := range trace.TraceEvents {
+		if strings.HasPrefix(e.Name, "aten::") && e.Ph == "X" {
+			ops++
+		}
+	}
+	if ops == 0 {
+		t.Errorf("the trace has no aten:: operator events (%d events)", len(trace.TraceEvents))
+	}
+	obs, err := w.DoBatch(context.Background(), subject.Request{}, 2)
+	if err != nil || len(obs) != 2 {
+		t.Errorf("after profiling: %d observations, %v", len(obs), err)
 	}
 }

@@ -187,3 +187,33 @@ class TransformersLLMTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(HAVE["torch"], why("torch"))
+class TorchProfileTest(unittest.TestCase):
+    """--profile: a torch adapter's profile op writes torch.profiler's Chrome trace of the
+    profiled calls (viewable in Perfetto), not a cProfile dump; the measured calls are untouched."""
+
+    def test_torch_llm_trace(self):
+        w = Worker("torch_llm")
+        self.addCleanup(w.close)
+        w.call("setup", params={"backend": "torch", "vocab_size": 64, "hidden_size": 32,
+                                "num_layers": 1, "num_heads": 2, "prompt_tokens": 4,
+                                "max_new_tokens": 3, "device": "cpu", "threads": 1})
+        before = w.call("run", n=2)
+        with tempfile.TemporaryDirectory() as d:
+            files = w.call("profile", n=2, dir=d)["files"]
+            self.assertEqual(files, [os.path.join(d, "torch_trace.json")])
+            with open(files[0]) as f:
+                trace = json.load(f)
+            events = trace["traceEvents"]
+            names = {e.get("name", "") for e in events}
+            # CPU ops of the model ran under the profiler: matrix products, the embedding.
+            self.assertTrue(any(n.startswith("aten::") for n in names), sorted(names)[:20])
+            self.assertTrue({"aten::embedding", "aten::mm", "aten::addmm", "aten::matmul",
+                             "aten::linear"} & names, sorted(names)[:40])
+            self.assertTrue(all("ts" in e for e in events if e.get("ph") == "X"))
+        # The worker still measures after profiling.
+        after = w.call("run", n=2)
+        self.assertEqual(len(after["latency_ms"]), 2)
+        self.assertEqual(len(before["latency_ms"]), 2)
