@@ -23,7 +23,7 @@ type hookListener struct {
 	ctxOK   int // After calls whose ctx came from Before
 }
 
-func (l *hookListener) ScenarioStarted(*suite.Scenario, int, int)  {}
+func (l *hookListener) ScenarioStarted(*suite.Scenario, int, int) {}
 func (l *hookListener) Observed(*suite.Scenario, load.Phase, int) {}
 func (l *hookListener) ScenarioDone(*result.Scenario)             {}
 
