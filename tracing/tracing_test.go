@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	_ "github.com/inferbench/inferbench/subject/mock"
+	_ "github.com/inferbench/inferbench/subject/openai"
 	"github.com/inferbench/inferbench/suite"
 )
 
@@ -305,5 +307,82 @@ func TestSampler(t *testing.T) {
 	runScenarios(t, tr, treeSrc)
 	if len(rc.spans) != 0 {
 		t.Errorf("always_off exported %d spans", len(rc.spans))
+	}
+}
+
+// TestTraceparentJoinsRequestSpan: an openai subject's requests carry W3C traceparent naming
+// their request span (same trace ID, the span's ID as parent) when the run is traced, and no
+// header when it is not.
+func TestTraceparentJoinsRequestSpan(t *testing.T) {
+	var mu sync.Mutex
+	var parents []string // traceparent of each request the server got
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		parents = append(parents, r.Header.Get("traceparent"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`+"\n\n"+
+			`data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer server.Close()
+	src := "name: chat\nsubject: {kind: openai, url: " + server.URL + "/v1, model: m}\n" +
+		"load: {mode: concurrency, concurrency: 2, warmup_iterations: 0, measurement_iterations: 6}\n"
+
+	// Not traced: no header.
+	bs, err := suite.Parse("benches/x.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := engine.New().RunScenario(context.Background(), bs[0].Expand(nil)[0]); r.Status != result.StatusOK {
+		t.Fatalf("untraced run: %s %s", r.Status, r.Error)
+	}
+	mu.Lock()
+	for _, p := range parents {
+		if p != "" {
+			t.Errorf("untraced request carries traceparent %q", p)
+		}
+	}
+	if len(parents) != 6 {
+		t.Errorf("server got %d requests, want 6", len(parents))
+	}
+	parents = nil
+	mu.Unlock()
+
+	// Traced: each request names its span.
+	rc := &receiver{}
+	collector := httptest.NewServer(rc)
+	defer collector.Close()
+	tr, err := Start(context.Background(), collector.URL, "test", WithLookupEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runScenarios(t, tr, src)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	spans := map[string]*tracepb.Span{} // "TRACEID-SPANID" of each request span
+	for _, s := range rc.spans {
+		if s.Name == "request" {
+			spans[fmt.Sprintf("%x-%x", s.TraceId, s.SpanId)] = s
+			if s.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+				t.Errorf("request span kind %v, want client", s.Kind)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(parents) != 6 || len(spans) != 6 {
+		t.Fatalf("server got %d requests, collector %d request spans; want 6 each", len(parents), len(spans))
+	}
+	for _, p := range parents {
+		f := strings.Split(p, "-")
+		if len(f) != 4 || f[0] != "00" || f[3] != "01" {
+			t.Errorf("traceparent %q, want 00-TRACEID-SPANID-01", p)
+			continue
+		}
+		if spans[f[1]+"-"+f[2]] == nil {
+			t.Errorf("traceparent %q names no request span (trace ID and span ID)", p)
+		}
+		delete(spans, f[1]+"-"+f[2])
 	}
 }
