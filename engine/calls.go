@@ -18,14 +18,14 @@ type CallHooker interface {
 
 // CallHook sees one scenario's calls, from the driver's goroutines (concurrently under a serving
 // load). Both methods run outside the call's timed region: the subject takes its timestamps
-// inside Do, after Before has returned and before After is called.
+// inside Do, after Before has returned and before After is called. The calls of a
+// subject.Batcher, made in one round trip, pass through both once the batch has returned.
 type CallHook interface {
 	// Before runs just before a call and returns the context the call runs under, derived from
 	// ctx (one carrying a trace context the subject propagates, say).
 	Before(ctx context.Context, r subject.Request) context.Context
-	// After runs once the call has returned. ctx is the one Before returned, or the driver's own
-	// for calls that Before did not see (those of a subject.Batcher, made in one round trip).
-	After(ctx context.Context, c *Call)
+	// After runs once the call has returned, with the context Before returned for it.
+	After(ctx context.Context, c Call)
 }
 
 // Call is one completed call, as a CallHook sees it.
@@ -40,7 +40,7 @@ type Call struct {
 
 // Latency is the call's latency: the subject's own timing of it when it reported one
 // ("latency_ms" in Observation.Values), else from Start to End.
-func (c *Call) Latency() time.Duration {
+func (c Call) Latency() time.Duration {
 	if v, ok := c.Observation.Values["latency_ms"]; ok {
 		return time.Duration(v * 1e6)
 	}
@@ -89,7 +89,7 @@ func (s hookedSubject) Do(ctx context.Context, r subject.Request) (subject.Obser
 		c.ErrorKind = errorKind(err)
 	}
 	for _, h := range s.hooks {
-		h.After(ctx, &c)
+		h.After(ctx, c)
 	}
 	return o, err
 }
@@ -104,18 +104,22 @@ type hookedBatcher struct {
 func (s hookedBatcher) DoBatch(ctx context.Context, r subject.Request, n int) ([]subject.Observation, error) {
 	obs, err := s.b.DoBatch(ctx, r, n)
 	for i, o := range obs {
-		c := Call{Request: subject.Request{Index: r.Index + i, Warmup: r.Warmup}, Observation: o}
-		for _, h := range s.hooks {
-			h.After(ctx, &c)
-		}
+		s.after(ctx, Call{Request: subject.Request{Index: r.Index + i, Warmup: r.Warmup}, Observation: o})
 	}
 	if err != nil { // the call that failed, which the driver counts
-		c := Call{Request: subject.Request{Index: r.Index + len(obs), Warmup: r.Warmup}, Err: err, ErrorKind: errorKind(err)}
-		for _, h := range s.hooks {
-			h.After(ctx, &c)
-		}
+		s.after(ctx, Call{Request: subject.Request{Index: r.Index + len(obs), Warmup: r.Warmup}, Err: err, ErrorKind: errorKind(err)})
 	}
 	return obs, err
+}
+
+// after passes a call of a batch through the hooks, Before and After, once the batch is done.
+func (s hookedBatcher) after(ctx context.Context, c Call) {
+	for _, h := range s.hooks {
+		ctx = h.Before(ctx, c.Request)
+	}
+	for _, h := range s.hooks {
+		h.After(ctx, c)
+	}
 }
 
 var (

@@ -39,13 +39,13 @@ func (l *hookListener) Before(ctx context.Context, r subject.Request) context.Co
 	return context.WithValue(ctx, beforeKey{}, r.Index)
 }
 
-func (l *hookListener) After(ctx context.Context, c *engine.Call) {
+func (l *hookListener) After(ctx context.Context, c engine.Call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if i, ok := ctx.Value(beforeKey{}).(int); ok && i == c.Request.Index {
 		l.ctxOK++
 	}
-	l.calls = append(l.calls, *c)
+	l.calls = append(l.calls, c)
 }
 
 // TestCallHook: a listener with a CallHook sees every call, warm-up included, before and after,

@@ -23,10 +23,10 @@ import (
 // subject, "iteration" otherwise.
 //
 // Each span is recorded after its call has returned, from the call's own timestamps, so that
-// tracing adds nothing to the timed region. A call's span ID is chosen before the call, though,
-// and the call runs under a context carrying it, so that a subject that propagates the trace
-// context (the openai subject's traceparent header) names the request span as the server's
-// parent.
+// tracing adds nothing to the timed region. A request's span ID is chosen before the call,
+// though, and the call runs under a context carrying it, so that a subject that propagates the
+// trace context (the openai subject's traceparent header) names the request span as the
+// server's parent.
 func (r *Run) CallHook(sc *suite.Scenario, cfg load.Config) engine.CallHook {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -34,10 +34,10 @@ func (r *Run) CallHook(sc *suite.Scenario, cfg load.Config) engine.CallHook {
 	if !ok {
 		return nil
 	}
-	c := &calls{tracer: r.tracer, ctx: st.ctx, parent: st.span.SpanContext(), name: "iteration",
+	c := &calls{tracer: r.tracer, ctx: st.ctx, span: st.span, parent: st.span.SpanContext(), name: "iteration",
 		kind: trace.SpanKindInternal, bucket: newBucket(r.rate, time.Now())}
 	if cfg.Serving() || sc.Benchmark.Kind == "openai" {
-		c.name, c.kind = "request", trace.SpanKindClient
+		c.name, c.kind, c.propagate = "request", trace.SpanKindClient, true
 	}
 	st.calls = c
 	return c
@@ -47,9 +47,14 @@ func (r *Run) CallHook(sc *suite.Scenario, cfg load.Config) engine.CallHook {
 type calls struct {
 	tracer trace.Tracer
 	ctx    context.Context   // carries the scenario span
+	span   trace.Span        // the scenario's
 	parent trace.SpanContext // the scenario span's
 	name   string
 	kind   trace.SpanKind
+	// propagate: the calls are requests, which run under a trace context a subject may send on.
+	// Iterations run under the driver's own: no allocation, and their span IDs are chosen when
+	// they are recorded.
+	propagate bool
 
 	mu     sync.Mutex
 	bucket bucket
@@ -59,32 +64,35 @@ type calls struct {
 
 var _ engine.CallHook = (*calls)(nil)
 
-// Before gives the call a span ID when the scenario is sampled and the rate allows one more span,
-// and returns a context carrying it; a call that gets none runs under the scenario span's context
-// (which a server then joins).
+// Before gives a request a span ID when the scenario is sampled and the rate allows one more span,
+// and returns a context carrying it; a request that gets none runs under the scenario span's
+// context (which a server then joins).
 func (c *calls) Before(ctx context.Context, _ subject.Request) context.Context {
+	if !c.propagate {
+		return ctx
+	}
 	if !c.parent.IsSampled() || !c.take() {
-		return trace.ContextWithSpanContext(ctx, c.parent)
+		return trace.ContextWithSpan(ctx, c.span)
 	}
 	return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: c.parent.TraceID(), SpanID: newSpanID(), TraceFlags: c.parent.TraceFlags(),
 	}))
 }
 
-// After records the call's span with the ID Before chose. A call Before did not see (a batch's)
-// gets its span here, within the same rate.
-func (c *calls) After(ctx context.Context, call *engine.Call) {
-	sc := trace.SpanContextFromContext(ctx)
+// After records the call's span: a request's with the ID Before chose, if it chose one; an
+// iteration's if the rate allows one more.
+func (c *calls) After(ctx context.Context, call engine.Call) {
 	var id trace.SpanID
-	switch {
-	case sc.TraceID() == c.parent.TraceID() && sc.SpanID() == c.parent.SpanID():
-		return // Before gave it no span
-	case sc.TraceID() == c.parent.TraceID() && sc.SpanID().IsValid():
+	if c.propagate {
+		sc := trace.SpanContextFromContext(ctx)
+		if sc.TraceID() != c.parent.TraceID() || sc.SpanID() == c.parent.SpanID() {
+			return // Before gave it no span
+		}
 		id = sc.SpanID()
-	case !c.parent.IsSampled() || !c.take():
+	} else if !c.parent.IsSampled() || !c.take() {
 		return
 	}
-	c.record(id, call)
+	c.record(id, &call)
 }
 
 // take takes a token from the bucket, or counts the call as dropped.
