@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -54,6 +55,27 @@ func TestRunExportsOTLP(t *testing.T) {
 		got := slices.Sorted(maps.Keys(names))
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("--otlp-span-rate %s: spans received (-want +got):\n%s", tc.rate, diff)
+		}
+	}
+}
+
+// TestRunTraceUsageErrors: a sampler the run cannot honour, or a negative span rate, is a usage
+// error (exit 2) naming the variable or flag, before anything runs.
+func TestRunTraceUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"OTEL_TRACES_SAMPLER=jaeger_remote"}, nil, "OTEL_TRACES_SAMPLER"},                                   // not supported
+		{[]string{"OTEL_TRACES_SAMPLER=traceidratio", "OTEL_TRACES_SAMPLER_ARG=1.5"}, nil, "OTEL_TRACES_SAMPLER_ARG"}, // out of range
+		{nil, []string{"--otlp-span-rate", "-1"}, "--otlp-span-rate"},                                                 // negative
+	} {
+		args := append([]string{"run", filepath.Join(testdata, "project"), "--enable-mock", "--output-dir", t.TempDir(),
+			"--otlp-endpoint", "http://127.0.0.1:1/v1/traces"}, tc.args...)
+		code, out, errOut := runCLI(t, "", tc.env, args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v %v: exit %d, stderr %q; want 2 and a message naming %s\n%s", tc.env, tc.args, code, errOut, tc.want, out)
 		}
 	}
 }
