@@ -12,14 +12,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/propagation"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
+	"github.com/inferbench/inferbench/subject"
 	_ "github.com/inferbench/inferbench/subject/mock"
 	_ "github.com/inferbench/inferbench/subject/openai"
 	"github.com/inferbench/inferbench/suite"
@@ -384,5 +387,29 @@ func TestTraceparentJoinsRequestSpan(t *testing.T) {
 			t.Errorf("traceparent %q names no request span (trace ID and span ID)", p)
 		}
 		delete(spans, f[1]+"-"+f[2])
+	}
+}
+
+// TestUnsampledRequestContext: a request of a run the sampler leaves out still runs under the
+// trace context, marked not sampled, so a server's parent-based sampler leaves it out too.
+func TestUnsampledRequestContext(t *testing.T) {
+	off := func(k string) (string, bool) { return "always_off", k == "OTEL_TRACES_SAMPLER" }
+	tr, err := Start(context.Background(), "http://127.0.0.1:1", "test", WithLookupEnv(off))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Finish(context.Background(), nil)
+	sc := &suite.Scenario{Benchmark: &suite.Benchmark{Name: "chat", Kind: "openai"}, Name: "default"}
+	tr.ScenarioStarted(sc, 0, 1)
+	hook := tr.CallHook(sc, load.Config{})
+	ctx := hook.Before(context.Background(), subject.Request{})
+	h := http.Header{}
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+	if p := h.Get("traceparent"); len(p) != 55 || !strings.HasSuffix(p, "-00") {
+		t.Errorf("traceparent %q, want one with the sampled flag 0", p)
+	}
+	hook.After(ctx, engine.Call{})
+	if n := tr.spans[sc.ID()].calls.recorded.Load(); n != 0 {
+		t.Errorf("%d spans recorded in an unsampled run", n)
 	}
 }
