@@ -45,7 +45,7 @@ type runFlags struct {
 
 func newRun(o *IO) *cobra.Command {
 	var rf runFlags
-	otlpEndpoint, profile := new(string), new(int)
+	otlp, profile := new(otlpFlags), new(int)
 	cmd := &cobra.Command{
 		Use:   "run [PATH...]",
 		Short: "Run benchmarks and write a results folder",
@@ -87,7 +87,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
 			var finishTrace func(*result.Run)
-			if opts.Listener, finishTrace, err = withTracing(cmd.Context(), o, *otlpEndpoint, prog); err != nil {
+			if opts.Listener, finishTrace, err = withTracing(cmd.Context(), o, *otlp, prog); err != nil {
 				return err
 			}
 			r, err := run.Run(cmd.Context(), opts)
@@ -96,7 +96,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 		},
 	}
 	f := cmd.Flags()
-	otlpFlag(cmd, otlpEndpoint)
+	otlpFlag(cmd, otlp)
 	profileFlag(cmd, profile)
 	rf.sel.register(cmd)
 	rf.quick.register(f)

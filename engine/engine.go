@@ -273,9 +273,10 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 			}()
 		}
 	}
-	var drive subject.Subject = subj
+	// Hooks see each call as the subject does (renumbered by agentSubject).
+	drive := hooked(subj, e.callHooks(sc, cfg))
 	if e.agent != nil {
-		drive = agentSubject{subj, e.agent.Index, e.agent.Count}
+		drive = agentSubject{drive, e.agent.Index, e.agent.Count}
 	}
 	derr := e.waitStart(ctx)
 	if derr == nil {

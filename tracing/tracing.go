@@ -1,16 +1,23 @@
-// Package tracing exports a run as OpenTelemetry traces over OTLP/HTTP: one span for the run and
-// one per scenario below it, with the scenario's metrics as attributes. It is the only package
-// that imports the OpenTelemetry SDK.
+// Package tracing exports a run as OpenTelemetry traces over OTLP/HTTP: one span for the run, one
+// per scenario below it with the scenario's metrics as attributes, and below that one per
+// iteration or request (calls.go), at most a set number per second. It is the only package that
+// imports the OpenTelemetry SDK.
 //
 // The endpoint comes from --otlp-endpoint or from the standard OTEL_EXPORTER_OTLP_ENDPOINT and
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT variables (with OTEL_EXPORTER_OTLP_HEADERS and the other
-// OTEL_EXPORTER_OTLP_* settings the exporter reads itself).
+// OTEL_EXPORTER_OTLP_* settings the exporter reads itself); the sampler from OTEL_TRACES_SAMPLER
+// and OTEL_TRACES_SAMPLER_ARG.
 package tracing
 
 import (
 	"context"
 	"fmt"
+	"math"
+	"net/url"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -40,40 +47,138 @@ func Enabled(endpoint string, lookup func(string) (string, bool)) bool {
 	return false
 }
 
-// Run is the trace of one run. It is an engine.Listener: each scenario becomes a span.
+// Run is the trace of one run. It is an engine.Listener: each scenario becomes a span; and an
+// engine.CallHooker: each iteration or request becomes a span below its scenario's.
 type Run struct {
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
 	ctx     context.Context // carries the run span
 	runSpan trace.Span
+	rate    float64 // call spans per second and scenario
 
 	mu    sync.Mutex
-	spans map[string]trace.Span // scenario ID -> open span
+	spans map[string]*scenarioTrace // scenario ID -> open scenario
 }
 
-var _ engine.Listener = (*Run)(nil)
+// scenarioTrace is a scenario's open span and the hook that records its calls.
+type scenarioTrace struct {
+	span  trace.Span
+	ctx   context.Context // carries span
+	calls *calls          // nil until the engine asks for the hook
+}
+
+var (
+	_ engine.Listener   = (*Run)(nil)
+	_ engine.CallHooker = (*Run)(nil)
+)
+
+// DefaultSpanRate is the most iteration or request spans recorded per second in a scenario,
+// unless WithSpanRate says otherwise (--otlp-span-rate).
+const DefaultSpanRate = 1000
+
+// Option configures Start.
+type Option func(*config)
+
+type config struct {
+	rate     float64
+	lookup   func(string) (string, bool)
+	exporter sdktrace.SpanExporter // instead of OTLP (tests and benchmarks)
+}
+
+// WithSpanRate caps the iteration or request spans of each scenario at n per second (a token
+// bucket holding one second's worth); the calls past it get no span and are counted on the
+// scenario's span. 0 records none.
+func WithSpanRate(n float64) Option { return func(c *config) { c.rate = n } }
+
+// WithLookupEnv sets where OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG are read from
+// (os.LookupEnv otherwise).
+func WithLookupEnv(lookup func(string) (string, bool)) Option {
+	return func(c *config) { c.lookup = lookup }
+}
 
 // Start opens the run span. endpoint is a URL (http://host:4318, a path /v1/traces is added when
 // absent) or "" for the OTEL_EXPORTER_OTLP_* environment the exporter reads.
-func Start(ctx context.Context, endpoint, version string) (*Run, error) {
-	var opts []otlptracehttp.Option
-	if endpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(endpoint))
+func Start(ctx context.Context, endpoint, version string, opts ...Option) (*Run, error) {
+	c := config{rate: DefaultSpanRate, lookup: os.LookupEnv}
+	for _, o := range opts {
+		o(&c)
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	if c.rate < 0 || math.IsNaN(c.rate) || math.IsInf(c.rate, 0) {
+		return nil, fmt.Errorf("--otlp-span-rate %v: want a number of spans per second, 0 or more", c.rate)
+	}
+	sampler, err := Sampler(c.lookup)
 	if err != nil {
-		return nil, fmt.Errorf("--otlp-endpoint %s: %w", endpoint, err)
+		return nil, err
+	}
+	exp := c.exporter
+	if exp == nil {
+		var opts []otlptracehttp.Option
+		if endpoint != "" {
+			// The exporter posts to the URL as given; a bare http://host:4318 gets the path
+			// collectors listen on.
+			u := endpoint
+			if p, err := url.Parse(endpoint); err == nil && (p.Path == "" || p.Path == "/") {
+				p.Path = "/v1/traces"
+				u = p.String()
+			}
+			opts = append(opts, otlptracehttp.WithEndpointURL(u))
+		}
+		if exp, err = otlptracehttp.New(ctx, opts...); err != nil {
+			return nil, fmt.Errorf("--otlp-endpoint %s: %w", endpoint, err)
+		}
 	}
 	res := resource.NewSchemaless(semconv.ServiceName("inferbench"), semconv.ServiceVersion(version))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	r := &Run{tp: tp, tracer: tp.Tracer("github.com/inferbench/inferbench"), spans: map[string]trace.Span{}}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
+		sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(idGenerator{}))
+	r := &Run{tp: tp, tracer: tp.Tracer("github.com/inferbench/inferbench"), rate: c.rate, spans: map[string]*scenarioTrace{}}
 	r.ctx, r.runSpan = r.tracer.Start(ctx, "inferbench run")
 	return r, nil
 }
 
+// Sampler returns the sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, as the
+// OpenTelemetry specification defines them: always_on, always_off, traceidratio,
+// parentbased_always_on (the default), parentbased_always_off, parentbased_traceidratio; the
+// argument is the ratio, 1 when absent. Unlike the SDK, which falls back to the default, an
+// unknown sampler or a bad ratio is an error.
+func Sampler(lookup func(string) (string, bool)) (sdktrace.Sampler, error) {
+	name, _ := lookup("OTEL_TRACES_SAMPLER")
+	name = strings.ToLower(strings.TrimSpace(name))
+	arg, _ := lookup("OTEL_TRACES_SAMPLER_ARG")
+	arg = strings.TrimSpace(arg)
+	ratio := func() (sdktrace.Sampler, error) {
+		if arg == "" {
+			return sdktrace.TraceIDRatioBased(1), nil
+		}
+		v, err := strconv.ParseFloat(arg, 64)
+		if err != nil || v < 0 || v > 1 {
+			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: want a ratio from 0 to 1 for sampler %s", arg, name)
+		}
+		return sdktrace.TraceIDRatioBased(v), nil
+	}
+	switch name {
+	case "", "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+	case "always_on":
+		return sdktrace.AlwaysSample(), nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+	case "traceidratio":
+		return ratio()
+	case "parentbased_traceidratio":
+		s, err := ratio()
+		if err != nil {
+			return nil, err
+		}
+		return sdktrace.ParentBased(s), nil
+	}
+	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%q: not supported (always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio)", name)
+}
+
 // ScenarioStarted implements engine.Listener.
 func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
-	_, span := r.tracer.Start(r.ctx, "scenario "+sc.ID(), trace.WithAttributes(
+	ctx, span := r.tracer.Start(r.ctx, "scenario "+sc.ID(), trace.WithAttributes(
 		attribute.String("inferbench.benchmark", sc.Benchmark.Name),
 		attribute.String("inferbench.scenario", sc.Name),
 		attribute.String("inferbench.subject", sc.Benchmark.Kind),
@@ -81,7 +186,7 @@ func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 		attribute.Int("inferbench.index", index+1),
 	))
 	r.mu.Lock()
-	r.spans[sc.ID()] = span
+	r.spans[sc.ID()] = &scenarioTrace{span: span, ctx: ctx}
 	r.mu.Unlock()
 }
 
@@ -92,13 +197,19 @@ func (r *Run) Observed(*suite.Scenario, load.Phase, int) {}
 // median, p95 and p99; a value as itself) and the span ends.
 func (r *Run) ScenarioDone(s *result.Scenario) {
 	r.mu.Lock()
-	span, ok := r.spans[s.ID()]
+	st, ok := r.spans[s.ID()]
 	delete(r.spans, s.ID())
 	r.mu.Unlock()
 	if !ok {
 		return
 	}
+	span := st.span
 	span.SetAttributes(ScenarioAttributes(s)...)
+	if st.calls != nil {
+		span.SetAttributes(
+			attribute.Int64("inferbench.call_spans", st.calls.recorded.Load()),
+			attribute.Int64("inferbench.call_spans_dropped", st.calls.dropped.Load()))
+	}
 	if s.Status == result.StatusFailed {
 		span.SetStatus(codes.Error, s.Error)
 	}

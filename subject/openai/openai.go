@@ -35,6 +35,8 @@ import (
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workload"
 	"github.com/valyala/fastjson"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func init() {
@@ -362,6 +364,11 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	}
 	for k, v := range s.cfg.Headers {
 		req.Header.Set(k, v)
+	}
+	// W3C traceparent (and tracestate) when the call runs under a trace (tracing's call hook),
+	// so that the server's own spans join the request's; none otherwise.
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
 
 	// The connection, to read the kernel's receive timestamps from (package netstamp), and the
