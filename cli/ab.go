@@ -13,8 +13,6 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-func init() { extraCommands = append(extraCommands, newAB) }
-
 type abFlags struct {
 	pairs, blockCalls, warmup int
 	metric, better, format    string

@@ -9,8 +9,6 @@ import (
 	"github.com/inferbench/inferbench/history"
 )
 
-func init() { extraCommands = append(extraCommands, newBaseline) }
-
 func newBaseline(o *IO) *cobra.Command {
 	var sf storeFlags
 	var note string

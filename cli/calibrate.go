@@ -14,8 +14,6 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
-func init() { extraCommands = append(extraCommands, newCalibrate) }
-
 func newCalibrate(o *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate [--effect PCT] [--json] [RUN ARGS...]",

@@ -13,14 +13,16 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/run"
 )
 
-// Exit codes.
+// Exit codes (run.ExitCode gives an error its code).
 const (
-	ExitOK         = 0
-	ExitError      = 1 // an error, or failed scenarios
-	ExitUsage      = 2 // bad flags or broken definitions
-	ExitRegression = 3 // a regression or an exceeded budget
+	ExitOK         = run.ExitOK
+	ExitError      = run.ExitError
+	ExitUsage      = run.ExitUsage
+	ExitRegression = run.ExitRegression
 )
 
 // Version is set at build time with -ldflags "-X github.com/inferbench/inferbench/cli.Version=...".
@@ -62,9 +64,7 @@ func (e *CodeError) Error() string {
 
 func (e *CodeError) Unwrap() error { return e.Err }
 
-func usageErr(format string, args ...any) error {
-	return &CodeError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
-}
+func usageErr(format string, args ...any) error { return run.UsageError(fmt.Errorf(format, args...)) }
 
 // writeJSON writes v to w as indented JSON.
 func writeJSON(w io.Writer, v any) error {
@@ -99,10 +99,11 @@ func Main(ctx context.Context, args []string, o IO) int {
 		return ee.Code
 	}
 	fmt.Fprintln(o.Stderr, "inferbench:", err)
-	if isUsage(err) {
+	code := run.ExitCode(err)
+	if code == ExitError && !errors.Is(err, run.ErrFailed) && !errors.Is(err, run.ErrInterrupted) && isUsage(err) {
 		return ExitUsage
 	}
-	return ExitError
+	return code
 }
 
 // isUsage recognises cobra's flag and argument errors.
@@ -134,12 +135,8 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%s: %v (see '%s --help')", c.CommandPath(), err, c.CommandPath())
 	})
-	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o))
-	for _, add := range extraCommands {
-		root.AddCommand(add(o))
-	}
+	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
+		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newHistory(o), newImport(o), newExport(o),
+		newMerge(o), newMockserver(o), newReport(o), newServe(o))
 	return root
 }
-
-// extraCommands lets other files of this package add subcommands from init.
-var extraCommands []func(*IO) *cobra.Command

@@ -14,8 +14,6 @@ import (
 	"github.com/inferbench/inferbench/run"
 )
 
-func init() { extraCommands = append(extraCommands, newCompare) }
-
 type compareCmdFlags struct {
 	sf     storeFlags
 	cf     compareFlags

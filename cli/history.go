@@ -8,8 +8,6 @@ import (
 	"github.com/inferbench/inferbench/store"
 )
 
-func init() { extraCommands = append(extraCommands, newHistory) }
-
 type historyFlags struct {
 	sf       storeFlags
 	metric   string

@@ -14,8 +14,6 @@ import (
 	"github.com/inferbench/inferbench/run"
 )
 
-func init() { extraCommands = append(extraCommands, newImport, newExport) }
-
 func newImport(o *IO) *cobra.Command {
 	var sf storeFlags
 	var format, id, bench, at string

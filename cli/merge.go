@@ -16,8 +16,6 @@ import (
 	"github.com/inferbench/inferbench/store"
 )
 
-func init() { extraCommands = append(extraCommands, newMerge) }
-
 func newMerge(o *IO) *cobra.Command {
 	var (
 		group, outputDir, format, baseline string
@@ -98,7 +96,7 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 				}
 				return &CodeError{Code: code, Err: errors.Join(fmt.Errorf("group %s is incomplete: %s (results in %s; --allow-missing accepts it)", m.Merged.Group, why, dir), jerr)}
 			}
-			return codeOf(jerr)
+			return jerr
 		},
 	}
 	f := cmd.Flags()

@@ -10,8 +10,6 @@ import (
 	"github.com/inferbench/inferbench/workload"
 )
 
-func init() { extraCommands = append(extraCommands, newMockserver) }
-
 func newMockserver(o *IO) *cobra.Command {
 	var (
 		cfg                     mockserver.Config

@@ -70,10 +70,10 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			if rf.dryRun {
 				scs, err := run.Select(opts.Selection, env(o))
 				if err != nil {
-					return codeOf(err)
+					return err
 				}
 				if scs, _, err = run.SelectShard(cmd.Context(), opts, scs); err != nil {
-					return codeOf(err)
+					return err
 				}
 				for _, sc := range scs {
 					fmt.Fprintf(o.Stdout, "%s\t%s\n", sc.ID(), sc.Benchmark.Source())
@@ -92,7 +92,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			}
 			r, err := run.Run(cmd.Context(), opts)
 			finishTrace(r)
-			return codeOf(err)
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -170,7 +170,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		return opts, err
 	}
 	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
-		return opts, codeOf(err)
+		return opts, err
 	}
 	if opts.Scaleout, err = rf.scaleout.options(o); err != nil {
 		return opts, err

@@ -12,8 +12,6 @@ import (
 	"github.com/inferbench/inferbench/web"
 )
 
-func init() { extraCommands = append(extraCommands, newServe) }
-
 type serveFlags struct {
 	addr, token, resultsDir string
 	store                   storeFlags

@@ -62,5 +62,5 @@ func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) 
 		BudgetFile: cf.budgetFile, RequireBudgets: f.Changed("budget-file"),
 		Thresholds: cf.thresholds, Alpha: cf.alpha,
 	}.Config(env(o))
-	return cfg, codeOf(err)
+	return cfg, err
 }
