@@ -64,6 +64,9 @@ func (e *CodeError) Error() string {
 
 func (e *CodeError) Unwrap() error { return e.Err }
 
+// ExitCode is the code chosen (run.ExitCode reads it).
+func (e *CodeError) ExitCode() int { return e.Code }
+
 func usageErr(format string, args ...any) error { return run.UsageError(fmt.Errorf(format, args...)) }
 
 // writeJSON writes v to w as indented JSON.
@@ -100,7 +103,8 @@ func Main(ctx context.Context, args []string, o IO) int {
 	}
 	fmt.Fprintln(o.Stderr, "inferbench:", err)
 	code := run.ExitCode(err)
-	if code == ExitError && !errors.Is(err, run.ErrFailed) && !errors.Is(err, run.ErrInterrupted) && isUsage(err) {
+	var coded interface{ ExitCode() int }
+	if code == ExitError && !errors.As(err, &coded) && !errors.Is(err, run.ErrFailed) && !errors.Is(err, run.ErrInterrupted) && isUsage(err) {
 		return ExitUsage
 	}
 	return code

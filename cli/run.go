@@ -172,7 +172,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
 		return opts, err
 	}
-	if opts.Scaleout, err = rf.scaleout.options(o); err != nil {
+	if opts.Scaleout, err = run.ScaleoutFlags(rf.scaleout).Scaleout(o.LookupEnv); err != nil {
 		return opts, err
 	}
 	sel := &opts.Selection

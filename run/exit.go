@@ -13,16 +13,17 @@ const (
 	ExitRegression = 3 // a regression or an exceeded budget
 )
 
-// ExitCode is the exit code of a command that ended with err: 0 for nil, 2 for bad options or
+// ExitCode is the exit code of a command that ended with err: 0 for nil, the code of an error
+// with an ExitCode method (the first in the chain) when there is one, 2 for bad options or
 // definitions (ErrUsage), 1 for failed scenarios or an interrupted run, else 3 for a regression
 // or an exceeded budget (ErrRegression), else 1.
 func ExitCode(err error) int {
-	var c *codedError
+	var c interface{ ExitCode() int }
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &c):
-		return c.code
+		return c.ExitCode()
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
 	case errors.Is(err, ErrInterrupted), errors.Is(err, ErrFailed):
@@ -42,6 +43,7 @@ type codedError struct {
 
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
+func (e *codedError) ExitCode() int { return e.code }
 
 // regression is an error with its own message that errors.Is finds as ErrRegression.
 func regression(format string, args ...any) error {
