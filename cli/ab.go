@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/ab"
+	"github.com/inferbench/inferbench/progress"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -65,7 +66,7 @@ func runAB(cmd *cobra.Command, o *IO, f *abFlags, a, b string) error {
 	if f.threshold >= 0 {
 		opts.AB.Threshold = &f.threshold
 	}
-	if interactive(o.Stderr, o) {
+	if progress.Interactive(o.Stderr, o.LookupEnv) {
 		opts.Progress = o.Stderr
 	}
 	_, err := run.AB(cmd.Context(), opts)

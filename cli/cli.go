@@ -86,6 +86,8 @@ func Main(ctx context.Context, args []string, o IO) int {
 	}
 	o.Args = args
 	root := newRoot(&o)
+	started := false // set when a command's RunE is reached: errors before it are cobra's usage errors
+	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
 	root.SetArgs(joinListFlags(args))
 	root.SetIn(o.Stdin)
 	root.SetOut(o.Stdout)
@@ -102,23 +104,10 @@ func Main(ctx context.Context, args []string, o IO) int {
 		return ee.Code
 	}
 	fmt.Fprintln(o.Stderr, "inferbench:", err)
-	code := run.ExitCode(err)
-	var coded interface{ ExitCode() int }
-	if code == ExitError && !errors.As(err, &coded) && !errors.Is(err, run.ErrFailed) && !errors.Is(err, run.ErrInterrupted) && isUsage(err) {
+	if !started { // an unknown command, a wrong number of arguments
 		return ExitUsage
 	}
-	return code
-}
-
-// isUsage recognises cobra's flag and argument errors.
-func isUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return run.ExitCode(err)
 }
 
 func newRoot(o *IO) *cobra.Command {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/progress"
 	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
@@ -81,9 +82,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				return nil
 			}
 			opts.Profile = *profile
-			prog := newProgress(o)
+			prog := progress.New(o.Stderr, o.LookupEnv)
 			opts.Listener = prog
-			if prog.bar == nil {
+			if !prog.Shown() {
 				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
 			var finishTrace func(*result.Run)
