@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -69,17 +68,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				return err
 			}
 			if rf.dryRun {
-				scs, err := run.Select(opts.Selection, env(o))
-				if err != nil {
-					return err
-				}
-				if scs, _, err = run.SelectShard(cmd.Context(), opts, scs); err != nil {
-					return err
-				}
-				for _, sc := range scs {
-					fmt.Fprintf(o.Stdout, "%s\t%s\n", sc.ID(), sc.Benchmark.Source())
-				}
-				return nil
+				return run.Plan(cmd.Context(), opts, o.Stdout)
 			}
 			opts.Profile = *profile
 			prog := progress.New(o.Stderr, o.LookupEnv)

@@ -34,10 +34,3 @@ func (s *selection) selection(o *IO, args []string) run.Selection {
 
 // env is the run.Env of a command.
 func env(o *IO) run.Env { return run.Env{Dir: o.Dir, Vars: o.Env} }
-
-// loadBenchmarks discovers and parses definitions. Broken definitions are a usage error (exit 2)
-// listing every problem.
-func loadBenchmarks(o *IO, args []string) ([]*suite.Benchmark, error) {
-	benches, err := run.Discover(run.Selection{Paths: args, Funcs: o.Funcs}, env(o))
-	return benches, err
-}
