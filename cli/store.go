@@ -8,9 +8,6 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
-
-	_ "github.com/inferbench/inferbench/store/postgres" // --store postgres://...
-	_ "github.com/inferbench/inferbench/store/sqlite"   // the default store
 )
 
 // storeFlags are the history store options every history command shares.
