@@ -1,19 +1,12 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/ab"
-	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/progress"
 	"github.com/inferbench/inferbench/run"
-	"github.com/inferbench/inferbench/suite"
 )
-
-func init() { extraCommands = append(extraCommands, newAB) }
 
 type abFlags struct {
 	pairs, blockCalls, warmup int
@@ -63,89 +56,19 @@ opened once and stay open; each block is --block-calls measured calls.`,
 }
 
 func runAB(cmd *cobra.Command, o *IO, f *abFlags, a, b string) error {
-	ctx := cmd.Context()
-	if f.format != "text" && f.format != "json" {
-		return usageErr("--format %q: want text or json", f.format)
+	opts := run.ABOptions{A: a, B: b, Better: f.better, Format: f.format, ExecMetrics: f.execMetrics, Model: f.model, Stdout: o.Stdout, Env: env(o),
+		AB:        ab.Options{Pairs: f.pairs, BlockCalls: f.blockCalls, Warmup: f.warmup, Metric: f.metric, Alpha: f.alpha},
+		Selection: run.Selection{Set: f.set, EnableMock: f.enableMock},
 	}
-	opts := ab.Options{Pairs: f.pairs, BlockCalls: f.blockCalls, Warmup: f.warmup, Metric: f.metric, Alpha: f.alpha}
 	if f.warmup == 0 {
-		opts.Warmup = -1
+		opts.AB.Warmup = -1
 	}
 	if f.threshold >= 0 {
-		opts.Threshold = &f.threshold
+		opts.AB.Threshold = &f.threshold
 	}
-	if f.better != "" {
-		d, err := result.ParseDirection(f.better)
-		if err != nil {
-			return usageErr("--better: %v", err)
-		}
-		opts.Better = d
+	if progress.Interactive(o.Stderr, o.LookupEnv) {
+		opts.Progress = o.Stderr
 	}
-	if f.pairs < 3 || f.blockCalls < 1 {
-		return usageErr("--pairs %d --block-calls %d: want at least 3 pairs and 1 call per block", f.pairs, f.blockCalls)
-	}
-	e := env(o)
-	sel := run.Selection{Set: f.set, EnableMock: f.enableMock}
-	set := map[string]any{}
-	for _, kv := range f.set {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return usageErr("--set %q: want key=value", kv)
-		}
-		set[k] = suite.ParseValue(v)
-	}
-	spec := ab.Spec{
-		Benchmarks:  func() ([]*suite.Benchmark, error) { return run.Discover(sel, e) },
-		Set:         set,
-		Check:       run.Checker(sel, e).Check,
-		Dir:         e.WorkDir(),
-		Env:         o.Env,
-		ExecMetrics: f.execMetrics,
-		Model:       f.model,
-	}
-	var vs [2]*ab.Variant
-	for i, name := range []string{a, b} {
-		v, err := spec.Resolve(name)
-		if err != nil {
-			if errors.Is(err, run.ErrUsage) {
-				return err
-			}
-			return usageErr("%v", err)
-		}
-		vs[i] = v
-	}
-	sa, cfg, err := vs[0].Open(ctx, spec)
-	if err != nil {
-		return err
-	}
-	defer sa.Close()
-	sb, _, err := vs[1].Open(ctx, spec)
-	if err != nil {
-		return err
-	}
-	defer sb.Close()
-	if interactive(o.Stderr, o) {
-		opts.Progress = func(bl ab.Block) {
-			fmt.Fprintf(o.Stderr, "\rab: pair %d/%d, block %s: median %.4g", bl.Pair+1, f.pairs, bl.Variant, bl.Median)
-		}
-	}
-	res, err := ab.Run(ctx, a, b, ab.Subjects(sa, sb, cfg, opts.Metric), opts)
-	if opts.Progress != nil {
-		fmt.Fprintln(o.Stderr)
-	}
-	if err != nil {
-		return err
-	}
-	if f.format == "json" {
-		err = writeJSON(o.Stdout, res)
-	} else {
-		err = res.WriteText(o.Stdout)
-	}
-	if err != nil {
-		return err
-	}
-	if res.Failed() {
-		return &CodeError{Code: ExitRegression, Err: fmt.Errorf("B (%s) regressed against A (%s): B/A = %.4f", b, a, res.Ratio)}
-	}
-	return nil
+	_, err := run.AB(cmd.Context(), opts)
+	return err
 }

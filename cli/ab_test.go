@@ -80,3 +80,13 @@ func TestABServers(t *testing.T) {
 		t.Fatalf("ab of two servers: exit %d, want 3\n%s%s", code, out, errOut)
 	}
 }
+
+// Broken definitions are a definition error (exit 2) in ab as in run, naming the problem.
+func TestABBrokenDefinitions(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "benches/cmd.yaml", "name: cmd\nsubject: {kind: exec, command: [\"true\"]}\nbatchsize: 4\n")
+	code, _, errOut := runCLI(t, dir, nil, "ab", "cmd", "cmd")
+	if code != ExitUsage || !strings.Contains(errOut, "batchsize") {
+		t.Errorf("ab with a broken definition: exit %d, want 2 naming the key\n%s", code, errOut)
+	}
+}

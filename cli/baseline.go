@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/history"
 )
-
-func init() { extraCommands = append(extraCommands, newBaseline) }
 
 func newBaseline(o *IO) *cobra.Command {
 	var sf storeFlags
@@ -62,18 +59,7 @@ store first.`,
 				return err
 			}
 			defer st.Close()
-			bs, err := st.ListBaselines(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return json.NewEncoder(o.Stdout).Encode(bs)
-			}
-			if len(bs) == 0 {
-				_, err := fmt.Fprintln(o.Stdout, "no baselines (set one with 'inferbench baseline set main')")
-				return err
-			}
-			return history.WriteBaselines(o.Stdout, bs)
+			return history.ShowBaselines(cmd.Context(), o.Stdout, st, asJSON)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -83,24 +69,12 @@ store first.`,
 		Short: "Show a baseline's run",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := sf.open(ctx, o)
+			st, err := sf.open(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			b, err := st.Baseline(ctx, args[0])
-			if err != nil {
-				return &CodeError{Code: ExitError, Err: err}
-			}
-			r, err := st.Get(ctx, b.RunID)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(o.Stdout, map[string]any{"baseline": b, "run": r})
-			}
-			return history.WriteBaseline(o.Stdout, b, r)
+			return history.ShowBaseline(cmd.Context(), o.Stdout, st, args[0], asJSON)
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the baseline and its run as JSON")

@@ -1,20 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/report"
-	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 )
-
-func init() { extraCommands = append(extraCommands, newCalibrate) }
 
 func newCalibrate(o *IO) *cobra.Command {
 	cmd := &cobra.Command{
@@ -57,28 +52,14 @@ from failing. Nothing is recorded in the history store.`,
 					runArgs = append(runArgs, a)
 				}
 			}
-			tmp, err := os.MkdirTemp("", "inferbench-calibrate-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			var runs [2]*result.Run
-			for i := range runs {
-				out := filepath.Join(tmp, strconv.Itoa(i))
+			_, err := run.Calibrate(cmd.Context(), effect, asJSON, o.Stdout, o.Stderr, func(ctx context.Context, i int, out string) error {
 				args := append(append([]string{"run"}, runArgs...), "--no-store", "--no-html-report", "--format", "none", "--output-dir", out)
-				fmt.Fprintf(o.Stderr, "calibrate: run %d of 2\n", i+1)
-				if code := Main(cmd.Context(), args, *o); code != ExitOK && code != ExitRegression {
+				if code := Main(ctx, args, *o); code != ExitOK && code != ExitRegression {
 					return &CodeError{Code: code, Err: fmt.Errorf("calibration run %d failed", i+1)}
 				}
-				if runs[i], err = result.Load(filepath.Join(out, result.LatestLink)); err != nil {
-					return err
-				}
-			}
-			cals := compare.Calibrate(runs[0], runs[1], effect, 1)
-			if asJSON {
-				return writeJSON(o.Stdout, cals)
-			}
-			return report.CalibrationText(o.Stdout, cals, effect)
+				return nil
+			})
+			return err
 		},
 	}
 	return cmd

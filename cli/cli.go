@@ -13,14 +13,16 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/run"
 )
 
-// Exit codes.
+// Exit codes (run.ExitCode gives an error its code).
 const (
-	ExitOK         = 0
-	ExitError      = 1 // an error, or failed scenarios
-	ExitUsage      = 2 // bad flags or broken definitions
-	ExitRegression = 3 // a regression or an exceeded budget
+	ExitOK         = run.ExitOK
+	ExitError      = run.ExitError
+	ExitUsage      = run.ExitUsage
+	ExitRegression = run.ExitRegression
 )
 
 // Version is set at build time with -ldflags "-X github.com/inferbench/inferbench/cli.Version=...".
@@ -62,9 +64,10 @@ func (e *CodeError) Error() string {
 
 func (e *CodeError) Unwrap() error { return e.Err }
 
-func usageErr(format string, args ...any) error {
-	return &CodeError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
-}
+// ExitCode is the code chosen (run.ExitCode reads it).
+func (e *CodeError) ExitCode() int { return e.Code }
+
+func usageErr(format string, args ...any) error { return run.UsageError(fmt.Errorf(format, args...)) }
 
 // writeJSON writes v to w as indented JSON.
 func writeJSON(w io.Writer, v any) error {
@@ -83,6 +86,8 @@ func Main(ctx context.Context, args []string, o IO) int {
 	}
 	o.Args = args
 	root := newRoot(&o)
+	started := false // set when a command's RunE is reached: errors before it are cobra's usage errors
+	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
 	root.SetArgs(joinListFlags(args))
 	root.SetIn(o.Stdin)
 	root.SetOut(o.Stdout)
@@ -99,21 +104,10 @@ func Main(ctx context.Context, args []string, o IO) int {
 		return ee.Code
 	}
 	fmt.Fprintln(o.Stderr, "inferbench:", err)
-	if isUsage(err) {
+	if !started { // an unknown command, a wrong number of arguments
 		return ExitUsage
 	}
-	return ExitError
-}
-
-// isUsage recognises cobra's flag and argument errors.
-func isUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return run.ExitCode(err)
 }
 
 func newRoot(o *IO) *cobra.Command {
@@ -134,12 +128,8 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%s: %v (see '%s --help')", c.CommandPath(), err, c.CommandPath())
 	})
-	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o))
-	for _, add := range extraCommands {
-		root.AddCommand(add(o))
-	}
+	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
+		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newHistory(o), newImport(o), newExport(o),
+		newMerge(o), newMockserver(o), newReport(o), newServe(o))
 	return root
 }
-
-// extraCommands lets other files of this package add subcommands from init.
-var extraCommands []func(*IO) *cobra.Command

@@ -1,20 +1,10 @@
 package cli
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"os"
-
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/report"
-	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
-
-func init() { extraCommands = append(extraCommands, newCompare) }
 
 type compareCmdFlags struct {
 	sf     storeFlags
@@ -63,68 +53,12 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 }
 
 func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef string) error {
-	ctx := cmd.Context()
-	switch f.format {
-	case "text", "markdown", "md", "json", "junit", "html":
-	default:
-		return usageErr("--format %q: want text, markdown, json, junit or html", f.format)
-	}
 	cfg, err := f.cf.config(o, cmd.Flags())
 	if err != nil {
 		return err
 	}
 	src := f.sf.runs(o)
 	defer src.Close()
-	old, err := src.Load(ctx, oldRef)
-	if err != nil {
-		return err
-	}
-	nw, err := src.Load(ctx, newRef)
-	if err != nil {
-		return err
-	}
-	rep := compare.Runs(old, nw, cfg)
-	rep.Old.Label, rep.New.Label = oldRef, newRef
-	var buf bytes.Buffer
-	if f.format == "html" {
-		err = compareHTML(&buf, old, nw, rep)
-	} else if f.all && f.format == "text" {
-		err = report.CompareTextAll(&buf, rep)
-	} else {
-		err = report.Comparison(&buf, rep, f.format)
-	}
-	if err != nil {
-		return err
-	}
-	if f.output == "-" || f.output == "" {
-		if _, err := o.Stdout.Write(buf.Bytes()); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(inDir(o, f.output), buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	if err := run.StepSummary(env(o), rep); err != nil {
-		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
-	}
-	if rep.NoEvidence != "" { // a verdict needs evidence: an error, not a pass
-		return &CodeError{Code: ExitError, Err: fmt.Errorf("nothing comparable: %s", rep.NoEvidence)}
-	}
-	if rep.Failed() {
-		return &CodeError{Code: ExitRegression, Err: fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)}
-	}
-	return nil
-}
-
-// compareHTML writes `compare --format html`: the self-contained compare page.
-func compareHTML(w io.Writer, old, nw *result.Run, rep *compare.Report) error {
-	deltas, method := report.DeltasOf(rep)
-	return report.CompareHTML(w, old, nw, deltas, report.CompareOptions{Method: method, Warnings: append(noEvidence(rep), rep.Warnings...)})
-}
-
-// noEvidence is the comparison's "nothing comparable" reason as a warning line, if any.
-func noEvidence(rep *compare.Report) []string {
-	if rep.NoEvidence == "" {
-		return nil
-	}
-	return []string{"FAIL: nothing comparable: " + rep.NoEvidence}
+	_, err = src.Compare(cmd.Context(), oldRef, newRef, run.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, Stdout: o.Stdout, Stderr: o.Stderr})
+	return err
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/inferbench/inferbench/subject/worker"
 )
 
-func init() { extraCommands = append(extraCommands, newDoctor) }
-
 func newDoctor(o *IO) *cobra.Command {
 	var asJSON bool
 	var python string

@@ -5,10 +5,7 @@ import (
 
 	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/stats"
-	"github.com/inferbench/inferbench/store"
 )
-
-func init() { extraCommands = append(extraCommands, newHistory) }
 
 type historyFlags struct {
 	sf       storeFlags
@@ -67,13 +64,13 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 }
 
 func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error {
-	switch f.format {
-	case "text", "json", "html":
-	default:
-		return usageErr("--format %q: want text, json or html", f.format)
+	opts := history.Options{
+		Benchmark: bench, Scenario: f.scenario, Metric: f.metric, Days: f.days, Limit: f.limit,
+		Change: stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag},
+		Runs:   f.runs, Format: f.format, All: f.all, Warnings: o.Stderr,
 	}
-	if _, _, err := store.SplitMetric(f.metric); err != nil {
-		return usageErr("--metric: %v", err)
+	if err := opts.Check(); err != nil {
+		return usageErr("%v", err)
 	}
 	st, err := f.sf.open(cmd.Context(), o)
 	if err != nil {
@@ -81,11 +78,7 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 	}
 	defer st.Close()
 	if f.asJSON {
-		f.format = "json"
+		opts.Format = "json"
 	}
-	return history.Show(cmd.Context(), o.Stdout, st, history.Options{
-		Benchmark: bench, Scenario: f.scenario, Metric: f.metric, Days: f.days, Limit: f.limit,
-		Change: stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag},
-		Runs:   f.runs, Format: f.format, All: f.all, Warnings: o.Stderr,
-	})
+	return history.Show(cmd.Context(), o.Stdout, st, opts)
 }

@@ -1,20 +1,10 @@
 package cli
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
-
-func init() { extraCommands = append(extraCommands, newImport, newExport) }
 
 func newImport(o *IO) *cobra.Command {
 	var sf storeFlags
@@ -37,60 +27,9 @@ be given to compare and baseline set.`,
   inferbench compare baseline:main "$(inferbench import new.txt)"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := sf.open(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			started := time.Now()
-			if at != "" {
-				if started, err = time.Parse(time.RFC3339, at); err != nil {
-					return usageErr("--time %q: want RFC 3339, e.g. 2026-03-01T12:00:00Z", at)
-				}
-			}
-			for i, file := range args {
-				data, err := os.ReadFile(inDir(o, file))
-				if err != nil {
-					return err
-				}
-				base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-				// A generated id is unique (result.NewID): two files of the same name imported in
-				// the same second are two runs.
-				runID := result.NewID(started) + "_" + base
-				if id != "" {
-					runID = id
-					if len(args) > 1 {
-						runID = fmt.Sprintf("%s_%d", id, i+1)
-					}
-				}
-				b := bench
-				if b == "" {
-					b = base
-				}
-				r, err := result.Import(data, file, format, runID, b, started)
-				if err != nil {
-					return &CodeError{Code: ExitUsage, Err: err}
-				}
-				given := r.ID
-				if id != "" && r.ID == runID {
-					err = st.Put(cmd.Context(), r) // an id asked for: taken is an error
-				} else {
-					err = run.PutNew(cmd.Context(), st, r) // taken: a new id, never a replaced run
-				}
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(o.Stdout, r.ID)
-				note := ""
-				if r.ID != given {
-					note = fmt.Sprintf(" (id %s was taken in the store)", given)
-				}
-				if r.Partial {
-					note += " (partial: the run did not finish)"
-				}
-				fmt.Fprintf(o.Stderr, "imported %s: run %s, %d scenarios%s\n", file, r.ID, len(r.Scenarios), note)
-			}
-			return nil
+			_, err := run.Import(cmd.Context(), run.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
+				Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr})
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -121,27 +60,7 @@ func newExport(o *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := sf.runs(o)
 			defer src.Close()
-			r, err := src.Load(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			w := bufio.NewWriter(o.Stdout)
-			switch format {
-			case "gobench":
-				err = result.WriteGoBench(w, r)
-			case "github-action-benchmark":
-				dir := result.Lower
-				if bigger {
-					dir = result.Higher
-				}
-				err = writeJSON(w, result.GitHubActionBenchmark(r, dir))
-			default:
-				return usageErr("--format %q: want gobench or github-action-benchmark", format)
-			}
-			if err != nil {
-				return err
-			}
-			return w.Flush()
+			return src.Export(cmd.Context(), args[0], format, bigger, o.Stdout)
 		},
 	}
 	f := cmd.Flags()

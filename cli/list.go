@@ -19,7 +19,7 @@ func newList(o *IO) *cobra.Command {
 			rows, n, err := run.List(sel.selection(o, args), env(o))
 			switch {
 			case err != nil:
-				return codeOf(err)
+				return err
 			case asJSON:
 				return writeJSON(o.Stdout, rows)
 			}

@@ -1,22 +1,12 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/merge"
-	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
-	"github.com/inferbench/inferbench/store"
 )
-
-func init() { extraCommands = append(extraCommands, newMerge) }
 
 func newMerge(o *IO) *cobra.Command {
 	var (
@@ -43,7 +33,6 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
   inferbench merge shards/*/benchmark_results/latest --baseline main
   inferbench merge agent-*/latest --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			if len(args) == 0 && group == "" {
 				return usageErr("merge: give run folders, or --group NAME to read the group's runs from the store")
 			}
@@ -55,50 +44,8 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 			if opts.Compare, err = cf.config(o, cmd.Flags()); err != nil {
 				return err
 			}
-			if format != "table" && format != "json" && format != "none" {
-				return usageErr("--format %q: want table, json or none", format)
-			}
-			if noStore && baseline != "" {
-				return usageErr("--baseline needs the history store: drop --no-store")
-			}
-			runs, err := mergeInputs(ctx, o, &sf, args, group, since)
-			if err != nil {
-				return err
-			}
-			keep := keepSamples
-			if keep == 0 {
-				keep = -1 // all
-			}
-			m, err := merge.Runs(runs, merge.Options{AllowMissing: allowMissing, KeepSamples: keep})
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			outRoot := inDir(o, outputDir)
-			dir, err := result.NewRunDir(outRoot, time.Now())
-			if err != nil {
-				return err
-			}
-			m.ID = filepath.Base(dir)
-			if err := result.Save(dir, m); err != nil {
-				return fmt.Errorf("merged run could not be written: %w", err)
-			}
-			_ = result.LinkLatest(outRoot, dir)
-			if format == "table" {
-				fmt.Fprintf(o.Stdout, "merged %d of %d %s of group %s\n", len(m.Merged.Parts), m.Merged.Count, m.Merged.Kind, m.Merged.Group)
-				for _, miss := range m.Merged.Missing {
-					fmt.Fprintf(o.Stdout, "missing: %s\n", miss)
-				}
-			}
-			// Record, judge (baseline, budgets) and render, as run does for its own runs.
-			jerr := run.Judge(context.WithoutCancel(ctx), opts, dir, m)
-			if failed, why := merge.Failed(m); failed {
-				code := ExitError
-				if errors.Is(jerr, run.ErrRegression) {
-					code = ExitRegression
-				}
-				return &CodeError{Code: code, Err: errors.Join(fmt.Errorf("group %s is incomplete: %s (results in %s; --allow-missing accepts it)", m.Merged.Group, why, dir), jerr)}
-			}
-			return codeOf(jerr)
+			_, _, err = run.Merge(cmd.Context(), opts, run.MergeOptions{Paths: args, Group: group, Since: since, AllowMissing: allowMissing, KeepSamples: keepSamples})
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -114,66 +61,4 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 	sf.register(f)
 	cf.register(f)
 	return cmd
-}
-
-// mergeInputs reads the runs to merge: the folders given, or the group's runs in the store.
-func mergeInputs(ctx context.Context, o *IO, sf *storeFlags, args []string, group string, since time.Duration) ([]*result.Run, error) {
-	var runs []*result.Run
-	if len(args) > 0 {
-		paths := make([]string, len(args))
-		for i, a := range args {
-			paths[i] = inDir(o, a)
-		}
-		var err error
-		if runs, err = merge.Load(paths); err != nil {
-			if os.IsNotExist(err) {
-				return nil, usageErr("merge: %v (want run folders or run.json files)", err)
-			}
-			return nil, usageErr("merge: %v", err)
-		}
-	}
-	if len(args) > 0 {
-		if group != "" {
-			for _, r := range runs {
-				if g := partGroup(r); g != group {
-					return nil, usageErr("merge: %s is of group %q, not %q", r.ID, g, group)
-				}
-			}
-		}
-		return runs, nil
-	}
-	st, err := sf.open(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	infos, err := st.List(ctx, store.Filter{Since: time.Now().Add(-since)})
-	if err != nil {
-		return nil, err
-	}
-	// Note: the store has no index by group (a run's group is in its document), so the runs of
-	// the window are read one by one; --since bounds the scan.
-	for _, info := range infos {
-		r, err := st.Get(ctx, info.ID)
-		if err != nil {
-			return nil, err
-		}
-		if partGroup(r) == group {
-			runs = append(runs, r)
-		}
-	}
-	if len(runs) == 0 {
-		return nil, &CodeError{Code: ExitError, Err: fmt.Errorf("merge: no run of group %q in the store %s since %s", group, store.Redact(sf.location(o)), time.Now().Add(-since).Format(time.RFC3339))}
-	}
-	return runs, nil
-}
-
-func partGroup(r *result.Run) string {
-	switch {
-	case r.Shard != nil:
-		return r.Shard.Group
-	case r.Agent != nil:
-		return r.Agent.Group
-	}
-	return ""
 }

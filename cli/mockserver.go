@@ -7,10 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/mockserver"
-	"github.com/inferbench/inferbench/workload"
 )
-
-func init() { extraCommands = append(extraCommands, newMockserver) }
 
 func newMockserver(o *IO) *cobra.Command {
 	var (
@@ -32,18 +29,8 @@ with optional min= and max= clamps.`,
   inferbench run --openai http://127.0.0.1:8000/v1 --model mock --concurrency 1,8,64 --requests 500`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for flag, p := range map[string]struct {
-				s string
-				d *workload.Dist
-			}{"--ttft-ms": {ttft, &cfg.TTFT}, "--itl-ms": {itl, &cfg.ITL}, "--output-tokens": {output, &cfg.OutputTokens}} {
-				if p.s == "" {
-					continue
-				}
-				d, err := workload.ParseDist(p.s)
-				if err != nil {
-					return usageErr("%s: %v", flag, err)
-				}
-				*p.d = d
+			if err := cfg.ParseTiming(ttft, itl, output); err != nil {
+				return usageErr("%v", err)
 			}
 			if err := cfg.Validate(); err != nil {
 				return usageErr("%v", err)

@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newReport) }
-
 type reportFlags struct {
 	output string
 	format string
@@ -50,7 +48,7 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 	defer src.Close()
 	out, err := src.Report(ctx, arg, rf.format, rf.output, o.Stdout)
 	if err != nil || out == "" {
-		return codeOf(err)
+		return err
 	}
 	_, err = fmt.Fprintf(o.Stdout, "report: %s\n", out)
 	return err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/progress"
 	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
@@ -68,22 +68,12 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				return err
 			}
 			if rf.dryRun {
-				scs, err := run.Select(opts.Selection, env(o))
-				if err != nil {
-					return codeOf(err)
-				}
-				if scs, _, err = run.SelectShard(cmd.Context(), opts, scs); err != nil {
-					return codeOf(err)
-				}
-				for _, sc := range scs {
-					fmt.Fprintf(o.Stdout, "%s\t%s\n", sc.ID(), sc.Benchmark.Source())
-				}
-				return nil
+				return run.Plan(cmd.Context(), opts, o.Stdout)
 			}
 			opts.Profile = *profile
-			prog := newProgress(o)
+			prog := progress.New(o.Stderr, o.LookupEnv)
 			opts.Listener = prog
-			if prog.bar == nil {
+			if !prog.Shown() {
 				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
 			var finishTrace func(*result.Run)
@@ -92,7 +82,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			}
 			r, err := run.Run(cmd.Context(), opts)
 			finishTrace(r)
-			return codeOf(err)
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -170,9 +160,9 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		return opts, err
 	}
 	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
-		return opts, codeOf(err)
+		return opts, err
 	}
-	if opts.Scaleout, err = rf.scaleout.options(o); err != nil {
+	if opts.Scaleout, err = run.ScaleoutFlags(rf.scaleout).Scaleout(o.LookupEnv); err != nil {
 		return opts, err
 	}
 	sel := &opts.Selection

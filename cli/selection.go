@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/run"
@@ -36,26 +34,3 @@ func (s *selection) selection(o *IO, args []string) run.Selection {
 
 // env is the run.Env of a command.
 func env(o *IO) run.Env { return run.Env{Dir: o.Dir, Vars: o.Env} }
-
-// loadBenchmarks discovers and parses definitions. Broken definitions are a usage error (exit 2)
-// listing every problem.
-func loadBenchmarks(o *IO, args []string) ([]*suite.Benchmark, error) {
-	benches, err := run.Discover(run.Selection{Paths: args, Funcs: o.Funcs}, env(o))
-	return benches, codeOf(err)
-}
-
-// codeOf gives a library error its exit code: 2 for bad options or definitions, 1 for failed
-// scenarios or an interrupted run, else 3 for a regression or exceeded budget, else 1.
-func codeOf(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, run.ErrUsage):
-		return &CodeError{Code: ExitUsage, Err: err}
-	case errors.Is(err, run.ErrInterrupted), errors.Is(err, run.ErrFailed):
-		return &CodeError{Code: ExitError, Err: err}
-	case errors.Is(err, run.ErrRegression):
-		return &CodeError{Code: ExitRegression, Err: err}
-	}
-	return &CodeError{Code: ExitError, Err: err}
-}

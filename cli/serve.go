@@ -2,17 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/store"
 	"github.com/inferbench/inferbench/web"
 )
-
-func init() { extraCommands = append(extraCommands, newServe) }
 
 type serveFlags struct {
 	addr, token, resultsDir string
@@ -60,16 +55,9 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 		return err
 	}
 	defer st.Close()
-	srv := web.New(st, web.WithToken(token))
-	ln, err := net.Listen("tcp", sf.addr)
-	if err != nil {
-		return fmt.Errorf("--addr %s: %w", sf.addr, err)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	resultsDir := ""
 	if sf.resultsDir != "" {
-		go web.WatchResults(ctx, inDir(o, sf.resultsDir), time.Second, srv.Hub(), srv.Metrics())
+		resultsDir = inDir(o, sf.resultsDir)
 	}
-	fmt.Fprintf(o.Stdout, "serving %s on http://%s/\n", store.Redact(url), ln.Addr())
-	return web.ServeUntilDone(ctx, ln, srv)
+	return web.New(st, web.WithToken(token)).Serve(ctx, sf.addr, resultsDir, store.Redact(url), o.Stdout)
 }

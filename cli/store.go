@@ -8,9 +8,6 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
-
-	_ "github.com/inferbench/inferbench/store/postgres" // --store postgres://...
-	_ "github.com/inferbench/inferbench/store/sqlite"   // the default store
 )
 
 // storeFlags are the history store options every history command shares.
@@ -62,5 +59,5 @@ func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) 
 		BudgetFile: cf.budgetFile, RequireBudgets: f.Changed("budget-file"),
 		Thresholds: cf.thresholds, Alpha: cf.alpha,
 	}.Config(env(o))
-	return cfg, codeOf(err)
+	return cfg, err
 }

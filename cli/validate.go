@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/run"
 )
 
 func newValidate(o *IO) *cobra.Command {
@@ -14,16 +14,7 @@ func newValidate(o *IO) *cobra.Command {
 		Example: `  inferbench validate
   inferbench validate benches/llm.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			benches, err := loadBenchmarks(o, args)
-			if err != nil {
-				return err
-			}
-			n := 0
-			for _, b := range benches {
-				n += len(b.Expand(nil))
-			}
-			_, err = fmt.Fprintf(o.Stdout, "ok: %d benchmarks, %d scenarios\n", len(benches), n)
-			return err
+			return run.Validate(run.Selection{Paths: args, Funcs: o.Funcs}, env(o), o.Stdout)
 		},
 	}
 }

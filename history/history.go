@@ -355,3 +355,51 @@ func WriteBaseline(w io.Writer, b store.Baseline, r *result.Run) error {
 	fmt.Fprint(w, "\n\n")
 	return report.Table(w, r)
 }
+
+// ShowBaselines writes the baselines of st to w: a table, or JSON when asJSON.
+func ShowBaselines(ctx context.Context, w io.Writer, st store.Baselines, asJSON bool) error {
+	bs, err := st.ListBaselines(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(w).Encode(bs)
+	}
+	if len(bs) == 0 {
+		_, err := fmt.Fprintln(w, "no baselines (set one with 'inferbench baseline set main')")
+		return err
+	}
+	return WriteBaselines(w, bs)
+}
+
+// ShowBaseline writes the baseline name and its run to w: the summary table, or JSON
+// ({"baseline": ..., "run": ...}) when asJSON.
+func ShowBaseline(ctx context.Context, w io.Writer, st store.Store, name string, asJSON bool) error {
+	b, err := st.Baseline(ctx, name)
+	if err != nil {
+		return err
+	}
+	r, err := st.Get(ctx, b.RunID)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"baseline": b, "run": r})
+	}
+	return WriteBaseline(w, b, r)
+}
+
+// Check reports a Format or Metric Show cannot take, naming the flag that sets it.
+func (o Options) Check() error {
+	switch o.Format {
+	case "text", "json", "html":
+	default:
+		return fmt.Errorf("--format %q: want text, json or html", o.Format)
+	}
+	if _, _, err := store.SplitMetric(o.Metric); err != nil {
+		return fmt.Errorf("--metric: %v", err)
+	}
+	return nil
+}

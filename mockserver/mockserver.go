@@ -69,6 +69,26 @@ type Config struct {
 	Record int `yaml:"record" json:"record,omitempty"`
 }
 
+// ParseTiming sets TTFT, ITL and OutputTokens from distributions written as text
+// (workload.ParseDist); "" leaves one as it is. An error names the flag of the command line
+// that sets it: --ttft-ms, --itl-ms or --output-tokens.
+func (c *Config) ParseTiming(ttft, itl, output string) error {
+	for _, p := range []struct {
+		flag, s string
+		d       *workload.Dist
+	}{{"--ttft-ms", ttft, &c.TTFT}, {"--itl-ms", itl, &c.ITL}, {"--output-tokens", output, &c.OutputTokens}} {
+		if p.s == "" {
+			continue
+		}
+		d, err := workload.ParseDist(p.s)
+		if err != nil {
+			return fmt.Errorf("%s: %v", p.flag, err)
+		}
+		*p.d = d
+	}
+	return nil
+}
+
 // Validate reports a configuration the server cannot honour.
 func (c Config) Validate() error {
 	for name, d := range map[string]workload.Dist{"ttft_ms": c.TTFT, "itl_ms": c.ITL, "output_tokens": c.OutputTokens} {

@@ -1,0 +1,143 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/inferbench/inferbench/merge"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/store"
+)
+
+// MergeOptions say which runs of a scale-out group Merge makes one run of.
+type MergeOptions struct {
+	// Paths are run folders or run.json files; when empty, the runs of Group recorded in the
+	// store (Options.Store) in the last Since are read.
+	Paths []string
+	// Group is the group merged; with Paths, each run must be of it ("" checks nothing).
+	Group string
+	Since time.Duration
+	// AllowMissing passes the gate even when parts are missing or did not finish.
+	AllowMissing bool
+	// KeepSamples bounds the raw samples kept per metric when agents are combined; 0 keeps all.
+	KeepSamples int
+}
+
+// Merge makes one run of the shards or agents of a group (package merge), writes it like any run
+// (run.json in a new folder under o.OutputDir), and records, judges and renders it as Run does.
+// It returns the merged run and its folder. The error is Run's, and also ErrUsage for runs that
+// cannot be read or merged, and an error (exit code 1, or 3 on a regression too) when the group
+// is incomplete without AllowMissing.
+func Merge(ctx context.Context, o Options, mo MergeOptions) (*result.Run, string, error) {
+	if o.Format != "table" && o.Format != "json" && o.Format != "none" {
+		return nil, "", usageErr("--format %q: want table, json or none", o.Format)
+	}
+	if o.NoStore && o.Baseline != "" {
+		return nil, "", usageErr("--baseline needs the history store: drop --no-store")
+	}
+	env := Env{Dir: o.Dir, Vars: o.Env}
+	runs, err := mergeInputs(ctx, o.Store, env, mo.Paths, mo.Group, mo.Since)
+	if err != nil {
+		return nil, "", err
+	}
+	keep := mo.KeepSamples
+	if keep == 0 {
+		keep = -1 // all
+	}
+	m, err := merge.Runs(runs, merge.Options{AllowMissing: mo.AllowMissing, KeepSamples: keep})
+	if err != nil {
+		return nil, "", usageErr("%v", err)
+	}
+	outRoot := env.Path(o.OutputDir)
+	dir, err := result.NewRunDir(outRoot, time.Now())
+	if err != nil {
+		return m, "", err
+	}
+	m.ID = filepath.Base(dir)
+	if err := result.Save(dir, m); err != nil {
+		return m, dir, fmt.Errorf("merged run could not be written: %w", err)
+	}
+	_ = result.LinkLatest(outRoot, dir)
+	if o.Format == "table" && o.Stdout != nil {
+		fmt.Fprintf(o.Stdout, "merged %d of %d %s of group %s\n", len(m.Merged.Parts), m.Merged.Count, m.Merged.Kind, m.Merged.Group)
+		for _, miss := range m.Merged.Missing {
+			fmt.Fprintf(o.Stdout, "missing: %s\n", miss)
+		}
+	}
+	// Record, judge (baseline, budgets) and render, as run does for its own runs.
+	jerr := Judge(context.WithoutCancel(ctx), o, dir, m)
+	if failed, why := merge.Failed(m); failed {
+		code := ExitError
+		if errors.Is(jerr, ErrRegression) {
+			code = ExitRegression
+		}
+		return m, dir, &codedError{code: code, err: errors.Join(fmt.Errorf("group %s is incomplete: %s (results in %s; --allow-missing accepts it)", m.Merged.Group, why, dir), jerr)}
+	}
+	return m, dir, jerr
+}
+
+// mergeInputs reads the runs to merge: the folders given, or the group's runs in the store.
+func mergeInputs(ctx context.Context, storeLoc string, env Env, args []string, group string, since time.Duration) ([]*result.Run, error) {
+	var runs []*result.Run
+	if len(args) > 0 {
+		paths := make([]string, len(args))
+		for i, a := range args {
+			paths[i] = env.Path(a)
+		}
+		var err error
+		if runs, err = merge.Load(paths); err != nil {
+			if os.IsNotExist(err) {
+				return nil, usageErr("merge: %v (want run folders or run.json files)", err)
+			}
+			return nil, usageErr("merge: %v", err)
+		}
+	}
+	if len(args) > 0 {
+		if group != "" {
+			for _, r := range runs {
+				if g := partGroup(r); g != group {
+					return nil, usageErr("merge: %s is of group %q, not %q", r.ID, g, group)
+				}
+			}
+		}
+		return runs, nil
+	}
+	st, err := OpenStore(ctx, storeLoc, env)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	infos, err := st.List(ctx, store.Filter{Since: time.Now().Add(-since)})
+	if err != nil {
+		return nil, err
+	}
+	// Note: the store has no index by group (a run's group is in its document), so the runs of
+	// the window are read one by one; --since bounds the scan.
+	for _, info := range infos {
+		r, err := st.Get(ctx, info.ID)
+		if err != nil {
+			return nil, err
+		}
+		if partGroup(r) == group {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("merge: no run of group %q in the store %s since %s", group, store.Redact(StoreLocation(storeLoc, env)), time.Now().Add(-since).Format(time.RFC3339))
+	}
+	return runs, nil
+}
+
+func partGroup(r *result.Run) string {
+	switch {
+	case r.Shard != nil:
+		return r.Shard.Group
+	case r.Agent != nil:
+		return r.Agent.Group
+	}
+	return ""
+}
