@@ -23,7 +23,7 @@ func manyScenarios(n int) *Run {
 			DurationS: float64(i) / 3, Iterations: Iterations{Measured: i}}
 		switch i % 4 {
 		case 0:
-			s.Metrics = map[string]Metric{"latency_ms": SampleMetric("latency_ms", []float64{1, 2.5, 1e-9, 3e21, float64(i)}), "requests_per_s": {Unit: "1/s", Value: &v}}
+			s.Metrics = map[string]Metric{"latency_ms": SampleMetric("latency_ms", []float64{1, 2.5, 1e-9, 2.5e10, float64(i)}), "requests_per_s": {Unit: "1/s", Value: &v}}
 		case 1:
 			s.Status, s.Error, s.Warnings = StatusFailed, "<script>", []string{}
 			s.Params = map[string]any{"batch_size": i, "tags": []any{}, "nested": map[string]any{}}

@@ -107,8 +107,7 @@ func Load(path string) (*Run, error) {
 // A run that never finished (killed before its last write: no finished_at) is marked partial.
 func Decode(data []byte, path string) (*Run, error) {
 	var r Run
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&r); err != nil {
+	if err := decodeRun(data, &r); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line, col := lineCol(data, se.Offset)
