@@ -14,13 +14,13 @@ var runDocs = []string{
 	`{"scenarios":[{"metrics":{"latency_ms":{"unit":"ms","summary":{"n":3,"median":2},"samples":[1,2.5,-0,1e-9,3E+21]},"x":{"value":1}}},{"benchmark":"b"}]}`,
 	"{\n  \"scenarios\": [\n    {\n      \"metrics\": {\n        \"a\": {\n          \"samples\": [\n            1,\n            2\n          ]\n        }\n      }\n    }\n  ]\n}\n",
 	`{"scenarios":[{"metrics":{"a":{"samples":[]},"b":{"samples":null},"c":{},"d":{"samples":[0]}}}]}`,
-	`{"scenarios":[{"metrics":{"a":{"samples":[1],"samples":[2,3]}}}]}`,                                   // a repeated key
+	`{"scenarios":[{"metrics":{"a":{"samples":[1],"samples":[2,3]}}}]}`,                                 // a repeated key
 	`{"scenarios":[{"metrics":{"a":{"samples":[1]}}}],"scenarios":[{"metrics":{"a":{"samples":[4]}}}]}`, // a repeated field
 	`{"scenarios":[{"metrics":{"a":{"samples":[1]}},"metrics":{"b":{"samples":[2]}}}]}`,                 // maps merge
 	`{"scenarios":[{"metrics":{"a":{"Samples":[1,2]}}}]}`,                                               // other spellings
 	`{"Scenarios":[{"metrics":{"a":{"samples":[1,2]}}}]}`,
 	`{"scenarios":[{"METRICS":{"a":{"samples":[1,2]}}}]}`,
-	`{"scenarios":[{"metrics":{"a":{"ſamples":[1,2]}}}]}`,     // folds to samples
+	`{"scenarios":[{"metrics":{"a":{"ſamples":[1,2]}}}]}`,      // folds to samples
 	`{"scenarios":[{"metrics":{"a":{"sampl\u0065s":[1,2]}}}]}`, // an escape
 	`{"scenarios":[{"metrics":{"a\"b":{"samples":[1,2]},"é":{"samples":[3]}}}]}`,
 	`{"scenarios":[{"metrics":{"a":{"samples":[1,"2"]}}}]}`, // not numbers
