@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -84,11 +87,9 @@ func writeJSONChunked(w io.Writer, r *Run, chunk, workers int) error {
 				var err error
 				for i := c * chunk; i < min((c+1)*chunk, len(r.Scenarios)); i++ {
 					b = append(b, ",\n    "...)
-					var sc []byte
-					if sc, err = json.MarshalIndent(&r.Scenarios[i], "    ", "  "); err != nil {
+					if b, err = appendScenario(b, &r.Scenarios[i]); err != nil {
 						break
 					}
-					b = append(b, sc...)
 				}
 				outs[c] <- piece{b, err}
 			}
@@ -135,6 +136,139 @@ func writeJSONChunked(w io.Writer, r *Run, chunk, workers int) error {
 	}
 	_, err = w.Write(doc[open:])
 	return err
+}
+
+// appendScenario appends the scenario as an element of the run's scenarios array (at depth
+// two), as json.MarshalIndent(sc, "    ", "  ") does. The metrics are written here: their raw
+// samples are most of the bytes, and encoding/json's reflection over them, then its indenting,
+// most of the time. The rest of the scenario is encoding/json's, the metrics spliced in after
+// the iterations (the field before them) where they would be.
+func appendScenario(b []byte, sc *Scenario) ([]byte, error) {
+	start := len(b)
+	whole := func() ([]byte, error) {
+		doc, err := json.MarshalIndent(sc, "    ", "  ")
+		return append(b[:start], doc...), err
+	}
+	if len(sc.Metrics) == 0 {
+		return whole()
+	}
+	bare := *sc
+	bare.Metrics = nil
+	doc, err := json.MarshalIndent(&bare, "    ", "  ")
+	if err != nil {
+		return whole()
+	}
+	at := bytes.Index(doc, iterationsMark)
+	if at < 0 {
+		return whole()
+	}
+	end := bytes.Index(doc[at+len(iterationsMark):], fieldsEnd)
+	if end < 0 {
+		return whole()
+	}
+	end += at + len(iterationsMark) + len(fieldsEnd)
+	b = append(b, doc[:end]...)
+	b = append(b, ",\n      \"metrics\": {"...)
+	names := make([]string, 0, len(sc.Metrics))
+	for name := range sc.Metrics {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n        "...)
+		var ok bool
+		if b, ok = appendString(b, name); ok {
+			b = append(b, ": "...)
+			b, ok = appendMetric(b, sc.Metrics[name])
+		}
+		if !ok { // a value encoding/json refuses: its error
+			return whole()
+		}
+	}
+	b = append(b, "\n      }"...)
+	return append(b, doc[end:]...), nil
+}
+
+// iterationsMark opens a scenario's iterations (the field before its metrics), fieldsEnd closes
+// it; indented as a scenario of a run (a string cannot hold a raw newline).
+var (
+	iterationsMark = []byte("\n      \"iterations\": {")
+	fieldsEnd      = []byte("\n      }")
+)
+
+// appendMetric appends m as a value of a scenario's metrics (at depth four).
+func appendMetric(b []byte, m Metric) ([]byte, bool) {
+	b = append(b, "{\n          \"unit\": "...)
+	b, ok := appendString(b, m.Unit)
+	if !ok {
+		return b, false
+	}
+	b = append(b, ",\n          \"better\": "...)
+	if b, ok = appendString(b, m.Better); !ok {
+		return b, false
+	}
+	if m.Value != nil {
+		b = append(b, ",\n          \"value\": "...)
+		if b, ok = appendFloat(b, *m.Value); !ok {
+			return b, false
+		}
+	}
+	if m.Summary != nil {
+		s, err := json.MarshalIndent(m.Summary, "          ", "  ")
+		if err != nil {
+			return b, false
+		}
+		b = append(b, ",\n          \"summary\": "...)
+		b = append(b, s...)
+	}
+	if len(m.Samples) > 0 {
+		b = append(b, ",\n          \"samples\": ["...)
+		for i, v := range m.Samples {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n            "...)
+			if b, ok = appendFloat(b, v); !ok {
+				return b, false
+			}
+		}
+		b = append(b, "\n          ]"...)
+	}
+	if m.Note != "" {
+		b = append(b, ",\n          \"note\": "...)
+		if b, ok = appendString(b, m.Note); !ok {
+			return b, false
+		}
+	}
+	return append(b, "\n        }"...), ok
+}
+
+// appendString appends s as encoding/json writes a string (HTML characters escaped).
+func appendString(b []byte, s string) ([]byte, bool) {
+	q, err := json.Marshal(s)
+	return append(b, q...), err == nil
+}
+
+// appendFloat appends f as encoding/json writes a float64; false for NaN and infinities.
+func appendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' { // e-09 is written e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
 }
 
 // writeFileAtomic is WriteFileAtomic with the content written by write, through a buffer.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/inferbench/inferbench/stats"
 )
 
 // manyScenarios returns a run of n scenarios whose strings need escaping (HTML, quotes, control
@@ -29,6 +31,13 @@ func manyScenarios(n int) *Run {
 			s.Params = map[string]any{"batch_size": i, "tags": []any{}, "nested": map[string]any{}}
 		case 2:
 			s.Extra.Window = &Window{Start: r.StartedAt, End: r.StartedAt.Add(time.Second), OK: i}
+		case 3: // the figures where encoding/json changes its notation, and strings to escape
+			z := math.Copysign(0, -1)
+			s.Metrics = map[string]Metric{
+				"<a&b>": {Unit: "µs\u2028", Better: "lower", Value: &z, Note: "x\"y\\", Samples: []float64{1e-6, 9.99e-7, 1e21, 9.99e20, -1e-7, 5e-324, math.MaxFloat64, 123456789012345678, -0.5}},
+				"a":     {Unit: "ms", Summary: &stats.Summary{N: 2, P999: &v}},
+				"":      {},
+			}
 		}
 		r.Scenarios = append(r.Scenarios, s)
 	}
