@@ -177,7 +177,8 @@ func agentFiles(b testing.TB, k, perAgent int) [][]byte {
 }
 
 // BenchmarkMergeAgents merges 16 agents' runs of 1,000,000 requests each (histograms of three
-// metrics per agent), from their run.json documents to the merged run's JSON.
+// metrics per agent), from their run.json documents to the merged run's JSON, as `inferbench
+// merge` does (result.Decode, Runs, result.WriteJSON).
 func BenchmarkMergeAgents(b *testing.B) {
 	docs := agentFiles(b, 16, 1_000_000)
 	size := 0
@@ -186,14 +187,21 @@ func BenchmarkMergeAgents(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		m, err := Runs(decodeAll(b, docs), Options{})
+		runs := make([]*result.Run, len(docs))
+		for i, d := range docs {
+			var err error
+			if runs[i], err = result.Decode(d, "run.json"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m, err := Runs(runs, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if s := m.Scenarios[0].Metrics["e2e_ms"].Summary; s.N != 16_000_000 {
 			b.Fatalf("n = %d", s.N)
 		}
-		if _, err := json.Marshal(m); err != nil {
+		if err := result.WriteJSON(io.Discard, m); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -67,7 +67,7 @@ func writeJSONChunked(w io.Writer, r *Run, chunk, workers int) error {
 
 	n := (len(r.Scenarios) + chunk - 1) / chunk
 	type piece struct {
-		b   []byte
+		b   *[]byte
 		err error
 	}
 	outs := make([]chan piece, n)
@@ -83,14 +83,16 @@ func writeJSONChunked(w io.Writer, r *Run, chunk, workers int) error {
 		go func() {
 			defer wg.Done()
 			for c := range next {
-				var b []byte
+				b := chunkBuffers.Get().(*[]byte)
+				out := (*b)[:0]
 				var err error
 				for i := c * chunk; i < min((c+1)*chunk, len(r.Scenarios)); i++ {
-					b = append(b, ",\n    "...)
-					if b, err = appendScenario(b, &r.Scenarios[i]); err != nil {
+					out = append(out, ",\n    "...)
+					if out, err = appendScenario(out, &r.Scenarios[i]); err != nil {
 						break
 					}
 				}
+				*b = out
 				outs[c] <- piece{b, err}
 			}
 		}()
@@ -118,11 +120,13 @@ func writeJSONChunked(w io.Writer, r *Run, chunk, workers int) error {
 			err = p.err
 			break
 		}
-		b := p.b
+		b := *p.b
 		if c == 0 {
 			b = b[1:] // the first element has no comma before it
 		}
-		if _, err = w.Write(b); err != nil {
+		_, err = w.Write(b)
+		chunkBuffers.Put(p.b)
+		if err != nil {
 			break
 		}
 	}
@@ -137,6 +141,9 @@ func writeJSONChunked(w io.Writer, r *Run, chunk, workers int) error {
 	_, err = w.Write(doc[open:])
 	return err
 }
+
+// chunkBuffers hold encoded chunks between the workers and the writer.
+var chunkBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // appendScenario appends the scenario as an element of the run's scenarios array (at depth
 // two), as json.MarshalIndent(sc, "    ", "  ") does. The metrics are written here: their raw
@@ -248,8 +255,15 @@ func appendMetric(b []byte, m Metric) ([]byte, bool) {
 
 // appendString appends s as encoding/json writes a string (HTML characters escaped).
 func appendString(b []byte, s string) ([]byte, bool) {
-	q, err := json.Marshal(s)
-	return append(b, q...), err == nil
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(s)
+			return append(b, q...), err == nil
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), true
 }
 
 // appendFloat appends f as encoding/json writes a float64; false for NaN and infinities.
