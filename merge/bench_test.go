@@ -160,12 +160,13 @@ func agentFiles(b testing.TB, k, perAgent int) [][]byte {
 		rps := 1000.0
 		metrics["requests_per_s"] = result.Metric{Unit: "1/s", Better: "higher", Value: &rps}
 		start := t0.Add(time.Duration(a) * time.Millisecond)
-		r := &result.Run{Schema: result.Schema, ID: fmt.Sprint("agent-", a), StartedAt: start,
+		end := start.Add(time.Duration(float64(perAgent)/rps) * time.Second)
+		r := &result.Run{Schema: result.Schema, ID: fmt.Sprint("agent-", a), StartedAt: start, FinishedAt: end,
 			Environment: map[string]any{"hostname": fmt.Sprint("client-", a)},
 			Agent:       &result.AgentInfo{Group: "load", Index: a, Count: k, StartAt: t0},
 			Scenarios: []result.Scenario{{Benchmark: "openai", Scenario: "rate=16000", Subject: "openai", Status: result.StatusOK,
 				StartedAt: start, DurationS: float64(perAgent) / rps, Iterations: result.Iterations{Measured: perAgent}, Metrics: metrics,
-				Extra: result.Extra{Histograms: hs, Window: &result.Window{Start: start, End: start.Add(time.Duration(float64(perAgent)/rps) * time.Second), OK: perAgent}}}},
+				Extra: result.Extra{Histograms: hs, Window: &result.Window{Start: start, End: end, OK: perAgent}}}},
 		}
 		r.Tally()
 		var err error
