@@ -114,7 +114,7 @@ agreement:
 # Note: a count, not a duration: with a duration go1.26's fuzz coordinator can fail a target with
 # "context deadline exceeded" when the time runs out on a loaded machine (golang/go#75804).
 FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv subject/openai:FuzzScanner \
-	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode \
+	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode result:FuzzWriteJSON result:FuzzDecodeRun \
 	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply
 FUZZTIME ?= 5000x
 

@@ -43,6 +43,34 @@ var DefaultRules = Rules{HighLatencyMS: 50, IdleGPUPct: 50, SmallBatch: 8, Histo
 // History returns a scenario's metric values over stored runs, oldest first (nil when unknown).
 type History func(benchmark, scenario, metric string) []float64
 
+// BenchmarkHistory returns one metric's values over stored runs for every scenario of a
+// benchmark, by scenario name, each oldest first.
+type BenchmarkHistory func(benchmark, metric string) map[string][]float64
+
+// PerBenchmark returns a History that asks h once per benchmark and metric, and answers each
+// scenario with its last limit values (all of them when limit <= 0): what a History asking the
+// store once per scenario and metric with that limit answers, in a query per benchmark.
+//
+// Note: For asks for three metrics of every scenario; a merged run of 64,000 scenarios made
+// 192,000 store queries one by one, most of the time its merge took.
+func PerBenchmark(h BenchmarkHistory, limit int) History {
+	type key struct{ benchmark, metric string }
+	cache := map[key]map[string][]float64{}
+	return func(benchmark, scenario, metric string) []float64 {
+		k := key{benchmark, metric}
+		by, ok := cache[k]
+		if !ok {
+			by = h(benchmark, metric)
+			cache[k] = by
+		}
+		xs := by[scenario]
+		if limit > 0 && len(xs) > limit {
+			xs = xs[len(xs)-limit:]
+		}
+		return xs
+	}
+}
+
 var fullPrecision = map[string]bool{"float32": true, "fp32": true, "float": true, "torch.float32": true}
 var lowPrecision = []string{"int8", "fp8", "float16", "fp16", "half", "bfloat16", "bf16", "int4"}
 
@@ -51,13 +79,20 @@ func For(r *result.Run, rules Rules, hist History) []Tip {
 	if rules == (Rules{}) {
 		rules = DefaultRules
 	}
+	// The scenarios of each benchmark, in run order: the quantisation rule looks for siblings
+	// among them (looking through the whole run for each was quadratic in its size).
+	byBenchmark := map[string][]*result.Scenario{}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		byBenchmark[s.Benchmark] = append(byBenchmark[s.Benchmark], s)
+	}
 	var tips []Tip
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		if s.Status != result.StatusOK {
 			continue
 		}
-		tips = append(tips, quantisation(r, s, rules)...)
+		tips = append(tips, quantisation(byBenchmark[s.Benchmark], s, rules)...)
 		tips = append(tips, batching(s, rules)...)
 		tips = append(tips, growth(s, rules, hist)...)
 	}
@@ -75,7 +110,9 @@ func median(s *result.Scenario, m string) (float64, bool) {
 	return s.Metrics[m].Center()
 }
 
-func quantisation(r *result.Run, s *result.Scenario, rules Rules) []Tip {
+// quantisation looks for a faster lower-precision sibling among siblings (the scenarios of s's
+// benchmark).
+func quantisation(siblings []*result.Scenario, s *result.Scenario, rules Rules) []Tip {
 	dtype := param(s, "dtype")
 	if !fullPrecision[dtype] {
 		return nil
@@ -85,8 +122,7 @@ func quantisation(r *result.Run, s *result.Scenario, rules Rules) []Tip {
 		return nil
 	}
 	// A sibling: same benchmark and parameters but a lower-precision dtype.
-	for j := range r.Scenarios {
-		o := &r.Scenarios[j]
+	for _, o := range siblings {
 		if o.Benchmark != s.Benchmark || o.Status != result.StatusOK || !slices.Contains(lowPrecision, param(o, "dtype")) || !sameExcept(s, o, "dtype") {
 			continue
 		}

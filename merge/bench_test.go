@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,7 +19,7 @@ import (
 
 // shardFiles returns the run.json documents of n shards of a suite of n*per scenarios, each
 // scenario with a latency distribution of 100 samples and a few single values.
-func shardFiles(b *testing.B, n, per int) [][]byte {
+func shardFiles(b testing.TB, n, per int) [][]byte {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(1, 1))
 	items := make([]shard.Item, n*per)
@@ -71,7 +72,7 @@ func cutID(id string) (string, string, bool) {
 	return id, "", false
 }
 
-func decodeAll(b *testing.B, docs [][]byte) []*result.Run {
+func decodeAll(b testing.TB, docs [][]byte) []*result.Run {
 	runs := make([]*result.Run, len(docs))
 	for i, d := range docs {
 		runs[i] = new(result.Run)
@@ -131,7 +132,7 @@ func BenchmarkMergeShardsFromFiles(b *testing.B) {
 
 // agentFiles returns the run.json documents of k agents that each measured perAgent requests of
 // one serving scenario, with full-resolution histograms of ttft_ms, e2e_ms and itl_ms.
-func agentFiles(b *testing.B, k, perAgent int) [][]byte {
+func agentFiles(b testing.TB, k, perAgent int) [][]byte {
 	b.Helper()
 	docs := make([][]byte, k)
 	for a := range k {
@@ -159,12 +160,13 @@ func agentFiles(b *testing.B, k, perAgent int) [][]byte {
 		rps := 1000.0
 		metrics["requests_per_s"] = result.Metric{Unit: "1/s", Better: "higher", Value: &rps}
 		start := t0.Add(time.Duration(a) * time.Millisecond)
-		r := &result.Run{Schema: result.Schema, ID: fmt.Sprint("agent-", a), StartedAt: start,
+		end := start.Add(time.Duration(float64(perAgent)/rps) * time.Second)
+		r := &result.Run{Schema: result.Schema, ID: fmt.Sprint("agent-", a), StartedAt: start, FinishedAt: end,
 			Environment: map[string]any{"hostname": fmt.Sprint("client-", a)},
 			Agent:       &result.AgentInfo{Group: "load", Index: a, Count: k, StartAt: t0},
 			Scenarios: []result.Scenario{{Benchmark: "openai", Scenario: "rate=16000", Subject: "openai", Status: result.StatusOK,
 				StartedAt: start, DurationS: float64(perAgent) / rps, Iterations: result.Iterations{Measured: perAgent}, Metrics: metrics,
-				Extra: result.Extra{Histograms: hs, Window: &result.Window{Start: start, End: start.Add(time.Duration(float64(perAgent)/rps) * time.Second), OK: perAgent}}}},
+				Extra: result.Extra{Histograms: hs, Window: &result.Window{Start: start, End: end, OK: perAgent}}}},
 		}
 		r.Tally()
 		var err error
@@ -176,7 +178,8 @@ func agentFiles(b *testing.B, k, perAgent int) [][]byte {
 }
 
 // BenchmarkMergeAgents merges 16 agents' runs of 1,000,000 requests each (histograms of three
-// metrics per agent), from their run.json documents to the merged run's JSON.
+// metrics per agent), from their run.json documents to the merged run's JSON, as `inferbench
+// merge` does (result.Decode, Runs, result.WriteJSON).
 func BenchmarkMergeAgents(b *testing.B) {
 	docs := agentFiles(b, 16, 1_000_000)
 	size := 0
@@ -185,16 +188,52 @@ func BenchmarkMergeAgents(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		m, err := Runs(decodeAll(b, docs), Options{})
+		runs := make([]*result.Run, len(docs))
+		for i, d := range docs {
+			var err error
+			if runs[i], err = result.Decode(d, "run.json"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m, err := Runs(runs, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if s := m.Scenarios[0].Metrics["e2e_ms"].Summary; s.N != 16_000_000 {
 			b.Fatalf("n = %d", s.N)
 		}
-		if _, err := json.Marshal(m); err != nil {
+		if err := result.WriteJSON(io.Discard, m); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(size)/16, "bytes/agent-run")
+}
+
+// TestWriteFixtures writes the benchmarks' inputs as run folders, for timing `inferbench merge`
+// end to end (docs/performance.md): with INFERBENCH_MERGE_FIXTURES=DIR, DIR/shards/shard-NN/
+// holds the 64 shards of 1,000 scenarios of BenchmarkMergeShardsFromFiles and DIR/agents/agent-NN/
+// the 16 agents' runs of 1,000,000 requests of BenchmarkMergeAgents.
+func TestWriteFixtures(t *testing.T) {
+	dir := os.Getenv("INFERBENCH_MERGE_FIXTURES")
+	if dir == "" {
+		t.Skip("set INFERBENCH_MERGE_FIXTURES=DIR to write the merge benchmarks' run folders into DIR")
+	}
+	write := func(kind, name string, docs [][]byte) {
+		for i, d := range docs {
+			folder := filepath.Join(dir, kind, fmt.Sprintf("%s-%02d", name, i))
+			if err := os.MkdirAll(folder, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer // indented, as inferbench run writes run.json
+			if err := json.Indent(&buf, d, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			buf.WriteByte('\n')
+			if err := os.WriteFile(filepath.Join(folder, result.RunFile), buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("shards", "shard", shardFiles(t, 64, 1000))
+	write("agents", "agent", agentFiles(t, 16, 1_000_000))
 }

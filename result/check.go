@@ -19,10 +19,15 @@ const (
 // _per_s), a negative value, unless the metric is a change (Info.Signed: rss_growth_mb); a time over MaxMillis or a token count over MaxTokens. Metrics
 // without a unit (a subject's own figures such as an accuracy delta) may be negative.
 func CheckValue(name string, v float64) error {
+	info, _ := Lookup(name)
+	return checkValue(name, info, v)
+}
+
+// checkValue is CheckValue with the metric's catalogue entry looked up once for all its values.
+func checkValue(name string, info Info, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Errorf("%s = %v is not a finite number", name, v)
 	}
-	info, _ := Lookup(name)
 	if info.Unit == "" {
 		return nil
 	}
@@ -54,8 +59,9 @@ func (r *Run) CheckValues() error {
 }
 
 func (m Metric) check(name string) error {
+	info, _ := Lookup(name)
 	if m.Value != nil {
-		if err := CheckValue(name, *m.Value); err != nil {
+		if err := checkValue(name, info, *m.Value); err != nil {
 			return err
 		}
 	}
@@ -64,7 +70,7 @@ func (m Metric) check(name string) error {
 			return fmt.Errorf("%s: %d samples", name, s.N)
 		}
 		for _, v := range []float64{s.Mean, s.Min, s.Max, s.Median, s.P25, s.P75, s.P90, s.P95, s.P99} {
-			if err := CheckValue(name, v); err != nil {
+			if err := checkValue(name, info, v); err != nil {
 				return err
 			}
 		}
@@ -73,7 +79,7 @@ func (m Metric) check(name string) error {
 		}
 	}
 	for j, v := range m.Samples {
-		if err := CheckValue(name, v); err != nil {
+		if err := checkValue(name, info, v); err != nil {
 			return fmt.Errorf("sample %d: %w", j+1, err)
 		}
 	}

@@ -68,39 +68,16 @@ func LinkLatest(root, dir string) error {
 // WriteFileAtomic writes data to path through a temporary file and a rename, so a reader never
 // sees a half-written file and a crash leaves the previous version.
 func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	_, werr := f.Write(data)
-	perr := f.Chmod(0o644) // CreateTemp makes 0600; results are meant to be shared
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, perr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
-
-// WriteJSON writes the run as indented JSON.
-func WriteJSON(w io.Writer, r *Run) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	})
 }
 
 // Save writes run.json and summary.csv into dir, atomically.
 func Save(dir string, r *Run) error {
-	var js bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
-		return fmt.Errorf("encode %s: %w", RunFile, err)
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, RunFile), js.Bytes()); err != nil {
+	// run.json is encoded straight into its file (a merged run's is hundreds of MB).
+	if err := writeFileAtomic(filepath.Join(dir, RunFile), func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, RunFile), err)
 	}
 	var csvBuf bytes.Buffer
@@ -130,8 +107,7 @@ func Load(path string) (*Run, error) {
 // A run that never finished (killed before its last write: no finished_at) is marked partial.
 func Decode(data []byte, path string) (*Run, error) {
 	var r Run
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&r); err != nil {
+	if err := decodeRun(data, &r); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line, col := lineCol(data, se.Offset)

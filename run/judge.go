@@ -128,10 +128,7 @@ func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Ve
 
 	var hist advice.History
 	if st != nil {
-		hist = func(bench, sc, metric string) []float64 {
-			xs, _ := historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: 200})
-			return xs
-		}
+		hist = adviceHistory(ctx, st)
 	}
 	v.Advice = advice.For(r, advice.Rules{}, hist)
 
@@ -147,8 +144,32 @@ func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Ve
 	return v
 }
 
+// adviceLimit bounds the stored values per scenario and metric the advice rules look at.
+const adviceLimit = 200
+
+// adviceHistory answers the advice rules from st with a query per benchmark and metric (see
+// advice.PerBenchmark); a scenario with no name (which a query would not tell from "every
+// scenario") is asked for alone.
+func adviceHistory(ctx context.Context, st store.Historian) advice.History {
+	perBenchmark := advice.PerBenchmark(func(bench, metric string) map[string][]float64 {
+		pts, _ := st.History(ctx, store.Query{Benchmark: bench, Metric: metric})
+		by := map[string][]float64{}
+		for _, p := range pts {
+			by[p.Scenario] = append(by[p.Scenario], p.Value)
+		}
+		return by
+	}, adviceLimit)
+	return func(bench, sc, metric string) []float64 {
+		if bench == "" || sc == "" {
+			xs, _ := historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: adviceLimit})
+			return xs
+		}
+		return perBenchmark(bench, sc, metric)
+	}
+}
+
 // historyValues returns the values of the points st.History(q) finds, oldest first.
-func historyValues(ctx context.Context, st store.Store, q store.Query) ([]float64, error) {
+func historyValues(ctx context.Context, st store.Historian, q store.Query) ([]float64, error) {
 	pts, err := st.History(ctx, q)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,94 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/inferbench/inferbench/advice"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/store"
+)
+
+// countingHistorian counts the queries the advice rules make.
+type countingHistorian struct {
+	store.Historian
+	n int
+}
+
+func (c *countingHistorian) History(ctx context.Context, q store.Query) ([]store.Point, error) {
+	c.n++
+	return c.Historian.History(ctx, q)
+}
+
+// TestAdviceHistory checks that the advice rules get from adviceHistory, in one store query per
+// benchmark and metric, what a query per scenario and metric returned: the same values (the last
+// adviceLimit of them) and so the same tips.
+func TestAdviceHistory(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Params{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const runs = adviceLimit + 12 // the oldest values fall outside the limit
+	var last *result.Run
+	for i := range runs {
+		r := &result.Run{Schema: result.Schema, ID: fmt.Sprintf("run-%03d", i), StartedAt: t0.Add(time.Duration(i) * time.Hour), FinishedAt: t0.Add(time.Duration(i)*time.Hour + time.Minute)}
+		for b := range 2 {
+			for s := range 3 {
+				mem := 100.0 + float64(s)
+				switch {
+				case b == 0 && s == 1 && i >= runs-5: // a shift in the last runs: a tip
+					mem *= 1.5
+				case b == 1 && s == 2 && i < 6: // a shift only among values beyond the limit
+					mem *= 3
+				}
+				gpu := 1000.0
+				if b == 1 && s == 0 && i >= runs-4 {
+					gpu = 1400
+				}
+				m := map[string]result.Metric{"memory_mb": {Unit: "MB", Better: "lower", Value: &mem}}
+				if i%2 == 0 || b == 1 { // sparse for benchmark 0: scenarios differ in their counts
+					m["gpu_memory_mb"] = result.Metric{Unit: "MB", Better: "lower", Value: &gpu}
+				}
+				r.Scenarios = append(r.Scenarios, result.Scenario{Benchmark: fmt.Sprint("bench-", b), Scenario: fmt.Sprint("s=", s), Subject: "fake", Status: result.StatusOK, Metrics: m})
+			}
+		}
+		r.Tally()
+		if err := st.Put(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		last = r
+	}
+	perScenario := func(bench, sc, metric string) []float64 {
+		xs, _ := historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: adviceLimit})
+		return xs
+	}
+	counter := &countingHistorian{Historian: st}
+	batched := adviceHistory(ctx, counter)
+	for _, sc := range last.Scenarios {
+		for _, m := range []string{"memory_mb", "gpu_memory_mb", "peak_rss_mb"} {
+			want := perScenario(sc.Benchmark, sc.Scenario, m)
+			if diff := cmp.Diff(want, batched(sc.Benchmark, sc.Scenario, m), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s %s: history differs (-per scenario +per benchmark):\n%s", sc.ID(), m, diff)
+			}
+		}
+	}
+	if want := 2 * 3; counter.n != want { // benchmarks × metrics, not scenarios × metrics (18)
+		t.Errorf("%d store queries, want %d", counter.n, want)
+	}
+	want := advice.For(last, advice.Rules{}, perScenario)
+	got := advice.For(last, advice.Rules{}, adviceHistory(ctx, st))
+	if len(want) != 2 {
+		t.Errorf("%d tips with a query per scenario, want 2 (the fixture is wrong): %v", len(want), want)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tips differ (-per scenario +per benchmark):\n%s", diff)
+	}
+}
