@@ -28,6 +28,7 @@ func manyScenarios(n int) *Run {
 			s.Metrics = map[string]Metric{"latency_ms": SampleMetric("latency_ms", []float64{1, 2.5, 1e-9, 2.5e10, float64(i)}), "requests_per_s": {Unit: "1/s", Value: &v}}
 		case 1:
 			s.Status, s.Error, s.Warnings = StatusFailed, "<script>", []string{}
+			s.Logs, s.Profiles = []string{"logs/b__x.log"}, []string{"profiles/x/cpu.pprof"}
 			s.Params = map[string]any{"batch_size": i, "tags": []any{}, "nested": map[string]any{}}
 		case 2:
 			s.Extra.Window = &Window{Start: r.StartedAt, End: r.StartedAt.Add(time.Second), OK: i}
@@ -71,6 +72,36 @@ func TestWriteJSONAgrees(t *testing.T) {
 					t.Errorf("%d scenarios, chunks of %d, %d workers: differs from encoding/json at byte %d", n, chunk, workers, firstDiff(got.Bytes(), want.Bytes()))
 				}
 			}
+		}
+	}
+}
+
+// TestWriteJSONAgreesV1 holds the writer to encoding/json on the runs of testdata/v1, whose
+// scenarios carry every typed extra section (resources, serving, sweep, overhead), repeated past
+// one chunk.
+func TestWriteJSONAgreesV1(t *testing.T) {
+	files, _ := filepath.Glob("testdata/v1/*.json")
+	if len(files) == 0 {
+		t.Fatal("no testdata/v1 files")
+	}
+	for _, f := range files {
+		r, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := r.Scenarios
+		for len(r.Scenarios) < 2*jsonChunk+3 {
+			r.Scenarios = append(r.Scenarios, base...)
+		}
+		var want, got bytes.Buffer
+		if err := writeJSONWhole(&want, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s: WriteJSON differs from encoding/json at byte %d", f, firstDiff(got.Bytes(), want.Bytes()))
 		}
 	}
 }
