@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,14 +39,7 @@ type IO struct {
 }
 
 // LookupEnv reads a variable from the command's environment.
-func (o *IO) LookupEnv(key string) (string, bool) {
-	for i := len(o.Env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(o.Env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
+func (o *IO) LookupEnv(key string) (string, bool) { return env(o).Lookup(key) }
 
 // CodeError carries an exit code chosen by a command.
 type CodeError struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/schematest"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/store"
 )
 
 // matrixProject writes a definition of 12 mock scenarios.
@@ -229,5 +230,16 @@ func TestMergeGroupFromStore(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, proj, nil, "merge", "--group", "nobody"); code != ExitError || !strings.Contains(stderr, `no run of group "nobody"`) {
 		t.Errorf("unknown group: exit %d %s", code, stderr)
+	}
+}
+
+// A group with no run in the store names the store it looked in, the default file included (it
+// used to print an empty name: "in the store  since").
+func TestMergeUnknownGroupNamesTheStore(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, dir, nil, "merge", "--group", "nobody")
+	want := `no run of group "nobody" in the store ` + filepath.Join(dir, store.DefaultPath) + " since "
+	if code != ExitError || !strings.Contains(stderr, want) {
+		t.Errorf("merge --group nobody: exit %d, want 1 and %q in\n%s", code, want, stderr)
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/store"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/web"
 )
 
@@ -46,10 +46,6 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	url := sf.store.location(o)
-	if url == "" {
-		url = store.SQLitePath("", o.Dir)
-	}
 	st, err := sf.store.open(ctx, o)
 	if err != nil {
 		return err
@@ -59,5 +55,5 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 	if sf.resultsDir != "" {
 		resultsDir = inDir(o, sf.resultsDir)
 	}
-	return web.New(st, web.WithToken(token)).Serve(ctx, sf.addr, resultsDir, store.Redact(url), o.Stdout)
+	return web.New(st, web.WithToken(token)).Serve(ctx, sf.addr, resultsDir, run.StoreLabel(sf.store.url, env(o)), o.Stdout)
 }

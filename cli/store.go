@@ -24,8 +24,6 @@ func (sf *storeFlags) registerResults(f *pflag.FlagSet) {
 	f.StringVar(&sf.resultsDir, "results-dir", "benchmark_results", "folder of run folders, where a run id is looked up before the store")
 }
 
-func (sf *storeFlags) location(o *IO) string { return run.StoreLocation(sf.url, env(o)) }
-
 func (sf *storeFlags) open(ctx context.Context, o *IO) (store.Store, error) {
 	return run.OpenStore(ctx, sf.url, env(o))
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/run"
-	"github.com/inferbench/inferbench/sysinfo"
 )
 
 func newSysinfo(o *IO) *cobra.Command {
@@ -16,7 +15,7 @@ func newSysinfo(o *IO) *cobra.Command {
   inferbench sysinfo --json | jq .gpus`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			info := collectSysinfo(cmd, o)
+			info := run.Sysinfo(cmd.Context(), env(o), Version)
 			if asJSON {
 				return writeJSON(o.Stdout, info)
 			}
@@ -25,8 +24,4 @@ func newSysinfo(o *IO) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-func collectSysinfo(cmd *cobra.Command, o *IO) sysinfo.Info {
-	return run.Sysinfo(cmd.Context(), env(o), Version)
 }

@@ -49,6 +49,16 @@ func StoreLocation(loc string, env Env) string {
 	return u
 }
 
+// StoreLabel names the store at loc for people (`inferbench serve` prints it): its location with
+// any password redacted, the default SQLite file's path when none is set.
+func StoreLabel(loc string, env Env) string {
+	url := StoreLocation(loc, env)
+	if url == "" {
+		url = store.SQLitePath("", env.Dir)
+	}
+	return store.Redact(url)
+}
+
 // OpenStore opens the history store at loc (see StoreLocation).
 func OpenStore(ctx context.Context, loc string, env Env) (store.Store, error) {
 	return store.Open(ctx, store.Params{URL: StoreLocation(loc, env), Dir: env.Dir})

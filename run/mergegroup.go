@@ -127,7 +127,7 @@ func mergeInputs(ctx context.Context, storeLoc string, env Env, args []string, g
 		}
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("merge: no run of group %q in the store %s since %s", group, store.Redact(StoreLocation(storeLoc, env)), time.Now().Add(-since).Format(time.RFC3339))
+		return nil, fmt.Errorf("merge: no run of group %q in the store %s since %s", group, StoreLabel(storeLoc, env), time.Now().Add(-since).Format(time.RFC3339))
 	}
 	return runs, nil
 }

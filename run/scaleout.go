@@ -171,7 +171,7 @@ func (p *pipeline) meet(ctx context.Context, a *result.AgentInfo) error {
 	}
 	b, ok := st.(store.Barrier)
 	if !ok {
-		return usageErr("--start-at barrier: the store %s has no barrier", store.Redact(StoreLocation(p.o.Store, p.env)))
+		return usageErr("--start-at barrier: the store %s has no barrier", StoreLabel(p.o.Store, p.env))
 	}
 	host, _ := os.Hostname()
 	start, err := store.Meet(ctx, b, a.Group, a.Index, a.Count, host, store.MeetOptions{Offset: offset, Timeout: s.BarrierTimeout})
