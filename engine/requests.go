@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,13 +20,6 @@ func WithRequestLog(dir string) Option { return func(e *Engine) { e.requestLog =
 
 // RequestLogName returns the file name of a scenario's request log.
 func RequestLogName(sc *suite.Scenario) string { return scenarioFileBase(sc) + ".jsonl" }
-
-// fileNameReplacer makes a scenario ID safe as a file name.
-var fileNameReplacer = strings.NewReplacer("/", "__", " ", "_", "\\", "_", ":", "_")
-
-// scenarioFileBase is a scenario's ID as a file name without extension, shared by its request
-// log and its server log.
-func scenarioFileBase(sc *suite.Scenario) string { return fileNameReplacer.Replace(sc.ID()) }
 
 // requestLog is a load.Sink that writes each call and passes it on. Each line holds:
 //
