@@ -55,14 +55,26 @@ func NewRunDir(root string, t time.Time) (string, error) {
 	}
 }
 
-// LinkLatest points root/latest at dir (a relative symlink, replaced atomically).
+// LinkLatest points root/latest at dir (a relative symlink, replaced atomically). Runs that
+// finish at once into one root (CI jobs sharing a folder) each link through a temporary name of
+// their own, so none fails or leaves one behind, and latest ends at one of them. A latest that is
+// not a symlink (a folder or file of the user's) is left as it is, and the error says so.
 func LinkLatest(root, dir string) error {
-	tmp := filepath.Join(root, ".latest.tmp")
-	_ = os.Remove(tmp)
+	latest := filepath.Join(root, LatestLink)
+	if fi, err := os.Lstat(latest); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("%s is not a symlink: left as it is, not pointed at %s", latest, filepath.Base(dir))
+	}
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	tmp := filepath.Join(root, ".latest.tmp-"+strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
 	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(root, LatestLink))
+	if err := os.Rename(tmp, latest); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // WriteFileAtomic writes data to path through a temporary file and a rename, so a reader never
