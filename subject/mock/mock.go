@@ -7,7 +7,6 @@ package mock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -20,12 +19,14 @@ import (
 
 // Config is the `subject:` block of a mock definition. Scenario parameters with the same names
 // (latency_ms, fail_rate, ...) override it, and `variant` and `batch_size` shape the latency.
+// The fields with a default are pointers, so that an explicit 0 (no latency, no jitter, no
+// compile time) is kept rather than taken for "not given" (latency_ms: 0 used to run at 10 ms).
 type Config struct {
-	LatencyMS   float64            `yaml:"latency_ms"`  // eager latency at batch size 1 (default 10)
-	PerItemMS   float64            `yaml:"per_item_ms"` // added per batch item beyond the first (default latency_ms/10)
-	Jitter      float64            `yaml:"jitter"`      // lognormal sigma (default 0.05)
+	LatencyMS   *float64           `yaml:"latency_ms"`  // eager latency at batch size 1 (default 10)
+	PerItemMS   *float64           `yaml:"per_item_ms"` // added per batch item beyond the first (default latency_ms/10)
+	Jitter      *float64           `yaml:"jitter"`      // lognormal sigma (default 0.05)
 	Variants    map[string]float64 `yaml:"variants"`    // latency multiplier per variant
-	CompileMS   float64            `yaml:"compile_ms"`  // extra first-call time for non-eager variants (default 20 x latency)
+	CompileMS   *float64           `yaml:"compile_ms"`  // extra first-call time for non-eager variants (default 20 x latency)
 	LoadMS      float64            `yaml:"load_ms"`     // time to "load the model" when opened
 	FailRate    float64            `yaml:"fail_rate"`   // probability that a call fails
 	Seed        uint64             `yaml:"seed"`        // default 1
@@ -36,9 +37,24 @@ type Config struct {
 
 // Generate configures token streaming.
 type Generate struct {
-	OutputTokens int     `yaml:"output_tokens"` // tokens per sequence and call (default 16; parameter max_new_tokens overrides)
-	TTFTMS       float64 `yaml:"ttft_ms"`       // time to first token, eager at batch 1 (default latency_ms); variant and batch scale it
-	ITLMS        float64 `yaml:"itl_ms"`        // gap between steps, eager at batch 1 (default latency_ms/5); variant and batch scale it
+	OutputTokens int      `yaml:"output_tokens"` // tokens per sequence and call (default 16; parameter max_new_tokens overrides)
+	TTFTMS       *float64 `yaml:"ttft_ms"`       // time to first token, eager at batch 1 (default latency_ms); variant and batch scale it
+	ITLMS        *float64 `yaml:"itl_ms"`        // gap between steps, eager at batch 1 (default latency_ms/5); variant and batch scale it
+}
+
+// generation is an open model's token stream: its figures for the scenario's variant and batch.
+type generation struct {
+	OutputTokens int     // per sequence and call
+	TTFTMS       float64 // time to first token
+	ITLMS        float64 // gap between steps
+}
+
+// or is *v, or def when v is nil (not given).
+func or(v *float64, def float64) float64 {
+	if v == nil {
+		return def
+	}
+	return *v
 }
 
 // DefaultVariants are the latency multipliers of the variants a mock model knows.
@@ -46,8 +62,26 @@ var DefaultVariants = map[string]float64{"eager": 1.0, "compiled": 0.72, "kernel
 
 // Validate checks the configuration.
 func (c *Config) Validate() error {
-	if c.LatencyMS < 0 || c.Jitter < 0 || c.CompileMS < 0 || c.LoadMS < 0 {
-		return errors.New("durations and jitter must not be negative")
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"latency_ms", or(c.LatencyMS, 0)}, {"per_item_ms", or(c.PerItemMS, 0)}, {"jitter", or(c.Jitter, 0)},
+		{"compile_ms", or(c.CompileMS, 0)}, {"load_ms", c.LoadMS}, {"memory_mb", c.MemoryMB}, {"memory_per_item_mb", c.MemoryPerMB},
+	} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s %v: must be a finite number, not negative", f.name, f.v)
+		}
+	}
+	if g := c.Generate; g != nil {
+		if g.OutputTokens < 0 {
+			return fmt.Errorf("generate.output_tokens %d: must not be negative", g.OutputTokens)
+		}
+		for name, v := range map[string]float64{"generate.ttft_ms": or(g.TTFTMS, 0), "generate.itl_ms": or(g.ITLMS, 0)} {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s %v: must be a finite number, not negative", name, v)
+			}
+		}
 	}
 	if c.FailRate < 0 || c.FailRate > 1 {
 		return fmt.Errorf("fail_rate %v is outside [0, 1]", c.FailRate)
@@ -67,7 +101,7 @@ func init() {
 type Model struct {
 	latency, jitter, compile, failRate float64
 	memory                             float64
-	gen                                *Generate
+	gen                                *generation
 	batch                              int
 	mu                                 sync.Mutex // a concurrency load calls Do from several goroutines
 	rng                                *rand.Rand
@@ -95,13 +129,10 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 		c = &Config{}
 	}
 	p := s.Params
-	base := p.Float("latency_ms", c.LatencyMS)
-	if base == 0 {
-		base = 10
-	}
-	perItem := p.Float("per_item_ms", c.PerItemMS)
-	if perItem == 0 {
-		perItem = base / 10
+	base := p.Float("latency_ms", or(c.LatencyMS, 10))
+	perItem := p.Float("per_item_ms", or(c.PerItemMS, base/10))
+	if base < 0 || perItem < 0 {
+		return nil, fmt.Errorf("mock: latency_ms %v, per_item_ms %v: must not be negative", base, perItem)
 	}
 	variants := c.Variants
 	if variants == nil {
@@ -115,18 +146,12 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	batch := max(p.Int("batch_size", 1), 1)
 	m := &Model{
 		latency:  (base + perItem*float64(batch-1)) * mult,
-		jitter:   p.Float("jitter", c.Jitter),
+		jitter:   p.Float("jitter", or(c.Jitter, 0.05)),
 		failRate: p.Float("fail_rate", c.FailRate),
 		batch:    batch,
 	}
-	if m.jitter == 0 {
-		m.jitter = 0.05
-	}
 	if variant != "eager" {
-		m.compile = c.CompileMS
-		if m.compile == 0 {
-			m.compile = 20 * base
-		}
+		m.compile = or(c.CompileMS, 20*base)
 	}
 	if c.MemoryMB > 0 {
 		m.memory = c.MemoryMB + c.MemoryPerMB*float64(batch)
@@ -135,20 +160,18 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 		// ttft_ms and itl_ms are eager figures at batch 1: the variant and the batch size scale
 		// them as they scale latency_ms (a step of a batch takes longer, and carries one token
 		// per sequence).
-		scale := mult * (base + perItem*float64(batch-1)) / base
-		g := *c.Generate
-		g.OutputTokens = p.Int("max_new_tokens", g.OutputTokens)
+		scale := mult
+		if base > 0 {
+			scale *= (base + perItem*float64(batch-1)) / base
+		}
+		g := generation{
+			OutputTokens: p.Int("max_new_tokens", c.Generate.OutputTokens),
+			TTFTMS:       or(c.Generate.TTFTMS, base) * scale,
+			ITLMS:        or(c.Generate.ITLMS, base/5) * scale,
+		}
 		if g.OutputTokens <= 0 {
 			g.OutputTokens = 16
 		}
-		if g.TTFTMS == 0 {
-			g.TTFTMS = base
-		}
-		if g.ITLMS == 0 {
-			g.ITLMS = base / 5
-		}
-		g.TTFTMS *= scale
-		g.ITLMS *= scale
 		m.gen = &g
 	}
 	seed := c.Seed

@@ -2,7 +2,9 @@ package mock
 
 import (
 	"context"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/inferbench/inferbench/subject"
 )
@@ -12,7 +14,7 @@ import (
 // They are the eager batch-1 figures now, scaled like latency_ms; a batch step carries one token
 // per sequence, and max_new_tokens (--num-tokens-to-generate) sets the tokens per sequence.
 func TestGenerateFollowsVariantAndBatch(t *testing.T) {
-	cfg := &Config{LatencyMS: 8, Jitter: 0.0001, Generate: &Generate{OutputTokens: 16, TTFTMS: 12, ITLMS: 1.5}}
+	cfg := &Config{LatencyMS: ptr(8), Jitter: ptr(0.0001), Generate: &Generate{OutputTokens: 16, TTFTMS: ptr(12), ITLMS: ptr(1.5)}}
 	open := func(p subject.Params) *Model {
 		t.Helper()
 		s, err := Open(context.Background(), subject.Spec{Benchmark: "llm-mock", Config: cfg, Params: p})
@@ -50,7 +52,7 @@ func TestGenerateFollowsVariantAndBatch(t *testing.T) {
 // TestConcurrentCalls: a concurrency load calls Do from several goroutines; the mock's random
 // source and call count are shared state (a data race under -race before the lock).
 func TestConcurrentCalls(t *testing.T) {
-	s, err := Open(context.Background(), subject.Spec{Benchmark: "m", Config: &Config{LatencyMS: 0.01}, Params: subject.Params{}})
+	s, err := Open(context.Background(), subject.Spec{Benchmark: "m", Config: &Config{LatencyMS: ptr(0.01)}, Params: subject.Params{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +75,52 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	if got := s.(*Model).calls; got != 80 {
 		t.Errorf("calls = %d, want 80", got)
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// TestExplicitZero: a definition's explicit 0 is kept, not taken for "not given": latency_ms: 0
+// ran every call at the 10 ms default, jitter: 0 at 0.05, compile_ms: 0 at 20 × the latency, and
+// ttft_ms/itl_ms: 0 at their defaults. Absent fields keep their defaults.
+func TestExplicitZero(t *testing.T) {
+	open := func(c *Config, p subject.Params) *Model {
+		t.Helper()
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(context.Background(), subject.Spec{Benchmark: "m", Config: c, Params: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.(*Model)
+	}
+	zero := &Config{LatencyMS: ptr(0), Jitter: ptr(0), CompileMS: ptr(0), Generate: &Generate{TTFTMS: ptr(0), ITLMS: ptr(0)}}
+	m := open(zero, subject.Params{"variant": "compiled", "batch_size": 4})
+	if m.latency != 0 || m.jitter != 0 || m.compile != 0 || m.gen.TTFTMS != 0 || m.gen.ITLMS != 0 {
+		t.Errorf("explicit zeros: latency %v jitter %v compile %v ttft %v itl %v, want all 0",
+			m.latency, m.jitter, m.compile, m.gen.TTFTMS, m.gen.ITLMS)
+	}
+	start := time.Now()
+	for range 1000 {
+		if _, err := m.Do(context.Background(), subject.Request{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("1,000 calls of a zero-latency mock took %v", d)
+	}
+	// A parameter of 0 overrides the definition's value as well.
+	if m := open(&Config{LatencyMS: ptr(5)}, subject.Params{"latency_ms": 0}); m.latency != 0 {
+		t.Errorf("parameter latency_ms 0: latency %v", m.latency)
+	}
+	d := open(&Config{Generate: &Generate{}}, subject.Params{"variant": "compiled"})
+	if d.latency != 10*DefaultVariants["compiled"] || d.jitter != 0.05 || d.compile != 200 || d.gen.TTFTMS != 10*DefaultVariants["compiled"] || d.gen.OutputTokens != 16 {
+		t.Errorf("defaults: latency %v jitter %v compile %v ttft %v tokens %d", d.latency, d.jitter, d.compile, d.gen.TTFTMS, d.gen.OutputTokens)
+	}
+	for _, bad := range []*Config{{LatencyMS: ptr(-1)}, {PerItemMS: ptr(-1)}, {Jitter: ptr(math.NaN())}, {MemoryMB: -1}, {Generate: &Generate{ITLMS: ptr(-2)}}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v: accepted", bad)
+		}
 	}
 }
