@@ -5,12 +5,14 @@ package launch
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/inferbench/inferbench/internal/procgroup"
 )
 
 // setProcessGroup puts the server in its own process group, so teardown reaches its children
 // (a server's workers) too.
 func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procgroup.Attr()
 }
 
 // terminate signals the server's process group.

@@ -5,13 +5,15 @@ package worker
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/inferbench/inferbench/internal/procgroup"
 )
 
 // setProcessGroup puts the worker in its own process group, so that a kill reaches the children
 // it starts (compiler processes, data loaders) and a terminal's Ctrl-C reaches only inferbench,
 // which then stops the worker in order.
 func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procgroup.Attr()
 }
 
 // killGroup kills the worker's process group.

@@ -1,0 +1,96 @@
+package inferbench
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestKilledRunLeavesNoChild: when inferbench itself is killed (SIGKILL, the OOM killer), where
+// it can clean nothing up, the processes it started die with it: an exec command, a Python
+// worker in the middle of a call, and a server still starting. The command and the server used to
+// run on, parented to init (a server holding its port, a command its GPU); the worker already
+// left through its own watch of its parent (inferbench_worker.protocol), which this keeps.
+func TestKilledRunLeavesNoChild(t *testing.T) {
+	if os.Getenv("INFERBENCH_TEST_KILLED_ARGS") != "" {
+		args := strings.Split(os.Getenv("INFERBENCH_TEST_KILLED_ARGS"), "\x1f")
+		os.Exit(Run(args, false)) // the child: the command line
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir, pidFile string) []string // files written; returns the run's arguments
+	}{
+		{"exec", func(t *testing.T, dir, pidFile string) []string {
+			return []string{"--exec", "echo $$ > " + pidFile + "; exec sleep 60", "--shell"}
+		}},
+		{"worker", func(t *testing.T, dir, pidFile string) []string {
+			if _, err := exec.LookPath("python3"); err != nil {
+				t.Skip("python3 is not on PATH")
+			}
+			write(t, filepath.Join(dir, "benches", "slow.py"), "import os, time\n"+
+				"def benchmark_slow():\n"+
+				"    open("+strconv.Quote(pidFile)+", 'w').write(str(os.getpid()))\n"+
+				"    time.sleep(60)\n")
+			return []string{filepath.Join(dir, "benches")}
+		}},
+		{"server", func(t *testing.T, dir, pidFile string) []string {
+			write(t, filepath.Join(dir, "benches", "srv.yaml"), "name: srv\n"+
+				"server:\n"+
+				"  command: [sh, -c, 'echo $$ > "+pidFile+"; exec sleep 60']\n"+
+				"  ready: tcp://127.0.0.1:{port}\n"+
+				"  ready_timeout: 1m\n"+
+				"subject: {kind: openai, url: 'http://127.0.0.1:{port}/v1', model: m}\n")
+			return []string{filepath.Join(dir, "benches")}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "child.pid")
+			args := append([]string{"run", "--iterations", "1", "--warmup", "0", "--no-monitor", "--no-store",
+				"--format", "none", "--output-dir", filepath.Join(dir, "out")}, tc.setup(t, dir, pidFile)...)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKilledRunLeavesNoChild$")
+			cmd.Env = append(os.Environ(), "INFERBENCH_TEST_KILLED_ARGS="+strings.Join(args, "\x1f"), "CI=1")
+			cmd.Dir = dir
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			var pid int
+			for deadline := time.Now().Add(60 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the child process did not start")
+				}
+				data, _ := os.ReadFile(pidFile)
+				pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+			}
+			defer syscall.Kill(pid, syscall.SIGKILL)
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if syscall.Kill(pid, 0) != nil || zombie(pid) {
+					return // gone, or killed and waiting for init to reap it
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("process %d still runs after inferbench was killed", pid)
+				}
+			}
+		})
+	}
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
