@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // TestKilledRunLeavesNoChild: when inferbench itself is killed (SIGKILL, the OOM killer), where
@@ -93,4 +95,79 @@ func write(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestKilledRunKeepsEveryFinishedScenario: a run of many fast scenarios killed in the middle
+// (SIGKILL) keeps every scenario it had finished: run.json is rewritten only from time to time,
+// and the journal beside it holds the rest, which result.Load reads back.
+func TestKilledRunKeepsEveryFinishedScenario(t *testing.T) {
+	if os.Getenv("INFERBENCH_TEST_KILLED_ARGS") != "" {
+		args := strings.Split(os.Getenv("INFERBENCH_TEST_KILLED_ARGS"), "\x1f")
+		os.Exit(Run(args, false))
+	}
+	dir := t.TempDir()
+	matrix := make([]string, 20000)
+	for i := range matrix {
+		matrix[i] = strconv.Itoa(i)
+	}
+	write(t, filepath.Join(dir, "benches", "many.yaml"), "name: many\nsubject: {kind: gofunc, func: inferbench/noop}\n"+
+		"matrix:\n  a: ["+strings.Join(matrix[:200], ", ")+"]\n  b: ["+strings.Join(matrix[:50], ", ")+"]\n"+
+		"load: {warmup_iterations: 0, measurement_iterations: 1}\n")
+	out := filepath.Join(dir, "out")
+	args := []string{"run", "--no-monitor", "--no-store", "--no-html-report", "--format", "none", "--output-dir", out, filepath.Join(dir, "benches")}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledRunKeepsEveryFinishedScenario$")
+	cmd.Env = append(os.Environ(), "INFERBENCH_TEST_KILLED_ARGS="+strings.Join(args, "\x1f"), "CI=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Kill it once it has finished a few thousand of its 10,000 scenarios.
+	var runDir string
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not get far enough")
+		}
+		if runDir == "" {
+			dirs, _ := filepath.Glob(filepath.Join(out, "2*"))
+			if len(dirs) == 1 {
+				runDir = dirs[0]
+			}
+			continue
+		}
+		if done := doneScenarios(t, runDir); done >= 3000 {
+			break
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	done := doneScenarios(t, runDir)
+	r, err := result.Load(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// run.log says "scenario done" just before the scenario is written: the last one may be
+	// logged and not written when the kill comes.
+	if !r.Partial || len(r.Scenarios) < done-1 || len(r.Scenarios) > done+1 || len(r.Scenarios) >= 10000 {
+		t.Fatalf("killed after %d scenarios were done: loaded %d (partial %v)", done, len(r.Scenarios), r.Partial)
+	}
+	for i, s := range r.Scenarios {
+		if s.Status != result.StatusOK || s.Metrics["latency_ms"].Summary == nil {
+			t.Fatalf("scenario %d (%s): status %s, metrics %v", i, s.ID(), s.Status, s.Metrics)
+		}
+	}
+	alone := -1
+	if data, err := os.ReadFile(filepath.Join(runDir, result.RunFile)); err == nil {
+		if rj, err := result.Decode(data, result.RunFile); err == nil {
+			alone = len(rj.Scenarios)
+		}
+	}
+	t.Logf("killed after %d scenarios were done; loaded %d (%d of them in run.json, the rest from the journal)", done, len(r.Scenarios), alone)
+}
+
+// doneScenarios counts the "scenario done" lines of a run's run.log.
+func doneScenarios(t *testing.T, runDir string) int {
+	data, _ := os.ReadFile(filepath.Join(runDir, result.LogFile))
+	return strings.Count(string(data), `msg="scenario done"`)
 }

@@ -102,7 +102,9 @@ func Save(dir string, r *Run) error {
 	return nil
 }
 
-// Load reads a run.json (or a run folder holding one) and checks its schema (see Decode).
+// Load reads a run.json (or a run folder holding one) and checks its schema (see Decode). For a
+// run that never finished, the scenarios of the folder's journal (JournalFile) that run.json
+// lacks are added.
 func Load(path string) (*Run, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, RunFile)
@@ -111,7 +113,18 @@ func Load(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Decode(data, path)
+	r, err := Decode(data, path)
+	if err != nil {
+		return nil, err
+	}
+	// A run that never finished (killed, or still running) has the scenarios since its last
+	// rewrite of run.json in its journal.
+	if r.FinishedAt.IsZero() && filepath.Base(path) == RunFile {
+		if err := readJournal(filepath.Dir(path), r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // Decode reads a run.json's content; path (the file) prefixes its errors. A run whose schema is

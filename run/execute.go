@@ -18,8 +18,10 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-// The execute and write stages: the engine runs the scenarios one by one, and run.json is
-// rewritten after each, so an interrupted or crashed run keeps what was measured.
+// The execute and write stages: the engine runs the scenarios one by one; each finished scenario
+// is appended to the run folder's journal and run.json is rewritten whenever that costs at most a
+// tenth of the time since the last rewrite (after every scenario unless they are many and fast),
+// so an interrupted or killed run keeps what was measured: result.Load reads the journal back.
 
 // writer is the run folder.
 type writer struct {
@@ -32,7 +34,14 @@ type writer struct {
 	tmp       string // where run.json goes when the folder cannot take it ($TMPDIR)
 	alt       string // the folder under tmp that holds the whole run, when it went there
 	gpus      int    // NVIDIA GPUs of the machine (sysinfo)
+	journal   *result.Journal
+	saved     time.Time     // the last rewrite of run.json
+	saveCost  time.Duration // what it took
 }
+
+// rewriteShare bounds the time the write stage spends rewriting run.json while a run lasts: a
+// rewrite waits until the time since the last one is this many times what the last one took.
+const rewriteShare = 10
 
 // create makes the run folder, opens run.log and writes a first run.json with no scenario.
 func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*writer, error) {
@@ -68,15 +77,31 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 		Config:      result.Config{Args: p.o.Args, Dir: p.o.Dir, Filters: sel.describe(), Set: sel.setStrings()},
 		Scenarios:   []result.Scenario{},
 	}
-	if err := result.Save(dir, w.run); err != nil {
+	if err := w.save(); err != nil {
 		w.close()
 		return nil, err
+	}
+	if w.journal, err = result.OpenJournal(dir); err != nil {
+		w.log.Warn("no journal: run.json is rewritten after every scenario", "err", err)
 	}
 	w.log.Info("run started", "dir", dir, "scenarios", len(scenarios))
 	return w, nil
 }
 
-func (w *writer) close() { w.logFile.Close() }
+func (w *writer) close() {
+	if w.journal != nil {
+		w.journal.Close()
+	}
+	w.logFile.Close()
+}
+
+// save rewrites run.json and summary.csv with the scenarios so far, and times it.
+func (w *writer) save() error {
+	start := time.Now()
+	err := result.Save(w.dir, w.run)
+	w.saved, w.saveCost = time.Now(), time.Since(start)
+	return err
+}
 
 // saveElsewhere writes run.json and summary.csv into a new folder named after the run under tmp
 // (the temporary directory, usually another file system than the results), and returns it.
@@ -92,13 +117,27 @@ func saveElsewhere(r *result.Run, tmp string) (string, error) {
 	return dir, nil
 }
 
-// add keeps a scenario's result and rewrites run.json.
+// add keeps a scenario's result: it appends it to the journal, and rewrites run.json when that
+// is cheap enough (rewriteShare) or there is no journal.
 func (w *writer) add(sc result.Scenario) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.run.Scenarios = append(w.run.Scenarios, sc)
 	w.run.Tally()
-	if err := result.Save(w.dir, w.run); err != nil && w.err == nil {
+	if w.journal != nil {
+		if err := w.journal.Add(&sc); err != nil {
+			// A line may be half written (a full disk): append nothing after it, and rewrite
+			// run.json after every scenario from now on, as without a journal.
+			w.log.Warn("journal: rewriting run.json after every scenario from now on", "err", err)
+			w.journal.Close()
+			w.journal = nil
+		}
+	}
+	var err error
+	if w.journal == nil || time.Since(w.saved) >= rewriteShare*w.saveCost {
+		err = w.save()
+	}
+	if err != nil && w.err == nil {
 		w.err = err
 		w.log.Error("saving results", "err", err)
 	}
@@ -121,6 +160,13 @@ func (w *writer) finish(r *result.Run) {
 		return
 	}
 	w.err = nil // the final write holds everything the failed one lacked
+	if w.journal != nil {
+		w.journal.Close()
+		w.journal = nil
+	}
+	if err := os.Remove(filepath.Join(w.dir, result.JournalFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		w.log.Warn("could not remove the journal", "err", err)
+	}
 	if err := result.LinkLatest(w.root, w.dir); err != nil {
 		w.log.Warn("could not link latest", "err", err)
 	}

@@ -212,8 +212,8 @@ func (h *Hub) ServeEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // WatchResults follows the newest run folder under root (root/latest, as `inferbench run` links
-// it) and mirrors its run.json into the hub and the metrics while it changes: run.json is
-// rewritten after every scenario, so the live view follows a run started in another process.
+// it) and mirrors its run into the hub and the metrics while it changes: each finished scenario
+// is in run.json or its journal, so the live view follows a run started in another process.
 // It returns when ctx is done.
 func WatchResults(ctx context.Context, root string, every time.Duration, h *Hub, m *Metrics) {
 	WatchRun(ctx, func() string {
@@ -222,6 +222,20 @@ func WatchResults(ctx context.Context, root string, every time.Duration, h *Hub,
 		}
 		return ""
 	}, every, h, m)
+}
+
+// runModTime is the last change of a run: of its run.json or, while it runs, of the journal of
+// scenarios beside it (run.json is rewritten only from time to time; result.JournalFile).
+func runModTime(runJSON string) (time.Time, bool) {
+	fi, err := os.Stat(runJSON)
+	if err != nil {
+		return time.Time{}, false
+	}
+	mod := fi.ModTime()
+	if j, err := os.Stat(filepath.Join(filepath.Dir(runJSON), result.JournalFile)); err == nil && j.ModTime().After(mod) {
+		mod = j.ModTime()
+	}
+	return mod, true
 }
 
 // WatchRun polls the run.json that path returns and mirrors each new version into the hub and,
@@ -233,9 +247,9 @@ func WatchRun(ctx context.Context, path func() string, every time.Duration, h *H
 	defer t.Stop()
 	for {
 		if p := path(); p != "" {
-			if fi, err := os.Stat(p); err == nil && (p != lastPath || !fi.ModTime().Equal(lastMod)) {
+			if mod, ok := runModTime(p); ok && (p != lastPath || !mod.Equal(lastMod)) {
 				if r, err := result.Load(p); err == nil {
-					lastPath, lastMod = p, fi.ModTime()
+					lastPath, lastMod = p, mod
 					h.SetRun(r)
 					if m != nil && r.Partial {
 						m.SetRun(r)

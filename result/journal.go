@@ -1,0 +1,98 @@
+package result
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// JournalFile is the run folder's journal of finished scenarios while a run lasts: one scenario
+// per line, appended as each finishes. run.json is rewritten whole only from time to time (each
+// rewrite costs the whole run's size, so a rewrite per scenario made a run of thousands of fast
+// scenarios quadratic); the journal keeps every scenario in between at the cost of its own line.
+// Load reads it back into a run that never finished, and the run removes it once its final
+// run.json is written.
+const JournalFile = "scenarios.journal.jsonl"
+
+// Journal appends finished scenarios to a run folder's journal.
+type Journal struct {
+	f *os.File
+}
+
+// OpenJournal creates (or truncates) the journal in dir.
+func OpenJournal(dir string) (*Journal, error) {
+	f, err := os.OpenFile(filepath.Join(dir, JournalFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &Journal{f: f}, nil
+}
+
+// Add appends one scenario as a line, in one write: a process killed in the middle leaves at most
+// a last line cut short, which Load skips. It does not sync: the journal survives the death of
+// the process (the SIGKILL or OOM it is for), not of the machine.
+func (j *Journal) Add(sc *Scenario) error {
+	line, err := json.Marshal(sc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.f.Name(), err)
+	}
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Close closes the journal.
+func (j *Journal) Close() error { return j.f.Close() }
+
+// readJournal adds to r, a run that never finished, the scenarios of the journal in dir that its
+// run.json lacks (those finished after its last rewrite), in their order. A last line cut short
+// by the kill is skipped; any other line that does not read is an error naming the file and line.
+func readJournal(dir string, r *Run) error {
+	path := filepath.Join(dir, JournalFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	have := make(map[string]bool, len(r.Scenarios))
+	for i := range r.Scenarios {
+		have[r.Scenarios[i].ID()] = true
+	}
+	var added []Scenario
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var s Scenario
+		if err := json.Unmarshal(line, &s); err != nil {
+			if data[len(data)-1] != '\n' && bytes.HasSuffix(data, line) {
+				break // the last line, cut short by the kill
+			}
+			return fmt.Errorf("%s:%d: corrupt journal line: %w", path, n, err)
+		}
+		if !have[s.ID()] {
+			have[s.ID()] = true
+			added = append(added, s)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	r.Scenarios = append(r.Scenarios, added...)
+	if err := r.CheckValues(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	r.Tally()
+	return nil
+}
