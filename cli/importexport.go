@@ -18,6 +18,8 @@ store, so that compare, history and baselines work on them:
   gobench    'go test -bench' output (the Go benchmark format; each line is a sample)
   pytest     pytest-benchmark JSON (--benchmark-json; raw rounds with --benchmark-save-data)
   hyperfine  hyperfine JSON (--export-json)
+  inferbench a run.json or run folder of inferbench's own (a killed run: marked partial, with the
+             scenarios of its journal)
 
 The format is detected from the content unless --format says otherwise. The run id printed can
 be given to compare and baseline set.`,
@@ -34,7 +36,7 @@ be given to compare and baseline set.`,
 	}
 	f := cmd.Flags()
 	sf.register(f)
-	f.StringVar(&format, "format", "auto", "auto, gobench, pytest or hyperfine")
+	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine or inferbench")
 	f.StringVar(&id, "id", "", "run id (default: the time and the file name)")
 	f.StringVar(&bench, "benchmark", "", "hyperfine: the benchmark name (default: the file name)")
 	f.StringVar(&at, "time", "", "when the results were taken, RFC 3339 (default: now; pytest files carry their own)")

@@ -133,6 +133,43 @@ func TestImportKilledRun(t *testing.T) {
 	}
 }
 
+// A killed run's scenarios since its last rewrite of run.json are in the folder's journal:
+// import reads them too, given the run.json or the folder. Before, import read run.json alone
+// (a run of 200 scenarios killed on a full disk imported 61).
+func TestImportKilledRunWithJournal(t *testing.T) {
+	dir := t.TempDir()
+	r := storetest.MakeRun("20261122_143005-journal", storetest.T0, 1, 10, []string{"resnet"}, 5, 20)
+	r.FinishedAt, r.Partial = time.Time{}, true
+	later := r.Scenarios[2:]
+	r.Scenarios = r.Scenarios[:2]
+	r.Tally()
+	p := filepath.Join(dir, "killed")
+	os.MkdirAll(p, 0o755)
+	if err := result.Save(p, r); err != nil {
+		t.Fatal(err)
+	}
+	j, err := result.OpenJournal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range later {
+		if err := j.Add(&later[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	for i, arg := range []string{"killed/run.json", "killed"} {
+		code, out, errOut := runCLI(t, dir, nil, "import", arg)
+		if code != ExitOK || !strings.Contains(errOut, ", 5 scenarios") || !strings.Contains(errOut, "(partial") {
+			t.Fatalf("import %s: exit %d, want 5 scenarios, partial\n%s%s", arg, code, out, errOut)
+		}
+		infos := storedRuns(t, filepath.Join(dir, store.DefaultPath))
+		if len(infos) != i+1 || infos[i].Scenarios != 5 || !infos[i].Partial {
+			t.Fatalf("import %s: stored %+v, want a partial run of 5 scenarios", arg, infos)
+		}
+	}
+}
+
 // compare, its JUnit and markdown outputs, and run --baseline fail when the new side measured
 // nothing comparable, with the reason in one line. Before, each of these exited 0 ("ok").
 func TestNoFalsePass(t *testing.T) {

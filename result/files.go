@@ -119,8 +119,8 @@ func Load(path string) (*Run, error) {
 	}
 	// A run that never finished (killed, or still running) has the scenarios since its last
 	// rewrite of run.json in its journal.
-	if r.FinishedAt.IsZero() && filepath.Base(path) == RunFile {
-		if err := readJournal(filepath.Dir(path), r); err != nil {
+	if filepath.Base(path) == RunFile {
+		if err := AddJournal(filepath.Dir(path), r); err != nil {
 			return nil, err
 		}
 	}

@@ -255,7 +255,7 @@ func Import(data []byte, name, format, id, bench string, at time.Time) (*Run, er
 	case "inferbench":
 		r, err = Decode(data, name)
 	default:
-		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest or hyperfine", format)
+		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest, hyperfine or inferbench", format)
 	}
 	return r, err
 }

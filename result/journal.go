@@ -50,10 +50,14 @@ func (j *Journal) Add(sc *Scenario) error {
 // Close closes the journal.
 func (j *Journal) Close() error { return j.f.Close() }
 
-// readJournal adds to r, a run that never finished, the scenarios of the journal in dir that its
-// run.json lacks (those finished after its last rewrite), in their order. A last line cut short
+// AddJournal adds to r, read from the run.json in dir, the scenarios of the journal in dir that
+// run.json lacks (those finished after its last rewrite), in their order, when the run never
+// finished; a finished run is left as it is. A last line cut short
 // by the kill is skipped; any other line that does not read is an error naming the file and line.
-func readJournal(dir string, r *Run) error {
+func AddJournal(dir string, r *Run) error {
+	if !r.FinishedAt.IsZero() {
+		return nil
+	}
 	path := filepath.Join(dir, JournalFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -43,7 +43,12 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 	}
 	var runs []*result.Run
 	for i, file := range o.Files {
-		data, err := os.ReadFile(o.Env.Path(file))
+		path := o.Env.Path(file)
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			// A run folder: its run.json (and the journal of a run that never finished).
+			file, path = filepath.Join(file, result.RunFile), filepath.Join(path, result.RunFile)
+		}
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return runs, err
 		}
@@ -62,6 +67,10 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 			b = base
 		}
 		r, err := result.Import(data, file, o.Format, runID, b, started)
+		if err == nil && r.Schema != "" && filepath.Base(path) == result.RunFile {
+			// A killed run's scenarios since its last rewrite of run.json are in its journal.
+			err = result.AddJournal(filepath.Dir(path), r)
+		}
 		if err != nil {
 			return runs, UsageError(err)
 		}
