@@ -115,7 +115,7 @@ agreement:
 # "context deadline exceeded" when the time runs out on a loaded machine (golang/go#75804).
 FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv subject/openai:FuzzScanner \
 	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode result:FuzzWriteJSON result:FuzzDecodeRun \
-	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply
+	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply redact:FuzzCandidates
 FUZZTIME ?= 5000x
 
 fuzz-short:

@@ -66,3 +66,37 @@ type wrapped struct{ msg string }
 
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return fs.ErrNotExist }
+
+// TestCandidatesAreExact: the shapes left out of a text are shapes whose expressions leave it
+// alone: String masks as all the expressions together would.
+func TestCandidatesAreExact(t *testing.T) {
+	r := New("s3cr3t-token-value")
+	for _, s := range []string{
+		"y", "INFO step 3: loss=0.5 lr=3e-4", "Token: abcdef", "TOKEN=abc", "x-api-KEY: v1234567",
+		"Authorization: BASIC dXNlcjpwYXNz", "BeArEr abcdefgh12345678", "see https://u:p@h/x",
+		"sk-abcdefgh123", "\u212aey=value1", "\u017fecret: value1", "passwd=hunter2", "credentials=a:b",
+		"s3cr3t-token-value", "the key to the secret of the token is: nothing", "a=b key",
+		"generated tokens: 128, prompt_tokens=12", "postgres://u:s3cr3t-token-value@db/x token=abc sk-12345678901",
+	} {
+		if got, want := r.String(s), r.mask(s, allShapes); got != want {
+			t.Errorf("String(%q) = %q, all the expressions give %q", s, got, want)
+		}
+	}
+	if c := r.candidates("INFO step 3: loss=0.5 lr=3e-4 throughput: 1000 samples/s"); c != 0 {
+		t.Errorf("a plain log line has candidates %b", c)
+	}
+}
+
+// FuzzCandidates: the filter in front of the expressions never leaves out a shape whose
+// expression would change the text.
+func FuzzCandidates(f *testing.F) {
+	for _, s := range []string{"y\n", "INFO step 3: loss=0.5", "Token: abcdef", "http://u:p@h/", "Bearer abcdefgh12345678", "\u212aey=v1", "sk-abcdefgh123 s3cr3t-token-value"} {
+		f.Add(s)
+	}
+	r := New("s3cr3t-token-value")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := r.String(s), r.mask(s, allShapes); got != want {
+			t.Errorf("String(%q) = %q, all the expressions give %q", s, got, want)
+		}
+	})
+}

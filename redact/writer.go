@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -21,34 +22,43 @@ type Writer struct {
 // NewWriter returns a Writer to w through r.
 func NewWriter(w io.Writer, r *Redactor) *Writer { return &Writer{w: w, red: r} }
 
-// Write implements io.Writer.
+// Write implements io.Writer. It passes on every whole line in p, redacted, in one write to w: a
+// run of lines that holds no candidate secret (Redactor.clean) at once, the others line by line.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			if len(w.buf) > maxLine { // a very long line: redact what there is
-				if err := w.emit(len(w.buf)); err != nil {
-					return len(p), err
-				}
-			}
-			return len(p), nil
+	i := bytes.LastIndexByte(w.buf, '\n')
+	if i < 0 {
+		if len(w.buf) > maxLine { // a very long line: redact what there is
+			return len(p), w.emit(len(w.buf))
 		}
-		if err := w.emit(i + 1); err != nil {
-			return len(p), err
-		}
+		return len(p), nil
 	}
+	return len(p), w.emit(i + 1)
 }
 
+// emit writes the first n bytes held, redacted line by line, and keeps the rest.
 func (w *Writer) emit(n int) error {
-	line := w.red.String(string(w.buf[:n]))
+	chunk := string(w.buf[:n])
 	w.buf = w.buf[n:]
 	if len(w.buf) == 0 {
 		w.buf = w.buf[:0:0]
 	}
-	_, err := io.WriteString(w.w, line)
+	if w.red.candidates(chunk) != 0 {
+		var out strings.Builder
+		out.Grow(len(chunk))
+		for rest := chunk; rest != ""; {
+			line, tail, _ := strings.Cut(rest, "\n")
+			out.WriteString(w.red.String(line))
+			if len(line) < len(rest) {
+				out.WriteByte('\n')
+			}
+			rest = tail
+		}
+		chunk = out.String()
+	}
+	_, err := io.WriteString(w.w, chunk)
 	return err
 }
 
