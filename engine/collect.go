@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -37,6 +38,8 @@ type collector struct {
 	counted      bool
 	streamed     int                         // measured requests with a first token
 	coalesced    int                         // of those, requests whose first content event came in one read with the next
+	empty        int                         // measured streamed requests that ended with no content
+	emptyTokens  int                         // the output tokens the server reported for those
 	rep          reported                    // figures from serving drivers (report.go)
 	hists        map[string]*stats.Histogram // full-resolution copies, when kept (scaleout.go)
 }
@@ -141,6 +144,9 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	}
 	if !o.FirstToken.IsZero() {
 		c.addStreaming(o)
+	} else if o.Streamed {
+		c.empty++
+		c.emptyTokens += o.OutputTokens
 	}
 }
 
@@ -224,6 +230,15 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 			m.Note = "counted from content events: the subject reported no usage"
 			r.Metrics["output_tokens"] = m
 		}
+	}
+	if c.empty > 0 {
+		// A stream with no content has no first token: it is left out of TTFT, ITL and the
+		// token rates, which would otherwise describe only the requests that did stream.
+		said := ""
+		if c.emptyTokens > 0 {
+			said = fmt.Sprintf(" (the server reported %d output tokens for them: content in a field inferbench does not read?)", c.emptyTokens)
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d of %d successful streamed requests ended with no content%s: TTFT, ITL and token rates leave them out; check max_tokens, the prompt and the server's stream", c.empty, c.measured-c.failed, said))
 	}
 	c.rep.fill(r)
 	c.fillScaleout(r)

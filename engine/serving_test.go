@@ -3,7 +3,10 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,5 +116,33 @@ load: {warmup_iterations: 0, measurement_iterations: 2}
 	run := runAll(t, engine.New(engine.WithChecker(&suite.Checker{EnableMock: true})), scs)
 	if run.Summary.Failed != 1 || !strings.Contains(run.Scenarios[0].Error, "/nonexistent/server") {
 		t.Errorf("summary %+v, error %q", run.Summary, run.Scenarios[0].Error)
+	}
+}
+
+// TestEmptyStreamsWarn: a server whose streams end with no content (a role chunk, usage, [DONE])
+// answers every request "successfully", and TTFT, ITL and token rates have nothing to describe.
+// Before, the scenario was ok with no word of it; now a warning says how many requests streamed
+// nothing and what the server claimed they held.
+func TestEmptyStreamsWarn(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}`+"\n\n")
+		io.WriteString(w, `data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3}}`+"\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	scs := scenarios(t, fmt.Sprintf(`name: empty
+subject: {kind: openai, url: %q, model: m}
+load: {mode: concurrency, concurrency: 2, warmup_iterations: 0, measurement_iterations: 6}
+`, srv.URL))
+	run := runAll(t, engine.New(), scs)
+	sc := run.Scenarios[0]
+	w := strings.Join(sc.Warnings, "\n")
+	if !strings.Contains(w, "6 of 6 successful streamed requests ended with no content") || !strings.Contains(w, "reported 18 output tokens") {
+		t.Errorf("warnings %q do not say the streams were empty", w)
+	}
+	if _, ok := sc.Metrics["ttft_ms"]; ok {
+		t.Errorf("ttft_ms from streams with no content: %+v", sc.Metrics["ttft_ms"])
 	}
 }

@@ -43,7 +43,10 @@ type Observation struct {
 	// TokensCounted is true when OutputTokens was counted from content events because the
 	// subject had no authoritative usage figure.
 	TokensCounted bool
-	Items         int // batch items processed by this call (throughput = items / time); 0 means 1
+	// Streamed is true for a streamed generation: FirstToken is then zero only when the stream
+	// ended with no content at all.
+	Streamed bool
+	Items    int // batch items processed by this call (throughput = items / time); 0 means 1
 
 	// Values holds figures the subject measured itself, by metric name: "latency_ms" when the
 	// subject timed the call internally (CUDA events, an in-worker clock), "memory_mb" (peak), ...

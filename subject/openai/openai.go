@@ -570,6 +570,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 	}()
 	sc := rd.sc
 	sc.tr.stamp = st
+	o.Streamed = true
 	var (
 		done, finished bool
 		usageOut       = -1
