@@ -11,7 +11,6 @@ import (
 	"github.com/inferbench/inferbench/monitor"
 	"github.com/inferbench/inferbench/progress"
 	"github.com/inferbench/inferbench/quick"
-	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/web"
 )
@@ -41,11 +40,12 @@ type runFlags struct {
 	alerts       alertFlags
 	live         web.LiveRun
 	scaleout     scaleoutFlags // --shard, --agents (scaleout.go)
+	otlp         otlpFlags     // --otlp-endpoint, --otlp-span-rate (tracing.go)
 }
 
 func newRun(o *IO) *cobra.Command {
 	var rf runFlags
-	otlp, profile := new(otlpFlags), new(int)
+	profile := new(int)
 	cmd := &cobra.Command{
 		Use:   "run [PATH...]",
 		Short: "Run benchmarks and write a results folder",
@@ -76,17 +76,11 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			if !prog.Shown() {
 				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
-			var finishTrace func(*result.Run)
-			if opts.Listener, finishTrace, err = withTracing(cmd.Context(), o, *otlp, prog); err != nil {
-				return err
-			}
-			r, err := run.Run(cmd.Context(), opts)
-			finishTrace(r)
+			_, err = run.Run(cmd.Context(), opts)
 			return err
 		},
 	}
 	f := cmd.Flags()
-	otlpFlag(cmd, otlp)
 	profileFlag(cmd, profile)
 	rf.sel.register(cmd)
 	rf.quick.register(f)
@@ -113,6 +107,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	rf.cf.register(f)
 	rf.alerts.register(f)
 	rf.scaleout.register(f)
+	rf.otlp.register(f)
 	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
 	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
 	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
@@ -160,6 +155,9 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		return opts, err
 	}
 	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
+		return opts, err
+	}
+	if opts.Tracing, err = rf.otlp.tracing(); err != nil {
 		return opts, err
 	}
 	if opts.Scaleout, err = run.ScaleoutFlags(rf.scaleout).Scaleout(o.LookupEnv); err != nil {

@@ -9,6 +9,9 @@
 //	judge    (judge.go)    baseline comparison, budgets, advice, alerts
 //	render   (render.go)   the summary, the verdict and advice, report.html, compare.json/md
 //
+// Around them all, when asked for, the trace (tracing.go): the run's OpenTelemetry spans, opened
+// before select and flushed after render.
+//
 // The command line (`inferbench run`) only turns flags into Options and calls Run; a Go program
 // gets the same run, monitors, history and verdict by calling Run itself (docs/library.md).
 // Run writes to the writers it is given and never exits.
@@ -106,6 +109,9 @@ type Options struct {
 	// Listener hears about each scenario as it runs (a progress bar); one with a Finish()
 	// method is told when the last scenario is done, before anything is rendered.
 	Listener engine.Listener
+	// Tracing exports the run as OpenTelemetry traces (tracing.go); the zero value exports only
+	// when the OTEL_EXPORTER_OTLP_* environment names an endpoint.
+	Tracing Tracing
 
 	// Dir is the working directory relative paths resolve against ("" for the process's).
 	Dir string
@@ -185,11 +191,16 @@ func (e *VerdictError) Is(target error) bool { return target == ErrRegression }
 // run (also when it fails: what was measured is kept) with an error that joins every problem:
 // ErrUsage (then the run is nil), ErrInterrupted, ErrFailed, a *VerdictError, or I/O errors of
 // the stages after execute, which never stop the stages after them.
-func Run(ctx context.Context, o Options) (*result.Run, error) {
+func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 	p, err := newPipeline(o)
 	if err != nil {
 		return nil, err
 	}
+	tr, err := p.startTrace(ctx) // trace: the run's OTLP spans, ended with whatever Run returns
+	if err != nil {
+		return nil, err
+	}
+	defer func() { tr.finish(ctx, r) }()
 	p.startLog()
 	scenarios, err := Select(p.o.Selection, p.env) // select
 	p.logDiscovery(ctx, scenarios, err)
@@ -216,8 +227,8 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		return nil, err
 	}
 
-	r := p.execute(ctx, w, scenarios, mon, watch) // execute + sample; write after each scenario
-	overhead := mon.overhead(ctx, p, r)           // sample: the on/off pass of Monitor.Overhead
+	r = p.execute(ctx, w, scenarios, mon, watch) // execute + sample; write after each scenario
+	overhead := mon.overhead(ctx, p, r)          // sample: the on/off pass of Monitor.Overhead
 	// The stages after execute run on a context that is not the cancelled one, so that an
 	// interrupted run is still written, recorded and judged.
 	fctx := context.WithoutCancel(ctx)
