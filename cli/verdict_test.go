@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,47 @@ func TestCompareDeclaredAndUnknownDirections(t *testing.T) {
 	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=1000")
 	if code != ExitOK || !strings.Contains(out, "changed (direction unknown") || !strings.Contains(out, "no known better direction") {
 		t.Fatalf("compare: exit %d, want 0 with widgets changed and not gated\n%s%s", code, out, errOut)
+	}
+}
+
+// An interval that is infinite (five samples give a median interval with no lower end) is written
+// as null in compare's JSON (docs/results.md). Failed before: exit 1, "json: unsupported value:
+// -Inf".
+func TestCompareJSONInfiniteInterval(t *testing.T) {
+	dir := t.TempDir()
+	runs := make([]string, 2)
+	for i, name := range []string{"old", "new"} {
+		out := filepath.Join(dir, name)
+		code, _, errOut := runCLI(t, "", nil, "run", "--exec", "true", "--no-monitor",
+			"--iterations", "5", "--warmup", "0", "--output-dir", out, "--format", "none")
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", name, code, errOut)
+		}
+		runs[i] = filepath.Join(out, result.LatestLink)
+	}
+	code, out, errOut := runCLI(t, "", nil, "compare", runs[0], runs[1], "--format", "json", "--threshold", "latency=1000")
+	if code != ExitOK && code != ExitRegression {
+		t.Fatalf("compare --format json: exit %d\n%s", code, errOut)
+	}
+	var rep struct {
+		Rows []struct {
+			Metric string `json:"metric"`
+			OldCI  *struct {
+				Lo *float64 `json:"lo"`
+				Hi *float64 `json:"hi"`
+			} `json:"old_ci"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("compare --format json wrote no JSON: %v\n%s", err, out)
+	}
+	nulls := 0
+	for _, r := range rep.Rows {
+		if r.OldCI != nil && r.OldCI.Lo == nil && r.OldCI.Hi != nil {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		t.Errorf("no row has an interval with a null lower end:\n%s", out)
 	}
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/stats"
 )
 
@@ -26,7 +26,7 @@ func Comparison(w io.Writer, rep *compare.Report, format string) error {
 	case "markdown", "md":
 		return CompareMarkdown(w, rep)
 	case "json":
-		enc := json.NewEncoder(w)
+		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	case "junit":
