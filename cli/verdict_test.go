@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -98,5 +100,31 @@ func TestCompareJSONInfiniteInterval(t *testing.T) {
 	}
 	if nulls == 0 {
 		t.Errorf("no row has an interval with a null lower end:\n%s", out)
+	}
+}
+
+// The seed's budget keys on a real command run: max_memory_mb bounds the monitors' peak RSS of
+// the command (and of inferbench, its parent) when the subject reports no memory of its own.
+// Failed before: "memory_mb.max <= 1: not measured", exit 0. With the monitors off, the keys
+// they answer are named in a warning, not passed in silence.
+func TestBudgetFileOnExecRun(t *testing.T) {
+	dir := t.TempDir()
+	bf := filepath.Join(dir, "budget.yml")
+	if err := os.WriteFile(bf, []byte("budgets:\n  exec: {max_memory_mb: 1, max_cpu_percent: 100000, max_latency_ms: 100000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--exec", "true", "--iterations", "12", "--warmup", "0", "--budget-file", bf, "--format", "table"}
+	code, out, errOut := runCLI(t, "", nil, append(args, "--output-dir", filepath.Join(dir, "on"))...)
+	all := out + errOut
+	if code != ExitRegression || !strings.Contains(all, "BUDGET EXCEEDED exec/default peak_rss_mb = ") || strings.Contains(all, "not measured") {
+		t.Errorf("max_memory_mb 1 on a command: exit %d, want 3 with peak_rss_mb exceeded and every budget measured\n%s", code, all)
+	}
+	code, out, errOut = runCLI(t, "", nil, append(args, "--no-monitor", "--output-dir", filepath.Join(dir, "off"))...)
+	all = out + errOut
+	for _, metric := range []string{"memory_mb.max", "cpu_pct"} {
+		want := regexp.MustCompile(`warning: budget exec/default ` + regexp.QuoteMeta(metric) + ` <= [0-9.]+ \(.*\) not measured, so not checked: .*--no-monitor`)
+		if !want.MatchString(all) {
+			t.Errorf("--no-monitor: exit %d, no line matching %s\n%s", code, want, all)
+		}
 	}
 }
