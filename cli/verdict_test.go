@@ -128,3 +128,19 @@ func TestBudgetFileOnExecRun(t *testing.T) {
 		}
 	}
 }
+
+// compare shows the primary rows by default and every row with --all-metrics.
+func TestCompareAllMetrics(t *testing.T) {
+	dir := t.TempDir()
+	old := execRun(t, dir, "old", `{"throughput": 1000}`)
+	nw := execRun(t, dir, "new", `{"throughput": 1010}`)
+	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=1000")
+	if code != ExitOK || !strings.Contains(out, "throughput") || strings.Contains(out, "first_iteration_ms") ||
+		!regexp.MustCompile(`\(\d+ rows of secondary metrics, none failing, not shown: --all-metrics shows them\)`).MatchString(out) {
+		t.Errorf("compare: exit %d, want 0 with throughput, without first_iteration_ms, and the count of rows not shown\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=1000", "--all-metrics")
+	if code != ExitOK || !strings.Contains(out, "throughput") || !strings.Contains(out, "first_iteration_ms") || strings.Contains(out, "not shown") {
+		t.Errorf("compare --all-metrics: exit %d, want 0 with every row (first_iteration_ms too) and none hidden\n%s%s", code, out, errOut)
+	}
+}
