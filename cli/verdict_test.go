@@ -144,3 +144,40 @@ func TestCompareAllMetrics(t *testing.T) {
 		t.Errorf("compare --all-metrics: exit %d, want 0 with every row (first_iteration_ms too) and none hidden\n%s%s", code, out, errOut)
 	}
 }
+
+// Seed 003's overhead budget between two scenarios of one run, through the run pipeline: the
+// definition's ratio budget is checked when the run ends, exceeded exits 3 with the budget line,
+// within it exits 0.
+func TestRatioBudgetThroughRun(t *testing.T) {
+	for _, c := range []struct {
+		slow string // the ms of the scenario divided by ms=10
+		code int
+		line string
+	}{
+		{"12", ExitRegression, "BUDGET EXCEEDED cmd/ms=12 ÷ ms=10 ratio(ms=12/ms=10).latency_ms.p50 = 1.20"},
+		{"10.2", ExitOK, ""},
+	} {
+		dir := t.TempDir()
+		def := filepath.Join(dir, "cmd.yaml")
+		body := "name: cmd\nsubject: {kind: exec, command: [\"echo\", \"{\\\"latency_ms\\\": {ms}}\"], metrics: json}\n" +
+			"matrix:\n  ms: [10, " + c.slow + "]\nload: {warmup_iterations: 0, measurement_iterations: 10}\n" +
+			"budgets:\n  \"ratio(ms=" + c.slow + "/ms=10).latency_ms.p50\": \"<= 1.05\"\n"
+		if err := os.WriteFile(def, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCLI(t, "", nil, "run", def, "--no-monitor", "--output-dir", filepath.Join(dir, "out"))
+		all := out + errOut
+		if code != c.code {
+			t.Errorf("ms=%s over ms=10, budget <= 1.05: exit %d, want %d\n%s", c.slow, code, c.code, all)
+		}
+		if c.line != "" && !strings.Contains(all, c.line) {
+			t.Errorf("ms=%s: no %q\n%s", c.slow, c.line, all)
+		}
+		if c.line == "" && (strings.Contains(all, "BUDGET") || strings.Contains(all, "not measured")) {
+			t.Errorf("ms=%s: a budget line for a ratio within its budget\n%s", c.slow, all)
+		}
+		if !strings.Contains(all, "budgets: 1 checked") {
+			t.Errorf("ms=%s: the ratio budget was not counted as checked\n%s", c.slow, all)
+		}
+	}
+}
