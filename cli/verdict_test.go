@@ -3,11 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -179,5 +181,50 @@ func TestRatioBudgetThroughRun(t *testing.T) {
 		if !strings.Contains(all, "budgets: 1 checked") {
 			t.Errorf("ms=%s: the ratio budget was not counted as checked\n%s", c.slow, all)
 		}
+	}
+}
+
+// A worker declares the unit and direction of a figure its benchmark returns (the pyfunc
+// adapter's reply carries "metrics", docs/worker-protocol.md): the declaration reaches run.json
+// through Worker.Declared and the engine, and compare gates on it. "widgets" has no direction
+// by its name; declared higher-is-better, a fall from 1000 to 800 is a regression.
+func TestWorkerDeclaredMetricReachesCompare(t *testing.T) {
+	py := pyenv.Find(nil).Path
+	if _, err := exec.LookPath(py); err != nil {
+		t.Skipf("%s is not installed: worker processes cannot run", py)
+	}
+	dir := t.TempDir()
+	bench := filepath.Join(dir, "benches", "decl.py")
+	if err := os.MkdirAll(filepath.Dir(bench), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]string{}
+	for _, v := range []string{"1000", "800"} {
+		src := "def run_widgets():\n    return {\"widgets\": {\"value\": " + v + ", \"unit\": \"items\", \"better\": \"higher\"}}\n"
+		if err := os.WriteFile(bench, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out"+v)
+		code, _, errOut := runCLI(t, dir, nil, "run", "--no-monitor", "--iterations", "12", "--warmup", "1", "--output-dir", out, "--format", "none")
+		if code != ExitOK {
+			t.Fatalf("run with widgets %s: exit %d\n%s", v, code, errOut)
+		}
+		runs[v] = filepath.Join(out, result.LatestLink)
+		r, err := result.Load(runs[v])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Scenarios) != 1 || r.Scenarios[0].Subject != "worker" {
+			t.Fatalf("run.json: %+v, want one worker scenario", r.Scenarios)
+		}
+		if m := r.Scenarios[0].Metrics["widgets"]; m.Unit != "items" || m.Better != "higher" {
+			t.Errorf("run.json widgets: unit %q better %q, want the worker's declaration items, higher", m.Unit, m.Better)
+		}
+	}
+	// The worker's own latency and memory are noise here: only widgets is judged.
+	code, out, errOut := runCLI(t, dir, nil, "compare", runs["1000"], runs["800"], "--threshold", "latency=1000", "--threshold", "memory=1000")
+	if code != ExitRegression || !regexp.MustCompile(`widgets \(items\)\s+higher\s+1000\b.*\s800(\.0)?\b.*-20\.00%.*REGRESSION`).MatchString(out) ||
+		!strings.Contains(out, "1 regressions") {
+		t.Errorf("compare 1000 → 800 widgets declared higher: exit %d, want 3 with widgets a regression\n%s%s", code, out, errOut)
 	}
 }
