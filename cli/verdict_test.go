@@ -32,7 +32,7 @@ func TestCompareSeedThroughputImproves(t *testing.T) {
 	old := execRun(t, dir, "old", `{"throughput": 1000}`)
 	nw := execRun(t, dir, "new", `{"throughput": 1260}`)
 	// The harness's own latency of echo is noise here: only throughput is judged.
-	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=1000")
+	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=100000")
 	if code != ExitOK || !strings.Contains(out, "improvement") || strings.Contains(out, "REGRESSION") {
 		t.Fatalf("compare: exit %d, want 0 with an improvement\n%s%s", code, out, errOut)
 	}
@@ -57,7 +57,7 @@ func TestCompareDeclaredAndUnknownDirections(t *testing.T) {
 	if m := r.Scenarios[0].Metrics["widgets"]; m.Better != "" {
 		t.Errorf("widgets recorded with direction %q, want none", m.Better)
 	}
-	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=1000")
+	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=100000")
 	if code != ExitOK || !strings.Contains(out, "changed (direction unknown") || !strings.Contains(out, "no known better direction") {
 		t.Fatalf("compare: exit %d, want 0 with widgets changed and not gated\n%s%s", code, out, errOut)
 	}
@@ -136,14 +136,14 @@ func TestCompareAllMetrics(t *testing.T) {
 	dir := t.TempDir()
 	old := execRun(t, dir, "old", `{"throughput": 1000}`)
 	nw := execRun(t, dir, "new", `{"throughput": 1010}`)
-	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=1000")
-	if code != ExitOK || !strings.Contains(out, "throughput") || strings.Contains(out, "first_iteration_ms") ||
+	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=100000")
+	if code != ExitOK || !strings.Contains(out, "throughput") || strings.Contains(out, "success_rate") ||
 		!regexp.MustCompile(`\(\d+ rows of secondary metrics, none failing, not shown: --all-metrics shows them\)`).MatchString(out) {
-		t.Errorf("compare: exit %d, want 0 with throughput, without first_iteration_ms, and the count of rows not shown\n%s%s", code, out, errOut)
+		t.Errorf("compare: exit %d, want 0 with throughput, without success_rate (a secondary row that cannot fail), and the count of rows not shown\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=1000", "--all-metrics")
-	if code != ExitOK || !strings.Contains(out, "throughput") || !strings.Contains(out, "first_iteration_ms") || strings.Contains(out, "not shown") {
-		t.Errorf("compare --all-metrics: exit %d, want 0 with every row (first_iteration_ms too) and none hidden\n%s%s", code, out, errOut)
+	code, out, errOut = runCLI(t, "", nil, "compare", old, nw, "--threshold", "latency=100000", "--all-metrics")
+	if code != ExitOK || !strings.Contains(out, "throughput") || !strings.Contains(out, "success_rate") || strings.Contains(out, "not shown") {
+		t.Errorf("compare --all-metrics: exit %d, want 0 with every row (success_rate too) and none hidden\n%s%s", code, out, errOut)
 	}
 }
 
@@ -222,7 +222,7 @@ func TestWorkerDeclaredMetricReachesCompare(t *testing.T) {
 		}
 	}
 	// The worker's own latency and memory are noise here: only widgets is judged.
-	code, out, errOut := runCLI(t, dir, nil, "compare", runs["1000"], runs["800"], "--threshold", "latency=1000", "--threshold", "memory=1000")
+	code, out, errOut := runCLI(t, dir, nil, "compare", runs["1000"], runs["800"], "--threshold", "latency=100000", "--threshold", "memory=100000")
 	if code != ExitRegression || !regexp.MustCompile(`widgets \(items\)\s+higher\s+1000\b.*\s800(\.0)?\b.*-20\.00%.*REGRESSION`).MatchString(out) ||
 		!strings.Contains(out, "1 regressions") {
 		t.Errorf("compare 1000 → 800 widgets declared higher: exit %d, want 3 with widgets a regression\n%s%s", code, out, errOut)
