@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
@@ -40,11 +41,13 @@ type Rules struct {
 // DefaultRules are the defaults.
 var DefaultRules = Rules{HighLatencyMS: 50, IdleGPUPct: 50, SmallBatch: 8, HistoryGrowth: 0.10}
 
-// History returns a scenario's metric values over stored runs, oldest first (nil when unknown).
-type History func(benchmark, scenario, metric string) []float64
+// History returns a scenario's metric values over stored runs, oldest first (nil when unknown):
+// the values of the runs of the same scenario identity, its benchmark and every parameter
+// (compare.Key, as history's series), so that runs with other --set values are not mixed in.
+type History func(s *result.Scenario, metric string) []float64
 
 // BenchmarkHistory returns one metric's values over stored runs for every scenario of a
-// benchmark, by scenario name, each oldest first.
+// benchmark, by scenario identity (compare.Key), each oldest first.
 type BenchmarkHistory func(benchmark, metric string) map[string][]float64
 
 // PerBenchmark returns a History that asks h once per benchmark and metric, and answers each
@@ -56,14 +59,14 @@ type BenchmarkHistory func(benchmark, metric string) map[string][]float64
 func PerBenchmark(h BenchmarkHistory, limit int) History {
 	type key struct{ benchmark, metric string }
 	cache := map[key]map[string][]float64{}
-	return func(benchmark, scenario, metric string) []float64 {
-		k := key{benchmark, metric}
+	return func(s *result.Scenario, metric string) []float64 {
+		k := key{s.Benchmark, metric}
 		by, ok := cache[k]
 		if !ok {
-			by = h(benchmark, metric)
+			by = h(s.Benchmark, metric)
 			cache[k] = by
 		}
-		xs := by[scenario]
+		xs := by[compare.Key(s)]
 		if limit > 0 && len(xs) > limit {
 			xs = xs[len(xs)-limit:]
 		}
@@ -176,7 +179,7 @@ func growth(s *result.Scenario, rules Rules, hist History) []Tip {
 		return tips
 	}
 	for _, m := range []string{"memory_mb", "gpu_memory_mb", "peak_rss_mb"} {
-		xs := hist(s.Benchmark, s.Scenario, m)
+		xs := hist(s, m)
 		cps := stats.ChangePoints(xs, stats.ChangeOptions{MinMagnitude: rules.HistoryGrowth})
 		if len(cps) == 0 {
 			continue

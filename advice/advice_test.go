@@ -18,8 +18,8 @@ func TestRules(t *testing.T) {
 		{Benchmark: "bert", Scenario: "b64", Status: result.StatusOK, Params: map[string]any{"dtype": "float32", "batch_size": 64},
 			Metrics: map[string]result.Metric{"latency_ms": val(10), "gpu_util_pct": val(30)}, Warnings: []string{"memory growth: +120 MB over 30 s (r² 0.93)"}},
 	}}
-	hist := func(b, s, m string) []float64 {
-		if b == "bert" && m == "memory_mb" {
+	hist := func(s *result.Scenario, m string) []float64 {
+		if s.Benchmark == "bert" && m == "memory_mb" {
 			return []float64{100, 101, 99, 100, 100, 150, 151, 149, 150, 150}
 		}
 		return nil

@@ -5,7 +5,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -63,7 +63,7 @@ func usageErr(format string, args ...any) error { return run.UsageError(fmt.Erro
 
 // writeJSON writes v to w as indented JSON.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := finite.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

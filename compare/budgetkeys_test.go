@@ -25,9 +25,13 @@ func TestBudgetFileKeysMapToMetrics(t *testing.T) {
 	model.Metrics["memory_mb"] = valueMetric("memory_mb", 600)
 	model.Metrics["cpu_pct"] = valueMetric("cpu_pct", 99)
 	llm := scenario("chat", nil, map[string][]float64{"e2e_ms": lognormal(rng, 200, 300, 0.05)})
+	// A command reports no memory_mb: the monitors' peak RSS is its memory (failed before:
+	// "memory_mb.max <= 512: not measured", and the budget passed).
+	command := scenario("cmd", nil, map[string][]float64{"latency_ms": lognormal(rng, 200, 10, 0.05)})
+	command.Metrics["peak_rss_mb"] = valueMetric("peak_rss_mb", 700)
 	dir := t.TempDir()
 	file := filepath.Join(dir, BudgetFileName)
-	os.WriteFile(file, []byte("budgets:\n  mobile_inference:\n    max_latency_ms: 250\n    max_memory_mb: 512\n    max_cpu_percent: 70\n  chat:\n    max_latency_ms: 250\n"), 0o644)
+	os.WriteFile(file, []byte("budgets:\n  mobile_inference:\n    max_latency_ms: 250\n    max_memory_mb: 512\n    max_cpu_percent: 70\n  chat:\n    max_latency_ms: 250\n  cmd:\n    max_memory_mb: 512\n"), 0o644)
 	bf, err := LoadBudgetFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +45,7 @@ func TestBudgetFileKeysMapToMetrics(t *testing.T) {
 		{"max_latency_ms", &model, "latency_ms.p95", model.Metrics["latency_ms"].Summary.P95},
 		{"max_latency_ms (LLM)", &llm, "e2e_ms.p95", llm.Metrics["e2e_ms"].Summary.P95},
 		{"max_memory_mb", &model, "memory_mb.max", 600},
+		{"max_memory_mb (monitors)", &command, "peak_rss_mb", 700},
 		{"max_cpu_percent", &model, "cpu_pct", 99},
 	} {
 		var got *BudgetCheck

@@ -206,8 +206,10 @@ type BudgetFile struct {
 }
 
 // BudgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of
-// latency_ms (or of e2e_ms for LLM requests); max_memory_mb the peak memory_mb; max_cpu_percent
-// cpu_pct, the process tree's mean CPU in percent of one core (the resource monitor's figure).
+// latency_ms (or of e2e_ms for LLM requests); max_memory_mb the peak memory_mb the subject
+// reports, else the resource monitors' peak_rss_mb; max_cpu_percent cpu_pct, the process tree's
+// mean CPU in percent of one core (the resource monitor's figure). A key whose metric the
+// scenario lacks (monitors off) is reported as not measured, with a warning, and not checked.
 // Budgets is the definition syntax for anything else, ratio budgets between scenarios included.
 type BudgetLimits struct {
 	MaxLatencyMS  *float64          `yaml:"max_latency_ms"`
@@ -314,7 +316,7 @@ func (f *BudgetFile) For(s *result.Scenario) map[string]string {
 			out[metric] = "<= " + fmtNum(*l.MaxLatencyMS)
 		}
 		if l.MaxMemoryMB != nil {
-			out["memory_mb.max"] = "<= " + fmtNum(*l.MaxMemoryMB)
+			out[memoryBudgetMetric(s)] = "<= " + fmtNum(*l.MaxMemoryMB)
 		}
 		if l.MaxCPUPercent != nil {
 			out["cpu_pct"] = "<= " + fmtNum(*l.MaxCPUPercent)
@@ -324,6 +326,20 @@ func (f *BudgetFile) For(s *result.Scenario) map[string]string {
 		}
 	}
 	return out
+}
+
+// memoryBudgetMetric is the metric max_memory_mb bounds in s: the subject's own peak memory_mb
+// (workers, the mock) when it reports one, else the resource monitors' peak_rss_mb (exec
+// commands, Go functions, clients of servers: every subject the monitors ran beside). With
+// neither (--no-monitor), memory_mb.max, which CheckBudgets reports as not measured.
+func memoryBudgetMetric(s *result.Scenario) string {
+	if _, ok := s.Metrics["memory_mb"]; ok {
+		return "memory_mb.max"
+	}
+	if _, ok := s.Metrics["peak_rss_mb"]; ok {
+		return "peak_rss_mb"
+	}
+	return "memory_mb.max"
 }
 
 func matches(pattern string, s *result.Scenario) bool {

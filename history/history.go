@@ -6,7 +6,6 @@ package history
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -301,7 +301,7 @@ func Show(ctx context.Context, w io.Writer, st store.Store, o Options) error {
 			return err
 		}
 		if o.Format == "json" {
-			return json.NewEncoder(w).Encode(infos)
+			return finite.NewEncoder(w).Encode(infos)
 		}
 		return WriteRuns(w, infos)
 	}
@@ -316,7 +316,7 @@ func Show(ctx context.Context, w io.Writer, st store.Store, o Options) error {
 	case o.Format == "html":
 		return HTML(w, series, o.Metric)
 	case o.Format == "json":
-		enc := json.NewEncoder(w)
+		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(series)
 	case len(series) == 0:
@@ -363,7 +363,7 @@ func ShowBaselines(ctx context.Context, w io.Writer, st store.Baselines, asJSON 
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(w).Encode(bs)
+		return finite.NewEncoder(w).Encode(bs)
 	}
 	if len(bs) == 0 {
 		_, err := fmt.Fprintln(w, "no baselines (set one with 'inferbench baseline set main')")
@@ -384,7 +384,7 @@ func ShowBaseline(ctx context.Context, w io.Writer, st store.Store, name string,
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"baseline": b, "run": r})
 	}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/stats"
 )
 
@@ -26,7 +26,7 @@ func Comparison(w io.Writer, rep *compare.Report, format string) error {
 	case "markdown", "md":
 		return CompareMarkdown(w, rep)
 	case "json":
-		enc := json.NewEncoder(w)
+		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	case "junit":
@@ -186,7 +186,7 @@ func budgetNotes(rep *compare.Report) []string {
 		case !b.Measured && b.Against == "" && strings.HasPrefix(b.Metric, "ratio("):
 			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured (no pair of scenarios matches)", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
 		case !b.Measured:
-			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
+			lines = append(lines, fmt.Sprintf("warning: budget %s/%s %s %s %s (%s) not measured, so not checked: %s", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit), b.Source, notMeasuredHint(b.Metric)))
 		case !b.OK && b.Against != "":
 			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s ÷ %s %s = %s%s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Against, b.Metric, num(b.Actual), ciText(b.CI), b.Op, num(b.Limit), b.Source))
 		case !b.OK:
@@ -194,6 +194,19 @@ func budgetNotes(rep *compare.Report) []string {
 		}
 	}
 	return lines
+}
+
+// notMeasuredHint says why a budget's metric may be missing from a scenario.
+func notMeasuredHint(metric string) string {
+	name, _, _ := strings.Cut(metric, ".")
+	switch {
+	case name == "memory_mb":
+		return "the subject reports no memory_mb, and the resource monitors' peak_rss_mb is missing too (--no-monitor, or they could not sample here)"
+	case name == "cpu_pct" || name == "cpu_s" || strings.HasPrefix(name, "rss_") || name == "peak_rss_mb" ||
+		strings.HasPrefix(name, "gpu_") || strings.HasPrefix(name, "io_"):
+		return "the resource monitors measure " + name + ": the run had none (--no-monitor) or they could not sample here"
+	}
+	return "the scenario has no metric " + name
 }
 
 func ciText(ci *stats.Interval) string {

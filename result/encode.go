@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/inferbench/inferbench/internal/finite"
 )
 
 // WriteJSON writes the run as indented JSON (two spaces, a final newline): the bytes
@@ -32,7 +34,7 @@ const jsonChunk = 128
 
 // writeJSONWhole is encoding/json's output, encoded at once.
 func writeJSONWhole(w io.Writer, r *Run) error {
-	enc := json.NewEncoder(w)
+	enc := finite.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
@@ -153,7 +155,7 @@ var chunkBuffers = sync.Pool{New: func() any { return new([]byte) }}
 func appendScenario(b []byte, sc *Scenario) ([]byte, error) {
 	start := len(b)
 	whole := func() ([]byte, error) {
-		doc, err := json.MarshalIndent(sc, "    ", "  ")
+		doc, err := finite.MarshalIndent(sc, "    ", "  ")
 		return append(b[:start], doc...), err
 	}
 	if len(sc.Metrics) == 0 {
@@ -224,7 +226,7 @@ func appendMetric(b []byte, m Metric) ([]byte, bool) {
 		}
 	}
 	if m.Summary != nil {
-		s, err := json.MarshalIndent(m.Summary, "          ", "  ")
+		s, err := finite.MarshalIndent(m.Summary, "          ", "  ")
 		if err != nil {
 			return b, false
 		}

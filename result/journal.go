@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/inferbench/inferbench/internal/finite"
 )
 
 // JournalFile is the run folder's journal of finished scenarios while a run lasts: one scenario
@@ -37,7 +39,7 @@ func OpenJournal(dir string) (*Journal, error) {
 // a last line cut short, which Load skips. It does not sync: the journal survives the death of
 // the process (the SIGKILL or OOM it is for), not of the machine.
 func (j *Journal) Add(sc *Scenario) error {
-	line, err := json.Marshal(sc)
+	line, err := finite.Marshal(sc)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.f.Name(), err)
 	}

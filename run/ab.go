@@ -2,12 +2,12 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/inferbench/inferbench/ab"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -96,7 +96,7 @@ func AB(ctx context.Context, o ABOptions) (*ab.Result, error) {
 		return nil, err
 	}
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.Stdout)
+		enc := finite.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
 	} else {

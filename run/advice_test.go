@@ -66,16 +66,16 @@ func TestAdviceHistory(t *testing.T) {
 		}
 		last = r
 	}
-	perScenario := func(bench, sc, metric string) []float64 {
-		xs, _ := historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: adviceLimit})
+	perScenario := func(sc *result.Scenario, metric string) []float64 {
+		xs, _ := historyValues(ctx, st, store.Query{Benchmark: sc.Benchmark, Scenario: sc.Scenario, Metric: metric, Limit: adviceLimit})
 		return xs
 	}
 	counter := &countingHistorian{Historian: st}
-	batched := adviceHistory(ctx, counter)
+	batched := adviceHistory(ctx, counter, st)
 	for _, sc := range last.Scenarios {
 		for _, m := range []string{"memory_mb", "gpu_memory_mb", "peak_rss_mb"} {
-			want := perScenario(sc.Benchmark, sc.Scenario, m)
-			if diff := cmp.Diff(want, batched(sc.Benchmark, sc.Scenario, m), cmpopts.EquateEmpty()); diff != "" {
+			want := perScenario(&sc, m)
+			if diff := cmp.Diff(want, batched(&sc, m), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s %s: history differs (-per scenario +per benchmark):\n%s", sc.ID(), m, diff)
 			}
 		}
@@ -84,11 +84,49 @@ func TestAdviceHistory(t *testing.T) {
 		t.Errorf("%d store queries, want %d", counter.n, want)
 	}
 	want := advice.For(last, advice.Rules{}, perScenario)
-	got := advice.For(last, advice.Rules{}, adviceHistory(ctx, st))
+	got := advice.For(last, advice.Rules{}, adviceHistory(ctx, st, st))
 	if len(want) != 2 {
 		t.Errorf("%d tips with a query per scenario, want 2 (the fixture is wrong): %v", len(want), want)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tips differ (-per scenario +per benchmark):\n%s", diff)
+	}
+}
+
+// The memory-growth advice reads the history of the scenario's full identity, as history does:
+// six runs at dtype=float32 (100 MB) then six with --set dtype=float16 (150 MB), all of scenario
+// "default", are not one series that "shifted up +50%". Failed before: the tip "memory_mb shifted
+// up +50% (100 → 150) 6 runs ago" on the float16 run, whose own history is flat.
+func TestAdviceHistoryByIdentity(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Params{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var last *result.Run
+	for i := range 12 {
+		dtype, mem := "float32", 100.0
+		if i >= 6 {
+			dtype, mem = "float16", 150.0
+		}
+		r := &result.Run{Schema: result.Schema, ID: fmt.Sprintf("run-%03d", i), StartedAt: t0.Add(time.Duration(i) * time.Hour), FinishedAt: t0.Add(time.Duration(i)*time.Hour + time.Minute),
+			Scenarios: []result.Scenario{{Benchmark: "resnet", Scenario: "default", Subject: "fake", Status: result.StatusOK, Params: map[string]any{"dtype": dtype},
+				Metrics: map[string]result.Metric{"memory_mb": {Unit: "MB", Better: "lower", Value: &mem}}}}}
+		r.Tally()
+		if err := st.Put(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		last = r
+	}
+	hist := adviceHistory(ctx, st, st)
+	if xs := hist(&last.Scenarios[0], "memory_mb"); cmp.Diff([]float64{150, 150, 150, 150, 150, 150}, xs) != "" {
+		t.Errorf("history of resnet/default [dtype=float16]: %v, want its own six runs at 150", xs)
+	}
+	for _, tip := range advice.For(last, advice.Rules{}, hist) {
+		if tip.Rule == "memory-growth" {
+			t.Errorf("memory-growth tip from another identity's runs: %s", tip.Text)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )
@@ -38,7 +38,7 @@ func Calibrate(ctx context.Context, effect float64, asJSON bool, w, log io.Write
 	}
 	cals := compare.Calibrate(runs[0], runs[1], effect, 1)
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return cals, enc.Encode(cals)
 	}

@@ -3,7 +3,6 @@ package run
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -114,7 +114,7 @@ func (rs *Runs) Export(ctx context.Context, ref, format string, bigger bool, w i
 		if bigger {
 			dir = result.Higher
 		}
-		enc := json.NewEncoder(bw)
+		enc := finite.NewEncoder(bw)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(result.GitHubActionBenchmark(r, dir))
 	default:

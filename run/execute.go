@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
@@ -286,7 +286,7 @@ func (t teeHandler) WithGroup(name string) slog.Handler {
 
 // jsonText is v as compact JSON for a log line ("" when it cannot be encoded).
 func jsonText(v any) string {
-	b, err := json.Marshal(v)
+	b, err := finite.Marshal(v)
 	if err != nil {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/inferbench/inferbench/advice"
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 
@@ -138,7 +139,7 @@ func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Ve
 
 	var hist advice.History
 	if st != nil {
-		hist = adviceHistory(ctx, st)
+		hist = adviceHistory(ctx, st, st)
 	}
 	v.Advice = advice.For(r, advice.Rules{}, hist)
 
@@ -158,23 +159,29 @@ func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Ve
 const adviceLimit = 200
 
 // adviceHistory answers the advice rules from st with a query per benchmark and metric (see
-// advice.PerBenchmark); a scenario with no name (which a query would not tell from "every
-// scenario") is asked for alone.
-func adviceHistory(ctx context.Context, st store.Historian) advice.History {
+// advice.PerBenchmark), the points grouped by full scenario identity as history groups them
+// (history.FromRuns reads each run once, from runs); a scenario with no name (which a query
+// would not tell from "every scenario") is asked for alone.
+func adviceHistory(ctx context.Context, st store.Historian, runs store.Runs) advice.History {
+	id := history.ByName
+	if runs != nil {
+		id, _ = history.FromRuns(ctx, runs)
+	}
 	perBenchmark := advice.PerBenchmark(func(bench, metric string) map[string][]float64 {
 		pts, _ := st.History(ctx, store.Query{Benchmark: bench, Metric: metric})
 		by := map[string][]float64{}
 		for _, p := range pts {
-			by[p.Scenario] = append(by[p.Scenario], p.Value)
+			k, _ := id(p)
+			by[k] = append(by[k], p.Value)
 		}
 		return by
 	}, adviceLimit)
-	return func(bench, sc, metric string) []float64 {
-		if bench == "" || sc == "" {
-			xs, _ := historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Limit: adviceLimit})
+	return func(s *result.Scenario, metric string) []float64 {
+		if s.Benchmark == "" || s.Scenario == "" {
+			xs, _ := historyValues(ctx, st, store.Query{Benchmark: s.Benchmark, Scenario: s.Scenario, Metric: metric, Limit: adviceLimit})
 			return xs
 		}
-		return perBenchmark(bench, sc, metric)
+		return perBenchmark(s, metric)
 	}
 }
 

@@ -3,7 +3,6 @@ package run
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )
@@ -58,7 +58,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 			p.errs = append(p.errs, err)
 		}
 		var js, md bytes.Buffer
-		enc := json.NewEncoder(&js)
+		enc := finite.NewEncoder(&js)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 		_ = report.CompareMarkdown(&md, rep)
@@ -76,7 +76,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		for _, t := range v.Advice {
 			fmt.Fprintf(out, "advice  %s (%s): %s\n", t.Scenario, t.Rule, t.Text)
 		}
-		if data, err := json.MarshalIndent(v.Advice, "", "  "); err == nil {
+		if data, err := finite.MarshalIndent(v.Advice, "", "  "); err == nil {
 			_ = result.WriteFileAtomic(filepath.Join(dir, AdviceFile), append(data, '\n'))
 		}
 	}

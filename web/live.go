@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -142,7 +142,7 @@ func (h *Hub) update(f func(*LiveState)) {
 	defer h.mu.Unlock()
 	f(&h.state)
 	h.state.Updated = time.Now().UTC()
-	b, err := json.Marshal(h.state)
+	b, err := finite.Marshal(h.state)
 	if err != nil {
 		return
 	}
@@ -159,7 +159,7 @@ func (h *Hub) subscribe() (chan []byte, []byte) {
 	defer h.mu.Unlock()
 	ch := make(chan []byte, 8)
 	h.subs[ch] = struct{}{}
-	b, _ := json.Marshal(h.state)
+	b, _ := finite.Marshal(h.state)
 	return ch, b
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -22,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -267,7 +268,7 @@ type usageError struct{ error }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
+	enc := finite.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
 }
@@ -421,24 +422,29 @@ func (s *Server) trends(ctx context.Context, q url.Values) ([]report.Trend, tren
 	if v.Benchmark == "" && len(v.Benchmarks) > 0 {
 		v.Benchmark = v.Benchmarks[0]
 	}
-	points, err := s.store.History(ctx, store.Query{Benchmark: v.Benchmark, Scenario: v.Scenario, Metric: v.Metric, Limit: maxHistory})
-	if err != nil {
+	// A series is a full scenario identity (benchmark and every parameter), as in history: runs
+	// of one scenario name with other --set values are a series of their own.
+	series, err := history.Query(ctx, s.store, store.Query{Benchmark: v.Benchmark, Scenario: v.Scenario, Metric: v.Metric, Limit: maxHistory}, stats.ChangeOptions{})
+	if err != nil && series == nil {
 		return nil, v, err
 	}
 	name, _, _ := store.SplitMetric(v.Metric)
 	info, _ := result.Lookup(name)
-	byScenario := map[string]*report.TrendSeries{}
-	for _, p := range points {
-		ts, ok := byScenario[p.Scenario]
-		if !ok {
-			ts = &report.TrendSeries{Name: p.Scenario}
-			byScenario[p.Scenario] = ts
+	byName := map[string]*report.TrendSeries{}
+	for _, hs := range series {
+		n := hs.Scenario
+		if hs.Distinct != "" {
+			n += " [" + hs.Distinct + "]"
 		}
-		ts.Points = append(ts.Points, report.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
+		ts := &report.TrendSeries{Name: n}
+		for _, p := range hs.Points {
+			ts.Points = append(ts.Points, report.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
+		}
+		byName[n] = ts
 	}
 	t := report.Trend{Benchmark: v.Benchmark, Metric: v.Metric, Unit: info.Unit}
-	for _, k := range slices.Sorted(maps.Keys(byScenario)) {
-		ts := byScenario[k]
+	for _, k := range slices.Sorted(maps.Keys(byName)) {
+		ts := byName[k]
 		sort.SliceStable(ts.Points, func(a, b int) bool { return ts.Points[a].Time.Before(ts.Points[b].Time) })
 		ts.Changes = changePoints(ts.Points)
 		t.Series = append(t.Series, *ts)

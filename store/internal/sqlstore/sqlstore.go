@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 )
@@ -290,11 +291,11 @@ func (s *DB) Put(ctx context.Context, r *result.Run) error {
 		}
 		stripped.Scenarios[i] = sc
 	}
-	doc, err := json.Marshal(&stripped)
+	doc, err := finite.Marshal(&stripped)
 	if err != nil {
 		return fmt.Errorf("put run %s: %w", r.ID, err)
 	}
-	summary, _ := json.Marshal(r.Summary)
+	summary, _ := finite.Marshal(r.Summary)
 
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -104,6 +104,8 @@ class PyFunc(Adapter):
             t1 = pc()
             vals = flatten(r)
             items = vals.pop("items", None)
+            if isinstance(items, dict):
+                items = items["value"]
             if self.obj is not None and self.ttft is not None:
                 t = self.ttft(self.config)
                 if isinstance(t, (int, float)) and not isinstance(t, bool):
@@ -153,8 +155,15 @@ def bind(fn, config, logger):
     return kwargs
 
 
+def _declared(v):
+    """_declared reports whether v is a figure with its declaration: {"value": number, ...}."""
+    return (isinstance(v, dict) and isinstance(v.get("value"), (int, float))
+            and not isinstance(v.get("value"), bool) and set(v) <= {"value", "unit", "better"})
+
+
 def flatten(r, prefix=""):
-    """flatten turns a return value into {name: number}."""
+    """flatten turns a return value into {name: number}, or {name: {"value": number, "unit": ...,
+    "better": ...}} for a figure returned with its declaration."""
     out = {}
     if r is None:
         return out
@@ -175,6 +184,11 @@ def flatten(r, prefix=""):
             out["reported_latency_ms"] = float(v) * 1e3
         elif not prefix and k == "tokens_per_second" and isinstance(v, (int, float)):
             out["tokens_per_s"] = float(v)
+        elif _declared(v):
+            # {"value": 1000, "unit": "items/s", "better": "higher"}: a figure with its
+            # declaration, kept whole for the Recorder (docs/metrics.md, "Directions").
+            out[key] = {f: (float(v[f]) if f == "value" else str(v[f]))
+                        for f in ("value", "unit", "better") if v.get(f) is not None}
         elif isinstance(v, dict):
             out.update(flatten(v, key))
         elif isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -20,6 +20,7 @@ sys.path.insert(0, ROOT)
 
 from inferbench_worker import discover  # noqa: E402
 from inferbench_worker.common import Recorder  # noqa: E402
+from inferbench_worker.pyfunc import flatten  # noqa: E402
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_TV = HAVE_TORCH and importlib.util.find_spec("torchvision") is not None
@@ -321,6 +322,19 @@ class UnitTest(unittest.TestCase):
         out = rec.to_json()
         self.assertEqual(out["iter_values"], {"throughput": [1000.0]})
         self.assertEqual(out["metrics"], {"throughput": {"unit": "items/s", "better": "higher"}})
+
+    def test_pyfunc_declared_figure(self):
+        # A benchmark function's {"value", "unit", "better"} figure keeps its declaration
+        # through flatten (it was flattened to "widgets_value", with no direction).
+        vals = flatten({"widgets": {"value": 800, "unit": "items", "better": "higher"},
+                        "nested": {"a": 1}})
+        self.assertEqual(vals, {"widgets": {"value": 800.0, "unit": "items", "better": "higher"},
+                                "nested_a": 1.0})
+        rec = Recorder()
+        rec.add(1.0, values=vals)
+        out = rec.to_json()
+        self.assertEqual(out["iter_values"], {"widgets": [800.0], "nested_a": [1.0]})
+        self.assertEqual(out["metrics"], {"widgets": {"unit": "items", "better": "higher"}})
 
     def test_discover(self):
         got = discover.discover_file(os.path.join(DATA, "seed_bench.py"))
