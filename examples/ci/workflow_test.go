@@ -46,7 +46,7 @@ type job struct {
 	Needs    any    `yaml:"needs"` // a job name or a list of them
 	RunsOn   any    `yaml:"runs-on"`
 	Strategy *struct {
-		FailFast *bool           `yaml:"fail-fast"`
+		FailFast *bool            `yaml:"fail-fast"`
 		Matrix   map[string][]any `yaml:"matrix"`
 	} `yaml:"strategy"`
 	Steps []step `yaml:"steps"`
