@@ -132,7 +132,6 @@ func TestShardFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--shard", "5/5", "--group", "g"}, nil, "0-based"},
-		{[]string{"--shard", "1/5"}, nil, "need a run group"},
 		{[]string{"--shard", "auto", "--group", "g"}, []string{"JOB_COMPLETION_INDEX=1"}, "JOB_COMPLETIONS"},
 		{[]string{"--agents", "4", "--group", "g"}, nil, "--agent"},
 		{[]string{"--agents", "4", "--agent", "4", "--group", "g"}, nil, "want 0 to 3"},
@@ -143,6 +142,26 @@ func TestShardFlagErrors(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+	// A run without a group is refused; a dry run lists the shard without one.
+	if code, _, stderr := runCLI(t, proj, nil, "run", "--enable-mock", "--no-store", "--shard", "1/5"); code != ExitUsage || !strings.Contains(stderr, "need a run group") {
+		t.Errorf("--shard 1/5 without a group: exit %d, stderr %q; want 2 and a run group asked for", code, stderr)
+	}
+	k8s := []string{"JOB_COMPLETION_INDEX=2", "JOB_COMPLETIONS=3"}
+	if code, out, stderr := runCLI(t, proj, k8s, "run", "--enable-mock", "--no-store", "--dry-run", "--shard", "auto"); code != 0 || out == "" {
+		t.Errorf("dry run of a Kubernetes shard without a group: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	// In an Indexed Job's pod the group is the Job's name, from the pod's host <job>-<index>.
+	out := t.TempDir()
+	if code, _, stderr := runCLI(t, proj, append(k8s, "HOSTNAME=matrix-9-2"), "run", "--enable-mock", "--no-store", "--format", "none", "--shard", "auto", "--output-dir", out); code != 0 {
+		t.Fatalf("Kubernetes shard: exit %d: %s", code, stderr)
+	}
+	r, err := result.Load(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Shard == nil || r.Shard.Group != "matrix-9" || r.Shard.Index != 2 || r.Shard.Count != 3 {
+		t.Errorf("Kubernetes shard recorded %+v, want group matrix-9, shard 2/3", r.Shard)
 	}
 	// A dry run lists exactly the shard's scenarios; the shards of 3 list all 12 once.
 	seen := map[string]int{}
