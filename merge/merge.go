@@ -209,7 +209,14 @@ func classify(runs []*result.Run) (kind, group string, count int, err error) {
 // gatherShards appends every shard's scenarios in shard order; a scenario in two shards is an
 // error (the plans said otherwise).
 func gatherShards(out *result.Run, parts []*result.Run) error {
-	seen := map[string]string{}
+	n := 0
+	for _, r := range parts {
+		n += len(r.Scenarios)
+	}
+	// One allocation: appending 64,000 scenarios (about 500 bytes each) to a growing slice
+	// copied them 17 times, 120 MB a merge.
+	out.Scenarios = slices.Grow(out.Scenarios, n)
+	seen := make(map[string]string, n)
 	for _, r := range parts {
 		for _, sc := range r.Scenarios {
 			id := sc.ID()
