@@ -275,20 +275,33 @@ func agentsInNetns(t *testing.T, barrier bool) {
 		}
 	}
 	t.Logf("start spread %.2f ms, end spread %.2f ms, client-bound agents %v; warnings %q", sk.StartSpreadMS, sk.EndSpreadMS, sk.ClientBound, sc.Warnings)
-	// The rate: the agents' schedule lag says whether this machine let them keep to it. A
-	// client that sent its requests up to a second late stretches the window by as much; that
-	// is the machine, and the merge reports it (client_bound), but it is no test of the merge.
-	lag := 0.0
-	for _, a := range sk.Agents {
-		if a.ScheduleLagP99MS != nil {
-			lag = max(lag, *a.ScheduleLagP99MS)
-		}
+	// The rate. The merge's rate is the requests over the union of the agents' windows (first
+	// send of any agent to last completion of any); that is checked exactly. A client that sent
+	// late (a loaded machine) stretches that window by at most the agents' start spread plus the
+	// largest schedule lag of any request, both measured by the agents themselves. Over the
+	// schedule the agents achieved (the window less that stretch), the rate must be the target
+	// within 1%: on a quiet machine the stretch is a few ms and this is the 1% bar itself; on a
+	// loaded one the bound widens by what the clients' own records explain, and no more. (It
+	// used to skip the check whenever an agent's lag p99 passed 50 ms.)
+	win := sc.Extra.Window
+	if win == nil || !win.End.After(win.Start) {
+		t.Fatalf("merged scenario has no window: %+v", win)
 	}
-	if math.Abs(rps-rate) > 0.01*rate {
-		if lag > 50 {
-			t.Skipf("merged requests_per_s %.2f, target %.0f: not checked, the agents could not keep their schedule on this machine (schedule lag p99 up to %.0f ms; load average in /proc/loadavg)", rps, rate, lag)
-		}
-		t.Errorf("merged requests_per_s %.2f, want %.0f within 1%% (agents' schedule lag p99 at most %.1f ms)", rps, rate, lag)
+	w := win.End.Sub(win.Start).Seconds()
+	if want := float64(win.OK) / w; win.OK != got || math.Abs(rps-want) > 1e-9*want {
+		t.Errorf("merged requests_per_s %.4f, want %d requests over the union window of %.4f s = %.4f", rps, win.OK, w, want)
+	}
+	maxLag := 0.0
+	if lag := sc.Metrics["schedule_lag_ms"].Summary; lag != nil {
+		maxLag = lag.Max
+	} else {
+		t.Error("the merged scenario has no schedule_lag_ms")
+	}
+	stretch := min((sk.StartSpreadMS+maxLag)/1000, w/2)
+	achieved := float64(got) / (w - stretch) // the rate over the achieved schedule: at least the target
+	t.Logf("rate: %.2f/s over the %.3f s window; %.2f/s without the clients' stretch of %.1f ms (start spread %.1f ms, schedule lag max %.1f ms)", rps, w, achieved, 1000*stretch, sk.StartSpreadMS, maxLag)
+	if rate < 0.99*rps || rate > 1.01*achieved {
+		t.Errorf("merged requests_per_s %.2f (%.2f over the achieved schedule), want %.0f within 1%%: off by more than the agents' measured lateness (%.1f ms) explains", rps, achieved, rate, 1000*stretch)
 	}
 	if !slices.Equal(slices.Sorted(func(yield func(int) bool) {
 		for _, a := range sk.Agents {

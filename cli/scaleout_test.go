@@ -132,7 +132,6 @@ func TestShardFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--shard", "5/5", "--group", "g"}, nil, "0-based"},
-		{[]string{"--shard", "1/5"}, nil, "need a run group"},
 		{[]string{"--shard", "auto", "--group", "g"}, []string{"JOB_COMPLETION_INDEX=1"}, "JOB_COMPLETIONS"},
 		{[]string{"--agents", "4", "--group", "g"}, nil, "--agent"},
 		{[]string{"--agents", "4", "--agent", "4", "--group", "g"}, nil, "want 0 to 3"},
@@ -143,6 +142,26 @@ func TestShardFlagErrors(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+	// A run without a group is refused; a dry run lists the shard without one.
+	if code, _, stderr := runCLI(t, proj, nil, "run", "--enable-mock", "--no-store", "--shard", "1/5"); code != ExitUsage || !strings.Contains(stderr, "need a run group") {
+		t.Errorf("--shard 1/5 without a group: exit %d, stderr %q; want 2 and a run group asked for", code, stderr)
+	}
+	k8s := []string{"JOB_COMPLETION_INDEX=2", "JOB_COMPLETIONS=3"}
+	if code, out, stderr := runCLI(t, proj, k8s, "run", "--enable-mock", "--no-store", "--dry-run", "--shard", "auto"); code != 0 || out == "" {
+		t.Errorf("dry run of a Kubernetes shard without a group: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	// In an Indexed Job's pod the group is the Job's name, from the pod's host <job>-<index>.
+	out := t.TempDir()
+	if code, _, stderr := runCLI(t, proj, append(k8s, "HOSTNAME=matrix-9-2"), "run", "--enable-mock", "--no-store", "--format", "none", "--shard", "auto", "--output-dir", out); code != 0 {
+		t.Fatalf("Kubernetes shard: exit %d: %s", code, stderr)
+	}
+	r, err := result.Load(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Shard == nil || r.Shard.Group != "matrix-9" || r.Shard.Index != 2 || r.Shard.Count != 3 {
+		t.Errorf("Kubernetes shard recorded %+v, want group matrix-9, shard 2/3", r.Shard)
 	}
 	// A dry run lists exactly the shard's scenarios; the shards of 3 list all 12 once.
 	seen := map[string]int{}
@@ -242,4 +261,120 @@ func TestMergeUnknownGroupNamesTheStore(t *testing.T) {
 	if code != ExitError || !strings.Contains(stderr, want) {
 		t.Errorf("merge --group nobody: exit %d, want 1 and %q in\n%s", code, want, stderr)
 	}
+}
+
+// shardSuite runs the suite of proj as n shards of group into out/<i> (recorded in the store
+// unless noStore), and returns their latest folders.
+func shardSuite(t *testing.T, proj, out, group string, n int, extra ...string) []string {
+	t.Helper()
+	var folders []string
+	for i := range n {
+		dir := filepath.Join(out, fmt.Sprint(i))
+		args := append([]string{"run", "--enable-mock", "--no-store", "--format", "none", "--group", group, "--shard", fmt.Sprintf("%d/%d", i, n), "--output-dir", dir}, extra...)
+		if code, stdout, stderr := runCLI(t, proj, nil, args...); code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+		folders = append(folders, filepath.Join(dir, "latest"))
+	}
+	return folders
+}
+
+// TestMergedRunIsJudged: compare, budgets, reports and the exit codes work on a merged run as on
+// any run. The baseline main is the suite at 1 ms; the shards run it at 5 ms, and `merge
+// --baseline main` exits 3 with compare.json naming every scenario a regression; a budget
+// exceeded exits 3 without a baseline; `compare` and `report` read the merged folder.
+func TestMergedRunIsJudged(t *testing.T) {
+	proj := matrixProject(t)
+	def := filepath.Join(proj, "benches", "unit", "m.yaml")
+	setLatency := func(from, to string) {
+		data := string(mustRead(t, def))
+		if !strings.Contains(data, "latency_ms: "+from+",") {
+			t.Fatalf("%s has no latency_ms: %s", def, from)
+		}
+		if err := os.WriteFile(def, []byte(strings.Replace(data, "latency_ms: "+from+",", "latency_ms: "+to+",", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLatency("0.2", "1")
+	iters := []string{"--measurement-iterations", "20"}
+	if code, stdout, stderr := runCLI(t, proj, nil, append([]string{"run", "--enable-mock", "--format", "none", "--output-dir", "base"}, iters...)...); code != 0 {
+		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI(t, proj, nil, "baseline", "set", "main", "latest"); code != 0 {
+		t.Fatalf("baseline set: %s", stderr)
+	}
+	setLatency("1", "5")
+	out := t.TempDir()
+	folders := shardSuite(t, proj, out, "g-judged", 3, iters...)
+
+	// merge --baseline main: a regression exits 3, and the comparison is written beside the run.
+	code, stdout, stderr := runCLI(t, proj, nil, append([]string{"merge", "--baseline", "main", "--output-dir", filepath.Join(out, "merged")}, folders...)...)
+	if code != ExitRegression {
+		t.Fatalf("merge --baseline main of 5x slower shards: exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	merged := filepath.Join(out, "merged", "latest")
+	var rep struct {
+		Rows []struct {
+			Benchmark, Scenario, Metric, Verdict string
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(mustRead(t, filepath.Join(merged, "compare.json")), &rep); err != nil {
+		t.Fatalf("compare.json: %v", err)
+	}
+	regressed := map[string]bool{}
+	for _, r := range rep.Rows {
+		if r.Metric == "latency_ms" && r.Verdict == "regression" {
+			regressed[r.Scenario] = true
+		}
+	}
+	if len(regressed) != 12 {
+		t.Errorf("compare.json of the merged run: %d of 12 scenarios' latency regressed: %v", len(regressed), regressed)
+	}
+	if _, err := os.Stat(filepath.Join(merged, "report.html")); err != nil {
+		t.Errorf("merged run has no report.html: %v", err)
+	}
+	m, err := result.Load(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Config.Args) == 0 || m.Config.Args[0] != "merge" || slices.Contains(m.Config.Args, "--shard") {
+		t.Errorf("merged run's command line %q, want the merge's", m.Config.Args)
+	}
+	for _, p := range m.Merged.Parts {
+		if !slices.Contains(p.Args, fmt.Sprintf("%d/3", p.Index)) {
+			t.Errorf("part %d's command line %q lacks its --shard", p.Index, p.Args)
+		}
+	}
+
+	// compare and report read the merged folder like any run folder.
+	if code, stdout, stderr := runCLI(t, proj, nil, "compare", "baseline:main", merged, "--format", "text"); code != ExitRegression || !strings.Contains(stdout, "latency_ms") {
+		t.Errorf("compare baseline:main MERGED: exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	html := filepath.Join(t.TempDir(), "merged.html")
+	if code, _, stderr := runCLI(t, proj, nil, "report", merged, "-o", html); code != 0 {
+		t.Errorf("report MERGED: exit %d\n%s", code, stderr)
+	} else if page := string(mustRead(t, html)); !strings.Contains(page, "batch_size=8") || !strings.Contains(page, "inferbench merge") {
+		t.Errorf("report of the merged run lacks its scenarios or its command line")
+	}
+
+	// A budget over the merged run exits 3 without a baseline.
+	os.WriteFile(filepath.Join(proj, "performance-budget.yml"), []byte("budgets:\n  matrix:\n    max_latency_ms: 2\n"), 0o644)
+	code, stdout, stderr = runCLI(t, proj, nil, append([]string{"merge", "--output-dir", filepath.Join(out, "budget")}, folders...)...)
+	if code != ExitRegression || !strings.Contains(stdout+stderr, "budget") {
+		t.Errorf("merge over a 2 ms budget of 5 ms shards: exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	// Within the budget it passes.
+	os.WriteFile(filepath.Join(proj, "performance-budget.yml"), []byte("budgets:\n  matrix:\n    max_latency_ms: 500\n"), 0o644)
+	if code, stdout, stderr = runCLI(t, proj, nil, append([]string{"merge", "--output-dir", filepath.Join(out, "budget-ok")}, folders...)...); code != 0 {
+		t.Errorf("merge within a 500 ms budget: exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -35,7 +35,8 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 	out.Iterations = result.Iterations{}
 	var errs []string
 	failed, skipped := 0, 0
-	warned := map[string]bool{}
+	var warnings []string             // in the order first given
+	warnedBy := map[string][]string{} // warning -> the agents that gave it
 	start, end := ps[0].sc.StartedAt, time.Time{}
 	hists := make([]map[string]*stats.Histogram, len(ps))
 	wins := make([]*result.Window, len(ps))
@@ -51,9 +52,11 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 			}
 		}
 		for _, w := range sc.Warnings {
-			if !warned[w] {
-				warned[w] = true
-				out.Warnings = append(out.Warnings, w)
+			if warnedBy[w] == nil {
+				warnings = append(warnings, w)
+			}
+			if a := fmt.Sprint(p.run.Agent.Index); !slices.Contains(warnedBy[w], a) {
+				warnedBy[w] = append(warnedBy[w], a)
 			}
 		}
 		switch sc.Status {
@@ -76,6 +79,14 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 		} else {
 			allWins = false
 		}
+	}
+	// Each agent's warnings name it: "agent 2: ..." or, when several gave it, "agents 0, 3: ...".
+	for _, w := range warnings {
+		label := "agent "
+		if len(warnedBy[w]) > 1 {
+			label = "agents "
+		}
+		out.Warnings = append(out.Warnings, label+strings.Join(warnedBy[w], ", ")+": "+w)
 	}
 	out.StartedAt = start
 	out.DurationS = end.Sub(start).Seconds()

@@ -288,3 +288,49 @@ func TestAgentValues(t *testing.T) {
 		}
 	}
 }
+
+// TestPartsNamed: the merged run's command line is not part 0's (its --agent 0 or --shard 0/n
+// would describe one part as the whole); each part keeps its own, and each agent's warnings
+// name the agents that gave them.
+func TestPartsNamed(t *testing.T) {
+	runs := agentRuns(t, []float64{1, 2, 3, 4, 5, 6}, 3, 100)
+	for i, r := range runs {
+		r.Config = result.Config{Args: []string{"run", "--agents", "3", "--agent", fmt.Sprint(i)}, Filters: map[string]string{"include": "openai/*"}}
+		sc := &r.Scenarios[0]
+		sc.Warnings = []string{"every agent says this"}
+		if i != 1 {
+			sc.Warnings = append(sc.Warnings, fmt.Sprintf("only agent %d says this", i))
+		}
+		if i == 2 {
+			sc.Warnings = append(sc.Warnings, "agents 0 and 2 say this")
+		}
+		if i == 0 {
+			sc.Warnings = append(sc.Warnings, "agents 0 and 2 say this")
+		}
+	}
+	m, err := Runs(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"merge", "--group", "load"}; !slices.Equal(m.Config.Args, want) {
+		t.Errorf("merged run's command line %q, want %q", m.Config.Args, want)
+	}
+	if m.Config.Filters["include"] != "openai/*" {
+		t.Errorf("merged run's selection %v, want the parts'", m.Config.Filters)
+	}
+	for i, p := range m.Merged.Parts {
+		if want := fmt.Sprint(i); len(p.Args) != 5 || p.Args[4] != want {
+			t.Errorf("part %d: args %q", i, p.Args)
+		}
+	}
+	want := []string{
+		"agents 0, 1, 2: every agent says this",
+		"agent 0: only agent 0 says this",
+		"agents 0, 2: agents 0 and 2 say this",
+		"agent 2: only agent 2 says this",
+	}
+	got := m.Scenarios[0].Warnings
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Errorf("merged warnings:\n%q\nwant first:\n%q", got, want)
+	}
+}

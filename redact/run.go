@@ -16,6 +16,11 @@ func Run(r *result.Run) {
 	}
 	red := New()
 	r.Config.Args = red.Args(r.Config.Args)
+	if r.Merged != nil {
+		for i := range r.Merged.Parts {
+			r.Merged.Parts[i].Args = red.Args(r.Merged.Parts[i].Args)
+		}
+	}
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
 		sc.Error = red.String(sc.Error)

@@ -144,6 +144,7 @@ type benchView struct {
 	Charts                     []Chart
 	Advice                     []Advice
 	OK, Failed, Skipped        int
+	Skew                       []skewView // scenarios merged from load agents
 }
 
 type row struct {
@@ -199,6 +200,7 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 			}
 			bv.Rows = append(bv.Rows, newRow(s))
 		}
+		bv.Skew = skews(b.scs)
 		bv.Charts = benchmarkCharts(b.scs, kind, next)
 		charts = append(charts, bv.Charts...)
 		for _, a := range v.Advice {

@@ -44,6 +44,9 @@ func Table(w io.Writer, r *result.Run) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := Skew(w, r); err != nil {
+		return err
+	}
 	notes := Notes(r)
 	if len(notes) > 0 {
 		fmt.Fprintln(w)

@@ -43,6 +43,11 @@ var runDocs = []string{
 	`{"scenarios":[{"metrics":{"a":{"samples":[1],"value":"x"}}}]}`, // an error elsewhere
 	`{"scenarios":[{"metrics":{"a":{"samples":[1]}}}],"started_at":"not a time"}`,
 	`{"a":tru,"scenarios":[{"metrics":{"a":{"samples":[1]}}}]}`,
+	// After the value: json.Decoder reads the first and ignores the rest (json.Unmarshal would
+	// refuse it).
+	`{"scenarios":[{"metrics":{"a":{"samples":[1]}}}]} {"id":"x"}`,
+	`{"scenarios":[{"metrics":{"a":{"samples":[1]}}}]}garbage`,
+	`{"scenarios":[{"metrics":{"a":{"samples":[1]}}}]}` + "\n\n",
 }
 
 // TestDecodeAgrees checks that decodeRun decodes what json.Decoder decodes, and fails where it

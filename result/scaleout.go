@@ -57,6 +57,9 @@ type Part struct {
 	// Environment is the part's sysinfo fingerprint.
 	Environment map[string]any `json:"environment,omitempty"`
 	Agent       *AgentInfo     `json:"agent,omitempty"`
+	// Args is the part's own command line (its Config.Args): the merged run's Config is the
+	// merge's.
+	Args []string `json:"args,omitempty"`
 }
 
 // Window is a scenario's measured window and the counts measured in it, kept so that the rates

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/merge"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 )
@@ -58,6 +59,14 @@ func Merge(ctx context.Context, o Options, mo MergeOptions) (*result.Run, string
 		return m, "", err
 	}
 	m.ID = filepath.Base(dir)
+	red := redact.New(o.Secrets...)
+	if len(o.Args) > 0 {
+		m.Config.Args = red.Args(o.Args) // the merge's own command line; each part's is in merged.parts
+	}
+	for i := range m.Merged.Parts {
+		m.Merged.Parts[i].Args = red.Args(m.Merged.Parts[i].Args)
+	}
+	m.Config.Dir = o.Dir
 	if err := result.Save(dir, m); err != nil {
 		return m, dir, fmt.Errorf("merged run could not be written: %w", err)
 	}

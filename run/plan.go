@@ -13,6 +13,10 @@ func Plan(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.Scaleout.Group == "" {
+		// The shard's scenarios do not depend on the group: a dry run lists them without one.
+		o.Scaleout.Group = "dry-run"
+	}
 	if scs, _, err = SelectShard(ctx, o, scs); err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func (s Scaleout) validate() error {
 		return nil
 	}
 	if s.Group == "" {
-		return usageErr("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s", shard.EnvGroup)
+		return usageErr("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s (derived from SLURM_ARRAY_JOB_ID, GITHUB_RUN_ID, or a Kubernetes Indexed Job's HOSTNAME)", shard.EnvGroup)
 	}
 	if strings.ContainsAny(s.Group, " \t\n/") {
 		return usageErr("--group %q: no spaces or slashes", s.Group)

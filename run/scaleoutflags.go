@@ -85,9 +85,7 @@ func (s ScaleoutFlags) Scaleout(lookup func(string) (string, bool)) (Scaleout, e
 			so.StartAt = at
 		}
 	}
-	if so.Group == "" {
-		return so, usageErr("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s", shard.EnvGroup)
-	}
+	// A missing group is Scaleout.validate's error, when the run starts: a dry run needs none.
 	return so, nil
 }
 

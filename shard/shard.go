@@ -67,6 +67,7 @@ const (
 	EnvSlurmArrayJobID  = "SLURM_ARRAY_JOB_ID"     // the array's job id: one group per array
 	EnvGitHubRunID      = "GITHUB_RUN_ID"          // one group per workflow run...
 	EnvGitHubRunAttempt = "GITHUB_RUN_ATTEMPT"     // ...and attempt
+	EnvHostname         = "HOSTNAME"               // a Kubernetes Indexed Job's pod: <job name>-<index>
 )
 
 // Parse reads a --shard value: "i/n", or "auto" to take it from the engine's environment
@@ -168,7 +169,14 @@ func FromEnv(lookupEnv func(string) (string, bool)) (Spec, error) {
 }
 
 // GroupFromEnv derives a run group ID from the engine's job: INFERBENCH_GROUP, else the Slurm
-// array's job ID, else the GitHub Actions run and attempt. It returns "" when none is set.
+// array's job ID, else the GitHub Actions run and attempt, else the Kubernetes Indexed Job's
+// name. It returns "" when none is set.
+//
+// Kubernetes puts no job ID in a pod's environment, but the Job controller names an Indexed
+// Job's pods' host <job name>-<index>, and sets JOB_COMPLETION_INDEX to the index: with both,
+// and HOSTNAME ending in -<index>, the group is the Job's name (what the example manifests pass
+// as INFERBENCH_GROUP through the downward API). A pod whose template sets its own hostname has
+// no such suffix, and gets no group.
 func GroupFromEnv(lookupEnv func(string) (string, bool)) string {
 	get := func(k string) string {
 		v, _ := lookupEnv(k)
@@ -185,6 +193,11 @@ func GroupFromEnv(lookupEnv func(string) (string, bool)) string {
 			a = "1"
 		}
 		return "gha-" + get(EnvGitHubRunID) + "-" + a
+	case get(EnvJobIndex) != "":
+		suffix := "-" + get(EnvJobIndex)
+		if host := get(EnvHostname); len(host) > len(suffix) && strings.HasSuffix(host, suffix) {
+			return strings.TrimSuffix(host, suffix)
+		}
 	}
 	return ""
 }

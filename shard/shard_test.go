@@ -249,4 +249,24 @@ func TestParse(t *testing.T) {
 	if g := GroupFromEnv(env("GITHUB_RUN_ID", "5", "GITHUB_RUN_ATTEMPT", "2", "SLURM_ARRAY_JOB_ID", "")); g != "gha-5-2" {
 		t.Errorf("gha group %q", g)
 	}
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		// An Indexed Job's pod: host <job name>-<index>.
+		{[]string{"JOB_COMPLETION_INDEX", "3", "HOSTNAME", "matrix-a7-3"}, "matrix-a7"},
+		// Index 1 of a Job whose name ends in -1: only the last -1 is the index.
+		{[]string{"JOB_COMPLETION_INDEX", "1", "HOSTNAME", "run-1-1"}, "run-1"},
+		// A hostname the template set (no -<index> suffix): no group.
+		{[]string{"JOB_COMPLETION_INDEX", "3", "HOSTNAME", "bench-box"}, ""},
+		{[]string{"JOB_COMPLETION_INDEX", "3", "HOSTNAME", "-3"}, ""},
+		// A host name alone, outside Kubernetes: no group.
+		{[]string{"HOSTNAME", "matrix-3"}, ""},
+		// INFERBENCH_GROUP wins.
+		{[]string{"JOB_COMPLETION_INDEX", "3", "HOSTNAME", "matrix-3", "INFERBENCH_GROUP", "g"}, "g"},
+	} {
+		if g := GroupFromEnv(env(c.env...)); g != c.want {
+			t.Errorf("%v: group %q, want %q", c.env, g, c.want)
+		}
+	}
 }
