@@ -48,9 +48,10 @@ load: {mode: concurrency, warmup_iterations: 2, measurement_iterations: 30, slo:
 			t.Errorf("%s: slo %v", sc.Scenario, slo)
 		}
 		// Three events of two tokens each, 2 ms apart: ITL has two samples per gap, up to 120.
-		// Events that arrive in one read are one delivery (fewer gaps, as many tokens each).
-		if itl := sc.Metrics["itl_ms"].Summary; itl == nil || itl.N > 30*2*2 || itl.N%2 != 0 || itl.N < 30*2 {
-			t.Errorf("%s: ITL %+v, want an even count of at most 120 samples", sc.Scenario, itl)
+		// Events that arrive in one read are one delivery (fewer gaps, as many tokens each): on a
+		// loaded machine whole requests arrive in one read, so there is no lower bound but one gap.
+		if itl := sc.Metrics["itl_ms"].Summary; itl == nil || itl.N > 30*2*2 || itl.N%2 != 0 || itl.N < 2 {
+			t.Errorf("%s: ITL %+v, want an even count of 2 to 120 samples", sc.Scenario, itl)
 		}
 		data, err := os.ReadFile(filepath.Join(logs, "srv__"+sc.Scenario+".jsonl"))
 		if err != nil {
