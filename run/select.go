@@ -32,6 +32,11 @@ type Selection struct {
 	// generating subjects (mock, torch_llm, OpenAI servers) generate per call. Unlike a --set
 	// key, a benchmark need not declare it.
 	GenerateTokens int
+	// ModelID, when set, sets model_id in every scenario: the model to benchmark (seed 004's
+	// --model-id). torch_llm loads these weights (a local directory or a Hugging Face id in the
+	// local cache), Python benchmarks read it as config.model_id, an OpenAI server is asked for
+	// this model. Like GenerateTokens, a benchmark need not declare it.
+	ModelID string
 }
 
 // Env is the part of the process a run reads: the working directory and the environment.
@@ -225,15 +230,21 @@ func (s Selection) overrides() (map[string]any, error) {
 	if s.GenerateTokens > 0 {
 		out[GenerateTokensParam] = s.GenerateTokens
 	}
+	if s.ModelID != "" {
+		out[ModelIDParam] = s.ModelID
+	}
 	return out, nil
 }
 
 // GenerateTokensParam is the parameter Selection.GenerateTokens sets.
 const GenerateTokensParam = "max_new_tokens"
 
+// ModelIDParam is the parameter Selection.ModelID sets.
+const ModelIDParam = "model_id"
+
 // setStrings returns the overrides as written, for the record of the run.
 func (s Selection) setStrings() map[string]string {
-	if len(s.Set) == 0 && s.GenerateTokens <= 0 {
+	if len(s.Set) == 0 && s.GenerateTokens <= 0 && s.ModelID == "" {
 		return nil
 	}
 	m := map[string]string{}
@@ -243,6 +254,9 @@ func (s Selection) setStrings() map[string]string {
 	}
 	if s.GenerateTokens > 0 {
 		m[GenerateTokensParam] = fmt.Sprint(s.GenerateTokens)
+	}
+	if s.ModelID != "" {
+		m[ModelIDParam] = s.ModelID
 	}
 	return m
 }
