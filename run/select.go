@@ -160,19 +160,15 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	if err != nil {
 		return nil, err
 	}
-	var all, out []*suite.Scenario
-	declared := map[string]bool{}
+	var all []*suite.Scenario
 	for _, b := range benches {
-		matched := false
-		for _, sc := range b.Expand(set) {
-			all = append(all, sc)
-			if sel.Filter.Match(sc) {
-				out = append(out, sc)
-				matched = true
-			}
-		}
-		if matched {
-			for _, k := range b.ParamKeys() {
+		all = append(all, b.Expand(set)...)
+	}
+	out := sel.Filter.Select(all)
+	declared := map[string]bool{}
+	for i, sc := range out {
+		if i == 0 || sc.Benchmark != out[i-1].Benchmark {
+			for _, k := range sc.Benchmark.ParamKeys() {
 				declared[k] = true
 			}
 		}
@@ -181,7 +177,7 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	// was a silent no-op): say so instead of running something else.
 	if len(all) > 0 {
 		if bad := sel.Filter.Unmatched(all); len(bad) > 0 {
-			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or its file name)", strings.Join(bad, ", "))
+			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or else a file name)", strings.Join(bad, ", "))
 		}
 	}
 	if len(out) > 0 {
