@@ -18,7 +18,7 @@ type selection struct {
 
 func (s *selection) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVar(&s.filter.Include, "include", nil, "run only benchmarks or scenarios matching this glob (repeatable; * matches across /)")
+	f.StringArrayVar(&s.filter.Include, "include", nil, "run only benchmarks or scenarios matching this glob (* matches across /) or bare name (a benchmark name or a part of it between . and /, else a file name without extension); repeatable")
 	f.StringArrayVar(&s.filter.Exclude, "exclude", nil, "skip benchmarks or scenarios matching this glob (repeatable)")
 	f.StringSliceVar(&s.filter.Category, "category", nil, "only these categories: unit, integration, performance")
 	f.StringSliceVar(&s.filter.Model, "model", nil, "only benchmarks whose model matches this glob; in quick runs (--exec, --openai, --framework) the model to use")
