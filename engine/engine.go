@@ -345,13 +345,15 @@ func shortDuration(msec float64) string {
 }
 
 // sequentialWarning says when a load asks for calls in parallel from a subject that makes one at
-// a time: the calls queue and the figures are those of one process, not of the concurrency asked.
+// a time: the calls queue and the figures are those of one call at a time, not of the
+// concurrency asked. A sequential subject times each call from when its turn comes
+// (subject.Sequential), so its latency holds no wait: it reads as at concurrency 1.
 func sequentialWarning(subj subject.Subject, cfg load.Config) string {
 	s, ok := subj.(subject.Sequential)
 	if !ok || !cfg.Serving() || (cfg.Concurrency <= 1 && cfg.Mode == "concurrency") {
 		return ""
 	}
-	return fmt.Sprintf("load mode %s over a subject that runs one call at a time (%s): calls queue, latency includes the wait and throughput is that of one process; run several workers behind a server (kind openai) to measure concurrency",
+	return fmt.Sprintf("load mode %s over a subject that runs one call at a time (%s): calls wait their turn; latency is each call's own time, without that wait (as at concurrency 1), and throughput is that of calls made one after another, not of several in flight; run several workers behind a server (kind openai) to measure concurrency",
 		cfg.Mode, s.OneAtATime())
 }
 
