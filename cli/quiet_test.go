@@ -49,3 +49,23 @@ func TestPipedRunIsQuiet(t *testing.T) {
 		t.Errorf("--log-level debug: run.log has no debug records")
 	}
 }
+
+// TestLogLevelHelp: run --help showed --log-level (default "info") while the console's default
+// is warnings and errors only; the help says what the default is, and --log-level info still
+// shows info on the console.
+func TestLogLevelHelp(t *testing.T) {
+	code, out, errOut := runCLI(t, "", nil, "run", "--help")
+	var line string
+	for _, l := range strings.Split(out+errOut, "\n") {
+		if strings.Contains(l, "--log-level") {
+			line = l
+		}
+	}
+	if code != 0 || line == "" || strings.Contains(line, `(default "info")`) || !strings.Contains(line, "default: warnings and errors only") {
+		t.Errorf("run --help: exit %d, --log-level line %q", code, line)
+	}
+	code, out, errOut = runCLI(t, "", nil, "run", filepath.Join(testdata, "project"), "--enable-mock", "--output-dir", t.TempDir(), "--log-level", "info")
+	if code != 0 || !strings.Contains(errOut, "level=INFO") {
+		t.Errorf("--log-level info: exit %d, stderr lacks INFO lines:\n%s\n%s", code, out, errOut)
+	}
+}

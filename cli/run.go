@@ -93,7 +93,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.DurationVar(&rf.timeout, "timeout", 0, "per-iteration timeout (default 5m)")
 	f.StringVar(&rf.outputDir, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
 	f.StringVar(&rf.format, "format", "table", "summary on stdout: table, json or none")
-	f.StringVar(&rf.logLevel, "log-level", "info", "log level on the console when piped or in CI (default: warnings and errors only; run.log keeps info, or debug when asked): debug, info, warn, error")
+	f.StringVar(&rf.logLevel, "log-level", "", "log level on the console when piped or in CI: debug, info, warn or error (default: warnings and errors only; run.log keeps info, and debug when asked)")
 	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
 	f.IntVar(&rf.keepSamples, "keep-samples", run.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
 
@@ -184,8 +184,8 @@ func (a *alertFlags) register(f *pflag.FlagSet) {
 }
 
 func parseLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
+	var l slog.Level // info when not given: the console still shows warnings only (run.ConsoleHandler)
+	if err := l.UnmarshalText([]byte(s)); s != "" && err != nil {
 		return 0, usageErr("--log-level %q: want debug, info, warn or error", s)
 	}
 	return l, nil

@@ -3,10 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -74,5 +76,48 @@ func TestNumTokensToGenerate(t *testing.T) {
 	m, ok := r.Scenarios[0].Metrics["output_tokens"]
 	if !ok || m.Summary == nil || m.Summary.Median != 3 {
 		t.Errorf("output_tokens = %+v, want 3 per call", m.Summary)
+	}
+}
+
+// TestModelID: seed 004's --model-id (unknown flag before; only --set model_id= worked, and only
+// where a benchmark declared it) sets model_id in every scenario: a Python benchmark reads it as
+// config.model_id, and the run records it with the overrides.
+func TestModelID(t *testing.T) {
+	py := pyenv.Find(nil).Path
+	if _, err := exec.LookPath(py); err != nil {
+		t.Skipf("%s is not installed: the Python benchmark cannot run", py)
+	}
+	proj := t.TempDir()
+	def := `def run_model(config):
+    if config.model_id != "gpt2":
+        raise ValueError("config.model_id is %r" % config.model_id)
+    return {"items": 1}
+`
+	if err := os.MkdirAll(filepath.Join(proj, "benches"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "benches", "model.py"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "", nil, "run", proj, "--model-id", "gpt2", "--iterations", "2", "--warmup", "0",
+		"--output-dir", dir, "--format", "none", "--no-monitor")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	r, err := result.Load(filepath.Join(dir, result.LatestLink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Status != result.StatusOK {
+		t.Fatalf("scenarios %+v", r.Scenarios)
+	}
+	s := r.Scenarios[0]
+	if s.Params["model_id"] != "gpt2" || r.Config.Set["model_id"] != "gpt2" {
+		t.Errorf("params %v, recorded overrides %v: want model_id gpt2 in both", s.Params, r.Config.Set)
+	}
+	code, out, errOut = runCLI(t, "", nil, "run", "--help")
+	if code != 0 || !strings.Contains(errOut+out, "--model-id") {
+		t.Errorf("run --help does not list --model-id")
 	}
 }

@@ -12,12 +12,13 @@ type selection struct {
 	filter     suite.Filter
 	set        []string
 	enableMock bool
-	numTokens  uint // --num-tokens-to-generate: max_new_tokens in every scenario
+	numTokens  uint   // --num-tokens-to-generate: max_new_tokens in every scenario
+	modelID    string // --model-id: model_id in every scenario
 }
 
 func (s *selection) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVar(&s.filter.Include, "include", nil, "run only benchmarks or scenarios matching this glob (repeatable; * matches across /)")
+	f.StringArrayVar(&s.filter.Include, "include", nil, "run only benchmarks or scenarios matching this glob (* matches across /) or bare name (a benchmark name or a part of it between . and /, else a file name without extension); repeatable")
 	f.StringArrayVar(&s.filter.Exclude, "exclude", nil, "skip benchmarks or scenarios matching this glob (repeatable)")
 	f.StringSliceVar(&s.filter.Category, "category", nil, "only these categories: unit, integration, performance")
 	f.StringSliceVar(&s.filter.Model, "model", nil, "only benchmarks whose model matches this glob; in quick runs (--exec, --openai, --framework) the model to use")
@@ -25,11 +26,12 @@ func (s *selection) register(cmd *cobra.Command) {
 	f.StringArrayVar(&s.set, "set", nil, "override a parameter in every scenario: --set batch_size=4 (repeatable)")
 	f.BoolVar(&s.enableMock, "enable-mock", false, "run definitions whose subject is the simulated mock model")
 	f.UintVar(&s.numTokens, "num-tokens-to-generate", 0, "tokens to generate per call in generation benchmarks: max_new_tokens=N in every scenario (mock, torch_llm, OpenAI servers)")
+	f.StringVar(&s.modelID, "model-id", "", "the model to benchmark: model_id=ID in every scenario (torch_llm loads these weights from a local directory or the local Hugging Face cache, never downloading; Python benchmarks read config.model_id; OpenAI servers are asked for this model)")
 }
 
 // selection returns the run.Selection of the flags and the PATH arguments.
 func (s *selection) selection(o *IO, args []string) run.Selection {
-	return run.Selection{Paths: args, Funcs: o.Funcs, Filter: s.filter, Set: s.set, EnableMock: s.enableMock, GenerateTokens: int(s.numTokens)}
+	return run.Selection{Paths: args, Funcs: o.Funcs, Filter: s.filter, Set: s.set, EnableMock: s.enableMock, GenerateTokens: int(s.numTokens), ModelID: s.modelID}
 }
 
 // env is the run.Env of a command.

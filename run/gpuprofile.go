@@ -142,5 +142,8 @@ func (g *gpuProfiler) runArgs(sc *suite.Scenario, cfg load.Config) string {
 	if g.sel.GenerateTokens > 0 {
 		args = append(args, "--num-tokens-to-generate", strconv.Itoa(g.sel.GenerateTokens))
 	}
+	if g.sel.ModelID != "" {
+		args = append(args, "--model-id", g.sel.ModelID)
+	}
 	return shellquote.Join(args...)
 }

@@ -32,6 +32,11 @@ type Selection struct {
 	// generating subjects (mock, torch_llm, OpenAI servers) generate per call. Unlike a --set
 	// key, a benchmark need not declare it.
 	GenerateTokens int
+	// ModelID, when set, sets model_id in every scenario: the model to benchmark (seed 004's
+	// --model-id). torch_llm loads these weights (a local directory or a Hugging Face id in the
+	// local cache), Python benchmarks read it as config.model_id, an OpenAI server is asked for
+	// this model. Like GenerateTokens, a benchmark need not declare it.
+	ModelID string
 }
 
 // Env is the part of the process a run reads: the working directory and the environment.
@@ -155,19 +160,15 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	if err != nil {
 		return nil, err
 	}
-	var all, out []*suite.Scenario
-	declared := map[string]bool{}
+	var all []*suite.Scenario
 	for _, b := range benches {
-		matched := false
-		for _, sc := range b.Expand(set) {
-			all = append(all, sc)
-			if sel.Filter.Match(sc) {
-				out = append(out, sc)
-				matched = true
-			}
-		}
-		if matched {
-			for _, k := range b.ParamKeys() {
+		all = append(all, b.Expand(set)...)
+	}
+	out := sel.Filter.Select(all)
+	declared := map[string]bool{}
+	for i, sc := range out {
+		if i == 0 || sc.Benchmark != out[i-1].Benchmark {
+			for _, k := range sc.Benchmark.ParamKeys() {
 				declared[k] = true
 			}
 		}
@@ -176,7 +177,7 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	// was a silent no-op): say so instead of running something else.
 	if len(all) > 0 {
 		if bad := sel.Filter.Unmatched(all); len(bad) > 0 {
-			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or its file name)", strings.Join(bad, ", "))
+			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or else a file name)", strings.Join(bad, ", "))
 		}
 	}
 	if len(out) > 0 {
@@ -225,15 +226,21 @@ func (s Selection) overrides() (map[string]any, error) {
 	if s.GenerateTokens > 0 {
 		out[GenerateTokensParam] = s.GenerateTokens
 	}
+	if s.ModelID != "" {
+		out[ModelIDParam] = s.ModelID
+	}
 	return out, nil
 }
 
 // GenerateTokensParam is the parameter Selection.GenerateTokens sets.
 const GenerateTokensParam = "max_new_tokens"
 
+// ModelIDParam is the parameter Selection.ModelID sets.
+const ModelIDParam = "model_id"
+
 // setStrings returns the overrides as written, for the record of the run.
 func (s Selection) setStrings() map[string]string {
-	if len(s.Set) == 0 && s.GenerateTokens <= 0 {
+	if len(s.Set) == 0 && s.GenerateTokens <= 0 && s.ModelID == "" {
 		return nil
 	}
 	m := map[string]string{}
@@ -243,6 +250,9 @@ func (s Selection) setStrings() map[string]string {
 	}
 	if s.GenerateTokens > 0 {
 		m[GenerateTokensParam] = fmt.Sprint(s.GenerateTokens)
+	}
+	if s.ModelID != "" {
+		m[ModelIDParam] = s.ModelID
 	}
 	return m
 }

@@ -233,7 +233,8 @@ type Profiler interface {
 }
 
 // Sequential is an optional ability: a subject that makes one call at a time whatever the load
-// asks (one worker process). OneAtATime says why, for the warning a concurrent load gets.
+// asks (one worker process). OneAtATime says why, for the warning a concurrent load gets. Its
+// observations time each call from when its turn comes: the wait for the turn is in no figure.
 type Sequential interface {
 	OneAtATime() string
 }

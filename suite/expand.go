@@ -122,19 +122,59 @@ func pointName(p []KV) string {
 
 // Filter selects scenarios. Empty fields select everything.
 type Filter struct {
-	Include  []string // globs on "benchmark" or "benchmark/scenario", or bare names (see MatchName); any match selects
+	Include  []string // globs on "benchmark" or "benchmark/scenario", or bare names (see MatchName and Select); any match selects
 	Exclude  []string // the same; any match drops
 	Category []string // categories; any match selects
 	Model    []string // globs on the model name
 	Tag      []string // tags; any match selects
 }
 
-// Match reports whether the filter selects the scenario.
+// Select returns the scenarios of all that the filter selects, in order. A bare name in Include
+// or Exclude is resolved against all (see MatchName): it names the benchmarks it names, and a
+// file only when it names no benchmark.
+func (f Filter) Select(all []*Scenario) []*Scenario {
+	inc, exc := resolve(f.Include, all), resolve(f.Exclude, all)
+	var out []*Scenario
+	for _, s := range all {
+		if f.match(s, inc, exc) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Match reports whether the filter selects s taken alone, where a bare name also matches the
+// file name (MatchName).
+//
+// Deprecated: use Select, which resolves bare names against every scenario of the run.
 func (f Filter) Match(s *Scenario) bool {
-	if len(f.Include) > 0 && !slices.ContainsFunc(f.Include, func(p string) bool { return MatchName(p, s) }) {
+	all := []*Scenario{s}
+	return f.match(s, resolve(f.Include, all), resolve(f.Exclude, all))
+}
+
+// namePattern is an --include or --exclude pattern resolved against the scenarios of a run.
+type namePattern struct {
+	pattern string
+	file    bool // a bare name that names no benchmark: it names a file
+}
+
+func resolve(pats []string, all []*Scenario) []namePattern {
+	out := make([]namePattern, len(pats))
+	for i, p := range pats {
+		out[i] = namePattern{p, bare(p) && !slices.ContainsFunc(all, func(s *Scenario) bool { return matchName(p, s) })}
+	}
+	return out
+}
+
+func (p namePattern) match(s *Scenario) bool {
+	return matchName(p.pattern, s) || p.file && matchFile(p.pattern, s)
+}
+
+func (f Filter) match(s *Scenario, inc, exc []namePattern) bool {
+	if len(inc) > 0 && !slices.ContainsFunc(inc, func(p namePattern) bool { return p.match(s) }) {
 		return false
 	}
-	if slices.ContainsFunc(f.Exclude, func(p string) bool { return MatchName(p, s) }) {
+	if slices.ContainsFunc(exc, func(p namePattern) bool { return p.match(s) }) {
 		return false
 	}
 	b := s.Benchmark
@@ -158,26 +198,36 @@ func (f Filter) Match(s *Scenario) bool {
 	return true
 }
 
-// MatchName reports whether an --include/--exclude pattern names the scenario: a glob matching
-// the benchmark's name or the scenario's ID ("llm-mock/*"), or a bare name (no glob characters,
-// no '/') equal to the benchmark's file name without extension or to one part of its name split
-// at '.' and '/', as seed 004 writes them: "--include llama_benchmark" selects the benchmarks of
-// llama_benchmark.py (named llama_benchmark.LlamaBenchmark, ...).
+// MatchName reports whether an --include/--exclude pattern names the scenario on its own: a
+// glob matching the benchmark's name or the scenario's ID ("llm-mock/*"), a bare name (no glob
+// characters, no '/') equal to one part of the benchmark's name split at '.' and '/', as seed 004
+// writes them ("--include llama_benchmark" selects llama_benchmark.LlamaBenchmark, ...), or a bare
+// name equal to its file name without extension. Filter.Select decides the last with every
+// scenario in view: a bare name matches file names only when it names no benchmark, so
+// "--include llm-mock" selects the benchmark llm-mock and not the other benchmarks of
+// llm-mock.yaml, while "--include exec-python" selects the benchmarks of exec-python.yaml.
 func MatchName(pattern string, s *Scenario) bool {
+	return matchName(pattern, s) || bare(pattern) && matchFile(pattern, s)
+}
+
+// matchName: pattern is a glob on the benchmark's name or the scenario's ID, or a bare name equal
+// to one part of the benchmark's name.
+func matchName(pattern string, s *Scenario) bool {
 	b := s.Benchmark
 	if Glob(pattern, b.Name) || Glob(pattern, s.ID()) {
 		return true
 	}
-	if pattern == "" || strings.ContainsAny(pattern, "*?[/") {
-		return false
-	}
-	if b.File != "" {
-		if stem := strings.TrimSuffix(filepath.Base(b.File), filepath.Ext(b.File)); stem == pattern {
-			return true
-		}
-	}
-	return slices.Contains(strings.FieldsFunc(b.Name, func(r rune) bool { return r == '.' || r == '/' }), pattern)
+	return bare(pattern) && slices.Contains(strings.FieldsFunc(b.Name, func(r rune) bool { return r == '.' || r == '/' }), pattern)
 }
+
+// matchFile: pattern is the benchmark's file name without extension.
+func matchFile(pattern string, s *Scenario) bool {
+	f := s.Benchmark.File
+	return f != "" && strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)) == pattern
+}
+
+// bare reports whether pattern is a bare name: no glob characters and no '/'.
+func bare(pattern string) bool { return pattern != "" && !strings.ContainsAny(pattern, "*?[/") }
 
 // Unmatched returns the --include and --exclude patterns (as "--include P") that name none of
 // scenarios, so a typo or a stale name is reported instead of silently selecting nothing or

@@ -132,6 +132,10 @@ func TestFilter(t *testing.T) {
 	llama := &Benchmark{Name: "llama_benchmark.LlamaBenchmark", File: "benches/llama_benchmark.py"}
 	llamaFn := &Benchmark{Name: "llama_benchmark.run_llama_benchmark", File: "benches/llama_benchmark.py"}
 	mockB := &Benchmark{Name: "mock_benchmark.MockBenchmark", File: "benches/mock_benchmark.py"}
+	// Two benchmarks of one YAML file named after the first (benches/performance/llm-mock.yaml).
+	llm.File = "benches/llm-mock.yaml"
+	vision := &Benchmark{Name: "vision-mock", File: "benches/llm-mock.yaml"}
+	matmul := &Benchmark{Name: "python-matmul", File: "benches/exec-python.yaml"}
 	scs := []*Scenario{
 		{Benchmark: resnet, Name: "batch_size=1"},
 		{Benchmark: resnet, Name: "batch_size=8"},
@@ -139,13 +143,15 @@ func TestFilter(t *testing.T) {
 		{Benchmark: llama, Name: "default"},
 		{Benchmark: llamaFn, Name: "default"},
 		{Benchmark: mockB, Name: "default"},
+		{Benchmark: vision, Name: "default"},
+		{Benchmark: matmul, Name: "default"},
 	}
 	cases := []struct {
 		name string
 		f    Filter
 		want []string
 	}{
-		{"everything", Filter{}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager", "llama_benchmark.LlamaBenchmark/default", "llama_benchmark.run_llama_benchmark/default", "mock_benchmark.MockBenchmark/default"}},
+		{"everything", Filter{}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager", "llama_benchmark.LlamaBenchmark/default", "llama_benchmark.run_llama_benchmark/default", "mock_benchmark.MockBenchmark/default", "vision-mock/default", "python-matmul/default"}},
 		{"include benchmark glob", Filter{Include: []string{"res*"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8"}},
 		{"include scenario glob", Filter{Include: []string{"*/batch_size=8"}}, []string{"resnet50/batch_size=8"}},
 		{"exclude wins over include", Filter{Include: []string{"res*", "llm*"}, Exclude: []string{"resnet50/batch_size=1"}}, []string{"resnet50/batch_size=8", "llm-mock/variant=eager"}},
@@ -157,16 +163,20 @@ func TestFilter(t *testing.T) {
 		{"include bare file name", Filter{Include: []string{"llama_benchmark"}}, []string{"llama_benchmark.LlamaBenchmark/default", "llama_benchmark.run_llama_benchmark/default"}},
 		{"include bare part of a name", Filter{Include: []string{"LlamaBenchmark"}}, []string{"llama_benchmark.LlamaBenchmark/default"}},
 		// seed 004: --exclude mock_benchmark drops the mock file's benchmarks (was a silent no-op)
-		{"exclude bare file name", Filter{Exclude: []string{"mock_benchmark", "llama_benchmark"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager"}},
+		{"exclude bare file name", Filter{Exclude: []string{"mock_benchmark", "llama_benchmark"}}, []string{"resnet50/batch_size=1", "resnet50/batch_size=8", "llm-mock/variant=eager", "vision-mock/default", "python-matmul/default"}},
 		{"bare name is not a substring", Filter{Include: []string{"llama"}}, nil},
+		// a bare name that is a benchmark's name selects that benchmark, not the others of the
+		// file of the same name (--include llm-mock also selected vision-mock before)
+		{"bare benchmark name wins over its file", Filter{Include: []string{"llm-mock"}}, []string{"llm-mock/variant=eager"}},
+		{"bare benchmark name excludes only it", Filter{Exclude: []string{"llm-mock"}, Category: []string{""}}, []string{"llama_benchmark.LlamaBenchmark/default", "llama_benchmark.run_llama_benchmark/default", "mock_benchmark.MockBenchmark/default", "vision-mock/default", "python-matmul/default"}},
+		// a bare name that names no benchmark names a file: all its benchmarks
+		{"bare file name naming no benchmark", Filter{Include: []string{"exec-python"}}, []string{"python-matmul/default"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
-			for _, s := range scs {
-				if c.f.Match(s) {
-					got = append(got, s.ID())
-				}
+			for _, s := range c.f.Select(scs) {
+				got = append(got, s.ID())
 			}
 			if diff := cmp.Diff(c.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)

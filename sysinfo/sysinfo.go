@@ -1,6 +1,8 @@
 // Package sysinfo takes the environment fingerprint recorded with every run: CPU, memory, OS and
 // kernel, Go and Python versions, GPUs (when nvidia-smi answers) and the git commit, branch and
-// dirty flag of the project. Missing pieces are left empty, never an error.
+// dirty flag of the project. The CPU model and memory come from /proc on Linux, from sysctl on
+// macOS and from the registry and GlobalMemoryStatusEx on Windows. Missing pieces are left
+// empty, never an error.
 package sysinfo
 
 import (
@@ -83,6 +85,16 @@ func Collect(ctx context.Context, o Options) Info {
 	info.Hostname, _ = os.Hostname()
 	info.CPU = CPU{Model: cpuModel(root), Cores: runtime.NumCPU()}
 	info.MemoryMB = memTotalMB(root)
+	if o.Root == "" && (info.CPU.Model == "" || info.MemoryMB == 0) {
+		// No /proc (macOS, Windows): the platform's own sources.
+		model, mb := hostCPUMemory()
+		if info.CPU.Model == "" {
+			info.CPU.Model = model
+		}
+		if info.MemoryMB == 0 {
+			info.MemoryMB = mb
+		}
+	}
 	info.Kernel = strings.TrimSpace(readFile(root, "proc/sys/kernel/osrelease"))
 	info.Distro = osRelease(root)
 	if o.Python != "" {

@@ -47,6 +47,20 @@ func Enabled(endpoint string, lookup func(string) (string, bool)) bool {
 	return false
 }
 
+// EnvEndpoint returns the URL traces go to by the OTEL_EXPORTER_OTLP_* environment read through
+// lookup, as the OpenTelemetry specification defines it for OTLP/HTTP, and the variable it came
+// from: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else OTEL_EXPORTER_OTLP_ENDPOINT (a base URL)
+// with /v1/traces appended; "" when neither is set.
+func EnvEndpoint(lookup func(string) (string, bool)) (endpoint, name string) {
+	if v, ok := lookup("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); ok && v != "" {
+		return v, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	}
+	if v, ok := lookup("OTEL_EXPORTER_OTLP_ENDPOINT"); ok && v != "" {
+		return strings.TrimSuffix(v, "/") + "/v1/traces", "OTEL_EXPORTER_OTLP_ENDPOINT"
+	}
+	return "", ""
+}
+
 // Run is the trace of one run. It is an engine.Listener: each scenario becomes a span; and an
 // engine.CallHooker: each iteration or request becomes a span below its scenario's.
 type Run struct {
@@ -90,14 +104,15 @@ type config struct {
 // scenario's span. 0 records none.
 func WithSpanRate(n float64) Option { return func(c *config) { c.rate = n } }
 
-// WithLookupEnv sets where OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG are read from
-// (os.LookupEnv otherwise).
+// WithLookupEnv sets where OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG and the endpoint
+// (EnvEndpoint) are read from (os.LookupEnv otherwise). The exporter's other settings
+// (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, ...) it reads from the process's environment.
 func WithLookupEnv(lookup func(string) (string, bool)) Option {
 	return func(c *config) { c.lookup = lookup }
 }
 
 // Start opens the run span. endpoint is a URL (http://host:4318, a path /v1/traces is added when
-// absent) or "" for the OTEL_EXPORTER_OTLP_* environment the exporter reads.
+// absent) or "" for the endpoint of the OTEL_EXPORTER_OTLP_* environment (EnvEndpoint).
 func Start(ctx context.Context, endpoint, version string, opts ...Option) (*Run, error) {
 	c := config{rate: DefaultSpanRate, lookup: os.LookupEnv}
 	for _, o := range opts {
@@ -113,18 +128,24 @@ func Start(ctx context.Context, endpoint, version string, opts ...Option) (*Run,
 	exp := c.exporter
 	if exp == nil {
 		var opts []otlptracehttp.Option
+		u, what := endpoint, "--otlp-endpoint"
 		if endpoint != "" {
 			// The exporter posts to the URL as given; a bare http://host:4318 gets the path
 			// collectors listen on.
-			u := endpoint
 			if p, err := url.Parse(endpoint); err == nil && (p.Path == "" || p.Path == "/") {
 				p.Path = "/v1/traces"
 				u = p.String()
 			}
+		} else {
+			// The exporter would read the process's environment; the run's may be another
+			// (a Go program's run.Env, the CLI's injected environment).
+			u, what = EnvEndpoint(c.lookup)
+		}
+		if u != "" {
 			opts = append(opts, otlptracehttp.WithEndpointURL(u))
 		}
 		if exp, err = otlptracehttp.New(ctx, opts...); err != nil {
-			return nil, fmt.Errorf("--otlp-endpoint %s: %w", endpoint, err)
+			return nil, fmt.Errorf("%s %s: %w", what, u, err)
 		}
 	}
 	res := resource.NewSchemaless(semconv.ServiceName("inferbench"), semconv.ServiceVersion(version))

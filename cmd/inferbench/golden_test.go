@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,20 +20,24 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
-// The golden comparison of the example suite (TestExampleSuite): what the summary table and
-// run.json say, with what varies from run to run or host to host taken out. Kept: every
-// scenario's id and status, the table's columns (a number or "-"), each scenario's metric names
-// and extra sections, the skip reasons that do not depend on the host, and the run's top-level
-// shape. Taken out: ids, paths and times; numbers; warnings, advice, the budgets' verdicts (the
-// example's budgets are on latencies) and the client_bound and errors_by_kind sections (they
-// follow timing noise and the mock's random failures); the
-// monitors' metrics (they follow what the host can sample); and, for scenarios that need a GPU
-// or a Python module, their status ("host-dependent").
+// The golden comparison of the example suite (TestExampleSuite, which runs what `make demo`
+// runs): what the summary table and run.json say, with what varies from run to run or host to
+// host taken out, so that the golden alone holds "unchanged apart from the id and timings".
+// Kept: every scenario's id and status; in the table, the scenario, its status and N (the
+// measured iterations that succeeded) with every other column a number or "-"; the counts line
+// and the budgets checked; in run.json, each scenario's params, warm-up and measured iterations
+// (and failed ones), metric names, budgets (metric and bound), extra sections and the keys inside
+// resources, server, slo (with its objectives), steady_window and sweep, and the skip reasons
+// that do not depend on the host; the run's top-level shape and the command line. Taken out: ids,
+// paths and times; timings; warnings, notes, advice and the budgets' verdicts (the example's
+// budgets are on latencies); the client_bound and errors_by_kind sections (they follow timing
+// noise); the monitors' metrics and the sources a host lacks (resources' unavailable); and, for
+// scenarios that need a GPU or a Python module, everything but the fact ("host-dependent").
 //
-// testdata/demo.golden was written by the build before the run pipeline moved into package run
-// (main 204e0aa, with INFERBENCH_GOLDEN_BIN pointing at its binary and -update): the test shows
-// that today's build prints and writes the same. Since then, -update on later trees added only
-// what they meant to add: the "logs" key of the three scenarios that print (their output logs).
+// testdata/demo.golden was first written by the build before the run pipeline moved into package
+// run (main 204e0aa, with INFERBENCH_GOLDEN_BIN pointing at its binary and -update). It was
+// rewritten when the test started to run `make demo`'s command (benches/ only, default
+// iterations) and to keep the fixed numbers and the keys of the extra sections.
 
 // hostDependent returns the ids of the example suite's scenarios whose requirements other than
 // a command (python3) depend on the host: a GPU, a Python module.
@@ -65,14 +70,36 @@ var monitorMetric = regexp.MustCompile(`^(peak_rss_mb|rss_\w+|cpu_pct|cpu_s|io_\
 
 var (
 	number     = regexp.MustCompile(`^[-+]?[0-9.]+(e[-+]?[0-9]+)?%?$`)
-	countsLine = regexp.MustCompile(`^(\d+) scenarios: \d+ ok, (\d+) failed, \d+ skipped$`)
-	budgetLine = regexp.MustCompile(`^budgets: \d+ checked, \d+ exceeded$`)
+	countsLine = regexp.MustCompile(`^(\d+) scenarios: (\d+) ok, (\d+) failed, (\d+) skipped$`)
+	budgetLine = regexp.MustCompile(`^budgets: (\d+) checked, \d+ exceeded$`)
 )
+
+// extraKeys are the extra sections whose keys the projection keeps (the monitors' unavailable
+// sources aside).
+var extraKeys = []string{"resources", "server", "slo", "steady_window", "sweep"}
 
 // demoProjection is the part of a run of the example suite that must not change: its summary
 // table (stdout) and its run.json.
 func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string]bool) string {
 	t.Helper()
+	var r map[string]any
+	if err := json.Unmarshal(runJSON, &r); err != nil {
+		t.Fatal(err)
+	}
+	scs, _ := r["scenarios"].([]any)
+	// What the host-dependent scenarios add to the counts.
+	hostStatus, hostBudgets := map[string]int{}, 0
+	for _, x := range scs {
+		s, _ := x.(map[string]any)
+		if host[fmt.Sprintf("%v/%v", s["benchmark"], s["scenario"])] {
+			hostStatus[fmt.Sprint(s["status"])]++
+			if b, ok := s["budgets"].(map[string]any); ok && s["status"] == "ok" {
+				hostBudgets += len(b)
+			}
+		}
+	}
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+
 	var b strings.Builder
 	b.WriteString("# stdout\n")
 	for _, line := range strings.Split(strings.TrimRight(stdout, "\n"), "\n") {
@@ -93,15 +120,18 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 			b.WriteString("results: DIR\n")
 		case countsLine.MatchString(line):
 			m := countsLine.FindStringSubmatch(line)
-			fmt.Fprintf(&b, "%s scenarios: # ok, %s failed, # skipped\n", m[1], m[2])
+			fmt.Fprintf(&b, "%s scenarios: %d ok, %s failed, %d skipped, besides %d host-dependent\n",
+				m[1], atoi(m[2])-hostStatus["ok"], m[3], atoi(m[4])-hostStatus["skipped"], hostStatus["ok"]+hostStatus["skipped"])
 		case budgetLine.MatchString(line):
-			b.WriteString("budgets: # checked, # exceeded\n")
+			m := budgetLine.FindStringSubmatch(line)
+			fmt.Fprintf(&b, "budgets: %d checked besides host-dependent ones, # exceeded\n", atoi(m[1])-hostBudgets)
 		case strings.HasPrefix(line, "BUDGET EXCEEDED"):
 		case host[f[0]]:
 			fmt.Fprintf(&b, "%s host-dependent\n", f[0])
 		default:
+			// A row: scenario, status and N kept; the timings masked.
 			for i, w := range f {
-				if number.MatchString(w) {
+				if i > 2 && number.MatchString(w) {
 					f[i] = "#"
 				}
 			}
@@ -109,20 +139,18 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 		}
 	}
 
-	var r map[string]any
-	if err := json.Unmarshal(runJSON, &r); err != nil {
-		t.Fatal(err)
-	}
 	section := strings.TrimRight(b.String(), "\n") + "\n" // no trailing blank line either
 	b.Reset()
 	b.WriteString(section)
 	b.WriteString("\n# run.json\n")
 	fmt.Fprintf(&b, "keys: %s\n", strings.Join(sortedKeys(r), " "))
 	fmt.Fprintf(&b, "schema: %v\n", r["schema"])
+	if c, ok := r["config"].(map[string]any); ok {
+		fmt.Fprintf(&b, "config: args %v, filters %v\n", c["args"], c["filters"])
+	}
 	if sum, ok := r["summary"].(map[string]any); ok {
 		fmt.Fprintf(&b, "summary: total %v, failed %v\n", sum["total"], sum["failed"])
 	}
-	scs, _ := r["scenarios"].([]any)
 	for _, x := range scs {
 		s, _ := x.(map[string]any)
 		id := fmt.Sprintf("%v/%v", s["benchmark"], s["scenario"])
@@ -138,6 +166,15 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 			}
 		}
 		fmt.Fprintf(&b, "  keys: %s\n", strings.Join(keys, " "))
+		if p, ok := s["params"].(map[string]any); ok {
+			fmt.Fprintf(&b, "  params: %s\n", pairs(p))
+		}
+		if it, ok := s["iterations"].(map[string]any); ok {
+			fmt.Fprintf(&b, "  iterations: %s\n", pairs(it))
+		}
+		if bud, ok := s["budgets"].(map[string]any); ok {
+			fmt.Fprintf(&b, "  budgets: %s\n", pairs(bud))
+		}
 		if reason, ok := s["skip_reason"]; ok {
 			fmt.Fprintf(&b, "  skip: %v\n", reason)
 		}
@@ -158,9 +195,34 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 				}
 			}
 			fmt.Fprintf(&b, "  extra: %s\n", strings.Join(secs, " "))
+			for _, k := range extraKeys {
+				sec, ok := e[k].(map[string]any)
+				if !ok {
+					continue
+				}
+				var inner []string
+				for _, ik := range sortedKeys(sec) {
+					if !(k == "resources" && ik == "unavailable") {
+						inner = append(inner, ik)
+					}
+				}
+				fmt.Fprintf(&b, "    %s: %s\n", k, strings.Join(inner, " "))
+				if obj, ok := sec["objectives"].(map[string]any); ok && k == "slo" {
+					fmt.Fprintf(&b, "    slo objectives: %s\n", pairs(obj))
+				}
+			}
 		}
 	}
 	return b.String()
+}
+
+// pairs prints a JSON object of fixed values as sorted key=value pairs.
+func pairs(m map[string]any) string {
+	var out []string
+	for _, k := range sortedKeys(m) {
+		out = append(out, fmt.Sprintf("%s=%v", k, m[k]))
+	}
+	return strings.Join(out, " ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

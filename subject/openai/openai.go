@@ -145,9 +145,9 @@ var (
 // Open checks cfg, reads its workload and checks that the server accepts connections. Params may
 // override the workload lengths ("input_tokens", "output_tokens" or its alias "max_new_tokens": a
 // number or a distribution),
-// "model", "stream", and size the connection pool ("concurrency").
+// "model" or its alias "model_id", "stream", and size the connection pool ("concurrency").
 func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subject, error) {
-	cfg.Model = p.String("model", cfg.Model)
+	cfg.Model = p.String("model", p.String("model_id", cfg.Model)) // model_id: --model-id's name for it
 	if v, ok := p["stream"].(bool); ok {
 		cfg.Stream = &v
 	}

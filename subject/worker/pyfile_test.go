@@ -164,13 +164,13 @@ func TestSeedLayoutPythonModels(t *testing.T) {
 	}
 	// --include with the bare file name selects both models' benchmarks.
 	f := suite.Filter{Include: []string{"benchmark_speed"}}
-	var sel []string
+	var all []*suite.Scenario
 	for _, b := range benches {
-		for _, sc := range b.Expand(nil) {
-			if f.Match(sc) {
-				sel = append(sel, sc.ID())
-			}
-		}
+		all = append(all, b.Expand(nil)...)
+	}
+	var sel []string
+	for _, sc := range f.Select(all) {
+		sel = append(sel, sc.ID())
 	}
 	if diff := cmp.Diff([]string{"glm4/benchmark_speed.run_speed_benchmark/default", "qwen3/benchmark_speed.run_speed_benchmark/default"}, sel); diff != "" {
 		t.Errorf("--include benchmark_speed (-want +got):\n%s", diff)
