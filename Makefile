@@ -115,7 +115,8 @@ agreement:
 # "context deadline exceeded" when the time runs out on a loaded machine (golang/go#75804).
 FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv subject/openai:FuzzScanner \
 	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode result:FuzzWriteJSON result:FuzzDecodeRun \
-	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply redact:FuzzCandidates
+	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply redact:FuzzCandidates \
+	result:FuzzJournal workload:FuzzReadPrompts compare:FuzzParseBudgetFile subject/exec:FuzzLastLineJSON
 FUZZTIME ?= 5000x
 
 fuzz-short:

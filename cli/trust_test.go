@@ -236,21 +236,27 @@ func TestNoFalsePass(t *testing.T) {
 	}
 }
 
-// No secret is written anywhere: a URL password, a bearer token given as a flag, and an API key a
-// server echoes back in its error body appear in none of the run's files, the store, stdout or
-// stderr. Before, config.args kept --metrics-token and the URL password, and the echoed key was
-// in run.json's errors, run.log, requests/*.jsonl, report.html and the store.
+// No secret is written anywhere: a URL password, a bearer token given as a flag, an API key a
+// server echoes back in its error body, and the values of a definition's `headers:` (an
+// X-Api-Key, an "Authorization: Token ..." the server echoes) appear in none of the run's files,
+// the store, stdout or stderr. Before, config.args kept --metrics-token and the URL password, the
+// echoed key was in run.json's errors, run.log, requests/*.jsonl, report.html and the store, and
+// the headers' values were in all of them and on stdout.
 func TestNoSecretWritten(t *testing.T) {
 	const (
-		apiKey   = "sk-live-0123456789abcdef"
-		urlPass  = "urlpass-9876"
-		token    = "metrics-tok-4242"
-		storePwd = "pgpass-1357"
+		apiKey    = "sk-live-0123456789abcdef"
+		urlPass   = "urlpass-9876"
+		token     = "metrics-tok-4242"
+		storePwd  = "pgpass-1357"
+		headerKey = "K3yValue9988xx"
+		headerTok = "AuTh7766zzqq"
+		serverTok = "hf-tok-5511aa" // a launched server's environment
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A hostile or careless server: it echoes the credentials it got.
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error": {"message": "Incorrect API key provided: %s (auth %q, url %s)"}}`, apiKey, r.Header.Get("Authorization"), "http://user:"+urlPass+"@x")
+		fmt.Fprintf(w, `{"error": {"message": "Incorrect API key provided: %s (auth %q, url %s, key %s, token %s)"}}`, apiKey, r.Header.Get("Authorization"), "http://user:"+urlPass+"@x",
+			r.Header.Get("X-Api-Key"), strings.TrimPrefix(r.Header.Get("Authorization"), "Token "))
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
@@ -262,7 +268,31 @@ func TestNoSecretWritten(t *testing.T) {
 	if code == ExitOK {
 		t.Fatalf("a run whose every request failed exited 0\n%s%s", out, errOut)
 	}
-	secrets := []string{apiKey, urlPass, token, storePwd}
+	// A definition whose openai subject sends credentials as headers, and whose server (here a
+	// shell that prints its environment) has a token in its env: the user wrote them in the
+	// definition (kept outside dir), nothing else may.
+	defs := t.TempDir()
+	os.MkdirAll(filepath.Join(defs, "benches"), 0o755)
+	def := fmt.Sprintf(`name: hdr
+server:
+  command: [sh, -c, 'echo "token is $HF_TOKEN"; echo "key $HF_TOKEN" >&2; exec sleep 30']
+  ready: tcp://%s
+  env: {HF_TOKEN: %s}
+subject:
+  kind: openai
+  url: %s/v1
+  model: m
+  stream: false
+  headers: {X-Api-Key: %s, Authorization: "Token %s"}
+load: {mode: concurrency, concurrency: 1, warmup_iterations: 0, measurement_iterations: 3}
+`, strings.TrimPrefix(srv.URL, "http://"), serverTok, srv.URL, headerKey, headerTok)
+	os.WriteFile(filepath.Join(defs, "benches", "hdr.yaml"), []byte(def), 0o644)
+	code, out2, errOut2 := runCLI(t, dir, nil, "run", defs, "--no-monitor", "--output-dir", "out2", "--store", "h.db", "--log-level", "debug")
+	if code == ExitOK {
+		t.Fatalf("a definition's run whose every request failed exited 0\n%s%s", out2, errOut2)
+	}
+	out, errOut = out+out2, errOut+errOut2
+	secrets := []string{apiKey, urlPass, token, storePwd, headerKey, headerTok, serverTok}
 	check := func(where, text string) {
 		t.Helper()
 		for _, s := range secrets {

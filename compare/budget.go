@@ -58,7 +58,7 @@ func CheckRunBudgets(r *result.Run, file *BudgetFile) (checks []BudgetCheck, exc
 }
 
 // ParseBudget parses a budget expression: "<= 25", "< 25", ">= 100", "> 100", or a bare number
-// (meaning "<=").
+// (meaning "<="). The limit is a finite number: "<= Inf" would always hold, "<= NaN" never.
 func ParseBudget(e string) (op string, limit float64, err error) {
 	e = strings.TrimSpace(e)
 	op = "<="
@@ -71,6 +71,9 @@ func ParseBudget(e string) (op string, limit float64, err error) {
 	limit, err = strconv.ParseFloat(e, 64)
 	if err != nil {
 		return "", 0, fmt.Errorf("budget %q: want an operator (<=, <, >=, >) and a number, e.g. \"<= 25\"", e)
+	}
+	if math.IsNaN(limit) || math.IsInf(limit, 0) {
+		return "", 0, fmt.Errorf("budget %q: want a finite number (a budget of NaN never holds, of Inf always)", e)
 	}
 	return op, limit, nil
 }

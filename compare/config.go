@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"regexp"
@@ -227,11 +228,25 @@ func LoadBudgetFile(file string) (*BudgetFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseBudgetFile(file, data)
+}
+
+// parseBudgetFile reads the performance-budget.yml data of file.
+func parseBudgetFile(file string, data []byte) (*BudgetFile, error) {
 	var f BudgetFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 		return nil, fileError(file, err, "keys of a budget: max_latency_ms, max_memory_mb, max_cpu_percent, budgets")
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.Budgets)) {
+		b := f.Budgets[k]
+		for _, l := range []struct {
+			key string
+			v   *float64
+		}{{"max_latency_ms", b.MaxLatencyMS}, {"max_memory_mb", b.MaxMemoryMB}, {"max_cpu_percent", b.MaxCPUPercent}} {
+			if l.v != nil && (math.IsNaN(*l.v) || math.IsInf(*l.v, 0) || *l.v < 0) {
+				return nil, fmt.Errorf("%s:%d: budgets: %s: %s = %v: want a finite number, not negative", file, lineOf(data, l.key), k, l.key, *l.v)
+			}
+		}
 		for _, m := range slices.Sorted(maps.Keys(f.Budgets[k].Budgets)) {
 			e := f.Budgets[k].Budgets[m]
 			if _, _, err := ParseBudget(e); err != nil {

@@ -6,8 +6,10 @@
 //
 // A Redactor hides two things: values it was told are secret (Add), and secrets recognisable by
 // their shape wherever they come from: the password of a URL (scheme://user:PASSWORD@host), a
-// bearer token, an OpenAI-style key (sk-...), and the value after api_key=, token:, password=,
-// "authorization": and the like.
+// bearer token, the credential of an Authorization header of any common scheme (Basic, Token,
+// ApiKey, ...), a "Token CREDENTIAL" or "ApiKey CREDENTIAL" anywhere, an OpenAI-style key
+// (sk-...), and the value after api_key=, x-api-key:, token:, password=, "authorization": and the
+// like.
 package redact
 
 import (
@@ -53,14 +55,30 @@ func (r *Redactor) Add(secrets ...string) {
 var (
 	// scheme://user:password@ — the password goes.
 	urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*):[^\s/@]*@`)
-	// Bearer TOKEN; Authorization: Basic CREDENTIALS.
+	// Bearer TOKEN; Token CREDENTIAL, ApiKey CREDENTIAL (masked when the credential has a letter
+	// and a digit, so that "token generation" stays); Authorization: SCHEME CREDENTIALS for the
+	// common schemes.
 	bearer = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/\-]+=*`)
-	basic  = regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?basic\s+)[A-Za-z0-9+/]+=*`)
+	scheme = regexp.MustCompile(`(?i)\b(token|api[_\-]?key)(\s+)([A-Za-z0-9._~+/\-]{8,}=*)`)
+	basic  = regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?` + authSchemes + `\s+)[A-Za-z0-9._~+/\-]+=*`)
 	// OpenAI-style keys: sk-..., sk-proj-...
 	skKey = regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{8,}`)
 	// api_key=V, "token": "V", password: V, --metrics-token=V, x-api-key: V.
 	keyValue = regexp.MustCompile(`(?i)((?:api[_\-]?key|access[_\-]?key|secret|token|passw(?:or)?d|authorization|credentials?)["']?\s*[:=]\s*["']?)([^\s"',;&}]+)`)
 )
+
+// authSchemes are the schemes of an Authorization header whose credential follows them.
+const authSchemes = `(?:basic|bearer|token|api[_\-]?key|key|digest|negotiate|ntlm|sso-key)`
+
+// isScheme reports whether v is one of authSchemes: the value keyValue finds after
+// "Authorization:", whose credential basic masked.
+func isScheme(v string) bool {
+	switch strings.ToLower(v) {
+	case "basic", "bearer", "token", "apikey", "api_key", "api-key", "key", "digest", "negotiate", "ntlm", "sso-key":
+		return true
+	}
+	return false
+}
 
 // String returns s with every secret masked.
 func (r *Redactor) String(s string) string {
@@ -81,9 +99,10 @@ const (
 	knownSecret shapes = 1 << iota // a value given to Add
 	urlShape                       // scheme://user:password@
 	bearerShape                    // Bearer TOKEN
+	schemeShape                    // Token CREDENTIAL, ApiKey CREDENTIAL
 	skShape                        // sk-...
 	keyShape                       // api_key=V and the like; Authorization: Basic V
-	allShapes   = knownSecret | urlShape | bearerShape | skShape | keyShape
+	allShapes   = knownSecret | urlShape | bearerShape | schemeShape | skShape | keyShape
 )
 
 // mask masks in s the secrets of the shapes in c: the known secrets, then each shape's
@@ -110,6 +129,15 @@ func (r *Redactor) mask(s string, c shapes) string {
 			return sub[1] + sub[2] + Mask
 		})
 	}
+	if c&schemeShape != 0 {
+		s = scheme.ReplaceAllStringFunc(s, func(m string) string {
+			sub := scheme.FindStringSubmatch(m)
+			if !strings.ContainsAny(sub[3], "0123456789") || !strings.ContainsFunc(sub[3], isLetter) {
+				return m // "token generation", "token 12345678": prose and numbers, not a credential
+			}
+			return sub[1] + sub[2] + Mask
+		})
+	}
 	if c&keyShape != 0 {
 		s = basic.ReplaceAllString(s, "${1}"+Mask)
 	}
@@ -119,8 +147,8 @@ func (r *Redactor) mask(s string, c shapes) string {
 	if c&keyShape != 0 {
 		s = keyValue.ReplaceAllStringFunc(s, func(m string) string {
 			sub := keyValue.FindStringSubmatch(m)
-			if sub[2] == Mask || strings.HasPrefix(sub[2], "$") || strings.EqualFold(sub[2], "bearer") || strings.EqualFold(sub[2], "basic") {
-				return m // already masked, a variable's name, or the scheme before a token masked above
+			if sub[2] == Mask || strings.HasPrefix(sub[2], "$") || isScheme(sub[2]) {
+				return m // already masked, a variable's name, or the scheme before a credential masked above
 			}
 			return sub[1] + Mask
 		})
@@ -128,9 +156,12 @@ func (r *Redactor) mask(s string, c shapes) string {
 	return s
 }
 
+// isLetter reports whether r is an ASCII letter.
+func isLetter(r rune) bool { return r|0x20 >= 'a' && r|0x20 <= 'z' }
+
 // candidates is the set of shapes s may hold: a known secret it contains, and each shape whose
-// expression s has what it needs to match (a "://" and an "@"; "bearer"; "sk-"; a ':' or '='
-// right after one of the key words, in any case). It lets text with no candidate (most process output)
+// expression s has what it needs to match (a "://" and an "@"; "bearer"; "token" or "key" before
+// a space; "sk-"; a ':' or '=' right after one of the key words, in any case). It lets text with no candidate (most process output)
 // pass without the regular expressions, which cost about 20 µs per line of 100 bytes, and runs
 // only the expressions that can match. What it leaves out, the expression would have left alone
 // (TestCandidatesAreExact, FuzzCandidates); a mask inserted never makes a new candidate, as
@@ -157,7 +188,8 @@ func (r *Redactor) candidates(s string) shapes {
 	if strings.Contains(s, "\u212a") || strings.Contains(s, "\u017f") {
 		return allShapes
 	}
-	for i := 0; i < len(s) && c&(bearerShape|keyShape) != bearerShape|keyShape; i++ {
+	const words = bearerShape | schemeShape | keyShape
+	for i := 0; i < len(s) && c&words != words; i++ {
 		l := s[i] | 0x20 // ASCII letters in lower case; other bytes never start a word below
 		if !wordStart[l] {
 			continue
@@ -168,7 +200,12 @@ func (r *Redactor) candidates(s string) shapes {
 			}
 			if w == "bearer" {
 				c |= bearerShape
-			} else if keyFollows(s, i+len(w), w) {
+				continue
+			}
+			if (w == "token" || w == "key") && i+len(w) < len(s) && isSpace(s[i+len(w)]) {
+				c |= schemeShape
+			}
+			if keyFollows(s, i+len(w), w) {
 				c |= keyShape
 			}
 		}
@@ -198,10 +235,15 @@ func keyFollows(s string, j int, w string) bool {
 	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
 		j++
 	}
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r' || s[j] == '\f' || s[j] == '\v') {
+	for j < len(s) && isSpace(s[j]) {
 		j++
 	}
 	return j < len(s) && (s[j] == ':' || s[j] == '=')
+}
+
+// isSpace reports whether b is an ASCII space, as \s or unicode.IsSpace see it.
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
 }
 
 // shapeWords are the words the shapes of secrets need: "bearer", and the key words that precede
@@ -305,3 +347,51 @@ type redacted struct {
 
 func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
+
+// Headers returns the values of HTTP headers a definition sets that are to be kept secret, for
+// Add: every header's but those of content negotiation and connection handling (Content-Type,
+// Accept, User-Agent and the like), which hold no credential. A header's name does not say
+// whether its value is secret (X-Api-Key, X-Goog-Api-Key, Cookie, a vendor's own), so any other
+// is. A value "SCHEME CREDENTIAL" (Authorization: Token abc) gives the credential too, which a
+// server may echo alone.
+func Headers(h map[string]string) []string {
+	var out []string
+	for k, v := range h {
+		if plainHeader(k) {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		out = append(out, v)
+		if sch, cred, ok := strings.Cut(v, " "); ok && strings.IndexFunc(sch, func(r rune) bool { return !isLetter(r) && r != '-' && r != '_' }) < 0 {
+			out = append(out, strings.TrimSpace(cred))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// plainHeader reports whether a header never carries a credential.
+func plainHeader(name string) bool {
+	name = strings.ToLower(name)
+	if strings.HasPrefix(name, "accept") || strings.HasPrefix(name, "content-") {
+		return true
+	}
+	switch name {
+	case "user-agent", "cache-control", "connection", "pragma", "x-request-id", "x-idempotency-key", "openai-beta", "anthropic-version":
+		return true
+	}
+	return false
+}
+
+// EnvValues returns the values of the variables of env whose names say they are secret
+// (SecretEnv), for Add: a definition's `env: {HF_TOKEN: ...}`.
+func EnvValues(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		if SecretEnv(k) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

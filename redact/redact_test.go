@@ -19,7 +19,18 @@ func TestString(t *testing.T) {
 		{`401: {"error": "Incorrect API key provided: sk-proj-abcdef123456"}`, `401: {"error": "Incorrect API key provided: sk-xxxxx"}`},
 		{"Authorization: Bearer abcdefgh12345678", "Authorization: Bearer xxxxx"},
 		{"Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic xxxxx"},
-		// key=value shapes.
+		// Other schemes of an Authorization header, with the scheme kept (before, "Token" was
+		// masked and the credential after it kept).
+		{"Authorization: Token AuTh7766zzqq", "Authorization: Token xxxxx"},
+		{`{"authorization": "ApiKey abcdefghij"}`, `{"authorization": "ApiKey xxxxx"}`},
+		{"authorization=Digest abc", "authorization=Digest xxxxx"},
+		// Token and ApiKey credentials echoed anywhere; prose and numbers stay.
+		{"invalid token AuTh7766zzqq for org", "invalid token xxxxx for org"},
+		{"apikey 9f8e7d6c5b4a", "apikey xxxxx"},
+		{"token generation took 120 ms; token 12345678", "token generation took 120 ms; token 12345678"},
+		// key=value shapes, an x-api-key header among them.
+		{"x-api-key: K3yValue9988xx", "x-api-key: xxxxx"},
+		{`"X-Api-Key": "K3yValue9988xx"`, `"X-Api-Key": "xxxxx"`},
 		{"api_key=abc123&x=1", "api_key=xxxxx&x=1"},
 		{`{"password": "hunter2"}`, `{"password": "xxxxx"}`},
 		// A known secret anywhere, e.g. a token echoed in an error body.
@@ -77,6 +88,7 @@ func TestCandidatesAreExact(t *testing.T) {
 		"sk-abcdefgh123", "\u212aey=value1", "\u017fecret: value1", "passwd=hunter2", "credentials=a:b",
 		"s3cr3t-token-value", "the key to the secret of the token is: nothing", "a=b key",
 		"generated tokens: 128, prompt_tokens=12", "postgres://u:s3cr3t-token-value@db/x token=abc sk-12345678901",
+		"Authorization: Token AuTh7766zzqq", "token\vabc123456", "api_key\tabcdefg12", "mytoken abcdef123", "TOKEN ab1", "key:", "token",
 	} {
 		if got, want := r.String(s), r.mask(s, allShapes); got != want {
 			t.Errorf("String(%q) = %q, all the expressions give %q", s, got, want)
@@ -90,7 +102,7 @@ func TestCandidatesAreExact(t *testing.T) {
 // FuzzCandidates: the filter in front of the expressions never leaves out a shape whose
 // expression would change the text.
 func FuzzCandidates(f *testing.F) {
-	for _, s := range []string{"y\n", "INFO step 3: loss=0.5", "Token: abcdef", "http://u:p@h/", "Bearer abcdefgh12345678", "\u212aey=v1", "sk-abcdefgh123 s3cr3t-token-value"} {
+	for _, s := range []string{"y\n", "INFO step 3: loss=0.5", "Token: abcdef", "Authorization: Token AuTh7766zzqq", "x-api-key abc123456", "http://u:p@h/", "Bearer abcdefgh12345678", "\u212aey=v1", "sk-abcdefgh123 s3cr3t-token-value"} {
 		f.Add(s)
 	}
 	r := New("s3cr3t-token-value")
@@ -99,4 +111,21 @@ func FuzzCandidates(f *testing.F) {
 			t.Errorf("String(%q) = %q, all the expressions give %q", s, got, want)
 		}
 	})
+}
+
+// TestHeaders: a definition's header values are secrets, with the credential of a
+// "SCHEME CREDENTIAL" value alone too; content negotiation headers are not. Secret-named env:
+// values are secrets, others not.
+func TestHeaders(t *testing.T) {
+	got := Headers(map[string]string{
+		"X-Api-Key": "K3yValue9988xx", "Authorization": "Token AuTh7766zzqq", "X-Org": "org-4711",
+		"Content-Type": "application/json", "accept": "text/event-stream", "User-Agent": "inferbench",
+	})
+	want := []string{"AuTh7766zzqq", "K3yValue9988xx", "Token AuTh7766zzqq", "org-4711"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Headers = %q, want %q", got, want)
+	}
+	if got := EnvValues(map[string]string{"HF_TOKEN": "hf-1234567", "OMP_NUM_THREADS": "4"}); len(got) != 1 || got[0] != "hf-1234567" {
+		t.Errorf("EnvValues = %q, want [hf-1234567]", got)
+	}
 }

@@ -3,6 +3,8 @@ package result
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,6 +95,60 @@ func FuzzDecode(f *testing.F) {
 		}
 		if err := r.CheckValues(); err != nil {
 			t.Fatalf("accepted a value CheckValues refuses: %v", err)
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Fatalf("accepted run does not encode: %v", err)
+		}
+	})
+}
+
+// FuzzJournal feeds arbitrary bytes as a killed run's journal (scenarios.journal.jsonl) to
+// what Load reads it with: no panic; a journal it accepts adds after the run's own scenarios
+// only scenarios of new ids that name their benchmark, with values CheckValues accepts, and the
+// run's summary counts them and the run encodes; one it refuses leaves the run as it was.
+func FuzzJournal(f *testing.F) {
+	one := 1.0
+	sc := func(name string) Scenario {
+		return Scenario{Benchmark: "b", Scenario: name, Status: StatusOK,
+			Metrics: map[string]Metric{"throughput_ips": {Unit: "items/s", Better: "higher", Value: &one}, "latency_ms": {Unit: "ms", Better: "lower", Samples: []float64{1, 2}}}}
+	}
+	line := func(name string) string {
+		s := sc(name)
+		b, _ := json.Marshal(&s)
+		return string(b) + "\n"
+	}
+	for _, s := range []string{
+		line("s0") + line("s2") + line("s3"), line("s2") + line("s3")[:40], line("s2") + "{not json\n" + line("s3"),
+		strings.Replace(line("s2"), `"samples":[1,2]`, `"samples":[1,-2]`, 1), "\n\n", "null\n", line("s2") + "{}\n",
+		`{"benchmark":"b","scenario":"s9","status":"failed","error":"x"}` + "\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &Run{Schema: Schema, ID: "20260101_000000-abcdefgh", Partial: true, Scenarios: []Scenario{sc("s0"), sc("s1")}}
+		r.Tally()
+		before, _ := json.Marshal(r)
+		if err := addJournal(JournalFile, data, r); err != nil {
+			if after, _ := json.Marshal(r); !bytes.Equal(before, after) {
+				t.Fatalf("a refused journal (%v) changed the run", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for i, s := range r.Scenarios {
+			if seen[s.ID()] {
+				t.Fatalf("scenario %s twice", s.ID())
+			}
+			seen[s.ID()] = true
+			if i < 2 && s.Scenario != "s"+strconv.Itoa(i) || s.Benchmark == "" {
+				t.Fatalf("scenario %d is %q of benchmark %q", i, s.Scenario, s.Benchmark)
+			}
+		}
+		if err := r.CheckValues(); err != nil {
+			t.Fatalf("accepted a value CheckValues refuses: %v", err)
+		}
+		if r.Summary.Total != len(r.Scenarios) {
+			t.Fatalf("summary counts %d scenarios of %d", r.Summary.Total, len(r.Scenarios))
 		}
 		if _, err := json.Marshal(r); err != nil {
 			t.Fatalf("accepted run does not encode: %v", err)

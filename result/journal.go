@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/inferbench/inferbench/internal/finite"
 )
@@ -68,6 +69,12 @@ func AddJournal(dir string, r *Run) error {
 	if err != nil {
 		return err
 	}
+	return addJournal(path, data, r)
+}
+
+// addJournal is AddJournal on the journal's bytes, data, read from path. On an error r is left
+// as it was.
+func addJournal(path string, data []byte, r *Run) error {
 	have := make(map[string]bool, len(r.Scenarios))
 	for i := range r.Scenarios {
 		have[r.Scenarios[i].ID()] = true
@@ -81,7 +88,11 @@ func AddJournal(dir string, r *Run) error {
 			continue
 		}
 		var s Scenario
-		if err := json.Unmarshal(line, &s); err != nil {
+		err := json.Unmarshal(line, &s)
+		if err == nil && s.Benchmark == "" {
+			err = errors.New("no benchmark named") // null, {}: Journal.Add writes no such line
+		}
+		if err != nil {
 			if data[len(data)-1] != '\n' && bytes.HasSuffix(data, line) {
 				break // the last line, cut short by the kill
 			}
@@ -95,10 +106,12 @@ func AddJournal(dir string, r *Run) error {
 	if len(added) == 0 {
 		return nil
 	}
-	r.Scenarios = append(r.Scenarios, added...)
-	if err := r.CheckValues(); err != nil {
+	all := *r
+	all.Scenarios = append(slices.Clip(r.Scenarios), added...)
+	if err := all.CheckValues(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	r.Scenarios = all.Scenarios
 	r.Tally()
 	return nil
 }

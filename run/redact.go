@@ -18,19 +18,29 @@ func newRedactor(o *Options) *redact.Redactor {
 	return red
 }
 
-// learnSecrets adds the secrets the selected subjects' configurations name (an API key's
-// environment variable), read from the run's environment and the process's, which subjects
-// may read.
+// learnSecrets adds the secrets the selected benchmarks' definitions hold or name: what a subject's
+// configuration holds itself (an openai subject's header values, a URL's password, the values
+// of env: variables whose names say secret) and the values of the environment variables it
+// names (an API key's), read from the run's environment and the process's, which subjects may
+// read; and the secret env: values of a server the benchmark starts. This is where a
+// definition's data enters the run: everything written after it is redacted.
 func (p *pipeline) learnSecrets(scenarios []*suite.Scenario) {
 	var names []string
 	seen := map[*suite.Benchmark]bool{}
 	for _, sc := range scenarios {
-		if seen[sc.Benchmark] {
+		b := sc.Benchmark
+		if seen[b] {
 			continue
 		}
-		seen[sc.Benchmark] = true
-		if s, ok := sc.Benchmark.Config.(interface{ SecretEnv() []string }); ok {
+		seen[b] = true
+		if s, ok := b.Config.(interface{ SecretEnv() []string }); ok {
 			names = append(names, s.SecretEnv()...)
+		}
+		if s, ok := b.Config.(interface{ Secrets() []string }); ok {
+			p.red.Add(s.Secrets()...)
+		}
+		if b.Server != nil {
+			p.red.Add(b.Server.Secrets()...)
 		}
 	}
 	if len(names) > 0 {

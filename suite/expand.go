@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/inferbench/inferbench/subject"
@@ -15,6 +16,28 @@ import (
 // varies fastest), minus points matching an exclude entry, plus include points not already there.
 // set overrides parameters in every scenario.
 func (b *Benchmark) Expand(set map[string]any) []*Scenario {
+	kept := b.points(nil)
+	out := make([]*Scenario, 0, len(kept))
+	for _, p := range kept {
+		params := subject.Params(maps.Clone(b.Params))
+		if params == nil {
+			params = subject.Params{}
+		}
+		for _, kv := range p {
+			params[kv.Key] = kv.Value
+		}
+		maps.Copy(params, set)
+		out = append(out, &Scenario{Benchmark: b, Name: pointName(p), Point: p, Params: params, Skip: b.Skip})
+	}
+	return out
+}
+
+// points returns the benchmark's matrix points: the cartesian product of its axes minus the
+// excluded points, then each include entry that is not one of them already. Two points of one
+// name with other values (of the axes, or an include entry) are passed to clash when it is not
+// nil, with the index of q's include entry (-1: q is a point of the axes): Parse refuses them.
+// Both are kept, so that a benchmark Parse did not check shows its clash as a duplicate name.
+func (b *Benchmark) points(clash func(p, q []KV, include int)) [][]KV {
 	var points [][]KV
 	var rec func(i int, cur []KV)
 	rec = func(i int, cur []KV) {
@@ -30,40 +53,44 @@ func (b *Benchmark) Expand(set map[string]any) []*Scenario {
 		rec(0, nil)
 	}
 	var kept [][]KV
+	names := map[string][]KV{}
 	for _, p := range points {
-		if !b.excluded(p) {
-			kept = append(kept, p)
+		if b.excluded(p) {
+			continue
 		}
-	}
-	for _, inc := range b.Include {
-		p := b.includePoint(inc)
-		dup := false
-		for _, k := range kept {
-			if pointName(k) == pointName(p) {
-				dup = true
-				break
+		name := pointName(p)
+		if q, dup := names[name]; dup {
+			// Values holding '/' or '=' (x: "a/y=b" with y: c, and x: a with y: "b/y=c").
+			if clash != nil {
+				clash(q, p, -1)
 			}
 		}
-		if !dup {
-			kept = append(kept, p)
+		names[name] = p
+		kept = append(kept, p)
+	}
+	for i, inc := range b.Include {
+		p := b.includePoint(inc)
+		name := pointName(p)
+		if q, dup := names[name]; dup {
+			if samePoint(p, q) {
+				continue // a point already there
+			}
+			if clash != nil {
+				clash(q, p, i)
+			}
 		}
+		names[name] = p
+		kept = append(kept, p)
 	}
 	if len(kept) == 0 && len(b.Axes) == 0 {
 		kept = [][]KV{nil}
 	}
-	out := make([]*Scenario, 0, len(kept))
-	for _, p := range kept {
-		params := subject.Params(maps.Clone(b.Params))
-		if params == nil {
-			params = subject.Params{}
-		}
-		for _, kv := range p {
-			params[kv.Key] = kv.Value
-		}
-		maps.Copy(params, set)
-		out = append(out, &Scenario{Benchmark: b, Name: pointName(p), Point: p, Params: params, Skip: b.Skip})
-	}
-	return out
+	return kept
+}
+
+// samePoint reports whether two points set the same keys to values that print alike.
+func samePoint(p, q []KV) bool {
+	return slices.EqualFunc(p, q, func(a, b KV) bool { return a.Key == b.Key && formatValue(a.Value) == formatValue(b.Value) })
 }
 
 func (b *Benchmark) excluded(p []KV) bool {
@@ -103,7 +130,7 @@ func (b *Benchmark) includePoint(inc map[string]any) []KV {
 func hasKV(p []KV, k string, v any) bool {
 	for _, kv := range p {
 		if kv.Key == k {
-			return fmt.Sprint(kv.Value) == fmt.Sprint(v)
+			return formatValue(kv.Value) == formatValue(v)
 		}
 	}
 	return false
@@ -115,9 +142,44 @@ func pointName(p []KV) string {
 	}
 	parts := make([]string, len(p))
 	for i, kv := range p {
-		parts[i] = fmt.Sprintf("%s=%v", kv.Key, kv.Value)
+		parts[i] = kv.Key + "=" + formatValue(kv.Value)
 	}
 	return strings.Join(parts, "/")
+}
+
+// formatValue prints a parameter's value in a scenario's name: as fmt.Sprint does, but null as
+// "null", its YAML and JSON spelling, where fmt prints "<nil>".
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = formatValue(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(x))
+		for i, k := range keys {
+			keys[i] = k + ":" + formatValue(x[k])
+		}
+		return "map[" + strings.Join(keys, " ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// pointText shows a point's values as a definition writes them, for errors: {x: "a/y=b", y: c}.
+func pointText(p []KV) string {
+	parts := make([]string, len(p))
+	for i, kv := range p {
+		v := formatValue(kv.Value)
+		if _, ok := kv.Value.(string); ok {
+			v = strconv.Quote(v)
+		}
+		parts[i] = kv.Key + ": " + v
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // Filter selects scenarios. Empty fields select everything.

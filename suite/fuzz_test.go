@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzParse feeds arbitrary bytes to the definition parser: it must never panic, and every
-// benchmark it accepts must expand to scenarios with distinct names.
+// benchmark it accepts must expand to scenarios with distinct names, with null spelled "null".
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/errors/*.yaml")
 	more, _ := filepath.Glob("../benches/*/*.yaml")
@@ -18,6 +18,11 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte("name: a\nsubject: {kind: mock}\nmatrix:\n  x: [1, 2]\n  y: [a, b]\nexclude: [{x: 1, y: a}]\ninclude: [{x: 3, y: c}]\n"))
+	// Values holding '/' and '=' that read as the next axis: two scenarios named x=a/y=b/y=c
+	// were accepted (testdata/fuzz/FuzzParse/matrix-names-clash keeps it too).
+	f.Add([]byte("name: a\nsubject: {kind: mock}\nmatrix:\n  x: [\"a/y=b\", a]\n  y: [c, \"b/y=c\"]\n"))
+	f.Add([]byte("name: a\nsubject: {kind: mock}\nmatrix:\n  x: [a]\n  y: [b]\ninclude: [{x: \"a/y=b\"}, {x: a, y: b}]\n"))
+	f.Add([]byte("name: a\nsubject: {kind: mock}\nmatrix:\n  x: [null, \"\", [1, null]]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		bs, _ := Parse("fuzz.yaml", data, noEnv)
 		for _, b := range bs {
@@ -27,6 +32,9 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("benchmark %s: scenario name %q twice", b.Name, s.Name)
 				}
 				seen[s.Name] = true
+				if strings.Contains(s.Name, "<nil>") {
+					t.Fatalf("benchmark %s: scenario %q: null is named null", b.Name, s.Name)
+				}
 			}
 		}
 	})

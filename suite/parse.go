@@ -184,7 +184,7 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		for i := range vals {
 			vals[i] = normalize(vals[i])
 			// Scenario names print values with %v: 1, "1" and 1.0 would make one name twice.
-			key := fmt.Sprint(vals[i])
+			key := formatValue(vals[i])
 			if j, dup := seen[key]; dup {
 				errs = append(errs, at(path, valueNode(valueNode(body, "matrix"), name),
 					fmt.Sprintf("matrix axis %q: values %d and %d both print as %q, so two scenarios would have one name", name, j+1, i+1, key), "give each value once"))
@@ -207,6 +207,24 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	}
 	for _, m := range d.Include {
 		b.Include = append(b.Include, normalizeMap(m))
+	}
+	if len(errs) == 0 {
+		// Each axis's values print apart (above), but a value holding '/' or '=' can still
+		// read as the values of other axes: the whole names must differ.
+		var e *Error
+		b.points(func(p, q []KV, include int) {
+			if e == nil {
+				n := valueNode(body, "matrix")
+				if s, ok := valueNode(body, "include").(*ast.SequenceNode); ok && include >= 0 && include < len(s.Values) {
+					n = s.Values[include]
+				}
+				e = at(path, n, fmt.Sprintf("scenarios %s and %s are both named %q", pointText(p), pointText(q), pointName(p)),
+					"a value holding '/' or '=' reads as other parameters: change one")
+			}
+		})
+		if e != nil {
+			errs = append(errs, e)
+		}
 	}
 	if err := b.Load.Validate(); err != nil {
 		errs = append(errs, at(path, valueNode(body, "load"), err.Error(), ""))

@@ -90,6 +90,10 @@ func TestExpand(t *testing.T) {
 			"include", "name: a\nsubject: {kind: mock}\nmatrix:\n  batch_size: [1]\ninclude:\n  - {batch_size: 64, dtype: bf16}\n  - {batch_size: 1}\n",
 			[]string{"batch_size=1", "batch_size=64/dtype=bf16"},
 		},
+		{ // null is named null (it was "<nil>"); values holding '/' that clash with no other name
+			"null", "name: a\nsubject: {kind: mock}\nmatrix:\n  dtype: [null, float16]\n  model: [org/m]\n",
+			[]string{"dtype=null/model=org/m", "dtype=float16/model=org/m"},
+		},
 		{ // include only, no axes
 			"include-only", "name: a\nsubject: {kind: mock}\ninclude:\n  - {variant: eager}\n  - {variant: compiled}\n",
 			[]string{"variant=eager", "variant=compiled"},

@@ -1,9 +1,13 @@
 package workload
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // FuzzParseDist checks the distribution parser on arbitrary text: no panic; what it accepts
@@ -30,6 +34,43 @@ func FuzzParseDist(f *testing.F) {
 		for range 16 {
 			if v := d.Sample(r); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 				t.Fatalf("%v sampled %v", d, v)
+			}
+		}
+	})
+}
+
+// FuzzReadPrompts feeds arbitrary bytes to the prompt file reader (--prompts, workload.file),
+// as JSON Lines, as ShareGPT and with the format guessed: no panic, and what it accepts is at
+// most limit prompts, each with the words of its text as its input length and an output length
+// the server can be asked for (0 to result.MaxTokens).
+func FuzzReadPrompts(f *testing.F) {
+	for _, s := range []string{
+		`{"prompt": "hello world", "output_tokens": 16}` + "\n" + `{"text": "x"}` + "\n\n",
+		`{"prompt": "a", "max_tokens": 3}`, `{"prompt": "a", "output_tokens": -5}`, `{"prompt": "a", "output_tokens": 1000000000000}`,
+		`null`, `{"prompt": null, "text": "t"}`, "\xff",
+		`[{"conversations": [{"from": "human", "value": "hi there"}, {"from": "gpt", "value": "hello you"}]}, {"conversations": []}]`,
+		` [ {"conversations": [{"from": "user", "value": "q"}, {"from": "user", "value": "r"}]} ] 5`, `[`, `[1]`,
+	} {
+		f.Add([]byte(s), uint8(0))
+	}
+	for _, p := range []string{"testdata/prompts.jsonl", "testdata/sharegpt.json"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b, uint8(0))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
+		const limit = 5
+		format := []string{"", "jsonl", "sharegpt"}[mode%3]
+		ps, err := readPrompts("fuzz", format, bytes.NewReader(data), limit)
+		if err != nil {
+			return
+		}
+		if len(ps) > limit {
+			t.Fatalf("%d prompts, over the limit of %d", len(ps), limit)
+		}
+		for i, p := range ps {
+			if p.InputTokens != CountWords(p.Text) || p.OutputTokens < 0 || p.OutputTokens > result.MaxTokens {
+				t.Fatalf("prompt %d: %d words of input (its text has %d), %d of output", i, p.InputTokens, CountWords(p.Text), p.OutputTokens)
 			}
 		}
 	})

@@ -20,6 +20,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // Config describes a workload. The zero Config yields a fixed short synthetic prompt and leaves the
@@ -218,7 +220,13 @@ func readFile(path, format string, limit int) ([]Prompt, error) {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
+	return readPrompts(path, format, f, limit)
+}
+
+// readPrompts reads the prompts of a file in format ("" guesses it from path and the first
+// byte) from r; path names the file in errors.
+func readPrompts(path, format string, r io.Reader, limit int) ([]Prompt, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
 	if format == "" {
 		format = guessFormat(path, br)
 	}
@@ -282,6 +290,9 @@ func readJSONL(path string, br *bufio.Reader, limit int) ([]Prompt, error) {
 		outTok := rec.OutputTokens
 		if outTok == 0 {
 			outTok = rec.MaxTokens
+		}
+		if outTok < 0 || outTok > result.MaxTokens {
+			return nil, fmt.Errorf("%s:%d: output_tokens %d: want a count from 0 (the server decides) to %d", path, line, outTok, int(result.MaxTokens))
 		}
 		out = append(out, Prompt{Text: *text, InputTokens: CountWords(*text), OutputTokens: outTok})
 		if limit > 0 && len(out) == limit {

@@ -312,12 +312,18 @@ func lastLineJSON(out []byte) (map[string]float64, map[string]subject.MetricInfo
 		return nil, nil, errors.New("stdout is empty; want a JSON object on the last line")
 	}
 	var raw map[string]any
-	if err := json.Unmarshal(out, &raw); err != nil {
+	if err := json.Unmarshal(out, &raw); err != nil || raw == nil {
+		if err == nil {
+			err = errors.New("null") // decodes into no map, without an error
+		}
 		return nil, nil, fmt.Errorf("last line %q is not a JSON object: %v", truncate(string(out), 80), err)
 	}
 	vals := map[string]float64{}
 	var decls map[string]subject.MetricInfo
 	for k, v := range raw {
+		if k == "" {
+			return nil, nil, errors.New(`a metric with an empty name ("": ...)`)
+		}
 		switch v := v.(type) {
 		case float64:
 			vals[k] = v

@@ -65,8 +65,12 @@ func TestResponseBodyBound(t *testing.T) {
 		}
 		for range tc.n {
 			err := <-errs
-			if err == nil || !strings.Contains(err.Error(), "max_response_bytes") || !errors.Is(err, ErrIncomplete) {
-				t.Errorf("%+v: err = %v, want an error naming max_response_bytes", tc, err)
+			// A whole body that is too large says so; it is no stream that ended early (it
+			// read "stream ended before [DONE]: response body over max_response_bytes").
+			var e *Error
+			if err == nil || !strings.Contains(err.Error(), "exceeded max_response_bytes") || strings.Contains(err.Error(), "stream") ||
+				!errors.Is(err, ErrTooLarge) || errors.Is(err, ErrIncomplete) || !errors.As(err, &e) || e.Kind() != "response_too_large" {
+				t.Errorf("%+v: err = %v, want a response_too_large error saying the body exceeded max_response_bytes", tc, err)
 			}
 		}
 		if held := s.held.Load(); held != 0 {

@@ -6,8 +6,9 @@
 // Token counts come from the server's usage report (the subject asks for it with
 // stream_options.include_usage); when the server reports none, content events are counted and the
 // Observation says so. Role-only and empty chunks are not tokens. Error answers carry their HTTP
-// status (StatusError), and broken streams are errors of their own (ErrMalformed, ErrIncomplete,
-// ErrStream) so a run counts them and goes on.
+// status (StatusError), broken streams are errors of their own (ErrMalformed, ErrIncomplete,
+// ErrStream), and so is a whole body over max_response_bytes (ErrTooLarge), so a run counts them
+// and goes on.
 package openai
 
 import (
@@ -118,6 +119,9 @@ var (
 	ErrMalformed  = errors.New("malformed stream")               // an event that is not a valid chunk
 	ErrIncomplete = errors.New("stream ended before [DONE]")     // the server closed or cut the stream
 	ErrStream     = errors.New("server reported a stream error") // an error event in the stream
+	// ErrTooLarge is a whole (not streamed) response body over max_response_bytes, or the
+	// bodies being read at once over their shared bound.
+	ErrTooLarge = errors.New("response too large")
 )
 
 // Subject sends one request per Do. It is safe for concurrent use.
@@ -312,7 +316,7 @@ func (e *Error) Error() string { return "openai: " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Kind names the error's class: "http_503", "timeout", "connection", "malformed_stream",
-// "incomplete_stream", "stream_error", "canceled" or "error". Results count errors by kind.
+// "incomplete_stream", "stream_error", "response_too_large", "canceled" or "error". Results count errors by kind.
 func (e *Error) Kind() string {
 	var se *StatusError
 	var ne net.Error
@@ -329,6 +333,8 @@ func (e *Error) Kind() string {
 		return "incomplete_stream"
 	case errors.Is(e.Err, ErrStream):
 		return "stream_error"
+	case errors.Is(e.Err, ErrTooLarge):
+		return "response_too_large"
 	case errors.As(e.Err, &ne):
 		return "connection"
 	}
@@ -666,7 +672,7 @@ var errBodyLimit = errors.New("over max_response_bytes")
 func (s *Subject) readWhole(resp *http.Response, o *subject.Observation, bp *[]byte) error {
 	if resp.ContentLength > int64(s.maxBody) {
 		o.End = time.Now()
-		return fmt.Errorf("%w: response body of %d bytes, over max_response_bytes (%d)", ErrIncomplete, resp.ContentLength, s.maxBody)
+		return fmt.Errorf("%w: the response body of %d bytes (Content-Length) exceeded max_response_bytes (%d)", ErrTooLarge, resp.ContentLength, s.maxBody)
 	}
 	br := &budgetReader{r: resp.Body, held: &s.held, max: 16 * int64(s.maxBody)}
 	b, err := readall.Into(br, (*bp)[:0], s.maxBody, "response body")
@@ -678,9 +684,9 @@ func (s *Subject) readWhole(resp *http.Response, o *subject.Observation, bp *[]b
 	o.End = time.Now()
 	switch {
 	case errors.Is(err, errBodyLimit):
-		return fmt.Errorf("%w: the response bodies being read hold over %d bytes (16 × max_response_bytes)", ErrIncomplete, br.max)
+		return fmt.Errorf("%w: the response bodies being read at once exceeded max_response_bytes × 16 (%d bytes)", ErrTooLarge, br.max)
 	case err != nil && len(b) > s.maxBody:
-		return fmt.Errorf("%w: response body over max_response_bytes (%d)", ErrIncomplete, s.maxBody)
+		return fmt.Errorf("%w: the response body exceeded max_response_bytes (%d)", ErrTooLarge, s.maxBody)
 	case err != nil:
 		return fmt.Errorf("%w: %v", ErrIncomplete, err)
 	}

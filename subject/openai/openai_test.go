@@ -409,6 +409,7 @@ func TestErrorKind(t *testing.T) {
 		{context.Canceled, "canceled"},
 		{fmt.Errorf("%w: bad", ErrMalformed), "malformed_stream"},
 		{ErrIncomplete, "incomplete_stream"},
+		{fmt.Errorf("%w: over", ErrTooLarge), "response_too_large"},
 		{fmt.Errorf("%w: oom", ErrStream), "stream_error"},
 		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, "connection"},
 		{errors.New("other"), "error"},
