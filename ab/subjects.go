@@ -28,6 +28,9 @@ func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
 		if err := load.Single(ctx, subs[v], c, sink); err != nil {
 			return sink.values, sink.failed, err
 		}
+		if sink.failed > 0 && len(sink.values) == 0 {
+			return nil, sink.failed, fmt.Errorf("all %d calls failed: %w", sink.failed, sink.first)
+		}
 		if sink.missing > 0 && len(sink.values) == 0 {
 			return nil, sink.failed, fmt.Errorf("the subject reported no %s (it reports it per call, or the metric is latency_ms)", metric)
 		}
@@ -41,6 +44,7 @@ type blockSink struct {
 	metric  string
 	values  []float64
 	failed  int
+	first   error // the first call's error
 	missing int
 }
 
@@ -53,6 +57,9 @@ func (s *blockSink) Observe(p load.Phase, o subject.Observation, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
+		if s.failed == 0 {
+			s.first = err
+		}
 		s.failed++
 		return
 	}

@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +91,40 @@ func TestABBrokenDefinitions(t *testing.T) {
 	code, _, errOut := runCLI(t, dir, nil, "ab", "cmd", "cmd")
 	if code != ExitUsage || !strings.Contains(errOut, "batchsize") {
 		t.Errorf("ab with a broken definition: exit %d, want 2 naming the key\n%s", code, errOut)
+	}
+}
+
+// An A/B writes no secret: a server that refuses every request and echoes the URL's password and
+// a definition's header value in its error body leaves neither on stdout or stderr (text and
+// JSON), as in a run (docs/reliability.md).
+func TestABWritesNoSecret(t *testing.T) {
+	const pw, key = "pw7Rq2xLm9", "hk4Zt8Wp1Nq6"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, p, _ := r.BasicAuth()
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"refused: password %s, key %s"}}`, p, r.Header.Get("X-Api-Key"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	writeFile(t, dir, "benches/srv.yaml", fmt.Sprintf(`name: srv
+subject: {kind: openai, url: %q, model: m, headers: {X-Api-Key: %s}}
+`, srv.URL, key))
+	withPW := strings.Replace(srv.URL, "http://", "http://user:"+pw+"@", 1)
+	for _, args := range [][]string{
+		{"ab", "openai:" + withPW, "srv", "--model", "m", "--pairs", "3", "--block-calls", "2", "--warmup", "1"},
+		{"ab", "openai:" + withPW, "srv", "--model", "m", "--pairs", "3", "--block-calls", "2", "--warmup", "1", "--format", "json"},
+	} {
+		code, out, errOut := runCLI(t, dir, nil, args...)
+		if code == ExitOK {
+			t.Errorf("ab against a server that refuses every request: exit 0\n%s%s", out, errOut)
+		}
+		if !strings.Contains(out+errOut, "refused") {
+			t.Errorf("ab: the server's error is not shown\n%s%s", out, errOut)
+		}
+		for _, s := range []string{pw, key} {
+			if strings.Contains(out+errOut, s) {
+				t.Errorf("ab %s: secret %q written\nstdout: %s\nstderr: %s", args[len(args)-1], s, out, errOut)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferbench/inferbench/ab"
 	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -32,7 +33,22 @@ type ABOptions struct {
 
 // AB resolves and opens the two variants, runs the A/B and writes its result to o.Stdout. The
 // error is ErrUsage for bad options or variants, ErrRegression when B regressed against A.
+// Secrets (a URL's password, a definition's header values, secret environment variables) are
+// redacted from the result, what it writes and the error, as in a run.
 func AB(ctx context.Context, o ABOptions) (*ab.Result, error) {
+	red := redact.New()
+	red.Env(o.Env.Vars)
+	res, err := runAB(ctx, o, red)
+	if res != nil {
+		res.A, res.B = red.String(res.A), red.String(res.B)
+		for i, w := range res.Warnings {
+			res.Warnings[i] = red.String(w)
+		}
+	}
+	return res, red.Error(err)
+}
+
+func runAB(ctx context.Context, o ABOptions, red *redact.Redactor) (*ab.Result, error) {
 	if o.Format != "text" && o.Format != "json" {
 		return nil, usageErr("--format %q: want text or json", o.Format)
 	}
@@ -73,6 +89,9 @@ func AB(ctx context.Context, o ABOptions) (*ab.Result, error) {
 		}
 		vs[i] = v
 	}
+	learnDefinitionSecrets(red, e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})
+	out := redact.NewWriter(o.Stdout, red)
+	defer out.Flush()
 	sa, cfg, err := vs[0].Open(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -85,10 +104,10 @@ func AB(ctx context.Context, o ABOptions) (*ab.Result, error) {
 	defer sb.Close()
 	if o.Progress != nil {
 		opts.Progress = func(bl ab.Block) {
-			fmt.Fprintf(o.Progress, "\rab: pair %d/%d, block %s: median %.4g", bl.Pair+1, opts.Pairs, bl.Variant, bl.Median)
+			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\rab: pair %d/%d, block %s: median %.4g", bl.Pair+1, opts.Pairs, bl.Variant, bl.Median)))
 		}
 	}
-	res, err := ab.Run(ctx, o.A, o.B, ab.Subjects(sa, sb, cfg, opts.Metric), opts)
+	res, err := ab.Run(ctx, red.String(o.A), red.String(o.B), ab.Subjects(sa, sb, cfg, opts.Metric), opts)
 	if o.Progress != nil {
 		fmt.Fprintln(o.Progress)
 	}
@@ -96,11 +115,11 @@ func AB(ctx context.Context, o ABOptions) (*ab.Result, error) {
 		return nil, err
 	}
 	if o.Format == "json" {
-		enc := finite.NewEncoder(o.Stdout)
+		enc := finite.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
 	} else {
-		err = res.WriteText(o.Stdout)
+		err = res.WriteText(out)
 	}
 	if err != nil {
 		return res, err

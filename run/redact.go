@@ -25,6 +25,11 @@ func newRedactor(o *Options) *redact.Redactor {
 // read; and the secret env: values of a server the benchmark starts. This is where a
 // definition's data enters the run: everything written after it is redacted.
 func (p *pipeline) learnSecrets(scenarios []*suite.Scenario) {
+	learnDefinitionSecrets(p.red, p.o.Env, scenarios)
+}
+
+// learnDefinitionSecrets is learnSecrets for any redactor: a run's, or an A/B's.
+func learnDefinitionSecrets(red *redact.Redactor, env []string, scenarios []*suite.Scenario) {
 	var names []string
 	seen := map[*suite.Benchmark]bool{}
 	for _, sc := range scenarios {
@@ -37,14 +42,14 @@ func (p *pipeline) learnSecrets(scenarios []*suite.Scenario) {
 			names = append(names, s.SecretEnv()...)
 		}
 		if s, ok := b.Config.(interface{ Secrets() []string }); ok {
-			p.red.Add(s.Secrets()...)
+			red.Add(s.Secrets()...)
 		}
 		if b.Server != nil {
-			p.red.Add(b.Server.Secrets()...)
+			red.Add(b.Server.Secrets()...)
 		}
 	}
 	if len(names) > 0 {
-		p.red.Env(p.o.Env, names...)
-		p.red.Env(os.Environ(), names...)
+		red.Env(env, names...)
+		red.Env(os.Environ(), names...)
 	}
 }
