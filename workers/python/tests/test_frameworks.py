@@ -86,16 +86,7 @@ class JaxFrameworkTest(unittest.TestCase):
                      why("onnxruntime", "onnx", "torch", "torchvision"))
 class OnnxRuntimeFrameworkTest(unittest.TestCase):
     def test_exported_resnet18(self):
-        import torch
-        import torchvision
-
-        d = tempfile.mkdtemp()
-        path = os.path.join(d, "resnet18.onnx")
-        self.addCleanup(lambda: [os.remove(os.path.join(d, f)) for f in os.listdir(d)])
-        model = torchvision.models.resnet18(weights=None).eval()
-        batch = torch.export.Dim("batch", min=1, max=64)
-        torch.onnx.export(model, (torch.randn(1, 3, 32, 32),), path, input_names=["x"],
-                          output_names=["logits"], dynamic_shapes={"x": {0: batch}}, verbose=False)
+        d = export_resnet18(self)
         w = Worker("onnxruntime", cwd=d)
         self.addCleanup(w.close)
         s = w.call("setup", params={"model": "resnet18.onnx", "batch_size": 4, "threads": 1})
@@ -105,6 +96,22 @@ class OnnxRuntimeFrameworkTest(unittest.TestCase):
         # the remote-only Azure provider is not a default: it cost 22% per call on CPU
         self.assertNotIn("AzureExecutionProvider", s["info"]["providers"])
         check_run(self, w, 3, 4)
+
+
+def export_resnet18(t):
+    """export_resnet18 exports a random-weight ResNet-18 (32x32 input, dynamic batch) with
+    torch.onnx to resnet18.onnx in a new folder, removed when t ends, and returns the folder."""
+    import torch
+    import torchvision
+
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "resnet18.onnx")
+    t.addCleanup(lambda: [os.remove(os.path.join(d, f)) for f in os.listdir(d)])
+    model = torchvision.models.resnet18(weights=None).eval()
+    batch = torch.export.Dim("batch", min=1, max=64)
+    torch.onnx.export(model, (torch.randn(1, 3, 32, 32),), path, input_names=["x"],
+                      output_names=["logits"], dynamic_shapes={"x": {0: batch}}, verbose=False)
+    return d
 
 
 @need(HAVE["torch"] and HAVE["transformers"] and torch_compiles(),
@@ -259,6 +266,25 @@ class TorchProfileTest(unittest.TestCase):
     """--profile: a torch adapter's profile op writes torch.profiler's Chrome trace of the
     profiled calls (viewable in Perfetto), not a cProfile dump; the measured calls are untouched."""
 
+    @need(HAVE["torchvision"], why("torchvision"))
+    def test_torch_vision_trace(self):
+        w = Worker("torch_vision")
+        self.addCleanup(w.close)
+        w.call("setup", params={"model": "resnet18", "image_size": 32, "batch_size": 1,
+                                "device": "cpu", "threads": 1})
+        with tempfile.TemporaryDirectory() as d:
+            files = w.call("profile", n=2, dir=d)["files"]
+            self.assertEqual(files, [os.path.join(d, "torch_trace.json")])
+            with open(files[0]) as f:
+                events = json.load(f)["traceEvents"]
+            names = {e.get("name", "") for e in events}
+            # ResNet-18's convolutions ran under the profiler, each op with its input shapes
+            self.assertTrue({"aten::conv2d", "aten::convolution"} & names, sorted(names)[:40])
+            convs = [e for e in events if e.get("name") == "aten::conv2d"]
+            self.assertGreaterEqual(len(convs), 2 * 20)  # 20 convolutions a call, 2 calls
+            self.assertIn("Input Dims", convs[0].get("args", {}))
+        check_run(self, w, 2, 1)
+
     def test_torch_llm_trace(self):
         w = Worker("torch_llm")
         self.addCleanup(w.close)
@@ -282,6 +308,56 @@ class TorchProfileTest(unittest.TestCase):
         after = w.call("run", n=2)
         self.assertEqual(len(after["latency_ms"]), 2)
         self.assertEqual(len(before["latency_ms"]), 2)
+
+
+
+def profiled(t, prof):
+    """profiled loads a cProfile dump with pstats and returns the (file, function) of every
+    function it holds."""
+    st = pstats.Stats(prof)
+    t.assertGreater(st.total_calls, 0)
+    return {(os.path.basename(f), fn) for (f, _, fn) in st.stats}
+
+
+class CProfileTest(unittest.TestCase):
+    """--profile for the adapters without a profiler of their own: cProfile's dump of the
+    profiled calls, readable by pstats and snakeviz, holding the adapter's call into its
+    framework."""
+
+    @need(HAVE["jax"] and HAVE["flax"], why("jax", "flax"))
+    def test_jax_vision(self):
+        w = Worker("jax_vision")
+        self.addCleanup(w.close)
+        w.call("setup", params={"model": "resnet18", "image_size": 32, "batch_size": 1,
+                                "device": "cpu"})
+        with tempfile.TemporaryDirectory() as d:
+            files = w.call("profile", n=3, dir=d)["files"]
+            self.assertEqual(files, [os.path.join(d, "python.prof")])
+            funcs = profiled(self, files[0])
+            self.assertIn(("jax_vision.py", "run"), funcs)
+            # the jitted call went through JAX's dispatch (pjit), and its result was awaited
+            self.assertTrue(any("block_until_ready" in fn for _, fn in funcs), sorted(funcs)[:40])
+        check_run(self, w, 2, 1)
+
+    @need(HAVE["onnxruntime"] and HAVE["torch"] and HAVE["torchvision"] and HAVE["onnx"]
+          and torch_compiles(), why("onnxruntime", "onnx", "torch", "torchvision"))
+    def test_onnxruntime(self):
+        d = export_resnet18(self)
+        w = Worker("onnxruntime", cwd=d)
+        self.addCleanup(w.close)
+        w.call("setup", params={"model": "resnet18.onnx", "batch_size": 2, "threads": 1})
+        with tempfile.TemporaryDirectory() as pd:
+            files = w.call("profile", n=3, dir=pd)["files"]
+            self.assertEqual(files, [os.path.join(pd, "python.prof")])
+            funcs = profiled(self, files[0])
+            self.assertIn(("ort.py", "iteration"), funcs)
+            # InferenceSession.run, three times
+            st = pstats.Stats(files[0])
+            runs = [v for (f, _, fn), v in st.stats.items()
+                    if fn == "run" and "onnxruntime" in f]
+            self.assertTrue(runs, sorted(funcs)[:40])
+            self.assertEqual(runs[0][1], 3)  # primitive calls of InferenceSession.run
+        check_run(self, w, 2, 2)
 
 
 if __name__ == "__main__":
