@@ -407,9 +407,10 @@ def kernelize_model(model, dev, local, transformers):
     replaced = replaced_layers(model)
     if replaced == 0 and kernelizable:
         warnings.append(
-            "kernelized: no layer kernelized: the kernel mapping has no %s kernel for the %d "
-            "layers transformers marks (%s), so they keep their own forward; give local kernels "
-            "with the local_kernels param (LAYER=DIR)"
+            "kernelized: no layer kernelized: no kernel of the mapping applies on %s to the %d "
+            "layers transformers marks (%s), so they keep their own forward (transformers' "
+            "mapping has no CPU kernel for them); give local kernels with the local_kernels "
+            "param (LAYER=DIR)"
             % (dev.type, kernelizable, ", ".join("%s x%d" % kv for kv in sorted(names.items()))))
     return model, replaced, kernelizable, warnings
 

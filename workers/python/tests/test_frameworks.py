@@ -207,7 +207,7 @@ class TransformersLLMTest(unittest.TestCase):
         if usable:
             # 2 layers x 2 RMSNorms + the final norm, 2 SiLU activations
             self.assertEqual(s["info"]["kernelizable_layers"], "7")
-            self.assertIn("no cpu kernel for the 7 layers", s["warnings"][0])
+            self.assertIn("no kernel of the mapping applies on cpu to the 7 layers", s["warnings"][0])
             self.assertIn("RMSNorm x5", s["warnings"][0])
         else:  # the pinned transformers does not accept the installed kernels
             self.assertIn("uses the kernels package only at versions", s["warnings"][0])
