@@ -14,10 +14,19 @@ DEBIAN_PY   ?= /usr/bin/python3
 # llama.cpp's server, built by `make llama-server` (scripts/build-llama-server) into this cache.
 LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==\([0-9.]*\).*/\1/p' requirements-server.txt)
 LLAMA_SERVER  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/inferbench/llama-server-$(LLAMA_VERSION)/bin/llama-server
+# What the tests must find (docs/frameworks.md, "Skips that fail"): the frameworks when the venv
+# exists, llama.cpp's server when it is built. A test that needs one of them fails instead of
+# skipping. `make test INFERBENCH_REQUIRE=` turns it off; .ci/run requires both whatever exists.
+comma := ,
+INFERBENCH_REQUIRE ?= $(subst $() ,$(comma),$(strip $(if $(wildcard $(VENV_PY)),frameworks) \
+	$(if $(wildcard $(LLAMA_SERVER)),llama-server)))
+# Debian's python3 (torch 1.13) is required only where asked (.ci/run installs python3-torch).
+DEBIAN_REQUIRE ?=
 # What the Go tests see: the venv as the active environment (pyenv.Find picks its interpreter)
-# and the llama.cpp server, each only when present.
+# and the llama.cpp server, each only when present, and what they must find.
 TEST_ENV = $(if $(wildcard $(VENV_PY)),VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV))/bin:$$PATH") \
-	$(if $(wildcard $(LLAMA_SERVER)),INFERBENCH_LLAMA_SERVER=$(LLAMA_SERVER))
+	$(if $(wildcard $(LLAMA_SERVER)),INFERBENCH_LLAMA_SERVER=$(LLAMA_SERVER)) \
+	INFERBENCH_REQUIRE=$(INFERBENCH_REQUIRE)
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/inferbench/inferbench/cli.Version=$(VERSION)
 # Every platform the binary is built for. Cross builds are pure Go (CGO_ENABLED=0): the GPU
@@ -82,12 +91,12 @@ test-go: web-deps cross
 	$(TEST_ENV) $(GO) test $(GOFLAGS_T) ./...
 
 test-python:
-	cd workers/python && $(abspath $(PYTHON)) -m unittest discover -v -s tests
+	cd workers/python && INFERBENCH_REQUIRE=$(INFERBENCH_REQUIRE) $(abspath $(PYTHON)) -m unittest discover -v -s tests
 
 # The worker protocol under Debian's python3 (python3-torch 1.13), when it is installed.
 test-python-debian:
 	@if [ -x $(DEBIAN_PY) ] && [ "$(abspath $(PYTHON))" != "$(DEBIAN_PY)" ]; then \
-		cd workers/python && $(DEBIAN_PY) -m unittest discover -s tests -p 'test_worker.py'; \
+		cd workers/python && INFERBENCH_REQUIRE=$(DEBIAN_REQUIRE) $(DEBIAN_PY) -m unittest discover -s tests -p 'test_worker.py'; \
 	else echo "test-python-debian: $(DEBIAN_PY) absent or already tested"; fi
 
 # The project's virtual environment: the pinned framework wheels of requirements.txt. Reinstalled

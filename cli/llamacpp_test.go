@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/inferbench/inferbench/internal/llamatest"
@@ -81,6 +83,18 @@ func TestLlamaCppRoundTrip(t *testing.T) {
 				}
 				if e2e < prompt+pred {
 					t.Errorf("%s: e2e p50 %.3f ms < the server's prompt + generation time %.3f ms", sc.Scenario, e2e, prompt+pred)
+				}
+				// llama.cpp's /metrics (started with --metrics) was scraped beside the scenario.
+				var server []string
+				if res := sc.Extra.Resources; res != nil {
+					for _, tl := range res.Timelines {
+						if strings.HasPrefix(tl.Name, "server_") && len(tl.V) > 0 {
+							server = append(server, tl.Name)
+						}
+					}
+				}
+				if !slices.Contains(server, "server_running_requests") || !slices.Contains(server, "server_waiting_requests") {
+					t.Errorf("%s: server timelines %v, want server_running_requests and server_waiting_requests from llama.cpp's /metrics", sc.Scenario, server)
 				}
 			}
 		})

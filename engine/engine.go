@@ -234,6 +234,9 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	if d, ok := subj.(subject.Describer); ok {
 		r.Environment = d.Describe()
 	}
+	if wr, ok := subj.(subject.Warner); ok {
+		r.Warnings = append(r.Warnings, wr.Warnings()...)
+	}
 	if w := sequentialWarning(subj, cfg); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,26 @@ func (badSetup) SetupValues() map[string]float64 {
 	return map[string]float64{"compile_time_ms": -40, "first_call_ms": math.Inf(1), "startup_ms": 12}
 }
 
+// warnSetup is a subject whose setup could not do all it was asked.
+type warnSetup struct{ badSetup }
+
+func (warnSetup) Warnings() []string {
+	return []string{"torch_llm: kernelized: no layer kernelized: no cpu kernel"}
+}
+
 func init() {
 	subject.Register(subject.Kind{Name: "test-badsetup", Open: func(context.Context, subject.Spec) (subject.Subject, error) { return badSetup{}, nil }})
+	subject.Register(subject.Kind{Name: "test-warnsetup", Open: func(context.Context, subject.Spec) (subject.Subject, error) { return warnSetup{}, nil }})
+}
+
+// TestSubjectWarnings: what a subject's setup reports as a warning (a worker's kernelized setup
+// that replaced no layer) is one of its scenario's warnings; it was dropped before.
+func TestSubjectWarnings(t *testing.T) {
+	scs := scenarios(t, "name: s\nsubject: {kind: test-warnsetup}\nload: {warmup_iterations: 0, measurement_iterations: 3}\n")
+	s := runAll(t, engine.New(), scs).Scenarios[0]
+	if !slices.Contains(s.Warnings, "torch_llm: kernelized: no layer kernelized: no cpu kernel") {
+		t.Errorf("warnings %q lack the subject's", s.Warnings)
+	}
 }
 
 // TestSetupValuesChecked checks a subject's setup figures (a worker's compile time, first call):

@@ -1,12 +1,13 @@
 """agreement.py: each framework adapter's p50 against a plain timing loop in the same framework.
 
-For every adapter the same model is built twice, once inside an inferbench worker (the adapter,
-spoken to through the worker protocol, timed in the worker as `inferbench run` times it) and once
-here in a plain loop (time.perf_counter around the call, block_until_ready / nothing else). The
+For every case (an adapter and a model: eager and compiled torch vision, a ViT, JAX, ONNX
+Runtime, the transformers LLM eager and compiled, a pyfunc benchmark) the same model is built
+twice, once inside an inferbench worker (the adapter, spoken to through the worker protocol,
+timed in the worker as `inferbench run` times it) and once here in a plain loop (time.perf_counter around the call, block_until_ready / nothing else). The
 two are measured interleaved, ROUNDS rounds of ITERS iterations each, alternating which goes first,
 and the p50 of all samples of each side is compared. Both sides run one intra-op thread.
 
-Usage: .venv/bin/python scripts/agreement.py [--rounds 10] [--iters 20] [--only torch_vision,...]
+Usage: .venv/bin/python scripts/agreement.py [--rounds 10] [--iters 20] [--only torch_vision,1,...]
 Prints one line per adapter and a Markdown table (docs/performance.md, "Framework adapters").
 """
 
@@ -49,18 +50,23 @@ class Worker:
         self.p.wait(timeout=60)
 
 
-def plain_torch_vision():
+def plain_torch_vision(model="resnet18", size=64, compiled=False):
     import torch
     import torchvision
 
+    from inferbench_worker.torch_vision import build_model
+
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    m = torchvision.models.resnet18(weights=None).eval()
-    x = torch.randn(1, 3, 64, 64)
+    m = build_model(torchvision, model, size).eval()
+    x = torch.randn(1, 3, size, size)
+    f = torch.compile(m) if compiled else m
+    with torch.inference_mode():
+        f(x)  # compiles
 
     def step():
         with torch.inference_mode():
-            m(x)
+            f(x)
     return step
 
 
@@ -90,7 +96,7 @@ def plain_onnxruntime(path):
     return lambda: s.run(None, feeds)
 
 
-def plain_torch_llm():
+def plain_torch_llm(compiled=False):
     import torch
     from transformers import AutoModelForCausalLM, LlamaConfig
 
@@ -100,6 +106,10 @@ def plain_torch_llm():
                       num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048,
                       pad_token_id=0, bos_token_id=1, eos_token_id=2)
     m = AutoModelForCausalLM.from_config(cfg).eval()
+    if compiled:  # what a user writes: a static cache and a compiled forward
+        m.generation_config.cache_implementation = "static"
+        m.generation_config.disable_compile = True
+        m.forward = torch.compile(m.forward, mode="reduce-overhead")
     ids = torch.randint(0, 1024, (1, 32))
     mask = torch.ones_like(ids)
 
@@ -108,6 +118,27 @@ def plain_torch_llm():
             m.generate(ids, attention_mask=mask, max_new_tokens=16, min_new_tokens=16,
                        do_sample=False, pad_token_id=0)
     return step
+
+
+PYFUNC = """
+def run_squares(n):
+    \"\"\"a seed-style benchmark function: pure Python, a few milliseconds a call\"\"\"
+    return {"result": sum(i * i for i in range(n))}
+"""
+
+
+def write_pyfunc(path):
+    with open(path, "w") as f:
+        f.write(PYFUNC)
+
+
+def plain_pyfunc(path, n):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("agreement_bench", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return lambda: mod.run_squares(n)
 
 
 def export_resnet18(path):
@@ -121,17 +152,30 @@ def export_resnet18(path):
 
 def cases(tmp):
     onnx_path = os.path.join(tmp, "resnet18.onnx")
+    py_path = os.path.join(tmp, "agreement_bench.py")
+    llm = {"backend": "transformers", "device": "cpu", "threads": 1, "prompt_tokens": 32,
+           "max_new_tokens": 16}
     return [
         ("torch_vision", "resnet18 64x64 b1 eager", {"model": "resnet18", "image_size": 64,
                                                        "device": "cpu", "threads": 1},
          plain_torch_vision, None),
+        ("torch_vision", "resnet18 64x64 b1 compiled",
+         {"model": "resnet18", "image_size": 64, "device": "cpu", "threads": 1,
+          "variant": "compiled"}, lambda: plain_torch_vision(compiled=True), None),
+        ("torch_vision", "vit_ti_16 128x128 b1 eager",
+         {"model": "vit_ti_16", "image_size": 128, "device": "cpu", "threads": 1},
+         lambda: plain_torch_vision("vit_ti_16", 128), None),
         ("jax_vision", "resnet18 64x64 b1 jit", {"model": "resnet18", "image_size": 64,
                                                    "device": "cpu"}, plain_jax_vision, None),
         ("onnxruntime", "resnet18 64x64 b1 (exported here)", {"model": onnx_path, "threads": 1},
          lambda: plain_onnxruntime(onnx_path), lambda: export_resnet18(onnx_path)),
-        ("torch_llm", "transformers Llama 2x128, 32 in, 16 out, eager",
-         {"backend": "transformers", "device": "cpu", "threads": 1, "prompt_tokens": 32,
-          "max_new_tokens": 16}, plain_torch_llm, None),
+        ("torch_llm", "transformers Llama 2x128, 32 in, 16 out, eager", llm, plain_torch_llm,
+         None),
+        ("torch_llm", "transformers Llama 2x128, 32 in, 16 out, compiled",
+         dict(llm, variant="compiled"), lambda: plain_torch_llm(compiled=True), None),
+        ("pyfunc", "run_squares(n=200000), pure Python",
+         {"file": py_path, "function": "run_squares", "n": 200000},
+         lambda: plain_pyfunc(py_path, 200000), lambda: write_pyfunc(py_path)),
     ]
 
 
@@ -140,14 +184,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="",
+                    help="adapters (torch_vision,...) or case numbers (1,3) to run, comma-separated")
     a = ap.parse_args()
     import tempfile
 
     tmp = tempfile.mkdtemp()
     rows = []
-    for adapter, what, params, plain, prep in cases(tmp):
-        if a.only and adapter not in a.only.split(","):
+    only = set(a.only.split(",")) if a.only else set()
+    for i, (adapter, what, params, plain, prep) in enumerate(cases(tmp), 1):
+        if only and adapter not in only and str(i) not in only:
             continue
         if prep:
             prep()
@@ -174,7 +220,7 @@ def main():
         p_ours, p_loop = statistics.median(ours), statistics.median(loop)
         delta = 100 * (p_ours - p_loop) / p_loop
         rows.append((adapter, what, p_ours, p_loop, delta, len(ours)))
-        print("%-13s %-45s inferbench p50 %8.3f ms  plain loop p50 %8.3f ms  %+6.1f%%  (%d samples each)"
+        print("%-13s %-52s inferbench p50 %8.3f ms  plain loop p50 %8.3f ms  %+6.1f%%  (%d samples each)"
               % rows[-1], flush=True)
     print()
     print("| adapter | model and input | inferbench p50 | plain loop p50 | difference |")

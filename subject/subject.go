@@ -245,6 +245,13 @@ type Setup interface {
 	SetupValues() map[string]float64
 }
 
+// Warner is an optional ability: a subject that learned, while opening, something its
+// scenario's results should carry as warnings, such as a worker's setup that could not do all a
+// variant asks (no layer kernelized, and why).
+type Warner interface {
+	Warnings() []string
+}
+
 // MetricInfo declares a metric's unit and which way it is better, where the metric is produced:
 // a definition's `metrics:` block, a worker's reply, a command's JSON line.
 type MetricInfo struct {

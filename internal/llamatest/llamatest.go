@@ -1,7 +1,8 @@
 // Package llamatest starts llama.cpp's own OpenAI-compatible server (llama-server) on a tiny
 // random-weight model that it writes with scripts/tiny_gguf.py, for tests of the serving client
 // and the server telemetry against a real server. Tests skip, with the reason, where the server
-// binary or the gguf Python package is missing (`make venv llama-server` installs both).
+// binary or the gguf Python package is missing (`make venv llama-server` installs both), and
+// fail instead where INFERBENCH_REQUIRE names llama-server or frameworks (package require).
 package llamatest
 
 import (
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/require"
 	"github.com/inferbench/inferbench/pyenv"
 )
 
@@ -88,15 +90,15 @@ func Start(t testing.TB, slots int) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
-		t.Skip(err)
+		require.Skipf(t, require.LlamaServer, "%v", err)
 	}
 	root, err := repoRoot()
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	py := pyenv.Find(nil).Path
 	if err := exec.Command(py, "-c", "import gguf, numpy").Run(); err != nil {
-		t.Skipf("the gguf package is not importable by %s (make venv installs it): %v", py, err)
+		require.Skipf(t, require.Frameworks, "the gguf package is not importable by %s (make venv installs it): %v", py, err)
 	}
 	model := filepath.Join(t.TempDir(), "tiny.gguf")
 	if out, err := exec.Command(py, filepath.Join(root, "scripts", "tiny_gguf.py"), model).CombinedOutput(); err != nil {

@@ -209,6 +209,7 @@ var (
 	_ subject.Sequential = (*Worker)(nil)
 	_ subject.Profiler   = (*Worker)(nil)
 	_ subject.Declarer   = (*Worker)(nil)
+	_ subject.Warner     = (*Worker)(nil)
 )
 
 type helloReply struct {
@@ -230,6 +231,8 @@ type setupReply struct {
 	Values        map[string]float64 `json:"values"`
 	// Metrics declare units and directions: {"accuracy": {"unit": "ratio", "better": "higher"}}.
 	Metrics map[string]subject.MetricInfo `json:"metrics"`
+	// Warnings say what setup could not do as asked; the scenario carries them.
+	Warnings []string `json:"warnings"`
 }
 
 type runReply struct {
@@ -621,6 +624,15 @@ func (w *Worker) Describe() map[string]any {
 		d["setup"] = w.setup.Info
 	}
 	return d
+}
+
+// Warnings returns the warnings of the worker's setup reply, prefixed with the adapter.
+func (w *Worker) Warnings() []string {
+	out := make([]string, 0, len(w.setup.Warnings))
+	for _, m := range w.setup.Warnings {
+		out = append(out, w.hello.Adapter+": "+m)
+	}
+	return out
 }
 
 // declare keeps declarations of a run reply; the caller holds w.mu.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/inferbench/inferbench/internal/require"
 	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -36,7 +37,7 @@ var testPython = pyenv.Find(nil).Path
 func needPython(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath(testPython); err != nil {
-		t.Skipf("%s is not installed: worker processes cannot run", testPython)
+		require.Skipf(t, require.Frameworks, "%s is not installed: worker processes cannot run", testPython)
 	}
 }
 
@@ -45,7 +46,7 @@ func needModule(t testing.TB, mod string) {
 	needPython(t)
 	err := exec.Command(testPython, "-c", "import "+mod).Run()
 	if err != nil {
-		t.Skipf("python module %s is not importable by %s", mod, testPython)
+		require.Skipf(t, require.Frameworks, "python module %s is not importable by %s: %v", mod, testPython, err)
 	}
 }
 
@@ -148,6 +149,18 @@ func processError(t *testing.T, err error, want, stderr string) {
 	}
 	if !strings.Contains(pe.Stderr, stderr) {
 		t.Errorf("stderr tail %q does not contain %q", pe.Stderr, stderr)
+	}
+}
+
+// TestSetupWarnings: a setup reply's warnings (an adapter saying it could not do all a variant
+// asks) reach Warnings, named by the adapter; a setup without any has none.
+func TestSetupWarnings(t *testing.T) {
+	w := mustOpen(t, "noop", subject.Params{"warn": "kernelized: no layer kernelized"}, nil)
+	if diff := cmp.Diff([]string{"noop: kernelized: no layer kernelized"}, w.Warnings()); diff != "" {
+		t.Errorf("Warnings() (-want +got):\n%s", diff)
+	}
+	if got := mustOpen(t, "noop", nil, nil).Warnings(); len(got) != 0 {
+		t.Errorf("Warnings() = %q, want none", got)
 	}
 }
 

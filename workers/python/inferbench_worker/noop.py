@@ -3,7 +3,8 @@
 Params (all optional): sleep_ms (sleep in each iteration), items (items per iteration), and, for
 the harness's failure tests, misbehave: "crash" (exit in run), "hang" (stop answering in run),
 "garbage" (write a non-JSON line on the protocol stream), "raise" (an exception in run),
-"skip" (report unsupported at setup); misbehave_after: iterations to run first.
+"skip" (report unsupported at setup); misbehave_after: iterations to run first; warn: a warning
+the setup reply carries (what an adapter says when it cannot do all a variant asks).
 """
 
 import os
@@ -27,7 +28,8 @@ class Noop(Adapter):
         self.count = 0
         if self.misbehave == "skip":
             raise Unsupported("noop told to skip")
-        return {"info": {"model": "noop"}}
+        warn = get(params, "warn", "", str)
+        return {"info": {"model": "noop"}, "warnings": [warn] if warn else []}
 
     def run(self, n, rec, warmup):
         if not self.misbehave and not self.sleep:

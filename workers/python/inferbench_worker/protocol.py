@@ -139,6 +139,8 @@ class Server:
                "info": res.get("info", {}), "values": res.get("values", {})}
         if res.get("compile_time_ms") is not None:
             out["compile_time_ms"] = res["compile_time_ms"]
+        if res.get("warnings"):
+            out["warnings"] = [str(w) for w in res["warnings"]]
         return out
 
     def _run(self, req, warmup):

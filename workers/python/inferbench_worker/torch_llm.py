@@ -20,8 +20,15 @@ Params:
   dtype, device, threads, seed, compile_mode: as in torch_vision
   variant          eager | compiled | kernelized (default eager)
                    compiled: static cache + torch.compile; kernelized: transformers model with
-                   the `kernels` package's kernelize(); each is skipped with the reason when the
-                   installed libraries cannot do it.
+                   the `kernels` package's kernelize() over transformers' own kernel mapping
+                   (hub kernels, fetched or found in the local Hugging Face cache); each is
+                   skipped with the reason when the installed libraries cannot do it, and a
+                   kernelized setup that replaced no layer says why in a warning.
+  local_kernels    kernelized: kernels from local kernel repositories, as LAYER=DIR[,LAYER=DIR]:
+                   DIR is laid out as the `kernels` package's LocalLayerRepository expects
+                   (metadata.json and a package whose `layers` module has a class LAYER) and
+                   replaces the forward of the layers transformers marks with the name LAYER
+                   (RMSNorm, SiLU, ...) on the scenario's device, before the hub mapping.
 
 Each iteration reports ttft_ms (prefill to the first generated token), token_ms (offset of every
 generation step from the iteration start; a step carries batch_size tokens), output_tokens and
@@ -113,13 +120,14 @@ class TorchLLM(TorchAdapter):
         info.update({k: str(v) for k, v in cfg.items()})
         if getattr(gen, "kernel_layers", None) is not None:
             info["kernel_layers"] = str(gen.kernel_layers)
+            info["kernelizable_layers"] = str(gen.kernelizable)
         if self.model_id:
             info["model_id"] = self.model_id
             info["weights"] = gen.weights
         if gen.marked is not None:  # compiled: every step was marked (StepMarked)
             info["marked_steps"] = str(gen.marked.calls)
         return {"load_time_ms": load_ms, "compile_time_ms": compile_ms, "info": info,
-                "values": {"first_call_ms": first}}
+                "values": {"first_call_ms": first}, "warnings": getattr(gen, "warnings", [])}
 
     def run(self, n, rec, warmup):
         torch = self.torch
@@ -274,7 +282,8 @@ class HFGenerator:
                 model = AutoModelForCausalLM.from_config(hc, torch_dtype=dtype)
         model = model.eval().to(a.dev)
         self.marked = None
-        self.kernel_layers = None
+        self.kernel_layers = self.kernelizable = None
+        self.warnings = []
         if variant == "compiled":
             model.generation_config.cache_implementation = "static"
             # generate's own compilation of forward (transformers >= 4.50 with a static cache)
@@ -285,18 +294,8 @@ class HFGenerator:
             self.marked = StepMarked(torch, compile_module(model.forward, params, a.name))
             model.forward = self.marked
         elif variant == "kernelized":
-            try:
-                from kernels import Mode, kernelize
-            except ImportError as e:
-                raise Unsupported("variant kernelized needs the `kernels` package (%s)" % e)
-            # layers that the kernels package may swap for a hub kernel (transformers marks
-            # them with kernel_layer_name); on CPU there are usually none with a CPU kernel
-            self.kernel_layers = sum(1 for m in model.modules()
-                                     if getattr(m, "kernel_layer_name", None))
-            try:
-                model = kernelize(model, mode=Mode.INFERENCE, device=a.dev.type)
-            except Exception as e:  # no kernel for this device or layer: report, don't crash
-                raise Unsupported("kernelize failed on %s: %s" % (a.dev, e))
+            model, self.kernel_layers, self.kernelizable, self.warnings = kernelize_model(
+                model, a.dev, local_kernels(get(a.params, "local_kernels", "", str)), transformers)
         self.model = model
         sync = a.sync.sync
 
@@ -331,6 +330,89 @@ class HFGenerator:
         if not clock.times:
             clock.times.append(time.perf_counter_ns())
         return [(t - t0) / 1e6 for t in clock.times]
+
+
+def local_kernels(spec):
+    """local_kernels parses the local_kernels param, LAYER=DIR[,LAYER=DIR], into {LAYER: DIR}."""
+    import os
+
+    out = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        layer, sep, path = part.partition("=")
+        if not sep or not layer.strip() or not path.strip():
+            raise BadParams("param local_kernels: %r is not LAYER=DIR (e.g. RMSNorm=/path/to/kernel)"
+                            % part)
+        if not os.path.isfile(os.path.join(path.strip(), "metadata.json")):
+            raise BadParams("param local_kernels: %s (layer %s) holds no metadata.json: not a local "
+                            "kernel repository" % (path.strip(), layer.strip()))
+        out[layer.strip()] = os.path.abspath(path.strip())
+    return out
+
+
+def replaced_layers(model):
+    """replaced_layers counts the modules whose forward kernelize replaced: kernels sets a bound
+    forward of the kernel's layer on the instance (also when it falls back, to the class's own)."""
+    n = 0
+    for m in model.modules():
+        f = m.__dict__.get("forward")
+        if f is not None and getattr(f, "__func__", f) is not type(m).forward:
+            n += 1
+    return n
+
+
+def kernelize_model(model, dev, local, transformers):
+    """kernelize_model applies kernels.kernelize to model with transformers' kernel mapping and the
+    local kernels ({LAYER: DIR}) over it. It returns (model, layers replaced, layers transformers
+    marked as kernelizable, warnings saying why none was replaced)."""
+    try:
+        import kernels
+        from kernels import LocalLayerRepository, Mode, kernelize, use_kernel_mapping
+    except ImportError as e:
+        raise Unsupported("variant kernelized needs the `kernels` package (%s)" % e)
+    from pathlib import Path
+
+    from transformers.utils import import_utils as iu
+
+    warnings = []
+    if not iu.is_kernels_available():
+        # transformers then leaves its layers unmarked (its hub-kernel decorators are no-ops):
+        # kernelize has nothing to replace, on any device.
+        warnings.append(
+            "kernelized: no layer kernelized: transformers %s uses the kernels package only at "
+            "versions >= %s and < %s, and kernels %s is installed, so it marks no layer as "
+            "replaceable (requirements.txt pins a pair that works)"
+            % (transformers.__version__, getattr(iu, "KERNELS_MIN_VERSION", "?"),
+               getattr(iu, "KERNELS_MAX_VERSION", "?"), getattr(kernels, "__version__", "?")))
+    names = {}
+    for m in model.modules():
+        n = getattr(m, "kernel_layer_name", None)
+        if n:
+            names[n] = names.get(n, 0) + 1
+    kernelizable = sum(names.values())
+    if iu.is_kernels_available():
+        from transformers.integrations.hub_kernels import register_kernel_mapping_transformers
+
+        register_kernel_mapping_transformers()
+    unknown = sorted(set(local) - set(names))
+    if unknown and kernelizable:
+        warnings.append("kernelized: local_kernels names %s, which no layer of this model is marked "
+                        "as (marked: %s)" % (", ".join(unknown), ", ".join(sorted(names))))
+    mapping = {layer: {dev.type: LocalLayerRepository(repo_path=Path(d), layer_name=layer)}
+               for layer, d in local.items()}
+    try:
+        with use_kernel_mapping(mapping, inherit_mapping=True):
+            model = kernelize(model, mode=Mode.INFERENCE, device=dev.type)
+    except Exception as e:  # a hub kernel not fetched or not cached, a bad local kernel
+        raise Unsupported("kernelize failed on %s: %s" % (dev, e))
+    replaced = replaced_layers(model)
+    if replaced == 0 and kernelizable:
+        warnings.append(
+            "kernelized: no layer kernelized: no kernel of the mapping applies on %s to the %d "
+            "layers transformers marks (%s), so they keep their own forward (transformers' "
+            "mapping has no CPU kernel for them); give local kernels with the local_kernels "
+            "param (LAYER=DIR)"
+            % (dev.type, kernelizable, ", ".join("%s x%d" % kv for kv in sorted(names.items()))))
+    return model, replaced, kernelizable, warnings
 
 
 def load_local(auto, model_id, dtype):

@@ -3,17 +3,19 @@
 Run with the project's venv (make venv; make test-python): torch 2.x with torch.compile, JAX with
 Flax, ONNX Runtime (on a model this test exports with torch.onnx), transformers. Each test asserts
 measured latencies > 0 and outputs of the right shape. A framework that this interpreter cannot
-import is skipped with the reason (Debian's python3 has only torch 1.13).
+import is skipped with the reason (Debian's python3 has only torch 1.13), or fails the test when
+INFERBENCH_REQUIRE names frameworks (as `make test-python` does when .venv exists, and CI).
 """
 
 import importlib.util
 import json
 import os
+import pstats
 import sys
 import tempfile
 import unittest
 
-from test_worker import Worker
+from test_worker import REQUIRE, Worker, need
 
 HAVE = {m: importlib.util.find_spec(m) is not None
         for m in ("torch", "torchvision", "jax", "flax", "onnxruntime", "onnx", "transformers",
@@ -43,7 +45,7 @@ def check_run(t, w, n, items):
     return r
 
 
-@unittest.skipUnless(HAVE["torch"] and HAVE["torchvision"] and torch_compiles(),
+@need(HAVE["torch"] and HAVE["torchvision"] and torch_compiles(),
                      why("torch", "torchvision") + " (or torch < 2: no torch.compile)")
 class TorchVisionFrameworkTest(unittest.TestCase):
     def test_models_eager_and_compiled(self):
@@ -63,7 +65,7 @@ class TorchVisionFrameworkTest(unittest.TestCase):
                     check_run(self, w, 3, 2)
 
 
-@unittest.skipUnless(HAVE["jax"] and HAVE["flax"], why("jax", "flax"))
+@need(HAVE["jax"] and HAVE["flax"], why("jax", "flax"))
 class JaxFrameworkTest(unittest.TestCase):
     def test_resnet18_jit(self):
         w = Worker("jax_vision")
@@ -79,21 +81,12 @@ class JaxFrameworkTest(unittest.TestCase):
         check_run(self, w, 3, 2)
 
 
-@unittest.skipUnless(HAVE["onnxruntime"] and HAVE["torch"] and HAVE["torchvision"]
+@need(HAVE["onnxruntime"] and HAVE["torch"] and HAVE["torchvision"]
                      and HAVE["onnx"] and torch_compiles(),
                      why("onnxruntime", "onnx", "torch", "torchvision"))
 class OnnxRuntimeFrameworkTest(unittest.TestCase):
     def test_exported_resnet18(self):
-        import torch
-        import torchvision
-
-        d = tempfile.mkdtemp()
-        path = os.path.join(d, "resnet18.onnx")
-        self.addCleanup(lambda: [os.remove(os.path.join(d, f)) for f in os.listdir(d)])
-        model = torchvision.models.resnet18(weights=None).eval()
-        batch = torch.export.Dim("batch", min=1, max=64)
-        torch.onnx.export(model, (torch.randn(1, 3, 32, 32),), path, input_names=["x"],
-                          output_names=["logits"], dynamic_shapes={"x": {0: batch}}, verbose=False)
+        d = export_resnet18(self)
         w = Worker("onnxruntime", cwd=d)
         self.addCleanup(w.close)
         s = w.call("setup", params={"model": "resnet18.onnx", "batch_size": 4, "threads": 1})
@@ -105,7 +98,23 @@ class OnnxRuntimeFrameworkTest(unittest.TestCase):
         check_run(self, w, 3, 4)
 
 
-@unittest.skipUnless(HAVE["torch"] and HAVE["transformers"] and torch_compiles(),
+def export_resnet18(t):
+    """export_resnet18 exports a random-weight ResNet-18 (32x32 input, dynamic batch) with
+    torch.onnx to resnet18.onnx in a new folder, removed when t ends, and returns the folder."""
+    import torch
+    import torchvision
+
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "resnet18.onnx")
+    t.addCleanup(lambda: [os.remove(os.path.join(d, f)) for f in os.listdir(d)])
+    model = torchvision.models.resnet18(weights=None).eval()
+    batch = torch.export.Dim("batch", min=1, max=64)
+    torch.onnx.export(model, (torch.randn(1, 3, 32, 32),), path, input_names=["x"],
+                      output_names=["logits"], dynamic_shapes={"x": {0: batch}}, verbose=False)
+    return d
+
+
+@need(HAVE["torch"] and HAVE["transformers"] and torch_compiles(),
                      why("torch", "transformers"))
 class TransformersLLMTest(unittest.TestCase):
     base = {"backend": "transformers", "prompt_tokens": 8, "max_new_tokens": 4, "batch_size": 2,
@@ -142,7 +151,7 @@ class TransformersLLMTest(unittest.TestCase):
         self.assertEqual(s["info"]["marked_steps"], "8")
         self.check_generation(w)
 
-    @unittest.skipUnless(HAVE["huggingface_hub"], why("huggingface_hub"))
+    @need(HAVE["huggingface_hub"], why("huggingface_hub"))
     def test_local_weights(self):
         """model_id loads a model this test saved: from its directory, then by id from a local
         Hugging Face cache laid out as the hub client lays it out; nothing is downloaded."""
@@ -175,24 +184,106 @@ class TransformersLLMTest(unittest.TestCase):
         self.assertEqual(msg["error"]["code"], "bad_params")
         self.assertIn("never downloads", msg["error"]["message"])
 
-    @unittest.skipUnless(HAVE["kernels"], why("kernels"))
+    @need(HAVE["kernels"], why("kernels"))
     def test_kernelized_runs_on_cpu(self):
-        w = Worker("torch_llm")
+        """kernelized replaces the layers transformers marks with kernels: transformers' own
+        mapping has no CPU kernel for a Llama's layers (and hub kernels are never fetched here),
+        so without local kernels none is replaced and a warning says why; with a local kernel
+        repository for RMSNorm, written here, every RMSNorm runs the kernel's forward."""
+        from transformers.utils import import_utils
+
+        usable = import_utils.is_kernels_available()
+        if "frameworks" in REQUIRE or "all" in REQUIRE:  # requirements.txt pins a pair that works
+            self.assertTrue(usable, "transformers does not accept the installed kernels")
+        repo = write_local_kernel(tempfile.mkdtemp())
+        called = os.path.join(repo, "called")
+        w = Worker("torch_llm", env={"HF_HUB_OFFLINE": "1"})
         self.addCleanup(w.close)
+
         s = w.call("setup", params=dict(self.base, variant="kernelized"))
         self.assertEqual(s["info"]["variant"], "kernelized")
-        self.assertIn("kernel_layers", s["info"])
+        self.assertEqual(s["info"]["kernel_layers"], "0")
+        self.assertEqual(len(s.get("warnings", [])), 1, s.get("warnings"))
+        if usable:
+            # 2 layers x 2 RMSNorms + the final norm, 2 SiLU activations
+            self.assertEqual(s["info"]["kernelizable_layers"], "7")
+            self.assertIn("no kernel of the mapping applies on cpu to the 7 layers", s["warnings"][0])
+            self.assertIn("RMSNorm x5", s["warnings"][0])
+        else:  # the pinned transformers does not accept the installed kernels
+            self.assertIn("uses the kernels package only at versions", s["warnings"][0])
         self.check_generation(w)
+        self.assertFalse(os.path.exists(called))
+
+        s = w.call("setup", params=dict(self.base, variant="kernelized",
+                                        local_kernels="RMSNorm=" + repo))
+        if not usable:
+            self.assertEqual(s["info"]["kernel_layers"], "0")
+            self.assertIn("uses the kernels package only at versions", s["warnings"][0])
+            return
+        self.assertEqual(s["info"]["kernel_layers"], "5")
+        self.assertIsNone(s.get("warnings"))
+        self.check_generation(w)
+        self.assertTrue(os.path.exists(called), "the local RMSNorm kernel never ran")
+
+        msg = w.send("setup", params=dict(self.base, variant="kernelized",
+                                          local_kernels="RMSNorm"))
+        self.assertEqual(msg["error"]["code"], "bad_params")
+        self.assertIn("LAYER=DIR", msg["error"]["message"])
 
 
-if __name__ == "__main__":
-    unittest.main()
+def write_local_kernel(d):
+    """write_local_kernel lays out a local kernel repository as the kernels package's
+    LocalLayerRepository reads it (metadata.json beside the package), with an RMSNorm layer that
+    computes what LlamaRMSNorm does and leaves a file named "called" beside it when it runs."""
+    with open(os.path.join(d, "metadata.json"), "w") as f:
+        json.dump({"name": "inferbench-rmsnorm", "id": "inferbench_rmsnorm_test", "version": 1,
+                   "license": "Apache-2.0", "python-depends": [], "backend": {"type": "cpu"}}, f)
+    with open(os.path.join(d, "__init__.py"), "w") as f:
+        f.write("from . import layers  # noqa: F401\n")
+    os.makedirs(os.path.join(d, "layers"))
+    with open(os.path.join(d, "layers", "__init__.py"), "w") as f:
+        f.write("""import os
+
+import torch
+from torch import nn
+
+CALLED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "called")
 
 
-@unittest.skipUnless(HAVE["torch"], why("torch"))
+class RMSNorm(nn.Module):
+    def forward(self, hidden_states):
+        if not os.path.exists(CALLED):
+            open(CALLED, "w").close()
+        x = hidden_states.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
+        return self.weight * x.to(hidden_states.dtype)
+""")
+    return d
+
+
+@need(HAVE["torch"], why("torch"))
 class TorchProfileTest(unittest.TestCase):
     """--profile: a torch adapter's profile op writes torch.profiler's Chrome trace of the
     profiled calls (viewable in Perfetto), not a cProfile dump; the measured calls are untouched."""
+
+    @need(HAVE["torchvision"], why("torchvision"))
+    def test_torch_vision_trace(self):
+        w = Worker("torch_vision")
+        self.addCleanup(w.close)
+        w.call("setup", params={"model": "resnet18", "image_size": 32, "batch_size": 1,
+                                "device": "cpu", "threads": 1})
+        with tempfile.TemporaryDirectory() as d:
+            files = w.call("profile", n=2, dir=d)["files"]
+            self.assertEqual(files, [os.path.join(d, "torch_trace.json")])
+            with open(files[0]) as f:
+                events = json.load(f)["traceEvents"]
+            names = {e.get("name", "") for e in events}
+            # ResNet-18's convolutions ran under the profiler, each op with its input shapes
+            self.assertTrue({"aten::conv2d", "aten::convolution"} & names, sorted(names)[:40])
+            convs = [e for e in events if e.get("name") == "aten::conv2d"]
+            self.assertGreaterEqual(len(convs), 2 * 20)  # 20 convolutions a call, 2 calls
+            self.assertIn("Input Dims", convs[0].get("args", {}))
+        check_run(self, w, 2, 1)
 
     def test_torch_llm_trace(self):
         w = Worker("torch_llm")
@@ -217,3 +308,57 @@ class TorchProfileTest(unittest.TestCase):
         after = w.call("run", n=2)
         self.assertEqual(len(after["latency_ms"]), 2)
         self.assertEqual(len(before["latency_ms"]), 2)
+
+
+
+def profiled(t, prof):
+    """profiled loads a cProfile dump with pstats and returns the (file, function) of every
+    function it holds."""
+    st = pstats.Stats(prof)
+    t.assertGreater(st.total_calls, 0)
+    return {(os.path.basename(f), fn) for (f, _, fn) in st.stats}
+
+
+class CProfileTest(unittest.TestCase):
+    """--profile for the adapters without a profiler of their own: cProfile's dump of the
+    profiled calls, readable by pstats and snakeviz, holding the adapter's call into its
+    framework."""
+
+    @need(HAVE["jax"] and HAVE["flax"], why("jax", "flax"))
+    def test_jax_vision(self):
+        w = Worker("jax_vision")
+        self.addCleanup(w.close)
+        w.call("setup", params={"model": "resnet18", "image_size": 32, "batch_size": 1,
+                                "device": "cpu"})
+        with tempfile.TemporaryDirectory() as d:
+            files = w.call("profile", n=3, dir=d)["files"]
+            self.assertEqual(files, [os.path.join(d, "python.prof")])
+            funcs = profiled(self, files[0])
+            self.assertIn(("jax_vision.py", "run"), funcs)
+            # the jitted call went through JAX's dispatch (pjit), and its result was awaited
+            self.assertTrue(any("block_until_ready" in fn for _, fn in funcs), sorted(funcs)[:40])
+        check_run(self, w, 2, 1)
+
+    @need(HAVE["onnxruntime"] and HAVE["torch"] and HAVE["torchvision"] and HAVE["onnx"]
+          and torch_compiles(), why("onnxruntime", "onnx", "torch", "torchvision"))
+    def test_onnxruntime(self):
+        d = export_resnet18(self)
+        w = Worker("onnxruntime", cwd=d)
+        self.addCleanup(w.close)
+        w.call("setup", params={"model": "resnet18.onnx", "batch_size": 2, "threads": 1})
+        with tempfile.TemporaryDirectory() as pd:
+            files = w.call("profile", n=3, dir=pd)["files"]
+            self.assertEqual(files, [os.path.join(pd, "python.prof")])
+            funcs = profiled(self, files[0])
+            self.assertIn(("ort.py", "iteration"), funcs)
+            # InferenceSession.run, three times
+            st = pstats.Stats(files[0])
+            runs = [v for (f, _, fn), v in st.stats.items()
+                    if fn == "run" and "onnxruntime" in f]
+            self.assertTrue(runs, sorted(funcs)[:40])
+            self.assertEqual(runs[0][1], 3)  # primitive calls of InferenceSession.run
+        check_run(self, w, 2, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

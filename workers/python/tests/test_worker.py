@@ -1,9 +1,11 @@
 """Tests of the worker protocol against real worker processes.
 
 Run: /usr/bin/python3 -m unittest discover -s workers/python
-Torch tests skip with the reason when torch is not importable by this interpreter.
+Torch tests skip with the reason when torch is not importable by this interpreter, and fail
+instead when INFERBENCH_REQUIRE names frameworks (see need).
 """
 
+import functools
 import importlib.util
 import json
 import os
@@ -26,6 +28,37 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_TV = HAVE_TORCH and importlib.util.find_spec("torchvision") is not None
 HAVE_JAX = importlib.util.find_spec("jax") is not None
 HAVE_ORT = importlib.util.find_spec("onnxruntime") is not None
+
+# INFERBENCH_REQUIRE: what must be there (frameworks, llama-server, all), as for the Go tests
+# (internal/require). CI sets it so that a framework that does not import fails instead of
+# skipping (docs/frameworks.md, "Skips that fail").
+REQUIRE = {w.strip() for w in os.environ.get("INFERBENCH_REQUIRE", "").split(",") if w.strip()}
+
+
+def need(cond, reason, what="frameworks"):
+    """need is unittest.skipUnless(cond, reason), except that where INFERBENCH_REQUIRE names
+    what (or all) a test or class whose condition does not hold fails with the reason."""
+    if cond:
+        return lambda x: x
+    if what not in REQUIRE and "all" not in REQUIRE:
+        return unittest.skip(reason)
+    msg = "INFERBENCH_REQUIRE has %s: %s" % (what, reason)
+
+    def fail(x):
+        if isinstance(x, type):
+            def setUpClass(cls):
+                raise AssertionError(msg)
+
+            x.setUpClass = classmethod(setUpClass)
+            return x
+
+        @functools.wraps(x)
+        def failing(self, *args, **kwargs):
+            self.fail(msg)
+
+        return failing
+
+    return fail
 
 
 class Worker:
@@ -223,7 +256,7 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(msg["error"]["code"], "unavailable")
 
 
-@unittest.skipUnless(HAVE_TV, "torch and torchvision are not importable by %s" % sys.executable)
+@need(HAVE_TV, "torch and torchvision are not importable by %s" % sys.executable)
 class TorchVisionTest(unittest.TestCase):
     def test_resnet18_small(self):
         w = Worker("torch_vision")
@@ -278,7 +311,7 @@ class TorchVisionTest(unittest.TestCase):
         self.assertEqual(w.call("run", n=2)["items"], 2)
 
 
-@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % sys.executable)
+@need(HAVE_TORCH, "torch is not importable by %s" % sys.executable)
 class TorchLLMTest(unittest.TestCase):
     def test_tiny_generation(self):
         w = Worker("torch_llm")

@@ -1,0 +1,110 @@
+"""Unit tests of inferbench_worker.common that need no framework: fakes stand in for torch."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from inferbench_worker.common import StepMarked  # noqa: E402
+
+
+class FakeTensor:
+    """FakeTensor records its clone() in the shared log and returns a new FakeTensor."""
+
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def clone(self):
+        self.log.append("clone " + self.name)
+        return FakeTensor(self.log, self.name + "'")
+
+
+class FakeOutput(dict):
+    """FakeOutput is shaped like transformers' ModelOutput: a dict whose keys are attributes."""
+
+    def __getattr__(self, k):
+        try:
+            return self[k]
+        except KeyError:
+            raise AttributeError(k) from None
+
+
+def fake_torch(log, with_compiler=True):
+    class Compiler:
+        @staticmethod
+        def cudagraph_mark_step_begin():
+            log.append("mark")
+
+    class Torch:
+        pass
+
+    t = Torch()
+    if with_compiler:
+        t.compiler = Compiler()
+    return t
+
+
+class StepMarkedTest(unittest.TestCase):
+    """StepMarked is the fix of the compiled LLM path under CUDA graphs (transformers 5.x,
+    mode reduce-overhead): every step must begin with torch.compiler.cudagraph_mark_step_begin(),
+    and what a step returns must be a clone, never the graph's own output memory, which the next
+    replay overwrites."""
+
+    def test_marks_before_each_step_and_clones_logits(self):
+        log = []
+        graph_out = []
+
+        def step(ids, pos=None):
+            log.append("step %s" % ids)
+            t = FakeTensor(log, "logits%d" % ids)
+            graph_out.append(t)
+            return t
+
+        f = StepMarked(fake_torch(log), step)
+        outs = [f(i, pos=i) for i in range(3)]
+        self.assertEqual(log, ["mark", "step 0", "clone logits0",
+                               "mark", "step 1", "clone logits1",
+                               "mark", "step 2", "clone logits2"])
+        self.assertEqual(f.calls, 3)
+        for out, raw in zip(outs, graph_out):
+            self.assertIsNot(out, raw)  # the caller never holds the graph's output
+            self.assertEqual(out.name, raw.name + "'")
+
+    def test_model_output_logits_cloned(self):
+        log = []
+        raw = FakeTensor(log, "logits")
+        kv = object()
+
+        def forward(**kw):
+            log.append("forward")
+            return FakeOutput(logits=raw, past_key_values=kv)
+
+        out = StepMarked(fake_torch(log), forward)(input_ids=1)
+        self.assertEqual(log, ["mark", "forward", "clone logits"])
+        self.assertIsNot(out.logits, raw)
+        self.assertEqual(out.logits.name, "logits'")
+        self.assertIs(out["past_key_values"], kv)  # the rest passes through untouched
+
+    def test_without_torch_compiler(self):
+        """torch < 2.0 has no torch.compiler: nothing to mark, the step still runs and is cloned."""
+        log = []
+        f = StepMarked(fake_torch(log, with_compiler=False), lambda x: FakeTensor(log, "y"))
+        f(1)
+        self.assertEqual(log, ["clone y"])
+        self.assertEqual(f.calls, 1)
+
+    def test_signature_of_wrapped(self):
+        """transformers reads forward's signature: StepMarked shows the wrapped function's."""
+        import inspect
+
+        def forward(input_ids, attention_mask=None, cache_position=None):
+            return None
+
+        f = StepMarked(fake_torch([]), forward)
+        self.assertEqual(list(inspect.signature(f).parameters),
+                         ["input_ids", "attention_mask", "cache_position"])
+
+
+if __name__ == "__main__":
+    unittest.main()
