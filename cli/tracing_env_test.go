@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"sync"
+	"slices"
 	"testing"
 
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
+	"github.com/inferbench/inferbench/internal/otlptest"
 )
 
 // TestRunExportsOTLPFromEnvironment: with no --otlp-endpoint, the standard
@@ -17,41 +13,20 @@ import (
 // as the OpenTelemetry specification says for the base endpoint), to an OTLP receiver started
 // by the test. It drives only the command line, whichever package sets tracing up.
 func TestRunExportsOTLPFromEnvironment(t *testing.T) {
-	var mu sync.Mutex
-	paths := map[string]int{}
-	spans := map[string]bool{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req collectortrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		paths[r.Method+" "+r.URL.Path]++
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					spans[s.Name] = true
-				}
-			}
-		}
-	}))
-	defer srv.Close()
-	code, out, errOut := runCLI(t, "", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL},
+	rc, url := otlptest.Start(t)
+	code, out, errOut := runCLI(t, "", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + url},
 		"run", filepath.Join(testdata, "project"), "--enable-mock", "--output-dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if paths["POST /v1/traces"] == 0 || len(paths) != 1 {
-		t.Errorf("requests received %v, want POST /v1/traces only", paths)
+	reqs := rc.Requests()
+	if len(reqs) == 0 || slices.ContainsFunc(reqs, func(r string) bool { return r != "POST /v1/traces" }) {
+		t.Errorf("requests received %v, want POST /v1/traces only", reqs)
 	}
+	names := rc.Names()
 	for _, want := range []string{"inferbench run", "scenario quick-mock/batch_size=1"} {
-		if !spans[want] {
-			t.Errorf("no span %q among %v", want, spans)
+		if !slices.Contains(names, want) {
+			t.Errorf("no span %q among %v", want, names)
 		}
 	}
 }

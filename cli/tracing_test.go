@@ -1,19 +1,13 @@
 package cli
 
 import (
-	"io"
-	"maps"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/inferbench/inferbench/internal/otlptest"
 )
 
 // TestRunExportsOTLP: run --otlp-endpoint sends the run, its scenarios and their iterations as
@@ -27,33 +21,13 @@ func TestRunExportsOTLP(t *testing.T) {
 		{"1000", []string{"inferbench run", "iteration", "scenario gated/default", "scenario noop/default", "scenario quick-mock/batch_size=1", "scenario quick-mock/batch_size=2"}},
 		{"0", []string{"inferbench run", "scenario gated/default", "scenario noop/default", "scenario quick-mock/batch_size=1", "scenario quick-mock/batch_size=2"}},
 	} {
-		var mu sync.Mutex
-		names := map[string]bool{}
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			var req collectortrace.ExportTraceServiceRequest
-			if err := proto.Unmarshal(body, &req); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			mu.Lock()
-			for _, rs := range req.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					for _, s := range ss.Spans {
-						names[s.Name] = true
-					}
-				}
-			}
-			mu.Unlock()
-		}))
+		rc, url := otlptest.Start(t)
 		code, out, errOut := runCLI(t, "", nil, "run", filepath.Join(testdata, "project"), "--enable-mock",
-			"--output-dir", t.TempDir(), "--otlp-endpoint", srv.URL+"/v1/traces", "--otlp-span-rate", tc.rate)
-		srv.Close()
+			"--output-dir", t.TempDir(), "--otlp-endpoint", url+"/v1/traces", "--otlp-span-rate", tc.rate)
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 		}
-		got := slices.Sorted(maps.Keys(names))
-		if diff := cmp.Diff(tc.want, got); diff != "" {
+		if diff := cmp.Diff(tc.want, rc.Names()); diff != "" {
 			t.Errorf("--otlp-span-rate %s: spans received (-want +got):\n%s", tc.rate, diff)
 		}
 	}

@@ -3,50 +3,22 @@ package run_test
 import (
 	"context"
 	"errors"
-	"io"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/inferbench/inferbench/internal/otlptest"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
 )
-
-// otlpReceiver is an OTLP/HTTP trace endpoint: it decodes each protobuf export request.
-type otlpReceiver struct {
-	mu    sync.Mutex
-	paths []string
-	spans []*tracepb.Span
-}
-
-func (rc *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req collectortrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.paths = append(rc.paths, r.URL.Path)
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			rc.spans = append(rc.spans, ss.Spans...)
-		}
-	}
-}
 
 // countingListener is a progress listener: it counts the scenarios it is told about, and Finish.
 type countingListener struct {
@@ -107,11 +79,9 @@ func TestRunExportsTrace(t *testing.T) {
 		{"off", func(string) run.Tracing { return run.Tracing{} }, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc := &otlpReceiver{}
-			srv := httptest.NewServer(rc)
-			defer srv.Close()
+			rc, url := otlptest.Start(t)
 			opts := tracedOptions(t)
-			opts.Tracing = tc.tracing(srv.URL)
+			opts.Tracing = tc.tracing(url)
 			prog := &countingListener{}
 			opts.Listener = prog
 			var stderr strings.Builder
@@ -126,21 +96,20 @@ func TestRunExportsTrace(t *testing.T) {
 			if strings.Contains(stderr.String(), "otlp") {
 				t.Errorf("stderr: %s", stderr.String())
 			}
-			rc.mu.Lock()
-			defer rc.mu.Unlock()
+			spans := rc.Spans()
 			if !tc.want {
-				if len(rc.spans) != 0 {
-					t.Errorf("received %d spans, want none", len(rc.spans))
+				if len(spans) != 0 {
+					t.Errorf("received %d spans, want none", len(spans))
 				}
 				return
 			}
-			for _, p := range rc.paths {
-				if p != "/v1/traces" {
-					t.Errorf("spans posted to %s, want /v1/traces", p)
+			for _, req := range rc.Requests() {
+				if req != "POST /v1/traces" {
+					t.Errorf("spans sent as %s, want POST /v1/traces", req)
 				}
 			}
 			byName := map[string][]*tracepb.Span{}
-			for _, s := range rc.spans {
+			for _, s := range spans {
 				byName[s.Name] = append(byName[s.Name], s)
 			}
 			runs, scens := byName["inferbench run"], byName["scenario traced/default"]

@@ -13,12 +13,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/propagation"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/otlptest"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -28,44 +27,12 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-// receiver is an OTLP/HTTP trace endpoint: it decodes each protobuf export request.
-type receiver struct {
-	mu    sync.Mutex
-	spans []*tracepb.Span
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "want POST /v1/traces of application/x-protobuf", http.StatusBadRequest)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var req collectortrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			rc.spans = append(rc.spans, ss.Spans...)
-		}
-	}
-	rc.mu.Unlock()
-	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(b)
-}
-
 // TestOTLPRoundTrip: a run's spans reach an OTLP receiver: the run span, and below it a span per
 // scenario carrying its metrics as attributes.
 func TestOTLPRoundTrip(t *testing.T) {
-	rc := &receiver{}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-
+	rc, url := otlptest.Start(t)
 	ctx := context.Background()
-	tr, err := Start(ctx, srv.URL+"/v1/traces", "test")
+	tr, err := Start(ctx, url+"/v1/traces", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +47,14 @@ func TestOTLPRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
+	spans := rc.Spans()
 	byName := map[string]*tracepb.Span{}
-	for _, s := range rc.spans {
+	for _, s := range spans {
 		byName[s.Name] = s
 	}
 	run, scen := byName["inferbench run"], byName["scenario llm-mock/batch_size=1"]
 	if run == nil || scen == nil {
-		t.Fatalf("received spans %v, want the run and the scenario", rc.spans)
+		t.Fatalf("received spans %v, want the run and the scenario", spans)
 	}
 	if string(scen.ParentSpanId) != string(run.SpanId) || string(scen.TraceId) != string(run.TraceId) {
 		t.Errorf("scenario span is not the run span's child")
@@ -151,31 +117,28 @@ load: {mode: concurrency, concurrency: 3, warmup_iterations: 0, measurement_iter
 // TestOTLPSpanTree: run → scenario → iteration (single driver) or request (serving driver), each
 // call's span within its own start and end, with its figures as attributes.
 func TestOTLPSpanTree(t *testing.T) {
-	rc := &receiver{}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-	tr, err := Start(context.Background(), srv.URL+"/v1/traces", "test", WithLookupEnv(noEnv))
+	rc, url := otlptest.Start(t)
+	tr, err := Start(context.Background(), url+"/v1/traces", "test", WithLookupEnv(noEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := runScenarios(t, tr, treeSrc)
 
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
+	spans := rc.Spans()
 	byID := map[string]*tracepb.Span{}
 	var run *tracepb.Span
-	for _, s := range rc.spans {
+	for _, s := range spans {
 		byID[string(s.SpanId)] = s
 		if s.Name == "inferbench run" {
 			run = s
 		}
 	}
 	if run == nil {
-		t.Fatalf("no run span among %d", len(rc.spans))
+		t.Fatalf("no run span among %d", len(spans))
 	}
 	calls := map[string]int{} // scenario span name -> call spans below it
 	failed := 0
-	for _, s := range rc.spans {
+	for _, s := range spans {
 		if string(s.TraceId) != string(run.TraceId) {
 			t.Errorf("span %s in another trace", s.Name)
 		}
@@ -238,10 +201,8 @@ func noEnv(string) (string, bool) { return "", false }
 
 // TestSpanRate: past --otlp-span-rate, calls get no span, and the scenario's span says how many.
 func TestSpanRate(t *testing.T) {
-	rc := &receiver{}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-	tr, err := Start(context.Background(), srv.URL, "test", WithLookupEnv(noEnv), WithSpanRate(3))
+	rc, url := otlptest.Start(t)
+	tr, err := Start(context.Background(), url, "test", WithLookupEnv(noEnv), WithSpanRate(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,11 +210,9 @@ func TestSpanRate(t *testing.T) {
 subject: {kind: mock, latency_ms: 0.01}
 load: {warmup_iterations: 0, measurement_iterations: 200}
 `)
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
 	var calls int64
 	var scen *tracepb.Span
-	for _, s := range rc.spans {
+	for _, s := range rc.Spans() {
 		switch s.Name {
 		case "iteration":
 			calls++
@@ -299,17 +258,15 @@ func TestSampler(t *testing.T) {
 		}
 	}
 
-	rc := &receiver{}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
+	rc, url := otlptest.Start(t)
 	off := func(k string) (string, bool) { return "always_off", k == "OTEL_TRACES_SAMPLER" }
-	tr, err := Start(context.Background(), srv.URL, "test", WithLookupEnv(off))
+	tr, err := Start(context.Background(), url, "test", WithLookupEnv(off))
 	if err != nil {
 		t.Fatal(err)
 	}
 	runScenarios(t, tr, treeSrc)
-	if len(rc.spans) != 0 {
-		t.Errorf("always_off exported %d spans", len(rc.spans))
+	if n := len(rc.Spans()); n != 0 {
+		t.Errorf("always_off exported %d spans", n)
 	}
 }
 
@@ -353,18 +310,14 @@ func TestTraceparentJoinsRequestSpan(t *testing.T) {
 	mu.Unlock()
 
 	// Traced: each request names its span.
-	rc := &receiver{}
-	collector := httptest.NewServer(rc)
-	defer collector.Close()
-	tr, err := Start(context.Background(), collector.URL, "test", WithLookupEnv(noEnv))
+	rc, collector := otlptest.Start(t)
+	tr, err := Start(context.Background(), collector, "test", WithLookupEnv(noEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
 	runScenarios(t, tr, src)
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
 	spans := map[string]*tracepb.Span{} // "TRACEID-SPANID" of each request span
-	for _, s := range rc.spans {
+	for _, s := range rc.Spans() {
 		if s.Name == "request" {
 			spans[fmt.Sprintf("%x-%x", s.TraceId, s.SpanId)] = s
 			if s.Kind != tracepb.Span_SPAN_KIND_CLIENT {
