@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/result"
 )
@@ -120,6 +121,10 @@ func TestBudgetFileOnExecRun(t *testing.T) {
 	all := out + errOut
 	if code != ExitRegression || !strings.Contains(all, "BUDGET EXCEEDED exec/default peak_rss_mb = ") || strings.Contains(all, "not measured") {
 		t.Errorf("max_memory_mb 1 on a command: exit %d, want 3 with peak_rss_mb exceeded and every budget measured\n%s", code, all)
+	}
+	// The budget lines name the file given, not the default name.
+	if !strings.Contains(all, "("+bf+")") || strings.Contains(all, compare.BudgetFileName) {
+		t.Errorf("--budget-file %s: the budget lines do not name it\n%s", bf, all)
 	}
 	code, out, errOut = runCLI(t, "", nil, append(args, "--no-monitor", "--output-dir", filepath.Join(dir, "off"))...)
 	all = out + errOut

@@ -36,7 +36,7 @@ func CheckBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
 		}
 	}
 	add(s.Budgets, "definition")
-	add(file.For(s), BudgetFileName)
+	add(file.For(s), file.source())
 	return out
 }
 

@@ -204,6 +204,17 @@ func (t *Thresholds) LoadFile(file string) error {
 //	  mobile_inference: {max_latency_ms: 250, max_memory_mb: 512, max_cpu_percent: 70}
 type BudgetFile struct {
 	Budgets map[string]BudgetLimits `yaml:"budgets"`
+	// Name is the file as budget lines name it (the --budget-file the user gave); empty is
+	// BudgetFileName.
+	Name string `yaml:"-"`
+}
+
+// source is the file as budget lines name it.
+func (f *BudgetFile) source() string {
+	if f == nil || f.Name == "" {
+		return BudgetFileName
+	}
+	return f.Name
 }
 
 // BudgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of

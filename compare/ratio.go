@@ -103,7 +103,7 @@ func ratioChecks(r *result.Run, file *BudgetFile) []BudgetCheck {
 			}
 		}
 		add(s.Budgets, "definition")
-		add(file.For(s), BudgetFileName)
+		add(file.For(s), file.source())
 	}
 	var out []BudgetCheck
 	for _, x := range keys {

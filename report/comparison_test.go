@@ -37,3 +37,21 @@ func TestCompareTextPrimaryFirst(t *testing.T) {
 		t.Errorf("CompareTextAll:\n%s", all.String())
 	}
 }
+
+// TestCmpCenterInfinite: a centre whose interval is infinite (too few samples) prints ±∞, not
+// "±+Inf%" or "±NaN%".
+func TestCmpCenterInfinite(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{math.Inf(-1), math.Inf(1), " ±∞"},
+		{9, math.Inf(1), " ±∞"},
+		{math.NaN(), 11, " ±∞"},
+		{9, 11, " ±10%"},
+	} {
+		if got := cmpCenter(10, tc.lo, tc.hi, true); got != num(10)+tc.want {
+			t.Errorf("cmpCenter(10, %v, %v) = %q, want %q", tc.lo, tc.hi, got, num(10)+tc.want)
+		}
+	}
+}

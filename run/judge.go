@@ -231,6 +231,7 @@ func (c CompareFiles) Config(env Env) (compare.Config, error) {
 		bf, err := compare.LoadBudgetFile(env.Path(c.BudgetFile))
 		switch {
 		case err == nil:
+			bf.Name = c.BudgetFile
 			cfg.Budgets = bf
 		case errors.Is(err, os.ErrNotExist) && !c.RequireBudgets:
 		default:
