@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/schematest"
 	"github.com/inferbench/inferbench/stats"
 )
 
@@ -196,4 +197,41 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// TestNonFiniteMatchesSchema: a run written with a NaN value and an infinite summary figure (null
+// in run.json, docs/results.md) still validates against docs/run.schema.json.
+func TestNonFiniteMatchesSchema(t *testing.T) {
+	files, _ := filepath.Glob("testdata/v1/*.json")
+	if len(files) == 0 {
+		t.Fatal("no testdata/v1 files")
+	}
+	r, err := Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan, done := math.NaN(), false
+	for i := range r.Scenarios {
+		for k, m := range r.Scenarios[i].Metrics {
+			switch {
+			case m.Value != nil:
+				m.Value = &nan
+			case m.Summary != nil:
+				m.Summary.Min, m.Summary.P99 = math.Inf(-1), math.NaN()
+			}
+			r.Scenarios[i].Metrics[k] = m
+			done = true
+		}
+	}
+	if !done {
+		t.Fatalf("%s has no metric to spoil", files[0])
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b.Bytes(), []byte("null")) {
+		t.Fatal("no null written for the non-finite values")
+	}
+	schematest.ValidateRun(t, b.Bytes())
 }
