@@ -166,11 +166,9 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	}
 	out := sel.Filter.Select(all)
 	declared := map[string]bool{}
-	for i, sc := range out {
-		if i == 0 || sc.Benchmark != out[i-1].Benchmark {
-			for _, k := range sc.Benchmark.ParamKeys() {
-				declared[k] = true
-			}
+	for _, sc := range out {
+		for _, k := range sc.Benchmark.ParamKeys() {
+			declared[k] = true
 		}
 	}
 	// A pattern naming nothing is a typo or a stale name (seed 004's --exclude mock_benchmark
@@ -223,13 +221,21 @@ func (s Selection) overrides() (map[string]any, error) {
 		}
 		out[k] = suite.ParseValue(v)
 	}
+	maps.Copy(out, s.flagParams())
+	return out, nil
+}
+
+// flagParams are the parameters set by their own flags (--num-tokens-to-generate, --model-id)
+// rather than --set: every scenario gets them whether or not its benchmark declares them.
+func (s Selection) flagParams() map[string]any {
+	out := map[string]any{}
 	if s.GenerateTokens > 0 {
 		out[GenerateTokensParam] = s.GenerateTokens
 	}
 	if s.ModelID != "" {
 		out[ModelIDParam] = s.ModelID
 	}
-	return out, nil
+	return out
 }
 
 // GenerateTokensParam is the parameter Selection.GenerateTokens sets.
@@ -240,7 +246,8 @@ const ModelIDParam = "model_id"
 
 // setStrings returns the overrides as written, for the record of the run.
 func (s Selection) setStrings() map[string]string {
-	if len(s.Set) == 0 && s.GenerateTokens <= 0 && s.ModelID == "" {
+	flags := s.flagParams()
+	if len(s.Set) == 0 && len(flags) == 0 {
 		return nil
 	}
 	m := map[string]string{}
@@ -248,11 +255,8 @@ func (s Selection) setStrings() map[string]string {
 		k, v, _ := strings.Cut(kv, "=")
 		m[k] = v
 	}
-	if s.GenerateTokens > 0 {
-		m[GenerateTokensParam] = fmt.Sprint(s.GenerateTokens)
-	}
-	if s.ModelID != "" {
-		m[ModelIDParam] = s.ModelID
+	for k, v := range flags {
+		m[k] = fmt.Sprint(v)
 	}
 	return m
 }

@@ -205,15 +205,6 @@ func (f Filter) Select(all []*Scenario) []*Scenario {
 	return out
 }
 
-// Match reports whether the filter selects s taken alone, where a bare name also matches the
-// file name (MatchName).
-//
-// Deprecated: use Select, which resolves bare names against every scenario of the run.
-func (f Filter) Match(s *Scenario) bool {
-	all := []*Scenario{s}
-	return f.match(s, resolve(f.Include, all), resolve(f.Exclude, all))
-}
-
 // namePattern is an --include or --exclude pattern resolved against the scenarios of a run.
 type namePattern struct {
 	pattern string
