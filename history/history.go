@@ -61,8 +61,9 @@ func ByName(p store.Point) (string, map[string]any) {
 	return p.Benchmark + "\x00" + p.Scenario, nil
 }
 
-// FromRuns returns the identity that reads each point's run from runs (once per run) and keys
-// the point by its scenario's benchmark and parameters (compare.Key), so runs of one scenario
+// FromRuns returns the identity that keys a point by its scenario's benchmark and parameters
+// (compare.Key): the point's own Params where the store has them, else read from its run in runs
+// (once per run; runs stored by an older inferbench), so runs of one scenario
 // name with different parameters (--set dtype=float16) make separate series. A run that cannot
 // be read falls back on the name, and the error is returned by Err.
 func FromRuns(ctx context.Context, runs store.Runs) (Identity, func() error) {
@@ -73,6 +74,9 @@ func FromRuns(ctx context.Context, runs store.Runs) (Identity, func() error) {
 	byRun := map[string]map[string]entry{} // run → benchmark/scenario → identity
 	var firstErr error
 	id := func(p store.Point) (string, map[string]any) {
+		if p.Params != nil { // the store knows the scenario's parameters: no run to read
+			return compare.Key(&result.Scenario{Benchmark: p.Benchmark, Scenario: p.Scenario, Params: p.Params}), p.Params
+		}
 		scs, ok := byRun[p.RunID]
 		if !ok {
 			scs = map[string]entry{}

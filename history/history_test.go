@@ -14,11 +14,17 @@ import (
 	"github.com/inferbench/inferbench/store"
 )
 
-// memRuns is an in-memory store.Runs and store.Historian over runs of one scenario.
-type memRuns struct{ runs []*result.Run }
+// memRuns is an in-memory store.Runs and store.Historian over runs of one scenario. With params,
+// its points carry their scenario's parameters, as the SQL stores' do; gets counts Get calls.
+type memRuns struct {
+	runs   []*result.Run
+	params bool
+	gets   int
+}
 
 func (m *memRuns) Put(context.Context, *result.Run) error { return nil }
 func (m *memRuns) Get(_ context.Context, id string) (*result.Run, error) {
+	m.gets++
 	for _, r := range m.runs {
 		if r.ID == id {
 			return r, nil
@@ -32,7 +38,11 @@ func (m *memRuns) History(_ context.Context, q store.Query) ([]store.Point, erro
 	for _, r := range m.runs {
 		for _, s := range r.Scenarios {
 			v, _ := s.Metrics["latency_ms"].Center()
-			out = append(out, store.Point{RunID: r.ID, Time: r.StartedAt, Benchmark: s.Benchmark, Scenario: s.Scenario, Value: v})
+			p := store.Point{RunID: r.ID, Time: r.StartedAt, Benchmark: s.Benchmark, Scenario: s.Scenario, Value: v}
+			if m.params {
+				p.Params = s.Params
+			}
+			out = append(out, p)
 		}
 	}
 	return out, nil
@@ -50,25 +60,33 @@ func runOf(i int, dtype string, v float64) *result.Run {
 // Runs of one scenario name with different parameters (--set dtype=...) are separate series, and
 // neither shows the difference between them as a change point. Failed before: one series of
 // alternating float32/float16 values.
+//
+// Points that carry their parameters (the SQL stores') are grouped without reading a single run;
+// points of runs stored before parameters were kept are grouped by reading each run once.
 func TestSeriesByFullIdentity(t *testing.T) {
-	st := &memRuns{}
-	for i := 0; i < 12; i++ {
-		dtype, v := "float32", 10.0
-		if i%2 == 1 {
-			dtype, v = "float16", 6.0
+	for _, params := range []bool{false, true} {
+		st := &memRuns{params: params}
+		for i := 0; i < 12; i++ {
+			dtype, v := "float32", 10.0
+			if i%2 == 1 {
+				dtype, v = "float16", 6.0
+			}
+			st.runs = append(st.runs, runOf(i, dtype, v*(1+0.001*float64(i%3))))
 		}
-		st.runs = append(st.runs, runOf(i, dtype, v*(1+0.001*float64(i%3))))
-	}
-	ss, err := Query(context.Background(), st, store.Query{Metric: "latency_ms"}, stats.ChangeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ss) != 2 || len(ss[0].Points) != 6 || ss[0].Distinct != "dtype=float32" || ss[1].Name() != "resnet/batch_size=1 [dtype=float16]" {
-		t.Fatalf("series: %+v", ss)
-	}
-	for _, s := range ss {
-		if len(s.ChangePoints) != 0 {
-			t.Errorf("%s: change points %+v, want none", s.Name(), s.ChangePoints)
+		ss, err := Query(context.Background(), st, store.Query{Metric: "latency_ms"}, stats.ChangeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ss) != 2 || len(ss[0].Points) != 6 || ss[0].Distinct != "dtype=float32" || ss[1].Name() != "resnet/batch_size=1 [dtype=float16]" {
+			t.Fatalf("params in points %v: series: %+v", params, ss)
+		}
+		for _, s := range ss {
+			if len(s.ChangePoints) != 0 {
+				t.Errorf("%s: change points %+v, want none", s.Name(), s.ChangePoints)
+			}
+		}
+		if want := map[bool]int{false: 12, true: 0}[params]; st.gets != want {
+			t.Errorf("params in points %v: %d runs read, want %d", params, st.gets, want)
 		}
 	}
 }

@@ -124,6 +124,10 @@ type Point struct {
 	Value     float64   `json:"value"`
 	N         int       `json:"n"`
 	Commit    string    `json:"commit,omitempty"`
+	// Params are the parameters of the point's scenario, its identity beside the benchmark
+	// (empty, not nil, for a scenario without any); nil when the store does not know them (a run
+	// stored by an older inferbench), and a reader that needs them reads the run.
+	Params map[string]any `json:"params,omitempty"`
 }
 
 // Stats are the statistics of a metric kept as queryable columns, with the column that holds

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -254,6 +255,10 @@ func Run(t *testing.T, fresh Fresh) {
 			if p.RunID != fmt.Sprintf("r%d", i) || p.Value != want || p.N != 20 || p.Commit != "c"+p.RunID || !p.Time.Equal(T0.Add(time.Duration(i)*time.Hour)) {
 				t.Errorf("point %d = %+v, want run r%d, p95 %v, n 20, oldest first", i, p, i, want)
 			}
+			// A point carries its scenario's parameters: its identity without reading the run.
+			if !reflect.DeepEqual(p.Params, r.Scenarios[1].Params) {
+				t.Errorf("point %d params %v, want %v", i, p.Params, r.Scenarios[1].Params)
+			}
 		}
 		cases := []struct {
 			name string
@@ -279,6 +284,13 @@ func Run(t *testing.T, fresh Fresh) {
 			if c.q.Limit > 0 && len(got) == 2 && got[1].RunID != "r5" {
 				t.Errorf("%s: last point from %s, want r5", c.name, got[1].RunID)
 			}
+		}
+		// A scenario without parameters: known and empty (not nil, which means unknown).
+		bare := MakeRun("bare", T0.Add(7*time.Hour), 9, 10, []string{"bare"}, 1, 5)
+		bare.Scenarios[0].Params = nil
+		must(t, s.Put(ctx, bare))
+		if got, err := s.History(ctx, store.Query{Metric: "latency_ms", Benchmark: "bare"}); err != nil || len(got) != 1 || got[0].Params == nil || len(got[0].Params) != 0 {
+			t.Errorf("history of a scenario without parameters: %+v, %v; want one point with empty, non-nil params", got, err)
 		}
 		if _, err := s.History(ctx, store.Query{Metric: "latency_ms.p42"}); err == nil {
 			t.Error("History(latency_ms.p42) succeeded, want an unknown-statistic error")

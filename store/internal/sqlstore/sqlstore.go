@@ -147,6 +147,9 @@ var migrations = []string{
 		created_at BIGINT NOT NULL,
 		note TEXT NOT NULL DEFAULT ''
 	)`,
+	// 2: each scenario's parameters (JSON), so that a history point carries its scenario's
+	// identity without reading the run. NULL for runs stored before: unknown.
+	`ALTER TABLE scenarios ADD COLUMN params TEXT`,
 }
 
 // Version is the schema version this code writes.
@@ -318,7 +321,11 @@ func (s *DB) Put(ctx context.Context, r *result.Run) error {
 	var mRows [][]any
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
-		scRows = append(scRows, []any{r.ID, i, sc.Benchmark, sc.Scenario, sc.Status})
+		params, err := json.Marshal(sc.Params)
+		if err != nil || sc.Params == nil {
+			params = []byte("{}")
+		}
+		scRows = append(scRows, []any{r.ID, i, sc.Benchmark, sc.Scenario, sc.Status, string(params)})
 		names := slices.Sorted(maps.Keys(sc.Metrics))
 		for _, name := range names {
 			m := sc.Metrics[name]
@@ -343,7 +350,7 @@ func (s *DB) Put(ctx context.Context, r *result.Run) error {
 			mRows = append(mRows, append(row, blob))
 		}
 	}
-	if err := s.insertMany(ctx, tx, "scenarios", "run_id, idx, benchmark, scenario, status", 5, scRows); err != nil {
+	if err := s.insertMany(ctx, tx, "scenarios", "run_id, idx, benchmark, scenario, status, params", 6, scRows); err != nil {
 		return fmt.Errorf("put run %s: %w", r.ID, err)
 	}
 	if err := s.insertMany(ctx, tx, "metrics", "run_id, scenario_idx, name, benchmark, scenario, started_at, unit, better, n, center, mean, std, min, max, cv, p50, p90, p95, p99, samples", metricCols, mRows); err != nil {
@@ -554,8 +561,9 @@ func (s *DB) History(ctx context.Context, hq store.Query) ([]store.Point, error)
 	if err != nil {
 		return nil, err
 	}
-	q := `SELECT m.run_id, m.started_at, m.benchmark, m.scenario, m.` + col + `, m.n, r.git_commit
-		FROM metrics m JOIN runs r ON r.id = m.run_id WHERE m.name = ?`
+	q := `SELECT m.run_id, m.started_at, m.benchmark, m.scenario, m.` + col + `, m.n, r.git_commit, sc.params
+		FROM metrics m JOIN runs r ON r.id = m.run_id
+		LEFT JOIN scenarios sc ON sc.run_id = m.run_id AND sc.idx = m.scenario_idx WHERE m.name = ?`
 	args := []any{name}
 	if hq.Benchmark != "" {
 		q += ` AND m.benchmark = ?`
@@ -587,8 +595,15 @@ func (s *DB) History(ctx context.Context, hq store.Query) ([]store.Point, error)
 		var p store.Point
 		var t int64
 		var v float64
-		if err := rows.Scan(&p.RunID, &t, &p.Benchmark, &p.Scenario, &v, &p.N, &p.Commit); err != nil {
+		var params sql.NullString
+		if err := rows.Scan(&p.RunID, &t, &p.Benchmark, &p.Scenario, &v, &p.N, &p.Commit, &params); err != nil {
 			return nil, fmt.Errorf("history %s: %w", hq.Metric, err)
+		}
+		if params.Valid {
+			p.Params = map[string]any{}
+			if err := json.Unmarshal([]byte(params.String), &p.Params); err != nil {
+				p.Params = nil // unknown: history reads the run
+			}
 		}
 		p.Time, p.Value = fromMicros(t), v
 		out = append(out, p)
