@@ -27,6 +27,18 @@ func Marshal(v any) ([]byte, error) {
 // MarshalIndent is json.MarshalIndent with non-finite floats written as null (no indentation
 // when prefix and indent are both empty).
 func MarshalIndent(v any, prefix, indent string) ([]byte, error) {
+	// The common case, every value finite: encoding/json's own call, without the Encoder's
+	// buffer and copy (run.json's writer calls this per scenario and per summary).
+	var out []byte
+	var err error
+	if prefix == "" && indent == "" {
+		out, err = json.Marshal(v)
+	} else {
+		out, err = json.MarshalIndent(v, prefix, indent)
+	}
+	if !Refused(err) {
+		return out, err
+	}
 	var b bytes.Buffer
 	e := NewEncoder(&b)
 	e.SetIndent(prefix, indent)
@@ -74,6 +86,9 @@ func (e *Encoder) Encode(v any) error {
 // Refused reports whether err is encoding/json refusing a value (a NaN or an infinity), also
 // when a MarshalJSON method returned it.
 func Refused(err error) bool {
+	if err == nil {
+		return false
+	}
 	var ue *json.UnsupportedValueError
 	return errors.As(err, &ue)
 }
