@@ -69,6 +69,30 @@ type Resources struct {
 	Energy   []string  `json:"energy_sources,omitempty"`
 	Growth   *Growth   `json:"memory_growth,omitempty"`
 	Overhead *Overhead `json:"monitor_overhead,omitempty"`
+	// Details is what the monitors saw that explains the window beyond the gauges.
+	Details *ResourceDetails `json:"details,omitempty"`
+}
+
+// ResourceDetails is what the monitors saw beyond their gauges (docs/metrics.md, "GPU noise").
+type ResourceDetails struct {
+	GPUNoise *GPUNoise `json:"gpu_noise,omitempty"`
+}
+
+// GPUNoise is what explains latency noise on the GPUs during the window (NVML): the clock event
+// ("throttle") reasons seen and in how many samples, the SM and memory clock ranges, the compute
+// processes seen (PID and name), the enforced and default power limits, or why reasons and
+// processes are unknown (the nvidia-smi fallback).
+type GPUNoise struct {
+	Samples        int            `json:"samples"`
+	Reasons        map[string]int `json:"clock_event_reasons,omitempty"`
+	SMClockMinMHz  float64        `json:"sm_clock_min_mhz,omitempty"`
+	SMClockMaxMHz  float64        `json:"sm_clock_max_mhz,omitempty"`
+	MemClockMinMHz float64        `json:"mem_clock_min_mhz,omitempty"`
+	MemClockMaxMHz float64        `json:"mem_clock_max_mhz,omitempty"`
+	Processes      []string       `json:"processes,omitempty"`
+	PowerLimitW    float64        `json:"power_limit_w,omitempty"`
+	DefaultLimitW  float64        `json:"default_power_limit_w,omitempty"`
+	Unavailable    string         `json:"unavailable,omitempty"`
 }
 
 // Aggregate summarises one monitored quantity over the window. For a gauge, Mean, Min, Max and

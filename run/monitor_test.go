@@ -1,12 +1,17 @@
 package run
 
 import (
+	"bytes"
 	"math"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/schematest"
 	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/monitor/gpu"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -103,5 +108,57 @@ func TestAttachResourcesSubjectMemoryWins(t *testing.T) {
 	attachResources(r, rec.Report(), false, monitor.DefaultGrid, monitor.DefaultGrowthThreshold)
 	if _, ok := r.Metrics["memory_mb"]; ok {
 		t.Error("memory_mb set from the harness's own memory")
+	}
+}
+
+// TestAttachResourcesKeepsGPUNoise: what the GPU sampler explains about its window
+// (gpu.Sampler.Explain: clock event reasons, clock ranges, processes, power limits) reaches
+// run.json as extra.resources.details.gpu_noise, valid against docs/run.schema.json, and reads
+// back. On an H100 every scenario's run.json lacked it: the typed resources section had no place
+// for it.
+func TestAttachResourcesKeepsGPUNoise(t *testing.T) {
+	rec := monitor.NewRecorder([]monitor.Metric{{Name: "gpu_util_pct", Unit: "%", Kind: monitor.Gauge}}, 16)
+	t0 := time.Unix(0, 0)
+	rec.Begin(t0)
+	rec.Add(t0, []monitor.Value{{Name: "gpu_util_pct", V: 90}})
+	rec.End(t0.Add(time.Second))
+	rep := rec.Report()
+	noise := gpu.Noise{
+		Samples: 10, Reasons: map[string]int{"sw_power_cap": 4, "gpu_idle": 1},
+		SMClockMinMHz: 1500, SMClockMaxMHz: 1980, MemClockMinMHz: 2619, MemClockMaxMHz: 2619,
+		Processes: []string{"101 python3", "202 other"}, PowerLimitW: 500, DefaultLimitW: 700,
+	}
+	rep.Details = map[string]any{"gpu_noise": noise}
+	sc := &result.Scenario{}
+	attachResources(sc, rep, true, monitor.Grid{IntensityGPerKWh: 400, PUE: 1}, monitor.DefaultGrowthThreshold)
+	got := sc.Extra.Resources.Details
+	if got == nil || got.GPUNoise == nil {
+		t.Fatalf("extra.resources.details = %+v, want the gpu_noise of the report", got)
+	}
+
+	files, _ := filepath.Glob("../result/testdata/v1/*.json")
+	if len(files) == 0 {
+		t.Fatal("no result/testdata/v1 files")
+	}
+	r, err := result.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Scenarios[0].Extra.Resources = sc.Extra.Resources
+	var b bytes.Buffer
+	if err := result.WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b.Bytes(), []byte(`"gpu_noise"`)) || !bytes.Contains(b.Bytes(), []byte(`"sw_power_cap": 4`)) {
+		t.Fatal("run.json holds no gpu_noise")
+	}
+	schematest.ValidateRun(t, b.Bytes())
+	back, err := result.Decode(b.Bytes(), "run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := back.Scenarios[0].Extra.Resources.Details
+	if rd == nil || rd.GPUNoise == nil || !reflect.DeepEqual(gpu.Noise(*rd.GPUNoise), noise) {
+		t.Fatalf("read back %+v, want %+v", rd, noise)
 	}
 }
