@@ -322,6 +322,41 @@ class StepMarked:
         return out
 
 
+class DecodeCompiled:
+    """DecodeCompiled is a generation model's forward with the prefill run eagerly and each
+    decode step (one new position per sequence) through the compiled forward, marked
+    (StepMarked), as transformers' own generate does with a static cache. transformers 5.x
+    allocates a static cache's tensors lazily, in the first forward that updates them: when that
+    forward was compiled with mode reduce-overhead on CUDA, the cache was created inside a CUDA
+    graph, so it lived in memory the next replay overwrote, and setup failed ("accessing tensor
+    output of CUDAGraphs that has been overwritten by a subsequent run", seen on an H100 with
+    torch 2.11 and transformers 5.17 although every step was marked). Prefilled eagerly, the
+    cache is ordinary memory that transformers marks as a static address for the compiled steps.
+    `prefills` counts the eager calls, `calls` the compiled ones."""
+
+    def __init__(self, torch, eager, compiled):
+        self.eager = eager
+        self.step = StepMarked(torch, compiled)
+        self.__wrapped__ = eager  # inspect.signature (transformers reads forward's) sees eager's
+        self.prefills = 0
+
+    @property
+    def calls(self):
+        return self.step.calls
+
+    def __call__(self, *args, **kwargs):
+        x = kwargs.get("input_ids")
+        if x is None:
+            x = kwargs.get("inputs_embeds")
+        if x is None and args:
+            x = args[0]
+        shape = getattr(x, "shape", None)
+        if shape is not None and len(shape) > 1 and shape[1] > 1:
+            self.prefills += 1
+            return self.eager(*args, **kwargs)
+        return self.step(*args, **kwargs)
+
+
 class TorchAdapter(Adapter):
     """TorchAdapter is the base of the torch adapters: it imports torch, reports the device it
     resolved in setup (self.dev), and resets, reports and frees CUDA memory around the run.

@@ -38,8 +38,8 @@ a per-iteration tokens_per_s. On GPU every step is synchronised before its time 
 import math
 import time
 
-from .common import (BadParams, StepMarked, TorchAdapter, TorchSync, Unsupported, compile_module,
-                     get, require, set_threads, torch_device, torch_dtype)
+from .common import (BadParams, DecodeCompiled, StepMarked, TorchAdapter, TorchSync, Unsupported,
+                     compile_module, get, require, set_threads, torch_device, torch_dtype)
 
 VARIANTS = ["eager", "compiled", "kernelized"]
 
@@ -124,8 +124,10 @@ class TorchLLM(TorchAdapter):
         if self.model_id:
             info["model_id"] = self.model_id
             info["weights"] = gen.weights
-        if gen.marked is not None:  # compiled: every step was marked (StepMarked)
+        if gen.marked is not None:  # compiled: every compiled step was marked (StepMarked)
             info["marked_steps"] = str(gen.marked.calls)
+            if hasattr(gen.marked, "prefills"):  # transformers: prefills ran eagerly
+                info["eager_prefills"] = str(gen.marked.prefills)
         return {"load_time_ms": load_ms, "compile_time_ms": compile_ms, "info": info,
                 "values": {"first_call_ms": first}, "warnings": getattr(gen, "warnings", [])}
 
@@ -287,11 +289,14 @@ class HFGenerator:
         if variant == "compiled":
             model.generation_config.cache_implementation = "static"
             # generate's own compilation of forward (transformers >= 4.50 with a static cache)
-            # is turned off: the forward compiled here is the one measured, marked per step.
+            # is turned off: the forward compiled here is the one measured. As in generate's
+            # own, the prefill runs eagerly (it creates the static cache) and every decode step
+            # runs compiled, marked per step (DecodeCompiled).
             model.generation_config.disable_compile = True
             params = dict(a.params)
             params.setdefault("compile_mode", "reduce-overhead")
-            self.marked = StepMarked(torch, compile_module(model.forward, params, a.name))
+            eager = model.forward
+            self.marked = DecodeCompiled(torch, eager, compile_module(eager, params, a.name))
             model.forward = self.marked
         elif variant == "kernelized":
             model, self.kernel_layers, self.kernelizable, self.warnings = kernelize_model(

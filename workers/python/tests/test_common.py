@@ -6,7 +6,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from inferbench_worker.common import StepMarked  # noqa: E402
+from inferbench_worker.common import DecodeCompiled, StepMarked  # noqa: E402
 
 
 class FakeTensor:
@@ -102,6 +102,63 @@ class StepMarkedTest(unittest.TestCase):
             return None
 
         f = StepMarked(fake_torch([]), forward)
+        self.assertEqual(list(inspect.signature(f).parameters),
+                         ["input_ids", "attention_mask", "cache_position"])
+
+
+class Ids:
+    """Ids stands in for a batch of token ids: only its shape is read."""
+
+    def __init__(self, batch, length):
+        self.shape = (batch, length)
+
+
+class DecodeCompiledTest(unittest.TestCase):
+    """DecodeCompiled is the fix of the compiled transformers LLM on CUDA: StepMarked alone still
+    failed on an H100 (torch 2.11, transformers 5.17), because the compiled prefill created the
+    static cache inside a CUDA graph. The prefill must run eagerly, unmarked and uncloned, and
+    every decode step compiled and marked, whichever way generate passes the ids."""
+
+    def test_prefill_eager_decode_compiled(self):
+        log = []
+
+        def eager(input_ids=None, **kw):
+            log.append("eager %d" % input_ids.shape[1])
+            return FakeOutput(logits=FakeTensor(log, "prefill"))
+
+        def compiled(input_ids=None, **kw):
+            log.append("compiled %d" % input_ids.shape[1])
+            return FakeOutput(logits=FakeTensor(log, "step"))
+
+        f = DecodeCompiled(fake_torch(log), eager, compiled)
+        for _ in range(2):  # two generate calls: a prefill of 8 positions, then 3 decode steps
+            f(input_ids=Ids(2, 8), cache_position=None)
+            for _ in range(3):
+                f(input_ids=Ids(2, 1))
+        one = ["eager 8"] + ["mark", "compiled 1", "clone step"] * 3
+        self.assertEqual(log, one + one)
+        self.assertEqual(f.prefills, 2)
+        self.assertEqual(f.calls, 6)
+
+    def test_positional_and_embeds(self):
+        log = []
+        f = DecodeCompiled(fake_torch(log),
+                           lambda *a, **k: log.append("eager") or FakeTensor(log, "e"),
+                           lambda *a, **k: log.append("compiled") or FakeTensor(log, "c"))
+        f(Ids(1, 5))
+        f(Ids(1, 1))
+        f(inputs_embeds=Ids(1, 5))
+        f(inputs_embeds=Ids(1, 1))
+        self.assertEqual(log, ["eager", "mark", "compiled", "clone c",
+                               "eager", "mark", "compiled", "clone c"])
+
+    def test_signature_of_eager(self):
+        import inspect
+
+        def forward(input_ids, attention_mask=None, cache_position=None):
+            return None
+
+        f = DecodeCompiled(fake_torch([]), forward, lambda *a, **k: None)
         self.assertEqual(list(inspect.signature(f).parameters),
                          ["input_ids", "attention_mask", "cache_position"])
 

@@ -138,9 +138,11 @@ class TransformersLLMTest(unittest.TestCase):
                 s = w.call("setup", params=dict(self.base, variant=variant))
                 self.assertEqual(s["info"]["backend"], "transformers")
                 if variant == "compiled":
-                    # setup generated twice (first call, steady call); every forward step of
-                    # both went through StepMarked (cudagraph_mark_step_begin on CUDA)
-                    self.assertEqual(s["info"]["marked_steps"], "8")
+                    # setup generated twice (first call, steady call): each prefill ran
+                    # eagerly, each of the 3 decode steps compiled through StepMarked
+                    # (cudagraph_mark_step_begin on CUDA): DecodeCompiled
+                    self.assertEqual(s["info"]["eager_prefills"], "2")
+                    self.assertEqual(s["info"]["marked_steps"], "6")
                     self.assertGreater(s["compile_time_ms"], 0)
                 self.check_generation(w)
 
