@@ -118,10 +118,8 @@ func resourcesOf(rep *monitor.Report, tree string, grid monitor.Grid) *result.Re
 	for _, t := range rep.Timelines {
 		res.Timelines = append(res.Timelines, result.Timeline(t))
 	}
-	// The GPU sampler's explanation of the window (gpu.Sampler.Explain): the typed sections of
-	// issue 16 had left it out, so no run.json held it although the sampler recorded it (seen on
-	// an H100).
-	if n, ok := rep.Details["gpu_noise"].(gpu.Noise); ok {
+	// The GPU sampler's explanation of the window (gpu.Sampler.Explain).
+	if n, ok := rep.Details[gpu.NoiseKey].(gpu.Noise); ok {
 		g := result.GPUNoise(n)
 		res.Details = &result.ResourceDetails{GPUNoise: &g}
 	}

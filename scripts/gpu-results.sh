@@ -42,6 +42,37 @@ nvml() {
 	bin/gpu.test -test.run '^$' -test.bench SampleNVMLReal -test.benchtime 2000x -test.count 3
 }
 
+# The runs of the stages, each into DIR/NAME with NAME's time limit.
+# ResNet-50 and ViT-B/16 in torch, fp32 and bf16: torch_vision NAME LIMIT VARIANT BATCH...
+torch_vision() {
+	local name="$1" limit="$2" variant="$3"
+	shift 3
+	stage "$name" "$limit" "$ib" run --framework pytorch --model both --batch-sizes "$@" \
+		--dtype float32 bfloat16 --variant "$variant" --device cuda --iterations 50 --warmup 10 \
+		--output-dir "$dir/$name"
+}
+
+# A small LLM (tiny-llm of the vision definition, made larger): tiny_llm NAME LIMIT INCLUDE
+tiny_llm() {
+	stage "$1" "$2" "$ib" run "$vision" --include "$3" --set device=cuda \
+		--set hidden_size=1024 --set num_layers=8 --set num_heads=16 --set max_new_tokens=128 \
+		--iterations 20 --warmup 3 --output-dir "$dir/$1"
+}
+
+# The JAX half of the vision definition: jax_vision NAME LIMIT INCLUDE
+jax_vision() {
+	stage "$1" "$2" "$ib" run "$vision" --include "$3" --set device=cuda \
+		--iterations 50 --warmup 10 --output-dir "$dir/$1"
+}
+
+# ResNet-50 fp32 eager under the monitors: resnet50 NAME LIMIT BINARY ARG...
+resnet50() {
+	local name="$1" limit="$2" bin="$3"
+	shift 3
+	stage "$name" "$limit" "$bin" run "$vision" --include "$r50e" --set device=cuda "$@" \
+		--output-dir "$dir/$name"
+}
+
 # timeout runs programs, not shell functions: the stages that are functions run in a bash that has them.
 export -f env_info nvml
 export ib dir
@@ -50,39 +81,24 @@ for s in "$@"; do
 	case "$s" in
 	env) stage env 120 bash -c env_info ;;
 	nvml) stage nvml 120 bash -c nvml ;;
-	# ResNet-50 and ViT-B/16, batch 1, 8, 32, fp32 and bf16, eager.
-	eager) stage eager 300 "$ib" run --framework pytorch --model both --batch-sizes 1 8 32 \
-		--dtype float32 bfloat16 --variant eager --device cuda --iterations 50 --warmup 10 \
-		--output-dir "$dir/eager" ;;
-	compiled) stage compiled 560 "$ib" run --framework pytorch --model both --batch-sizes 1 8 32 \
-		--dtype float32 bfloat16 --variant compiled --device cuda --iterations 50 --warmup 10 \
-		--output-dir "$dir/compiled" ;;
-	compiled1-8) stage compiled1-8 330 "$ib" run --framework pytorch --model both --batch-sizes 1 8 \
-		--dtype float32 bfloat16 --variant compiled --device cuda --iterations 50 --warmup 10 \
-		--output-dir "$dir/compiled1-8" ;;
-	compiled32) stage compiled32 300 "$ib" run --framework pytorch --model both --batch-sizes 32 \
-		--dtype float32 bfloat16 --variant compiled --device cuda --iterations 50 --warmup 10 \
-		--output-dir "$dir/compiled32" ;;
-	# A small LLM: eager, compiled (static cache + torch.compile, the CUDAGraphs fix), kernelized.
-	llm) stage llm 400 "$ib" run "$vision" --include 'tiny-llm/*' --set device=cuda \
-		--set hidden_size=1024 --set num_layers=8 --set num_heads=16 --set max_new_tokens=128 \
-		--iterations 20 --warmup 3 --output-dir "$dir/llm" ;;
-	llm-compiled) stage llm-compiled 300 "$ib" run "$vision" --include 'tiny-llm/*/variant=compiled' \
-		--set device=cuda --set hidden_size=1024 --set num_layers=8 --set num_heads=16 \
-		--set max_new_tokens=128 --iterations 20 --warmup 3 --output-dir "$dir/llm-compiled" ;;
-	jax8) stage jax8 300 "$ib" run "$vision" --include 'vision/framework=jax/*/batch_size=8/*' --set device=cuda \
-		--iterations 50 --warmup 10 --output-dir "$dir/jax8" ;;
-	jax) stage jax 400 "$ib" run "$vision" --include 'vision/framework=jax/*' --set device=cuda \
-		--iterations 50 --warmup 10 --output-dir "$dir/jax" ;;
+	eager) torch_vision eager 300 eager 1 8 32 ;;
+	compiled) torch_vision compiled 560 compiled 1 8 32 ;;
+	compiled1-8) torch_vision compiled1-8 330 compiled 1 8 ;;
+	compiled32) torch_vision compiled32 300 compiled 32 ;;
+	# eager, compiled (static cache + torch.compile, the CUDAGraphs fix), kernelized
+	llm) tiny_llm llm 400 'tiny-llm/*' ;;
+	llm-compiled) tiny_llm llm-compiled 300 'tiny-llm/*/variant=compiled' ;;
+	jax) jax_vision jax 400 'vision/framework=jax/*' ;;
+	jax8) jax_vision jax8 300 'vision/framework=jax/*/batch_size=8/*' ;;
 	# The energy counter against mean power x window, through NVML and through nvidia-smi.
 	energy)
-		stage energy-nvml 120 "$ib" run "$vision" --include "$r50e" --set device=cuda \
-			--set batch_size=32 --min-time 30s --output-dir "$dir/energy-nvml"
-		stage energy-smi 120 bin/inferbench-nocgo run "$vision" --include "$r50e" --set device=cuda \
-			--set batch_size=32 --min-time 30s --output-dir "$dir/energy-smi"
+		resnet50 energy-nvml 120 "$ib" --set batch_size=32 --min-time 30s
+		resnet50 energy-smi 120 bin/inferbench-nocgo --set batch_size=32 --min-time 30s
 		;;
-	overhead) stage overhead 200 "$ib" run "$vision" --include "$r50e" --set device=cuda \
-		--min-time 20s --monitor-overhead --output-dir "$dir/overhead" ;;
-	*) echo "unknown stage $s" >&2 ;;
+	overhead) resnet50 overhead 200 "$ib" --min-time 20s --monitor-overhead ;;
+	*)
+		echo "unknown stage $s (stages: env nvml eager compiled compiled1-8 compiled32 llm llm-compiled jax jax8 energy overhead)" >&2
+		exit 2
+		;;
 	esac
 done

@@ -198,8 +198,12 @@ func (n Noise) Warnings() []string {
 	return out
 }
 
+// NoiseKey is the key of the window's Noise in monitor.Report.Details (and in run.json's
+// extra.resources.details).
+const NoiseKey = "gpu_noise"
+
 // Explain implements monitor.Explainer: the window's Noise and its warnings.
 func (s *Sampler) Explain() (string, any, []string) {
 	n := s.noise.result()
-	return "gpu_noise", n, n.Warnings()
+	return NoiseKey, n, n.Warnings()
 }
