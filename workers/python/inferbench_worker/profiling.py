@@ -3,6 +3,7 @@ iterations (the "profile" op): torch.profiler's Chrome trace (viewable in Perfet
 adapters, cProfile's .prof (snakeviz, pstats) for the others."""
 
 import cProfile
+import json
 import os
 
 from .common import Recorder
@@ -24,7 +25,10 @@ def profile(adapter, adapter_name, n, out_dir):
         with tprofile(activities=acts, record_shapes=True) as prof:
             adapter.run(n, Recorder(), False)
         path = os.path.join(out_dir, "torch_trace.json")
-        prof.export_chrome_trace(path)
+        if torch.autograd.kineto_available():
+            prof.export_chrome_trace(path)
+        else:
+            write_legacy_trace(prof.events(), path)
         files.append(path)
         return files
     prof = cProfile.Profile()
@@ -37,3 +41,22 @@ def profile(adapter, adapter_name, n, out_dir):
     prof.dump_stats(path)
     files.append(path)
     return files
+
+
+
+def write_legacy_trace(events, path):
+    """write_legacy_trace writes the Chrome trace of a torch built without Kineto (Debian's torch
+    1.13) from its profiler's events, in the form torch 2.x writes: {"traceEvents": [...]}, each
+    operator an "X" event with its input shapes under args "Input Dims". That torch's own
+    export_chrome_trace writes a bare list with empty args, so the shapes record_shapes took were
+    lost and the trace had another shape than every other torch_trace.json."""
+    out = []
+    for e in events:
+        if e.trace_name is None:
+            continue
+        args = {"Input Dims": e.input_shapes} if any(e.input_shapes or []) else {}
+        out.append({"name": e.trace_name, "ph": "X", "ts": e.time_range.start,
+                    "dur": e.time_range.elapsed_us(), "tid": e.thread, "pid": "CPU functions",
+                    "args": args})
+    with open(path, "w") as f:
+        json.dump({"traceEvents": out}, f)

@@ -7,6 +7,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from inferbench_worker.common import DecodeCompiled, StepMarked  # noqa: E402
+from inferbench_worker.profiling import write_legacy_trace  # noqa: E402
 
 
 class FakeTensor:
@@ -161,6 +162,50 @@ class DecodeCompiledTest(unittest.TestCase):
         f = DecodeCompiled(fake_torch([]), forward, lambda *a, **k: None)
         self.assertEqual(list(inspect.signature(f).parameters),
                          ["input_ids", "attention_mask", "cache_position"])
+
+
+
+class FakeRange:
+    def __init__(self, start, dur):
+        self.start, self.dur = start, dur
+
+    def elapsed_us(self):
+        return self.dur
+
+
+class FakeEvent:
+    """FakeEvent is shaped like a legacy torch profiler FunctionEvent."""
+
+    def __init__(self, name, start, dur, shapes, trace_name=""):
+        self.trace_name = name if trace_name == "" else trace_name
+        self.time_range = FakeRange(start, dur)
+        self.thread = 1
+        self.input_shapes = shapes
+
+
+class LegacyTraceTest(unittest.TestCase):
+    """A torch without Kineto (Debian's 1.13) exports the Chrome trace as a bare list with empty
+    args: the profile tests failed under /usr/bin/python3 ("list indices must be integers or
+    slices, not str", then no "Input Dims"). Its trace is written from the profiler's events in
+    torch 2.x's form, shapes included."""
+
+    def test_events_with_shapes(self):
+        import json
+        import tempfile
+
+        events = [FakeEvent("aten::mm", 10, 5, [[4, 4], [4, 3]]),
+                  FakeEvent("aten::empty", 16, 1, [[], []]),
+                  FakeEvent("hidden", 20, 1, [], trace_name=None)]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "torch_trace.json")
+            write_legacy_trace(events, path)
+            with open(path) as f:
+                trace = json.load(f)
+        self.assertEqual(trace, {"traceEvents": [
+            {"name": "aten::mm", "ph": "X", "ts": 10, "dur": 5, "tid": 1, "pid": "CPU functions",
+             "args": {"Input Dims": [[4, 4], [4, 3]]}},
+            {"name": "aten::empty", "ph": "X", "ts": 16, "dur": 1, "tid": 1,
+             "pid": "CPU functions", "args": {}}]})
 
 
 if __name__ == "__main__":
