@@ -42,6 +42,7 @@ type compareFlags struct {
 	thresholdsFile string
 	budgetFile     string
 	alpha          float64
+	gate           []string
 }
 
 func (cf *compareFlags) register(f *pflag.FlagSet) {
@@ -49,6 +50,7 @@ func (cf *compareFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&cf.thresholdsFile, "thresholds-file", compare.ThresholdsFileName, "thresholds file (read when present)")
 	f.StringVar(&cf.budgetFile, "budget-file", compare.BudgetFileName, "performance budget file (read when present)")
 	f.Float64Var(&cf.alpha, "alpha", 0.05, "false discovery rate across the comparison's tests")
+	f.StringArrayVar(&cf.gate, "gate", nil, "also fail on this metric, [BENCHMARK:]METRIC (repeatable; e.g. peak_rss_mb, cpu_pct, latency_ms.p99, or all); by default only each scenario's primary metrics and budgets fail")
 }
 
 func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) {
@@ -57,5 +59,15 @@ func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) 
 		BudgetFile: cf.budgetFile, RequireBudgets: f.Changed("budget-file"),
 		Thresholds: cf.thresholds, Alpha: cf.alpha,
 	}.Config(env(o))
-	return cfg, err
+	if err != nil {
+		return cfg, err
+	}
+	for _, g := range cf.gate {
+		e, err := compare.ParseGate(g)
+		if err != nil {
+			return cfg, usageErr("--gate: %v", err)
+		}
+		cfg.Gate = append(cfg.Gate, e)
+	}
+	return cfg, nil
 }

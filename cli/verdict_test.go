@@ -191,8 +191,9 @@ func TestRatioBudgetThroughRun(t *testing.T) {
 
 // A worker declares the unit and direction of a figure its benchmark returns (the pyfunc
 // adapter's reply carries "metrics", docs/worker-protocol.md): the declaration reaches run.json
-// through Worker.Declared and the engine, and compare gates on it. "widgets" has no direction
-// by its name; declared higher-is-better, a fall from 1000 to 800 is a regression.
+// through Worker.Declared and the engine, and compare gates on it when asked (--gate widgets:
+// only latency_ms gates a worker by default). "widgets" has no direction by its name; declared
+// higher-is-better, a fall from 1000 to 800 is a regression.
 func TestWorkerDeclaredMetricReachesCompare(t *testing.T) {
 	py := pyenv.Find(nil).Path
 	if _, err := exec.LookPath(py); err != nil {
@@ -226,8 +227,8 @@ func TestWorkerDeclaredMetricReachesCompare(t *testing.T) {
 			t.Errorf("run.json widgets: unit %q better %q, want the worker's declaration items, higher", m.Unit, m.Better)
 		}
 	}
-	// The worker's own latency and memory are noise here: only widgets is judged.
-	code, out, errOut := runCLI(t, dir, nil, "compare", runs["1000"], runs["800"], "--threshold", "latency=100000", "--threshold", "memory=100000")
+	// The worker's own latency is noise here: only widgets is judged.
+	code, out, errOut := runCLI(t, dir, nil, "compare", runs["1000"], runs["800"], "--threshold", "latency=100000", "--gate", "widgets")
 	if code != ExitRegression || !regexp.MustCompile(`widgets \(items\)\s+higher\s+1000\b.*\s800(\.0)?\b.*-20\.00%.*REGRESSION`).MatchString(out) ||
 		!strings.Contains(out, "1 regressions") {
 		t.Errorf("compare 1000 → 800 widgets declared higher: exit %d, want 3 with widgets a regression\n%s%s", code, out, errOut)

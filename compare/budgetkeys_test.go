@@ -106,7 +106,8 @@ func TestRegressionThresholdKeys(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
 			old := scenario("b", nil, map[string][]float64{c.metric: lognormal(rng, 40, 100, 0.02)})
 			nw := scenario("b", nil, map[string][]float64{c.metric: lognormal(rng, 40, 100*c.worse, 0.02)})
-			rep := Runs(run("old", old), run("new", nw), Config{Thresholds: th})
+			// Gated: the threshold is what is tested here (only latency_ms gates by default).
+			rep := Runs(run("old", old), run("new", nw), Config{Thresholds: th, Gate: []string{c.metric}})
 			want := limit == "10"
 			if got := rep.Regressions == 1; got != want {
 				t.Errorf("%s=%s, %s 12%% worse: %d regressions (rows %+v), want regression %v", c.key, limit, c.metric, rep.Regressions, rep.Rows[0], want)

@@ -30,8 +30,12 @@ const (
 	Unchanged   = "unchanged"   // not significant
 	Better      = "better"      // significant, better, within the threshold
 	Improvement = "improvement" // significant and better by more than the threshold
-	Unverified  = "unverified"  // no samples to test: a single value worse than the threshold (a warning)
-	Unknown     = "unknown"     // no samples and within the threshold, or no delta (old is 0)
+	Unverified  = "unverified"  // no samples to test: a single value of a gated metric worse than the threshold (a warning)
+	// Info is a change worse than the threshold of a metric that does not gate (Row.Gated false:
+	// not a primary metric of its scenario, nor named by --gate), significant or untested: shown
+	// with its change as information, never a failure.
+	Info    = "info"
+	Unknown = "unknown" // no samples and within the threshold, or no delta (old is 0)
 	// Changed is a significant change of a metric whose better direction is unknown (neither the
 	// catalogue, its name nor its producer says): reported, never gated as a regression.
 	Changed = "changed"
@@ -52,6 +56,10 @@ type Config struct {
 	Budgets *BudgetFile
 	// Bootstrap settings (deterministic by default).
 	Bootstrap stats.Bootstrap
+	// Gate names metrics that fail the comparison besides each scenario's primary metrics
+	// (PrimaryMetrics): "METRIC", "METRIC.p95", "BENCHMARK:METRIC" or GateAll, as --gate gives
+	// them (ParseGate). See Gated.
+	Gate []string
 }
 
 func (c Config) norm() Config {
@@ -88,6 +96,10 @@ type Row struct {
 	// Primary rows are the metric spec's headline metrics (result.Primary) and the metrics a
 	// benchmark reports itself; text output shows the others only on request.
 	Primary bool `json:"primary"`
+	// Gated rows can fail the comparison: the scenario's primary metrics (its definition's
+	// gate:, else its subject kind's) and those --gate names (Config.Gated). The others are
+	// information: beyond their threshold their verdict is Info.
+	Gated bool `json:"gated"`
 
 	Old   float64         `json:"old"`
 	New   float64         `json:"new"`
@@ -113,8 +125,9 @@ type Row struct {
 // ID returns "benchmark/scenario".
 func (r *Row) ID() string { return r.Benchmark + "/" + r.Scenario }
 
-// Failed reports whether the row fails the comparison.
-func (r *Row) Failed() bool { return r.Verdict == Regression }
+// Failed reports whether the row fails the comparison: a regression of a gated metric (verdict
+// only gives Regression to gated rows).
+func (r *Row) Failed() bool { return r.Verdict == Regression && r.Gated }
 
 // MarshalJSON writes NaN as null.
 func (r Row) MarshalJSON() ([]byte, error) {
@@ -162,9 +175,12 @@ type Report struct {
 	OnlyNew  []string      `json:"only_new,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
 	// Counts.
-	Regressions     int `json:"regressions"`
-	Improvements    int `json:"improvements"`
-	Unverified      int `json:"unverified"` // single values beyond their threshold, not tested
+	Regressions  int `json:"regressions"`
+	Improvements int `json:"improvements"`
+	Unverified   int `json:"unverified"` // single values of gated metrics beyond their threshold, not tested
+	// Info counts the rows of metrics that do not gate whose change is beyond their threshold
+	// (verdict Info): shown, never failing.
+	Info            int `json:"info"`
 	BudgetsExceeded int `json:"budgets_exceeded"`
 	// NoEvidence says why nothing was compared when the two runs have no metric in common: the
 	// new run measured nothing, every scenario failed, or no scenario matched the old run's (a
@@ -329,7 +345,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		}
 	}
 	if untested > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d metric(s) have a single value and no samples: they are not tested; a change beyond the threshold shows as \"unverified\" and fails only for peak memory", untested))
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d metric(s) have a single value and no samples: they are not tested and never fail a comparison (a budget bounds them); a change beyond the threshold shows as \"unverified\"", untested))
 	}
 
 	// One family: every tested row of the comparison.
@@ -354,6 +370,8 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 			rep.Regressions++
 		case Unverified:
 			rep.Unverified++
+		case Info:
+			rep.Info++
 		case Improvement:
 			rep.Improvements++
 		}
@@ -382,22 +400,26 @@ func worseBy(r *Row) float64 {
 	return r.Delta
 }
 
-// peakMemory reports whether a memory metric is a peak (memory_mb, peak_rss_mb, ...): a single
-// value of it beyond its threshold is a regression. Other memory figures (rss_growth_mb, a mean)
-// are not.
-func peakMemory(name string) bool {
-	switch name {
-	case "memory_mb", "gpu_memory_mb":
-		return true
-	}
-	return strings.Contains(name, "peak")
-}
-
 func directed(better string) bool {
 	return better == string(result.Higher) || better == string(result.Lower)
 }
 
+// verdict judges a row: statistics first (verdictOf), then the gate: a row that does not gate is
+// never a regression nor unverified, only information (Info).
 func verdict(r *Row) string {
+	v := verdictOf(r)
+	if !r.Gated && (v == Regression || v == Unverified) {
+		return Info
+	}
+	return v
+}
+
+// Note: a single value beyond its threshold used to fail for peak memory (memory_mb, peak_rss_mb),
+// "a maximum, not a timing". Measured, a sampled peak of an exec subject moved by +20-50% between
+// unchanged runs (the fork's shared pages, the monitor's interval): one value cannot tell that from
+// a regression. Single values now fail only through a budget.
+
+func verdictOf(r *Row) string {
 	if math.IsNaN(r.Delta) {
 		return Unknown
 	}
@@ -412,12 +434,7 @@ func verdict(r *Row) string {
 	}
 	w := worseBy(r)
 	if math.IsNaN(r.P) { // no test possible
-		switch {
-		case w > r.Threshold && r.Kind == Memory && peakMemory(r.Metric):
-			// Peak memory is a maximum, not a timing: it does not jitter like one, and its
-			// threshold is wide. A single value beyond it is a regression.
-			return Regression
-		case w > r.Threshold:
+		if w > r.Threshold {
 			return Unverified
 		}
 		return Unknown
@@ -462,7 +479,7 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		}
 		row := Row{
 			Benchmark: n.Benchmark, Scenario: n.Scenario, Metric: name, Unit: unit, Better: better,
-			Kind: KindOf(name), Primary: result.Primary(name), Threshold: cfg.Thresholds.For(n.Benchmark, name), P: math.NaN(), Q: math.NaN(),
+			Kind: KindOf(name), Primary: result.Primary(name), Gated: cfg.Gated(n, name), Threshold: cfg.Thresholds.For(n.Benchmark, name), P: math.NaN(), Q: math.NaN(),
 		}
 		if warn != "" {
 			row.Warnings = append(row.Warnings, warn)
@@ -484,6 +501,7 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 			rows = append(rows, row)
 			for _, p := range cfg.Tails {
 				if tr, ok := tailRow(row, om.Samples, nm.Samples, p, cfg); ok {
+					tr.Gated = cfg.Gated(n, tr.Metric)
 					rows = append(rows, tr)
 				}
 			}

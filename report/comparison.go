@@ -88,6 +88,8 @@ func cmpVerdict(r *compare.Row) string {
 		return fmt.Sprintf("REGRESSION (limit %s%.0f%%)", cmpSign(r), r.Threshold)
 	case compare.Unverified:
 		return fmt.Sprintf("worse beyond limit, untested (%s%.0f%%)", cmpSign(r), r.Threshold)
+	case compare.Info:
+		return fmt.Sprintf("info: beyond limit (%s%.0f%%), not gated", cmpSign(r), r.Threshold)
 	case compare.Improvement:
 		return "improvement"
 	case compare.Worse:
@@ -135,7 +137,7 @@ func compareText(w io.Writer, rep *compare.Report, all bool) error {
 	hidden := 0
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
-		if !all && !r.Primary && r.Verdict != compare.Regression && r.Verdict != compare.Unverified {
+		if !all && !r.Primary && !r.Gated && r.Verdict != compare.Regression && r.Verdict != compare.Unverified && r.Verdict != compare.Info {
 			hidden++
 			continue
 		}

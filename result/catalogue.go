@@ -93,7 +93,8 @@ func ParseDirection(s string) (Direction, error) {
 //   - lower is better: times ("latency", "time", "duration", "elapsed", an "_ms", "_us", "_ns",
 //     "_s" suffix), memory ("memory", "rss", an "_mb", "_gb", "_kb", "_bytes" suffix), "error",
 //     "errors", "loss", "overhead", energy ("_j", "energy", "power", "_w");
-//   - anything else: Unknown.
+//   - anything else: Unknown. A plain "size" is a count (seed 000's result_size is len(result)):
+//     unknown, unless a byte suffix makes it memory (model_size_mb).
 //
 // Rates win over the words of their numerator ("tokens_per_s" is higher), and "error" or "miss"
 // over "rate" ("error_rate" is lower).
@@ -126,7 +127,7 @@ func Guess(name string) Info {
 		return higher(rateUnit(n))
 	case has("accuracy", "acc", "precision", "recall", "f1", "auc", "hit", "hits", "success", "speedup", "utilization", "utilisation"):
 		return higher(unitOf(n))
-	case has("latency", "time", "duration", "elapsed", "wait", "delay", "ttft", "itl", "tpot", "memory", "mem", "rss", "energy", "power", "size"),
+	case has("latency", "time", "duration", "elapsed", "wait", "delay", "ttft", "itl", "tpot", "memory", "mem", "rss", "energy", "power"),
 		suffix("_ms", "_us", "_ns", "_s", "_sec", "_seconds", "_mb", "_gb", "_kb", "_bytes", "_mib", "_gib", "_j", "_w") != "":
 		return lower(unitOf(n))
 	}

@@ -25,6 +25,9 @@ func TestGuessDirections(t *testing.T) {
 		{"gflops", Higher, "1/s"},
 		{"widgets", Unknown, ""},
 		{"count", Unknown, ""},
+		{"result_size", Unknown, ""}, // seed 000: a count (len(result)), not a latency or a memory figure
+		{"batch_size", Unknown, ""},
+		{"model_size_mb", Lower, "MB"}, // a size in bytes is memory
 	} {
 		got := Guess(c.name)
 		if got.Better != c.better || got.Unit != c.unit {

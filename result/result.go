@@ -81,6 +81,10 @@ type Scenario struct {
 	Metrics map[string]Metric `json:"metrics,omitempty"`
 	// Budgets are the definition's limits per metric, e.g. "latency_ms.p95": "<= 25".
 	Budgets map[string]string `json:"budgets,omitempty"`
+	// Gate names the metrics whose regression fails a comparison (the definition's `gate:`,
+	// e.g. ["latency_ms", "peak_rss_mb"]); empty: the subject kind's primary metrics
+	// (compare.DefaultGate). The others are compared as information.
+	Gate []string `json:"gate,omitempty"`
 	// Errors holds the first failed iterations' errors (bounded; Iterations.Failed has the count).
 	Errors []IterationError `json:"errors,omitempty"`
 	// Subject-provided description: framework, versions, device.

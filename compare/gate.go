@@ -1,0 +1,111 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// Gating: which rows of a comparison can fail it. A gate that fails on code nobody changed gets
+// switched off, so by default only what the user measures gates: a scenario's primary metrics
+// (its definition's `gate:` list, else DefaultGate for its subject kind). Every other figure (CPU,
+// RSS, I/O, the harness's own overhead, counts, load time) is compared and shown with its change
+// as information (verdict Info) and gates only when asked: `gate:` in the definition or --gate
+// (Config.Gate). Whatever the gate, a metric with no samples never fails (it is Unverified at
+// worst: budgets bound single values) and a metric of unknown direction never fails (Changed).
+
+// GateAll in Config.Gate gates every metric with a known direction (the behaviour before gating).
+const GateAll = "all"
+
+// defaultGates are the primary metrics of each subject kind, in order of preference: the first
+// list of which the scenario has at least one metric is its gate.
+var defaultGates = map[string][][]string{
+	// Serving: what a user of the server sees. Without streaming there is no TTFT: e2e_ms.
+	"openai": {{"ttft_ms", "itl_ms", "output_tokens_per_s"}, {"e2e_ms"}},
+	// A worker runs a model (latency) or an LLM (tokens/s and TTFT).
+	"worker": {{"tokens_per_s", "ttft_ms"}, {"latency_ms"}},
+}
+
+// fallbackGates are the primary metrics of every other kind (exec, gofunc, mock, imports of other
+// tools' results, runs recorded without a kind): latency, else a serving scenario's figures.
+var fallbackGates = [][]string{{"latency_ms"}, {"ttft_ms", "itl_ms", "output_tokens_per_s"}, {"tokens_per_s", "ttft_ms"}, {"e2e_ms"}}
+
+// DefaultGate returns the primary metrics of scenario s when its definition names none: the
+// subject kind's, those of them s measured. Latency for models, commands and Go functions
+// (latency_ms); TTFT, ITL and output throughput for serving (ttft_ms, itl_ms,
+// output_tokens_per_s; e2e_ms when not streamed); tokens/s and TTFT for an LLM in a worker. Nil
+// when s has none of them.
+func DefaultGate(s *result.Scenario) []string {
+	lists, ok := defaultGates[s.Subject]
+	if !ok {
+		lists = fallbackGates
+	}
+	for _, l := range lists {
+		var out []string
+		for _, m := range l {
+			if _, ok := s.Metrics[m]; ok {
+				out = append(out, m)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// PrimaryMetrics returns the metrics that gate scenario s by default: its definition's gate list
+// (result.Scenario.Gate) when it has one, else DefaultGate.
+func PrimaryMetrics(s *result.Scenario) []string {
+	if len(s.Gate) > 0 {
+		return s.Gate
+	}
+	return DefaultGate(s)
+}
+
+// ParseGate checks one --gate entry: "METRIC" ("peak_rss_mb"; its tail rows too),
+// "METRIC.pNN" (that tail row only), "BENCHMARK:METRIC", or "all". It returns the entry trimmed.
+func ParseGate(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	bench, metric, scoped := strings.Cut(s, ":")
+	if !scoped {
+		metric, bench = bench, ""
+	}
+	switch {
+	case s == "":
+		return "", fmt.Errorf("gate %q: want METRIC, BENCHMARK:METRIC or all, e.g. --gate peak_rss_mb", s)
+	case strings.ContainsAny(s, " \t"):
+		return "", fmt.Errorf("gate %q: a metric name has no blanks (give one metric per --gate)", s)
+	case scoped && (bench == "" || metric == ""):
+		return "", fmt.Errorf("gate %q: want BENCHMARK:METRIC, e.g. resnet:peak_rss_mb", s)
+	}
+	return s, nil
+}
+
+// gateMatches reports whether gate entry e (a metric, or a metric and statistic) covers row metric
+// m ("latency_ms" or "latency_ms.p95"): the same name, or m's base name when e has no statistic.
+func gateMatches(e, m string) bool {
+	if e == GateAll || e == m {
+		return true
+	}
+	base, _, _ := strings.Cut(m, ".")
+	return e == base
+}
+
+// Gated reports whether a row of metric m ("latency_ms", "latency_ms.p95") of scenario s can fail
+// the comparison under c: m is one of s's primary metrics (PrimaryMetrics) or c.Gate names it
+// (for every benchmark, or as "BENCHMARK:METRIC" for s's). A gated row still fails only when it
+// is a significant change of known direction worse than its threshold (Row.Failed).
+func (c Config) Gated(s *result.Scenario, m string) bool {
+	match := func(entries []string) bool {
+		return slices.ContainsFunc(entries, func(e string) bool {
+			if b, metric, ok := strings.Cut(e, ":"); ok {
+				return b == s.Benchmark && gateMatches(metric, m)
+			}
+			return gateMatches(e, m)
+		})
+	}
+	return match(PrimaryMetrics(s)) || match(c.Gate)
+}

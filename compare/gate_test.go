@@ -1,0 +1,144 @@
+package compare
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// value is a single-value metric (no samples), as the monitors' peaks and counts are.
+func value(name string, x float64) result.Metric {
+	m := result.NewMetric(name)
+	m.Value = &x
+	return m
+}
+
+// pairOf is a run of one scenario of subject kind with the given metrics.
+func pairOf(id, kind string, gate []string, metrics map[string]result.Metric) *result.Run {
+	return &result.Run{ID: id, Scenarios: []result.Scenario{{Benchmark: "b", Scenario: "default", Subject: kind, Gate: gate, Status: result.StatusOK, Metrics: metrics}}}
+}
+
+// The reproductions: only the scenario's primary metrics and budgets fail a comparison by
+// default. Each case failed before gating (exit 3 on code nobody changed).
+func TestOnlyPrimaryMetricsGate(t *testing.T) {
+	cases := []struct {
+		name     string
+		kind     string
+		old, new map[string]result.Metric
+		gate     []string // Config.Gate (--gate)
+		fails    bool
+		verdict  string // of the row of metric
+		metric   string
+	}{
+		// A 200 ns Go function: the harness's spawn and call cost moved with machine load.
+		{"gofunc harness_latency_ms +50% is information", "gofunc",
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 0.0002, 1), "harness_latency_ms": sampled("harness_latency_ms", 1.1, 2)},
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 0.0002, 3), "harness_latency_ms": sampled("harness_latency_ms", 1.6, 4)},
+			nil, false, Info, "harness_latency_ms"},
+		// Seed 002's unchanged mobile_inference: peak_rss_mb +50.6% as a single value.
+		{"exec peak_rss_mb +50% single value is information", "exec",
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "peak_rss_mb": value("peak_rss_mb", 48)},
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 3), "peak_rss_mb": value("peak_rss_mb", 72.3)},
+			nil, false, Info, "peak_rss_mb"},
+		// Asked for: a gated single value is still untested, never a failure.
+		{"gated peak_rss_mb single value is unverified, not failed", "exec",
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "peak_rss_mb": value("peak_rss_mb", 48)},
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 3), "peak_rss_mb": value("peak_rss_mb", 72.3)},
+			[]string{"peak_rss_mb"}, false, Unverified, "peak_rss_mb"},
+		// Asked for with --gate: a sampled metric beyond its threshold fails.
+		{"--gate harness_latency_ms fails on it", "gofunc",
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 0.0002, 1), "harness_latency_ms": sampled("harness_latency_ms", 1.1, 2)},
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 0.0002, 3), "harness_latency_ms": sampled("harness_latency_ms", 1.6, 4)},
+			[]string{"harness_latency_ms"}, true, Regression, "harness_latency_ms"},
+		// Seed 000: result_size, a count, went 5,000 → 15,000: neither gated nor lower-is-better.
+		{"worker result_size is a count, not gated", "worker",
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "result_size": sampled("result_size", 5000, 2)},
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 3), "result_size": sampled("result_size", 15000, 4)},
+			nil, false, Changed, "result_size"},
+		// The primary metric itself still fails.
+		{"exec latency_ms +30% fails", "exec",
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "cpu_pct": sampled("cpu_pct", 50, 2)},
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 13, 3), "cpu_pct": sampled("cpu_pct", 50, 4)},
+			nil, true, Regression, "latency_ms"},
+		// CPU is information by default.
+		{"exec cpu_pct +60% is information", "exec",
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "cpu_pct": sampled("cpu_pct", 50, 2)},
+			map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 3), "cpu_pct": sampled("cpu_pct", 80, 4)},
+			nil, false, Info, "cpu_pct"},
+		// Serving: output throughput is primary, requests/s is not.
+		{"openai output_tokens_per_s -20% fails", "openai",
+			map[string]result.Metric{"ttft_ms": sampled("ttft_ms", 50, 1), "output_tokens_per_s": sampled("output_tokens_per_s", 1000, 2)},
+			map[string]result.Metric{"ttft_ms": sampled("ttft_ms", 50, 3), "output_tokens_per_s": sampled("output_tokens_per_s", 800, 4)},
+			nil, true, Regression, "output_tokens_per_s"},
+	}
+	for _, c := range cases {
+		rep := Runs(pairOf("old", c.kind, nil, c.old), pairOf("new", c.kind, nil, c.new), Config{Gate: c.gate})
+		i := slices.IndexFunc(rep.Rows, func(r Row) bool { return r.Metric == c.metric })
+		if i < 0 {
+			t.Fatalf("%s: no row %s in %+v", c.name, c.metric, rep.Rows)
+		}
+		if got := rep.Rows[i].Verdict; got != c.verdict || rep.Failed() != c.fails {
+			t.Errorf("%s: verdict %s, failed %v; want %s, %v (row %+v)", c.name, got, rep.Failed(), c.verdict, c.fails, rep.Rows[i])
+		}
+	}
+}
+
+// A definition's gate: list replaces the subject kind's defaults.
+func TestDefinitionGateReplacesDefaults(t *testing.T) {
+	old := map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "accuracy": sampled("accuracy", 0.9, 2)}
+	nw := map[string]result.Metric{"latency_ms": sampled("latency_ms", 13, 3), "accuracy": sampled("accuracy", 0.6, 4)}
+	rep := Runs(pairOf("old", "worker", []string{"accuracy"}, old), pairOf("new", "worker", []string{"accuracy"}, nw), Config{})
+	for _, r := range rep.Rows {
+		want := r.Metric == "accuracy"
+		if r.Gated != want || r.Failed() != want {
+			t.Errorf("gate: [accuracy]: row %s gated %v failed %v, want %v", r.Metric, r.Gated, r.Failed(), want)
+		}
+	}
+	if rep.Regressions != 1 {
+		t.Errorf("regressions %d, want 1 (accuracy)", rep.Regressions)
+	}
+}
+
+func TestDefaultGate(t *testing.T) {
+	ms := func(names ...string) map[string]result.Metric {
+		m := map[string]result.Metric{}
+		for _, n := range names {
+			m[n] = value(n, 1)
+		}
+		return m
+	}
+	cases := []struct {
+		kind    string
+		metrics map[string]result.Metric
+		want    []string
+	}{
+		{"exec", ms("latency_ms", "peak_rss_mb", "harness_latency_ms"), []string{"latency_ms"}},
+		{"gofunc", ms("latency_ms", "harness_latency_ms"), []string{"latency_ms"}},
+		{"mock", ms("latency_ms", "memory_mb"), []string{"latency_ms"}},
+		{"worker", ms("latency_ms", "memory_mb", "execution_time"), []string{"latency_ms"}},
+		{"worker", ms("latency_ms", "tokens_per_s", "ttft_ms"), []string{"tokens_per_s", "ttft_ms"}}, // an LLM in a worker
+		{"openai", ms("ttft_ms", "itl_ms", "output_tokens_per_s", "e2e_ms", "requests_per_s"), []string{"ttft_ms", "itl_ms", "output_tokens_per_s"}},
+		{"openai", ms("e2e_ms", "requests_per_s"), []string{"e2e_ms"}}, // not streamed: no TTFT
+		{"gobench", ms("latency_ms", "allocs_per_op"), []string{"latency_ms"}},
+	}
+	for _, c := range cases {
+		s := &result.Scenario{Subject: c.kind, Metrics: c.metrics}
+		if got := DefaultGate(s); !slices.Equal(got, c.want) {
+			t.Errorf("DefaultGate(%s with %d metrics) = %v, want %v", c.kind, len(c.metrics), got, c.want)
+		}
+	}
+}
+
+func TestParseGate(t *testing.T) {
+	for _, ok := range []string{"latency_ms", "latency_ms.p95", "resnet:peak_rss_mb", "all"} {
+		if _, err := ParseGate(ok); err != nil {
+			t.Errorf("ParseGate(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "a b", ":latency_ms", "resnet:"} {
+		if _, err := ParseGate(bad); err == nil {
+			t.Errorf("ParseGate(%q): no error", bad)
+		}
+	}
+}
