@@ -134,6 +134,7 @@ type Subject struct {
 	auth         string // "Bearer <key>", or empty
 	head         []byte // the request body up to the prompt
 	client       *http.Client
+	conns        *conns
 	src          *workload.Source
 	bufs         sync.Pool    // *[]byte: request and response bodies
 	readers      sync.Pool    // *reader
@@ -223,9 +224,10 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 
 	idle := max(cfg.MaxConnections, p.Int("concurrency", 0), p.Int("max_concurrency", 0), 1024)
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	s.conns = newConns(dialer)
 	s.client = &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           netstamp.Dial(dialer),
+		DialContext:           s.conns.DialContext,
 		MaxIdleConns:          idle,
 		MaxIdleConnsPerHost:   idle,
 		MaxConnsPerHost:       cfg.MaxConnections,
@@ -235,14 +237,15 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     true,
 	}}
-	if err := reachable(ctx, dialer, base); err != nil {
+	if err := s.reachable(ctx, base); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// reachable fails fast, with a clear message, when nothing listens at the server's address.
-func reachable(ctx context.Context, d *net.Dialer, u *url.URL) error {
+// reachable fails fast, with a clear message, when nothing listens at the server's address. The
+// connection it opened serves the first request, when that comes soon and goes there directly.
+func (s *Subject) reachable(ctx context.Context, u *url.URL) error {
 	host := u.Host
 	if u.Port() == "" {
 		port := "80"
@@ -253,11 +256,21 @@ func reachable(ctx context.Context, d *net.Dialer, u *url.URL) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := d.DialContext(ctx, "tcp", host)
+	c, err := s.conns.dial(ctx, "tcp", host)
 	if err != nil {
 		return fmt.Errorf("openai: cannot reach %s: %w (is the server running?)", u, err)
 	}
-	return c.Close()
+	if u.Scheme != "http" || proxied(u) {
+		return c.Close()
+	}
+	s.conns.keep(c)
+	return nil
+}
+
+// proxied says whether requests to u go through a proxy.
+func proxied(u *url.URL) bool {
+	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
+	return err != nil || p != nil
 }
 
 // bodyHead renders the fixed start of every request body.
@@ -295,6 +308,7 @@ func (s *Subject) Describe() map[string]any {
 
 // Close closes idle connections.
 func (s *Subject) Close() error {
+	s.conns.drop()
 	s.client.CloseIdleConnections()
 	return nil
 }
@@ -380,35 +394,41 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	// The connection, to read the kernel's receive timestamps from (package netstamp), and the
 	// moment the request was written to it: the send time, which leaves out the client's own
 	// delays before the bytes left (connection pool, the transport's writer goroutine).
-	var conn net.Conn
-	var wrote atomic.Int64
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn:      func(i httptrace.GotConnInfo) { conn = i.Conn },
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) },
+	// The request's state also tells a dial started for it that it got a connection (conns).
+	rs := &reqState{}
+	req = req.WithContext(httptrace.WithClientTrace(context.WithValue(ctx, reqKey{}, rs), &httptrace.ClientTrace{
+		GetConn:      func(string) { rs.got.Store(false) }, // again when the transport retries
+		GotConn:      func(i httptrace.GotConnInfo) { rs.conn = i.Conn; s.conns.gotConn(rs) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { rs.wrote.Store(time.Now().UnixNano()) },
 	}))
+	s.conns.begin()
+	defer s.conns.end()
 
 	o := subject.Observation{Scheduled: r.Scheduled, InputTokens: p.InputTokens}
 	o.Start = time.Now()
 	resp, err := s.client.Do(req)
-	if ns := wrote.Load(); ns != 0 {
+	if ns := rs.wrote.Load(); ns != 0 {
 		o.Start = time.Unix(0, ns)
 	}
 	if err != nil {
 		o.End = time.Now()
 		return o, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		err := statusError(resp)
 		o.End = time.Now()
+		closeBody(resp.Body, true)
 		return o, err
 	}
 	if s.stream && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		st, _ := conn.(netstamp.Stamper)
+		st, _ := rs.conn.(netstamp.Stamper)
 		err = s.readStream(ctx, resp.Body, st, &o, p.OutputTokens)
 	} else {
 		err = s.readWhole(resp, &o, bp)
 	}
+	// A stream that ended well is drained to the end of the body, so that its connection serves
+	// the next request; one that failed is closed with its connection.
+	closeBody(resp.Body, err == nil)
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (after %v)", ctx.Err(), time.Since(o.Start).Round(time.Millisecond))
 	}
@@ -661,6 +681,27 @@ func setOutputTokens(o *subject.Observation, usage int) {
 			o.Tokens[i].Tokens++
 		}
 	}
+}
+
+// Bounds of the drain of a body after its answer was read (closeBody): what a server sends after
+// [DONE] or an error object is at most the chunked terminator and a trailer.
+const (
+	drainBytes   = 64 << 10
+	drainTimeout = time.Second
+)
+
+// closeBody closes a response body. With drain it first reads the body to its end, at most
+// drainBytes and for at most drainTimeout: Go's transport keeps a connection only when its body
+// was read to io.EOF, and a stream read up to [DONE] still has the chunked terminator unread.
+// Closing it there dropped the connection (a new one every few requests, with TCP resets when
+// the terminator arrived after the close).
+func closeBody(body io.ReadCloser, drain bool) {
+	if drain {
+		t := time.AfterFunc(drainTimeout, func() { body.Close() }) // unblocks the read below
+		io.CopyN(io.Discard, body, drainBytes)                     //nolint:errcheck // whatever stops it, the body is closed next
+		t.Stop()
+	}
+	body.Close()
 }
 
 // DefaultMaxResponseBytes is the default bound of one whole (not streamed) response body.
