@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -542,9 +543,9 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 			if n == nil || n.Type() != fastjson.TypeNumber {
 				continue
 			}
-			v := n.GetInt()
-			if v < 0 {
-				return c, fmt.Errorf("usage.%s = %d: a token count cannot be negative", key, v)
+			v, err := tokenCount(n)
+			if err != nil {
+				return c, fmt.Errorf("usage.%s = %s: %v", key, n, err)
 			}
 			if i == 0 {
 				c.usageOut = v
@@ -561,6 +562,27 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 		}
 	}
 	return c, nil
+}
+
+// MaxTokenCount bounds a token count a server reports in usage: more is not a count.
+const MaxTokenCount = 1 << 31
+
+// tokenCount reads a usage count: a whole number from 0 to MaxTokenCount, written as an integer
+// or as a float with no fraction (2.0). NaN, infinities (1e400), fractions and negative
+// numbers are errors, never 0 tokens.
+func tokenCount(n *fastjson.Value) (int, error) {
+	f, err := n.Float64()
+	switch {
+	case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, errors.New("not a finite number")
+	case f < 0:
+		return 0, errors.New("a token count cannot be negative")
+	case f != math.Trunc(f):
+		return 0, errors.New("a token count is a whole number")
+	case f > MaxTokenCount:
+		return 0, fmt.Errorf("above %d, not a token count", MaxTokenCount)
+	}
+	return int(f), nil
 }
 
 // reader holds what reading one response needs; reused through a pool.

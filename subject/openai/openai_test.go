@@ -95,6 +95,11 @@ func usage(in, out int) string {
 	return fmt.Sprintf(`data: {"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n", in, out, in+out)
 }
 
+// rawUsage is a usage chunk whose completion_tokens is written as given (prompt_tokens 3).
+func rawUsage(out string) string {
+	return `data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":` + out + `}}` + "\n\n"
+}
+
 type streamCase struct {
 	name       string
 	body       string
@@ -133,6 +138,21 @@ func TestStreamTokens(t *testing.T) {
 		// A negative usage count is a malformed chunk, not "no usage" (which it used to be read as).
 		{name: "negative usage", body: content(" a") + finish + usage(3, -2) + done,
 			tokens: []int{1}, output: 1, counted: true, wantErr: ErrMalformed},
+		// A usage count that is not a whole number of tokens within bounds is a malformed chunk,
+		// not 0 tokens with the request ok (NaN and 1e400 used to read as 0, 2.5 as 2).
+		{name: "NaN usage", body: content(" a") + finish + rawUsage("NaN") + done,
+			tokens: []int{1}, output: 1, counted: true, wantErr: ErrMalformed},
+		{name: "1e400 usage", body: content(" a") + finish + rawUsage("1e400") + done,
+			tokens: []int{1}, output: 1, counted: true, wantErr: ErrMalformed},
+		{name: "1e20 usage", body: content(" a") + finish + rawUsage("1e20") + done,
+			tokens: []int{1}, output: 1, counted: true, wantErr: ErrMalformed},
+		{name: "-0.5 usage", body: content(" a") + finish + rawUsage("-0.5") + done,
+			tokens: []int{1}, output: 1, counted: true, wantErr: ErrMalformed},
+		{name: "2.5 usage", body: content(" a") + finish + rawUsage("2.5") + done,
+			tokens: []int{1}, output: 1, counted: true, wantErr: ErrMalformed},
+		// A whole number written as a float is a count.
+		{name: "2.0 usage", body: content(" a") + content(" b") + finish + rawUsage("2.0") + done,
+			tokens: []int{1, 1}, output: 2, input: 3},
 		// The stream ends without [DONE] or a finish reason.
 		{name: "incomplete", body: content(" a"), tokens: []int{1}, output: 1, counted: true, wantErr: ErrIncomplete},
 		// An error object in the stream, as vLLM sends it.
