@@ -149,7 +149,7 @@ func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func
 func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.Scenario) {
 	b := sc.Benchmark
 	r = result.Scenario{
-		Benchmark: b.Name, Scenario: sc.Name, Category: b.Category, Model: b.Model, Tags: b.Tags,
+		Benchmark: b.Name, Scenario: sc.Name, Category: b.Category, Model: sc.Model(), Tags: b.Tags,
 		Source: b.Source(), Subject: b.Kind, Params: maps.Clone(map[string]any(sc.Params)),
 		Budgets: b.Budgets, StartedAt: time.Now(),
 	}

@@ -217,7 +217,7 @@ type logListener struct{ log *slog.Logger }
 func (l logListener) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	l.log.Info("scenario started", "scenario", sc.ID(), "index", index+1, "of", total)
 	l.log.Debug("scenario definition", "scenario", sc.ID(), "source", sc.Benchmark.Source(),
-		"subject", sc.Benchmark.Kind, "model", sc.Benchmark.Model, "category", sc.Benchmark.Category,
+		"subject", sc.Benchmark.Kind, "model", sc.Model(), "category", sc.Benchmark.Category,
 		"params", fmt.Sprint(map[string]any(sc.Params)), "load", jsonText(sc.Benchmark.Load))
 }
 

@@ -307,7 +307,7 @@ func List(sel Selection, env Env) (rows []ListRow, benchmarks int, err error) {
 	rows = make([]ListRow, 0, len(scs))
 	for _, sc := range scs {
 		b := sc.Benchmark
-		rows = append(rows, ListRow{b.Name, sc.Name, b.Category, b.Model, b.Kind, b.Source(), sc.Params, check.Check(sc)})
+		rows = append(rows, ListRow{b.Name, sc.Name, b.Category, sc.Model(), b.Kind, b.Source(), sc.Params, check.Check(sc)})
 	}
 	return rows, len(benches), nil
 }

@@ -92,5 +92,15 @@ type KV struct {
 	Value any
 }
 
+// Model returns the model the scenario runs: its model parameter when it has one (the
+// definition's model: key, params, a matrix axis, --set), else the benchmark's model (its
+// models/NAME/ folder, a Python file's name).
+func (s *Scenario) Model() string {
+	if m, ok := s.Params["model"].(string); ok && m != "" {
+		return m
+	}
+	return s.Benchmark.Model
+}
+
 // ID returns "benchmark/scenario".
 func (s *Scenario) ID() string { return s.Benchmark.Name + "/" + s.Name }

@@ -14,11 +14,20 @@ import (
 
 // Expand returns the benchmark's scenarios: the cartesian product of its axes (the last axis
 // varies fastest), minus points matching an exclude entry, plus include points not already there.
-// set overrides parameters in every scenario.
+// set overrides parameters in every scenario, matrix points included: a point's value of a key
+// set overrides is replaced by set's, so the scenario is named after what runs, and points that
+// become one ("--set variant=eager" on a variant axis) are one scenario.
 func (b *Benchmark) Expand(set map[string]any) []*Scenario {
 	kept := b.points(nil)
 	out := make([]*Scenario, 0, len(kept))
+	seen := map[string]bool{}
 	for _, p := range kept {
+		p = overridePoint(p, set)
+		name := pointName(p)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		params := subject.Params(maps.Clone(b.Params))
 		if params == nil {
 			params = subject.Params{}
@@ -27,7 +36,22 @@ func (b *Benchmark) Expand(set map[string]any) []*Scenario {
 			params[kv.Key] = kv.Value
 		}
 		maps.Copy(params, set)
-		out = append(out, &Scenario{Benchmark: b, Name: pointName(p), Point: p, Params: params, Skip: b.Skip})
+		out = append(out, &Scenario{Benchmark: b, Name: name, Point: p, Params: params, Skip: b.Skip})
+	}
+	return out
+}
+
+// overridePoint returns p with the values of the keys set overrides replaced by set's.
+func overridePoint(p []KV, set map[string]any) []KV {
+	if len(set) == 0 {
+		return p
+	}
+	out := make([]KV, len(p))
+	for i, kv := range p {
+		if v, ok := set[kv.Key]; ok {
+			kv.Value = v
+		}
+		out[i] = kv
 	}
 	return out
 }
@@ -234,7 +258,7 @@ func (f Filter) match(s *Scenario, inc, exc []namePattern) bool {
 	if len(f.Category) > 0 && !slices.Contains(f.Category, b.Category) {
 		return false
 	}
-	if len(f.Model) > 0 && !anyGlob(f.Model, b.Model) {
+	if len(f.Model) > 0 && !anyGlob(f.Model, b.Model, s.Model()) {
 		return false
 	}
 	if len(f.Tag) > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -51,7 +53,7 @@ func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, erro
 
 // readBounded reads a definition file of at most MaxFileSize bytes.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := readall.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +136,15 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if errs := checkNumbers(path, body); len(errs) > 0 {
+		return nil, errs
+	}
 	var d definition
 	if err := yaml.NodeToValue(body, &d, yaml.DisallowUnknownField()); err != nil {
 		return nil, Errors{yamlErrorIn(path, body, err)}
+	}
+	if errs := checkDecoded(path, body, reflect.ValueOf(d), "definition"); len(errs) > 0 {
+		return nil, errs
 	}
 	b := &Benchmark{
 		Name: d.Name, Description: d.Description, Category: d.Category, Model: d.Model,
@@ -173,6 +181,7 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		errs = append(errs, at(path, valueNode(body, "category"), fmt.Sprintf("unknown category %q", b.Category), hint(b.Category, Categories)))
 	}
 	errs = append(errs, decodeSubject(path, body, d.Subject, b)...)
+	errs = append(errs, modelParam(path, body, d, b)...)
 	for _, item := range d.Matrix {
 		name := fmt.Sprint(item.Key)
 		vals, ok := item.Value.([]any)
@@ -245,6 +254,30 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	return b, nil
 }
 
+// modelParam makes a definition's model: key the default of its model parameter, the one the
+// worker's vision adapters build (torch_vision, jax_vision) and a command can use as {model}:
+// params, a matrix axis, include or --set override it per scenario (Scenario.Model). A subject
+// that names its own model (openai's subject.model) must name the same one.
+func modelParam(path string, body ast.Node, d definition, b *Benchmark) Errors {
+	if d.Model == "" {
+		return nil
+	}
+	if sm, ok := d.Subject["model"]; ok {
+		if s, _ := sm.(string); s != d.Model {
+			return Errors{at(path, valueNode(body, "model"), fmt.Sprintf("model %q but subject.model %q: the subject runs %q", d.Model, fmt.Sprint(sm), fmt.Sprint(sm)), "give one model, or the same in both")}
+		}
+		return nil
+	}
+	if _, ok := b.Params["model"]; ok {
+		return nil
+	}
+	if b.Params == nil {
+		b.Params = map[string]any{}
+	}
+	b.Params["model"] = d.Model
+	return nil
+}
+
 // decodeSubject decodes the subject block into its kind's configuration, strictly.
 func decodeSubject(path string, body ast.Node, raw map[string]any, b *Benchmark) Errors {
 	node := valueNode(body, "subject")
@@ -277,6 +310,9 @@ func decodeSubject(path string, body ast.Node, raw map[string]any, b *Benchmark)
 	}
 	if err := yaml.NodeToValue(node, cfg); err != nil {
 		return Errors{yamlErrorIn(path, node, err)}
+	}
+	if errs := checkDecoded(path, node, reflect.ValueOf(cfg), "subject"); len(errs) > 0 {
+		return errs
 	}
 	if v, ok := cfg.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
@@ -568,8 +604,8 @@ func ParseValue(s string) any {
 	if i, err := strconv.Atoi(s); err == nil {
 		return i
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return f
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f // "NaN", "Inf" and "1e400" stay text: a parameter is never a non-finite number
 	}
 	if b, err := strconv.ParseBool(s); err == nil {
 		return b

@@ -171,7 +171,7 @@ func Sampler(lookup func(string) (string, bool)) (sdktrace.Sampler, error) {
 			return sdktrace.TraceIDRatioBased(1), nil
 		}
 		v, err := strconv.ParseFloat(arg, 64)
-		if err != nil || v < 0 || v > 1 {
+		if err != nil || !(v >= 0 && v <= 1) { // NaN too
 			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: want a ratio from 0 to 1 for sampler %s", arg, name)
 		}
 		return sdktrace.TraceIDRatioBased(v), nil
@@ -203,7 +203,7 @@ func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 		attribute.String("inferbench.benchmark", sc.Benchmark.Name),
 		attribute.String("inferbench.scenario", sc.Name),
 		attribute.String("inferbench.subject", sc.Benchmark.Kind),
-		attribute.String("inferbench.model", sc.Benchmark.Model),
+		attribute.String("inferbench.model", sc.Model()),
 		attribute.Int("inferbench.index", index+1),
 	))
 	r.mu.Lock()
