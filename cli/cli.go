@@ -79,7 +79,10 @@ func Main(ctx context.Context, args []string, o IO) int {
 	o.Args = args
 	root := newRoot(&o)
 	started := false // set when a command's RunE is reached: errors before it are cobra's usage errors
-	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		started = true
+		return checkNumbers(c)
+	}
 	root.SetArgs(joinListFlags(args))
 	root.SetIn(o.Stdin)
 	root.SetOut(o.Stdout)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -102,8 +102,8 @@ func (t *Thresholds) Set(s string) error {
 		return fmt.Errorf("threshold %q: want [BENCHMARK:]METRIC=PERCENT, e.g. latency=10 or resnet:ttft_ms=5", s)
 	}
 	pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), "%"), 64)
-	if err != nil || pct < 0 {
-		return fmt.Errorf("threshold %q: %q is not a non-negative percentage", s, val)
+	if err != nil || !validPercent(pct) {
+		return fmt.Errorf("threshold %q: %q is not a finite, non-negative percentage", s, val)
 	}
 	bench, metric, scoped := strings.Cut(key, ":")
 	if !scoped {
@@ -160,7 +160,7 @@ const ThresholdsFileName = "benchmark_thresholds.json"
 // line and column. The file is JSON; "# ..." comments after a value, as the seed documents write
 // them, are allowed.
 func (t *Thresholds) LoadFile(file string) error {
-	data, err := os.ReadFile(file)
+	data, err := readall.File(file, readall.ConfigLimit)
 	if err != nil {
 		return err
 	}
@@ -174,11 +174,30 @@ func (t *Thresholds) LoadFile(file string) error {
 	if t.Kinds == nil {
 		t.Kinds = map[Kind]float64{}
 	}
-	for k, v := range map[Kind]*float64{Latency: f.Latency, Memory: f.Memory, Throughput: f.Throughput, CPU: f.CPU} {
-		if v != nil {
-			if *v < 0 {
-				return fmt.Errorf("%s: %s threshold %v is negative", file, k, *v)
+	// Every threshold is checked before any is kept: NaN would make every change pass, Inf too.
+	bad := func(key string, v float64) error {
+		return fmt.Errorf("%s:%d: %s = %v: want a finite percentage, 0 or more (15 means +15%%)", file, lineOf(data, key), key, v)
+	}
+	kinds := map[Kind]*float64{Latency: f.Latency, Memory: f.Memory, Throughput: f.Throughput, CPU: f.CPU}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		if v := kinds[k]; v != nil && !validPercent(*v) {
+			return bad(string(k)+"_regression_threshold", *v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Metrics)) {
+		if v := f.Metrics[k]; !validPercent(v) {
+			return bad(k, v)
+		}
+	}
+	for _, b := range slices.Sorted(maps.Keys(f.Benchmarks)) {
+		for _, k := range slices.Sorted(maps.Keys(f.Benchmarks[b])) {
+			if v := f.Benchmarks[b][k]; !validPercent(v) {
+				return bad(k, v)
 			}
+		}
+	}
+	for k, v := range kinds {
+		if v != nil {
 			t.Kinds[k] = *v
 		}
 	}
@@ -196,6 +215,9 @@ func (t *Thresholds) LoadFile(file string) error {
 	}
 	return nil
 }
+
+// validPercent reports whether p can be a regression threshold: finite and not negative.
+func validPercent(p float64) bool { return p >= 0 && !math.IsInf(p, 1) }
 
 // BudgetFile is the format of performance-budget.yml: limits per benchmark or scenario. Keys are
 // benchmark names, scenario IDs ("resnet/batch_size=8") or globs of either ("resnet/*").
@@ -235,7 +257,7 @@ const BudgetFileName = "performance-budget.yml"
 
 // LoadBudgetFile reads a performance-budget.yml. Unknown keys are errors with their line.
 func LoadBudgetFile(file string) (*BudgetFile, error) {
-	data, err := os.ReadFile(file)
+	data, err := readall.File(file, readall.ConfigLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -121,8 +121,16 @@ func (c Config) Validate() error {
 	if c.Measurement() < 1 && c.MinTime <= 0 {
 		return fmt.Errorf("measurement_iterations %d: need at least 1 (or a min_time)", c.Measurement())
 	}
-	if c.MaxErrorRate < 0 || c.MaxErrorRate > 1 {
+	if !(c.MaxErrorRate >= 0 && c.MaxErrorRate <= 1) { // NaN too
 		return fmt.Errorf("max_error_rate %v is outside [0, 1]", c.MaxErrorRate)
+	}
+	for _, d := range []struct {
+		key string
+		d   time.Duration
+	}{{"min_time", c.MinTime}, {"max_time", c.MaxTime}, {"timeout", c.Timeout}, {"ramp_up", c.RampUp}, {"duration", c.Duration}, {"warmup_time", c.WarmupTime}} {
+		if d.d < 0 {
+			return fmt.Errorf("%s %v is negative", d.key, d.d)
+		}
 	}
 	if c.MaxTime > 0 && c.MinTime > c.MaxTime {
 		return fmt.Errorf("min_time %v exceeds max_time %v", c.MinTime, c.MaxTime)

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/readall"
 )
 
 // File names inside a run folder.
@@ -109,7 +111,7 @@ func Load(path string) (*Run, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, RunFile)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readall.File(path, readall.RunLimit)
 	if err != nil {
 		return nil, err
 	}

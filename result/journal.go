@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/readall"
 )
 
 // JournalFile is the run folder's journal of finished scenarios while a run lasts: one scenario
@@ -62,7 +63,7 @@ func AddJournal(dir string, r *Run) error {
 		return nil
 	}
 	path := filepath.Join(dir, JournalFile)
-	data, err := os.ReadFile(path)
+	data, err := readall.File(path, readall.RunLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -48,7 +49,7 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 			// A run folder: its run.json (and the journal of a run that never finished).
 			file, path = filepath.Join(file, result.RunFile), filepath.Join(path, result.RunFile)
 		}
-		data, err := os.ReadFile(path)
+		data, err := readall.File(path, readall.RunLimit)
 		if err != nil {
 			return runs, err
 		}

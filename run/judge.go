@@ -13,6 +13,7 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 
@@ -214,7 +215,7 @@ type CompareFiles struct {
 // usage error.
 func (c CompareFiles) Config(env Env) (compare.Config, error) {
 	cfg := compare.Config{Alpha: c.Alpha}
-	if c.Alpha <= 0 || c.Alpha >= 1 {
+	if !(c.Alpha > 0 && c.Alpha < 1) { // NaN too
 		return cfg, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", c.Alpha)
 	}
 	if c.ThresholdsFile != "" {
@@ -246,7 +247,7 @@ func (c CompareFiles) Config(env Env) (compare.Config, error) {
 func ParseAlerts(rules []string, file string, env Env) ([]alert.Rule, error) {
 	lines := append([]string(nil), rules...)
 	if file != "" {
-		data, err := os.ReadFile(env.Path(file))
+		data, err := readall.File(env.Path(file), readall.ConfigLimit)
 		if err != nil {
 			return nil, usageErr("--alerts-file: %v", err)
 		}

@@ -304,7 +304,7 @@ func newPipeline(o Options) (*pipeline, error) {
 	if err := o.Monitor.validate(); err != nil {
 		return nil, err
 	}
-	if o.Compare.Alpha <= 0 || o.Compare.Alpha >= 1 {
+	if !(o.Compare.Alpha > 0 && o.Compare.Alpha < 1) { // NaN too
 		return nil, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", o.Compare.Alpha)
 	}
 	if o.NoStore && o.Baseline != "" {

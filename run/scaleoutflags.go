@@ -94,7 +94,7 @@ func parseStartAt(v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil
 	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 1e12 { // not +Inf
 		sec := int64(f)
 		return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
 	}

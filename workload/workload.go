@@ -17,10 +17,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -215,7 +215,7 @@ func CountWords(s string) int {
 }
 
 func readFile(path, format string, limit int) ([]Prompt, error) {
-	f, err := os.Open(path)
+	f, err := readall.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}

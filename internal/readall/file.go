@@ -1,0 +1,100 @@
+package readall
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Limits of the files inferbench reads whole, by what they hold (docs/reliability.md, "Bounded
+// inputs"). A larger file is refused before it is read.
+const (
+	// ConfigLimit bounds a small configuration file: thresholds, budgets, alert rules.
+	ConfigLimit = 4 << 20
+	// RunLimit bounds a run.json or one of its journal's files (a merged run's is hundreds of MB).
+	RunLimit = 4 << 30
+	// ImportLimit bounds a file of another tool's results (go test -bench, pytest-benchmark,
+	// hyperfine) given to import.
+	ImportLimit = 1 << 30
+)
+
+// Open opens path for reading when it is a regular file. A named pipe, a device, a socket or a
+// directory is refused at once with an error naming the path and what it is: reading /dev/zero
+// never ends, and opening a named pipe blocks until something writes to it.
+func Open(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	// Non-blocking, in case path became a named pipe after the Stat: the open does not wait
+	// for a writer, and the check below refuses it. It changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = regular(path, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// regular returns an error when fi is not a regular file.
+func regular(path string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s, not a regular file: only regular files are read", path, what)
+}
+
+// File reads the regular file path (see Open) whole when it holds at most limit bytes; a larger
+// one is refused before it is read, with an error naming the path and the limit.
+func File(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > limit {
+		return nil, overLimit(path, limit)
+	}
+	// One byte more than its size, so the read sees the end without growing the buffer; the
+	// limit holds for a file that grows while it is read.
+	data, err := Into(io.LimitReader(f, limit+1), make([]byte, 0, fi.Size()+1), int(limit), path)
+	if err != nil {
+		if int64(len(data)) > limit {
+			return nil, overLimit(path, limit)
+		}
+		return nil, err
+	}
+	return data, nil
+}
+
+func overLimit(path string, limit int64) error {
+	return fmt.Errorf("%s is over the limit of %d bytes for this file", path, limit)
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package readall
+
+const openNonBlock = 0
