@@ -129,6 +129,38 @@ func (r *Row) ID() string { return r.Benchmark + "/" + r.Scenario }
 // only gives Regression to gated rows).
 func (r *Row) Failed() bool { return r.Verdict == Regression && r.Gated }
 
+// Change returns the row's relative change in percent, as every rendering prints it, or false
+// and why there is none ("the old value is 0"): a page or table shows "?" and the reason, never
+// NaN or an infinity.
+func (r *Row) Change() (float64, bool, string) {
+	switch {
+	case math.IsNaN(r.Delta) || math.IsInf(r.Delta, 0):
+		if r.Old == 0 {
+			return 0, false, "the old value is 0: no relative change"
+		}
+		return 0, false, "no finite relative change"
+	}
+	return r.Delta, true, ""
+}
+
+// Mark is the row's standing in the verdict, the one every rendering shows: "fail" (a regression
+// of a gated metric: the comparison fails), "untested" (a gated single value beyond its
+// threshold: a warning), "info" (beyond the threshold on a metric that does not gate),
+// "improvement", or "" (nothing to flag).
+func (r *Row) Mark() string {
+	switch {
+	case r.Failed():
+		return "fail"
+	case r.Verdict == Unverified:
+		return "untested"
+	case r.Verdict == Info:
+		return "info"
+	case r.Verdict == Improvement:
+		return "improvement"
+	}
+	return ""
+}
+
 // MarshalJSON writes NaN as null.
 func (r Row) MarshalJSON() ([]byte, error) {
 	type plain Row

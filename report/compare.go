@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -22,17 +23,22 @@ type Delta struct {
 	Better    string  `json:"better"`
 	Base      float64 `json:"base"`
 	Head      float64 `json:"head"`
-	// Change is Head/Base - 1.
-	Change float64 `json:"change"`
+	// Change is Head/Base - 1; nil when there is none (Base is 0), and NoChange says why.
+	Change   *float64 `json:"change"`
+	NoChange string   `json:"no_change,omitempty"`
 	// Lo and Hi bound Change at 95% confidence, when known.
 	Lo *float64 `json:"lo,omitempty"`
 	Hi *float64 `json:"hi,omitempty"`
 	// P is the p-value of the test, when one was run.
 	P *float64 `json:"p,omitempty"`
 	// Verdict is one of compare's: regression, worse, unchanged, better, improvement,
-	// unverified, unknown.
+	// unverified, info, changed, unknown.
 	Verdict string `json:"verdict"`
-	Note    string `json:"note,omitempty"`
+	// Gated: the metric can fail the comparison (compare.Row.Gated). Mark is compare.Row.Mark:
+	// "fail" on the rows that fail it, "untested", "info", "improvement" or "".
+	Gated bool   `json:"gated"`
+	Mark  string `json:"mark,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // DeltasOf turns a comparison into page rows, with a line saying how verdicts were reached.
@@ -40,8 +46,15 @@ func DeltasOf(rep *compare.Report) ([]Delta, string) {
 	out := make([]Delta, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
 		d := Delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric, Unit: r.Unit, Better: r.Better,
-			Base: r.Old, Head: r.New, Change: r.Delta / 100, Verdict: r.Verdict, Note: strings.Join(r.Warnings, "; ")}
+			Base: r.Old, Head: r.New, Verdict: r.Verdict, Gated: r.Gated, Mark: r.Mark(), Note: strings.Join(r.Warnings, "; ")}
+		if pct, ok, why := r.Change(); ok {
+			c := pct / 100
+			d.Change = &c
+		} else {
+			d.NoChange = why
+		}
 		switch {
+		case d.Change == nil:
 		case r.DeltaCI != nil:
 			lo, hi := r.DeltaCI.Lo/100, r.DeltaCI.Hi/100
 			d.Lo, d.Hi = &lo, &hi
@@ -50,26 +63,33 @@ func DeltasOf(rep *compare.Report) ([]Delta, string) {
 			lo, hi := r.NewCI.Lo/r.OldCI.Hi-1, r.NewCI.Hi/r.OldCI.Lo-1
 			d.Lo, d.Hi = &lo, &hi
 		}
+		if d.Lo != nil && !(isFinite(*d.Lo) && isFinite(*d.Hi)) {
+			d.Lo, d.Hi = nil, nil
+		}
 		if r.Method != "" {
 			p := r.P
 			d.P = &p
 		}
 		out = append(out, d)
 	}
-	method := fmt.Sprintf("a regression is significant (Mann-Whitney U or bootstrap, false discovery rate %.0f%%) and worse than its threshold", 100*rep.Alpha)
+	method := fmt.Sprintf("a regression is significant (Mann-Whitney U or bootstrap, false discovery rate %.0f%%) and worse than its threshold, on a gated metric (each scenario's primary metrics and --gate)", 100*rep.Alpha)
 	return out, method
 }
 
-// compareView is what templates/compare.tmpl shows.
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// compareView is what templates/compare.tmpl shows. The counts and the status are the
+// compare.Report's, as every other rendering of it shows them.
 type compareView struct {
-	Base, Head   *result.Run
-	BaseHref     string
-	HeadHref     string
-	Method       string
-	Warnings     []string
-	Regressions  int
-	Improvements int
-	Benchmarks   []compareBench
+	Base, Head *result.Run
+	BaseHref   string
+	HeadHref   string
+	Method     string
+	Warnings   []string
+	Status     string // "ok" or "FAIL" (compare.Report.Failed)
+	Rep        *compare.Report
+	Budgets    []compare.BudgetCheck // exceeded
+	Benchmarks []compareBench
 }
 
 type compareBench struct {
@@ -90,24 +110,37 @@ type CompareOptions struct {
 	Warnings []string
 }
 
-// ComparePage builds the page comparing head with base: per benchmark, the change of each headline
-// metric per scenario as a bar with its confidence interval (red worse, green better), and the
-// table of every delta.
-func ComparePage(base, head *result.Run, deltas []Delta, opts CompareOptions) (Page, error) {
+// ComparePage builds the page of comparison rep of head with base: its status and counts, per
+// benchmark the change of each headline metric per scenario as a bar with its confidence interval
+// (red where it fails), the table of every delta, and the exceeded budgets. opts.Method and
+// opts.Warnings default to rep's.
+func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOptions) (Page, error) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("c%d", n) }
-	v := compareView{Base: base, Head: head, Method: opts.Method, Warnings: opts.Warnings}
+	deltas, method := DeltasOf(rep)
+	if opts.Method == "" {
+		opts.Method = method
+	}
+	if opts.Warnings == nil {
+		if rep.NoEvidence != "" {
+			opts.Warnings = append(opts.Warnings, "FAIL: nothing comparable: "+rep.NoEvidence)
+		}
+		opts.Warnings = append(opts.Warnings, rep.Warnings...)
+	}
+	v := compareView{Base: base, Head: head, Method: opts.Method, Warnings: opts.Warnings, Rep: rep, Status: "ok"}
+	if rep.Failed() {
+		v.Status = "FAIL"
+	}
+	for _, b := range rep.Budgets {
+		if b.Measured && !b.OK {
+			v.Budgets = append(v.Budgets, b)
+		}
+	}
 	if opts.RunHref != nil {
 		v.BaseHref, v.HeadHref = opts.RunHref(base.ID), opts.RunHref(head.ID)
 	}
 	idx := map[string]int{}
 	for _, d := range deltas {
-		switch d.Verdict {
-		case compare.Regression, compare.Unverified:
-			v.Regressions++
-		case compare.Improvement:
-			v.Improvements++
-		}
 		i, ok := idx[d.Benchmark]
 		if !ok {
 			i = len(v.Benchmarks)
@@ -124,22 +157,22 @@ func ComparePage(base, head *result.Run, deltas []Delta, opts CompareOptions) (P
 			var data []barPoint
 			var errs [][3]Num
 			for _, d := range b.Rows {
-				if d.Metric != m {
+				if d.Metric != m || d.Change == nil {
 					continue
 				}
 				color := "#8c959f"
-				switch d.Verdict {
-				case compare.Regression, compare.Unverified:
+				switch {
+				case d.Mark == "fail":
 					color = "#cf222e"
-				case compare.Worse:
+				case d.Verdict == compare.Worse, d.Verdict == compare.Unverified, d.Verdict == compare.Info:
 					color = "#e8a19a"
-				case compare.Better:
+				case d.Verdict == compare.Better:
 					color = "#9fd8ab"
-				case compare.Improvement:
+				case d.Verdict == compare.Improvement:
 					color = "#1a7f37"
 				}
 				c.Categories = append(c.Categories, d.Scenario)
-				data = append(data, barPoint{Value: Num(100 * d.Change), ItemStyle: itemStyle{Color: color}})
+				data = append(data, barPoint{Value: Num(100 * *d.Change), ItemStyle: itemStyle{Color: color}})
 				if d.Lo != nil && d.Hi != nil {
 					errs = append(errs, [3]Num{Num(len(data) - 1), Num(100 * *d.Lo), Num(100 * *d.Hi)})
 				}
@@ -174,8 +207,8 @@ type itemStyle struct {
 }
 
 // CompareHTML writes the compare page as one self-contained file.
-func CompareHTML(w io.Writer, base, head *result.Run, deltas []Delta, opts CompareOptions) error {
-	p, err := ComparePage(base, head, deltas, opts)
+func CompareHTML(w io.Writer, base, head *result.Run, rep *compare.Report, opts CompareOptions) error {
+	p, err := ComparePage(base, head, rep, opts)
 	if err != nil {
 		return err
 	}

@@ -73,13 +73,14 @@ func cmpDelta(r *compare.Row) string {
 	default:
 		test = fmt.Sprintf("(p=%.3f n=%d+%d)", r.Q, r.OldN, r.NewN)
 	}
+	pct, ok, why := r.Change()
 	switch {
-	case math.IsNaN(r.Delta):
-		return "? " + test
+	case !ok:
+		return "? " + test + " " + why
 	case !math.IsNaN(r.P) && !r.Significant:
 		return "~ " + test
 	}
-	return fmt.Sprintf("%+.2f%% %s", r.Delta, test)
+	return fmt.Sprintf("%+.2f%% %s", pct, test)
 }
 
 func cmpVerdict(r *compare.Row) string {
@@ -273,8 +274,8 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	if rep.Failed() {
 		verdict = "FAIL"
 	}
-	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
-		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))
+	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
+		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, rep.Info, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))
 	return err
 }
 
@@ -358,6 +359,20 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 	if len(regs) > 0 {
 		fmt.Fprintf(w, "#### Regressions\n\n%s\n\n", strings.Join(regs, "\n"))
 	}
+	var infos []string
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if m := r.Mark(); m == "info" || m == "untested" {
+			why := "not gated"
+			if m == "untested" {
+				why = "a single value: untested"
+			}
+			infos = append(infos, fmt.Sprintf("- ℹ️ %s `%s`: %s → %s %s (%s; limit %s%.0f%%, %s)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpSign(r), r.Threshold, why))
+		}
+	}
+	if len(infos) > 0 {
+		fmt.Fprintf(w, "<details><summary>%d change(s) beyond the threshold that do not fail (information; --gate METRIC to fail on one)</summary>\n\n%s\n\n</details>\n\n", len(infos), strings.Join(infos, "\n"))
+	}
 	var budgets []string
 	for _, b := range rep.Budgets {
 		if !b.OK {
@@ -413,15 +428,19 @@ func mdCell(r *compare.Row) string {
 		return "–"
 	}
 	d := "~"
+	pct, ok, why := r.Change()
 	switch {
-	case math.IsNaN(r.Delta):
-		d = "?"
+	case !ok:
+		d = "? " + why
 	case math.IsNaN(r.P) || r.Significant:
-		d = fmt.Sprintf("%+.1f%%", r.Delta)
+		d = fmt.Sprintf("%+.1f%%", pct)
 	}
 	mark := ""
-	if r.Failed() {
+	switch r.Mark() {
+	case "fail":
 		mark = " ❌"
+	case "info", "untested":
+		mark = " ℹ️"
 	}
 	return fmt.Sprintf("%s → %s %s (%s)%s", num(r.Old), num(r.New), r.Unit, d, mark)
 }

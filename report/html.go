@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +66,9 @@ var funcs = template.FuncMap{
 	},
 	"pct": func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
 	"signed": func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "?" // never NaN or an infinity on a page
+		}
 		return fmt.Sprintf("%+.1f%%", 100*v)
 	},
 	"time": func(t time.Time) string {

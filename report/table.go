@@ -106,6 +106,8 @@ func Notes(r *result.Run) []string {
 func num(v float64) string {
 	a := math.Abs(v)
 	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "?" // a table never shows NaN or an infinity
 	case v == 0:
 		return "0"
 	case a >= 1000:

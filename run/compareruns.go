@@ -75,14 +75,5 @@ func (rs *Runs) Compare(ctx context.Context, oldRef, newRef string, o CompareOpt
 
 // compareHTML writes `compare --format html`: the self-contained compare page.
 func compareHTML(w io.Writer, old, nw *result.Run, rep *compare.Report) error {
-	deltas, method := report.DeltasOf(rep)
-	return report.CompareHTML(w, old, nw, deltas, report.CompareOptions{Method: method, Warnings: append(noEvidence(rep), rep.Warnings...)})
-}
-
-// noEvidence is the comparison's "nothing comparable" reason as a warning line, if any.
-func noEvidence(rep *compare.Report) []string {
-	if rep.NoEvidence == "" {
-		return nil
-	}
-	return []string{"FAIL: nothing comparable: " + rep.NoEvidence}
+	return report.CompareHTML(w, old, nw, rep, report.CompareOptions{})
 }

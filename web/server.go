@@ -387,9 +387,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	rep := s.compare(base, head)
-	deltas, method := report.DeltasOf(rep)
-	p, err := report.ComparePage(base, head, deltas, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref}, Method: method, Warnings: rep.Warnings})
+	p, err := report.ComparePage(base, head, s.compare(base, head), report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref}})
 	if err != nil {
 		httpError(w, err)
 		return
