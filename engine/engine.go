@@ -151,7 +151,7 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	r = result.Scenario{
 		Benchmark: b.Name, Scenario: sc.Name, Category: b.Category, Model: sc.Model(), Tags: b.Tags,
 		Source: b.Source(), Subject: b.Kind, Params: maps.Clone(map[string]any(sc.Params)),
-		Budgets: b.Budgets, StartedAt: time.Now(),
+		Budgets: b.Budgets, Gate: b.Gate, StartedAt: time.Now(),
 	}
 	defer e.redactScenario(&r)
 	defer func() { result.RankWarnings(r.Warnings) }() // what matters first: expected effects after the alarms

@@ -28,6 +28,7 @@ type definition struct {
 	Requires    []string                      `yaml:"requires"`
 	Budgets     map[string]string             `yaml:"budgets"`
 	Metrics     map[string]subject.MetricInfo `yaml:"metrics"`
+	Gate        []string                      `yaml:"gate"`
 	Skip        string                        `yaml:"skip"`
 	Server      *launch.Config                `yaml:"server"`
 }
@@ -55,6 +56,9 @@ type Benchmark struct {
 	// Metrics declare the unit and better direction of metrics the benchmark reports itself
 	// (`metrics: {throughput: {unit: items/s, better: higher}}`).
 	Metrics map[string]subject.MetricInfo
+	// Gate names the metrics whose regression fails a comparison (`gate: [latency_ms,
+	// peak_rss_mb]`), in place of the subject kind's primary metrics (compare.DefaultGate).
+	Gate []string
 	// Skip, when set, skips every scenario with this reason.
 	Skip string
 	// Server, when set, is started before each scenario (and shared by consecutive scenarios

@@ -33,3 +33,20 @@ func TestBudgetExpressionsChecked(t *testing.T) {
 		t.Errorf("bad budgets: %v; want errors at lines 4 and 5 only", err)
 	}
 }
+
+// gate: names the metrics that fail a comparison; an entry that is not a metric name is an error
+// at its line.
+func TestGateKey(t *testing.T) {
+	src := "name: g\nsubject: {kind: exec, command: \"true\"}\ngate: [latency_ms, peak_rss_mb, latency_ms.p99]\n"
+	bs, err := Parse("benches/g.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(bs[0].Gate, ","); got != "latency_ms,peak_rss_mb,latency_ms.p99" {
+		t.Errorf("gate: %q", got)
+	}
+	src = "name: g\nsubject: {kind: exec, command: \"true\"}\ngate:\n  - latency_ms\n  - \"peak rss\"\n"
+	if _, err := Parse("benches/g.yaml", []byte(src), nil); err == nil || !strings.Contains(err.Error(), "benches/g.yaml:5") {
+		t.Errorf("gate with a blank in a name: %v, want an error at benches/g.yaml:5", err)
+	}
+}

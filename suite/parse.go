@@ -150,7 +150,13 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		Name: d.Name, Description: d.Description, Category: d.Category, Model: d.Model,
 		Tags: d.Tags, File: path, Line: startOf(body).GetToken().Position.Line, Dir: filepath.Dir(path),
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
-		Budgets: d.Budgets, Metrics: d.Metrics, Skip: d.Skip, Server: d.Server,
+		Budgets: d.Budgets, Metrics: d.Metrics, Gate: d.Gate, Skip: d.Skip, Server: d.Server,
+	}
+	for i, g := range d.Gate {
+		if _, err := compare.ParseGate(g); err != nil || strings.Contains(g, ":") {
+			msg := fmt.Sprintf("gate: %q: want a metric name (latency_ms, peak_rss_mb, latency_ms.p99) or all", g)
+			errs = append(errs, at(path, seqItem(valueNode(body, "gate"), i), msg, ""))
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(d.Budgets)) {
 		node := valueNode(valueNode(body, "budgets"), k)
@@ -403,6 +409,14 @@ func valueNode(node ast.Node, key string) ast.Node {
 		}
 	}
 	return nil
+}
+
+// seqItem returns the i-th item of a sequence node, else the node itself.
+func seqItem(node ast.Node, i int) ast.Node {
+	if sq, ok := node.(*ast.SequenceNode); ok && i < len(sq.Values) {
+		return sq.Values[i]
+	}
+	return node
 }
 
 // expandEnv replaces ${VAR} and ${VAR:-default} in every string scalar, in place.
