@@ -164,7 +164,11 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		return opts, err
 	}
 	sel := &opts.Selection
-	if sel.Benchmarks, sel.Filter.Model, err = quick.Modes(rf.quick).Benchmarks(sel.Filter.Model, env(o).WorkDir()); err != nil {
+	models := sel.Filter.Model
+	if rf.quick.OpenAI.URL != "" && len(models) == 0 && sel.ModelID != "" {
+		models = []string{sel.ModelID} // seed 004's --model-id names the served model
+	}
+	if sel.Benchmarks, sel.Filter.Model, err = quick.Modes(rf.quick).Benchmarks(models, env(o).WorkDir()); err != nil {
 		return opts, usageErr("%v", err)
 	}
 	return opts, nil

@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/run"
@@ -31,7 +35,26 @@ func (s *selection) register(cmd *cobra.Command) {
 
 // selection returns the run.Selection of the flags and the PATH arguments.
 func (s *selection) selection(o *IO, args []string) run.Selection {
-	return run.Selection{Paths: args, Funcs: o.Funcs, Filter: s.filter, Set: s.set, EnableMock: s.enableMock, GenerateTokens: int(s.numTokens), ModelID: s.modelID}
+	return run.Selection{Paths: args, Funcs: o.Funcs, Filter: s.filter, Set: s.set, EnableMock: s.enableMock, GenerateTokens: int(s.numTokens), ModelID: localModel(env(o), s.modelID)}
+}
+
+// localModel returns a --model-id that names a local folder or file relative to the working
+// directory (./my-tiny-llama, or a name that exists there) as an absolute path: a benchmark runs
+// in its definition's folder, where the user's relative path would name something else. Other
+// ids (a Hugging Face org/name that is no local path) are returned as written.
+func localModel(e run.Env, id string) string {
+	if id == "" || filepath.IsAbs(id) {
+		return id
+	}
+	p := e.Path(id)
+	_, err := os.Stat(p)
+	if err != nil && !strings.HasPrefix(id, "./") && !strings.HasPrefix(id, "../") {
+		return id
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // env is the run.Env of a command.
