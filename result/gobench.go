@@ -24,13 +24,20 @@ import (
 //	benchstat old.txt new.txt
 //
 // latency_ms is written as ns/op (benchstat's sec/op); every other metric keeps its name as the
-// unit ("12.5 ttft_ms"). Metrics without samples are written once, with their value.
+// unit ("12.5 ttft_ms"). Metrics without samples are written once, with their value. The run id
+// and commit are a comment line, not configuration: two exports have the same configuration, so
+// benchstat puts them in one table.
 func WriteGoBench(w io.Writer, r *Run) error {
 	bw := bufio.NewWriter(w)
+	// Note: the run id and commit were configuration lines ("inferbench-run: ID", "commit: C").
+	// benchstat splits its tables by file-level configuration, so two exports, whose ids always
+	// differ, printed two tables and compared nothing. They are a comment now: the format ignores
+	// lines that are neither configuration nor results.
+	fmt.Fprintf(bw, "# inferbench run %s", r.ID)
 	if c, ok := lookupPath(r.Environment, "git", "commit").(string); ok && c != "" {
-		fmt.Fprintf(bw, "commit: %s\n", c)
+		fmt.Fprintf(bw, " at commit %s", c)
 	}
-	fmt.Fprintf(bw, "inferbench-run: %s\n", r.ID)
+	fmt.Fprintln(bw)
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		if s.Status != StatusOK {
