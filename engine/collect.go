@@ -48,8 +48,9 @@ func newCollector(maxSamples int) *collector {
 	return &collector{maxSamples: maxSamples, dists: map[string]*stats.Dist{}, peaks: map[string]float64{}, errKinds: map[string]int{}}
 }
 
-// peakMetrics are subject values reported as their maximum rather than a distribution.
-var peakMetrics = map[string]bool{"memory_mb": true, "gpu_memory_mb": true, "peak_memory_mb": true}
+// peakMetrics are subject values reported as their maximum rather than a distribution
+// (peak_rss_mb: an exec command's own peak RSS, per iteration).
+var peakMetrics = map[string]bool{"memory_mb": true, "gpu_memory_mb": true, "peak_memory_mb": true, "peak_rss_mb": true}
 
 func (c *collector) Begin(p load.Phase) {
 	if c.onPhase != nil {

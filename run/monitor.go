@@ -153,12 +153,16 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		a, ok := rep.Get(name)
 		return a, ok && a.Kind == "gauge" && a.N > 0
 	}
-	if v, ok := total("peak_rss_mb"); ok {
-		set("peak_rss_mb", v)
-		// memory_mb is the metric spec's peak memory: the subject's own figure wins when it
-		// reports one; the monitor's is used for subjects whose processes it sampled.
-		if _, reported := r.Metrics["memory_mb"]; !reported && subjectTree {
-			set("memory_mb", v)
+	// A subject that measured its own peak RSS (an exec command's, from the kernel at its exit)
+	// keeps it: the harness tree's figure, inferbench's memory included, stays under resources.
+	if _, own := r.Metrics["peak_rss_mb"]; !own {
+		if v, ok := total("peak_rss_mb"); ok {
+			set("peak_rss_mb", v)
+			// memory_mb is the metric spec's peak memory: the subject's own figure wins when it
+			// reports one; the monitor's is used for subjects whose processes it sampled.
+			if _, reported := r.Metrics["memory_mb"]; !reported && subjectTree {
+				set("memory_mb", v)
+			}
 		}
 	}
 	if a, ok := gauge("rss_mb"); ok {

@@ -224,35 +224,59 @@ func (t *tailBuffer) String() string {
 	return string(b)
 }
 
-// Do runs the command once.
+// Do runs the command once. The iteration ends when the command exits: a process it left in the
+// background that still holds its stdout or stderr does not hold the iteration (what the command
+// wrote before it exited is read; what the background process writes later is not). On Linux the
+// observation carries the command's own peak RSS (peak_rss_mb; see peak_linux.go).
 func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
-	cmd := osexec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
-	cmd.Dir = c.dir
-	cmd.Env = c.env
-	setProcessGroup(cmd)
-	cmd.WaitDelay = time.Second
 	stderr := &tailBuffer{n: 2048}
 	stdout := &tailBuffer{n: 8192}
-	cmd.Stderr = stderr
-	cmd.Stdout = stdout
+	var outW, errW io.Writer = stdout, stderr
 	if c.output != nil {
 		// Whole lines, so that the output of calls running side by side does not interleave
 		// within a line.
 		outLines, errLines := &lineWriter{w: c.output}, &lineWriter{w: c.output}
 		defer outLines.flush()
 		defer errLines.flush()
-		cmd.Stdout = io.MultiWriter(stdout, outLines)
-		cmd.Stderr = io.MultiWriter(stderr, errLines)
+		outW = io.MultiWriter(stdout, outLines)
+		errW = io.MultiWriter(stderr, errLines)
+	}
+	// The pipes are inferbench's own, not os/exec's: os/exec waits for its pipes to close, which
+	// a background process holding them delays past the command's exit (the iteration then failed
+	// with "WaitDelay expired").
+	outPipe, err := newOutPipe(outW)
+	if err != nil {
+		return subject.Observation{}, fmt.Errorf("%s: %w", c.argv[0], err)
+	}
+	errPipe, err := newOutPipe(errW)
+	if err != nil {
+		outPipe.close()
+		return subject.Observation{}, fmt.Errorf("%s: %w", c.argv[0], err)
+	}
+	build := func() *osexec.Cmd {
+		cmd := osexec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+		cmd.Dir = c.dir
+		cmd.Env = c.env
+		setProcessGroup(cmd)
+		cmd.WaitDelay = time.Second
+		cmd.Stdout = outPipe.w
+		cmd.Stderr = errPipe.w
+		return cmd
 	}
 	var o subject.Observation
+	var peak float64
 	o.Start = time.Now()
-	err := cmd.Start()
+	p, err := start(build)
+	outPipe.started()
+	errPipe.started()
 	if err == nil {
-		done := procgroup.Add(cmd.Process.Pid) // the second Ctrl-C kills it (inferbench.Run)
-		err = cmd.Wait()
+		done := procgroup.Add(p.cmd.Process.Pid) // the second Ctrl-C kills it (inferbench.Run)
+		peak, err = p.wait()
 		done()
 	}
 	o.End = time.Now()
+	outPipe.close()
+	errPipe.close()
 	if err != nil {
 		if ctx.Err() != nil {
 			return o, fmt.Errorf("%s: %w", strings.Join(c.argv, " "), ctx.Err())
@@ -274,7 +298,72 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 			delete(vals, "items")
 		}
 	}
+	if _, own := o.Values[PeakRSS]; peak > 0 && !own {
+		if o.Values == nil {
+			o.Values = map[string]float64{}
+		}
+		o.Values[PeakRSS] = peak / (1 << 20)
+	}
 	return o, nil
+}
+
+// PeakRSS is the metric of a command's own peak resident memory (MB), reported with every
+// iteration where the platform measures it; the engine keeps the largest.
+const PeakRSS = "peak_rss_mb"
+
+// outPipe carries a command's stdout or stderr to a writer.
+type outPipe struct {
+	r, w *os.File
+	dst  io.Writer
+	done chan struct{}
+}
+
+func newOutPipe(dst io.Writer) (*outPipe, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &outPipe{r: r, w: w, dst: dst, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		io.Copy(dst, r) //nolint:errcheck // ends at EOF, or at the deadline close sets
+	}()
+	return p, nil
+}
+
+// started closes inferbench's copy of the write end, once the command holds its own.
+func (p *outPipe) started() { p.w.Close() }
+
+// close ends the copy once the command has exited: at EOF, or, when a background process still
+// holds the write end, as soon as what is already in the pipe has been read.
+func (p *outPipe) close() {
+	p.w.Close()
+	if err := p.r.SetReadDeadline(time.Now()); err != nil {
+		// A pipe without deadlines (Windows): EOF, or a second at most.
+		select {
+		case <-p.done:
+		case <-time.After(time.Second):
+		}
+		p.r.Close()
+		return
+	}
+	<-p.done
+	// The copy may have stopped at the deadline with bytes still in the pipe: read them without
+	// waiting for more.
+	p.r.SetReadDeadline(time.Time{}) //nolint:errcheck // it was just set
+	if rc, err := p.r.SyscallConn(); err == nil {
+		buf := make([]byte, 32<<10)
+		rc.Read(func(fd uintptr) bool { //nolint:errcheck // what could be read is read
+			for {
+				n := readNow(fd, buf)
+				if n <= 0 {
+					return true
+				}
+				p.dst.Write(buf[:n]) //nolint:errcheck // buffers and the best-effort log
+			}
+		})
+	}
+	p.r.Close()
 }
 
 // RunError is a command that failed; it carries the tail of its stderr.

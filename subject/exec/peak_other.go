@@ -1,0 +1,27 @@
+//go:build unix && !linux
+
+package exec
+
+import osexec "os/exec"
+
+// started is a command that is running.
+type started struct{ cmd *osexec.Cmd }
+
+// start starts the command that build returns.
+func start(build func() *osexec.Cmd) (*started, error) {
+	cmd := build()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &started{cmd: cmd}, nil
+}
+
+// wait waits for the command to exit; peak is its own peak RSS in bytes from its rusage, when
+// that figure is surely its own (childMaxRSS), else 0.
+func (s *started) wait() (peak float64, err error) {
+	err = s.cmd.Wait()
+	if s.cmd.ProcessState != nil {
+		peak = childMaxRSS(s.cmd.ProcessState)
+	}
+	return peak, err
+}
