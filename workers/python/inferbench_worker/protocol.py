@@ -40,6 +40,21 @@ MODULES = {
 }
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_traceback(e):
+    """user_traceback formats e's traceback without the frames of this package (the protocol
+    loop, the adapter calling the user's code): what the user reads is their own code. When every
+    frame is the package's (an adapter's own bug), all are kept."""
+    frames = traceback.extract_tb(e.__traceback__)
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR + os.sep)]
+    if not own:
+        return traceback.format_exc()
+    return ("Traceback (most recent call last):\n" + "".join(traceback.format_list(own))
+            + "".join(traceback.format_exception_only(type(e), e)))
+
+
 def _protocol_stream():
     """Move the protocol to a duplicate of fd 1 and send everything else written to fd 1 to
     stderr."""
@@ -89,7 +104,7 @@ class Server:
                 self.log.info("%s failed: %s", op, e)
                 body = {"ok": False, "error": {"code": e.code, "message": str(e)}}
             except Exception as e:  # the adapter's own failure: keep the traceback
-                tb = traceback.format_exc()
+                tb = user_traceback(e)
                 self.log.error("%s failed:\n%s", op, tb)
                 body = {"ok": False, "error": {"code": "failed",
                                                "message": "%s: %s" % (type(e).__name__, e),

@@ -27,7 +27,7 @@ import os
 import sys
 import time
 
-from .common import Adapter, BadParams, get
+from .common import Adapter, BadParams, Unavailable, get
 
 
 class Config:
@@ -65,7 +65,8 @@ class PyFunc(Adapter):
         # Throughput counts items: batch_size per call unless the function returns {"items": n}.
         self.default_items = max(get(params, "batch_size", 1, int), 1)
         t0 = time.perf_counter_ns()
-        mod = load_file(path)
+        with missing_module(path):
+            mod = load_file(path)
         self.config = Config({k: v for k, v in params.items()
                               if k not in ("file", "function", "class", "ttft")})
         self.logger = logging.getLogger("bench." + (fname or cname))
@@ -81,8 +82,9 @@ class PyFunc(Adapter):
             cls = getattr(mod, cname, None)
             if not inspect.isclass(cls):
                 raise BadParams("%s has no class %s" % (path, cname))
-            self.obj = cls(**bind(cls, self.config, self.logger))
-            self.obj.setup_model(self.config)
+            with missing_module(path):
+                self.obj = cls(**bind(cls, self.config, self.logger))
+                self.obj.setup_model(self.config)
             lat = getattr(self.obj, "measure_latency", None)
             self.ttft = getattr(self.obj, "measure_time_to_first_token", None)
             if not get(params, "ttft", True, bool):
@@ -117,6 +119,26 @@ class PyFunc(Adapter):
         if self.obj is not None and hasattr(self.obj, "cleanup_model"):
             self.obj.cleanup_model()
             self.obj = None
+
+
+class missing_module:
+    """missing_module turns a module the benchmark imports and this interpreter lacks into
+    Unavailable naming it: the scenario is skipped with the reason, like any other unmet
+    requirement, instead of failing with the worker's own traceback."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, e, tb):
+        if typ is None or not issubclass(typ, ModuleNotFoundError):
+            return False
+        name = getattr(e, "name", None) or str(e)
+        raise Unavailable("%s imports python module %r, not installed for %s (install it, or run "
+                          "with the interpreter that has it: INFERBENCH_PYTHON or subject.python)"
+                          % (self.path, name, sys.executable)) from None
 
 
 def load_file(path):
