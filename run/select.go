@@ -166,7 +166,12 @@ func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error
 	}
 	out := sel.Filter.Select(all)
 	declared := map[string]bool{}
+	keyed := map[*suite.Benchmark]bool{} // once a benchmark: ParamKeys reads every include entry
 	for _, sc := range out {
+		if keyed[sc.Benchmark] {
+			continue
+		}
+		keyed[sc.Benchmark] = true
 		for _, k := range sc.Benchmark.ParamKeys() {
 			declared[k] = true
 		}

@@ -24,7 +24,52 @@ const (
 	// MaxScenarios bounds the points of one benchmark's matrix (six axes of ten values would be a
 	// million scenarios, expanded in memory before the first one runs).
 	MaxScenarios = 10_000
+	// MaxRunScenarios bounds the scenarios of all the definitions a run loads together: every
+	// document of every file, with their matrices and include entries. Each benchmark within
+	// MaxScenarios, hundreds of documents made millions of scenarios before the first ran.
+	MaxRunScenarios = 100_000
+	// MaxValueSize bounds a value after ${VAR} expansion, and MaxFileSize what the expansions
+	// of one file add in all: a 6 KB definition whose values repeat a large variable made a
+	// parameter of 200 MB.
+	MaxValueSize = 1 << 20
 )
+
+// size is an upper bound of the scenarios b expands to: its matrix points and its include
+// entries, counted without expanding them.
+func (b *Benchmark) size() int {
+	n := 1
+	for _, a := range b.Axes {
+		if n *= len(a.Values); n > MaxRunScenarios {
+			return MaxRunScenarios + 1
+		}
+	}
+	if len(b.Axes) == 0 {
+		n = 0
+		if len(b.Include) == 0 {
+			n = 1
+		}
+	}
+	return n + len(b.Include)
+}
+
+// checkRunSize refuses benchmarks that expand to more than MaxRunScenarios scenarios together,
+// naming the largest.
+func checkRunSize(bs []*Benchmark) *Error {
+	total := 0
+	var largest *Benchmark
+	for _, b := range bs {
+		total += b.size()
+		if largest == nil || b.size() > largest.size() {
+			largest = b
+		}
+	}
+	if total <= MaxRunScenarios {
+		return nil
+	}
+	return &Error{File: largest.File, Line: largest.Line, Col: 1,
+		Msg:  fmt.Sprintf("the definitions make more than %d scenarios together (MaxRunScenarios); %s makes %d of them", MaxRunScenarios, largest.Name, largest.size()),
+		Hint: "select fewer files or benchmarks, or split the run"}
+}
 
 // Note: github.com/goccy/go-yaml v1.19.2 (the newest) parses a block mapping of k keys in O(k²)
 // (parseMap recurses once per key and copies the rest) and panics decoding a tagged scalar into a

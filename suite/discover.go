@@ -158,6 +158,9 @@ func Load(env func(string) (string, bool), roots ...string) ([]*Benchmark, error
 			all = append(all, b)
 		}
 	}
+	if e := checkRunSize(all); e != nil {
+		errs = append(errs, e)
+	}
 	if len(errs) > 0 {
 		return all, errs
 	}

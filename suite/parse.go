@@ -217,6 +217,10 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 			break
 		}
 	}
+	if points <= MaxScenarios && points+len(d.Include) > MaxScenarios {
+		errs = append(errs, at(path, valueNode(body, "include"),
+			fmt.Sprintf("the matrix and include make more than %d scenarios (MaxScenarios)", MaxScenarios), "split the benchmark"))
+	}
 	for _, m := range d.Exclude {
 		b.Exclude = append(b.Exclude, normalizeMap(m))
 	}
@@ -422,6 +426,7 @@ func seqItem(node ast.Node, i int) ast.Node {
 // expandEnv replaces ${VAR} and ${VAR:-default} in every string scalar, in place.
 func expandEnv(path string, root ast.Node, env func(string) (string, bool)) Errors {
 	var errs Errors
+	added := 0 // bytes the expansions added, bounded by MaxFileSize
 	ast.Walk(visitFunc(func(n ast.Node) {
 		var s *ast.StringNode
 		switch v := n.(type) {
@@ -438,20 +443,31 @@ func expandEnv(path string, root ast.Node, env func(string) (string, bool)) Erro
 			errs = append(errs, at(path, n, err.Error(), ""))
 			return
 		}
+		if added += len(out) - len(s.Value); added > MaxFileSize {
+			if len(errs) == 0 || errs[len(errs)-1].Msg != errExpansions {
+				errs = append(errs, at(path, n, errExpansions, ""))
+			}
+			return
+		}
 		s.Value = out
 	}), root)
 	return errs
 }
+
+const errExpansions = "the ${VAR} expansions of this file add more than MaxFileSize bytes"
 
 type visitFunc func(ast.Node)
 
 func (f visitFunc) Visit(n ast.Node) ast.Visitor { f(n); return f }
 
 // ExpandEnv expands ${VAR} and ${VAR:-default} in s. An unset variable without a default is an
-// error; "$$" stands for a literal "$".
+// error, and so is a value over MaxValueSize bytes once expanded; "$$" stands for a literal "$".
 func ExpandEnv(s string, env func(string) (string, bool)) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
+		if b.Len() > MaxValueSize {
+			return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", MaxValueSize)
+		}
 		switch {
 		case strings.HasPrefix(s[i:], "$$"):
 			b.WriteByte('$')
@@ -474,6 +490,9 @@ func ExpandEnv(s string, env func(string) (string, bool)) (string, error) {
 		default:
 			b.WriteByte(s[i])
 		}
+	}
+	if b.Len() > MaxValueSize {
+		return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", MaxValueSize)
 	}
 	return b.String(), nil
 }
