@@ -50,17 +50,19 @@ type ProcessConfig struct {
 // exact for a tree dominated by one process, even when its peak falls between two samples, and a
 // lower bound for the simultaneous peak of several processes peaking at different times.
 type ProcessSampler struct {
-	cfg         ProcessConfig
-	fs          procfs.FS
-	root        string
-	real        bool
-	self        int
-	scanAll     bool        // the kernel has no children files: find descendants by parent scan
-	ppids       map[int]int // parent of every process, for the scan
-	lastThreads int         // threads in the tree at the last sample
-	samples     int
-	startTicks  uint64
-	reset       map[int]bool // pids whose VmHWM was reset at Start
+	cfg           ProcessConfig
+	fs            procfs.FS
+	root          string
+	real          bool
+	self          int
+	scanAll       bool        // the kernel has no children files: find descendants by parent scan
+	ppids         map[int]int // parent of every process, for the scan
+	lastThreads   int         // threads in the tree at the last sample
+	samples       int
+	startTicks    uint64
+	reset         map[int]bool       // pids whose VmHWM was reset at Start
+	sharesHarness func(pid int) bool // pid runs in the harness's memory (nil: never asked)
+	execd         map[int]bool       // pids seen running in memory of their own
 
 	prev     map[int]member
 	prevTime time.Time
@@ -93,8 +95,11 @@ func NewProcessSampler(cfg ProcessConfig) (*ProcessSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ProcessSampler{cfg: cfg, fs: pfs, root: root, self: os.Getpid()}
+	s := &ProcessSampler{cfg: cfg, fs: pfs, root: root, self: os.Getpid(), execd: map[int]bool{}}
 	s.real = filepath.Clean(root) == procfs.DefaultMountPoint
+	if s.real {
+		s.sharesHarness = sharesMemoryWithSelf
+	}
 	return s, nil
 }
 
@@ -140,6 +145,9 @@ func (s *ProcessSampler) Start(now time.Time) error {
 	}
 	if !s.cfg.KeepPeak {
 		for _, pid := range tree {
+			if s.harnessCopy(pid) {
+				continue // its mark is the harness's
+			}
 			if resetPeak(filepath.Join(s.root, strconv.Itoa(pid), "clear_refs")) {
 				s.reset[pid] = true
 			}
@@ -168,6 +176,9 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	full := s.samples%statusEvery == 0
 	s.samples++
 	for _, pid := range pids {
+		if s.harnessCopy(pid) {
+			continue
+		}
 		_, seen := s.prev[pid]
 		m, err := s.read(pid, full || !seen)
 		if err == nil && m.hwm == 0 {
@@ -190,7 +201,9 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	reaping := s.real && s.cfg.PIDs != nil
 	if s.real {
 		maxRSS, cpu := reapedChildren()
-		if maxRSS > s.reaped0 {
+		// A child started with vfork (Go's way) or fork has the harness's memory as its max RSS
+		// from its exec: the figure is the child's own only when it exceeds the harness's peak.
+		if maxRSS > s.reaped0 && maxRSS > selfMaxRSS() {
 			s.hwmPeak = max(s.hwmPeak, maxRSS)
 		}
 		if reaping {
@@ -255,6 +268,12 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 		}
 	}
 
+	for pid := range s.execd {
+		if _, ok := cur[pid]; !ok {
+			delete(s.execd, pid) // gone: its pid may come back as another process
+		}
+	}
+
 	dcpu := max(0, total.cpu-base.cpu)
 	drd := max(0, total.rd-base.rd)
 	dwr := max(0, total.wr-base.wr)
@@ -279,6 +298,21 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	s.prev, s.prevTime = cur, now
 	s.lastThreads = threads
 	return out, firstErr
+}
+
+// harnessCopy reports whether pid, a process other than the harness, runs in the harness's
+// memory: a child between its vfork (Go's way of starting a process) and its exec. Its RSS and
+// high-water mark are the harness's, so it is left out of the sample until it has exec'd; after
+// that it is not asked again.
+func (s *ProcessSampler) harnessCopy(pid int) bool {
+	if s.sharesHarness == nil || pid == s.self || s.execd[pid] {
+		return false
+	}
+	if s.sharesHarness(pid) {
+		return true
+	}
+	s.execd[pid] = true
+	return false
 }
 
 // born reports whether p started after the window opened.

@@ -14,3 +14,12 @@ func reapedChildren() (maxRSS, cpu float64) {
 	cpu = float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6 + float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
 	return float64(ru.Maxrss) * 1024, cpu // Linux reports ru_maxrss in kilobytes
 }
+
+// selfMaxRSS returns the harness's own peak RSS (bytes) over its life, from getrusage(RUSAGE_SELF).
+func selfMaxRSS() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) * 1024 // kilobytes on Linux, the only system with /proc here
+}
