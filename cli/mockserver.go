@@ -26,6 +26,7 @@ Distributions: a number, fixed(v), uniform(min,max), normal(mean=,std=), lognorm
 with optional min= and max= clamps.`,
 		Example: `  inferbench mockserver --addr 127.0.0.1:8000 --ttft-ms 'lognormal(mean=200,std=50)' --itl-ms 10
   inferbench mockserver --output-tokens 'uniform(50,300)' --error-rate 0.01 --disconnect-rate 0.01
+  inferbench mockserver --shape vllm --ttft-ms 20 --itl-ms 5 --record 10000
   inferbench run --openai http://127.0.0.1:8000/v1 --model mock --concurrency 1,8,64 --requests 500`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -61,5 +62,6 @@ with optional min= and max= clamps.`,
 	f.Float64Var(&cfg.StallRate, "stall-rate", 0, "fraction of responses that pause once for --stall")
 	f.DurationVar(&cfg.Stall, "stall", time.Second, "length of a stall")
 	f.IntVar(&cfg.Record, "record", 0, "requests whose emit times are kept for /debug/emits")
+	f.StringVar(&cfg.Shape, "shape", "", "stream chunks as this server sends them: vllm, sglang, tgi, llamacpp or openai (default: OpenAI's layout, no extra fields)")
 	return cmd
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -464,13 +465,130 @@ func TestStreamMetrics(t *testing.T) {
 	if !ok || out != 3 {
 		t.Fatalf("out %d, ok %v", out, ok)
 	}
-	if itl := got["itl_ms"]; len(itl) != 2 || itl[0] != 10 || itl[1] != 10 {
-		t.Errorf("itl_ms %v, want [10 10]: one delivery of two tokens after 20 ms", itl)
+	// As they arrived: the second and third events came in one read 20 ms after the first. The
+	// gap was spread over them ([10 10]), a figure neither side saw.
+	if itl := got["itl_ms"]; len(itl) != 2 || itl[0] != 20 || itl[1] != 0 {
+		t.Errorf("itl_ms %v, want [20 0]: two events read together 20 ms after the first", itl)
 	}
 	if _, sched := got["ttft_sched_ms"]; sched {
 		t.Errorf("ttft_sched_ms for a request sent on schedule: %v", got)
 	}
 	if tpot := got["tpot_ms"]; len(tpot) != 1 || tpot[0] != 10 {
 		t.Errorf("tpot_ms %v, want [10]", tpot)
+	}
+}
+
+// fixed is a subject whose every observation is made by obs.
+type fixed struct {
+	obs func(i int) subject.Observation
+}
+
+func (f fixed) Do(_ context.Context, r subject.Request) (subject.Observation, error) {
+	return f.obs(r.Index), nil
+}
+func (fixed) Close() error { return nil }
+
+// stream returns an observation whose content events arrived at the given ms after t0.
+func stream(ms ...int) subject.Observation {
+	t0 := time.Now()
+	o := subject.Observation{Start: t0}
+	for _, m := range ms {
+		o.Tokens = append(o.Tokens, subject.TokenEvent{At: t0.Add(time.Duration(m) * time.Millisecond), Tokens: 1})
+	}
+	o.FirstToken, o.End, o.OutputTokens = o.Tokens[0].At, o.Tokens[len(o.Tokens)-1].At, len(ms)
+	return o
+}
+
+// TestClientBoundFromLag: a client that reads or sends late is client_bound even with CPU to
+// spare. Before, the only test of a closed loop was CPU above 0.9 of GOMAXPROCS, and it stayed off.
+func TestClientBoundFromLag(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		values map[string]float64
+		want   string // in the warning; "" for not client_bound
+	}{
+		{"read delay", map[string]float64{ValueReadDelay: 4, ValueSendDelay: 0.05}, "read delay p99 4.00 ms"},
+		{"send delay", map[string]float64{ValueReadDelay: 0.05, ValueSendDelay: 3}, "send delay p99 3.00 ms"},
+		{"on time", map[string]float64{ValueReadDelay: 0.05, ValueSendDelay: 0.05}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := fixed{func(int) subject.Observation {
+				o := stream(5, 10, 15)
+				o.Values = maps.Clone(tt.values)
+				return o
+			}}
+			rec := newRecorder()
+			c := Config{Mode: ModeConcurrency, Concurrency: 2, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
+			if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+				t.Fatal(err)
+			}
+			w := strings.Join(rec.warnings, "\n")
+			bound, _ := rec.extra[result.SectionClientBound].(bool)
+			if tt.want != "" && (!bound || !strings.Contains(w, tt.want)) {
+				t.Errorf("client_bound %v, warnings %q: want %q", bound, w, tt.want)
+			}
+			if tt.want == "" && (strings.Contains(w, "send delay") || strings.Contains(w, "read delay")) {
+				t.Errorf("client_bound on a client on time: %q", w)
+			}
+		})
+	}
+}
+
+// TestCoalescedWarning: the warning compares what the client read together with what the server
+// sent together, and fires above 1%. Before, it fired at 2% whatever the server did: a server
+// that sent first tokens together was blamed on the client, and 1.5% went unsaid.
+func TestCoalescedWarning(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		together int  // of 200 requests, those whose first two events arrived in one read
+		server   int  // of those, the ones the server sent together
+		said     bool // the server says what it sent together
+		want     string
+	}{
+		{"server sent them together", 20, 20, true, ""},
+		{"client read late", 20, 0, true, "10.0% of first tokens arrived in one read with the next although the server sent them apart"},
+		{"1.5%, server silent", 3, 0, false, "1.5% of first tokens arrived in one read with the next and the server does not say"},
+		{"1.5%, server apart", 3, 0, true, "1.5% of first tokens"},
+		{"0.5%", 1, 0, false, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := fixed{func(i int) subject.Observation {
+				o := stream(5, 10, 15)
+				if i < tt.together {
+					o = stream(10, 10, 15)
+				}
+				if tt.said {
+					first := 0.0
+					if i < tt.server {
+						first = 1
+					}
+					o.Values = map[string]float64{ValueServerFirstTogether: first, ValueServerTogether: first}
+				}
+				return o
+			}}
+			rec := newRecorder()
+			c := Config{Mode: ModeConcurrency, Concurrency: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(200)}
+			if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+				t.Fatal(err)
+			}
+			var w []string
+			for _, m := range rec.warnings {
+				if strings.HasPrefix(m, "ttft:") {
+					w = append(w, m)
+				}
+			}
+			got := strings.Join(w, "\n")
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Errorf("warnings %q, want %q", got, tt.want)
+			}
+			for _, o := range rec.obs[Measure] {
+				if _, ok := o.Values[ValueServerFirstTogether]; ok {
+					t.Fatalf("the server's figure reached the engine as a value: %v", o.Values)
+				}
+			}
+			if got, want := rec.values["itl_coalesced_rate"], float64(tt.together)/400; math.Abs(got-want) > 1e-9 {
+				t.Errorf("itl_coalesced_rate %v, want %v", got, want)
+			}
+		})
 	}
 }

@@ -34,12 +34,14 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	// Only the first step warms the server up; later steps go straight to measuring, but their
 	// calls still reach the engine's sink, so it sees one warm-up phase and one measured phase.
 	begun := false
+	lagged := map[string][]string{} // by step: the client's own delays over ClientBoundLag
 	step := func(name string, target float64, run func(ss *servingSink) error) (stepResult, error) {
 		ss := newServingSink(&stepSink{Sink: sink, begun: &begun}, c)
 		err := run(ss)
 		r := ss.result(name)
 		r.TargetRPS = target
 		table = append(table, r)
+		lagged[name] = ss.lagReasons()
 		base += r.Requests + c.Warmup()
 		return r, err
 	}
@@ -50,7 +52,7 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 		rep.Extra(result.SectionSweep, table)
 		var bound []string
 		for _, st := range table {
-			if why := clientBound(st, st.TargetRPS > 0); len(why) > 0 {
+			if why := append(clientBound(st, st.TargetRPS > 0), lagged[st.Name]...); len(why) > 0 {
 				bound = append(bound, st.Name+": "+strings.Join(why, ", "))
 			}
 		}

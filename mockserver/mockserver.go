@@ -64,6 +64,11 @@ type Config struct {
 	StallRate float64       `yaml:"stall_rate" json:"stall_rate,omitempty"`
 	Stall     time.Duration `yaml:"stall" json:"stall,omitempty"`
 
+	// Shape is the layout of the streamed chunks: that of one of the servers in Shapes ("vllm",
+	// "sglang", "tgi", "llamacpp", "openai"), or "" for OpenAI's layout without its extra fields.
+	// Every shape opens the stream with the first token, as those servers do.
+	Shape string `yaml:"shape" json:"shape,omitempty"`
+
 	// Record is the number of requests whose emit times are kept for Emissions (0: none).
 	// Later requests are counted but not kept.
 	Record int `yaml:"record" json:"record,omitempty"`
@@ -104,6 +109,9 @@ func (c Config) Validate() error {
 	if c.ErrorStatus != 0 && (c.ErrorStatus < 400 || c.ErrorStatus > 599) {
 		return fmt.Errorf("mockserver error_status: %d is not a 4xx or 5xx status", c.ErrorStatus)
 	}
+	if err := checkShape(c.Shape); err != nil {
+		return err
+	}
 	if c.TokensPerEvent < 0 || c.Record < 0 || c.Stall < 0 {
 		return fmt.Errorf("mockserver: tokens_per_event, record and stall must not be negative")
 	}
@@ -116,7 +124,7 @@ type Emission struct {
 	Stream       bool        `json:"stream"`
 	Status       int         `json:"status"`
 	Fault        string      `json:"fault,omitempty"` // "error", "disconnect", "error_event", "stall"
-	Received     time.Time   `json:"received"`        // when the request arrived (kernel receive time under Serve)
+	Received     time.Time   `json:"received"`        // when the request's last byte arrived (kernel receive time under Serve): the TTFT clock starts here
 	FirstToken   time.Time   `json:"first_token"`     // when the first content event was sent
 	End          time.Time   `json:"end"`             // when the last byte was sent
 	Events       []time.Time `json:"events"`          // when each content event was sent
@@ -343,8 +351,9 @@ const maxRequestBody = 64 << 20
 // connKey holds the request's connection in its context (Serve), for its receive timestamps.
 type connKey struct{}
 
-// arrival returns when the request reached the server: the kernel's receive time of its bytes
-// when the connection has one (so time spent waiting for the handler to run counts), else now.
+// arrival returns when the bytes of the request read so far reached the server: the kernel's
+// receive time of the newest of them when the connection has one (so time spent waiting for the
+// handler to run counts), else now.
 func arrival(r *http.Request) time.Time {
 	now := time.Now()
 	if st, ok := r.Context().Value(connKey{}).(netstamp.Stamper); ok {
@@ -356,7 +365,6 @@ func arrival(r *http.Request) time.Time {
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
-	received := arrival(r)
 	s.requests.Add(1)
 	seq := s.seq.Add(1)
 
@@ -364,6 +372,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	defer s.bufs.Put(bp)
 	body, err := readall.Into(r.Body, (*bp)[:0], maxRequestBody, "request body")
 	*bp = body[:0]
+	// The request is whole when its last byte arrived: the TTFT clock starts there, not when
+	// its headers did (a body sent later, or slowly, is the client's time, not the server's).
+	received := arrival(r)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "reading the request: "+err.Error())
 		return
@@ -440,15 +451,15 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 
+	sh := shapeOf(s.cfg.Shape, chat)
 	head := s.chunkHead(chat, e.ID)
-	// Content chunks: head, the opening of the text field, the text, then textTail.
-	textHead, textTail := append(head[:len(head):len(head)], `"text":"`...), `","logprobs":null,"finish_reason":null}]`
-	if chat {
-		textHead, textTail = append(head[:len(head):len(head)], `"delta":{"content":"`...), `"},"logprobs":null,"finish_reason":null}]`
-	}
+	nullUsage := sh.alwaysUsage || (sh.usageNull && includeUsage)
+	usageChunk := includeUsage && !sh.usageInLast
 	buf := (*bp)[:0]
 	defer func() { *bp = buf[:0] }()
-	pending := 0 // content events written since the last flush
+	// What went out together: content events written since the last flush (pending), events
+	// written in one flush with the one before them (together), and whether the first two were.
+	pending, together, first, flushed := 0, 0, false, false
 	flush := func() {
 		if fl != nil {
 			fl.Flush()
@@ -463,6 +474,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 					e.Events = append(e.Events, now)
 				}
 			}
+			if !flushed {
+				first, flushed = pending > 1, true
+			}
+			together += pending - 1
 			pending = 0
 		}
 	}
@@ -470,12 +485,34 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 		w.Write(buf) //nolint:errcheck // a gone client shows as ctx done
 		buf = buf[:0]
 	}
-	if chat {
-		// Real servers open with a role-only chunk: it is not a token.
-		buf = appendChunk(buf, head, `"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`, includeUsage)
-		send()
+	// closeChunk ends a chunk: usage (the figure or null), llama.cpp's timings, the shape's extra
+	// fields, and in the last chunk before [DONE] what the server wrote together (EmitField).
+	closeChunk := func(b []byte, usage, last bool) []byte {
+		switch {
+		case usage:
+			b = append(b, `,"usage":`...)
+			b = appendUsage(b, e.InputTokens, p.tokens)
+		case nullUsage:
+			b = append(b, `,"usage":null`...)
+		}
+		if last && sh.timings {
+			b = s.appendTimings(b, e, p.tokens)
+		}
+		b = append(b, sh.extra...)
+		if last {
+			tog, fst := together+max(pending-1, 0), first
+			if !flushed {
+				fst = pending > 1
+			}
+			b = append(b, `,"`+EmitField+`":{"first_together":`...)
+			b = strconv.AppendBool(b, fst)
+			b = append(b, `,"together":`...)
+			b = strconv.AppendInt(b, int64(tog), 10)
+			b = append(b, '}')
+		}
+		return append(b, "}\n\n"...)
 	}
-	flush()
+	flush() // the headers: a stream sends nothing more before its first token
 
 	var timer *time.Timer
 	due := e.Received.Add(p.ttft)
@@ -516,24 +553,40 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 			s.record(e)
 			return
 		}
-		buf = append(buf, textHead...)
+		if k == 0 {
+			// Servers open the stream when the first token is ready: vLLM, SGLang and
+			// llama.cpp write the role-only chunk just before it, TGI a comment. (Sent at once,
+			// before the TTFT wait, it made clients that time the first chunk read TTFT early.)
+			buf = append(buf, sh.opening...)
+			if sh.role != "" {
+				buf = closeChunk(append(append(buf, head...), sh.role...), false, false)
+			}
+		}
+		buf = append(buf, head...)
+		buf = append(buf, sh.textOpen...)
 		buf = append(buf, s.content(p, k)...)
-		buf = appendTail(buf, textTail, includeUsage)
-		send()
 		pending++
+		if k == p.events-1 && sh.lastClose != "" { // TGI: the last content chunk finishes
+			buf = append(buf, fmt.Sprintf(sh.lastClose, p.finish)...)
+			buf = closeChunk(buf, false, !usageChunk)
+		} else {
+			buf = append(buf, sh.textClose...)
+			buf = closeChunk(buf, false, false)
+		}
+		send()
 	}
 	s.events.Add(int64(p.events))
-	empty := `"text":"",`
-	if chat {
-		empty = `"delta":{},`
+	if sh.lastClose == "" {
+		buf = append(buf, head...)
+		buf = append(buf, fmt.Sprintf(sh.finish, p.finish)...)
+		buf = closeChunk(buf, sh.usageInLast && !s.cfg.NoUsage, !usageChunk)
 	}
-	buf = appendChunk(buf, head, empty+`"logprobs":null,"finish_reason":"`+p.finish+`"}]`, includeUsage)
-	if includeUsage {
+	if usageChunk {
 		// The usage chunk has no choices, as in OpenAI's API.
 		buf = append(buf, head[:len(head)-len(`"choices":[{"index":0,`)]...)
-		buf = append(buf, `"choices":[],"usage":`...)
-		buf = appendUsage(buf, e.InputTokens, p.tokens)
-		buf = append(buf, "}\n\n"...)
+		buf = append(buf, `"choices":[]`...)
+		nullUsage = false
+		buf = closeChunk(buf, true, true)
 	}
 	buf = append(buf, "data: [DONE]\n\n"...)
 	send()
@@ -542,6 +595,38 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 	s.completed.Add(1)
 	s.record(e)
 }
+
+// EmitField is the field of a stream's last chunk before [DONE] where the server says which
+// content events it wrote together: {"first_together": bool, "together": n}, n being the content
+// events written in one write with the one before them. A client that reads two events in one
+// read cannot tell otherwise whether the server sent them together or it read them late; the
+// openai subject reads it (its EmitField) for the coalescing warning.
+const EmitField = "mock_emit"
+
+// appendTimings appends llama.cpp's timings object: the prompt (to the first token) and the
+// generation (since), as this server timed them.
+func (s *Server) appendTimings(b []byte, e *Emission, tokens int) []byte {
+	now := time.Now()
+	prompt, predicted := 0.0, 0.0
+	if !e.FirstToken.IsZero() {
+		prompt, predicted = ms2(e.FirstToken.Sub(e.Received)), ms2(now.Sub(e.FirstToken))
+	} else {
+		prompt = ms2(now.Sub(e.Received))
+	}
+	b = append(b, `,"timings":{"cache_n":0,"prompt_n":`...)
+	b = strconv.AppendInt(b, int64(e.InputTokens), 10)
+	b = append(b, `,"prompt_ms":`...)
+	b = strconv.AppendFloat(b, prompt, 'f', 3, 64)
+	b = append(b, `,"predicted_n":`...)
+	b = strconv.AppendInt(b, int64(tokens), 10)
+	b = append(b, `,"predicted_ms":`...)
+	b = strconv.AppendFloat(b, predicted, 'f', 3, 64)
+	b = append(b, `,"predicted_per_token_ms":`...)
+	b = strconv.AppendFloat(b, predicted/float64(max(tokens, 1)), 'f', 3, 64)
+	return append(b, '}')
+}
+
+func ms2(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // whole waits as long as the stream would have taken and answers with one JSON body.
 func (s *Server) whole(ctx context.Context, w http.ResponseWriter, chat bool, p *plan, e *Emission, bp *[]byte) {
@@ -635,20 +720,6 @@ func (s *Server) chunkHead(chat bool, id string) []byte {
 	b = append(b, s.model...)
 	b = append(b, `,"choices":[{"index":0,`...)
 	return b
-}
-
-func appendChunk(buf, head []byte, choice string, includeUsage bool) []byte {
-	return appendTail(append(buf, head...), choice, includeUsage)
-}
-
-// appendTail ends a chunk. With include_usage, OpenAI's API sends "usage": null on every chunk but
-// the last; clients must not read it as zero.
-func appendTail(buf []byte, tail string, includeUsage bool) []byte {
-	buf = append(buf, tail...)
-	if includeUsage {
-		buf = append(buf, `,"usage":null`...)
-	}
-	return append(buf, "}\n\n"...)
 }
 
 func appendUsage(buf []byte, in, out int) []byte {

@@ -139,8 +139,6 @@ func BenchmarkAccuracy(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
-
 // pct returns the p-th percentile of xs (nearest rank); it sorts xs.
 func pct(xs []float64, p float64) float64 {
 	if len(xs) == 0 {

@@ -50,6 +50,7 @@ func newConns(d *net.Dialer) *conns {
 // a dial waiting on its behalf) and when it was written.
 type reqState struct {
 	conn  net.Conn
+	gotAt time.Time
 	got   atomic.Bool
 	wrote atomic.Int64
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/netstamp"
 	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/workload"
@@ -46,6 +47,8 @@ func init() {
 		result.Info{Name: "server_prompt_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own prompt-processing time of a request (timings.prompt_ms)"},
 		result.Info{Name: "server_predicted_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own generation time of a request (timings.predicted_ms)"},
 		result.Info{Name: "server_predicted_per_token_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's generation time per generated token (timings.predicted_per_token_ms)"},
+		result.Info{Name: load.ValueSendDelay, Unit: "ms", Better: result.Lower, Doc: "the client's delay from having a connection to the request's last byte written"},
+		result.Info{Name: load.ValueReadDelay, Unit: "ms", Better: result.Lower, Doc: "the client's longest delay in a request from the kernel receiving response bytes to reading them"},
 	)
 	subject.Register(subject.Kind{
 		Name:   "openai",
@@ -237,7 +240,7 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 		ResponseHeaderTimeout: 0, // a long prefill is not an error; Timeout bounds the request
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     true,
-	}}
+	}, CheckRedirect: checkRedirect}
 	if err := s.reachable(ctx, base); err != nil {
 		return nil, err
 	}
@@ -398,8 +401,11 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	// The request's state also tells a dial started for it that it got a connection (conns).
 	rs := &reqState{}
 	req = req.WithContext(httptrace.WithClientTrace(context.WithValue(ctx, reqKey{}, rs), &httptrace.ClientTrace{
-		GetConn:      func(string) { rs.got.Store(false) }, // again when the transport retries
-		GotConn:      func(i httptrace.GotConnInfo) { rs.conn = i.Conn; s.conns.gotConn(rs) },
+		GetConn: func(string) { rs.got.Store(false) }, // again when the transport retries
+		GotConn: func(i httptrace.GotConnInfo) {
+			rs.conn, rs.gotAt = i.Conn, time.Now()
+			s.conns.gotConn(rs)
+		},
 		WroteRequest: func(httptrace.WroteRequestInfo) { rs.wrote.Store(time.Now().UnixNano()) },
 	}))
 	s.conns.begin()
@@ -410,6 +416,11 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	resp, err := s.client.Do(req)
 	if ns := rs.wrote.Load(); ns != 0 {
 		o.Start = time.Unix(0, ns)
+		if !rs.gotAt.IsZero() {
+			// From having a connection to the request's last byte written: the transport's
+			// writer goroutine waiting for a CPU shows here.
+			setValue(&o, load.ValueSendDelay, msOf(o.Start.Sub(rs.gotAt)))
+		}
 	}
 	if err != nil {
 		o.End = time.Now()
@@ -470,6 +481,36 @@ type chunkInfo struct {
 	usageOut int    // usage.completion_tokens, or -1
 	usageIn  int    // usage.prompt_tokens, or -1
 	timings  *serverTimings
+	emit     *emitInfo
+}
+
+// EmitField is the field of a stream's last chunk where the mockserver says which content events
+// it wrote together: {"first_together": bool, "together": n}, n being the events written in one
+// write with the one before them. A client reading two events in one read cannot tell otherwise
+// whether the server sent them together or the client read late.
+const EmitField = "mock_emit"
+
+// emitInfo is what the server says it wrote together (EmitField).
+type emitInfo struct {
+	first    bool
+	together int
+}
+
+// values adds the server's figures to an observation's values, for the load's coalescing
+// warning (load.ValueServerFirstTogether).
+func (e *emitInfo) values(o *subject.Observation) {
+	if e == nil {
+		return
+	}
+	if o.Values == nil {
+		o.Values = map[string]float64{}
+	}
+	first := 0.0
+	if e.first {
+		first = 1
+	}
+	o.Values[load.ValueServerFirstTogether] = first
+	o.Values[load.ValueServerTogether] = float64(max(e.together, 0))
 }
 
 // serverTimings is llama.cpp's per-request "timings" object (its server sends it with the last
@@ -553,6 +594,9 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 				c.usageIn = v
 			}
 		}
+	}
+	if e := v.Get(EmitField); e != nil && e.Type() == fastjson.TypeObject {
+		c.emit = &emitInfo{first: e.GetBool("first_together"), together: e.GetInt("together")}
 	}
 	if t := v.Get("timings"); t != nil && t.Type() == fastjson.TypeObject {
 		c.timings = &serverTimings{
@@ -652,6 +696,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 			o.InputTokens = c.usageIn
 		}
 		c.timings.values(o)
+		c.emit.values(o)
 		finished = finished || c.finished
 		if c.textLen == 0 {
 			continue // role-only, empty or usage-only chunks are not tokens
@@ -672,6 +717,9 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 	if ev := sc.Event(); !ev.At.IsZero() {
 		o.End = ev.At
 	}
+	if sc.tr.stamp != nil {
+		setValue(o, load.ValueReadDelay, msOf(sc.tr.maxDelay))
+	}
 	setOutputTokens(o, usageOut)
 	switch {
 	case sc.Err() != nil:
@@ -683,6 +731,16 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 	}
 	return nil
 }
+
+// setValue sets one of an observation's values.
+func setValue(o *subject.Observation, name string, v float64) {
+	if o.Values == nil {
+		o.Values = make(map[string]float64, 4)
+	}
+	o.Values[name] = v
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // setOutputTokens takes the usage figure when there is one (spreading it over the content events
 // when events carried several tokens), else counts events.

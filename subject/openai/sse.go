@@ -57,7 +57,7 @@ const bufSize = 4 << 10
 
 // Reset makes the Scanner read a new stream, keeping its buffers.
 func (s *Scanner) Reset(r io.Reader) {
-	s.tr.r, s.tr.at, s.tr.stamp = r, time.Time{}, nil
+	s.tr.r, s.tr.at, s.tr.stamp, s.tr.maxDelay = r, time.Time{}, nil, 0
 	s.lr.reset(s.tr)
 	s.ev, s.hasData, s.err, s.done = Event{}, false, nil, false
 	s.data = shrink(s.data)
@@ -254,22 +254,27 @@ func (l *lineReader) fill() error {
 }
 
 // timedReader notes when the data of each read arrived: the connection's kernel timestamp when it
-// has one, else the time the read returned.
+// has one, else the time the read returned. With kernel timestamps it also keeps the longest
+// delay from the kernel receiving data to the read returning it: the client's own lateness.
 type timedReader struct {
-	r     io.Reader
-	at    time.Time
-	stamp netstamp.Stamper
+	r        io.Reader
+	at       time.Time
+	stamp    netstamp.Stamper
+	maxDelay time.Duration
 }
 
 func (t *timedReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	if n > 0 {
+		now := time.Now()
 		t.at = time.Time{}
 		if t.stamp != nil {
 			t.at = t.stamp.Stamp()
 		}
-		if t.at.IsZero() {
-			t.at = time.Now()
+		if t.at.IsZero() || t.at.After(now) {
+			t.at = now
+		} else if d := now.Sub(t.at); d > t.maxDelay && d < time.Minute {
+			t.maxDelay = d
 		}
 	}
 	return n, err
