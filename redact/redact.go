@@ -395,3 +395,9 @@ func EnvValues(env map[string]string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// CredentialHeader reports whether a request header may carry a credential: every header but
+// those of content negotiation and connection handling (Content-Type, Accept*, User-Agent and
+// the like), as Headers decides which values are secrets. A header's name does not say whether
+// it holds a credential (X-Api-Key, X-Org-Secret, a gateway's own), so none but those is trusted.
+func CredentialHeader(name string) bool { return !plainHeader(name) }

@@ -240,7 +240,7 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 		ResponseHeaderTimeout: 0, // a long prefill is not an error; Timeout bounds the request
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     true,
-	}}
+	}, CheckRedirect: checkRedirect}
 	if err := s.reachable(ctx, base); err != nil {
 		return nil, err
 	}
