@@ -121,3 +121,56 @@ func calibrate(s *result.Scenario, name string, xa, xb []float64, effect float64
 	}
 	return c
 }
+
+// MinHistoryRuns is how many stored runs of a scenario a noise-aware threshold needs
+// (Config.MinHistory's default).
+const MinHistoryRuns = 10
+
+// History returns the centers of a metric ("latency_ms", "latency_ms.p95") of scenario s in the
+// stored runs before the one compared, oldest first, for noise-aware thresholds
+// (Config.History). It must be safe for concurrent use.
+type History func(s *result.Scenario, metric string) []float64
+
+// HistoryNoise is what the stored runs of a scenario say about a metric's run-to-run noise.
+type HistoryNoise struct {
+	Runs int // stored runs the figure comes from
+	// NoisePct is the 99th percentile of |change| between two runs with nothing changed: 2.576
+	// robust standard deviations of the change between consecutive runs (1.4826 × the median
+	// absolute deviation of their log ratios, so that a real shift in the history counts as one
+	// outlier, not as noise).
+	NoisePct float64
+	// ThresholdPct is Calibrate's rule applied to it: 1.5 × NoisePct, at least 1%, rounded up to
+	// a tenth of a percent.
+	ThresholdPct float64
+}
+
+// NoiseOf measures the noise of centers (one per stored run, oldest first) and the threshold it
+// asks for; false with fewer than min runs (MinHistoryRuns when min <= 0) or a center that is
+// not positive and finite.
+func NoiseOf(centers []float64, min int) (HistoryNoise, bool) {
+	if min <= 0 {
+		min = MinHistoryRuns
+	}
+	if len(centers) < min {
+		return HistoryNoise{}, false
+	}
+	d := make([]float64, 0, len(centers)-1)
+	for i := 1; i < len(centers); i++ {
+		a, b := centers[i-1], centers[i]
+		if !(a > 0 && b > 0) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+			return HistoryNoise{}, false
+		}
+		d = append(d, math.Log(b/a))
+	}
+	slices.Sort(d)
+	med := stats.Quantile(d, 0.5)
+	dev := make([]float64, len(d))
+	for i, x := range d {
+		dev[i] = math.Abs(x - med)
+	}
+	slices.Sort(dev)
+	sigma := 1.4826 * stats.Quantile(dev, 0.5)
+	n := HistoryNoise{Runs: len(centers), NoisePct: 100 * (math.Exp(2.576*sigma) - 1)}
+	n.ThresholdPct = math.Max(1, math.Ceil(10*1.5*n.NoisePct)/10)
+	return n, true
+}

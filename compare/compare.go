@@ -60,6 +60,11 @@ type Config struct {
 	// (PrimaryMetrics): "METRIC", "METRIC.p95", "BENCHMARK:METRIC" or GateAll, as --gate gives
 	// them (ParseGate). See Gated.
 	Gate []string
+	// History, when set, gives the stored runs of a scenario: a gated metric with samples whose
+	// threshold no override sets gets its threshold from their run-to-run noise (NoiseOf) once
+	// there are MinHistory of them (default MinHistoryRuns), and its row says so (ThresholdRuns).
+	History    History
+	MinHistory int
 }
 
 func (c Config) norm() Config {
@@ -116,10 +121,13 @@ type Row struct {
 	Q      float64 `json:"q"`
 	Method string  `json:"method,omitempty"`
 	// Significant: Q <= Alpha.
-	Significant bool     `json:"significant"`
-	Threshold   float64  `json:"threshold_pct"`
-	Verdict     string   `json:"verdict"`
-	Warnings    []string `json:"warnings,omitempty"`
+	Significant bool    `json:"significant"`
+	Threshold   float64 `json:"threshold_pct"`
+	// ThresholdRuns is how many stored runs' noise the threshold comes from (Config.History);
+	// 0 when it is the default or an override.
+	ThresholdRuns int      `json:"threshold_runs,omitempty"`
+	Verdict       string   `json:"verdict"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // ID returns "benchmark/scenario".
@@ -530,10 +538,12 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 				row.Warnings = append(row.Warnings, fmt.Sprintf("n=%d+%d: too few samples for a reliable verdict (want at least %d)", row.OldN, row.NewN, cfg.MinSamples))
 			}
 			row.Delta = delta(row.Old, row.New)
+			noiseThreshold(&row, n, cfg)
 			rows = append(rows, row)
 			for _, p := range cfg.Tails {
 				if tr, ok := tailRow(row, om.Samples, nm.Samples, p, cfg); ok {
 					tr.Gated = cfg.Gated(n, tr.Metric)
+					noiseThreshold(&tr, n, cfg)
 					rows = append(rows, tr)
 				}
 			}
@@ -569,6 +579,20 @@ func direction(name string, om, nm result.Metric) (string, string) {
 	return n, ""
 }
 
+// noiseThreshold sets the threshold of a gated row with samples from the run-to-run noise of its
+// scenario's stored runs (cfg.History, NoiseOf), unless an override sets it.
+func noiseThreshold(r *Row, s *result.Scenario, cfg Config) {
+	if cfg.History == nil || !r.Gated || !directed(r.Better) {
+		return
+	}
+	if _, set := cfg.Thresholds.Lookup(s.Benchmark, r.Metric); set {
+		return
+	}
+	if n, ok := NoiseOf(cfg.History(s, r.Metric), cfg.MinHistory); ok {
+		r.Threshold, r.ThresholdRuns = n.ThresholdPct, n.Runs
+	}
+}
+
 func count(m result.Metric) int {
 	if m.Summary != nil {
 		return m.Summary.N
@@ -602,7 +626,7 @@ func tailRow(base Row, old, new []float64, p float64, cfg Config) (Row, bool) {
 	r.Delta = (ratio - 1) * 100
 	r.DeltaCI = &stats.Interval{Lo: (ci.Lo - 1) * 100, Hi: (ci.Hi - 1) * 100, Confidence: ci.Confidence}
 	r.P, r.Method = t.P, t.Method
-	r.Threshold = cfg.Thresholds.For(base.Benchmark, name)
+	r.Threshold, r.ThresholdRuns = cfg.Thresholds.For(base.Benchmark, name), 0
 	return r, true
 }
 

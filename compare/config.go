@@ -74,24 +74,31 @@ type Thresholds struct {
 
 // For returns the threshold of a metric row ("latency_ms" or "latency_ms.p95") of a benchmark.
 func (t Thresholds) For(benchmark, metric string) float64 {
+	v, _ := t.Lookup(benchmark, metric)
+	return v
+}
+
+// Lookup is For, and whether an override (a --threshold, a thresholds file) gave the threshold
+// rather than DefaultThresholds.
+func (t Thresholds) Lookup(benchmark, metric string) (float64, bool) {
 	base, _, _ := strings.Cut(metric, ".")
 	kind := KindOf(base)
 	if b, ok := t.Benchmarks[benchmark]; ok {
 		for _, k := range []string{metric, base, string(kind)} {
 			if v, ok := b[k]; ok {
-				return v
+				return v, true
 			}
 		}
 	}
 	for _, k := range []string{metric, base} {
 		if v, ok := t.Metrics[k]; ok {
-			return v
+			return v, true
 		}
 	}
 	if v, ok := t.Kinds[kind]; ok {
-		return v
+		return v, true
 	}
-	return DefaultThresholds[kind]
+	return DefaultThresholds[kind], false
 }
 
 // Set parses one override, "[BENCHMARK:]METRIC_OR_KIND=PERCENT" (latency=10, ttft_ms=5,

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -140,5 +141,73 @@ func TestParseGate(t *testing.T) {
 		if _, err := ParseGate(bad); err == nil {
 			t.Errorf("ParseGate(%q): no error", bad)
 		}
+	}
+}
+
+// With enough stored runs, a gated metric's threshold comes from their run-to-run noise and the
+// row says from how many; an override still wins, and too few runs keep the default.
+func TestNoiseAwareThreshold(t *testing.T) {
+	quiet := make([]float64, 12)
+	for i := range quiet {
+		quiet[i] = 10 * (1 + 0.01*float64(i%3-1)) // ±1% between runs
+	}
+	hist := func(s *result.Scenario, metric string) []float64 {
+		if metric == "latency_ms" {
+			return quiet
+		}
+		return nil
+	}
+	old := map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "cpu_pct": sampled("cpu_pct", 50, 2)}
+	nw := map[string]result.Metric{"latency_ms": sampled("latency_ms", 11, 3), "cpu_pct": sampled("cpu_pct", 50, 4)}
+	rep := Runs(pairOf("old", "exec", nil, old), pairOf("new", "exec", nil, nw), Config{History: hist})
+	r := rep.Rows[slices.IndexFunc(rep.Rows, func(r Row) bool { return r.Metric == "latency_ms" })]
+	if r.ThresholdRuns != 12 || r.Threshold >= 10 || r.Threshold < 1 || r.Verdict != Regression {
+		t.Errorf("latency_ms +10%% with 12 quiet stored runs: threshold %.1f%% from %d runs, verdict %s; want below 10%% from 12 runs and a regression (the default 15%% would not see it)", r.Threshold, r.ThresholdRuns, r.Verdict)
+	}
+	c := rep.Rows[slices.IndexFunc(rep.Rows, func(r Row) bool { return r.Metric == "cpu_pct" })]
+	if c.ThresholdRuns != 0 {
+		t.Errorf("cpu_pct (not gated) got a noise threshold from %d runs", c.ThresholdRuns)
+	}
+	// An override wins.
+	var th Thresholds
+	th.Set("latency_ms=20")
+	rep = Runs(pairOf("old", "exec", nil, old), pairOf("new", "exec", nil, nw), Config{History: hist, Thresholds: th})
+	lat := func(rep *Report) Row {
+		return rep.Rows[slices.IndexFunc(rep.Rows, func(r Row) bool { return r.Metric == "latency_ms" })]
+	}
+	if r := lat(rep); r.Threshold != 20 || r.ThresholdRuns != 0 {
+		t.Errorf("--threshold latency_ms=20 with history: threshold %.1f from %d runs, want 20 from none", r.Threshold, r.ThresholdRuns)
+	}
+	// Too few runs: the default.
+	few := func(*result.Scenario, string) []float64 { return quiet[:5] }
+	rep = Runs(pairOf("old", "exec", nil, old), pairOf("new", "exec", nil, nw), Config{History: few})
+	if r := lat(rep); r.Threshold != DefaultThresholds[Latency] || r.ThresholdRuns != 0 {
+		t.Errorf("5 stored runs: threshold %.1f from %d runs, want the default", r.Threshold, r.ThresholdRuns)
+	}
+}
+
+// NoiseOf: a noisy history gives a wide threshold, a real shift in the history is not noise.
+func TestNoiseOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	noisy := make([]float64, 30)
+	for i := range noisy {
+		noisy[i] = 10 * (1 + 0.10*rng.NormFloat64())
+	}
+	n, ok := NoiseOf(noisy, 0)
+	if !ok || n.ThresholdPct < 20 {
+		t.Errorf("CV 10%% between runs: %+v, want a threshold above 20%%", n)
+	}
+	shifted := make([]float64, 20)
+	for i := range shifted {
+		shifted[i] = 10 * (1 + 0.005*rng.NormFloat64())
+		if i >= 10 {
+			shifted[i] *= 1.3
+		}
+	}
+	if n, ok := NoiseOf(shifted, 0); !ok || n.ThresholdPct > 5 {
+		t.Errorf("quiet history with one +30%% shift: %+v, want a threshold below 5%%", n)
+	}
+	if _, ok := NoiseOf([]float64{1, 2, 3}, 0); ok {
+		t.Error("3 runs: a noise threshold, want none")
 	}
 }

@@ -47,6 +47,9 @@ func DeltasOf(rep *compare.Report) ([]Delta, string) {
 	for _, r := range rep.Rows {
 		d := Delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric, Unit: r.Unit, Better: r.Better,
 			Base: r.Old, Head: r.New, Verdict: r.Verdict, Gated: r.Gated, Mark: r.Mark(), Note: strings.Join(r.Warnings, "; ")}
+		if r.ThresholdRuns > 0 {
+			d.Note = strings.TrimSuffix(fmt.Sprintf("threshold %s from %d runs; %s", pctText(r.Threshold), r.ThresholdRuns, d.Note), "; ")
+		}
 		if pct, ok, why := r.Change(); ok {
 			c := pct / 100
 			d.Change = &c

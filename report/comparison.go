@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -84,24 +85,44 @@ func cmpDelta(r *compare.Row) string {
 }
 
 func cmpVerdict(r *compare.Row) string {
+	v := ""
 	switch r.Verdict {
 	case compare.Regression:
-		return fmt.Sprintf("REGRESSION (limit %s%.0f%%)", cmpSign(r), r.Threshold)
+		return fmt.Sprintf("REGRESSION (limit %s)", cmpLimit(r))
 	case compare.Unverified:
-		return fmt.Sprintf("worse beyond limit, untested (%s%.0f%%)", cmpSign(r), r.Threshold)
+		return fmt.Sprintf("worse beyond limit, untested (%s)", cmpLimit(r))
 	case compare.Info:
-		return fmt.Sprintf("info: beyond limit (%s%.0f%%), not gated", cmpSign(r), r.Threshold)
-	case compare.Improvement:
-		return "improvement"
-	case compare.Worse:
-		return "worse, within limit"
-	case compare.Better:
-		return "better"
+		return fmt.Sprintf("info: beyond limit (%s), not gated", cmpLimit(r))
 	case compare.Changed:
 		return "changed (direction unknown: not gated)"
+	case compare.Improvement:
+		v = "improvement"
+	case compare.Worse:
+		v = "worse, within limit"
+	case compare.Better:
+		v = "better"
 	}
-	return ""
+	if r.ThresholdRuns > 0 { // the verdict row says where its threshold came from
+		if v != "" {
+			v += "; "
+		}
+		v += fmt.Sprintf("threshold %s from %d runs", pctText(r.Threshold), r.ThresholdRuns)
+	}
+	return v
 }
+
+// cmpLimit is a row's threshold as a signed limit, "+15%", and where a noise-aware threshold came
+// from: "+7.4%: threshold 7.4% from 12 runs".
+func cmpLimit(r *compare.Row) string {
+	s := cmpSign(r) + pctText(r.Threshold)
+	if r.ThresholdRuns > 0 {
+		s += fmt.Sprintf(": threshold %s from %d runs", pctText(r.Threshold), r.ThresholdRuns)
+	}
+	return s
+}
+
+// pctText writes a percentage with a tenth where it has one: "15%", "7.4%".
+func pctText(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "%" }
 
 // cmpBetter is the direction column: which way the metric improves, "?" when unknown.
 func cmpBetter(r *compare.Row) string {
@@ -353,7 +374,7 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
 		if r.Failed() {
-			regs = append(regs, fmt.Sprintf("- **%s** `%s`: %s → %s %s (%s; limit %s%.0f%%)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpSign(r), r.Threshold))
+			regs = append(regs, fmt.Sprintf("- **%s** `%s`: %s → %s %s (%s; limit %s)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpLimit(r)))
 		}
 	}
 	if len(regs) > 0 {
@@ -367,7 +388,7 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 			if m == "untested" {
 				why = "a single value: untested"
 			}
-			infos = append(infos, fmt.Sprintf("- ℹ️ %s `%s`: %s → %s %s (%s; limit %s%.0f%%, %s)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpSign(r), r.Threshold, why))
+			infos = append(infos, fmt.Sprintf("- ℹ️ %s `%s`: %s → %s %s (%s; limit %s, %s)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpLimit(r), why))
 		}
 	}
 	if len(infos) > 0 {
@@ -500,7 +521,7 @@ func CompareJUnit(w io.Writer, rep *compare.Report) error {
 		c := junitCase{Class: r.Benchmark, Name: r.Scenario + " " + r.Metric, Time: "0",
 			Out: fmt.Sprintf("old %s, new %s %s, %s %s", num(r.Old), num(r.New), r.Unit, cmpDelta(r), r.Verdict)}
 		if r.Failed() {
-			c.Failure = &junitFailure{Type: r.Verdict, Message: fmt.Sprintf("%s %s: %s (limit %s%.0f%%)", r.Metric, r.Verdict, cmpDelta(r), cmpSign(r), r.Threshold),
+			c.Failure = &junitFailure{Type: r.Verdict, Message: fmt.Sprintf("%s %s: %s (limit %s)", r.Metric, r.Verdict, cmpDelta(r), cmpLimit(r)),
 				Text: strings.Join(r.Warnings, "\n")}
 			s.Failures++
 		}

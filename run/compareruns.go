@@ -8,8 +8,10 @@ import (
 	"os"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/store"
 )
 
 // CompareOptions say how Runs.Compare compares two runs and where the comparison goes.
@@ -41,7 +43,11 @@ func (rs *Runs) Compare(ctx context.Context, oldRef, newRef string, o CompareOpt
 	if err != nil {
 		return nil, err
 	}
-	rep := compare.Runs(old, nw, o.Config)
+	cfg := o.Config
+	if st := rs.historyStore(ctx); st != nil && cfg.History == nil {
+		cfg.History = history.NoiseHistory(ctx, st, nw) // noise-aware thresholds (compare.NoiseOf)
+	}
+	rep := compare.Runs(old, nw, cfg)
 	rep.Old.Label, rep.New.Label = oldRef, newRef
 	var buf bytes.Buffer
 	if o.Format == "html" {
@@ -71,6 +77,23 @@ func (rs *Runs) Compare(ctx context.Context, oldRef, newRef string, o CompareOpt
 		return rep, regression("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)
 	}
 	return rep, nil
+}
+
+// historyStore is the store whose history gives noise-aware thresholds: the one a run was loaded
+// from, else the configured store or the default file when it exists (comparing two run.json
+// files creates no store).
+func (rs *Runs) historyStore(ctx context.Context) store.Historian {
+	if rs.st == nil {
+		if StoreLocation(rs.Store, rs.Env) == "" {
+			if _, err := os.Stat(store.SQLitePath("", rs.Env.Dir)); err != nil {
+				return nil
+			}
+		}
+		if _, err := rs.OpenStore(ctx); err != nil {
+			return nil
+		}
+	}
+	return rs.st
 }
 
 // compareHTML writes `compare --format html`: the self-contained compare page.

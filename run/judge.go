@@ -115,6 +115,9 @@ func PutNew(ctx context.Context, st store.Runs, r *result.Run) error {
 // advice rules and the alert rules with the store's history.
 func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Verdict {
 	cfg := p.o.Compare
+	if st != nil && cfg.History == nil {
+		cfg.History = history.NoiseHistory(ctx, st, r) // noise-aware thresholds (compare.NoiseOf)
+	}
 	v := &Verdict{}
 	if p.o.Baseline != "" && st != nil {
 		b, err := st.Baseline(ctx, p.o.Baseline)

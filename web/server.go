@@ -113,7 +113,13 @@ func New(st store.Store, opts ...Option) *Server {
 		s.metrics = NewMetrics()
 	}
 	if s.compare == nil {
-		s.compare = func(b, h *result.Run) *compare.Report { return compare.Runs(b, h, compare.Config{}) }
+		s.compare = func(b, h *result.Run) *compare.Report {
+			var cfg compare.Config
+			if s.store != nil { // noise-aware thresholds from the stored runs, as the command line's
+				cfg.History = history.NoiseHistory(context.Background(), s.store, h)
+			}
+			return compare.Runs(b, h, cfg)
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(s.metrics)
