@@ -331,10 +331,6 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	return r
 }
 
-// CoalescedWarning is the ttft_coalesced_rate above which a scenario is warned that some TTFTs
-// are upper bounds.
-const CoalescedWarning = 0.02
-
 // warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
 // load, request latency varies with each request's output length, so spread and outliers are
 // expected there and not warned about.
@@ -361,10 +357,8 @@ func sequentialWarning(subj subject.Subject, cfg load.Config) string {
 }
 
 func warnings(r *result.Scenario, serving bool) (w []string) {
-	if m, ok := r.Metrics["ttft_coalesced_rate"]; ok && m.Value != nil && *m.Value > CoalescedWarning {
-		w = append(w, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next: those TTFTs are when the later one arrived. "+
-			"If the server sent them apart, the client read late and they are up to one inter-token gap long (docs/metrics.md, ttft_coalesced_rate)", 100**m.Value))
-	}
+	// First tokens read together with the next are warned about by the serving load, which knows
+	// what the server sent together (load.CoalescedWarning).
 	lat, ok := r.Metrics["latency_ms"]
 	if !ok || lat.Summary == nil {
 		return nil

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 )
@@ -55,6 +57,15 @@ func (rp *reported) fill(r *result.Scenario) {
 		}
 	}
 	r.Warnings = append(r.Warnings, rp.warnings...)
+	if r.Extra.ClientBound {
+		// Beside every figure the client's limits may have set (load.Tainted).
+		for _, name := range load.Tainted {
+			if m, ok := r.Metrics[name]; ok {
+				m.Note = strings.TrimPrefix(m.Note+"; "+load.TaintNote, "; ")
+				r.Metrics[name] = m
+			}
+		}
+	}
 }
 
 var _ load.Reporter = (*collector)(nil)

@@ -47,6 +47,14 @@ type SweepConfig struct {
 // or the timing.
 const ClientBoundLag = time.Millisecond
 
+// Tainted are the metrics a client_bound scenario marks with TaintNote: the figures the client's
+// own limits may have set.
+var Tainted = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttft_sched_ms", "e2e_sched_ms", "latency_ms",
+	"requests_per_s", "output_tokens_per_s", "throughput_ips", "iterations_per_s", "goodput_rps", "steady_requests_per_s"}
+
+// TaintNote is the note of a Tainted metric in a client_bound scenario.
+const TaintNote = "client_bound: the client's own limits may have set this figure (see the scenario's warnings)"
+
 // CoalescedWarning is the fraction of first tokens (or of inter-token gaps) that the client read
 // together with the next event although the server sent them apart (or, when the server does not
 // say, at all) above which the scenario is warned.
