@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
+)
+
+// mobileRuns writes seed 002's mobile_inference twice, unchanged but for what the issue saw move
+// between the two runs: peak_rss_mb +50.6% (one value) and harness_latency_ms +50.9%. It returns
+// the two run folders.
+func mobileRuns(t *testing.T) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(2, 2))
+	dist := func(name string, center float64) result.Metric {
+		xs := make([]float64, 30)
+		for i := range xs {
+			xs[i] = center * (1 + 0.01*rng.NormFloat64())
+		}
+		s, _ := stats.Summarize(xs)
+		m := result.NewMetric(name)
+		m.Summary, m.Samples = &s, xs
+		return m
+	}
+	paths := make([]string, 2)
+	for i, f := range []float64{1, 1.506} {
+		rss := 48 * f
+		peak := result.NewMetric("peak_rss_mb")
+		peak.Value = &rss
+		r := &result.Run{Schema: result.Schema, ID: []string{"20261101_000000-aaaaaaaa", "20261102_000000-bbbbbbbb"}[i],
+			StartedAt: time.Date(2026, 11, 1+i, 0, 0, 0, 0, time.UTC), FinishedAt: time.Date(2026, 11, 1+i, 0, 1, 0, 0, time.UTC), Environment: map[string]any{},
+			Scenarios: []result.Scenario{{Benchmark: "mobile_inference", Scenario: "default", Subject: "worker", Status: result.StatusOK,
+				Iterations: result.Iterations{Measured: 30},
+				Metrics: map[string]result.Metric{"latency_ms": dist("latency_ms", 25), "harness_latency_ms": dist("harness_latency_ms", 1.1*f),
+					"peak_rss_mb": peak}}}}
+		r.Tally()
+		paths[i] = filepath.Join(dir, r.ID)
+		if err := os.MkdirAll(paths[i], 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := result.Save(paths[i], r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return paths[0], paths[1]
+}
+
+// Seed 002's unchanged mobile_inference got ❌ in the PR markdown from peak_rss_mb and
+// harness_latency_ms, beside a latency of "~", and compare exited 3. Now those figures are shown
+// as information and the comparison passes; --gate makes one of them fail it.
+func TestCompareGatesOnPrimaryMetrics(t *testing.T) {
+	old, nw := mobileRuns(t)
+	code, out, errOut := runCLI(t, "", nil, "compare", old, nw, "--format", "markdown")
+	if code != ExitOK || !strings.Contains(out, "✅ no regression") || strings.Contains(out, "❌") || !strings.Contains(out, "harness_latency_ms") {
+		t.Errorf("compare --format markdown of an unchanged worker: exit %d, want 0, ✅ and the moved figures listed as information\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", nil, "compare", old, nw)
+	if code != ExitOK || !strings.Contains(out, "info: beyond limit") {
+		t.Errorf("compare (text): exit %d, want 0 with the moved figures marked info\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", nil, "compare", old, nw, "--gate", "harness_latency_ms")
+	if code != ExitRegression || !strings.Contains(out, "REGRESSION") {
+		t.Errorf("compare --gate harness_latency_ms: exit %d, want 3\n%s%s", code, out, errOut)
+	}
+	// A single value never fails, gated or not.
+	code, out, errOut = runCLI(t, "", nil, "compare", old, nw, "--gate", "peak_rss_mb")
+	if code != ExitOK || !strings.Contains(out, "untested") {
+		t.Errorf("compare --gate peak_rss_mb (one value): exit %d, want 0 with the change untested\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "", nil, "compare", old, nw, "--gate", "peak rss")
+	if code != ExitUsage || !strings.Contains(errOut, "--gate") {
+		t.Errorf("compare --gate 'peak rss': exit %d, want 2 naming --gate\n%s", code, errOut)
+	}
+}
