@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/history"
@@ -50,7 +53,7 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 	}
 	fl := cmd.Flags()
 	f.sf.register(fl)
-	fl.StringVar(&f.metric, "metric", "latency_ms.p50", "metric and statistic")
+	fl.StringVar(&f.metric, "metric", "latency_ms.p50", "metric and statistic; several separated by commas (text format): latency_ms.p95,throughput_ips")
 	fl.StringVar(&f.scenario, "scenario", "", "only this scenario (name as in the results, e.g. batch_size=8)")
 	fl.IntVar(&f.days, "days", 30, "look back this many days (0 for all)")
 	fl.IntVar(&f.limit, "limit", 0, "at most this many points (the newest; 0 for all)")
@@ -69,16 +72,41 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 		Change: stats.ChangeOptions{MaxP: f.maxP, MinMagnitude: f.minMag},
 		Runs:   f.runs, Format: f.format, All: f.all, Warnings: o.Stderr,
 	}
-	if err := opts.Check(); err != nil {
-		return usageErr("%v", err)
+	if f.asJSON {
+		opts.Format = "json"
+	}
+	// Several metrics (seed 002's --metrics latency,memory,throughput): one section each.
+	metrics := strings.Split(f.metric, ",")
+	for i, m := range metrics {
+		metrics[i] = strings.TrimSpace(m)
+	}
+	if len(metrics) > 1 && !f.runs && opts.Format != "text" {
+		return usageErr("--metric %q: several metrics are shown as text, one section each; with --format %s give one metric", f.metric, opts.Format)
+	}
+	for _, m := range metrics {
+		opts.Metric = m
+		if err := opts.Check(); err != nil {
+			return usageErr("--metric %q: %v", m, err)
+		}
 	}
 	st, err := f.sf.open(cmd.Context(), o)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if f.asJSON {
-		opts.Format = "json"
+	if len(metrics) == 1 || f.runs {
+		opts.Metric = metrics[0]
+		return history.Show(cmd.Context(), o.Stdout, st, opts)
 	}
-	return history.Show(cmd.Context(), o.Stdout, st, opts)
+	for i, m := range metrics {
+		if i > 0 {
+			fmt.Fprintln(o.Stdout)
+		}
+		fmt.Fprintf(o.Stdout, "== %s ==\n", m)
+		opts.Metric = m
+		if err := history.Show(cmd.Context(), o.Stdout, st, opts); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -75,3 +75,23 @@ func writeTestFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestHistorySeveralMetrics: history --metric a,b shows each metric (issue 23: "unknown
+// statistic"), and a format that holds one metric says so.
+func TestHistorySeveralMetrics(t *testing.T) {
+	dir := t.TempDir()
+	for i, id := range []string{"ra", "rb", "rc"} {
+		saveRun(t, dir, id, uint64(i), 10)
+		if code, out, errOut := runCLI(t, dir, nil, "import", "benchmark_results/"+id+"/run.json", "--id", id); code != ExitOK {
+			t.Fatalf("import %s: exit %d\n%s%s", id, code, out, errOut)
+		}
+	}
+	code, out, errOut := runCLI(t, dir, nil, "history", "resnet", "--metric", "latency_ms.p50,latency_ms.p95", "--days", "0", "--scenario", "batch_size=1")
+	if code != ExitOK || !strings.Contains(out, "== latency_ms.p50 ==") || !strings.Contains(out, "== latency_ms.p95 ==") || strings.Count(out, "3 points") != 2 {
+		t.Errorf("history --metric a,b: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, dir, nil, "history", "--metric", "latency_ms.p50,latency_ms.p95", "--json")
+	if code != ExitUsage || !strings.Contains(errOut, "give one metric") {
+		t.Errorf("history --metric a,b --json: exit %d, %s", code, errOut)
+	}
+}

@@ -12,23 +12,32 @@ import (
 )
 
 // Table writes the run's summary: one line per scenario with its status, sample count and
-// latency percentiles, the throughput, and for token streams TTFT, TPOT and tokens/s. Skip
-// reasons, errors and warnings follow the table.
+// latency percentiles, the throughput, and for token streams TTFT, TPOT and tokens/s. Skipped
+// scenarios have no row: their reasons follow the table, one line per reason, with errors and
+// warnings.
 func Table(w io.Writer, r *result.Run) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	streaming := false
+	streaming, rows := false, 0
 	for _, s := range r.Scenarios {
-		if _, ok := s.Metrics["ttft_ms"]; ok {
-			streaming = true
+		_, ttft := s.Metrics["ttft_ms"]
+		_, tokens := s.Metrics["tokens_per_s"]
+		streaming = streaming || ttft || tokens
+		if s.Status != result.StatusSkipped {
+			rows++
 		}
 	}
 	head := "SCENARIO\tSTATUS\tN\tP50 ms\tP95 ms\tP99 ms\tCV\tTHROUGHPUT/s"
 	if streaming {
 		head += "\tTTFT P50 ms\tTPOT P50 ms\tTOKENS/s"
 	}
-	fmt.Fprintln(tw, head+"\t")
+	if rows > 0 {
+		fmt.Fprintln(tw, head+"\t")
+	}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
+		if s.Status == result.StatusSkipped {
+			continue // one line per reason below the table (Notes), not a row of dashes each
+		}
 		cells := []string{s.ID(), s.Status}
 		if lat := s.Metrics["latency_ms"].Summary; lat != nil {
 			cells = append(cells, fmt.Sprint(lat.N), num(lat.Median), num(lat.P95), num(lat.P99), fmt.Sprintf("%.1f%%", 100*lat.CV))
@@ -37,7 +46,12 @@ func Table(w io.Writer, r *result.Run) error {
 		}
 		cells = append(cells, value(s, "throughput_ips"))
 		if streaming {
-			cells = append(cells, median(s, "ttft_ms"), median(s, "tpot_ms"), value(s, "output_tokens_per_s"))
+			// A Python class's own tokens_per_second (tokens_per_s) when nothing counted the stream's.
+			tok := value(s, "output_tokens_per_s")
+			if tok == "-" {
+				tok = value(s, "tokens_per_s")
+			}
+			cells = append(cells, median(s, "ttft_ms"), median(s, "tpot_ms"), tok)
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/inferbench/inferbench/alert"
@@ -326,6 +327,8 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 		errs = append(errs, marked{ErrInterrupted, fmt.Sprintf("interrupted: partial results in %s", dir)})
 	case r.Summary.Failed > 0:
 		errs = append(errs, marked{ErrFailed, fmt.Sprintf("%d of %d scenarios failed (details in %s)", r.Summary.Failed, r.Summary.Total, filepath.Join(dir, result.LogFile))})
+	case r.Summary.Total > 0 && r.Summary.Skipped == r.Summary.Total:
+		errs = append(errs, marked{ErrFailed, "nothing was measured: " + allSkipped(r)})
 	}
 	if v != nil && v.Compare != nil && v.Compare.NoEvidence != "" { // a verdict needs evidence
 		errs = append(errs, marked{ErrFailed, fmt.Sprintf("baseline %s: nothing comparable: %s", v.Baseline, v.Compare.NoEvidence)})
@@ -337,6 +340,29 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 		errs[i] = p.red.Error(errs[i])
 	}
 	return errors.Join(errs...)
+}
+
+// allSkipped says why a run whose every scenario was skipped measured nothing: its reasons, the
+// commonest first, with their counts.
+func allSkipped(r *result.Run) string {
+	count := map[string]int{}
+	var reasons []string
+	for _, s := range r.Scenarios {
+		if count[s.SkipReason] == 0 {
+			reasons = append(reasons, s.SkipReason)
+		}
+		count[s.SkipReason]++
+	}
+	slices.SortStableFunc(reasons, func(a, b string) int { return count[b] - count[a] })
+	msg := fmt.Sprintf("all %d scenarios were skipped", r.Summary.Total)
+	for i, why := range reasons {
+		if i == 3 {
+			msg += fmt.Sprintf("; %d other reasons", len(reasons)-3)
+			break
+		}
+		msg += fmt.Sprintf("; %d: %s", count[why], why)
+	}
+	return msg
 }
 
 // Note: the stages were once extensions that registered themselves from init() with a Start and a
