@@ -56,10 +56,7 @@ func (e *Engine) redactScenario(r *result.Scenario) {
 	for i := range r.Warnings {
 		r.Warnings[i] = red.String(r.Warnings[i])
 	}
-	for _, m := range []map[string]any{r.Params, r.Environment} {
-		for k, v := range m {
-			m[k] = redact.Value(red, v)
-		}
-	}
+	redact.Params(red, r.Params) // hf_token's value masked whole
+	redact.Params(red, r.Environment)
 	redact.Extra(red, &r.Extra)
 }

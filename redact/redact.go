@@ -259,20 +259,54 @@ var wordStart = func() (t [256]bool) {
 	return t
 }()
 
-// SecretFlag reports whether a command-line flag's value is a secret: a flag whose name says
-// token, key, secret, password or credential (--metrics-token, --api-key).
-func SecretFlag(name string) bool {
-	name = strings.ToLower(strings.TrimLeft(name, "-"))
-	if strings.HasSuffix(name, "-env") || strings.HasSuffix(name, "_env") {
-		return false // names an environment variable, not the value
+// SecretName reports whether a name (a flag's, a parameter's, a field's) says its value is a
+// secret: its last word is key, credential or credentials, or ends in token, secret, password,
+// passwd or apikey. Words are split at '-', '_', '.', spaces and a lower-case letter followed by
+// an upper-case one: --metrics-token, --api-key, hf_token, access_token, client_secret,
+// db_password, hfToken, apikey are secret. A word elsewhere in the name does not make it one:
+// --num-tokens-to-generate, max_tokens, tokenizer, key_length and --api-key-env (it names an
+// environment variable, not the value) are plain, and their values are written as given.
+func SecretName(name string) bool {
+	last := lastWord(strings.TrimLeft(name, "-"))
+	switch last {
+	case "key", "credential", "credentials":
+		return true
 	}
-	for _, w := range []string{"token", "key", "secret", "password", "passwd", "credential"} {
-		if strings.Contains(name, w) {
+	for _, suffix := range []string{"token", "secret", "password", "passwd", "apikey"} {
+		if strings.HasSuffix(last, suffix) {
 			return true
 		}
 	}
 	return false
 }
+
+// lastWord returns the last word of a name, in lower case (see SecretName).
+func lastWord(name string) string {
+	end := len(name)
+	for end > 0 && strings.IndexByte("-_. ", name[end-1]) >= 0 {
+		end--
+	}
+	start := end
+	for start > 0 {
+		c := name[start-1]
+		if strings.IndexByte("-_. ", c) >= 0 {
+			break
+		}
+		if start < end && c >= 'a' && c <= 'z' && name[start] >= 'A' && name[start] <= 'Z' {
+			break // hfToken: the word starts at T
+		}
+		start--
+	}
+	return strings.ToLower(name[start:end])
+}
+
+// SecretFlag reports whether a command-line flag's value is a secret: a flag whose name is
+// secret (SecretName: --metrics-token, --api-key; not --num-tokens-to-generate).
+func SecretFlag(name string) bool { return SecretName(name) }
+
+// setFlags are the flags whose value is KEY=VALUE, a parameter: the value of a secret KEY
+// (--set hf_token=...) is a secret.
+var setFlags = []string{"--set"}
 
 // Args returns a command line with the values of secret flags (SecretFlag) masked, remembering
 // them as secrets, and every argument redacted (URL passwords and the like).
@@ -285,6 +319,23 @@ func (r *Redactor) Args(args []string) []string {
 		a := args[i]
 		if strings.HasPrefix(a, "-") {
 			name, v, eq := strings.Cut(a, "=")
+			if slices.Contains(setFlags, name) {
+				// --set KEY=VALUE (or --set=KEY=VALUE): the parameter's name decides.
+				kv, j := v, i
+				if !eq && i+1 < len(args) {
+					kv, j = args[i+1], i+1
+				}
+				if k, pv, ok := strings.Cut(kv, "="); ok && SecretName(k) {
+					r.Add(pv)
+					if j == i {
+						out[i] = name + "=" + k + "=" + Mask
+					} else {
+						out[i], out[j] = a, k+"="+Mask
+					}
+					i = j
+					continue
+				}
+			}
 			if SecretFlag(name) {
 				if eq {
 					r.Add(v)

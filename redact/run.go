@@ -16,6 +16,12 @@ func Run(r *result.Run) {
 	}
 	red := New()
 	r.Config.Args = red.Args(r.Config.Args)
+	for k, v := range r.Config.Set {
+		if SecretName(k) {
+			v = Mask
+		}
+		r.Config.Set[k] = red.String(v)
+	}
 	if r.Merged != nil {
 		for i := range r.Merged.Parts {
 			r.Merged.Parts[i].Args = red.Args(r.Merged.Parts[i].Args)
@@ -30,12 +36,32 @@ func Run(r *result.Run) {
 		for j := range sc.Warnings {
 			sc.Warnings[j] = red.String(sc.Warnings[j])
 		}
-		for _, m := range []map[string]any{sc.Params, sc.Environment} {
-			for k, v := range m {
-				m[k] = Value(red, v)
-			}
-		}
+		Params(red, sc.Params)
+		Params(red, sc.Environment)
 		Extra(red, &sc.Extra)
+	}
+}
+
+// Params redacts a scenario's parameters (or environment) in place: the value of a name that is
+// secret (SecretName: hf_token, api_key, access_token; not max_tokens) is masked whole and
+// learnt, whatever its shape; the others' strings are redacted as Value does.
+func Params(red *Redactor, m map[string]any) {
+	for k, v := range m {
+		if SecretName(k) {
+			red.Learn(k, v)
+			m[k] = Mask
+			continue
+		}
+		m[k] = Value(red, v)
+	}
+}
+
+// Learn adds a value of a secret name (SecretName) to the known secrets: a parameter's given in
+// a definition or with --set, so that it is masked wherever it is echoed (a command's output, a
+// server's error). A value of another name, or that is no text, is not learnt.
+func (r *Redactor) Learn(name string, v any) {
+	if s, ok := v.(string); ok && SecretName(name) {
+		r.Add(s)
 	}
 }
 

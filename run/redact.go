@@ -33,6 +33,9 @@ func learnDefinitionSecrets(red *redact.Redactor, env []string, scenarios []*sui
 	var names []string
 	seen := map[*suite.Benchmark]bool{}
 	for _, sc := range scenarios {
+		for k, v := range sc.Params { // a secret-named parameter's value: hf_token, from --set too
+			red.Learn(k, v)
+		}
 		b := sc.Benchmark
 		if seen[b] {
 			continue

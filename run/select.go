@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/pyenv"
+	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -262,6 +263,11 @@ func (s Selection) setStrings() map[string]string {
 	}
 	for k, v := range flags {
 		m[k] = fmt.Sprint(v)
+	}
+	for k := range m {
+		if redact.SecretName(k) { // --set hf_token=...
+			m[k] = redact.Mask
+		}
 	}
 	return m
 }
