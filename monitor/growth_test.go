@@ -3,6 +3,7 @@ package monitor
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -45,7 +46,7 @@ func TestGrowth(t *testing.T) {
 		{"tiny rise", timeline(100, func(x float64) float64 { return 20 + 0.3*x }), false},
 		{"too few samples", timeline(4, func(x float64) float64 { return 200 + 100*x }), false},
 	} {
-		g := Growth(tc.tl, 0, 1000, DefaultGrowthThreshold)
+		g := Growth(tc.tl, 10, 1000, DefaultGrowthThreshold)
 		if g.Flagged != tc.flagged {
 			t.Errorf("%s: flagged = %v, want %v (%+v)", tc.name, g.Flagged, tc.flagged, g)
 		}
@@ -68,5 +69,35 @@ func ExampleGrowth() {
 	}
 	g := Growth(tl, 10, 500, DefaultGrowthThreshold)
 	fmt.Println(g.Warning())
-	// Output: memory growth: RSS rose 20.0 MB over the window (2.000 MB/s, 10.0% of 200 MB, r²=1.00), 0.040 MB per iteration
+	// Output: memory growth: RSS rose 20.0 MB over the window in steady state (its second half: 2.000 MB/s, 9.5% of 210 MB, r²=1.00), 0.040 MB per iteration
+}
+
+// warmup is RSS of inferbench's own process in a serving run as measured (issue 25): 57 MB rising
+// towards 88 MB, most of it in the first seconds, sampled every 100 ms for secs seconds.
+func warmup(secs float64) Timeline {
+	return timeline(int(secs*10), func(x float64) float64 { return 57 + 31*(1-math.Exp(-x/3)) })
+}
+
+// TestGrowthWarmupIsNotALeak: warm-up that levels off is not growth, and a run too short to tell
+// is not judged. Before, the whole window was fitted: the 3.6 s run (57 → 79 MB) and the 20 s run
+// that levels off at 88 MB were both flagged.
+func TestGrowthWarmupIsNotALeak(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tl      Timeline
+		window  float64
+		flagged bool
+		reason  string
+	}{
+		{"short serving run", warmup(3.6), 3.6, false, "too short to tell a leak from warm-up"},
+		{"20 s run levelling off", warmup(20), 20, false, ""},
+		// A leak after the same warm-up is still a leak.
+		{"leak after warm-up", timeline(200, func(x float64) float64 { return 57 + 31*(1-math.Exp(-x/3)) + 2*x }), 20, true, "steady state"},
+		{"leak in a short run", timeline(50, func(x float64) float64 { return 200 + 10*x }), 5, false, "not judged"},
+	} {
+		g := Growth(tc.tl, tc.window, 1000, DefaultGrowthThreshold)
+		if g.Flagged != tc.flagged || !strings.Contains(g.Reason, tc.reason) {
+			t.Errorf("%s: flagged %v (%q), want %v (%q)", tc.name, g.Flagged, g.Reason, tc.flagged, tc.reason)
+		}
+	}
 }
