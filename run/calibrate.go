@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/suite"
 )
 
 // Calibrate runs the same scenarios twice with nothing changed (A/A): runOnce makes run i (0 or
@@ -53,10 +55,29 @@ func Validate(sel Selection, env Env, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(benches) == 0 {
+		return usageErr("no benchmark found: %s", suite.SearchDescription(roots(sel, env)))
+	}
 	n := 0
 	for _, b := range benches {
 		n += len(b.Expand(nil))
 	}
+	writeFound(w, benches)
 	_, err = fmt.Fprintf(w, "ok: %d benchmarks, %d scenarios\n", len(benches), n)
 	return err
+}
+
+// writeFound writes what discovery found: a line per file with its benchmarks' names.
+func writeFound(w io.Writer, benches []*suite.Benchmark) {
+	var files []string
+	names := map[string][]string{}
+	for _, b := range benches {
+		if _, ok := names[b.File]; !ok {
+			files = append(files, b.File)
+		}
+		names[b.File] = append(names[b.File], b.Name)
+	}
+	for _, f := range files {
+		fmt.Fprintf(w, "%s: %s\n", f, strings.Join(names[f], ", "))
+	}
 }

@@ -310,6 +310,9 @@ func List(sel Selection, env Env) (rows []ListRow, benchmarks int, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if len(benches) == 0 && sel.Benchmarks == nil {
+		return nil, 0, usageErr("no benchmark found: %s", suite.SearchDescription(roots(sel, env)))
+	}
 	scs, err := Expand(sel, benches)
 	if err != nil {
 		return nil, 0, err

@@ -24,8 +24,9 @@ var skipDirs = map[string]bool{
 // ...) or under "benchmarks/unit", "benchmarks/integration" or "benchmarks/performance" (the
 // layout of seed 000: benchmarks/{unit,integration,performance}/ and
 // src/**/models/NAME/benchmarks/{unit,...}/). A root that is itself named benches or benchmarks
-// is searched whole; a root that is a file is taken as a definition file itself. The result is
-// sorted.
+// is searched whole; a root that is a file is taken as a definition file itself. Python files
+// named test_*.py or bench_*.py directly in a benchmarks folder are found too (seed 003's flat
+// layout, flatBenchmark). The result is sorted.
 //
 // Note: a directory named benchmarks is searched only in its category folders, because projects
 // keep scripts and fixtures there too (this repository's benchmarks/scripts).
@@ -51,7 +52,7 @@ func Discover(roots ...string) ([]string, error) {
 				return nil
 			}
 			ext := filepath.Ext(p)
-			if (ext == ".yaml" || ext == ".yml" || fileType(ext) != nil) && underBenches(root, p) {
+			if (ext == ".yaml" || ext == ".yml" || fileType(ext) != nil) && underBenches(root, p) || flatBenchmark(p) {
 				files = append(files, p)
 			}
 			return nil
@@ -92,6 +93,15 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 	}
 }
 
+// flatBenchmark reports whether p is a benchmark file of pytest-benchmark's flat layout, seed
+// 003's benchmarks/test_overhead.py: a test_*.py or bench_*.py file directly in a folder named
+// benchmarks (whose other files, such as config.py and profile_memory.py, are not benchmarks).
+func flatBenchmark(p string) bool {
+	base := filepath.Base(p)
+	return filepath.Base(filepath.Dir(p)) == "benchmarks" && filepath.Ext(base) == ".py" && fileType(".py") != nil &&
+		(strings.HasPrefix(base, "test_") || strings.HasPrefix(base, "bench_"))
+}
+
 func underBenches(root, p string) bool {
 	if b := filepath.Base(filepath.Clean(root)); b == "benches" || b == "benchmarks" {
 		return true
@@ -115,7 +125,7 @@ func underBenches(root, p string) bool {
 // SearchDescription says where Discover looks below roots and for what, for a "0 benchmarks
 // found" message.
 func SearchDescription(roots []string) string {
-	return fmt.Sprintf("looked below %s for *.yaml and *.yml definitions (and *.py files with run_* or benchmark_* functions or benchmark classes) in benches/ folders (benches/**, models/NAME/benches/**) and in benchmarks/{unit,integration,performance}/ (also src/**/models/NAME/benchmarks/...)",
+	return fmt.Sprintf("looked below %s for *.yaml and *.yml definitions (and *.py files with run_* or benchmark_* functions or benchmark classes) in benches/ folders (benches/**, models/NAME/benches/**), in benchmarks/{unit,integration,performance}/ (also src/**/models/NAME/benchmarks/...) and in benchmarks/test_*.py and benchmarks/bench_*.py; to fix, move the definitions into one of those folders, or name the folder or file: inferbench list path/to/folder",
 		strings.Join(roots, ", "))
 }
 

@@ -22,6 +22,7 @@ type PyBenchmark struct {
 
 var (
 	defRe   = regexp.MustCompile(`^def\s+((?:run|benchmark)_\w*)\s*\(`)
+	anyDef  = regexp.MustCompile(`^(?:async\s+)?def\s+(\w+)\s*\(`)
 	classRe = regexp.MustCompile(`^class\s+(\w+)\s*[(:]`)
 	methRe  = regexp.MustCompile(`^\s+def\s+(\w+)\s*\(`)
 	decoRe  = regexp.MustCompile(`^\s+@(?:\w+\.)*abstractmethod\b`)
@@ -33,7 +34,9 @@ var classMethods = []string{"setup_model", "measure_latency", "measure_time_to_f
 // side's discover.py: top-level functions named run_* or benchmark_*, and classes defining
 // setup_model and measure_latency (or measure_time_to_first_token) that are not abstract. A
 // function whose body names one of those classes is the entry point of the classes' own runner
-// and is left out. Lines inside triple-quoted strings are ignored.
+// and is left out; so is a run_* or benchmark_* function another function of the file calls (a
+// helper such as seed 003's run_training_benchmark(callbacks), called by the benchmark that
+// compares its runs). Lines inside triple-quoted strings are ignored.
 func ScanPython(src []byte) []PyBenchmark {
 	var funcs, classes []PyBenchmark
 	var cls *PyBenchmark
@@ -94,6 +97,9 @@ func ScanPython(src []byte) []PyBenchmark {
 				last = &funcs[len(funcs)-1]
 				body = &strings.Builder{}
 				bodies[m[1]] = body
+			} else if m := anyDef.FindStringSubmatch(line); m != nil {
+				body = &strings.Builder{}
+				bodies[m[1]] = body
 			} else if m := classRe.FindStringSubmatch(line); m != nil {
 				cls = &PyBenchmark{Name: m[1], Class: true, Line: n}
 				last = cls
@@ -118,6 +124,15 @@ func ScanPython(src []byte) []PyBenchmark {
 		}
 	}
 	finish()
+	funcs = slices.DeleteFunc(funcs, func(f PyBenchmark) bool {
+		call := regexp.MustCompile(`\b` + regexp.QuoteMeta(f.Name) + `\s*\(`)
+		for name, b := range bodies {
+			if name != f.Name && call.MatchString(b.String()) {
+				return true // a helper another function calls
+			}
+		}
+		return false
+	})
 	if len(classes) > 0 {
 		names := make([]string, len(classes))
 		for i, c := range classes {

@@ -32,6 +32,22 @@ def helper():
 			{Name: "run_basic_performance_benchmark", Line: 4, Doc: "A basic performance benchmark example."},
 			{Name: "benchmark_memory", Line: 8},
 		}},
+		// seed 003: run_training_benchmark(callbacks) is a helper the benchmark calls (issue 23:
+		// it was run on its own and failed for want of callbacks)
+		{"helper", `
+def run_training_benchmark(callbacks):
+    return len(callbacks)
+
+def benchmark_training_overhead():
+    """Measure training time with and without carbon tracking."""
+    baseline_time = run_training_benchmark(callbacks=[])
+    return baseline_time
+
+if __name__ == "__main__":
+    benchmark_training_overhead()
+`, []PyBenchmark{
+			{Name: "benchmark_training_overhead", Line: 5, Doc: "Measure training time with and without carbon tracking."},
+		}},
 		// the seed's ModelBenchmark subclasses; the abstract base and the runner entry point are left out
 		{"classes", `
 class ModelBenchmark(ABC):

@@ -5,7 +5,9 @@
   abstract (no @abstractmethod on those methods, not named ModelBenchmark).
 
 A function whose body names one of those classes is the entry point of the classes' own runner
-(it builds a runner and writes files) and is not listed.
+(it builds a runner and writes files) and is not listed; nor is a run_* or benchmark_* function
+that another function of the file calls (a helper, such as run_training_benchmark(callbacks)
+called by the benchmark comparing its runs).
 """
 
 import ast
@@ -35,6 +37,12 @@ def discover_file(path):
             classes.append({"name": node.name, "line": node.lineno,
                             "doc": _first_line(ast.get_docstring(node)),
                             "methods": [m for m in CLASS_METHODS if m in methods]})
+    called = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            called |= {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Name) and n.func.id != node.name}
+    funcs = [f for f in funcs if f["name"] not in called]
     if classes:
         names = {c["name"] for c in classes}
         entry = set()

@@ -378,6 +378,9 @@ class UnitTest(unittest.TestCase):
         # the seed runner's entry point (it names the class) is not listed
         self.assertEqual([f["name"] for f in got["functions"]], ["benchmark_kept"])
         self.assertIn("measure_time_to_first_token", got["classes"][0]["methods"])
+        # a run_* helper another function calls is not listed (seed 003)
+        got = discover.discover_file(os.path.join(DATA, "seed_helper.py"))
+        self.assertEqual([f["name"] for f in got["functions"]], ["benchmark_training_overhead"])
 
 
 if __name__ == "__main__":
