@@ -95,3 +95,16 @@ func TestHistorySeveralMetrics(t *testing.T) {
 		t.Errorf("history --metric a,b --json: exit %d, %s", code, errOut)
 	}
 }
+
+// TestFrameworkSetInput: seed 001's data_source, --set input=data/imagenet100, is taken on a
+// --framework run (issue 23: refused, as no benchmark declared input).
+func TestFrameworkSetInput(t *testing.T) {
+	code, out, errOut := runCLI(t, t.TempDir(), nil, "run", "--framework", "pytorch", "--model", "resnet18", "--set", "input=data/imagenet100", "--dry-run")
+	if code != 0 || !strings.Contains(out, "resnet18/framework=pytorch/batch_size=1") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	// A typo is still caught.
+	if code, _, errOut := runCLI(t, t.TempDir(), nil, "run", "--framework", "pytorch", "--set", "inptu=x", "--dry-run"); code != ExitUsage || !strings.Contains(errOut, `did you mean "input"`) {
+		t.Errorf("--set inptu=x: exit %d, %s", code, errOut)
+	}
+}

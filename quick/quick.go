@@ -278,11 +278,16 @@ func (q Framework) Benchmarks() ([]*suite.Benchmark, error) {
 			Name: m, Model: m, Category: "performance", Tags: []string{"vision"},
 			Description: fmt.Sprintf("%s inference with random weights", m),
 			Kind:        "worker", Config: &worker.Config{Adapter: "vision"},
-			File: File, Dir: dir(q.Dir), Params: params, Axes: axes,
+			File: File, Dir: dir(q.Dir), Params: params, Axes: axes, Accepts: FrameworkParams,
 		})
 	}
 	return out, nil
 }
+
+// FrameworkParams are the parameters of the vision adapters a --framework run takes with --set
+// besides its flags: seed 001's data_source as input (a folder of images, relative to the working
+// directory), max_images, compile_mode, seed, threads, dtype, variant.
+var FrameworkParams = []string{"input", "max_images", "compile_mode", "seed", "threads", "dtype", "variant"}
 
 // IsDType reports whether s names a dtype a framework benchmark takes.
 func IsDType(s string) bool { return validDType(s) }

@@ -46,11 +46,14 @@ type Benchmark struct {
 	Kind        string // subject kind
 	Config      any    // the subject kind's decoded configuration
 	Params      map[string]any
-	Axes        []Axis
-	Exclude     []map[string]any
-	Include     []map[string]any
-	Load        load.Config
-	Requires    []string
+	// Accepts are parameters the subject reads besides Params and the axes, which --set may
+	// give (a quick --framework run's input: a folder of images).
+	Accepts  []string
+	Axes     []Axis
+	Exclude  []map[string]any
+	Include  []map[string]any
+	Load     load.Config
+	Requires []string
 	// Budgets are limits per metric, e.g. "latency_ms.p95": "<= 25".
 	Budgets map[string]string
 	// Metrics declare the unit and better direction of metrics the benchmark reports itself

@@ -63,3 +63,16 @@ include: [{variant: compiled, batch_size: 8}]
 		t.Errorf("scenarios (-want +got):\n%s", diff)
 	}
 }
+
+// TestMockFileNeedsEnableMock: seed 004's mock_benchmark.py is skipped by default and runs with
+// --enable-mock, like a definition of the mock kind (issue 23: it ran without the flag).
+func TestMockFileNeedsEnableMock(t *testing.T) {
+	for file, mock := range map[string]bool{"benches/mock_benchmark.py": true, "benches/llm_mock.py": true, "benches/mock.py": true,
+		"benches/llama_benchmark.py": false, "benches/mockingbird.py": false, "benches/mock_x.yaml": false} {
+		sc := &Scenario{Benchmark: &Benchmark{Name: "x", File: file, Kind: "exec"}}
+		off, on := (&Checker{}).Check(sc), (&Checker{EnableMock: true}).Check(sc)
+		if got := off != ""; got != mock || on != "" {
+			t.Errorf("%s: skipped without --enable-mock %v (%q), with it %q; want skipped %v, then run", file, got, off, on, mock)
+		}
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// ParamKeys returns the parameter names the benchmark declares: its params, its matrix axes and
-// the keys of its include points, sorted. A --set key no selected benchmark declares is a typo
+// ParamKeys returns the parameter names the benchmark declares: its params, its matrix axes, the
+// keys of its include points and the parameters it accepts, sorted. A --set key no selected benchmark declares is a typo
 // or a renamed parameter.
 func (b *Benchmark) ParamKeys() []string {
 	keys := map[string]bool{}
@@ -15,6 +15,9 @@ func (b *Benchmark) ParamKeys() []string {
 	}
 	for _, a := range b.Axes {
 		keys[a.Name] = true
+	}
+	for _, k := range b.Accepts {
+		keys[k] = true
 	}
 	for _, inc := range b.Include {
 		for k := range inc {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +67,9 @@ func (c *Checker) Check(s *Scenario) string {
 	b := s.Benchmark
 	if b.Kind == "mock" && !c.EnableMock {
 		return "mock subject: pass --enable-mock to run simulated models"
+	}
+	if mockFile(b.File) && !c.EnableMock {
+		return filepath.Base(b.File) + " is a mock benchmark: pass --enable-mock to run it"
 	}
 	reqs := append([]string(nil), b.Requires...)
 	if k, ok := subject.Lookup(b.Kind); ok && k.Requires != nil {
@@ -144,4 +148,15 @@ func (c *Checker) answer(r, dir string) string {
 		}
 	}
 	return ""
+}
+
+// mockFile reports whether path is a Python benchmark file named as a mock (mock_benchmark.py,
+// mock.py, llm_mock.py): seed 004's mock benchmark is "skipped by default" and runs only with
+// --enable-mock, like a definition whose subject is the simulated model.
+func mockFile(path string) bool {
+	if filepath.Ext(path) != ".py" {
+		return false
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), ".py")
+	return stem == "mock" || strings.HasPrefix(stem, "mock_") || strings.HasSuffix(stem, "_mock")
 }
