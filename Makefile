@@ -40,7 +40,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build install cross release demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long venv llama-server agreement
+.PHONY: build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -76,6 +76,16 @@ release:
 		rm -rf $(DIST)/$$name; echo "$(DIST)/$$name"; \
 	done; \
 	cd $(DIST) && sha256sum inferbench_* > SHA256SUMS && cat SHA256SUMS
+
+# Python wheels (docs/python.md): for each of PLATFORMS a wheel carrying the binary (built as
+# release builds it), and the pure-Python one, in dist/wheels. python/build-wheels says how.
+wheels:
+	GO=$(GO) LDFLAGS='$(LDFLAGS)' VERSION=$(VERSION) PLATFORMS='$(PLATFORMS)' PYTHON_BASE=$(PYTHON_BASE) python/build-wheels $(DIST)/wheels
+
+# This platform's wheel in a fresh virtual environment: the Python API and the pytest plugin's
+# tests against the wheel's binary (python/test-wheel).
+test-wheel:
+	GO=$(GO) LDFLAGS='$(LDFLAGS)' VERSION=$(VERSION) PYTHON_BASE=$(PYTHON_BASE) python/test-wheel
 
 # The example suite in benches/: mock models, commands, Go functions, and whatever else this
 # machine can run (definitions whose requirements are missing are skipped with the reason).

@@ -1,0 +1,72 @@
+"""hatch_build.py's platform tags, from executables' headers (no binary is built here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import struct
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+
+def load_hook():
+    # The hook imports hatchling, which only the build venv has: a stand-in for its base class.
+    for name in ("hatchling", "hatchling.builders", "hatchling.builders.hooks", "hatchling.builders.hooks.plugin"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    iface = types.ModuleType("hatchling.builders.hooks.plugin.interface")
+    iface.BuildHookInterface = object  # type: ignore[attr-defined]
+    sys.modules.setdefault("hatchling.builders.hooks.plugin.interface", iface)
+    spec = importlib.util.spec_from_file_location("hatch_build", Path(__file__).parents[1] / "hatch_build.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+hook = load_hook()
+
+
+def elf(machine: int) -> bytes:
+    return b"\x7fELF" + bytes(14) + struct.pack("<H", machine) + bytes(40)
+
+
+def macho(cputype: int, major: int, minor: int) -> bytes:
+    seg = struct.pack("<II", 0x19, 72) + bytes(64)  # an LC_SEGMENT_64 before the version
+    ver = struct.pack("<IIIIII", 0x32, 24, 1, (major << 16) | (minor << 8), 0, 0)
+    return b"\xcf\xfa\xed\xfe" + struct.pack("<IIIIIII", cputype, 0, 2, 2, len(seg) + len(ver), 0, 0) + seg + ver
+
+
+def pe(machine: int) -> bytes:
+    return b"MZ" + bytes(0x3A) + struct.pack("<I", 0x40) + b"PE\0\0" + struct.pack("<H", machine) + bytes(20)
+
+
+@pytest.mark.parametrize(
+    "platform,data,tag",
+    [
+        ("linux/amd64", elf(0x3E), "manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64"),
+        ("linux/arm64", elf(0xB7), "manylinux_2_17_aarch64.manylinux2014_aarch64.musllinux_1_1_aarch64"),
+        ("darwin/amd64", macho(0x01000007, 12, 0), "macosx_12_0_x86_64"),
+        ("darwin/arm64", macho(0x0100000C, 11, 0), "macosx_11_0_arm64"),
+        ("darwin/arm64", macho(0x0100000C, 10, 15), "macosx_10_15_arm64"),  # before 11 the minor counts
+        ("windows/amd64", pe(0x8664), "win_amd64"),
+        ("windows/arm64", pe(0xAA64), "win_arm64"),
+    ],
+)
+def test_platform_tag(platform, data, tag):
+    assert hook.platform_tag(platform, data, "bin") == tag
+
+
+@pytest.mark.parametrize(
+    "platform,data,message",
+    [
+        ("linux/arm64", elf(0x3E), "a linux/amd64 binary, not linux/arm64"),  # wrong architecture
+        ("darwin/arm64", pe(0xAA64), "a windows/arm64 binary, not darwin/arm64"),  # wrong OS
+        ("linux/386", elf(0x03), "want GOOS/GOARCH with GOARCH amd64 or arm64"),
+        ("linux/amd64", b"#!/bin/sh\n", "not an ELF, Mach-O or PE executable"),
+        ("darwin/arm64", b"\xcf\xfa\xed\xfe" + struct.pack("<IIIIIII", 0x0100000C, 0, 2, 0, 0, 0, 0), "minimum macOS unknown"),
+    ],
+)
+def test_platform_tag_refuses(platform, data, message):
+    with pytest.raises(ValueError, match=message):
+        hook.platform_tag(platform, data, "bin")

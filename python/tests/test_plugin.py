@@ -1,0 +1,150 @@
+"""The pytest plugin, run as a project runs it: pytest in a subprocess on tests/fixture_project."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from helpers import SCHEMA
+
+import inferbench
+
+FIXTURE = Path(__file__).parent / "fixture_project"
+# Quick sessions; the threshold leaves room for a loaded machine (an unchanged suite must pass,
+# the slowed one is 3x slower: +200%).
+QUICK = ["--inferbench-max-time", "0.15", "--inferbench-threshold", "latency=50"]
+
+
+def plugin_args() -> list[str]:
+    names = {ep.name for ep in entry_points(group="pytest11")}
+    if "inferbench" in names:
+        return []
+    if os.environ.get("INFERBENCH_WHEEL_TEST"):
+        raise AssertionError("the installed wheel has no pytest11 entry point named inferbench")
+    return ["-p", "inferbench.pytest_plugin"]  # from the source tree
+
+
+def pytest_in(project: Path, *args: str, slowdown: float = 1) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, FIXTURE_SLOWDOWN=str(slowdown))
+    env.pop("PYTEST_ADDOPTS", None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_args(), *args]
+    return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "project"
+    shutil.copytree(FIXTURE, p)
+    return p
+
+
+def test_entry_point_registered():
+    if not os.environ.get("INFERBENCH_WHEEL_TEST"):
+        pytest.skip("not under make test-wheel (INFERBENCH_WHEEL_TEST unset)")
+    (ep,) = [ep for ep in entry_points(group="pytest11") if ep.name == "inferbench"]
+    assert ep.value == "inferbench.pytest_plugin"
+
+
+def test_save_then_compare_slowed_and_unchanged(project: Path):
+    saved = pytest_in(project, "--inferbench-save", "base", "--inferbench-store", "h.db", *QUICK)
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    assert "5 passed" in saved.stdout
+    run = inferbench.load(project / "benchmark_results" / "latest")
+    assert run.id.endswith("_base") and run.status == "ok"
+    by_id = {s.id: s for s in run.scenarios}
+    assert set(by_id) == {"test_tokenize/default", "test_busy/1", "test_busy/4", "pedantic/test_pedantic"}
+    for s in run.scenarios:
+        lat = s.metrics["latency_ms"]
+        assert lat.unit == "ms" and lat.summary is not None and lat.summary.n >= 5, s.id
+        assert s.metrics["cpu_s"].unit == "s" and s.metrics["peak_rss_mb"].value > 0
+        assert s.source.startswith("test_suite.py::")
+    assert by_id["pedantic/test_pedantic"].metrics["latency_ms"].summary.n == 8
+    assert by_id["pedantic/test_pedantic"].iterations.warmup == 1
+    assert by_id["test_tokenize/default"].metrics["latency_ms"].summary.median >= 1.0  # a 1 ms sleep
+    assert run.environment["pytest"]["python_version"]
+    assert run.config.args[0] == "pytest"
+    try:
+        import jsonschema
+    except ImportError:
+        pass
+    else:
+        jsonschema.validate(run.raw, json.loads(SCHEMA.read_text()))
+    # pytest-benchmark's JSON of the same session is kept beside it (and stays importable).
+    assert json.loads((run.path.parent / "pytest-benchmark.json").read_text())["benchmarks"]
+
+    slowed = pytest_in(project, "--inferbench-compare", str(run.path.parent), *QUICK, slowdown=3)
+    assert slowed.returncode == 3, slowed.stdout + slowed.stderr
+    assert "REGRESSION" in slowed.stdout and "FAIL:" in slowed.stdout
+    assert "the session fails with inferbench compare's exit code 3" in slowed.stdout
+
+    # The unchanged suite against the stored run, found by id in the store.
+    same = pytest_in(project, "--inferbench-compare", run.id, "--inferbench-store", "h.db", *QUICK)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert f"no regression against {run.id}" in same.stdout
+    assert "5 passed" in same.stdout
+
+
+def test_failed_test_fails_its_scenario(project: Path):
+    (project / "test_suite.py").write_text(
+        "def test_wrong(inferbench_benchmark):\n"
+        "    assert inferbench_benchmark(lambda: 1) == 2, 'wrong answer'\n"
+        "def test_right(inferbench_benchmark):\n"
+        "    assert inferbench_benchmark(sum, [1, 2]) == 3\n"
+    )
+    p = pytest_in(project, "--inferbench-save", "--inferbench-max-time", "0.05")
+    assert p.returncode == 1, p.stdout + p.stderr
+    run = inferbench.load(project / "benchmark_results" / "latest")
+    assert run.id.endswith("_pytest")
+    s = run.scenario("test_wrong")
+    assert s.status == "failed" and "wrong answer" in s.error
+    assert run.scenario("test_right").status == "ok"
+    assert run.summary.failed == 1 and run.summary.succeeded == 1
+
+
+def test_fixture_once_per_test(project: Path):
+    (project / "test_suite.py").write_text(
+        "def test_twice(inferbench_benchmark):\n"
+        "    inferbench_benchmark(lambda: 1)\n"
+        "    inferbench_benchmark(lambda: 1)\n"
+    )
+    p = pytest_in(project, "--inferbench-max-time", "0.05")
+    assert p.returncode == 1
+    assert "can be called once per test" in p.stdout
+
+
+def test_compare_without_benchmarks_fails(project: Path):
+    (project / "test_suite.py").write_text("def test_plain():\n    pass\n")
+    p = pytest_in(project, "--inferbench-compare", "nowhere")
+    assert p.returncode == 1, p.stdout
+    assert "no benchmark ran in this session" in p.stdout
+
+
+def test_compare_unknown_baseline_is_an_error(project: Path):
+    p = pytest_in(project, "-k", "tokenize", "--inferbench-compare", "no-such-run", "--inferbench-store", "h.db", "--inferbench-max-time", "0.05")
+    assert p.returncode == 1, p.stdout
+    assert "no-such-run" in p.stdout and "not found" in p.stdout
+
+
+def test_options_and_marker(project: Path):
+    (project / "test_suite.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.inferbench(rounds=7, iterations=3)\n"
+        "def test_fixed(inferbench_benchmark):\n"
+        "    inferbench_benchmark(sum, [1, 2])\n"
+        "    assert inferbench_benchmark.stats['rounds'] == 7 and inferbench_benchmark.stats['iterations'] == 3\n"
+        "@pytest.mark.inferbench(rouns=7)\n"
+        "def test_typo(inferbench_benchmark):\n"
+        "    inferbench_benchmark(sum, [1, 2])\n"
+    )
+    p = pytest_in(project, "--inferbench-json", "pb.json", "--inferbench-warmup", "0")
+    assert "1 passed, 1 error" in p.stdout, p.stdout
+    assert "rouns=...): unknown option" in p.stdout
+    doc = json.loads((project / "pb.json").read_text())
+    (b,) = doc["benchmarks"]
+    assert b["stats"]["rounds"] == 7 and b["stats"]["iterations"] == 3 and len(b["stats"]["data"]) == 7
