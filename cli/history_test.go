@@ -174,7 +174,7 @@ func TestImportExport(t *testing.T) {
 		}
 	}
 	code, out, _ := runCLI(t, dir, nil, "export", "go1")
-	if code != ExitOK || strings.Count(out, "BenchmarkTokenize/len=64\t1\t") != 30 || strings.Count(out, " B/op\n") != 10 || !strings.Contains(out, "commit: abc123") {
+	if code != ExitOK || strings.Count(out, "BenchmarkTokenize/len=64\t1\t") != 30 || strings.Count(out, " B/op\n") != 10 || !strings.Contains(out, "# inferbench run go1 at commit abc123") || strings.Contains(out, "commit: ") {
 		t.Errorf("export go1 --format gobench: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := runCLI(t, dir, nil, "import", "nope.txt"); code == ExitOK {
