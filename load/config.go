@@ -52,6 +52,9 @@ type Config struct {
 	// drop, is not sent (dropped).
 	MaxConcurrency int    `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
 	Overflow       string `yaml:"overflow" json:"overflow,omitempty"`
+	// RateRamp makes the open loop's rate change over the measured requests, from its start
+	// rate to its end rate (mode rate; rate is then not needed).
+	RateRamp *RampConfig `yaml:"rate_ramp" json:"rate_ramp,omitempty"`
 	// Duration is how long an open loop sends measured requests; without it the loop sends
 	// measurement_iterations requests.
 	Duration time.Duration `yaml:"duration" json:"duration,omitempty"`

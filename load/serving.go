@@ -119,6 +119,14 @@ func (c Config) validateServing() error {
 	if c.Sweep != nil && (c.Sweep.Steps < 0 || c.Sweep.Search < 0) {
 		return fmt.Errorf("sweep steps and search must not be negative")
 	}
+	if c.RateRamp != nil {
+		if c.mode() != ModeRate {
+			return fmt.Errorf("rate_ramp is for mode rate, not %s", c.mode())
+		}
+		if err := c.RateRamp.Validate(); err != nil {
+			return err
+		}
+	}
 	if _, err := ParseSLOs(c.SLO); err != nil {
 		return err
 	}
