@@ -590,6 +590,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 	}
 	buf = append(buf, "data: [DONE]\n\n"...)
 	send()
+	// No flush: the server writes what is left with the chunked terminator when the handler
+	// returns, in one write, so a client reading to the end of the body (as it must to keep the
+	// connection) does not wait for a second one.
+	fl = nil
 	flush()
 	e.End = time.Now()
 	s.completed.Add(1)
