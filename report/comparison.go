@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -286,6 +287,24 @@ func cmpTests(rep *compare.Report) int {
 	return n
 }
 
+// gatedNames lists the metrics whose rows can fail the comparison ("latency_ms, ttft_ms"), tail
+// rows folded into their metric; "none" when no row is gated.
+func gatedNames(rep *compare.Report) string {
+	var names []string
+	for i := range rep.Rows {
+		if r := &rep.Rows[i]; r.Gated {
+			base, _, _ := strings.Cut(r.Metric, ".")
+			if !slices.Contains(names, base) {
+				names = append(names, base)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
 func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	if rep.NoEvidence != "" {
 		_, err := fmt.Fprintf(w, "\nFAIL: nothing comparable: %s\n", rep.NoEvidence)
@@ -294,6 +313,9 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	verdict := "ok"
 	if rep.Failed() {
 		verdict = "FAIL"
+	}
+	if len(rep.Rows) > 0 {
+		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics and --gate); the other metrics are information\n", gatedNames(rep))
 	}
 	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
 		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, rep.Info, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))
@@ -331,8 +353,8 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 		status = "❌ " + strings.Join(parts, ", ")
 	}
 	fmt.Fprintf(w, "### inferbench: %s\n\n", status)
-	fmt.Fprintf(w, "`%s` compared with `%s`. A change counts when it is significant (false discovery rate %.0f%%, %d tests) **and** beyond its threshold.\n\n",
-		md(cmpRef(rep.New)), md(cmpRef(rep.Old)), 100*rep.Alpha, cmpTests(rep))
+	fmt.Fprintf(w, "`%s` compared with `%s`. A change counts when it is significant (false discovery rate %.0f%%, %d tests) **and** beyond its threshold, on a gated metric (%s).\n\n",
+		md(cmpRef(rep.New)), md(cmpRef(rep.Old)), 100*rep.Alpha, cmpTests(rep), md(gatedNames(rep)))
 	if len(rep.Rows) > 0 {
 		fmt.Fprintln(w, "| Scenario | Status | Latency (median) | Peak memory | CPU | Throughput |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|")
