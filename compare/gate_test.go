@@ -211,3 +211,16 @@ func TestNoiseOf(t *testing.T) {
 		t.Error("3 runs: a noise threshold, want none")
 	}
 }
+
+// A metric of unknown direction is never gated, even when --gate names it (or all).
+func TestUnknownDirectionNeverGates(t *testing.T) {
+	old := map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "widgets": sampled("widgets", 100, 2)}
+	nw := map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 3), "widgets": sampled("widgets", 300, 4)}
+	for _, gate := range [][]string{{"widgets"}, {GateAll}} {
+		rep := Runs(pairOf("old", "exec", nil, old), pairOf("new", "exec", nil, nw), Config{Gate: gate})
+		i := slices.IndexFunc(rep.Rows, func(r Row) bool { return r.Metric == "widgets" })
+		if rep.Failed() || rep.Rows[i].Verdict != Changed {
+			t.Errorf("--gate %v: widgets 100 → 300 with no direction: failed %v, verdict %s; want changed, not failed", gate, rep.Failed(), rep.Rows[i].Verdict)
+		}
+	}
+}
