@@ -1,0 +1,3 @@
+def assert_true(cond, msg=""):
+    if not cond:
+        raise AssertionError(msg)
