@@ -79,6 +79,10 @@ type hookedSubject struct {
 	hooks []CallHook
 }
 
+// Unwrap returns the subject the hooks wrap, for the optional abilities a load driver looks for
+// (load.Arrivals).
+func (s hookedSubject) Unwrap() subject.Subject { return s.Subject }
+
 func (s hookedSubject) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
 	for _, h := range s.hooks {
 		ctx = h.Before(ctx, r)

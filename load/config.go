@@ -55,6 +55,8 @@ type Config struct {
 	// RateRamp makes the open loop's rate change over the measured requests, from its start
 	// rate to its end rate (mode rate; rate is then not needed).
 	RateRamp *RampConfig `yaml:"rate_ramp" json:"rate_ramp,omitempty"`
+	// Speedup divides the times of a replayed trace (mode trace): 2 sends it twice as fast.
+	Speedup float64 `yaml:"speedup" json:"speedup,omitempty"`
 	// Duration is how long an open loop sends measured requests; without it the loop sends
 	// measurement_iterations requests.
 	Duration time.Duration `yaml:"duration" json:"duration,omitempty"`

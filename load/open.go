@@ -145,6 +145,11 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 		c.WarmupIterations, c.WarmupTime = &zero, 0
 	}
 	offsets, nWarm := Schedule(c, rate)
+	return dispatch(ctx, s, c, offsets, nWarm, ss, base)
+}
+
+// dispatch sends request base+i at offsets[i] from now, the first nWarm of them as warm-up.
+func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.Duration, nWarm int, ss *servingSink, base int) error {
 	callCtx := ctx // interrupt.go: an interrupted run cuts its requests in flight
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

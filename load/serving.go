@@ -119,6 +119,9 @@ func (c Config) validateServing() error {
 	if c.Sweep != nil && (c.Sweep.Steps < 0 || c.Sweep.Search < 0) {
 		return fmt.Errorf("sweep steps and search must not be negative")
 	}
+	if c.Speedup < 0 || c.Speedup != c.Speedup {
+		return fmt.Errorf("speedup %v: want a factor above 0 (mode trace)", c.Speedup)
+	}
 	if c.RateRamp != nil {
 		if c.mode() != ModeRate {
 			return fmt.Errorf("rate_ramp is for mode rate, not %s", c.mode())

@@ -18,6 +18,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/inferbench/inferbench/internal/readall"
@@ -43,6 +44,8 @@ type Config struct {
 	// A relative path resolves against the definition's directory.
 	File string `yaml:"file" json:"file,omitempty"`
 	// Format is "jsonl" or "sharegpt"; empty guesses from the extension and the first byte.
+	// A timestamped trace is "trace", "mooncake" or "azure" (trace.go): its requests keep their
+	// lengths and order, and load mode trace sends them at their times.
 	Format string `yaml:"format" json:"format,omitempty"`
 	// Sequential sends file prompts in file order instead of a seeded shuffle.
 	Sequential bool `yaml:"sequential" json:"sequential,omitempty"`
@@ -53,17 +56,28 @@ type Config struct {
 // Prompt is one request's input.
 type Prompt struct {
 	Text         string
-	InputTokens  int // estimated prompt length in tokens (words)
+	InputTokens  int // estimated prompt length in tokens (words), history included
 	OutputTokens int // max_tokens to ask for; 0 leaves it to the server
+	// History holds the earlier turns of the conversation, oldest first, sent before Text (a
+	// multi-turn session; empty for a single request).
+	History []Message
+}
+
+// Message is one turn of a conversation's history.
+type Message struct {
+	Role string // "user" or "assistant"
+	Text string
 }
 
 // Source yields prompts by request index. It is safe for concurrent use.
 type Source struct {
 	cfg     Config
 	entries []Prompt // file prompts, in sending order
-	prefix  string   // shared prefix text, without a trailing space
-	corpus  string   // synthetic words separated by single spaces
-	starts  []int32  // byte offset of each corpus word; one extra entry for the end
+	trace   []traceEntry
+	earlier [][]int // by trace entry: the earlier entries of its session, in order
+	prefix  string  // shared prefix text, without a trailing space
+	corpus  string  // synthetic words separated by single spaces
+	starts  []int32 // byte offset of each corpus word; one extra entry for the end
 }
 
 // corpusWords is the number of words in the synthetic corpus; prompts are windows into it, so
@@ -95,6 +109,18 @@ func Open(cfg Config, dir string) (*Source, error) {
 	if !filepath.IsAbs(path) && dir != "" {
 		path = filepath.Join(dir, path)
 	}
+	if isTrace(cfg.Format) {
+		f, err := readall.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("workload: %w", err)
+		}
+		defer f.Close()
+		if s.trace, err = readTrace(path, cfg.Format, bufio.NewReaderSize(f, 1<<16), cfg.Limit); err != nil {
+			return nil, err
+		}
+		s.sessions()
+		return s, nil
+	}
 	entries, err := readFile(path, cfg.Format, cfg.Limit)
 	if err != nil {
 		return nil, err
@@ -110,12 +136,29 @@ func Open(cfg Config, dir string) (*Source, error) {
 	return s, nil
 }
 
-// Len returns the number of distinct file prompts, or 0 for a synthetic workload.
-func (s *Source) Len() int { return len(s.entries) }
+// Len returns the number of distinct file prompts or trace requests, or 0 for a synthetic
+// workload.
+func (s *Source) Len() int { return len(s.entries) + len(s.trace) }
+
+// sessions links each trace request to the earlier requests of its session.
+func (s *Source) sessions() {
+	seen := map[string][]int{}
+	s.earlier = make([][]int, len(s.trace))
+	for i, e := range s.trace {
+		if e.session == "" {
+			continue
+		}
+		s.earlier[i] = slices.Clone(seen[e.session])
+		seen[e.session] = append(seen[e.session], i)
+	}
+}
 
 // Prompt returns the prompt of request i (i >= 0). File prompts cycle when i passes Len.
 func (s *Source) Prompt(i int) Prompt {
 	r := rand.New(rand.NewPCG(s.cfg.Seed, Mix(uint64(i))))
+	if len(s.trace) > 0 {
+		return s.tracePrompt(i%len(s.trace), r)
+	}
 	if len(s.entries) > 0 {
 		p := s.entries[i%len(s.entries)]
 		if s.prefix != "" {
@@ -236,7 +279,7 @@ func readPrompts(path, format string, r io.Reader, limit int) ([]Prompt, error) 
 	case "sharegpt":
 		return readShareGPT(path, br, limit)
 	}
-	return nil, fmt.Errorf("workload %s: unknown format %q (want jsonl or sharegpt)", path, format)
+	return nil, fmt.Errorf("workload %s: unknown format %q (want jsonl, sharegpt, or a trace: trace, mooncake, azure)", path, format)
 }
 
 func guessFormat(path string, br *bufio.Reader) string {

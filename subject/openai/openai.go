@@ -149,6 +149,7 @@ type Subject struct {
 var (
 	_ subject.Subject   = (*Subject)(nil)
 	_ subject.Describer = (*Subject)(nil)
+	_ load.Arrivals     = (*Subject)(nil)
 )
 
 // Open checks cfg, reads its workload and checks that the server accepts connections. Params may
@@ -305,6 +306,9 @@ func (s *Subject) bodyHead() ([]byte, error) {
 	return b, nil
 }
 
+// Arrivals returns when each request of a trace workload is due (load mode trace), or nil.
+func (s *Subject) Arrivals() []time.Duration { return s.src.Arrivals() }
+
 // Describe returns what the subject talks to; never the API key.
 func (s *Subject) Describe() map[string]any {
 	return map[string]any{"url": s.cfg.URL, "model": s.cfg.Model, "endpoint": s.endpoint, "stream": s.stream}
@@ -454,10 +458,34 @@ func (s *Subject) appendBody(b []byte, p workload.Prompt) ([]byte, error) {
 		return nil, fmt.Errorf("openai: prompt: %w", err)
 	}
 	if s.chat {
-		b = append(b, `"messages":[{"role":"user","content":`...)
+		b = append(b, `"messages":[`...)
+		for _, m := range p.History {
+			hist, err := json.Marshal(m.Text)
+			if err != nil {
+				return nil, fmt.Errorf("openai: prompt: %w", err)
+			}
+			b = append(b, `{"role":`...)
+			b = strconv.AppendQuote(b, m.Role)
+			b = append(b, `,"content":`...)
+			b = append(b, hist...)
+			b = append(b, "},"...)
+		}
+		b = append(b, `{"role":"user","content":`...)
 		b = append(b, text...)
 		b = append(b, "}]"...)
 	} else {
+		if len(p.History) > 0 {
+			// A completion has no turns: the conversation so far is the start of the prompt.
+			var all strings.Builder
+			for _, m := range p.History {
+				all.WriteString(m.Text)
+				all.WriteString("\n\n")
+			}
+			all.WriteString(p.Text)
+			if text, err = json.Marshal(all.String()); err != nil {
+				return nil, fmt.Errorf("openai: prompt: %w", err)
+			}
+		}
 		b = append(b, `"prompt":`...)
 		b = append(b, text...)
 	}
