@@ -56,8 +56,8 @@ func cmpCenter(v float64, lo, hi float64, ok bool) string {
 	s := num(v)
 	if ok && v != 0 {
 		pct := 100 * math.Max(hi-v, v-lo) / math.Abs(v)
-		if math.IsInf(pct, 0) || math.IsNaN(pct) { // too few samples for a finite interval
-			return s + " ±∞"
+		if math.IsInf(pct, 0) || math.IsNaN(pct) { // too few samples for a finite interval: the row's warning says so
+			return s + " ±?"
 		}
 		s += fmt.Sprintf(" ±%.0f%%", math.Ceil(pct))
 	}

@@ -24,11 +24,11 @@ import (
 // verdictRuns are two runs whose comparison has one of everything a verdict counts: gated
 // regressions, an improvement, a gated single value beyond its threshold (untested), figures
 // that do not gate beyond theirs (info), a change from 0 (no relative change) and an exceeded
-// budget.
+// budget, and a median whose 5 samples give no finite 95% interval.
 func verdictRuns() (old, nw *result.Run) {
 	rng := rand.New(rand.NewPCG(22, 22))
-	dist := func(name string, center float64) result.Metric {
-		xs := make([]float64, 40)
+	distN := func(name string, center float64, n int) result.Metric {
+		xs := make([]float64, n)
 		for i := range xs {
 			xs[i] = center * (1 + 0.01*rng.NormFloat64())
 		}
@@ -37,6 +37,7 @@ func verdictRuns() (old, nw *result.Run) {
 		m.Summary, m.Samples = &s, xs
 		return m
 	}
+	dist := func(name string, center float64) result.Metric { return distN(name, center, 40) }
 	one := func(name string, v float64) result.Metric {
 		m := result.NewMetric(name)
 		m.Value = &v
@@ -55,6 +56,8 @@ func verdictRuns() (old, nw *result.Run) {
 		sc("slower", map[string]result.Metric{"latency_ms": dist("latency_ms", 10*slow)})
 		sc("slower2", map[string]result.Metric{"latency_ms": dist("latency_ms", 20*slow)})
 		sc("faster", map[string]result.Metric{"latency_ms": dist("latency_ms", 10/slow)})
+		// Five samples: a median with no finite 95% interval.
+		sc("few", map[string]result.Metric{"latency_ms": distN("latency_ms", 10, 5)})
 		// Seed 002's unchanged mobile_inference: latency the same, the harness and peak RSS moved.
 		sc("mobile_inference", map[string]result.Metric{"latency_ms": dist("latency_ms", 5), "harness_latency_ms": dist("harness_latency_ms", 1.1*slow*slow),
 			"peak_rss_mb": one("peak_rss_mb", 48*slow*slow), "throughput_ips": one("throughput_ips", 100/slow/slow),
