@@ -55,6 +55,9 @@ type Config struct {
 	// RateRamp makes the open loop's rate change over the measured requests, from its start
 	// rate to its end rate (mode rate; rate is then not needed).
 	RateRamp *RampConfig `yaml:"rate_ramp" json:"rate_ramp,omitempty"`
+	// ThinkTime is the pause between an answer's end and the session's next turn (mode
+	// sessions), as a user reading it.
+	ThinkTime time.Duration `yaml:"think_time" json:"think_time,omitempty"`
 	// Speedup divides the times of a replayed trace (mode trace): 2 sends it twice as fast.
 	Speedup float64 `yaml:"speedup" json:"speedup,omitempty"`
 	// Duration is how long an open loop sends measured requests; without it the loop sends
@@ -132,7 +135,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		key string
 		d   time.Duration
-	}{{"min_time", c.MinTime}, {"max_time", c.MaxTime}, {"timeout", c.Timeout}, {"ramp_up", c.RampUp}, {"duration", c.Duration}, {"warmup_time", c.WarmupTime}} {
+	}{{"min_time", c.MinTime}, {"max_time", c.MaxTime}, {"timeout", c.Timeout}, {"ramp_up", c.RampUp}, {"duration", c.Duration}, {"warmup_time", c.WarmupTime}, {"think_time", c.ThinkTime}} {
 		if d.d < 0 {
 			return fmt.Errorf("%s %v is negative", d.key, d.d)
 		}

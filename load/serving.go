@@ -285,7 +285,8 @@ type servingSink struct {
 	steadyEnd time.Time
 	steadyN   int
 	stalls    *stallWatch
-	stallP99  float64 // the stalls' p99 once stopped; NaN when not measured
+	turns     []turnDists // mode sessions: by turn
+	stallP99  float64     // the stalls' p99 once stopped; NaN when not measured
 	// Coalescing: streamed requests, those whose first two content events came in one read, and
 	// those of them the server sent apart (known for serverSaid requests); the same for gaps.
 	streamed, firstTogether, firstExcess, serverSaid, serverFirst int

@@ -89,3 +89,28 @@ func TestTraceErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTurns: in a session of 3 turns, turn k carries the k earlier turns (prompt and reply) as
+// history, and its input counts them; the next session starts afresh.
+func TestTurns(t *testing.T) {
+	s, err := Open(Config{Seed: 2, Turns: 3, InputTokens: Fixed(10), OutputTokens: Fixed(4)}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{0, 2, 4, 0, 2} {
+		p := s.Prompt(i)
+		if len(p.History) != want {
+			t.Fatalf("request %d: %d history messages, want %d", i, len(p.History), want)
+		}
+		if p.InputTokens != 10+want/2*14 {
+			t.Errorf("request %d: input %d tokens, want %d", i, p.InputTokens, 10+want/2*14)
+		}
+	}
+	p := s.Prompt(5)
+	if p.History[0].Text != s.Prompt(3).Text || p.History[2].Text != s.Prompt(4).Text || CountWords(p.History[3].Text) != 4 {
+		t.Errorf("session 1's third turn: history %q", p.History)
+	}
+	if p.Text == s.Prompt(4).Text {
+		t.Error("a turn repeats the previous prompt")
+	}
+}

@@ -51,6 +51,11 @@ type Config struct {
 	Sequential bool `yaml:"sequential" json:"sequential,omitempty"`
 	// Limit keeps at most this many prompts from the file (0: all).
 	Limit int `yaml:"limit" json:"limit,omitempty"`
+	// Turns makes multi-turn sessions of this many requests (default 1: single requests):
+	// request i is turn i mod Turns of session i / Turns, and sends the session's earlier turns,
+	// each prompt and a reply of its output length, as history before its own prompt, so the
+	// conversation grows turn by turn. Load mode sessions sends a session's turns in order.
+	Turns int `yaml:"turns" json:"turns,omitempty"`
 }
 
 // Prompt is one request's input.
@@ -94,8 +99,8 @@ func Open(cfg Config, dir string) (*Source, error) {
 			return nil, fmt.Errorf("workload %s: %w", name, err)
 		}
 	}
-	if cfg.SharedPrefix < 0 || cfg.Limit < 0 {
-		return nil, fmt.Errorf("workload: shared_prefix and limit must not be negative")
+	if cfg.SharedPrefix < 0 || cfg.Limit < 0 || cfg.Turns < 0 {
+		return nil, fmt.Errorf("workload: shared_prefix, limit and turns must not be negative")
 	}
 	s := &Source{cfg: cfg}
 	s.buildCorpus()
@@ -153,8 +158,34 @@ func (s *Source) sessions() {
 	}
 }
 
-// Prompt returns the prompt of request i (i >= 0). File prompts cycle when i passes Len.
+// Turns returns the requests of one session (Config.Turns), at least 1.
+func (s *Source) Turns() int { return max(s.cfg.Turns, 1) }
+
+// Prompt returns the prompt of request i (i >= 0). File prompts cycle when i passes Len. In a
+// multi-turn session (Config.Turns) it carries the session's earlier turns as history.
 func (s *Source) Prompt(i int) Prompt {
+	p := s.single(i)
+	turns := s.Turns()
+	if turns == 1 || len(s.trace) > 0 {
+		return p
+	}
+	first := i - i%turns
+	for j := first; j < i; j++ {
+		prev := s.single(j)
+		reply := prev.OutputTokens
+		if reply == 0 {
+			reply = DefaultInputTokens // the server decided; a reply of some length
+		}
+		p.History = append(p.History,
+			Message{Role: "user", Text: prev.Text},
+			Message{Role: "assistant", Text: s.window(rand.New(rand.NewPCG(s.cfg.Seed^0xa55, Mix(uint64(j)))), reply)})
+		p.InputTokens += prev.InputTokens + reply
+	}
+	return p
+}
+
+// single returns request i's own prompt, without history.
+func (s *Source) single(i int) Prompt {
 	r := rand.New(rand.NewPCG(s.cfg.Seed, Mix(uint64(i))))
 	if len(s.trace) > 0 {
 		return s.tracePrompt(i%len(s.trace), r)

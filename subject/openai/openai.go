@@ -150,6 +150,7 @@ var (
 	_ subject.Subject   = (*Subject)(nil)
 	_ subject.Describer = (*Subject)(nil)
 	_ load.Arrivals     = (*Subject)(nil)
+	_ load.Turner       = (*Subject)(nil)
 )
 
 // Open checks cfg, reads its workload and checks that the server accepts connections. Params may
@@ -308,6 +309,9 @@ func (s *Subject) bodyHead() ([]byte, error) {
 
 // Arrivals returns when each request of a trace workload is due (load mode trace), or nil.
 func (s *Subject) Arrivals() []time.Duration { return s.src.Arrivals() }
+
+// Turns returns the requests of one session of a multi-turn workload (load mode sessions).
+func (s *Subject) Turns() int { return s.src.Turns() }
 
 // Describe returns what the subject talks to; never the API key.
 func (s *Subject) Describe() map[string]any {

@@ -1,0 +1,155 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/inferbench/inferbench/stats"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// ModeSessions runs multi-turn conversations.
+const ModeSessions = "sessions"
+
+func init() { RegisterDriver(ModeSessions, Sessions) }
+
+// Turner is an optional ability of a subject whose workload makes multi-turn sessions: request
+// i is turn i mod Turns() of session i / Turns() (the openai subject with workload.turns).
+type Turner interface {
+	Turns() int
+}
+
+// turnsOf returns the turns of a session of s, looking through the engine's wrappers; 1 when s
+// has no sessions.
+func turnsOf(s subject.Subject) int {
+	for s != nil {
+		if t, ok := s.(Turner); ok {
+			return max(t.Turns(), 1)
+		}
+		u, ok := s.(unwrapper)
+		if !ok {
+			return 1
+		}
+		s = u.Unwrap()
+	}
+	return 1
+}
+
+// Sessions keeps concurrency conversations going at once: each worker takes a whole session and
+// sends its turns in order, each when the previous answer has ended and think_time has passed,
+// then takes the next session. Warm-up and measurement count whole sessions: enough of them to
+// make warmup_iterations and measurement_iterations requests. Each turn's TTFT and end-to-end
+// latency are summarised per turn (the scenario's "turns" section), since history grows with the
+// turn and so does the prompt the server must read.
+func Sessions(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+	turns := turnsOf(s)
+	ss := newServingSink(sink, c)
+	warm := (c.Warmup() + turns - 1) / turns
+	measured := max((c.Measurement()+turns-1)/turns, 1)
+	callCtx := ctx // interrupt.go: an interrupted run cuts its requests in flight
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if warm > 0 {
+		ss.Begin(Warmup)
+	}
+	var next atomic.Int64
+	var measuring sync.Once
+	var wg sync.WaitGroup
+	for range max(c.Concurrency, 1) {
+		wg.Go(func() {
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
+			for ctx.Err() == nil {
+				k := int(next.Add(1) - 1)
+				if k >= warm+measured {
+					ss.markSteadyEnd()
+					return
+				}
+				phase := Warmup
+				if k >= warm {
+					phase = Measure
+					measuring.Do(func() { ss.Begin(Measure) })
+				}
+				for t := range turns {
+					if t > 0 && c.ThinkTime > 0 && !waitUntil(ctx, timer, time.Now().Add(c.ThinkTime)) {
+						return
+					}
+					cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())
+					o, err := s.Do(cctx, subject.Request{Index: k*turns + t, Warmup: phase == Warmup})
+					ccancel()
+					if interrupted(callCtx, err) {
+						return
+					}
+					ss.Observe(phase, o, err)
+					if phase == Measure && err == nil && turns > 1 {
+						ss.addTurn(t, o)
+					}
+					if err != nil && isFatal(err) {
+						cancel(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r := ss.result(ModeSessions)
+	ss.report(r, false)
+	if rep, ok := sink.(Reporter); ok && turns > 1 {
+		rep.Extra(SectionTurns, ss.turnStats())
+	}
+	return fatalCause(ctx)
+}
+
+// SectionTurns is the scenario's section (in run.json's extra) of per-turn figures of mode
+// sessions: a list of TurnStat.
+const SectionTurns = "turns"
+
+// TurnStat summarises one turn of the measured sessions.
+type TurnStat struct {
+	Turn     int     `json:"turn"` // from 1
+	Requests int     `json:"requests"`
+	TTFTP50  float64 `json:"ttft_ms_p50"`
+	TTFTP99  float64 `json:"ttft_ms_p99"`
+	E2EP50   float64 `json:"e2e_ms_p50"`
+	E2EP99   float64 `json:"e2e_ms_p99"`
+}
+
+// turnDists are the per-turn distributions of a servingSink.
+type turnDists struct{ ttft, e2e *stats.Dist }
+
+// addTurn records a measured turn's TTFT and end-to-end latency.
+func (s *servingSink) addTurn(t int, o subject.Observation) {
+	if o.Start.IsZero() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.turns) <= t {
+		s.turns = append(s.turns, turnDists{stats.NewDist(sampleLimit), stats.NewDist(sampleLimit)})
+	}
+	if !o.FirstToken.IsZero() {
+		s.turns[t].ttft.Add(msOf(o.FirstToken.Sub(o.Start)))
+	}
+	s.turns[t].e2e.Add(msOf(o.End.Sub(o.Start)))
+}
+
+// turnStats returns the per-turn summaries.
+func (s *servingSink) turnStats() []TurnStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]TurnStat, 0, len(s.turns))
+	for t, d := range s.turns {
+		st := TurnStat{Turn: t + 1}
+		if x, err := d.e2e.Summary(); err == nil {
+			st.Requests, st.E2EP50, st.E2EP99 = x.N, x.Median, x.P99
+		}
+		if x, err := d.ttft.Summary(); err == nil {
+			st.TTFTP50, st.TTFTP99 = x.Median, x.P99
+		}
+		out = append(out, st)
+	}
+	return out
+}
