@@ -207,6 +207,27 @@ type SlackMessage struct {
 	Firings []Firing `json:"firings"`
 }
 
+// DefaultTimeout bounds a webhook's post (and an email's delivery) when $INFERBENCH_ALERT_TIMEOUT
+// does not: an endpoint that accepts the connection and never answers costs a run at most this.
+const DefaultTimeout = 2 * time.Second
+
+// TimeoutEnv names the variable that sets the alerts' deadline (a Go duration: 5s, 1500ms).
+const TimeoutEnv = "INFERBENCH_ALERT_TIMEOUT"
+
+// Timeout returns the alerts' deadline: $INFERBENCH_ALERT_TIMEOUT read through lookup, else
+// DefaultTimeout. A value that is not a positive duration is an error naming the variable.
+func Timeout(lookup func(string) (string, bool)) (time.Duration, error) {
+	v, ok := lookup(TimeoutEnv)
+	if !ok || strings.TrimSpace(v) == "" {
+		return DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 5s", TimeoutEnv, v)
+	}
+	return d, nil
+}
+
 // Post sends the firings to a webhook. It returns the error for the caller to report; the caller
 // must not fail the run on it.
 func Post(ctx context.Context, client *http.Client, url string, run *result.Run, fired []Firing) error {
@@ -214,7 +235,7 @@ func Post(ctx context.Context, client *http.Client, url string, run *result.Run,
 		return nil
 	}
 	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+		client = &http.Client{Timeout: DefaultTimeout}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, ":rotating_light: inferbench run %s: %d alert(s)\n", run.ID, len(fired))

@@ -5,10 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
-	"time"
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
@@ -111,9 +111,14 @@ func (p *pipeline) postAlerts(ctx context.Context, r *result.Run, v *Verdict) {
 		fmt.Fprintf(p.o.Stderr, "inferbench: warning: %d alert(s) fired but $%s is not set: nothing posted\n", len(v.Alerts), p.o.AlertWebhookEnv)
 		return
 	}
-	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	timeout, err := alert.Timeout(p.env.Lookup)
+	if err != nil {
+		fmt.Fprintln(p.o.Stderr, "inferbench: warning:", err, "(using", alert.DefaultTimeout, "instead)")
+		timeout = alert.DefaultTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := alert.Post(pctx, nil, url, r, v.Alerts); err != nil {
+	if err := alert.Post(pctx, &http.Client{Timeout: timeout}, url, r, v.Alerts); err != nil {
 		fmt.Fprintln(p.o.Stderr, "inferbench: warning: alerts not delivered:", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -68,7 +69,8 @@ type Run struct {
 	tracer  trace.Tracer
 	ctx     context.Context // carries the run span
 	runSpan trace.Span
-	rate    float64 // call spans per second and scenario
+	rate    float64       // call spans per second and scenario
+	timeout time.Duration // bounds each export and the flush in Finish
 
 	mu    sync.Mutex
 	spans map[string]*scenarioTrace // scenario ID -> open scenario
@@ -125,9 +127,16 @@ func Start(ctx context.Context, endpoint, version string, opts ...Option) (*Run,
 	if err != nil {
 		return nil, err
 	}
+	timeout, err := Timeout(c.lookup)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkProtocol(c.lookup); err != nil {
+		return nil, err
+	}
 	exp := c.exporter
 	if exp == nil {
-		var opts []otlptracehttp.Option
+		opts := []otlptracehttp.Option{otlptracehttp.WithTimeout(timeout)}
 		u, what := endpoint, "--otlp-endpoint"
 		if endpoint != "" {
 			// The exporter posts to the URL as given; a bare http://host:4318 gets the path
@@ -149,11 +158,53 @@ func Start(ctx context.Context, endpoint, version string, opts ...Option) (*Run,
 		}
 	}
 	res := resource.NewSchemaless(semconv.ServiceName("inferbench"), semconv.ServiceVersion(version))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithExportTimeout(timeout)), sdktrace.WithResource(res),
 		sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(idGenerator{}))
-	r := &Run{tp: tp, tracer: tp.Tracer("github.com/inferbench/inferbench"), rate: c.rate, spans: map[string]*scenarioTrace{}}
+	r := &Run{tp: tp, tracer: tp.Tracer("github.com/inferbench/inferbench"), rate: c.rate, timeout: timeout, spans: map[string]*scenarioTrace{}}
 	r.ctx, r.runSpan = r.tracer.Start(ctx, "inferbench run")
 	return r, nil
+}
+
+// DefaultTimeout bounds each export and the flush at the end of a run when neither
+// OTEL_EXPORTER_OTLP_TRACES_TIMEOUT nor OTEL_EXPORTER_OTLP_TIMEOUT sets it: a collector that
+// accepts connections and never answers costs a run at most this long. (The specification's
+// default is 10 s; a benchmark run should not wait that long for its telemetry.)
+const DefaultTimeout = 2 * time.Second
+
+// Timeout returns the export deadline the OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or
+// OTEL_EXPORTER_OTLP_TIMEOUT variable gives, in milliseconds as the specification defines them,
+// else DefaultTimeout. A value that is not a positive number of milliseconds is an error.
+func Timeout(lookup func(string) (string, bool)) (time.Duration, error) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
+		v, ok := lookup(k)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(ms > 0) || math.IsInf(ms, 0) || ms > 1e9 {
+			return 0, fmt.Errorf("%s=%q: want a deadline in milliseconds, e.g. 2000", k, v)
+		}
+		return time.Duration(ms * float64(time.Millisecond)), nil
+	}
+	return DefaultTimeout, nil
+}
+
+// checkProtocol refuses an OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL
+// other than http/protobuf, the one inferbench speaks: HTTP sent to a gRPC port fails only at the
+// end of the run, as a warning, with no spans delivered.
+func checkProtocol(lookup func(string) (string, bool)) error {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		v, ok := lookup(k)
+		v = strings.TrimSpace(v)
+		if !ok || v == "" {
+			continue
+		}
+		if v != "http/protobuf" {
+			return fmt.Errorf("%s=%s: inferbench exports OTLP over HTTP (http/protobuf) only; point the endpoint at the collector's OTLP/HTTP port (4318) and set %s=http/protobuf or unset it", k, v, k)
+		}
+		return nil
+	}
+	return nil
 }
 
 // Sampler returns the sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, as the
@@ -273,5 +324,12 @@ func (r *Run) Finish(ctx context.Context, run *result.Run) error {
 			attribute.Int("inferbench.failed", run.Summary.Failed))
 	}
 	r.runSpan.End()
-	return r.tp.Shutdown(ctx)
+	// The flush has the export's deadline: a collector that accepts the connection and never
+	// answers costs the run this long, not the SDK's 30 s (OTEL_BSP_EXPORT_TIMEOUT).
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	if err := r.tp.Shutdown(ctx); err != nil {
+		return fmt.Errorf("spans not delivered within %v (OTEL_EXPORTER_OTLP_TIMEOUT): %w", r.timeout, err)
+	}
+	return nil
 }
