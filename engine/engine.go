@@ -411,11 +411,19 @@ func WithProfileCommands(f ProfileCommands) Option { return func(e *Engine) { e.
 // profiler never slows) and after its figures are collected.
 func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, cfg load.Config, subj subject.Subject, r *result.Scenario) {
 	dir := filepath.Join(e.profileDir, scenarioFileBase(sc))
+	// Paths relative to the run folder (profileDir's parent), where report.html links them from:
+	// the links survive the folder's upload. A subject may return absolute paths under a
+	// relative run folder (the worker's), so both sides are made absolute first.
+	base, _ := filepath.Abs(filepath.Dir(e.profileDir))
 	rel := func(files []string) []string {
 		out := make([]string, len(files))
 		for i, f := range files {
 			out[i] = f
-			if rf, err := filepath.Rel(filepath.Dir(e.profileDir), f); err == nil {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				continue
+			}
+			if rf, err := filepath.Rel(base, abs); err == nil && !strings.HasPrefix(rf, "..") {
 				out[i] = filepath.ToSlash(rf)
 			}
 		}
