@@ -56,6 +56,8 @@ type Config struct {
 	// each prompt and a reply of its output length, as history before its own prompt, so the
 	// conversation grows turn by turn. Load mode sessions sends a session's turns in order.
 	Turns int `yaml:"turns" json:"turns,omitempty"`
+	// Images adds images to every chat request (image.go).
+	Images ImageConfig `yaml:"images" json:"images,omitzero"`
 }
 
 // Prompt is one request's input.
@@ -66,6 +68,9 @@ type Prompt struct {
 	// History holds the earlier turns of the conversation, oldest first, sent before Text (a
 	// multi-turn session; empty for a single request).
 	History []Message
+	// Images are data URLs of images sent with Text (Config.Images); their tokens are the
+	// server's to count and are not in InputTokens.
+	Images []string
 }
 
 // Message is one turn of a conversation's history.
@@ -79,10 +84,11 @@ type Source struct {
 	cfg     Config
 	entries []Prompt // file prompts, in sending order
 	trace   []traceEntry
-	earlier [][]int // by trace entry: the earlier entries of its session, in order
-	prefix  string  // shared prefix text, without a trailing space
-	corpus  string  // synthetic words separated by single spaces
-	starts  []int32 // byte offset of each corpus word; one extra entry for the end
+	images  []string // data URLs, taken in turn
+	earlier [][]int  // by trace entry: the earlier entries of its session, in order
+	prefix  string   // shared prefix text, without a trailing space
+	corpus  string   // synthetic words separated by single spaces
+	starts  []int32  // byte offset of each corpus word; one extra entry for the end
 }
 
 // corpusWords is the number of words in the synthetic corpus; prompts are windows into it, so
@@ -103,6 +109,10 @@ func Open(cfg Config, dir string) (*Source, error) {
 		return nil, fmt.Errorf("workload: shared_prefix, limit and turns must not be negative")
 	}
 	s := &Source{cfg: cfg}
+	var err error
+	if s.images, err = cfg.Images.images(cfg.Seed); err != nil {
+		return nil, err
+	}
 	s.buildCorpus()
 	if cfg.SharedPrefix > 0 {
 		s.prefix = words(rand.New(rand.NewPCG(cfg.Seed, 0x5eed_9e3f)), cfg.SharedPrefix)
@@ -165,6 +175,9 @@ func (s *Source) Turns() int { return max(s.cfg.Turns, 1) }
 // multi-turn session (Config.Turns) it carries the session's earlier turns as history.
 func (s *Source) Prompt(i int) Prompt {
 	p := s.single(i)
+	for k := range s.cfg.Images.Count {
+		p.Images = append(p.Images, s.images[(i*s.cfg.Images.Count+k)%len(s.images)])
+	}
 	turns := s.Turns()
 	if turns == 1 || len(s.trace) > 0 {
 		return p

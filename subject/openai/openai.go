@@ -223,6 +223,9 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 	if s.src, err = workload.Open(cfg.Workload, dir); err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
+	if cfg.Workload.Images.Count > 0 && !s.chat {
+		return nil, errors.New("openai: workload.images needs endpoint chat: a completion takes no images")
+	}
 	if s.head, err = s.bodyHead(); err != nil {
 		return nil, err
 	}
@@ -475,7 +478,20 @@ func (s *Subject) appendBody(b []byte, p workload.Prompt) ([]byte, error) {
 			b = append(b, "},"...)
 		}
 		b = append(b, `{"role":"user","content":`...)
-		b = append(b, text...)
+		if len(p.Images) == 0 {
+			b = append(b, text...)
+		} else {
+			// Content parts: the text, then each image as a data URL (OpenAI's vision input,
+			// which vLLM, SGLang, TGI and llama.cpp take too).
+			b = append(b, `[{"type":"text","text":`...)
+			b = append(b, text...)
+			for _, url := range p.Images {
+				b = append(b, `},{"type":"image_url","image_url":{"url":`...)
+				b = strconv.AppendQuote(b, url)
+				b = append(b, '}')
+			}
+			b = append(b, "}]"...)
+		}
 		b = append(b, "}]"...)
 	} else {
 		if len(p.History) > 0 {

@@ -1,9 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +57,42 @@ func TestHistoryInBody(t *testing.T) {
 		} else if want := p.History[0].Text + "\n\n" + p.History[1].Text + "\n\n" + p.Text; got["prompt"] != want {
 			t.Errorf("prompt %q, want %q", got["prompt"], want)
 		}
+	}
+}
+
+// TestImagesInBody: with workload.images, the user message's content is a text part and one
+// image_url part per image, each a data URL of the size asked.
+func TestImagesInBody(t *testing.T) {
+	f := newFake(t, 200, content(" a")+done)
+	wl := workload.Config{InputTokens: workload.Fixed(4), Images: workload.ImageConfig{Count: 2, Width: 32, Height: 16, Format: "png"}}
+	s := open(t, Config{URL: f.URL + "/v1", Workload: wl})
+	if _, err := s.Do(context.Background(), subject.Request{Index: 3}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.req(0)["messages"].([]any)
+	parts, ok := msgs[0].(map[string]any)["content"].([]any)
+	if !ok || len(parts) != 3 {
+		t.Fatalf("content %v: want a text and two image parts", msgs[0])
+	}
+	if p := parts[0].(map[string]any); p["type"] != "text" || p["text"] == "" {
+		t.Errorf("first part %v", p)
+	}
+	for _, part := range parts[1:] {
+		p := part.(map[string]any)
+		url, _ := p["image_url"].(map[string]any)["url"].(string)
+		if p["type"] != "image_url" || !strings.HasPrefix(url, "data:image/png;base64,") {
+			t.Fatalf("image part %v", p)
+		}
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(url, "data:image/png;base64,"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(raw))
+		if err != nil || img.Bounds().Dx() != 32 || img.Bounds().Dy() != 16 {
+			t.Errorf("image %v, %v: want 32 × 16", img.Bounds(), err)
+		}
+	}
+	if _, err := Open(context.Background(), Config{URL: f.URL + "/v1", Model: "m", Endpoint: "completions", Workload: wl}, nil, ""); err == nil || !strings.Contains(err.Error(), "endpoint chat") {
+		t.Errorf("images on completions: %v", err)
 	}
 }
