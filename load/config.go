@@ -58,6 +58,9 @@ type Config struct {
 	// ThinkTime is the pause between an answer's end and the session's next turn (mode
 	// sessions), as a user reading it.
 	ThinkTime time.Duration `yaml:"think_time" json:"think_time,omitempty"`
+	// Slice is the length of the time slices of a serving load's measured phase whose
+	// percentiles are reported (extra.slices; default 10s, negative: none).
+	Slice time.Duration `yaml:"slice" json:"slice,omitempty"`
 	// Speedup divides the times of a replayed trace (mode trace): 2 sends it twice as fast.
 	Speedup float64 `yaml:"speedup" json:"speedup,omitempty"`
 	// Duration is how long an open loop sends measured requests; without it the loop sends

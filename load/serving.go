@@ -286,6 +286,8 @@ type servingSink struct {
 	steadyN   int
 	stalls    *stallWatch
 	turns     []turnDists // mode sessions: by turn
+	sliceLen  time.Duration
+	slices    []*slice // time slices of the measured phase (slices.go)
 	stallP99  float64     // the stalls' p99 once stopped; NaN when not measured
 	// Coalescing: streamed requests, those whose first two content events came in one read, and
 	// those of them the server sent apart (known for serverSaid requests); the same for gaps.
@@ -299,7 +301,11 @@ const sampleLimit = 1 << 14
 
 func newServingSink(next Sink, c Config) *servingSink {
 	slos, _ := ParseSLOs(c.SLO) // validated with the config
-	return &servingSink{next: next, slos: slos, dists: map[string]*stats.Dist{}, stallP99: math.NaN()}
+	sliceLen := c.Slice
+	if sliceLen == 0 {
+		sliceLen = DefaultSlice
+	}
+	return &servingSink{next: next, slos: slos, dists: map[string]*stats.Dist{}, stallP99: math.NaN(), sliceLen: sliceLen}
 }
 
 func (s *servingSink) Begin(p Phase) {
@@ -344,6 +350,7 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 			s.add(k, v)
 		}
 	}
+	sl := s.sliceOf(o, err != nil)
 	if err != nil {
 		s.failed++
 		return
@@ -379,6 +386,9 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 	missed := false
 	_, streamed := StreamMetrics(*o, func(m string, v float64) {
 		s.add(m, v)
+		if sl != nil {
+			sl.add(m, v)
+		}
 		for _, slo := range s.slos {
 			if slo.Metric == m && v > slo.Limit {
 				missed = true
@@ -557,6 +567,9 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	}
 	if r.SLOsHold != nil {
 		rep.Extra(result.SectionSLO, &result.SLO{Hold: *r.SLOsHold, Failures: r.SLOFailures, Objectives: sloMap(s.slos)})
+	}
+	if sl := s.sliceStats(); len(sl) > 1 {
+		rep.Extra(SectionSlices, sl)
 	}
 	rate, warn := s.coalescing()
 	if !math.IsNaN(rate) {

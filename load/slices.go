@@ -1,0 +1,97 @@
+package load
+
+import (
+	"time"
+
+	"github.com/inferbench/inferbench/stats"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// SectionSlices is the scenario's section (in run.json's extra) of time-slice figures: a list of
+// SliceStat, one per Config.Slice of the measured phase.
+const SectionSlices = "slices"
+
+// SliceStat is what the requests sent in one time slice of the measured phase did.
+type SliceStat struct {
+	StartS    float64            `json:"start_s"` // the slice's start, in seconds from the measured phase's
+	EndS      float64            `json:"end_s"`
+	Requests  int                `json:"requests"` // requests sent in the slice
+	Failed    int                `json:"failed"`
+	RPS       float64            `json:"requests_per_s"` // successful requests sent in the slice / its length
+	Quantiles map[string]float64 `json:"quantiles"`      // "ttft_ms.p50", "ttft_ms.p99", ... of those requests
+}
+
+// sliceMetrics are the per-request metrics summarised per slice.
+var sliceMetrics = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"}
+
+// slice is the requests of one time slice.
+type slice struct {
+	requests, failed int
+	dists            map[string]*stats.Dist
+}
+
+// sliceOf counts a measured request in the slice of its send time and returns the slice, or nil
+// when slices are off; the caller holds s.mu.
+func (s *servingSink) sliceOf(o *subject.Observation, failed bool) *slice {
+	if s.sliceLen <= 0 || s.began.IsZero() || o.Start.IsZero() {
+		return nil
+	}
+	k := int(o.Start.Sub(s.began) / s.sliceLen)
+	if k < 0 || k > maxSlices {
+		return nil
+	}
+	for len(s.slices) <= k {
+		s.slices = append(s.slices, &slice{dists: map[string]*stats.Dist{}})
+	}
+	sl := s.slices[k]
+	sl.requests++
+	if failed {
+		sl.failed++
+	}
+	return sl
+}
+
+// add adds a sample of metric m, when m is one of sliceMetrics.
+func (sl *slice) add(m string, v float64) {
+	d, ok := sl.dists[m]
+	if !ok {
+		switch m {
+		case "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms":
+		default:
+			return
+		}
+		d = stats.NewDist(sliceSamples)
+		sl.dists[m] = d
+	}
+	d.Add(v)
+}
+
+// sliceSamples bounds the raw samples of a slice's distributions (beyond, a histogram).
+const sliceSamples = 1 << 10
+
+// maxSlices bounds the slices of one scenario.
+const maxSlices = 10000
+
+// sliceStats returns the slices' figures.
+func (s *servingSink) sliceStats() []SliceStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]SliceStat, 0, len(s.slices))
+	secs := s.sliceLen.Seconds()
+	for k, sl := range s.slices {
+		st := SliceStat{StartS: float64(k) * secs, EndS: float64(k+1) * secs, Requests: sl.requests, Failed: sl.failed,
+			RPS: float64(sl.requests-sl.failed) / secs, Quantiles: map[string]float64{}}
+		for _, m := range sliceMetrics {
+			if d, ok := sl.dists[m]; ok {
+				if x, err := d.Summary(); err == nil {
+					st.Quantiles[m+".p50"], st.Quantiles[m+".p90"], st.Quantiles[m+".p99"] = x.Median, x.P90, x.P99
+				}
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// DefaultSlice is the time slice of serving loads when Config.Slice is zero.
+const DefaultSlice = 10 * time.Second

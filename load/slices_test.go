@@ -1,0 +1,38 @@
+package load
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestSlices: the measured phase is cut into slices of Slice, each with the requests sent in it
+// and their percentiles; every measured request is in one slice.
+func TestSlices(t *testing.T) {
+	s := &streamer{tokens: 3, gap: time.Millisecond}
+	rec := newRecorder()
+	c := Config{Mode: ModeRate, Rate: 200, Arrival: "constant", Duration: 300 * time.Millisecond, WarmupIterations: ptr(0), Slice: 100 * time.Millisecond}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	sl, ok := rec.extra[SectionSlices].([]SliceStat)
+	if !ok || len(sl) < 3 || len(sl) > 4 {
+		t.Fatalf("slices %#v, want 3 (or 4 with a late send)", rec.extra[SectionSlices])
+	}
+	n := 0
+	for k, st := range sl {
+		n += st.Requests
+		if st.StartS != float64(k)*0.1 || st.Requests > 0 && st.Quantiles["ttft_ms.p50"] < 1 || st.Quantiles["itl_ms.p99"] < 0.9 && st.Requests > 0 {
+			t.Errorf("slice %d: %+v", k, st)
+		}
+	}
+	if n != len(rec.obs[Measure]) {
+		t.Errorf("%d requests in slices, %d measured", n, len(rec.obs[Measure]))
+	}
+	if first := sl[0]; first.Requests < 15 || first.RPS < 150 {
+		t.Errorf("first slice %+v: want about 20 requests, 200/s", first)
+	}
+}
