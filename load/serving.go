@@ -288,7 +288,7 @@ type servingSink struct {
 	turns     []turnDists // mode sessions: by turn
 	sliceLen  time.Duration
 	slices    []*slice // time slices of the measured phase (slices.go)
-	stallP99  float64     // the stalls' p99 once stopped; NaN when not measured
+	stallP99  float64  // the stalls' p99 once stopped; NaN when not measured
 	// Coalescing: streamed requests, those whose first two content events came in one read, and
 	// those of them the server sent apart (known for serverSaid requests); the same for gaps.
 	streamed, firstTogether, firstExcess, serverSaid, serverFirst int
