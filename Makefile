@@ -40,7 +40,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long venv llama-server agreement
+.PHONY: calibrate-gate build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -152,6 +152,14 @@ fuzz-long:
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine ./stats
+
+# The gate's error rates on this machine (docs/verdicts.md): per subject kind, N A/A comparisons
+# (false failures) and N with the primary metric slowed by 10% (detections). Not part of make test:
+# about 20-30 minutes on the 2-core development machine at N=100.
+N ?= 100
+calibrate-gate:
+	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
+	bin/calibrate-gate -n $(N) -python $(PYTHON) -write docs/verdicts.md
 
 # The serving bars (docs/performance.md, "Serving"): throughput, accuracy, open loop, memory.
 bench-serving:

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// A kind is one subject kind's calibration scenario: the files of its workspace, the
+// environment of the unchanged scenario, and the environment that slows its primary metric by
+// 10%. The slowdown enters through the environment (${VAR} in the definition, os.Getenv in the
+// function), never through a parameter, so that compare matches the two runs' scenarios.
+type kind struct {
+	name     string
+	scenario string            // what one iteration does, for the table
+	files    map[string]string // workspace files
+	flags    []string          // run flags beyond the defaults
+	primary  string            // the primary metric whose slowdown is measured
+	base     map[string]string
+	// slow returns the slowed environment, given the primary metric's median over the
+	// history runs (ms).
+	slow     func(median float64) map[string]string
+	injected string // how the slowdown is injected, for the table
+	// pairs compares every pair of a few runs instead of a chain of many: for subjects whose
+	// runs cost seconds (a Python worker importing torch).
+	pairs bool
+}
+
+// binEnv names the variable holding the inferbench binary (this program, which is one).
+const binEnv = "CAL_INFERBENCH"
+
+func kinds() []kind {
+	return []kind{
+		{
+			name:     "exec",
+			scenario: "`sleep 0.01`",
+			files: map[string]string{"benches/cal.yaml": `name: cal-exec
+description: "the gate's calibration (cmd/calibrate-gate): a command per iteration"
+subject: {kind: exec, command: [sleep, "${CAL_SLEEP_S}"]}
+`},
+			primary: "latency_ms",
+			base:    map[string]string{"CAL_SLEEP_S": "0.01"},
+			// The round trip is the sleep plus the process's start: 10% of the measured
+			// latency is added to the sleep.
+			slow: func(m float64) map[string]string {
+				return map[string]string{"CAL_SLEEP_S": strconv.FormatFloat(0.01+0.1*m/1000, 'f', 6, 64)}
+			},
+			injected: "sleep + 10% of the measured latency",
+		},
+		{
+			name:     "gofunc",
+			scenario: "SHA-256 of 1 MiB",
+			// The registered function is its own benchmark, calibrate/sha256: no definition.
+			files:   map[string]string{},
+			primary: "latency_ms",
+			base:    map[string]string{shaBytesEnv: strconv.Itoa(1 << 20)},
+			slow: func(float64) map[string]string {
+				return map[string]string{shaBytesEnv: strconv.Itoa(11 << 20 / 10)}
+			},
+			injected: "1.1× the bytes hashed",
+		},
+		{
+			name:     "mock",
+			scenario: "mock model at its defaults (`latency_ms` 10, jitter 0.05)",
+			files: map[string]string{"benches/cal.yaml": `name: cal-mock
+description: "the gate's calibration (cmd/calibrate-gate): the simulated model"
+subject: {kind: mock, latency_ms: "${CAL_MOCK_MS}"}
+`},
+			flags:   []string{"--enable-mock"},
+			primary: "latency_ms",
+			// Whole milliseconds: the mock's waits end on a 1 ms grid when its process is
+			// otherwise idle (2.2 ms measured 3.2), so 10 -> 11 is the smallest 10% step.
+			base: map[string]string{"CAL_MOCK_MS": "10"},
+			slow: func(float64) map[string]string {
+				return map[string]string{"CAL_MOCK_MS": "11"}
+			},
+			injected: "`latency_ms` 10 → 11",
+		},
+		{
+			name:     "worker",
+			scenario: "torch MLP (64-128-10, batch 8) ×200 in the Python worker",
+			files: map[string]string{"benches/cal_torch.py": `"""The gate's calibration (cmd/calibrate-gate): a tiny torch model, CAL_REPEAT forward passes a call."""
+import os
+
+import torch
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+_model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).eval()
+_x = torch.randn(8, 64)
+_repeat = int(os.environ.get("CAL_REPEAT", "200"))
+
+
+def run_tiny_mlp():
+    with torch.no_grad():
+        for _ in range(_repeat):
+            _model(_x)
+`},
+			primary: "latency_ms",
+			base:    map[string]string{"CAL_REPEAT": "200"},
+			slow: func(float64) map[string]string {
+				return map[string]string{"CAL_REPEAT": "220"}
+			},
+			injected: "1.1× the forward passes",
+			pairs:    true,
+		},
+		{
+			name:     "openai",
+			scenario: "mockserver, TTFT 10 ms, ITL 1 ms, 8 tokens",
+			files: map[string]string{"benches/cal.yaml": `name: cal-openai
+description: "the gate's calibration (cmd/calibrate-gate): OpenAI streaming against the mockserver"
+server:
+  command: ["${` + binEnv + `}", mockserver, --addr, "127.0.0.1:{port}", --ttft-ms, "${CAL_TTFT_MS}", --itl-ms, "1", --output-tokens, "8"]
+  ready: tcp://127.0.0.1:{port}
+subject: {kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock}
+`},
+			primary: "ttft_ms",
+			// Whole milliseconds, as for the mock: the server's TTFT 10 -> 11 ms; its
+			// inter-token gap stays 1 ms (1.1 would end on the same grid).
+			base: map[string]string{"CAL_TTFT_MS": "10"},
+			slow: func(float64) map[string]string {
+				return map[string]string{"CAL_TTFT_MS": "11"}
+			},
+			injected: "the server's TTFT 10 → 11 ms",
+		},
+	}
+}
+
+// pick returns the kinds named in names (all when empty).
+func pick(names []string) ([]kind, error) {
+	all := kinds()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []kind
+	for _, n := range names {
+		found := false
+		for _, k := range all {
+			if k.name == n {
+				out = append(out, k)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("-kinds: unknown kind %q (exec, gofunc, mock, worker, openai)", n)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,564 @@
+// Command calibrate-gate measures the gate's error rates on this machine. For each subject kind
+// (a command, a Go function, the mock model, a tiny torch model in the Python worker, OpenAI
+// streaming against the mockserver) it runs the unchanged scenario at default settings again
+// and again and counts the `inferbench compare` of two runs that exit 3 (false failures), then
+// slows the primary metric by 10% and counts the comparisons that exit 3 (detections). It prints
+// a table and, with -write, puts it into docs/verdicts.md between its markers.
+//
+//	make calibrate-gate N=100
+//	go run ./cmd/calibrate-gate -n 100 -write docs/verdicts.md
+//
+// The program is its own inferbench binary: with CALIBRATE_GATE_INFERBENCH=1 it is the command
+// line, and with CALIBRATE_GATE_INFERBENCH=gofunc the command line with the gofunc kind's
+// function registered.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench"
+)
+
+const (
+	modeEnv     = "CALIBRATE_GATE_INFERBENCH"
+	funcName    = "calibrate/sha256"
+	shaBytesEnv = "CAL_SHA_BYTES"
+)
+
+func main() {
+	switch os.Getenv(modeEnv) {
+	case "gofunc":
+		// The function is a benchmark of its own (a registered function needs no definition).
+		inferbench.RegisterSetup(funcName, setupSHA)
+		inferbench.Main()
+	case "1":
+		inferbench.Main()
+	}
+	os.Exit(calibrate(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// setupSHA is the Go function of the gofunc kind: SHA-256 of $CAL_SHA_BYTES bytes.
+func setupSHA(ctx context.Context, p inferbench.Params) (func(context.Context) error, func(), error) {
+	n, err := strconv.Atoi(os.Getenv(shaBytesEnv))
+	if err != nil || n <= 0 {
+		return nil, nil, fmt.Errorf("%s=%q: want a positive number of bytes", shaBytesEnv, os.Getenv(shaBytesEnv))
+	}
+	buf := bytes.Repeat([]byte{0x5a}, n)
+	return func(context.Context) error {
+		sha256.Sum256(buf)
+		return nil
+	}, nil, nil
+}
+
+type options struct {
+	n, history int
+	kinds      []string
+	python     string
+	write      string
+	work       string
+	keep       bool
+	command    string // the command line, for the document
+}
+
+func calibrate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("calibrate-gate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var kindList string
+	fs.IntVar(&o.n, "n", 100, "A/A comparisons and slowdown comparisons per kind (even)")
+	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
+	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, gofunc, mock, worker, openai (default all)")
+	fs.StringVar(&o.python, "python", "", "the worker's interpreter (INFERBENCH_PYTHON; default: inferbench's own choice)")
+	fs.StringVar(&o.write, "write", "", "put the table into this markdown file, between its calibrate-gate markers")
+	fs.StringVar(&o.work, "work", "", "workspace folder (default: a temporary one, removed at the end)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the workspace (run folders, stores)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if o.n < 2 || o.n%2 != 0 || o.history < 0 {
+		fmt.Fprintln(stderr, "calibrate-gate: -n must be even and at least 2, -history at least 0")
+		return 2
+	}
+	if kindList != "" {
+		o.kinds = strings.Split(kindList, ",")
+	}
+	if o.python != "" && strings.ContainsRune(o.python, filepath.Separator) {
+		// The runs' working folder is the workspace: a relative path would not hold there.
+		abs, err := filepath.Abs(o.python)
+		if err != nil {
+			fmt.Fprintln(stderr, "calibrate-gate: -python:", err)
+			return 2
+		}
+		o.python = abs
+	}
+	ks, err := pick(o.kinds)
+	if err != nil {
+		fmt.Fprintln(stderr, "calibrate-gate:", err)
+		return 2
+	}
+	o.command = "calibrate-gate " + strings.Join(args, " ")
+	if o.work == "" {
+		o.work, err = os.MkdirTemp("", "calibrate-gate-")
+		if err != nil {
+			fmt.Fprintln(stderr, "calibrate-gate:", err)
+			return 1
+		}
+		if !o.keep {
+			defer os.RemoveAll(o.work)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "calibrate-gate:", err)
+		return 1
+	}
+	started := time.Now().UTC()
+	load0 := loadavg()
+	var ts []*tally
+	failed := false
+	for _, k := range ks {
+		t, err := measure(k, self, o, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "calibrate-gate: %s: %v\n", k.name, err)
+			failed = true
+		}
+		if t != nil {
+			ts = append(ts, t)
+		}
+	}
+	var table bytes.Buffer
+	writeTable(&table, ts)
+	table.WriteString("\n")
+	writeDetails(&table, ts)
+	stdout.Write(table.Bytes())
+	if o.write != "" {
+		body := document(o, ts, table.String(), started, load0)
+		old, err := os.ReadFile(o.write)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(stderr, "calibrate-gate:", err)
+			return 1
+		}
+		if err := os.WriteFile(o.write, []byte(replaceSection(string(old), body)), 0o644); err != nil {
+			fmt.Fprintln(stderr, "calibrate-gate:", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "calibrate-gate: the table is in %s\n", o.write)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// workspace runs inferbench for one kind in its own folder (its own store and results).
+type workspace struct {
+	k      kind
+	dir    string
+	bin    string
+	env    []string
+	stderr io.Writer
+}
+
+// run runs the scenario once with the extra environment, stored in the history or not, and
+// returns the run folder.
+func (w *workspace) run(extra map[string]string, store bool) (string, error) {
+	args := append([]string{"run", "--format", "none", "--output-dir", "results"}, w.k.flags...)
+	if !store {
+		args = append(args, "--no-store")
+	}
+	cmd := exec.Command(w.bin, args...)
+	cmd.Dir = w.dir
+	cmd.Env = withEnv(w.env, extra)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("inferbench %s: %v\n%s", strings.Join(args, " "), err, tail(out, 2000))
+	}
+	latest := filepath.Join(w.dir, "results", "latest")
+	target, err := os.Readlink(latest)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(latest), target)
+	}
+	return target, nil
+}
+
+// comparison is what compare said: its exit code, the metrics that failed, and the primary
+// metric's row.
+type comparison struct {
+	exit           int
+	failed         []string
+	primaryOld     float64
+	primaryNew     float64
+	threshold      float64
+	thresholdRuns  int
+	budgetExceeded int
+}
+
+func (w *workspace) compare(old, new string) (comparison, error) {
+	cmd := exec.Command(w.bin, "compare", old, new, "--format", "json", "--results-dir", "results")
+	cmd.Dir = w.dir
+	cmd.Env = w.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errOut
+	err := cmd.Run()
+	var c comparison
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		c.exit = ee.ExitCode()
+	default:
+		return c, err
+	}
+	if c.exit != exitOK && c.exit != exitRegression {
+		return c, fmt.Errorf("compare %s %s: exit %d: %s", old, new, c.exit, tail(errOut.Bytes(), 1000))
+	}
+	var doc struct {
+		Rows []struct {
+			Metric        string   `json:"metric"`
+			Verdict       string   `json:"verdict"`
+			Old           *float64 `json:"old"`
+			New           *float64 `json:"new"`
+			Threshold     float64  `json:"threshold_pct"`
+			ThresholdRuns int      `json:"threshold_runs"`
+		} `json:"rows"`
+		Budgets int `json:"budgets_exceeded"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		return c, fmt.Errorf("compare %s %s: %v", old, new, err)
+	}
+	for _, r := range doc.Rows {
+		if r.Verdict == "regression" {
+			c.failed = append(c.failed, r.Metric)
+		}
+		if r.Metric == w.k.primary && r.Old != nil && r.New != nil {
+			c.primaryOld, c.primaryNew = *r.Old, *r.New
+			c.threshold, c.thresholdRuns = r.Threshold, r.ThresholdRuns
+		}
+	}
+	if doc.Budgets > 0 {
+		c.failed = append(c.failed, "budget")
+	}
+	return c, nil
+}
+
+// runInfo reads what a run measured: the primary metric's median, the measured iterations and
+// the scenario's status.
+func runInfo(dir, primary string) (median float64, iterations int, status string, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return 0, 0, "", err
+	}
+	var doc struct {
+		Scenarios []struct {
+			Status     string `json:"status"`
+			Reason     string `json:"reason"`
+			Iterations struct {
+				Measured int `json:"measured"`
+			} `json:"iterations"`
+			Metrics map[string]struct {
+				Summary *struct {
+					Median float64 `json:"median"`
+				} `json:"summary"`
+			} `json:"metrics"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return 0, 0, "", fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(doc.Scenarios) != 1 {
+		return 0, 0, "", fmt.Errorf("%s: %d scenarios, want 1", dir, len(doc.Scenarios))
+	}
+	s := doc.Scenarios[0]
+	if m, ok := s.Metrics[primary]; ok && m.Summary != nil {
+		median = m.Summary.Median
+	}
+	return median, s.Iterations.Measured, s.Status, nil
+}
+
+// measure runs one kind: the history, then n A/A and n slowdown comparisons. Runs go
+// A0 S0 A1 A2 S1 A3 ...: each A run is compared with the A run before it, and each slowed run,
+// never stored, with the A run before it and the one after it.
+func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
+	t := newTally(k)
+	start := time.Now()
+	defer func() { t.elapsed = time.Since(start) }()
+	dir := filepath.Join(o.work, k.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for name, content := range k.files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	env := cleanEnv(os.Environ())
+	mode := "1"
+	if k.name == "gofunc" {
+		mode = "gofunc"
+	}
+	env = withEnv(env, map[string]string{modeEnv: mode, binEnv: bin})
+	if o.python != "" {
+		env = withEnv(env, map[string]string{"INFERBENCH_PYTHON": o.python})
+	}
+	w := &workspace{k: k, dir: dir, bin: bin, env: env, stderr: stderr}
+	run := func(extra map[string]string, store bool) (string, error) {
+		d, err := w.run(extra, store)
+		t.runs++
+		if err != nil {
+			return "", err
+		}
+		if t.iterations == 0 {
+			_, n, status, err := runInfo(d, k.primary)
+			if err != nil {
+				return "", err
+			}
+			if status != "ok" {
+				return "", fmt.Errorf("the scenario's status is %q (%s)", status, d)
+			}
+			t.iterations = n
+		}
+		return d, nil
+	}
+
+	if k.pairs {
+		return t, measurePairs(k, t, o, run, w, start, stderr)
+	}
+	var medians []float64
+	for i := 0; i < o.history; i++ {
+		d, err := run(k.base, true)
+		if err != nil {
+			return t, err
+		}
+		if m, _, _, err := runInfo(d, k.primary); err == nil && m > 0 {
+			medians = append(medians, m)
+		}
+	}
+	prev, err := run(k.base, true)
+	if err != nil {
+		return t, err
+	}
+	if len(medians) == 0 {
+		if m, _, _, err := runInfo(prev, k.primary); err == nil && m > 0 {
+			medians = append(medians, m)
+		}
+	}
+	if len(medians) == 0 {
+		return t, fmt.Errorf("no %s in the unchanged runs", k.primary)
+	}
+	slowEnv := withEnvMap(k.base, k.slow(median(medians)))
+	fmt.Fprintf(stderr, "calibrate-gate: %s: %s median %.4g over %d runs; slowed: %v\n", k.name, k.primary, median(medians), len(medians), k.slow(median(medians)))
+
+	aa := func(old, new string) {
+		c, err := w.compare(old, new)
+		if err != nil {
+			t.errors = append(t.errors, err.Error())
+			return
+		}
+		t.addAA(c.exit, c.failed)
+	}
+	slow := func(base, slowed string) {
+		c, err := w.compare(base, slowed)
+		if err != nil {
+			t.errors = append(t.errors, err.Error())
+			return
+		}
+		ratio := 0.0
+		if c.primaryOld > 0 {
+			ratio = c.primaryNew / c.primaryOld
+		}
+		t.addSlow(c.exit, ratio, c.threshold, c.thresholdRuns > 0)
+	}
+	for i := 0; i < o.n/2; i++ {
+		s, err := run(slowEnv, false)
+		if err != nil {
+			t.errors = append(t.errors, err.Error())
+		}
+		a1, err := run(k.base, true)
+		if err != nil {
+			return t, err
+		}
+		aa(prev, a1)
+		if s != "" {
+			slow(prev, s)
+			slow(a1, s)
+		}
+		a2, err := run(k.base, true)
+		if err != nil {
+			return t, err
+		}
+		aa(a1, a2)
+		prev = a2
+		if (i+1)%5 == 0 || i+1 == o.n/2 {
+			fmt.Fprintf(stderr, "calibrate-gate: %s: A/A %d, %d failed; slowdown %d, %d found; %d errors; %s\n",
+				k.name, t.aa, t.aaFailed, t.slow, t.slowFound, len(t.errors), time.Since(start).Round(time.Second))
+		}
+	}
+	return t, nil
+}
+
+// cleanEnv drops what would change the runs or send their output elsewhere: another store, a
+// CI summary file, an interpreter forced from outside.
+func cleanEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "INFERBENCH_STORE", "GITHUB_STEP_SUMMARY", "INFERBENCH_BASELINE":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func withEnv(env []string, extra map[string]string) []string {
+	out := append([]string(nil), env...)
+	for k, v := range extra {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func withEnvMap(base, over map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// machine describes this machine for the document.
+func machine() string {
+	cpu := runtime.GOARCH
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := runtime.GOOS
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel += " " + strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%s, %d cores, %s", cpu, runtime.NumCPU(), kernel)
+}
+
+func commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// measurePairs is measure for subjects whose runs cost seconds: m runs of the unchanged scenario
+// (stored), the fewest with m(m-1)/2 >= n, compared in every pair; then s slowed runs (not
+// stored), the fewest with s*m >= n, each compared with every unchanged run. The comparisons
+// share runs, so they are not independent: one slow run fails against all the others.
+func measurePairs(k kind, t *tally, o options, run func(map[string]string, bool) (string, error), w *workspace, start time.Time, stderr io.Writer) error {
+	m := 2
+	for m*(m-1)/2 < o.n {
+		m++
+	}
+	m = max(m, o.history)
+	s := (o.n + m - 1) / m
+	var as []string
+	var medians []float64
+	for i := 0; i < m; i++ {
+		d, err := run(k.base, true)
+		if err != nil {
+			return err
+		}
+		as = append(as, d)
+		if med, _, _, err := runInfo(d, k.primary); err == nil && med > 0 {
+			medians = append(medians, med)
+		}
+	}
+	if len(medians) == 0 {
+		return fmt.Errorf("no %s in the unchanged runs", k.primary)
+	}
+	slowEnv := withEnvMap(k.base, k.slow(median(medians)))
+	var ss []string
+	for i := 0; i < s; i++ {
+		d, err := run(slowEnv, false)
+		if err != nil {
+			t.errors = append(t.errors, err.Error())
+			continue
+		}
+		ss = append(ss, d)
+	}
+	for i := range as {
+		for j := i + 1; j < len(as); j++ {
+			c, err := w.compare(as[i], as[j])
+			if err != nil {
+				t.errors = append(t.errors, err.Error())
+				continue
+			}
+			t.addAA(c.exit, c.failed)
+		}
+	}
+	for _, sd := range ss {
+		for _, a := range as {
+			c, err := w.compare(a, sd)
+			if err != nil {
+				t.errors = append(t.errors, err.Error())
+				continue
+			}
+			ratio := 0.0
+			if c.primaryOld > 0 {
+				ratio = c.primaryNew / c.primaryOld
+			}
+			t.addSlow(c.exit, ratio, c.threshold, c.thresholdRuns > 0)
+		}
+	}
+	t.pairs = fmt.Sprintf("%d unchanged runs in %d pairs, %d slowed runs against each", len(as), len(as)*(len(as)-1)/2, len(ss))
+	fmt.Fprintf(stderr, "calibrate-gate: %s: A/A %d, %d failed; slowdown %d, %d found; %d errors; %s\n",
+		k.name, t.aa, t.aaFailed, t.slow, t.slowFound, len(t.errors), time.Since(start).Round(time.Second))
+	return nil
+}

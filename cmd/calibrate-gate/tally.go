@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Exit codes of `inferbench compare`.
+const (
+	exitOK         = 0
+	exitRegression = 3
+)
+
+// A tally counts one kind's comparisons: the A/A ones (two runs of the unchanged scenario) and
+// the slowdown ones (a run of the unchanged scenario against a slowed one). A comparison
+// counts once, whatever number of its metrics failed: "a run fails" is what a gate sees.
+type tally struct {
+	kind, scenario, injected string
+
+	aa, aaFailed    int            // A/A comparisons, of which exited 3
+	slow, slowFound int            // slowdown comparisons, of which exited 3
+	errors          []string       // runs or comparisons that neither passed nor failed
+	failedMetrics   map[string]int // metric -> A/A comparisons it failed
+	ratios          []float64      // slowed / unchanged median of the primary metric
+	iterations      int            // measured iterations of one run
+	runs            int
+	elapsed         time.Duration
+	thresholds      []float64 // the primary metric's threshold in each slowdown comparison, %
+	thresholdRuns   int       // slowdown comparisons whose threshold came from stored runs' noise
+	pairs           string    // the design, when the comparisons are pairs of a few runs
+}
+
+func newTally(k kind) *tally {
+	return &tally{kind: k.name, scenario: k.scenario, injected: k.injected,
+		failedMetrics: map[string]int{}}
+}
+
+// addAA counts an A/A comparison by the exit code of compare and the metrics it failed on.
+func (t *tally) addAA(exit int, failed []string) {
+	switch exit {
+	case exitOK:
+		t.aa++
+	case exitRegression:
+		t.aa++
+		t.aaFailed++
+		for _, m := range failed {
+			t.failedMetrics[m]++
+		}
+	default:
+		t.errors = append(t.errors, fmt.Sprintf("A/A compare exited %d", exit))
+	}
+}
+
+// addSlow counts a slowdown comparison by the exit code of compare and the primary metric's
+// row: ratio is the slowed run's median over the unchanged run's (0 when unknown), threshold
+// the percentage it was held to, fromRuns whether that came from the stored runs' noise.
+func (t *tally) addSlow(exit int, ratio, threshold float64, fromRuns bool) {
+	switch exit {
+	case exitOK, exitRegression:
+		t.slow++
+		if exit == exitRegression {
+			t.slowFound++
+		}
+		if ratio > 0 {
+			t.ratios = append(t.ratios, ratio)
+		}
+		if threshold > 0 {
+			t.thresholds = append(t.thresholds, threshold)
+		}
+		if fromRuns {
+			t.thresholdRuns++
+		}
+	default:
+		t.errors = append(t.errors, fmt.Sprintf("slowdown compare exited %d", exit))
+	}
+}
+
+func rate(n, of int) string {
+	if of == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
+}
+
+func median(xs []float64) float64 {
+	r := slices.Clone(xs)
+	sort.Float64s(r)
+	m := r[len(r)/2]
+	if len(r)%2 == 0 {
+		m = (r[len(r)/2-1] + r[len(r)/2]) / 2
+	}
+	return m
+}
+
+// slowdown is the median measured change of the primary metric in the slowdown comparisons.
+func (t *tally) slowdown() string {
+	if len(t.ratios) == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(median(t.ratios)-1))
+}
+
+// threshold is the median threshold of the primary metric in the slowdown comparisons, and
+// in how many it came from the stored runs' noise.
+func (t *tally) threshold() string {
+	if len(t.thresholds) == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f%% (%d of %d from stored runs)", median(t.thresholds), t.thresholdRuns, t.slow)
+}
+
+// failedOn lists the metrics that failed A/A comparisons, most often first.
+func (t *tally) failedOn() string {
+	if len(t.failedMetrics) == 0 {
+		return "–"
+	}
+	names := slices.Collect(maps.Keys(t.failedMetrics))
+	sort.Slice(names, func(i, j int) bool {
+		a, b := t.failedMetrics[names[i]], t.failedMetrics[names[j]]
+		return a > b || a == b && names[i] < names[j]
+	})
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s ×%d", n, t.failedMetrics[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeTable writes the tallies as a markdown table.
+func writeTable(w io.Writer, ts []*tally) {
+	fmt.Fprintln(w, "| kind | A/A comparisons | false failures | rate | slowdown comparisons | detected | rate | iterations | measured slowdown | primary threshold |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	for _, t := range ts {
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %d | %d | %s | %d | %s | %s |\n",
+			t.kind, t.aa, t.aaFailed, rate(t.aaFailed, t.aa), t.slow, t.slowFound, rate(t.slowFound, t.slow),
+			t.iterations, t.slowdown(), t.threshold())
+	}
+}
+
+// writeDetails writes what each kind ran, how the slowdown was injected, what failed the A/A
+// comparisons, and the errors and time.
+func writeDetails(w io.Writer, ts []*tally) {
+	fmt.Fprintln(w, "| kind | scenario | slowdown injected | A/A failures on | runs | errors | time |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, t := range ts {
+		errs := "–"
+		if len(t.errors) > 0 {
+			errs = fmt.Sprintf("%d (first: %s)", len(t.errors), t.errors[0])
+		}
+		runs := fmt.Sprint(t.runs)
+		if t.pairs != "" {
+			runs += ": " + t.pairs
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n",
+			t.kind, t.scenario, t.injected, t.failedOn(), runs, errs, t.elapsed.Round(time.Second))
+	}
+}
+
+// Markers of the generated section of docs/verdicts.md.
+const (
+	beginMarker = "<!-- calibrate-gate: begin (generated by make calibrate-gate; edits here are replaced) -->"
+	endMarker   = "<!-- calibrate-gate: end -->"
+)
+
+// replaceSection puts body between the markers of doc, or appends the markers and body to it.
+func replaceSection(doc, body string) string {
+	block := beginMarker + "\n" + strings.TrimRight(body, "\n") + "\n" + endMarker
+	i := strings.Index(doc, beginMarker)
+	j := strings.Index(doc, endMarker)
+	if i < 0 || j < i {
+		if doc != "" && !strings.HasSuffix(doc, "\n") {
+			doc += "\n"
+		}
+		if doc != "" {
+			doc += "\n"
+		}
+		return doc + block + "\n"
+	}
+	return doc[:i] + block + doc[j+len(endMarker):]
+}
