@@ -24,17 +24,25 @@ both have: the medians with their 95% intervals, the change in percent, and the 
 Mann-Whitney U test on the samples (bootstrap ratios for p95/p99 when there are enough samples),
 adjusted for the number of tests (Benjamini-Hochberg). A change is a regression only when it is
 significant AND worse than the metric's threshold (defaults: latency +15%, memory +20%, throughput
--10%, CPU +25%; see --threshold, benchmark_thresholds.json). Budgets of the new run (its definitions
-and performance-budget.yml) are checked too.
+-10%, CPU +25%, or from the noise of 10+ stored runs of the scenario; see --threshold,
+benchmark_thresholds.json). Budgets of the new run (its definitions and performance-budget.yml)
+are checked too.
+
+Only gated metrics fail: each scenario's primary metrics (its definition's gate:, else latency_ms
+for commands, Go functions and models; ttft_ms, itl_ms, output_tokens_per_s for serving;
+tokens_per_s, ttft_ms for an LLM worker) and those --gate names. The others (CPU, RSS, I/O,
+harness_latency_ms, counts, load time) are shown with their change as information. A metric with
+a single value per run never fails, only a budget does.
 
 OLD and NEW are each a run.json, a run folder, a run id (in --results-dir, then in the store),
 "latest" (the newest stored run) or "baseline:NAME".
 
-Exit code: 0 no regression, 3 a regression or an exceeded budget, 1 an error. With
+Exit code: 0 no regression, 3 a regression of a gated metric or an exceeded budget, 1 an error. With
 GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`,
 		Example: `  inferbench compare baseline:main latest
   inferbench compare benchmark_results/20261122_143005 benchmark_results/latest --format markdown
   inferbench compare old/run.json new/run.json --threshold latency=10 --threshold resnet:memory=30
+  inferbench compare baseline:main latest --gate peak_rss_mb --gate resnet:cpu_pct
   inferbench compare baseline:main latest --format junit -o compare.xml
   inferbench compare baseline:main latest --format html -o compare.html`,
 		Args: cobra.ExactArgs(2),
