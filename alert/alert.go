@@ -40,13 +40,39 @@ type Rule struct {
 	Baseline bool
 	Factor   float64
 	Value    float64
+	// Action is where a firing goes: "webhook" (the default) or "email" to To, written after
+	// the condition: "memory_mb.max > 2048 -> email dev-team@company.com,ops@company.com".
+	Action string
+	To     []string
 }
 
-// Parse reads a rule.
+// Parse reads a rule: a condition, then optionally "-> email ADDR[,ADDR...]" or "-> webhook".
 func Parse(s string) (Rule, error) {
-	r := Rule{Text: strings.TrimSpace(s)}
+	r := Rule{Text: strings.TrimSpace(s), Action: "webhook"}
 	bad := func(why string) (Rule, error) {
-		return Rule{}, fmt.Errorf("alert rule %q: %s (e.g. \"latency_ms.p95 > baseline * 1.3\", \"memory_mb.max > 2048\", \"growth(memory_mb, 7d) > 10%%\")", s, why)
+		return Rule{}, fmt.Errorf("alert rule %q: %s (e.g. \"latency_ms.p95 > baseline * 1.3\", \"memory_mb.max > 2048 -> email dev@example.com\", \"growth(memory_mb, 7d) > 10%%\")", s, why)
+	}
+	if cond, action, ok := strings.Cut(r.Text, "->"); ok {
+		r.Text = strings.TrimSpace(cond)
+		f := strings.Fields(action)
+		switch {
+		case len(f) == 1 && f[0] == "webhook":
+		case len(f) >= 2 && f[0] == "email":
+			r.Action = "email"
+			for _, a := range strings.Split(strings.Join(f[1:], ""), ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					if !strings.Contains(a, "@") || strings.ContainsAny(a, "<>\r\n") {
+						return bad(fmt.Sprintf("%q is not an email address", a))
+					}
+					r.To = append(r.To, a)
+				}
+			}
+			if len(r.To) == 0 {
+				return bad("email needs recipients: -> email dev-team@company.com")
+			}
+		default:
+			return bad("after ->, 'webhook' or 'email ADDR[,ADDR]'")
+		}
 	}
 	var lhs, rhs string
 	for _, op := range []string{">=", "<=", ">", "<"} {
@@ -99,6 +125,14 @@ func Parse(s string) (Rule, error) {
 	return r, nil
 }
 
+// email is "email" for a rule whose firings are mailed, "" for the webhook's.
+func (r Rule) email() string {
+	if r.Action == "email" {
+		return "email"
+	}
+	return ""
+}
+
 // finite reports whether v is a number a comparison can use: with NaN a rule would never fire.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
@@ -119,11 +153,13 @@ func parseWindow(s string) (time.Duration, error) {
 
 // Firing is a rule that fired on a scenario.
 type Firing struct {
-	Rule     string  `json:"rule"`
-	Scenario string  `json:"scenario"` // benchmark/scenario
-	Value    float64 `json:"value"`
-	Limit    float64 `json:"limit"`
-	Message  string  `json:"message"`
+	Rule     string   `json:"rule"`
+	Action   string   `json:"action,omitempty"` // email; empty for the webhook
+	To       []string `json:"to,omitempty"`     // the email's recipients
+	Scenario string   `json:"scenario"`         // benchmark/scenario
+	Value    float64  `json:"value"`
+	Limit    float64  `json:"limit"`
+	Message  string   `json:"message"`
 }
 
 // History returns a scenario's values of a metric ("memory_mb.max") in stored runs started at or
@@ -185,13 +221,13 @@ func Evaluate(ctx context.Context, rules []Rule, run, baseline *result.Run, hist
 				}
 				growth := 100 * (v/xs[0] - 1)
 				if compare.Holds(growth, rule.Op, rule.Value) {
-					fired = append(fired, Firing{Rule: rule.Text, Scenario: s.ID(), Value: growth, Limit: rule.Value,
+					fired = append(fired, Firing{Rule: rule.Text, Action: rule.email(), To: rule.To, Scenario: s.ID(), Value: growth, Limit: rule.Value,
 						Message: fmt.Sprintf("%s: %s grew %+.1f%% over %s (from %.4g to %.4g)", s.ID(), rule.Metric, growth, rule.Growth, xs[0], v)})
 				}
 				continue
 			}
 			if compare.Holds(v, rule.Op, limit) {
-				fired = append(fired, Firing{Rule: rule.Text, Scenario: s.ID(), Value: v, Limit: limit,
+				fired = append(fired, Firing{Rule: rule.Text, Action: rule.email(), To: rule.To, Scenario: s.ID(), Value: v, Limit: limit,
 					Message: fmt.Sprintf("%s: %s = %.4g %s %.4g (%s)", s.ID(), rule.Metric, v, rule.Op, limit, rule.Text)})
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,12 @@ func TestParse(t *testing.T) {
 		{in: "growth(memory_mb) > 10%", bad: true},       // no window
 		{in: "growth(memory_mb, 7d) > 10", bad: true},    // growth wants a percentage
 		{in: "latency ms > 3", bad: true},                // not a metric
+		// seed 002's email_notification with recipients
+		{in: "memory_mb.max > 2048 -> email dev-team@company.com, ops@company.com", want: Rule{Text: "memory_mb.max > 2048", Metric: "memory_mb.max", Op: ">", Value: 2048, Action: "email", To: []string{"dev-team@company.com", "ops@company.com"}}},
+		{in: "latency_ms.p50 < 3 -> webhook", want: Rule{Text: "latency_ms.p50 < 3", Metric: "latency_ms.p50", Op: "<", Value: 3}},
+		{in: "latency_ms.p50 > 3 -> email", bad: true},        // no recipient
+		{in: "latency_ms.p50 > 3 -> email nobody", bad: true}, // not an address
+		{in: "latency_ms.p50 > 3 -> pager x", bad: true},      // no such action
 	}
 	for _, c := range cases {
 		got, err := Parse(c.in)
@@ -37,8 +44,13 @@ func TestParse(t *testing.T) {
 			}
 			continue
 		}
-		c.want.Text = c.in
-		if err != nil || got != c.want {
+		if c.want.Text == "" {
+			c.want.Text = c.in
+		}
+		if c.want.Action == "" {
+			c.want.Action = "webhook"
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
