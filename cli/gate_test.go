@@ -79,3 +79,45 @@ func TestCompareGatesOnPrimaryMetrics(t *testing.T) {
 		t.Errorf("compare --gate 'peak rss': exit %d, want 2 naming --gate\n%s", code, errOut)
 	}
 }
+
+// A definition's gate: reaches run.json and the verdict: a figure the command reports itself
+// (work_ms, doubled between the runs) fails the comparison only when gate: names it.
+func TestDefinitionGateThroughRun(t *testing.T) {
+	for _, gated := range []bool{false, true} {
+		dir := t.TempDir()
+		def := "name: g\nsubject: {kind: exec, command: [sh, -c, 'echo \"{\\\"work_ms\\\": ${W}}\"'], metrics: json}\nmetrics: {work_ms: {unit: ms, better: lower}}\n"
+		if gated {
+			def += "gate: [work_ms]\n"
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "benches"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "benches", "g.yaml"), []byte(def), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runs := make([]string, 2)
+		for i, w := range []string{"10", "20"} {
+			out := filepath.Join(dir, "out"+w)
+			code, _, errOut := runCLI(t, dir, []string{"W=" + w}, "run", "--no-monitor", "--iterations", "12", "--warmup", "0", "--output-dir", out, "--format", "none", "--no-store")
+			if code != ExitOK {
+				t.Fatalf("run W=%s: exit %d\n%s", w, code, errOut)
+			}
+			runs[i] = filepath.Join(out, result.LatestLink)
+		}
+		r, err := result.Load(runs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(r.Scenarios[0].Gate, ","); gated != (got == "work_ms") {
+			t.Errorf("gate: %v: run.json's scenario gate %q", gated, got)
+		}
+		code, out, errOut := runCLI(t, dir, nil, "compare", runs[0], runs[1], "--threshold", "latency_ms=100000")
+		want := ExitOK
+		if gated {
+			want = ExitRegression
+		}
+		if code != want {
+			t.Errorf("gate: %v: compare work_ms 10 → 20: exit %d, want %d\n%s%s", gated, code, want, out, errOut)
+		}
+	}
+}
