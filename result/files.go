@@ -112,11 +112,14 @@ func Load(path string) (*Run, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, RunFile)
 	}
-	data, err := readall.File(path, readall.RunLimit)
-	if err != nil {
-		return nil, err
+	r, done, err := loadStream(path, path, false)
+	if !done {
+		var data []byte
+		if data, err = readall.File(path, readall.RunLimit); err != nil {
+			return nil, err
+		}
+		r, err = Decode(data, path)
 	}
-	r, err := Decode(data, path)
 	if err != nil {
 		return nil, err
 	}
@@ -143,16 +146,7 @@ func Decode(data []byte, path string) (*Run, error) {
 		}
 		return nil, fmt.Errorf("%s: corrupt run file: %w", path, err)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
-	}
-	if err := r.CheckValues(); err != nil {
-		return nil, fmt.Errorf("%s: corrupt run file: %w", path, err)
-	}
-	if r.FinishedAt.IsZero() {
-		r.Partial = true
-	}
-	return &r, nil
+	return check(&r, path)
 }
 
 func lineCol(data []byte, off int64) (int, int) {

@@ -3,8 +3,10 @@ package run
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,10 +51,6 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 			// A run folder: its run.json (and the journal of a run that never finished).
 			file, path = filepath.Join(file, result.RunFile), filepath.Join(path, result.RunFile)
 		}
-		data, err := readall.File(path, readall.RunLimit)
-		if err != nil {
-			return runs, err
-		}
 		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		// A generated id is unique (result.NewID): two files of the same name imported in
 		// the same second are two runs.
@@ -67,7 +65,11 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 		if b == "" {
 			b = base
 		}
-		r, err := result.Import(data, file, o.Format, runID, b, started)
+		r, err := result.ImportFile(path, file, o.Format, runID, b, started)
+		var pe *fs.PathError
+		if errors.As(err, &pe) || errors.Is(err, readall.ErrNotRegular) || errors.Is(err, readall.ErrTooLarge) {
+			return runs, err // the file could not be read: not a usage error
+		}
 		if err == nil && r.Schema != "" && filepath.Base(path) == result.RunFile {
 			// A killed run's scenarios since its last rewrite of run.json are in its journal.
 			err = result.AddJournal(filepath.Dir(path), r)

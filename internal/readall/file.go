@@ -1,6 +1,7 @@
 package readall
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,12 @@ const (
 	// ImportLimit bounds a file of another tool's results (go test -bench, pytest-benchmark,
 	// hyperfine) given to import.
 	ImportLimit = 1 << 30
+)
+
+// Errors of Open and File, wrapped with the path: errors.Is tells them.
+var (
+	ErrNotRegular = errors.New("not a regular file: only regular files are read")
+	ErrTooLarge   = errors.New("over the limit for this file")
 )
 
 // Open opens path for reading when it is a regular file. A named pipe, a device, a socket or a
@@ -65,7 +72,7 @@ func regular(path string, fi fs.FileInfo) error {
 	case m&fs.ModeSocket != 0:
 		what = "a socket"
 	}
-	return fmt.Errorf("%s is %s, not a regular file: only regular files are read", path, what)
+	return fmt.Errorf("%s is %s, %w", path, what, ErrNotRegular)
 }
 
 // File reads the regular file path (see Open) whole when it holds at most limit bytes; a larger
@@ -96,5 +103,5 @@ func File(path string, limit int64) ([]byte, error) {
 }
 
 func overLimit(path string, limit int64) error {
-	return fmt.Errorf("%s is over the limit of %d bytes for this file", path, limit)
+	return fmt.Errorf("%s is over the limit of %d bytes for this file: %w", path, limit, ErrTooLarge)
 }
