@@ -196,7 +196,7 @@ func (s *Source) tracePrompt(i int, r *rand.Rand) Prompt {
 		prev := s.trace[j]
 		p.History = append(p.History,
 			Message{Role: "user", Text: s.traceText(j)},
-			Message{Role: "assistant", Text: s.window(rand.New(rand.NewPCG(s.cfg.Seed^0xa55, Mix(uint64(j)))), prev.out)})
+			Message{Role: "assistant", Text: s.span(rand.New(rand.NewPCG(s.cfg.Seed^0xa55, Mix(uint64(j)))), prev.out, false)})
 		p.InputTokens += prev.in + prev.out
 	}
 	return p
@@ -206,7 +206,7 @@ func (s *Source) tracePrompt(i int, r *rand.Rand) Prompt {
 func (s *Source) traceText(i int) string {
 	e := s.trace[i]
 	if len(e.hashes) == 0 {
-		return s.window(rand.New(rand.NewPCG(s.cfg.Seed^0x7ace, Mix(uint64(i)))), e.in)
+		return s.span(rand.New(rand.NewPCG(s.cfg.Seed^0x7ace, Mix(uint64(i)))), e.in, false)
 	}
 	var b strings.Builder
 	left := e.in
@@ -218,12 +218,12 @@ func (s *Source) traceText(i int) string {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(s.window(rand.New(rand.NewPCG(s.cfg.Seed^0xb10c, Mix(h))), n))
+		b.WriteString(s.span(rand.New(rand.NewPCG(s.cfg.Seed^0xb10c, Mix(h))), n, b.Len() > 0))
 		left -= n
 	}
 	if left > 0 { // more tokens than its blocks cover
 		b.WriteByte(' ')
-		b.WriteString(s.window(rand.New(rand.NewPCG(s.cfg.Seed^0x7ace, Mix(uint64(i)))), left))
+		b.WriteString(s.span(rand.New(rand.NewPCG(s.cfg.Seed^0x7ace, Mix(uint64(i)))), left, true))
 	}
 	return b.String()
 }

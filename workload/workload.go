@@ -58,6 +58,10 @@ type Config struct {
 	Turns int `yaml:"turns" json:"turns,omitempty"`
 	// Images adds images to every chat request (image.go).
 	Images ImageConfig `yaml:"images" json:"images,omitzero"`
+	// Tokenizer is a Hugging Face tokenizer.json (relative to the definition's directory) that
+	// counts input tokens instead of words: synthetic text is built to the exact token count
+	// asked, and file prompts are counted with it (tokenizer.go).
+	Tokenizer string `yaml:"tokenizer" json:"tokenizer,omitempty"`
 }
 
 // Prompt is one request's input.
@@ -85,6 +89,8 @@ type Source struct {
 	entries []Prompt // file prompts, in sending order
 	trace   []traceEntry
 	images  []string // data URLs, taken in turn
+	tok     *counter // the tokenizer, or nil: words
+	ids     []uint16 // the corpus's words, as indexes into Vocabulary
 	earlier [][]int  // by trace entry: the earlier entries of its session, in order
 	prefix  string   // shared prefix text, without a trailing space
 	corpus  string   // synthetic words separated by single spaces
@@ -114,8 +120,23 @@ func Open(cfg Config, dir string) (*Source, error) {
 		return nil, err
 	}
 	s.buildCorpus()
+	if cfg.Tokenizer != "" {
+		path := cfg.Tokenizer
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		if s.tok, err = openCounter(path); err != nil {
+			return nil, err
+		}
+		if err := s.tok.check(s); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.SharedPrefix > 0 {
 		s.prefix = words(rand.New(rand.NewPCG(cfg.Seed, 0x5eed_9e3f)), cfg.SharedPrefix)
+		if s.tok != nil && s.tok.exact {
+			s.prefix = s.tokenSpan(rand.New(rand.NewPCG(cfg.Seed, 0x5eed_9e3f)), cfg.SharedPrefix, false)
+		}
 	}
 	if cfg.File == "" {
 		return s, nil
@@ -139,6 +160,13 @@ func Open(cfg Config, dir string) (*Source, error) {
 	entries, err := readFile(path, cfg.Format, cfg.Limit)
 	if err != nil {
 		return nil, err
+	}
+	if s.tok != nil {
+		for i := range entries {
+			if entries[i].InputTokens, err = s.tok.count(entries[i].Text); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("workload %s: no prompts", path)
@@ -191,7 +219,7 @@ func (s *Source) Prompt(i int) Prompt {
 		}
 		p.History = append(p.History,
 			Message{Role: "user", Text: prev.Text},
-			Message{Role: "assistant", Text: s.window(rand.New(rand.NewPCG(s.cfg.Seed^0xa55, Mix(uint64(j)))), reply)})
+			Message{Role: "assistant", Text: s.span(rand.New(rand.NewPCG(s.cfg.Seed^0xa55, Mix(uint64(j)))), reply, false)})
 		p.InputTokens += prev.InputTokens + reply
 	}
 	return p
@@ -227,9 +255,16 @@ func (s *Source) single(i int) Prompt {
 		unique = max(in-s.cfg.SharedPrefix, 1)
 		in = s.cfg.SharedPrefix + unique
 	}
-	text := s.window(r, unique)
+	text := s.span(r, unique, s.prefix != "")
 	if s.prefix != "" {
 		text = s.prefix + " " + text
+	}
+	if s.tok != nil && !s.tok.exact {
+		// A tokenizer whose count of a text is not the sum of its words' (checked at Open):
+		// the text is made of words and counted as it is.
+		if n, err := s.tok.count(text); err == nil {
+			in = n
+		}
 	}
 	return Prompt{Text: text, InputTokens: in, OutputTokens: out}
 }
@@ -256,9 +291,12 @@ func (s *Source) buildCorpus() {
 	r := rand.New(rand.NewPCG(s.cfg.Seed, 0xc0_4b05))
 	var b strings.Builder
 	s.starts = make([]int32, 0, corpusWords+1)
+	s.ids = make([]uint16, 0, corpusWords)
 	for range corpusWords {
 		s.starts = append(s.starts, int32(b.Len()))
-		b.WriteString(Vocabulary[r.IntN(len(Vocabulary))])
+		w := r.IntN(len(Vocabulary))
+		s.ids = append(s.ids, uint16(w))
+		b.WriteString(Vocabulary[w])
 		b.WriteByte(' ')
 	}
 	s.starts = append(s.starts, int32(b.Len()))

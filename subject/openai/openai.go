@@ -318,7 +318,10 @@ func (s *Subject) Turns() int { return s.src.Turns() }
 
 // Describe returns what the subject talks to; never the API key.
 func (s *Subject) Describe() map[string]any {
-	return map[string]any{"url": s.cfg.URL, "model": s.cfg.Model, "endpoint": s.endpoint, "stream": s.stream}
+	return map[string]any{"url": s.cfg.URL, "model": s.cfg.Model, "endpoint": s.endpoint, "stream": s.stream,
+		// How token counts were made, as each figure is stated.
+		"token_counts": "input: the server's usage.prompt_tokens where it reports it, else " + s.src.Counted() +
+			"; output: usage.completion_tokens, else content events (the output_tokens note says so)"}
 }
 
 // Close closes idle connections.
