@@ -21,8 +21,8 @@ the A run before it (%d A/A comparisons), and %d runs with the slowdown (S, not 
 the history stays the unchanged scenario's), each compared with the A run before it and the A run
 after it (%d slowdown comparisons). A comparison is `+"`inferbench compare OLD NEW`"+` at its
 defaults; it counts as failed when it exits 3, whatever number of metrics failed. Every run is
-`+"`inferbench run`"+` at the definition's defaults (3 warm-up and 30 measured iterations;
-monitors on). "measured slowdown" is the median change of the primary metric in the slowdown
+`+"`inferbench run`"+` at the definition's defaults (3 warm-up and 30 measured iterations,
+unless -iterations says otherwise; monitors on). "measured slowdown" is the median change of the primary metric in the slowdown
 comparisons (latency_ms; ttft_ms for OpenAI); "primary threshold" is the median threshold it was
 held to, and in how many comparisons that threshold came from the stored runs' noise.
 

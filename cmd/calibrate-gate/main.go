@@ -66,6 +66,7 @@ func setupSHA(ctx context.Context, p inferbench.Params) (func(context.Context) e
 
 type options struct {
 	n, history int
+	iterations int // --iterations for every run; 0 keeps the definitions' default
 	kinds      []string
 	python     string
 	write      string
@@ -80,6 +81,7 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	var o options
 	var kindList string
 	fs.IntVar(&o.n, "n", 100, "A/A comparisons and slowdown comparisons per kind (even)")
+	fs.IntVar(&o.iterations, "iterations", 0, "measured iterations (requests) per run; 0 keeps the default (30)")
 	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
 	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, gofunc, mock, worker, openai (default all)")
 	fs.StringVar(&o.python, "python", "", "the worker's interpreter (INFERBENCH_PYTHON; default: inferbench's own choice)")
@@ -167,6 +169,7 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 // workspace runs inferbench for one kind in its own folder (its own store and results).
 type workspace struct {
 	k      kind
+	flags  []string // run flags of every run
 	dir    string
 	bin    string
 	env    []string
@@ -176,7 +179,7 @@ type workspace struct {
 // run runs the scenario once with the extra environment, stored in the history or not, and
 // returns the run folder.
 func (w *workspace) run(extra map[string]string, store bool) (string, error) {
-	args := append([]string{"run", "--format", "none", "--output-dir", "results"}, w.k.flags...)
+	args := append([]string{"run", "--format", "none", "--output-dir", "results"}, w.flags...)
 	if !store {
 		args = append(args, "--no-store")
 	}
@@ -322,7 +325,10 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	if o.python != "" {
 		env = withEnv(env, map[string]string{"INFERBENCH_PYTHON": o.python})
 	}
-	w := &workspace{k: k, dir: dir, bin: bin, env: env, stderr: stderr}
+	w := &workspace{k: k, dir: dir, bin: bin, env: env, stderr: stderr, flags: k.flags}
+	if o.iterations > 0 {
+		w.flags = append(append([]string(nil), k.flags...), "--iterations", strconv.Itoa(o.iterations))
+	}
 	run := func(extra map[string]string, store bool) (string, error) {
 		d, err := w.run(extra, store)
 		t.runs++
