@@ -81,10 +81,10 @@ func TestFileDoors(t *testing.T) {
 		{"compare", []string{"compare", "/dev/zero", "/dev/zero"}, ExitError, notRegular},
 		{"import", []string{"import", "/dev/zero", "--format", "gobench"}, ExitError, notRegular},
 		{"alerts-file", []string{"run", "--exec", "true", "--alerts-file", "/dev/zero", "--no-store"}, ExitUsage, notRegular},
-		{"budget-file", []string{"compare", "a", "b", "--budget-file", "/dev/zero"}, ExitUsage, notRegular},
-		{"thresholds-file", []string{"compare", "a", "b", "--thresholds-file", "/dev/zero"}, ExitUsage, notRegular},
+		{"budget-file", []string{"compare", "a", "b", "--budget-file", "/dev/zero"}, ExitUsage, "--budget-file: " + notRegular},
+		{"thresholds-file", []string{"compare", "a", "b", "--thresholds-file", "/dev/zero"}, ExitUsage, "--thresholds-file: " + notRegular},
 		// A named pipe among the definitions.
-		{"fifo definition", []string{"validate"}, ExitUsage, "benches/x.yaml is a named pipe, not a regular file"},
+		{"fifo definition", []string{"validate"}, ExitUsage, "benches/x.yaml: is a named pipe, not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runCLI(t, dir, nil, tc.args...)

@@ -223,7 +223,7 @@ func (c CompareFiles) Config(env Env) (compare.Config, error) {
 	}
 	if c.ThresholdsFile != "" {
 		if err := cfg.Thresholds.LoadFile(env.Path(c.ThresholdsFile)); err != nil && (c.RequireThresholds || !errors.Is(err, os.ErrNotExist)) {
-			return cfg, UsageError(err)
+			return cfg, UsageError(fileFlag("--thresholds-file", err))
 		}
 	}
 	for _, t := range c.Thresholds {
@@ -239,10 +239,18 @@ func (c CompareFiles) Config(env Env) (compare.Config, error) {
 			cfg.Budgets = bf
 		case errors.Is(err, os.ErrNotExist) && !c.RequireBudgets:
 		default:
-			return cfg, UsageError(err)
+			return cfg, UsageError(fileFlag("--budget-file", err))
 		}
 	}
 	return cfg, nil
+}
+
+// fileFlag names the flag of a file that could not be read (a device, a named pipe, too large).
+func fileFlag(flag string, err error) error {
+	if errors.Is(err, readall.ErrNotRegular) || errors.Is(err, readall.ErrTooLarge) {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return err
 }
 
 // ParseAlerts reads alert rules: the rules given, then the file's (one a line, # comments;

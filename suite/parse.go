@@ -30,7 +30,8 @@ import (
 func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, error) {
 	data, err := readBounded(path)
 	if err != nil {
-		return nil, Errors{{File: path, Msg: err.Error()}}
+		// The error names path itself (os, readall): the Error's prefix names it once.
+		return nil, Errors{{File: path, Msg: strings.TrimPrefix(strings.TrimPrefix(err.Error(), "open "), path+" ")}}
 	}
 	if p := fileType(filepath.Ext(path)); p != nil {
 		bs, err := p(path, data)
