@@ -135,7 +135,8 @@ agreement:
 FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv subject/openai:FuzzScanner \
 	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode result:FuzzWriteJSON result:FuzzDecodeRun \
 	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply redact:FuzzCandidates \
-	result:FuzzJournal workload:FuzzReadPrompts compare:FuzzParseBudgetFile subject/exec:FuzzLastLineJSON
+	result:FuzzJournal workload:FuzzReadPrompts compare:FuzzParseBudgetFile subject/exec:FuzzLastLineJSON \
+	result:FuzzDecodeStream compare:FuzzParseThresholdsFile internal/inert:FuzzText
 FUZZTIME ?= 5000x
 
 fuzz-short:

@@ -171,6 +171,12 @@ func (t *Thresholds) LoadFile(file string) error {
 	if err != nil {
 		return err
 	}
+	return t.parseFile(file, data)
+}
+
+// parseFile reads the benchmark_thresholds.json data of file into t; on an error t is left as
+// it was.
+func (t *Thresholds) parseFile(file string, data []byte) error {
 	var f ThresholdsFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 		return fileError(file, err, "keys: latency_regression_threshold, memory_regression_threshold, throughput_regression_threshold, cpu_regression_threshold, percent, metrics, benchmarks")

@@ -40,3 +40,42 @@ func FuzzParseBudgetFile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseThresholdsFile: every threshold a benchmark_thresholds.json sets is a finite
+// percentage, 0 or more (NaN made every change pass), and a refused file changes nothing.
+func FuzzParseThresholdsFile(f *testing.F) {
+	for _, s := range []string{
+		"{\"latency_regression_threshold\": 10, \"memory_regression_threshold\": 20}\n",
+		"{\"metrics\": {\"ttft_ms\": 5}, \"benchmarks\": {\"resnet\": {\"latency\": 8}}}\n",
+		"{\"latency_regression_threshold\": NaN}\n", "{\"metrics\": {\"x\": .inf}}\n",
+		"{\"benchmarks\": {\"b\": {\"x\": -1}}}\n", "{\"percent\": false}\n",
+		"{\"latency_regression_threshold\": 15  # the seed's comment\n}\n", "{\"nope\": 1}\n", "", "[]",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var th Thresholds
+		if err := th.parseFile("benchmark_thresholds.json", data); err != nil {
+			if len(th.Kinds)+len(th.Metrics)+len(th.Benchmarks) > 0 {
+				t.Fatalf("refused (%v), but kept %v %v %v", err, th.Kinds, th.Metrics, th.Benchmarks)
+			}
+			return
+		}
+		check := func(k string, v float64) {
+			if !validPercent(v) || math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("accepted %s = %v", k, v)
+			}
+		}
+		for k, v := range th.Kinds {
+			check(string(k), v)
+		}
+		for k, v := range th.Metrics {
+			check(k, v)
+		}
+		for b, m := range th.Benchmarks {
+			for k, v := range m {
+				check(b+":"+k, v)
+			}
+		}
+	})
+}

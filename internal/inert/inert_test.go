@@ -3,6 +3,7 @@ package inert
 import (
 	"bytes"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestText(t *testing.T) {
@@ -36,4 +37,30 @@ func TestWriter(t *testing.T) {
 	if got, want := b.String(), `é\x1b[31m\u009b`; got != want {
 		t.Errorf("wrote %q, want %q", got, want)
 	}
+}
+
+// FuzzText: what Text returns holds no control character but newline and tab, is valid UTF-8,
+// and is the text itself when it held none; Writer writes the same in pieces of any size.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"plain", "a\x1b[2Jb", "\u009b\r\x7f", "é\xff\xc3", ""} {
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, s string, cut uint8) {
+		got := Text(s)
+		if !utf8.ValidString(got) || !clean(got) {
+			t.Fatalf("Text(%q) = %q still holds a control character", s, got)
+		}
+		if clean(s) && got != s {
+			t.Fatalf("Text(%q) = %q changed clean text", s, got)
+		}
+		var b bytes.Buffer
+		w := Writer(&b)
+		n := int(cut)%8 + 1
+		for i := 0; i < len(s); i += n {
+			w.Write([]byte(s[i:min(i+n, len(s))]))
+		}
+		if clean(s) && b.String() != s || utf8.ValidString(s) && b.String() != got {
+			t.Fatalf("Writer in pieces of %d: %q, Text: %q", n, b.String(), got)
+		}
+	})
 }
