@@ -30,16 +30,22 @@ func TestRunProfile(t *testing.T) {
 	for _, s := range r.Scenarios {
 		switch {
 		case s.Benchmark == "noop":
-			if len(s.Profiles) != 1 || s.Profiles[0] != "profiles/noop__default/cpu.pprof" {
+			// the CPU profile, and the heap profile beside it (issue 23)
+			if len(s.Profiles) != 2 || s.Profiles[0] != "profiles/noop__default/cpu.pprof" || s.Profiles[1] != "profiles/noop__default/heap.pprof" {
 				t.Fatalf("noop profiles %v", s.Profiles)
 			}
 			html, _ := os.ReadFile(filepath.Join(runDir, "report.html"))
 			if !strings.Contains(string(html), `href="profiles/noop__default/cpu.pprof"`) {
 				t.Errorf("report.html does not link the profile")
 			}
-			b, err := os.ReadFile(filepath.Join(runDir, s.Profiles[0]))
-			if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // pprof: gzipped protobuf
-				t.Errorf("%s: not a pprof file (%d bytes, %v)", s.Profiles[0], len(b), err)
+			for _, p := range s.Profiles {
+				b, err := os.ReadFile(filepath.Join(runDir, p))
+				if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // pprof: gzipped protobuf
+					t.Errorf("%s: not a pprof file (%d bytes, %v)", p, len(b), err)
+				}
+			}
+			if !strings.Contains(string(html), `href="profiles/noop__default/heap.pprof"`) {
+				t.Errorf("report.html does not link the heap profile")
 			}
 		case s.Benchmark == "quick-mock":
 			if !strings.Contains(strings.Join(s.Warnings, "\n"), "profile: the mock subject has no profiler") {

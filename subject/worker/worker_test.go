@@ -442,8 +442,8 @@ func TestWorkerProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1 || files[0] != filepath.Join(dir, "python.prof") {
-		t.Fatalf("files %v, want %s/python.prof", files, dir)
+	if len(files) != 2 || files[0] != filepath.Join(dir, "python.prof") || files[1] != filepath.Join(dir, "memory_top.txt") {
+		t.Fatalf("files %v, want %s/python.prof and memory_top.txt", files, dir)
 	}
 	if fi, err := os.Stat(files[0]); err != nil || fi.Size() == 0 {
 		t.Errorf("%s: %v", files[0], err)
@@ -461,8 +461,8 @@ func TestWorkerTorchProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1 || files[0] != filepath.Join(dir, "torch_trace.json") {
-		t.Fatalf("files %v, want %s/torch_trace.json", files, dir)
+	if len(files) < 2 || files[0] != filepath.Join(dir, "torch_trace.json") || files[len(files)-1] != filepath.Join(dir, "memory_top.txt") {
+		t.Fatalf("files %v, want %s/torch_trace.json, then memory_top.txt", files, dir)
 	}
 	b, err := os.ReadFile(files[0])
 	if err != nil {

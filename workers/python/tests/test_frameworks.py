@@ -276,7 +276,8 @@ class TorchProfileTest(unittest.TestCase):
                                 "device": "cpu", "threads": 1})
         with tempfile.TemporaryDirectory() as d:
             files = w.call("profile", n=2, dir=d)["files"]
-            self.assertEqual(files, [os.path.join(d, "torch_trace.json")])
+            self.assertEqual(files[0], os.path.join(d, "torch_trace.json"))
+            self.assertEqual(files[-1], os.path.join(d, "memory_top.txt"))  # and the memory profile
             with open(files[0]) as f:
                 events = json.load(f)["traceEvents"]
             names = {e.get("name", "") for e in events}
@@ -296,7 +297,8 @@ class TorchProfileTest(unittest.TestCase):
         before = w.call("run", n=2)
         with tempfile.TemporaryDirectory() as d:
             files = w.call("profile", n=2, dir=d)["files"]
-            self.assertEqual(files, [os.path.join(d, "torch_trace.json")])
+            self.assertEqual(files[0], os.path.join(d, "torch_trace.json"))
+            self.assertEqual(files[-1], os.path.join(d, "memory_top.txt"))  # and the memory profile
             with open(files[0]) as f:
                 trace = json.load(f)
             events = trace["traceEvents"]
@@ -334,7 +336,7 @@ class CProfileTest(unittest.TestCase):
                                 "device": "cpu"})
         with tempfile.TemporaryDirectory() as d:
             files = w.call("profile", n=3, dir=d)["files"]
-            self.assertEqual(files, [os.path.join(d, "python.prof")])
+            self.assertEqual(files, [os.path.join(d, "python.prof"), os.path.join(d, "memory_top.txt")])
             funcs = profiled(self, files[0])
             self.assertIn(("jax_vision.py", "run"), funcs)
             # the jitted call went through JAX's dispatch (pjit), and its result was awaited
@@ -350,7 +352,7 @@ class CProfileTest(unittest.TestCase):
         w.call("setup", params={"model": "resnet18.onnx", "batch_size": 2, "threads": 1})
         with tempfile.TemporaryDirectory() as pd:
             files = w.call("profile", n=3, dir=pd)["files"]
-            self.assertEqual(files, [os.path.join(pd, "python.prof")])
+            self.assertEqual(files, [os.path.join(pd, "python.prof"), os.path.join(pd, "memory_top.txt")])
             funcs = profiled(self, files[0])
             self.assertIn(("ort.py", "iteration"), funcs)
             # InferenceSession.run, three times

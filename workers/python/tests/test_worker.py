@@ -202,9 +202,13 @@ class ProtocolTest(unittest.TestCase):
         w.call("setup", params={"file": "seed_bench.py", "function": "run_sum_benchmark"})
         with tempfile.TemporaryDirectory() as d:
             files = w.call("profile", n=3, dir=d)["files"]
-            self.assertEqual(files, [os.path.join(d, "python.prof")])
+            # and the memory profile: tracemalloc's top lines (issue 23)
+            self.assertEqual(files, [os.path.join(d, "python.prof"), os.path.join(d, "memory_top.txt")])
             st = pstats.Stats(files[0])
             self.assertTrue(any(k[2] == "run_sum_benchmark" for k in st.stats), list(st.stats)[:5])
+            with open(files[1]) as f:
+                top = f.read()
+            self.assertIn("file:line", top)
 
     def test_pyfunc_class(self):
         w = self.worker("pyfunc", cwd=DATA)
