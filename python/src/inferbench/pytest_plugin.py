@@ -20,6 +20,7 @@ benchmark's measured window and the environment fingerprint (`inferbench sysinfo
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -198,22 +199,23 @@ class BenchmarkFixture:
         o = self._record.options
         loops = o.iterations or 0
 
-        def timed(n: int) -> float:
+        def timed(n: int, timer: Callable[[], float] = _timer) -> float:
             r = range(n)
-            t0 = _timer()
+            t0 = timer()
             for _ in r:
                 fn(*args, **kwargs)
-            return _timer() - t0
+            return timer() - t0
 
-        duration, loops = _calibrate(timed, o.min_time) if not loops else (timed(loops), loops)
-        for _ in range(o.warmup):
-            timed(loops)
-        rounds = o.rounds or max(o.min_rounds, math.ceil(o.max_time / max(duration, 1e-9)))
-        data: list[float] = []
-        with _Window() as w:
-            started = time.time()
-            for _ in range(rounds):
-                data.append(timed(loops) / loops)
+        with _untraced():
+            duration, loops = _calibrate(timed, o.min_time) if not loops else (timed(loops), loops)
+            for _ in range(o.warmup):
+                timed(loops)
+            rounds = o.rounds or max(o.min_rounds, math.ceil(o.max_time / max(duration, 1e-9)))
+            data: list[float] = []
+            with _Window() as w:
+                started = time.time()
+                for _ in range(rounds):
+                    data.append(timed(loops) / loops)
         self._finish(data, loops, o.warmup, started, w)
         return fn(*args, **kwargs)
 
@@ -239,29 +241,35 @@ class BenchmarkFixture:
         kwargs = kwargs or {}
         result: Any = None
 
-        def one() -> float:
+        def one(timer: Callable[[], float] = _timer) -> float:
             nonlocal result
             a, k = args, kwargs
             if setup is not None:
                 got = setup()
                 if got is not None:
                     a, k = got
-            r = range(iterations)
-            t0 = _timer()
-            for _ in r:
+            if iterations == 1:  # no loop around a single call: its cost would be measured
+                t0 = timer()
                 result = target(*a, **k)
-            t = _timer() - t0
+                t = timer() - t0
+            else:
+                r = range(iterations)
+                t0 = timer()
+                for _ in r:
+                    result = target(*a, **k)
+                t = timer() - t0
             if teardown is not None:
                 teardown(*a, **k)
             return t
 
-        for _ in range(warmup_rounds):
-            one()
-        data: list[float] = []
-        with _Window() as w:
-            started = time.time()
-            for _ in range(rounds):
-                data.append(one() / iterations)
+        with _untraced():
+            for _ in range(warmup_rounds):
+                one()
+            data: list[float] = []
+            with _Window() as w:
+                started = time.time()
+                for _ in range(rounds):
+                    data.append(one() / iterations)
         self._finish(data, iterations, warmup_rounds, started, w)
         return result
 
@@ -270,6 +278,17 @@ class BenchmarkFixture:
         r.data, r.iterations, r.warmup_rounds, r.started = data, iterations, warmup, started
         r.duration_s, r.cpu_s, r.peak_rss_mb = w.wall, w.cpu, w.peak_mb
         self._store(r)
+
+
+@contextlib.contextmanager
+def _untraced() -> Iterator[None]:
+    """_untraced turns off a tracer (coverage, a debugger) while rounds are timed, as pytest-benchmark does."""
+    tracer = sys.gettrace()
+    sys.settrace(None)
+    try:
+        yield
+    finally:
+        sys.settrace(tracer)
 
 
 def _calibrate(timed: Callable[[int], float], min_time: float) -> tuple[float, int]:
@@ -408,6 +427,8 @@ class Session:
 
     def finish(self, session: pytest.Session) -> None:
         c = self.config
+        if hasattr(c, "workerinput"):
+            return  # a pytest-xdist worker: its benchmarks are not gathered (docs/python.md, Limits)
         save, baseline = c.getoption("inferbench_save"), c.getoption("inferbench_compare")
         doc = self.benchmark_json()
         if p := c.getoption("inferbench_json"):
@@ -415,7 +436,8 @@ class Session:
         if not save and not baseline:
             return
         if not doc["benchmarks"]:
-            self.lines.append("inferbench: no benchmark ran in this session: nothing saved or compared")
+            hint = " (pytest-xdist runs them in workers, whose results are not gathered: run with -n 0)" if c.pluginmanager.hasplugin("xdist") and c.getoption("numprocesses", None) else ""
+            self.lines.append(f"inferbench: no benchmark ran in this session: nothing saved or compared{hint}")
             if baseline:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
