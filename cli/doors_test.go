@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestNumberDoors: every number the command line takes in (flags, the threshold and budget
@@ -25,6 +26,7 @@ func TestNumberDoors(t *testing.T) {
 	thNaN := write("th-nan.json", "{\n  \"latency_regression_threshold\": NaN\n}\n")
 	thInf := write("th-inf.json", "{\n  \"metrics\": {\"ttft_ms\": .inf}\n}\n")
 	budgetNaN := write("budget.yml", "budgets:\n  x:\n    max_latency_ms: .nan\n")
+	alertsNaN := write("alerts.rules", "# rules\nlatency_ms.p95 > NaN\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -48,6 +50,8 @@ func TestNumberDoors(t *testing.T) {
 		// The thresholds file: NaN and Inf, with the file and line.
 		{"thresholds file NaN", []string{"compare", "a", "b", "--thresholds-file", thNaN}, thNaN + ":2: latency_regression_threshold = NaN: want a finite percentage"},
 		{"thresholds file Inf", []string{"compare", "a", "b", "--thresholds-file", thInf}, thInf + ":2: ttft_ms = +Inf: want a finite percentage"},
+		// An alert rule of a file names its file and line (a NaN threshold never fires).
+		{"alerts file NaN", []string{"run", "--exec", "true", "--alerts-file", alertsNaN, "--no-store"}, alertsNaN + ":2: "},
 		// The budget file.
 		{"budget file NaN", []string{"compare", "a", "b", "--budget-file", budgetNaN}, budgetNaN + ":3: budgets: x: max_latency_ms = NaN"},
 	} {
@@ -92,5 +96,30 @@ func TestFileDoors(t *testing.T) {
 				t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// TestFIFORunFolder: a named pipe called run.json in the output folder (where the record stage
+// looks for killed runs) does not block the next run: it is no run, and is left alone.
+func TestFIFORunFolder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "out", "20260101_000000-aaaaaaaa"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "out", "20260101_000000-aaaaaaaa", "run.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := runCLI(t, dir, nil, "run", "--exec", "true", "--iterations", "1", "--warmup", "0", "--no-monitor", "--output-dir", "out", "--store", "h.db")
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Errorf("exit %d", code)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run blocked on the named pipe")
 	}
 }

@@ -256,25 +256,29 @@ func fileFlag(flag string, err error) error {
 // ParseAlerts reads alert rules: the rules given, then the file's (one a line, # comments;
 // relative to env's directory) when file is set. A bad rule or file is a usage error.
 func ParseAlerts(rules []string, file string, env Env) ([]alert.Rule, error) {
-	lines := append([]string(nil), rules...)
-	if file != "" {
-		data, err := readall.File(env.Path(file), readall.ConfigLimit)
-		if err != nil {
-			return nil, usageErr("--alerts-file: %v", err)
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-				lines = append(lines, l)
-			}
-		}
-	}
 	var out []alert.Rule
-	for _, l := range lines {
+	for _, l := range rules {
 		r, err := alert.Parse(l)
 		if err != nil {
 			return nil, UsageError(err)
 		}
 		out = append(out, r)
+	}
+	if file != "" {
+		data, err := readall.File(env.Path(file), readall.ConfigLimit)
+		if err != nil {
+			return nil, usageErr("--alerts-file: %v", err)
+		}
+		for i, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "#") {
+				continue
+			}
+			r, err := alert.Parse(l)
+			if err != nil {
+				return nil, usageErr("%s:%d: %v", file, i+1, err) // the file and line of the rule
+			}
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }

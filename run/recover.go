@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 )
@@ -54,7 +55,7 @@ func recoverKilled(ctx context.Context, st store.Store, root, skip string) ([]st
 // killedHead reports whether a run.json's first bytes say partial without a finished_at (the
 // field comes right after started_at when the run finished), without reading a large file whole.
 func killedHead(path string) bool {
-	f, err := os.Open(path)
+	f, err := readall.Open(path) // a named pipe called run.json would block the next run
 	if err != nil {
 		return false
 	}
