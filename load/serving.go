@@ -81,6 +81,9 @@ func init() {
 	result.Define(
 		result.Info{Name: "itl_coalesced_rate", Unit: "ratio", Better: result.Lower, Doc: "inter-token gaps of zero because the two events arrived in one read, over all inter-token gaps"},
 		result.Info{Name: "client_stall_p99_ms", Unit: "ms", Better: result.Lower, Doc: "p99 of how late the client's event loop woke from a 5 ms sleep during the measured phase"},
+		// Read by the serving loads and removed; a single-call load keeps them as metrics.
+		result.Info{Name: ValueServerFirstTogether, Unit: "ratio", Better: result.Lower, Doc: "mockserver: 1 when the server wrote a request's first two content events in one write, else 0 (its mean is the server's share)"},
+		result.Info{Name: ValueServerTogether, Unit: "events", Better: result.Lower, Doc: "mockserver: content events of a request the server wrote in one write with the event before them"},
 	)
 }
 
