@@ -3,7 +3,9 @@ package result
 import (
 	"bytes"
 	"encoding/csv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -77,5 +79,25 @@ func TestCSVInert(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+}
+
+// TestNamesInert: the names of a run read from a file (run.json, another tool's results) hold no
+// control character: a Go benchmark named with an escape sequence is shown escaped.
+func TestNamesInert(t *testing.T) {
+	r, err := Import([]byte("BenchmarkA\x1b[2J-8  100  5000 ns/op\n"), "bench.txt", "gobench", "id", "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Scenarios[0].Benchmark + "/" + r.Scenarios[0].Scenario; strings.ContainsRune(got, 0x1b) || !strings.Contains(got, `\x1b[2J`) {
+		t.Errorf("name %q: want the escape shown as \\x1b", got)
+	}
+	doc := `{"schema":"` + Schema + `","scenarios":[{"benchmark":"b\u001b]0;x\u0007","scenario":"default","status":"ok"}]}`
+	r, err = Decode([]byte(doc), "run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Scenarios[0].Benchmark; got != `b\x1b]0;x\x07` {
+		t.Errorf("run.json name %q", got)
 	}
 }

@@ -149,6 +149,16 @@ func Decode(data []byte, path string) (*Run, error) {
 	return check(&r, path)
 }
 
+// inertNames escapes the control characters of r's benchmark and scenario names (inert.Text):
+// a run.json or another tool's file from elsewhere cannot put an escape sequence on a terminal
+// or in a text report through them.
+func inertNames(r *Run) {
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		s.Benchmark, s.Scenario = inert.Text(s.Benchmark), inert.Text(s.Scenario)
+	}
+}
+
 func lineCol(data []byte, off int64) (int, int) {
 	line, col := 1, 1
 	for i := int64(0); i < off && i < int64(len(data)); i++ {

@@ -257,5 +257,8 @@ func Import(data []byte, name, format, id, bench string, at time.Time) (*Run, er
 	default:
 		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest, hyperfine or inferbench", format)
 	}
+	if err == nil {
+		inertNames(r)
+	}
 	return r, err
 }

@@ -153,6 +153,7 @@ func check(r *Run, path string) (*Run, error) {
 	if r.FinishedAt.IsZero() {
 		r.Partial = true
 	}
+	inertNames(r)
 	return r, nil
 }
 

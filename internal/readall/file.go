@@ -13,11 +13,9 @@ import (
 const (
 	// ConfigLimit bounds a small configuration file: thresholds, budgets, alert rules.
 	ConfigLimit = 4 << 20
-	// RunLimit bounds a run.json or one of its journal's files (a merged run's is hundreds of MB).
+	// RunLimit bounds a run.json, its journal and a file of another tool's results given to
+	// import (a merged run's run.json is hundreds of MB).
 	RunLimit = 4 << 30
-	// ImportLimit bounds a file of another tool's results (go test -bench, pytest-benchmark,
-	// hyperfine) given to import.
-	ImportLimit = 1 << 30
 )
 
 // Errors of Open and File, wrapped with the path: errors.Is tells them.
