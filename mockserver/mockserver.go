@@ -144,6 +144,12 @@ type Stats struct {
 	Events      int64 // content events sent
 	Active      int64 // responses in progress now
 	MaxActive   int64 // most responses in progress at once
+	// Connections are the connections accepted (under Serve or Start), and Closed those closed
+	// while the server was not stopping, by the client (or a reset) or by an injected disconnect:
+	// a client that keeps one connection per stream has Connections equal to its concurrency
+	// and Closed 0 (GET /debug/stats counts the connection asking).
+	Connections int64
+	Closed      int64
 }
 
 // Server is an OpenAI-compatible mock. Create it with New.
@@ -157,6 +163,7 @@ type Server struct {
 	requests, completed, errors, rejected    atomic.Int64
 	disconnects, errorEvents, stalls, events atomic.Int64
 	active, maxActive                        atomic.Int64
+	conns, closed                            atomic.Int64
 
 	mu      sync.Mutex
 	emitted []Emission
@@ -206,6 +213,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /debug/stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
+	})
 	mux.HandleFunc("GET /debug/emits", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Emissions())
@@ -220,7 +231,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
 	}
-	stop := context.AfterFunc(ctx, func() { srv.Close() })
+	var closing atomic.Bool
+	srv.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch {
+		case st == http.StateNew:
+			s.conns.Add(1)
+		case st == http.StateClosed && !closing.Load():
+			s.closed.Add(1)
+		}
+	}
+	stop := context.AfterFunc(ctx, func() { closing.Store(true); srv.Close() })
 	defer stop()
 	err := srv.Serve(netstamp.Listen(ln))
 	if ctx.Err() != nil && errors.Is(err, http.ErrServerClosed) {
@@ -256,6 +276,7 @@ func (s *Server) Stats() Stats {
 		Requests: s.requests.Load(), Completed: s.completed.Load(), Errors: s.errors.Load(),
 		Rejected: s.rejected.Load(), Disconnects: s.disconnects.Load(), ErrorEvents: s.errorEvents.Load(),
 		Stalls: s.stalls.Load(), Events: s.events.Load(), Active: s.active.Load(), MaxActive: s.maxActive.Load(),
+		Connections: s.conns.Load(), Closed: s.closed.Load(),
 	}
 }
 
