@@ -91,8 +91,14 @@ test-wheel:
 # machine can run (definitions whose requirements are missing are skipped with the reason).
 # Only benches/: examples/gofunc/benches holds definitions of functions that only the example's own
 # binary registers (go run ./examples/gofunc run examples/gofunc).
-demo: build
-	./$(BIN) run --enable-mock benches
+# The demo says what it does, on one line while it builds (the first build compiles every
+# dependency, for minutes: a dot every 10 s), then what it runs.
+demo:
+	@printf 'demo: building %s (the first build compiles every dependency: a few minutes) ' '$(BIN)'; \
+		( while sleep 10; do printf .; done ) & ticker=$$!; \
+		$(MAKE) -s --no-print-directory build; rc=$$?; kill $$ticker 2>/dev/null; echo; exit $$rc
+	@echo "demo: ./$(BIN) run --enable-mock benches (simulated models; frameworks not installed here are skipped)"
+	@./$(BIN) run --enable-mock benches
 
 test: test-go test-python test-python-debian fuzz-short
 

@@ -58,3 +58,22 @@ func TestTableTokensPerSecond(t *testing.T) {
 		t.Errorf("TOKENS/s column:\n%s", b.String())
 	}
 }
+
+// TestNotesGroupWarnings: one warning of one kind on many scenarios (noise on a busy machine) is
+// one line naming the first and the count, so the demo's summary fits a screen (issue 23).
+func TestNotesGroupWarnings(t *testing.T) {
+	r := &result.Run{}
+	for i := range 12 {
+		r.Scenarios = append(r.Scenarios, result.Scenario{Benchmark: "m", Scenario: fmt.Sprintf("n=%d", i), Status: result.StatusOK,
+			Warnings: []string{fmt.Sprintf("noisy: latency CV %d%% (above 10%%); consider more iterations or a quieter machine", 11+i)}})
+	}
+	r.Scenarios[3].Warnings = append(r.Scenarios[3].Warnings, "budget m/n=3 cpu_pct not measured")
+	notes := Notes(r)
+	want := []string{
+		"warning m/n=0 and 11 more (each with its own figures in report.html): noisy: latency CV 11% (above 10%); consider more iterations or a quieter machine",
+		"warning m/n=3: budget m/n=3 cpu_pct not measured",
+	}
+	if fmt.Sprint(notes) != fmt.Sprint(want) {
+		t.Errorf("notes\n%q\nwant\n%q", notes, want)
+	}
+}

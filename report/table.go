@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -77,14 +78,17 @@ func Table(w io.Writer, r *result.Run) error {
 	return err
 }
 
-// Notes are the lines below the table, most severe first: failures, then warnings, then
-// skipped scenarios (one line per reason), then the expected effects (result.IsExpected), which
+// Notes are the lines below the table, most severe first: failures, then warnings (one line
+// per kind of warning), then skipped scenarios (one line per reason), then the expected effects (result.IsExpected), which
 // say why a figure looks as it does and raise no alarm. Within a severity, scenarios keep their
 // order.
 func Notes(r *result.Run) []string {
-	var failed, warned, skips, expected []string
+	var failed, skips, expected []string
 	skipped := map[string][]string{} // reason -> scenario ids
 	var reasons []string
+	type warning struct{ id, text string }
+	kinds := map[string][]warning{} // a warning's text with its figures blanked -> its scenarios
+	var order []string
 	for _, s := range r.Scenarios {
 		switch {
 		case s.Status == result.StatusSkipped:
@@ -100,8 +104,23 @@ func Notes(r *result.Run) []string {
 				expected = append(expected, fmt.Sprintf("note    %s: %s", s.ID(), warn))
 				continue
 			}
-			warned = append(warned, fmt.Sprintf("warning %s: %s", s.ID(), warn))
+			k := figures.ReplaceAllString(warn, "#")
+			if _, seen := kinds[k]; !seen {
+				order = append(order, k)
+			}
+			kinds[k] = append(kinds[k], warning{s.ID(), warn})
 		}
+	}
+	// One line per kind of warning: the same warning with other figures on several scenarios
+	// (noisy latency on a busy machine) reads as its first, and how many more have it.
+	var warned []string
+	for _, k := range order {
+		ws := kinds[k]
+		if len(ws) == 1 {
+			warned = append(warned, fmt.Sprintf("warning %s: %s", ws[0].id, ws[0].text))
+			continue
+		}
+		warned = append(warned, fmt.Sprintf("warning %s and %d more (each with its own figures in report.html): %s", ws[0].id, len(ws)-1, ws[0].text))
 	}
 	for _, why := range reasons {
 		ids := skipped[why]
@@ -115,6 +134,9 @@ func Notes(r *result.Run) []string {
 	}
 	return slices.Concat(failed, warned, skips, expected)
 }
+
+// figures are the numbers of a warning's text, blanked to tell its kind.
+var figures = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 
 // num formats a figure to about three significant digits, keeping large numbers whole.
 func num(v float64) string {

@@ -63,7 +63,11 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 		_ = report.CompareMarkdown(&md, rep)
-		for name, data := range map[string][]byte{CompareJSONFile: js.Bytes(), CompareMarkdownFile: md.Bytes()} {
+		files := map[string][]byte{CompareJSONFile: js.Bytes()}
+		if v.BaselineRun != nil { // budgets alone compare with nothing: no "compared with -" page
+			files[CompareMarkdownFile] = md.Bytes()
+		}
+		for name, data := range files {
 			if err := result.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
 				fmt.Fprintln(p.o.Stderr, "inferbench:", err)
 			}
@@ -85,13 +89,40 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 	if overhead != nil {
 		renderOverhead(out, overhead)
 	}
+	wroteReport := false
 	if !p.o.NoHTMLReport {
 		var buf bytes.Buffer
 		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("html report: %w", err))
 		} else if err := result.WriteFileAtomic(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err))
+		} else {
+			wroteReport = true
 		}
+	}
+	if p.o.Format == "table" {
+		nextSteps(out, dir, wroteReport, p.o.NoStore)
+	}
+}
+
+// nextSteps ends a run's summary with three things to try: the report, the dashboard of the
+// stored runs, and what the frameworks will run with here.
+func nextSteps(w io.Writer, dir string, report, noStore bool) {
+	var steps [][2]string
+	if report {
+		steps = append(steps, [2]string{"open " + filepath.Join(dir, ReportFile), "charts and tables of this run"})
+	}
+	if !noStore {
+		steps = append(steps, [2]string{"inferbench serve", "every stored run, with trends, in a browser"})
+	}
+	steps = append(steps, [2]string{"inferbench doctor", "what each framework will run with on this machine"})
+	width := 0
+	for _, s := range steps {
+		width = max(width, len(s[0]))
+	}
+	fmt.Fprintln(w, "\nnext:")
+	for _, s := range steps {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, s[0], s[1])
 	}
 }
 
