@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -157,6 +158,10 @@ func Start(ctx context.Context, endpoint, version string, opts ...Option) (*Run,
 			return nil, fmt.Errorf("%s %s: %w", what, u, err)
 		}
 	}
+	// The SDK logs a failed background export to the process's stderr, with the endpoint's URL
+	// unredacted and outside the run's log; the failure that matters, spans not delivered by the
+	// end, is Finish's error, which the run reports as a warning.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	res := resource.NewSchemaless(semconv.ServiceName("inferbench"), semconv.ServiceVersion(version))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithExportTimeout(timeout)), sdktrace.WithResource(res),
 		sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(idGenerator{}))
