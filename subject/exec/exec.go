@@ -81,6 +81,7 @@ type Command struct {
 	dir     string
 	env     []string
 	metrics bool
+	setID   bool      // argv[0] is a set-user-ID or set-group-ID program: not traced
 	output  io.Writer // the scenario's output log; nil discards
 
 	mu    sync.Mutex
@@ -151,7 +152,15 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 		env = append(env, "INFERBENCH_PARAM_"+strings.ToUpper(k)+"="+fmt.Sprint(v))
 	}
 	s.Logger().Debug("exec command", "argv", strings.Join(argv, " "), "dir", dir, "metrics", c.Metrics)
-	return &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", output: s.Output}, nil
+	// A traced set-user-ID program runs without its privileges (the kernel's rule): such a
+	// command runs untraced, and its peak RSS comes from its rusage alone (peak_linux.go).
+	setID := false
+	if path, err := osexec.LookPath(argv[0]); err == nil {
+		if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			setID = true
+		}
+	}
+	return &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", setID: setID, output: s.Output}, nil
 }
 
 // Argv turns a command (a string or a list) into argv. With shell, it is run by /bin/sh -c.
@@ -266,7 +275,7 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	var o subject.Observation
 	var peak float64
 	o.Start = time.Now()
-	p, err := start(build)
+	p, err := start(build, !c.setID)
 	outPipe.started()
 	errPipe.started()
 	if err == nil {

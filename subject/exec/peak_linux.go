@@ -19,7 +19,9 @@ import (
 
 // The peak RSS of a command, on Linux: the high-water mark of the command's own memory, read
 // while the kernel holds the process at its exit (a ptrace exit stop: the process is traced from
-// its exec to its exit and detached there).
+// its exec to its exit and detached there), or the largest of its children's, from the rusage of
+// the reaped command, where that exceeds inferbench's own peak (below it, the figure may be
+// inferbench's: see the note). A child smaller than inferbench's peak is not seen.
 //
 // Note: the rusage of the reaped child (ProcessState.SysUsage's Maxrss) is not the command's own
 // figure. Go starts a command with vfork (CLONE_VM): until exec the child runs in inferbench's
@@ -38,9 +40,9 @@ type started struct {
 	traced bool // traced by the calling goroutine's thread, locked to it until wait returns
 }
 
-// start starts the command that build returns, traced where the kernel permits.
-func start(build func() *osexec.Cmd) (*started, error) {
-	if !traceRefused.Load() {
+// start starts the command that build returns, traced when asked and the kernel permits.
+func start(build func() *osexec.Cmd, trace bool) (*started, error) {
+	if trace && !traceRefused.Load() {
 		// ptrace requests come from the tracer, the thread that started the process.
 		runtime.LockOSThread()
 		cmd := build()
@@ -72,8 +74,10 @@ func (s *started) wait() (peak float64, err error) {
 		runtime.UnlockOSThread()
 	}
 	err = s.cmd.Wait()
-	if peak == 0 && s.cmd.ProcessState != nil {
-		peak = childMaxRSS(s.cmd.ProcessState)
+	if s.cmd.ProcessState != nil {
+		// The rusage covers the command's own children too (a shell's): it raises the peak
+		// where it is surely theirs or the command's, above inferbench's own peak.
+		peak = max(peak, childMaxRSS(s.cmd.ProcessState))
 	}
 	return peak, err
 }

@@ -7,8 +7,8 @@ import osexec "os/exec"
 // started is a command that is running.
 type started struct{ cmd *osexec.Cmd }
 
-// start starts the command that build returns.
-func start(build func() *osexec.Cmd) (*started, error) {
+// start starts the command that build returns (trace has no use here).
+func start(build func() *osexec.Cmd, trace bool) (*started, error) {
 	cmd := build()
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -91,3 +91,54 @@ func TestPeakRSSIsTheCommands(t *testing.T) {
 		t.Errorf("a process holding 300 MB: peak_rss_mb = %v, want 300 ± 10", v)
 	}
 }
+
+// TestPeakRSSOfAShellsChild checks that a command's children count: a shell that runs a
+// process holding 300 MB and then exits itself reads at least 300 MB (the shell's own mark at its
+// exit is about 1 MB).
+func TestPeakRSSOfAShellsChild(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "; true" keeps the shell from replacing itself with the child (exec of the last command).
+	vals := peakOf(t, append(os.Environ(), "INFERBENCH_TEST_HOLD_MB=300"), "", "sh", "-c", `"$0" >/dev/null; true`, self)
+	if v := vals[PeakRSS]; v < 300 {
+		t.Errorf("a shell whose child held 300 MB: peak_rss_mb = %v, want 300 or more", v)
+	}
+}
+
+// TestSetIDCommandUntraced: a set-user-ID program would lose its privileges if traced, so a
+// command that is one runs untraced.
+func TestSetIDCommandUntraced(t *testing.T) {
+	var path string
+	for _, p := range []string{"/usr/bin/passwd", "/usr/bin/su", "/bin/su", "/usr/bin/newgrp", "/usr/bin/chsh", "/usr/bin/sudo"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSetuid != 0 {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("no set-user-ID program found")
+	}
+	s, err := Open(context.Background(), subject.Spec{Config: &Config{Command: []any{path, "--help"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.(*Command).setID {
+		t.Errorf("%s: not marked set-user-ID, would run traced", path)
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true")
+	}
+	s, err = Open(context.Background(), subject.Spec{Config: &Config{Command: []any{truePath}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.(*Command).setID {
+		t.Errorf("%s: marked set-user-ID", truePath)
+	}
+}
