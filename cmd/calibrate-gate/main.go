@@ -205,7 +205,7 @@ func (w *workspace) run(extra map[string]string, store bool) (string, error) {
 // metric's row.
 type comparison struct {
 	exit           int
-	failed         []string
+	failed         []failure
 	primaryOld     float64
 	primaryNew     float64
 	threshold      float64
@@ -241,6 +241,7 @@ func (w *workspace) compare(old, new string) (comparison, error) {
 			New           *float64 `json:"new"`
 			Threshold     float64  `json:"threshold_pct"`
 			ThresholdRuns int      `json:"threshold_runs"`
+			Delta         *float64 `json:"delta_pct"`
 		} `json:"rows"`
 		Budgets int `json:"budgets_exceeded"`
 	}
@@ -249,7 +250,11 @@ func (w *workspace) compare(old, new string) (comparison, error) {
 	}
 	for _, r := range doc.Rows {
 		if r.Verdict == "regression" {
-			c.failed = append(c.failed, r.Metric)
+			f := failure{metric: r.Metric, threshold: r.Threshold}
+			if r.Delta != nil {
+				f.delta = *r.Delta
+			}
+			c.failed = append(c.failed, f)
 		}
 		if r.Metric == w.k.primary && r.Old != nil && r.New != nil {
 			c.primaryOld, c.primaryNew = *r.Old, *r.New
@@ -257,7 +262,7 @@ func (w *workspace) compare(old, new string) (comparison, error) {
 		}
 	}
 	if doc.Budgets > 0 {
-		c.failed = append(c.failed, "budget")
+		c.failed = append(c.failed, failure{metric: "budget"})
 	}
 	return c, nil
 }

@@ -22,12 +22,14 @@ const (
 type tally struct {
 	kind, scenario, injected string
 
-	aa, aaFailed    int            // A/A comparisons, of which exited 3
-	slow, slowFound int            // slowdown comparisons, of which exited 3
-	errors          []string       // runs or comparisons that neither passed nor failed
-	failedMetrics   map[string]int // metric -> A/A comparisons it failed
-	ratios          []float64      // slowed / unchanged median of the primary metric
-	iterations      int            // measured iterations of one run
+	aa, aaFailed    int                  // A/A comparisons, of which exited 3
+	slow, slowFound int                  // slowdown comparisons, of which exited 3
+	errors          []string             // runs or comparisons that neither passed nor failed
+	failedMetrics   map[string]int       // metric -> A/A comparisons it failed
+	failedDeltas    map[string][]float64 // metric -> its change in those comparisons, %
+	failedLimits    map[string][]float64 // metric -> the threshold it was held to, %
+	ratios          []float64            // slowed / unchanged median of the primary metric
+	iterations      int                  // measured iterations of one run
 	runs            int
 	elapsed         time.Duration
 	thresholds      []float64 // the primary metric's threshold in each slowdown comparison, %
@@ -37,19 +39,29 @@ type tally struct {
 
 func newTally(k kind) *tally {
 	return &tally{kind: k.name, scenario: k.scenario, injected: k.injected,
-		failedMetrics: map[string]int{}}
+		failedMetrics: map[string]int{}, failedDeltas: map[string][]float64{}, failedLimits: map[string][]float64{}}
 }
 
-// addAA counts an A/A comparison by the exit code of compare and the metrics it failed on.
-func (t *tally) addAA(exit int, failed []string) {
+// A failure is a gated row of a comparison that failed: its metric, change and threshold (%).
+type failure struct {
+	metric           string
+	delta, threshold float64
+}
+
+// addAA counts an A/A comparison by the exit code of compare and the rows it failed on.
+func (t *tally) addAA(exit int, failed []failure) {
 	switch exit {
 	case exitOK:
 		t.aa++
 	case exitRegression:
 		t.aa++
 		t.aaFailed++
-		for _, m := range failed {
-			t.failedMetrics[m]++
+		for _, f := range failed {
+			t.failedMetrics[f.metric]++
+			if f.threshold > 0 {
+				t.failedDeltas[f.metric] = append(t.failedDeltas[f.metric], f.delta)
+				t.failedLimits[f.metric] = append(t.failedLimits[f.metric], f.threshold)
+			}
 		}
 	default:
 		t.errors = append(t.errors, fmt.Sprintf("A/A compare exited %d", exit))
@@ -126,7 +138,11 @@ func (t *tally) failedOn() string {
 	})
 	var parts []string
 	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s ×%d", n, t.failedMetrics[n]))
+		p := fmt.Sprintf("%s ×%d", n, t.failedMetrics[n])
+		if d := t.failedDeltas[n]; len(d) > 0 {
+			p += fmt.Sprintf(" (median change %+.1f%%, threshold %.1f%%)", median(d), median(t.failedLimits[n]))
+		}
+		parts = append(parts, p)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -11,8 +11,8 @@ import (
 func TestTally(t *testing.T) {
 	tl := newTally(kind{name: "exec", scenario: "`sleep 0.01`", injected: "sleep + 10%"})
 	tl.addAA(exitOK, nil)
-	tl.addAA(exitRegression, []string{"latency_ms", "peak_rss_mb"})
-	tl.addAA(exitRegression, []string{"latency_ms"})
+	tl.addAA(exitRegression, []failure{{"latency_ms", 20, 15}, {"peak_rss_mb", 0, 0}})
+	tl.addAA(exitRegression, []failure{{"latency_ms", 30, 17}})
 	tl.addAA(1, nil) // compare failed: neither a pass nor a failure
 	for i := 0; i < 3; i++ {
 		tl.addAA(exitOK, nil)
@@ -26,7 +26,7 @@ func TestTally(t *testing.T) {
 	if tl.aa != 6 || tl.aaFailed != 2 || tl.slow != 3 || tl.slowFound != 2 || len(tl.errors) != 2 {
 		t.Errorf("aa %d/%d, slow %d/%d, errors %d; want 6/2, 3/2, 2", tl.aa, tl.aaFailed, tl.slow, tl.slowFound, len(tl.errors))
 	}
-	if got := tl.failedOn(); got != "latency_ms ×2, peak_rss_mb ×1" {
+	if got := tl.failedOn(); got != "latency_ms ×2 (median change +25.0%, threshold 16.0%), peak_rss_mb ×1" {
 		t.Errorf("failedOn = %q", got)
 	}
 	if got := tl.slowdown(); got != "+10.0%" {
