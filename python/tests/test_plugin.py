@@ -16,9 +16,13 @@ from helpers import SCHEMA
 import inferbench
 
 FIXTURE = Path(__file__).parent / "fixture_project"
-# Quick sessions; the threshold leaves room for a loaded machine (an unchanged suite must pass,
-# the slowed one is 3x slower: +200%).
-QUICK = ["--inferbench-max-time", "0.15", "--inferbench-threshold", "latency=50"]
+# Quick sessions. The thresholds leave room for a loaded machine, where an unchanged suite must
+# pass: its medians move by a few percent, but the p95 and p99 rows gate too, and a sleep's tail
+# moved +59% between two sessions here under a load average of 12. The slowed suite is 5x
+# slower: its medians +400%.
+QUICK = ["--inferbench-max-time", "0.15", "--inferbench-threshold", "latency=100",
+         "--inferbench-threshold", "latency_ms.p95=1000", "--inferbench-threshold", "latency_ms.p99=1000"]
+SLOWDOWN = 5
 
 
 def plugin_args() -> list[str]:
@@ -58,13 +62,14 @@ def test_save_then_compare_slowed_and_unchanged(project: Path):
     run = inferbench.load(project / "benchmark_results" / "latest")
     assert run.id.endswith("_base") and run.status == "ok"
     by_id = {s.id: s for s in run.scenarios}
-    assert set(by_id) == {"test_tokenize/default", "test_busy/1", "test_busy/4", "pedantic/test_pedantic"}
+    assert set(by_id) == {"test_tokenize/default", "test_nap/1", "test_nap/3", "pedantic/test_pedantic"}
     for s in run.scenarios:
         lat = s.metrics["latency_ms"]
         assert lat.unit == "ms" and lat.summary is not None and lat.summary.n >= 5, s.id
         assert s.metrics["cpu_s"].unit == "s" and s.metrics["peak_rss_mb"].value > 0
         assert s.source.startswith("test_suite.py::")
     assert by_id["pedantic/test_pedantic"].metrics["latency_ms"].summary.n == 8
+    assert by_id["test_nap/3"].params == {"ms": 3}
     assert by_id["pedantic/test_pedantic"].iterations.warmup == 1
     assert by_id["test_tokenize/default"].metrics["latency_ms"].summary.median >= 1.0  # a 1 ms sleep
     assert run.environment["pytest"]["python_version"]
@@ -78,13 +83,20 @@ def test_save_then_compare_slowed_and_unchanged(project: Path):
     # pytest-benchmark's JSON of the same session is kept beside it (and stays importable).
     assert json.loads((run.path.parent / "pytest-benchmark.json").read_text())["benchmarks"]
 
-    slowed = pytest_in(project, "--inferbench-compare", str(run.path.parent), *QUICK, slowdown=3)
+    slowed = pytest_in(project, "--inferbench-compare", str(run.path.parent), *QUICK, slowdown=SLOWDOWN)
     assert slowed.returncode == 3, slowed.stdout + slowed.stderr
     assert "REGRESSION" in slowed.stdout and "FAIL:" in slowed.stdout
     assert "the session fails with inferbench compare's exit code 3" in slowed.stdout
 
-    # The unchanged suite against the stored run, found by id in the store.
-    same = pytest_in(project, "--inferbench-compare", run.id, "--inferbench-store", "h.db", *QUICK)
+    # The unchanged suite against the stored run, found by id in the store. On a machine shared
+    # with other jobs the load can change between two sessions by more than any threshold (a 1 ms
+    # sleep's median read 3.75 ms in one session here, under a load average of 15): up to three
+    # sessions, one must pass, and one that does not must have failed with a verdict, not an error.
+    for attempt in range(3):
+        same = pytest_in(project, "--inferbench-compare", run.id, "--inferbench-store", "h.db", *QUICK)
+        if same.returncode == 0:
+            break
+        assert same.returncode == 3 and "FAIL:" in same.stdout, same.stdout + same.stderr
     assert same.returncode == 0, same.stdout + same.stderr
     assert f"no regression against {run.id}" in same.stdout
     assert "5 passed" in same.stdout
