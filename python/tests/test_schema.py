@@ -108,6 +108,7 @@ def test_decode_is_tolerant():
     # Keys a newer inferbench adds are ignored (and kept in raw); absent optional ones default.
     doc = {
         "schema": "inferbench/run/v1", "id": "x", "partial": False, "started_at": "2026-11-25T18:43:27.611167268Z",
+        "finished_at": "2026-11-25T18:43:28.61Z",  # Go drops trailing zeros: two digits
         "environment": {}, "config": {"args": ["run"], "future": 1}, "future_top": {"a": 1},
         "summary": {"total": 1, "succeeded": 1, "failed": 0, "skipped": 0, "success_rate": 1},
         "scenarios": [{"benchmark": "b", "scenario": "s", "subject": "exec", "status": "ok", "duration_s": 1,
@@ -119,6 +120,7 @@ def test_decode_is_tolerant():
     assert r.scenarios[0].metrics["m"].value is None
     assert r.scenarios[0].id == "b/s"
     assert r.started_at.microsecond == 611167
+    assert r.finished_at is not None and r.finished_at.microsecond == 610000
     with pytest.raises(ValueError, match="not an inferbench run.json"):
         R.parse_run('{"benchmarks": []}')
     del doc["scenarios"][0]["iterations"]

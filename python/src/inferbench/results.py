@@ -301,12 +301,14 @@ class Comparison:
 
 T = TypeVar("T")
 
-_FRACTION = re.compile(r"(\.\d{6})\d+")
+_FRACTION = re.compile(r"\.(\d+)")
 
 
 def _datetime(s: str) -> datetime:
-    # Go writes RFC 3339 with up to nine fractional digits and Z; Python keeps microseconds.
-    t = datetime.fromisoformat(_FRACTION.sub(r"\1", s).replace("Z", "+00:00"))
+    # Go writes RFC 3339 with one to nine fractional digits (trailing zeros dropped) and Z; Python
+    # 3.10's fromisoformat takes exactly 3 or 6, and keeps microseconds.
+    s = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), s, count=1)
+    t = datetime.fromisoformat(s.replace("Z", "+00:00"))
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
@@ -322,7 +324,7 @@ def _convert(tp: Any, v: Any, where: str) -> Any:
     if dataclasses.is_dataclass(tp):
         if not isinstance(v, dict):
             raise ValueError(f"{where}: want an object, got {type(v).__name__}")
-        return decode(tp, v, where)
+        return decode(typing.cast(type, tp), v, where)
     if origin is list:
         (item,) = typing.get_args(tp)
         return [_convert(item, x, f"{where}[{i}]") for i, x in enumerate(v or [])]
