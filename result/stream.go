@@ -2,7 +2,6 @@ package result
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,96 +24,200 @@ var batchBytes = 4 << 20 // a variable for tests
 // whole, which gives encoding/json's result or error.
 var errNotStreamable = errors.New("not in the form read as a stream")
 
-// decodeStream decodes a run document from r one scenario at a time: the top-level keys but
-// "scenarios" are gathered and decoded together at the end; each scenario is decoded on its own
-// as decodeRun decodes a run of one scenario. It gives the run encoding/json gives for the same
-// bytes, or errNotStreamable for a document it does not read the same way: a key twice or in
-// another case (encoding/json merges or folds them), "scenarios" not a list, a syntax error,
+// decodeStream decodes a run document from r one batch of scenarios at a time: the top-level
+// keys but "scenarios" are gathered and decoded together at the end; the scenarios are cut
+// apart as they are read (lifter.skip, over a window of the stream) and each batch of about
+// batchBytes is decoded as decodeRun decodes a run of those scenarios. It gives the run
+// encoding/json gives for the same bytes, or errNotStreamable for a document it does not read the
+// same way: a key twice, escaped, not ASCII or "scenarios" in another case (encoding/json
+// merges, unescapes or folds them), "scenarios" not a list, a value encoding/json refuses,
 // anything after the document. keys gets the top-level keys.
 func decodeStream(r io.Reader, run *Run, keys map[string]bool) error {
-	dec := json.NewDecoder(r)
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	w := &window{r: r}
+	if !w.byte('{') {
 		return errNotStreamable
 	}
-	var head bytes.Buffer // the other top-level keys, as an object
-	head.WriteByte('{')
+	head := []byte{'{'} // the other top-level keys, as an object
 	var scenarios []Scenario
-	var one Run
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		if err != nil || !ok || keys[key] {
+	for first := true; ; first = false {
+		if w.peek() == '}' && first {
+			w.off++
+			break
+		}
+		keyRaw, ok := w.value(func(l *lifter) bool { return l.peek() == '"' && l.skipString() })
+		if !ok {
+			return errNotStreamable
+		}
+		keyRaw = append([]byte(nil), keyRaw...) // the window moves on
+		key := string(keyRaw[1 : len(keyRaw)-1])
+		if keys[key] || strings.ContainsAny(key, "\\") || strings.IndexFunc(key, func(r rune) bool { return r >= 0x80 }) >= 0 {
 			return errNotStreamable
 		}
 		keys[key] = true
-		if key != "scenarios" {
-			var raw json.RawMessage
-			if strings.EqualFold(key, "scenarios") || dec.Decode(&raw) != nil {
+		if !w.byte(':') {
+			return errNotStreamable
+		}
+		switch {
+		case key == "scenarios":
+			var ok bool
+			if scenarios, ok = w.scenarios(); !ok {
 				return errNotStreamable
 			}
-			if head.Len() > 1 {
-				head.WriteByte(',')
+		case strings.EqualFold(key, "scenarios"):
+			return errNotStreamable
+		default:
+			v, ok := w.value((*lifter).skip)
+			if !ok {
+				return errNotStreamable
 			}
-			k, _ := json.Marshal(key)
-			head.Write(k)
-			head.WriteByte(':')
-			head.Write(raw)
+			if len(head) > 1 {
+				head = append(head, ',')
+			}
+			head = append(append(append(head, keyRaw...), ':'), v...)
+		}
+		if w.peek() == ',' {
+			w.off++
 			continue
 		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		if !w.byte('}') {
 			return errNotStreamable
 		}
-		// Scenarios are decoded in batches of about batchBytes, as a run of those scenarios.
-		doc := []byte(`{"scenarios":[`)
-		n := 0
-		flush := func() bool {
-			if n == 0 {
-				return true
-			}
-			doc = append(doc, "]}"...)
-			one = Run{Scenarios: make([]Scenario, 0, n)}
-			if err := decodeRun(doc, &one); err != nil || len(one.Scenarios) != n {
-				return false
-			}
-			scenarios = append(scenarios, one.Scenarios...)
-			doc, n = append(doc[:0], `{"scenarios":[`...), 0
-			return true
-		}
-		var raw json.RawMessage
-		for dec.More() {
-			if err := dec.Decode(&raw); err != nil {
-				return errNotStreamable
-			}
-			if n > 0 {
-				doc = append(doc, ',')
-			}
-			doc, n = append(doc, raw...), n+1
-			if len(doc) >= batchBytes && !flush() {
-				return errNotStreamable
-			}
-		}
-		if !flush() {
-			return errNotStreamable
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim(']') {
-			return errNotStreamable
-		}
-		if scenarios == nil {
-			scenarios = []Scenario{}
-		}
+		break
 	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return errNotStreamable
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if w.peek() != 0 || !w.eof {
 		return errNotStreamable // something after the document: the whole reading decides
 	}
-	head.WriteByte('}')
-	if err := json.Unmarshal(head.Bytes(), run); err != nil {
+	head = append(head, '}')
+	if err := json.Unmarshal(head, run); err != nil {
 		return errNotStreamable
 	}
 	run.Scenarios = scenarios
 	return nil
+}
+
+// window is the part of a stream being read: buf[off:] is what is not read yet.
+type window struct {
+	r   io.Reader
+	buf []byte
+	off int
+	eof bool
+	err error
+}
+
+// fill reads more of the stream, keeping buf[off:]; false at its end.
+func (w *window) fill() bool {
+	if w.eof {
+		return false
+	}
+	if w.off > 0 && w.off >= len(w.buf)/2 {
+		w.buf = w.buf[:copy(w.buf, w.buf[w.off:])]
+		w.off = 0
+	}
+	if len(w.buf) == cap(w.buf) {
+		w.buf = append(w.buf, make([]byte, max(1<<20, len(w.buf)))...)[:len(w.buf)]
+	}
+	n, err := w.r.Read(w.buf[len(w.buf):cap(w.buf)])
+	w.buf = w.buf[:len(w.buf)+n]
+	if err != nil {
+		w.eof, w.err = true, err
+	}
+	return n > 0 || !w.eof
+}
+
+// peek returns the next byte after white space, reading more when needed (0 at the end).
+func (w *window) peek() byte {
+	for {
+		for w.off < len(w.buf) {
+			switch c := w.buf[w.off]; c {
+			case ' ', '\t', '\n', '\r':
+				w.off++
+			default:
+				return c
+			}
+		}
+		if !w.fill() {
+			return 0
+		}
+	}
+}
+
+// byte reads the byte c after white space.
+func (w *window) byte(c byte) bool {
+	if w.peek() != c {
+		return false
+	}
+	w.off++
+	return true
+}
+
+// value returns the bytes of the value read passes over (after white space), reading more of
+// the stream until read finds its end inside the window. The bytes are valid until the next
+// read of the window.
+func (w *window) value(read func(*lifter) bool) ([]byte, bool) {
+	if w.peek() == 0 {
+		return nil, false
+	}
+	for {
+		l := lifter{b: w.buf[w.off:]}
+		// A value that ends with the window may go on in the stream (a number, a literal).
+		if read(&l) && (l.i < len(l.b) || w.eof) {
+			v := w.buf[w.off : w.off+l.i]
+			w.off += l.i
+			return v, true
+		}
+		if !w.fill() {
+			return nil, false
+		}
+	}
+}
+
+// scenarios reads the list of scenarios, decoding them in batches of about batchBytes.
+func (w *window) scenarios() ([]Scenario, bool) {
+	if !w.byte('[') {
+		return nil, false
+	}
+	out := []Scenario{}
+	doc := []byte(`{"scenarios":[`)
+	n := 0
+	flush := func() bool {
+		if n == 0 {
+			return true
+		}
+		doc = append(doc, "]}"...)
+		var one Run
+		if err := decodeRun(doc, &one); err != nil || len(one.Scenarios) != n {
+			return false
+		}
+		out = append(out, one.Scenarios...)
+		doc, n = append(doc[:0], `{"scenarios":[`...), 0
+		return true
+	}
+	if w.peek() == ']' {
+		w.off++
+		return out, true
+	}
+	for {
+		v, ok := w.value((*lifter).skip)
+		if !ok {
+			return nil, false
+		}
+		if n > 0 {
+			doc = append(doc, ',')
+		}
+		doc, n = append(doc, v...), n+1
+		if len(doc) >= batchBytes && !flush() {
+			return nil, false
+		}
+		switch w.peek() {
+		case ',':
+			w.off++
+		case ']':
+			w.off++
+			return out, flush()
+		default:
+			return nil, false
+		}
+	}
 }
 
 // loadStream decodes the run.json at path as a stream when it is at least StreamMin bytes and

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"testing/iotest"
 )
 
 // checkStream checks that decodeStream decodes what json.Decoder decodes, or leaves the
@@ -27,6 +28,11 @@ func checkStream(t *testing.T, doc []byte) (streamed bool) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: streamed %+v, encoding/json %+v", doc, got, want)
+	}
+	// Read a byte at a time: every value cut at the window's end.
+	var slow Run
+	if err := decodeStream(iotest.OneByteReader(bytes.NewReader(doc)), &slow, map[string]bool{}); err != nil || !reflect.DeepEqual(slow, want) {
+		t.Fatalf("%s: a byte at a time: %v, %+v", doc, err, slow)
 	}
 	return true
 }
