@@ -107,7 +107,7 @@ func TestRunOpenAIUsage(t *testing.T) {
 		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--slo", "ttft=5"}, "--slo"},
 		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--input-tokens", "wobble(1)"}, "--input-tokens"},
 		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--arrival", "gamma", "--rate", "5"}, "burstiness"},
-		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--concurrency", "2", "--ramp-up", "-1s"}, "ramp_up"},
+		{[]string{"--openai", "http://127.0.0.1:1/v1", "--model", "m", "--concurrency", "2", "--ramp-up", "-1s"}, "--ramp-up -1s: a duration cannot be negative"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := runCLI(t, t.TempDir(), nil, append([]string{"run"}, tt.args...)...)
