@@ -244,6 +244,7 @@ func TestSampler(t *testing.T) {
 		{"parentbased_traceidratio", "", "ParentBased{root:TraceIDRatioBased{1}"}, // ratio 1 when absent
 		{"traceidratio", "2", ""},                                                 // out of range
 		{"traceidratio", "half", ""},                                              // not a number
+		{"traceidratio", "NaN", ""},                                               // NaN passed the range check
 		{"jaeger_remote", "", ""},                                                 // not supported
 	} {
 		env := map[string]string{"OTEL_TRACES_SAMPLER": tc.name, "OTEL_TRACES_SAMPLER_ARG": tc.arg}
