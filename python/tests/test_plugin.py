@@ -83,8 +83,11 @@ def test_save_then_compare_slowed_and_unchanged(project: Path):
     # pytest-benchmark's JSON of the same session is kept beside it (and stays importable).
     assert json.loads((run.path.parent / "pytest-benchmark.json").read_text())["benchmarks"]
 
-    slowed = pytest_in(project, "--inferbench-compare", str(run.path.parent), *QUICK, slowdown=SLOWDOWN)
+    # Saved and compared in one session: latest is the base run until the comparison is made.
+    slowed = pytest_in(project, "--inferbench-save", "slowed", "--inferbench-compare", "benchmark_results/latest", *QUICK, slowdown=SLOWDOWN)
     assert slowed.returncode == 3, slowed.stdout + slowed.stderr
+    assert f"old: {run.path.parent}" in slowed.stdout or f"({run.id})" in slowed.stdout
+    assert (project / "benchmark_results" / "latest").resolve().name.endswith("_slowed")
     assert "REGRESSION" in slowed.stdout and "FAIL:" in slowed.stdout
     assert "the session fails with inferbench compare's exit code 3" in slowed.stdout
 

@@ -444,8 +444,13 @@ class Session:
         try:
             with tempfile.TemporaryDirectory(prefix="inferbench-pytest-") as tmp:
                 run_json = self._write_run(doc, save or "pytest", Path(tmp), keep=bool(save))
-                if baseline:
-                    self._compare(session, baseline, run_json)
+                try:
+                    if baseline:
+                        self._compare(session, baseline, run_json)
+                finally:
+                    if save:
+                        # After the comparison: there "latest" is still the run before this one.
+                        self._publish(run_json)
         except Exception as e:  # the binary's errors and missing binary end the session as an error
             self.lines.append(f"inferbench: {e}")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if session.exitstatus == 0 else session.exitstatus
@@ -457,8 +462,8 @@ class Session:
         return p.stdout
 
     def _write_run(self, doc: dict[str, Any], name: str, tmp: Path, keep: bool) -> Path:
-        """_write_run turns the session into run.json (in the output folder when keep, else in
-        tmp) and records it in the store when one is given; it returns run.json's path."""
+        """_write_run turns the session into run.json, in a run folder of the output folder when
+        keep, else in tmp, and returns its path."""
         rid = f"{self.started.strftime('%Y%m%d_%H%M%S')}-{secrets.token_hex(4)}_{_safe(name)}"
         pb = tmp / "pytest-benchmark.json"
         pb.write_text(json.dumps(doc))
@@ -474,15 +479,19 @@ class Session:
         path.write_text(json.dumps(run, indent=2, allow_nan=False))
         if keep:
             shutil.copy(pb, folder / "pytest-benchmark.json")
-            _link_latest(base, rid)
             self.run_dir = folder
             self.lines.append(f"inferbench: run {rid} written to {path}")
-            store = self.config.getoption("inferbench_store")
-            if store:
-                self._run(["import", str(path), "--format", "inferbench", "--store", store, "--id", rid])
-                self.lines.append(f"inferbench: run {rid} recorded in {store}")
         self.table = self._run(["report", str(path), "--format", "table"])
         return path
+
+    def _publish(self, path: Path) -> None:
+        """_publish points the output folder's latest at the saved run and records it in the
+        store when one is given."""
+        rid = path.parent.name
+        _link_latest(path.parent.parent, rid)
+        if store := self.config.getoption("inferbench_store"):
+            self._run(["import", str(path), "--format", "inferbench", "--store", store, "--id", rid])
+            self.lines.append(f"inferbench: run {rid} recorded in {store}")
 
     def _enrich(self, run: dict[str, Any]) -> None:
         """_enrich adds what the pytest-benchmark JSON cannot carry: each window's resources,
