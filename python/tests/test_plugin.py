@@ -163,3 +163,23 @@ def test_options_and_marker(project: Path):
     doc = json.loads((project / "pb.json").read_text())
     (b,) = doc["benchmarks"]
     assert b["stats"]["rounds"] == 7 and b["stats"]["iterations"] == 3 and len(b["stats"]["data"]) == 7
+
+
+def test_tracer_off_while_timing(project: Path):
+    # A tracer (coverage) would be timed with the function: it is off during the rounds and back after.
+    (project / "test_suite.py").write_text(
+        "import sys\n"
+        "def test_traced(inferbench_benchmark):\n"
+        "    def tracer(*a):\n"
+        "        return None\n"
+        "    seen = []\n"
+        "    sys.settrace(tracer)\n"
+        "    try:\n"
+        "        inferbench_benchmark.pedantic(lambda: seen.append(sys.gettrace()), rounds=3)\n"
+        "    finally:\n"
+        "        after = sys.gettrace()\n"
+        "        sys.settrace(None)\n"
+        "    assert seen == [None, None, None] and after is tracer\n"
+    )
+    p = pytest_in(project, "--inferbench-warmup", "0")
+    assert p.returncode == 0, p.stdout + p.stderr

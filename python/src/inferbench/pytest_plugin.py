@@ -282,13 +282,16 @@ class BenchmarkFixture:
 
 @contextlib.contextmanager
 def _untraced() -> Iterator[None]:
-    """_untraced turns off a tracer (coverage, a debugger) while rounds are timed, as pytest-benchmark does."""
-    tracer = sys.gettrace()
+    """_untraced turns off a tracer (coverage, a debugger) and a profiler while rounds are timed,
+    as pytest-benchmark does."""
+    tracer, profiler = sys.gettrace(), sys.getprofile()
     sys.settrace(None)
+    sys.setprofile(None)
     try:
         yield
     finally:
         sys.settrace(tracer)
+        sys.setprofile(profiler)
 
 
 def _calibrate(timed: Callable[[int], float], min_time: float) -> tuple[float, int]:
