@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -131,3 +132,33 @@ def test_import_results(tmp_path):
     assert rid == "pb1"
     c = inferbench.compare("pb1", "pb1", store=tmp_path / "h.db")
     assert c.exit_code == 0 and c.rows and c.rows[0].benchmark == "test_x"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in binary is a script with a #! line")
+def test_options_become_flags(tmp_path):
+    # Every option reaches the command line as the flag the binary knows: a stand-in binary
+    # records its arguments and prints a minimal run.
+    argv = tmp_path / "argv.json"
+    fake = tmp_path / "inferbench"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        f"json.dump(sys.argv[1:], open({str(argv)!r}, 'w'))\n"
+        "print(json.dumps({'schema': 'inferbench/run/v1', 'id': 'r', 'partial': False, 'started_at': '2026-01-01T00:00:00Z',\n"
+        "  'environment': {}, 'config': {}, 'summary': {'total': 0, 'succeeded': 0, 'failed': 0, 'skipped': 0, 'success_rate': 0},\n"
+        "  'scenarios': []}))\n"
+    )
+    fake.chmod(0o755)
+    inferbench.run(
+        ["benches", tmp_path / "more"], include=["a*", "b"], exclude="c", category=["unit", "performance"], model="resnet50",
+        tag="fast", framework="pytorch", batch_sizes=[1, 8, 32], set={"dtype": "float16"}, iterations=50, warmup=10,
+        enable_mock=True, output_dir="out", store="h.db", no_store=True, baseline="main", extra_args=["--threads", "2"], binary=fake,
+    )
+    args = json.loads(argv.read_text())
+    assert args == [
+        "run", "benches", str(tmp_path / "more"), "--include", "a*", "--include", "b", "--exclude", "c",
+        "--category", "unit,performance", "--model", "resnet50", "--tag", "fast", "--framework", "pytorch",
+        "--batch-sizes", "1,8,32", "--set", "dtype=float16", "--iterations", "50", "--warmup", "10",
+        "--enable-mock", "--output-dir", "out", "--store", "h.db", "--no-store", "--baseline", "main",
+        "--threads", "2", "--format", "json",
+    ]
