@@ -142,3 +142,41 @@ func TestSetIDCommandUntraced(t *testing.T) {
 		t.Errorf("%s: marked set-user-ID", truePath)
 	}
 }
+
+// TestOnlyWarmupCallsTraced: tracing costs a call two stops of the command, so measured calls
+// run untraced (the warm-up calls and the very first call are traced), and report the traced
+// calls' peak.
+func TestOnlyWarmupCallsTraced(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	s, err := Open(context.Background(), subject.Spec{Config: &Config{
+		Command: []any{"sh", "-c", `echo "{\"tracer\": $(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$$/status)}"`},
+		Metrics: "json",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tracedPeak float64
+	for _, tc := range []struct {
+		r      subject.Request
+		traced bool
+	}{
+		{subject.Request{Index: 0}, true},               // the first call, warm-up or not
+		{subject.Request{Index: 1, Warmup: true}, true}, // a warm-up call
+		{subject.Request{Index: 2}, false},              // a measured call
+	} {
+		o, err := s.Do(context.Background(), tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.Values["tracer"] > 0; got != tc.traced {
+			t.Errorf("call %+v: traced %v, want %v", tc.r, got, tc.traced)
+		}
+		if tc.traced {
+			tracedPeak = max(tracedPeak, o.Values[PeakRSS])
+		} else if o.Values[PeakRSS] != tracedPeak || tracedPeak == 0 {
+			t.Errorf("measured call: peak_rss_mb %v, want the traced calls' %v", o.Values[PeakRSS], tracedPeak)
+		}
+	}
+}
