@@ -293,7 +293,7 @@ func TestSeed004(t *testing.T) {
 		"--num-tokens-to-generate", "10", "--no-monitor", "--no-store")
 	// --exclude old_benchmark; the variants of variants.yaml.
 	seedRun(t, dir, 0, "run", "--exclude", "old_benchmark", "--exclude", "llama_benchmark", "--warmup-iterations", "1",
-		"--measurement-iterations", "3", "--no-monitor", "--no-store")
+		"--measurement-iterations", "5", "--no-monitor", "--no-store")
 	r = latestRun(t, filepath.Join(dir, "benchmark_results"))
 	want := []string{"llama-variants/variant=compiled ok", "llama-variants/variant=eager ok", "llama-variants/variant=kernelized ok", "mock_benchmark.MockBenchmark/default skipped"}
 	if got := seedIDs(r); !slices.Equal(got, want) {
