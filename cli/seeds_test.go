@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/csv"
+	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inferbench/inferbench/pyenv"
 	"github.com/inferbench/inferbench/result"
@@ -61,6 +65,82 @@ func seedRun(t *testing.T, dir string, want int, args ...string) (string, string
 	return out, errOut
 }
 
+// seedRunEnv is seedRun with environment variables.
+func seedRunEnv(t *testing.T, dir string, env []string, want int, args ...string) (string, string) {
+	t.Helper()
+	code, out, errOut := runCLI(t, dir, env, args...)
+	if code != want {
+		t.Fatalf("inferbench %s: exit %d, want %d\n%s\n%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	return out, errOut
+}
+
+// mailbox is a plain SMTP relay on loopback that keeps the first session's commands and message.
+type mailbox struct {
+	addr string
+	got  chan string
+}
+
+func plainSMTP(t *testing.T) *mailbox {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	m := &mailbox{addr: ln.Addr().String(), got: make(chan string, 1)}
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		r := bufio.NewReader(c)
+		var b strings.Builder
+		fmt.Fprint(c, "220 mailbox\r\n")
+		data := false
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				break
+			}
+			b.WriteString(line)
+			switch cmd := strings.ToUpper(strings.TrimSpace(line)); {
+			case data:
+				if line == ".\r\n" {
+					data = false
+					fmt.Fprint(c, "250 queued\r\n")
+				}
+			case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
+				fmt.Fprint(c, "250 mailbox\r\n")
+			case cmd == "DATA":
+				data = true
+				fmt.Fprint(c, "354 go\r\n")
+			case cmd == "QUIT":
+				fmt.Fprint(c, "221 bye\r\n")
+				m.got <- b.String()
+				return
+			default:
+				fmt.Fprint(c, "250 ok\r\n")
+			}
+		}
+		m.got <- b.String()
+	}()
+	return m
+}
+
+func (m *mailbox) wait(t *testing.T) string {
+	t.Helper()
+	select {
+	case s := <-m.got:
+		return s
+	case <-time.After(20 * time.Second):
+		t.Fatal("no email arrived")
+		return ""
+	}
+}
+
 // latestRun reads the newest run under a results folder.
 func latestRun(t *testing.T, dir string) *result.Run {
 	t.Helper()
@@ -106,7 +186,7 @@ func TestSeed000(t *testing.T) {
 	}
 	for _, s := range r.Scenarios {
 		for _, m := range map[string][]string{
-			"scalability.run_scalability_benchmark": {"size_100_time", "size_100_throughput", "size_1000_throughput"},
+			"scalability.run_scalability_benchmark":         {"size_100_time", "size_100_throughput", "size_1000_throughput"},
 			"qwen3_vl_2b/memory.run_memory_usage_benchmark": {"memory_used_mb", "final_memory_mb"},
 		}[s.Benchmark] {
 			if _, ok := s.Metrics[m]; !ok {
@@ -212,6 +292,14 @@ func TestSeed002(t *testing.T) {
 	out, _ = seedRun(t, dir, ExitRegression, "run", "--enable-mock", "--output-dir", "benchmark-results", "--no-monitor", "--baseline", "main", "--threshold", "latency=15")
 	if !strings.Contains(out, "mobile_inference") {
 		t.Errorf("the regression does not name the benchmark:\n%s", out)
+	}
+	// The seed's alert: "memory_growth ... action: email_notification, recipients: [dev-team@...]"
+	// is a rule mailed to its recipients through the environment's SMTP server.
+	mailbox := plainSMTP(t)
+	_, errOut := seedRunEnv(t, dir, []string{"INFERBENCH_SMTP_ADDR=" + mailbox.addr, "INFERBENCH_SMTP_STARTTLS=off", "INFERBENCH_SMTP_FROM=ci@example.com"}, 0,
+		"run", "--enable-mock", "--output-dir", "benchmark-results", "--no-store", "--alert", "memory_mb.max > 100 -> email dev-team@company.com")
+	if msg := mailbox.wait(t); !strings.Contains(msg, "RCPT TO:<dev-team@company.com>") || !strings.Contains(msg, "mobile_inference/default: memory_mb.max = 300 > 100") {
+		t.Errorf("the alert's email:\n%s\nstderr: %s", msg, errOut)
 	}
 	// A budget the model exceeds fails the job too.
 	os.WriteFile(filepath.Join(dir, "performance-budget.yml"), []byte("budgets:\n  mobile_inference:\n    max_latency_ms: 25\n"), 0o644)
