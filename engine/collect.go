@@ -28,6 +28,10 @@ type collector struct {
 	failed   int
 	errs     []result.IterationError
 	errKinds map[string]int
+	// skip is the first failed call's reason the scenario cannot run here (a subject error with
+	// a SkipReason: a module a Python benchmark imports in its body), skips how many failed so.
+	skip  string
+	skips int
 
 	first        time.Duration // duration of the very first call
 	firstSeen    bool
@@ -106,6 +110,12 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 		c.failed++
 		msg := err.Error()
 		c.errKinds[errorKind(err)]++
+		var sk interface{ SkipReason() string }
+		if errors.As(err, &sk) && sk.SkipReason() != "" {
+			if c.skips++; c.skip == "" {
+				c.skip = sk.SkipReason()
+			}
+		}
 		if len(c.errs) < result.MaxIterationErrors {
 			c.errs = append(c.errs, result.IterationError{Iteration: c.measured - 1, Error: msg})
 		}

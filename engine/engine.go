@@ -311,6 +311,11 @@ func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.
 	switch {
 	case derr != nil:
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), derr)
+	case r.Iterations.Measured > 0 && col.skips == r.Iterations.Measured:
+		// Every call said the scenario cannot run here (a module imported in the benchmark's
+		// body is missing): a skip with the reason, as when the subject says so at Open.
+		r.Status, r.SkipReason = result.StatusSkipped, col.skip
+		r.Metrics, r.Errors = nil, nil
 	case r.Iterations.Measured == 0:
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: no measured iteration", sc.ID())
 		if ctx.Err() != nil {

@@ -27,6 +27,7 @@ func TestMissingImportSkipped(t *testing.T) {
     def measure_latency(self, config):
         return 1
 `)
+	writeFile(t, filepath.Join(dir, "benches", "lazy.py"), "def run_lazy():\n    import memory_profiler_not_installed\n    return 1\n")
 	writeFile(t, filepath.Join(dir, "benches", "raises.py"), "def run_raises():\n    raise ValueError('boom in the user code')\n")
 	out := filepath.Join(t.TempDir(), "results")
 	r, _ := Run(t.Context(), Options{
@@ -40,7 +41,8 @@ func TestMissingImportSkipped(t *testing.T) {
 	for _, s := range r.Scenarios {
 		byName[s.Benchmark] = s
 	}
-	for name, module := range map[string]string{"needs.run_needs": "hf_eco2ai_not_installed", "needs_class.NeedsBenchmark": "psutil_not_installed"} {
+	for name, module := range map[string]string{"needs.run_needs": "hf_eco2ai_not_installed", "needs_class.NeedsBenchmark": "psutil_not_installed",
+		"lazy.run_lazy": "memory_profiler_not_installed"} { // imported in the function's body, at its first call
 		s := byName[name]
 		if s.Status != result.StatusSkipped || !strings.Contains(s.SkipReason, "'"+module+"'") {
 			t.Errorf("%s: %s %q%s: want skipped naming %s", name, s.Status, s.SkipReason, s.Error, module)

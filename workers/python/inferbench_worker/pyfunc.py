@@ -102,7 +102,8 @@ class PyFunc(Adapter):
         call = self.call
         for _ in range(n):
             t0 = pc()
-            r = call()
+            with missing_module(self.params.get("file")):
+                r = call()
             t1 = pc()
             vals = flatten(r)
             items = vals.pop("items", None)
