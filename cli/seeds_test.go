@@ -233,6 +233,9 @@ func TestSeed001(t *testing.T) {
 	if n := strings.Count(out, "\n"); n != 4 {
 		t.Errorf("--framework both --model both: %d scenarios, want 4\n%s", n, out)
 	}
+	if testing.Short() {
+		t.Skip("-short: the seed's real run starts a torch worker")
+	}
 	py := ""
 	for _, p := range []string{"../.venv/bin/python", "/usr/bin/python3"} {
 		abs, _ := filepath.Abs(p)

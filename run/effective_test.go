@@ -37,6 +37,9 @@ func visionPython(t *testing.T) string {
 // variant, the tokens a function was asked for) agree. Issue 23: model: resnet18 built
 // ResNet-50, and --set variant=eager ran rows named variant=compiled.
 func TestWhatNamesAScenarioIsWhatRan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: four torch worker processes (about 10 s each on a busy machine)")
+	}
 	py := visionPython(t)
 	// Parameter counts of torchvision's networks at 1000 classes.
 	const resnet18, squeezenet = "11689512", "1248424"
