@@ -138,3 +138,44 @@ func TestModelKeyAgainstSubjectModel(t *testing.T) {
 		t.Errorf("params = %v: the subject's model is its own, not a parameter", bs[0].Params)
 	}
 }
+
+// TestModelKeyIsTheModelParam: a definition's model: is the model its scenarios run (issue 23:
+// model: resnet18 benchmarked ResNet-50 because only params.model picked the network), unless
+// params, an axis, include or --set say otherwise, and then the scenario's model says so too.
+func TestModelKeyIsTheModelParam(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		set  map[string]any
+		want []string // scenario name: params.model, Scenario.Model()
+	}{
+		// the key alone picks the network
+		{"key", "model: resnet18\nparams: {device: cpu}", nil, []string{"default: resnet18 resnet18"}},
+		// params.model wins over the key, and is the scenario's model
+		{"params", "model: vision\nparams: {model: resnet50}", nil, []string{"default: resnet50 resnet50"}},
+		// a model axis: each scenario's model is its point's
+		{"axis", "model: vision\nmatrix: {model: [resnet18, resnet50]}", nil,
+			[]string{"model=resnet18: resnet18 resnet18", "model=resnet50: resnet50 resnet50"}},
+		// --set on the key's parameter
+		{"set", "model: resnet18", map[string]any{"model": "resnet50"}, []string{"default: resnet50 resnet50"}},
+		// an include point's model
+		{"include", "model: resnet18\nmatrix: {batch_size: [1]}\ninclude: [{batch_size: 2, model: resnet50}]", nil,
+			[]string{"batch_size=1: resnet18 resnet18", "batch_size=2/model=resnet50: resnet50 resnet50"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, err := suite.Parse("benches/x.yaml", []byte("name: x\nsubject: {kind: worker, adapter: torch_vision}\n"+tc.src), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := bs[0]
+			var got []string
+			for _, sc := range b.Expand(tc.set) {
+				got = append(got, sc.Name+": "+sc.Params.String("model", "")+" "+sc.Model())
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("scenarios\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -266,10 +266,12 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	return b, nil
 }
 
-// modelParam makes a definition's model: key the default of its model parameter, the one the
-// worker's vision adapters build (torch_vision, jax_vision) and a command can use as {model}:
-// params, a matrix axis, include or --set override it per scenario (Scenario.Model). A subject
-// that names its own model (openai's subject.model) must name the same one.
+// modelParam makes a definition's model: key the default of its model parameter when the
+// subject builds the model that parameter names (its configuration says so with ModelParam: the
+// worker's torch_vision, jax_vision and onnxruntime adapters): params, a matrix axis, include or
+// --set override it per scenario (Scenario.Model). For other subjects model: stays a label, and
+// their scenarios' parameters (their identity in the history) are unchanged. A subject that names
+// its own model (openai's subject.model) must name the same one.
 func modelParam(path string, body ast.Node, d definition, b *Benchmark) Errors {
 	if d.Model == "" {
 		return nil
@@ -278,6 +280,9 @@ func modelParam(path string, body ast.Node, d definition, b *Benchmark) Errors {
 		if s, _ := sm.(string); s != d.Model {
 			return Errors{at(path, valueNode(body, "model"), fmt.Sprintf("model %q but subject.model %q: the subject runs %q", d.Model, fmt.Sprint(sm), fmt.Sprint(sm)), "give one model, or the same in both")}
 		}
+		return nil
+	}
+	if mp, ok := b.Config.(interface{ ModelParam() bool }); !ok || !mp.ModelParam() {
 		return nil
 	}
 	if _, ok := b.Params["model"]; ok {

@@ -125,6 +125,20 @@ const (
 	DefaultTeardownTimeout = 30 * time.Second
 )
 
+// ModelParam reports whether the adapter builds the model its "model" parameter names (a
+// torchvision or Flax network, an ONNX file), so that a definition's model: key is that
+// parameter's default (suite: what names a scenario is what ran).
+func (c *Config) ModelParam() bool {
+	if len(c.Command) > 0 || c.Module != "" || c.Script != "" {
+		return false
+	}
+	switch c.Adapter {
+	case "torch_vision", "jax_vision", "onnxruntime", "vision":
+		return true
+	}
+	return false
+}
+
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	if len(c.Command) == 0 && c.Adapter == "" {
