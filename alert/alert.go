@@ -1,5 +1,6 @@
 // Package alert evaluates alert rules against a finished run and posts what fires to a webhook
-// as Slack-compatible JSON. Rules read like the conditions people write in runbooks:
+// as Slack-compatible JSON, or mails it over SMTP (email.go) when the rule ends in
+// "-> email ADDR[,ADDR]". Rules read like the conditions people write in runbooks:
 //
 //	latency_ms.p95 > baseline * 1.3      the p95 latency grew 30% over the baseline's
 //	throughput_ips < baseline * 0.9      throughput fell 10%
