@@ -27,8 +27,9 @@ comparisons (latency_ms; ttft_ms for OpenAI); "primary threshold" is the median 
 held to, and in how many comparisons that threshold came from the stored runs' noise.
 
 The worker's runs cost seconds each (the Python worker imports torch), so it is measured in
-pairs instead (its "runs" column says how): m runs of the unchanged scenario, stored, compared in
-every pair (m(m-1)/2 ≥ %d), then slowed runs, not stored, each compared with every unchanged run.
+pairs instead (its "runs" column says how): after the same history, m runs of the unchanged
+scenario, stored, compared in every pair (m(m-1)/2 ≥ %d), then slowed runs, not stored, each
+compared with every one of the m.
 These comparisons share runs and are not independent: one run slowed by the machine fails against
 all the others, so its rates are coarser than the chain's.
 `, o.history, o.n+1, o.n, o.n/2, o.n, o.n)

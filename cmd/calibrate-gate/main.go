@@ -508,19 +508,29 @@ func commit() string {
 	return strings.TrimSpace(string(out))
 }
 
-// measurePairs is measure for subjects whose runs cost seconds: m runs of the unchanged scenario
-// (stored), the fewest with m(m-1)/2 >= n, compared in every pair; then s slowed runs (not
-// stored), the fewest with s*m >= n, each compared with every unchanged run. The comparisons
+// measurePairs is measure for subjects whose runs cost seconds: after the history, m runs of the
+// unchanged scenario (stored), the fewest with m(m-1)/2 >= n, compared in every pair; then s
+// slowed runs (not stored), the fewest with s*m >= n, each compared with every unchanged run. The comparisons
 // share runs, so they are not independent: one slow run fails against all the others.
 func measurePairs(k kind, t *tally, o options, run func(map[string]string, bool) (string, error), w *workspace, start time.Time, stderr io.Writer) error {
 	m := 2
 	for m*(m-1)/2 < o.n {
 		m++
 	}
-	m = max(m, o.history)
 	s := (o.n + m - 1) / m
 	var as []string
 	var medians []float64
+	// The history first, as in the chain: a comparison's noise threshold comes from the runs
+	// stored before it.
+	for i := 0; i < o.history; i++ {
+		d, err := run(k.base, true)
+		if err != nil {
+			return err
+		}
+		if med, _, _, err := runInfo(d, k.primary); err == nil && med > 0 {
+			medians = append(medians, med)
+		}
+	}
 	for i := 0; i < m; i++ {
 		d, err := run(k.base, true)
 		if err != nil {
