@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
@@ -370,6 +371,26 @@ func TestSeed004(t *testing.T) {
 	s := r.Scenarios[0]
 	if s.Params["max_new_tokens"] != float64(10) || s.Params["model_id"] != "gpt2" || s.Metrics["tokens_per_s"].Summary == nil || s.Metrics["ttft_ms"].Summary == nil {
 		t.Errorf("params %v, metrics %v", s.Params, slices.Sorted(mapsKeys(s.Metrics)))
+	}
+	// The seed's per-model file and benchmark_summary.json, beside run.json.
+	runDir := filepath.Join(dir, "my_results", result.LatestLink)
+	model, err := result.Load(filepath.Join(runDir, result.ModelFile(s.Model)))
+	if err != nil {
+		t.Fatalf("the model's file: %v", err)
+	}
+	if got := seedIDs(model); len(got) != 1 || got[0] != s.ID()+" ok" || model.Scenarios[0].Metrics["tokens_per_s"].Summary == nil {
+		t.Errorf("%s holds %q, want %s with its metrics", result.ModelFile(s.Model), got, s.ID())
+	}
+	var bs result.BenchmarkSummary
+	if data, err := os.ReadFile(filepath.Join(runDir, result.BenchmarkSummaryFile)); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(data, &bs); err != nil {
+		t.Fatalf("%s: %v", result.BenchmarkSummaryFile, err)
+	}
+	if len(bs.Models) != 1 || bs.Models[0].Model != s.Model || bs.Models[0].File != result.ModelFile(s.Model) ||
+		len(bs.Models[0].Scenarios) != 1 || bs.Models[0].Scenarios[0].Status != result.StatusOK ||
+		bs.Models[0].Scenarios[0].Metrics["tokens_per_s"].Summary == nil || bs.Summary.Succeeded != 1 {
+		t.Errorf("%s: %+v", result.BenchmarkSummaryFile, bs)
 	}
 	lines := strings.Split(out, "\n")
 	if !strings.Contains(lines[0], "TOKENS/s") || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {

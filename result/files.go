@@ -89,7 +89,8 @@ func WriteFileAtomic(path string, data []byte) error {
 	})
 }
 
-// Save writes run.json and summary.csv into dir, atomically.
+// Save writes run.json and summary.csv into dir, atomically, and seed 004's views of them:
+// models/<model>.json and benchmark_summary.json (saveModels).
 func Save(dir string, r *Run) error {
 	// run.json is encoded straight into its file (a merged run's is hundreds of MB).
 	if err := writeFileAtomic(filepath.Join(dir, RunFile), func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
@@ -102,7 +103,7 @@ func Save(dir string, r *Run) error {
 	if err := WriteFileAtomic(filepath.Join(dir, SummaryFile), csvBuf.Bytes()); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, SummaryFile), err)
 	}
-	return nil
+	return saveModels(dir, r)
 }
 
 // Load reads a run.json (or a run folder holding one) and checks its schema (see Decode). For a
