@@ -40,7 +40,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: calibrate-gate build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving fuzz-short fuzz-long venv llama-server agreement
+.PHONY: calibrate-gate build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -171,6 +171,15 @@ calibrate-gate:
 # The serving bars (docs/performance.md, "Serving"): throughput, accuracy, open loop, memory.
 bench-serving:
 	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./mockserver
+
+# The serving clients side by side (docs/peers.md): inferbench, vLLM's request function, guidellm
+# and AIPerf against the same mockserver, the server on core 0 and the client on core 1. Their
+# environment (.peers-venv, from PyPI) is made on first use and is never a CI dependency.
+PEERS_VENV ?= .peers-venv
+peers: build
+	scripts/peers-env.sh $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python scripts/peers.py --bin $(BIN) --python $(PEERS_VENV)/bin/python \
+		--vllm-lib $(PEERS_VENV)/vllm-lib --out docs/peers.md $(PEERS_ARGS)
 
 # Front-end dependencies pinned by web/package-lock.json (ECharts for the HTML reports,
 # playwright-core for the browser tests). `assets` refreshes report/assets/echarts.min.js from

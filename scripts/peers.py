@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""The serving clients side by side (make peers): inferbench, vLLM's published request function,
+guidellm and AIPerf against the same mockserver, one at a time, the server pinned to one core and
+the client to another. For each tool and concurrency: requests per second, the client's CPU per
+request, its TTFT and ITL p99 against the server's own record of the same requests (mockserver
+--record), and the connections it opened. Writes a markdown table (docs/peers.md).
+
+Run by `make peers`, with the interpreter of a separate environment holding the peers
+(.peers-venv: guidellm, aiperf, aiohttp; vLLM's request function extracted from its wheel), never
+a CI dependency.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+# The accuracy server: a TTFT and gaps to measure. The ceiling server answers at once, so that
+# requests per second and CPU per request are the client's.
+ACCURACY = ["--shape", "vllm", "--ttft-ms", "uniform(10,30)", "--itl-ms", "10", "--output-tokens", "32"]
+CEILING = ["--shape", "vllm", "--output-tokens", "32"]
+
+
+def pct(xs, q):
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[min(int(q * (len(s) - 1) + 0.5), len(s) - 1)]
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return json.load(r)
+
+
+class Server:
+    """The mockserver, pinned to core 0, recording every request."""
+
+    def __init__(self, bin, port, record, timing):
+        self.port = port
+        self.proc = subprocess.Popen(
+            ["taskset", "-c", "0", bin, "mockserver", "--addr", f"127.0.0.1:{port}", "--record", str(record)] + timing,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                get(f"http://127.0.0.1:{port}/debug/stats")
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("mockserver did not start")
+
+    def truth(self):
+        """The server's connections (less the ones asking) and its TTFT and gap p99 in ms."""
+        st = get(f"http://127.0.0.1:{self.port}/debug/stats")
+        em = get(f"http://127.0.0.1:{self.port}/debug/emits") or []
+        ttft, gaps = [], []
+        for e in em:
+            if e["status"] != 200 or not e["events"]:
+                continue
+            ttft.append(ms(e["first_token"]) - ms(e["received"]))
+            ev = [ms(t) for t in e["events"]]
+            gaps += [b - a for a, b in zip(ev, ev[1:])]
+        # Two connections before these reads: the readiness probe and /debug/stats itself.
+        return {"connections": st["Connections"] - 2, "ttft_p99": pct(ttft, 0.99), "itl_p99": pct(gaps, 0.99), "n": len(ttft)}
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def ms(ts):
+    """An RFC 3339 time with nanoseconds, in ms since the epoch (float)."""
+    from datetime import datetime
+    head, frac = ts.rstrip("Z").split(".") if "." in ts else (ts.rstrip("Z"), "0")
+    tz = ""
+    for sep in ("+", "-"):
+        if sep in frac:
+            frac, tz = frac.split(sep, 1)
+            tz = sep + tz
+    sec = datetime.fromisoformat(head + (tz or "+00:00")).timestamp()
+    return sec * 1e3 + float("0." + frac) * 1e3
+
+
+def run_pinned(cmd, env=None, cwd=None):
+    """Runs cmd on core 1; returns its wall time and CPU time in s."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    p = subprocess.run(["taskset", "-c", "1"] + cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} exited {p.returncode}: {p.stderr[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p.stdout
+
+
+def inferbench(a, port, c, n, work):
+    d = os.path.join(work, f"ib{c}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "peers.yaml"), "w") as f:
+        f.write(f"""name: peers
+subject: {{kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock, metrics_url: none,
+  workload: {{input_tokens: 32, output_tokens: 32}}}}
+load: {{mode: concurrency, concurrency: {c}, warmup_iterations: 0, measurement_iterations: {n}}}
+""")
+    wall, cpu, _ = run_pinned([a.bin, "run", "peers.yaml", "--no-store", "--no-request-log", "--output-dir", "out"], cwd=d)
+    runs = [os.path.join(d, "out", x) for x in os.listdir(os.path.join(d, "out")) if x != "latest"]
+    with open(os.path.join(sorted(runs)[-1], "run.json")) as f:
+        sc = json.load(f)["scenarios"][0]
+    m = sc["metrics"]
+    return {"rps": m["requests_per_s"]["value"], "cpu": cpu, "ttft_p99": m["ttft_ms"]["summary"]["p99"],
+            "itl_p99": m["itl_ms"]["summary"]["p99"], "client_bound": bool(sc.get("extra", {}).get("client_bound"))}
+
+
+VLLM = r'''
+import asyncio, json, sys, time
+import aiohttp
+from vllm.benchmarks.lib.endpoint_request_func import RequestFuncInput, async_request_openai_chat_completions
+port, c, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+async def main():
+    # As vllm bench serve opens its session.
+    conn = aiohttp.TCPConnector(limit=c, limit_per_host=c, keepalive_timeout=60, enable_cleanup_closed=True, force_close=False)
+    sem = asyncio.Semaphore(c)
+    async with aiohttp.ClientSession(connector=conn, trust_env=True, timeout=aiohttp.ClientTimeout(total=6 * 60 * 60)) as s:
+        async def one(i):
+            async with sem:
+                return await async_request_openai_chat_completions(RequestFuncInput(
+                    prompt="the quick brown fox " * 8, api_url=f"http://127.0.0.1:{port}/v1/chat/completions",
+                    prompt_len=32, output_len=32, model="mock"), s)
+        t0 = time.perf_counter()
+        outs = await asyncio.gather(*(one(i) for i in range(n)))
+        wall = time.perf_counter() - t0
+    ok = [o for o in outs if o.success]
+    print(json.dumps({"rps": len(ok) / wall, "ttft": [o.ttft * 1e3 for o in ok], "itl": [x * 1e3 for o in ok for x in o.itl]}))
+asyncio.run(main())
+'''
+
+
+def vllm(a, port, c, n, work):
+    path = os.path.join(work, "vllm_func.py")
+    with open(path, "w") as f:
+        f.write(VLLM)
+    env = dict(os.environ, PYTHONPATH=a.vllm_lib)
+    wall, cpu, out = run_pinned([a.python, path, str(port), str(c), str(n)], env=env)
+    r = json.loads(out.strip().splitlines()[-1])
+    return {"rps": r["rps"], "cpu": cpu, "ttft_p99": pct(r["ttft"], 0.99), "itl_p99": pct(r["itl"], 0.99), "client_bound": None}
+
+
+def tokenizer_dir(work):
+    """A Hugging Face tokenizer folder for the peers that need one (guidellm, AIPerf): the test
+    tokenizer of package workload; no model hub is reached."""
+    d = os.path.join(work, "tokenizer")
+    if not os.path.isdir(d):
+        os.makedirs(d)
+        shutil.copy(os.path.join(os.path.dirname(__file__), "..", "workload", "testdata", "tokenizer.json"), d)
+        with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+            json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 100000}, f)
+    return d
+
+
+def tool(a, name):
+    return os.path.join(os.path.dirname(a.python), name)
+
+
+def guidellm(a, port, c, n, work):
+    out = os.path.join(work, f"guidellm-{port}.json")
+    wall, cpu, _ = run_pinned([tool(a, "guidellm"), "run", "--backend", f"kind=openai_http,target=http://127.0.0.1:{port},model=mock",
+                               "--profile", f"kind=concurrent,streams={c}", "--constraint", f"kind=max_requests,count={n}",
+                               "--data", "kind=synthetic_text,prompt_tokens=32,output_tokens=32",
+                               "--tokenizer", f"kind=hf_auto,model={tokenizer_dir(work)}", "--output", f"kind=json,path={out}",
+                               "--disable-console-interactive"])
+    with open(out) as f:
+        b = json.load(f)["benchmarks"][0]
+    m = b["metrics"]
+    ok = m["request_totals"]["successful"]
+    # guidellm's inter_token_latency_ms is each request's mean gap, not each gap.
+    return {"rps": ok / b["duration"], "cpu": cpu, "ttft_p99": m["time_to_first_token_ms"]["successful"]["percentiles"]["p99"],
+            "itl_p99": m["inter_token_latency_ms"]["successful"]["percentiles"]["p99"], "client_bound": None}
+
+
+def aiperf(a, port, c, n, work):
+    out = os.path.join(work, f"aiperf-{port}")
+    wall, cpu, _ = run_pinned([tool(a, "aiperf"), "profile", "--model", "mock", "--url", f"http://127.0.0.1:{port}", "--endpoint-type", "chat",
+                               "--streaming", "--concurrency", str(c), "--request-count", str(n), "--prompt-input-tokens-mean", "32",
+                               "--output-tokens-mean", "32", "--tokenizer", tokenizer_dir(work), "--artifact-dir", out, "--ui-type", "none"])
+    with open(os.path.join(out, "profile_export_aiperf.json")) as f:
+        d = json.load(f)
+    # inter_chunk_latency is each gap between chunks, as the server's gaps are.
+    itl = d.get("inter_chunk_latency") or d["inter_token_latency"]
+    return {"rps": d["request_throughput"]["avg"], "cpu": cpu, "ttft_p99": d["time_to_first_token"]["p99"], "itl_p99": itl["p99"], "client_bound": None}
+
+
+TOOLS = {"inferbench": inferbench, "vllm": vllm, "guidellm": guidellm, "aiperf": aiperf}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--bin", required=True, help="the inferbench binary (its mockserver serves)")
+    ap.add_argument("--python", default=sys.executable, help="the peers' interpreter")
+    ap.add_argument("--vllm-lib", required=True, help="folder holding vllm/benchmarks/lib from vLLM's wheel")
+    ap.add_argument("--concurrency", default="64,256,512")
+    ap.add_argument("--requests", type=int, default=4000, help="requests of each ceiling run (accuracy runs: half)")
+    ap.add_argument("--tools", default="inferbench,vllm,guidellm,aiperf")
+    ap.add_argument("--out", default="-")
+    a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
+    work = tempfile.mkdtemp(prefix="peers-")
+    rows = []
+    port = 18600
+    for c in [int(x) for x in a.concurrency.split(",")]:
+        for tool in a.tools.split(","):
+            port += 1
+            srv = Server(a.bin, port, 0, CEILING)
+            try:
+                ceil = TOOLS[tool](a, port, c, a.requests, work)
+            finally:
+                srv.stop()
+            port += 1
+            n = max(a.requests // 2, c)
+            srv = Server(a.bin, port, n + 16, ACCURACY)
+            try:
+                r = TOOLS[tool](a, port, c, n, work)
+                t = srv.truth()
+            finally:
+                srv.stop()
+            r["rps"], r["cpu"] = ceil["rps"], ceil["cpu"]
+            rows.append((tool, c, r, t))
+            print(f"{tool} c={c}: {r['rps']:.0f} req/s, {1e6 * r['cpu'] / a.requests:.0f} us CPU/req, TTFT p99 {r['ttft_p99'] - t['ttft_p99']:+.1f} ms, "
+                  f"ITL p99 {r['itl_p99'] - t['itl_p99']:+.1f} ms, {t['connections']} connections", file=sys.stderr)
+    lines = ["| tool | c | req/s | CPU µs/request | TTFT p99 error ms | ITL p99 error ms | connections | client_bound |",
+             "|---|---|---|---|---|---|---|---|"]
+    for tool, c, r, t in rows:
+        cb = {True: "yes", False: "no", None: "-"}[r["client_bound"]]
+        lines.append(f"| {tool} | {c} | {r['rps']:.0f} | {1e6 * r['cpu'] / a.requests:.0f} | {r['ttft_p99'] - t['ttft_p99']:+.1f} | "
+                     f"{r['itl_p99'] - t['itl_p99']:+.1f} | {t['connections']} | {cb} |")
+    cmd = "make peers" if a.requests == 4000 and a.concurrency == "64,256,512" else \
+        f"make peers PEERS_ARGS='--requests {a.requests} --concurrency {a.concurrency}'"
+    head = f"""# inferbench and its peers, side by side
+
+Written by `{cmd}` (scripts/peers.py) on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on a machine of
+{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} when the run ended: the machine was shared). Every figure below
+is from that one run; rerun the command to reproduce them.
+
+Each tool in turn sends chat requests (streamed, 32 input and 32 output tokens) to `inferbench
+mockserver --shape vllm`, the server pinned to CPU 0 (`taskset -c 0`) and the tool to CPU 1:
+
+- **req/s** and **CPU µs/request**: against a server that answers at once (`--output-tokens 32`),
+  {a.requests} requests: the client's ceiling, and the CPU time of the tool's whole process tree
+  (start-up included: Python tools import their libraries, guidellm starts worker processes) per
+  request;
+- **TTFT p99 error** and **ITL p99 error**: against a server with a TTFT of `uniform(10,30)` ms and
+  10 ms between tokens (`--record`), {max(a.requests // 2, 1)} requests: the tool's p99 minus the
+  server's own p99 over the same requests (TTFT from the request's last byte to the first token
+  written; gaps between content events written). guidellm's inter-token latency is each
+  request's mean gap, AIPerf's the inter-chunk latency, vLLM's request function its per-chunk
+  `itl`, inferbench's `itl_ms`;
+- **connections**: those the server accepted during the accuracy run;
+- **client_bound**: inferbench's own flag in that run (the others have none).
+
+The tools: inferbench at this commit; vLLM's request function (`async_request_openai_chat_completions`
+from the vLLM wheel on PyPI, run with an aiohttp session as `vllm bench serve` opens it); guidellm
+and AIPerf from PyPI (`scripts/peers-env.sh`), each with its own concurrency option. The
+environment is `.peers-venv`, never a CI dependency.
+
+"""
+    text = head + "\n".join(lines) + "\n"
+    if a.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(a.out, "w") as f:
+            f.write(text)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
