@@ -30,11 +30,21 @@ const liveScript = `(function () {
     if (div && typeof echarts !== 'undefined') {
       if (!chart) { chart = echarts.init(div); div.setAttribute('data-rendered', 'ok'); }
       var done = (s.scenarios || []).filter(function (sc) { return sc.p50 !== undefined; });
-      chart.setOption(window.inferbench.option({
-        title: 'p50 and p95 of finished scenarios', kind: 'bar', x_name: 'scenario', y_name: 'ms',
+      var o = window.inferbench.option({
+        title: 'p50 and p95 of finished scenarios', kind: 'bar', y_name: 'ms',
         categories: done.map(function (sc) { return sc.id; }),
         series: [{ name: 'p50', data: done.map(function (sc) { return sc.p50; }) }, { name: 'p95', data: done.map(function (sc) { return sc.p95; }) }]
-      }), true);
+      });
+      // The legend sits under the title, the unit above the value axis, and the grid holds the
+      // scenario labels, of long names their last 14 characters (where variants differ; the
+      // tooltip and the table below have the names whole), so no text covers another however
+      // many scenarios and however long their names (web/browser/check.mjs checks it).
+      o.legend = { top: 34, left: 'center' };
+      o.grid = { left: 64, right: 24, top: 76, bottom: 8, containLabel: true };
+      o.yAxis[0].nameLocation = 'end'; o.yAxis[0].nameGap = 12;
+      o.xAxis.axisLabel = { rotate: done.length > 6 ? 30 : 0, hideOverlap: true, width: 130, overflow: 'truncate',
+        formatter: function (v) { return v.length > 15 ? '\u2026' + v.slice(-14) : v; } };
+      chart.setOption(o, true);
     }
   }
   if (window.EventSource) {

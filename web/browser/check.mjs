@@ -54,6 +54,58 @@ async function check(name, shot, full) {
   pages.push({ name, url: page.url(), charts: Math.max(total, 0), rendered: st.ok || 0, ms: Date.now() - t0 });
 }
 
+// overlaps returns the visible texts of the chart drawn in the element of id that intersect
+// (a legend entry over an axis label, a rotated label over the axis name, crowded tick labels)
+// or leave the chart, with their boxes: every text of a chart must be readable.
+async function overlaps(id) {
+  return page.evaluate((id) => {
+    const div = document.getElementById(id);
+    const chart = div && window.echarts && window.echarts.getInstanceByDom(div);
+    if (!chart) { return [`${id}: no chart`]; }
+    // Each text as the four corners of its box, rotated as drawn (a rotated label's upright
+    // bounding box would cover its neighbours' although the texts do not touch).
+    const boxes = [];
+    chart.getZr().storage.getDisplayList(true).forEach((el) => {
+      const text = (el.type === 'tspan' || el.type === 'text') && el.style ? el.style.text : null;
+      if (!text || el.invisible || el.ignore || el.style.opacity === 0) { return; }
+      const r = el.getBoundingRect();
+      if (!(r.width > 0 && r.height > 0)) { return; }
+      // zrender's box of a text line is 0.6 em high around its middle; a glyph takes an em.
+      const h = Number(el.style.fontSize) || r.height / 0.6;
+      const top = r.y + r.height / 2 - h / 2;
+      const m = el.getComputedTransform() || [1, 0, 0, 1, 0, 0];
+      const pts = [[r.x, top], [r.x + r.width, top], [r.x + r.width, top + h], [r.x, top + h]]
+        .map(([x, y]) => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]]);
+      boxes.push({ text: String(text), pts });
+    });
+    // separated reports whether an edge of p is a separating axis of the convex polygons p and q,
+    // with one pixel of slack (glyph boxes of neighbouring lines touch).
+    const separated = (p, q) => p.some((a, i) => {
+      const b = p[(i + 1) % p.length];
+      const nx = a[1] - b[1], ny = b[0] - a[0];
+      const len = Math.hypot(nx, ny) || 1;
+      const proj = (pts) => pts.map(([x, y]) => (nx * x + ny * y) / len);
+      const pp = proj(p), qq = proj(q);
+      return Math.max(...pp) <= Math.min(...qq) + 1 || Math.max(...qq) <= Math.min(...pp) + 1;
+    });
+    const out = [];
+    const where = (pts) => `(${pts.map(([x, y]) => `${Math.round(x)},${Math.round(y)}`).join(' ')})`;
+    const w = chart.getWidth(), h = chart.getHeight();
+    boxes.forEach((b) => {
+      if (b.pts.some(([x, y]) => x < -1 || y < -1 || x > w + 1 || y > h + 1)) { out.push(`"${b.text}" ${where(b.pts)} is cut off the ${w}x${h} chart`); }
+    });
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i], b = boxes[j];
+        if (!separated(a.pts, b.pts) && !separated(b.pts, a.pts)) {
+          out.push(`"${a.text}" ${where(a.pts)} overlaps "${b.text}" ${where(b.pts)}`);
+        }
+      }
+    }
+    return out.length ? out : (boxes.length ? [] : [`${id}: no text drawn`]);
+  }, id);
+}
+
 // firstScreen is the time from navigation to the load event and the charts in view drawn.
 async function openTimed(url) {
   const t0 = Date.now();
@@ -100,7 +152,9 @@ try {
     await page.waitForLoadState('load');
     await check('trends', 'dashboard-trends.png', 1500);
     await page.goto(base + '/live', { waitUntil: 'load' });
+    await page.waitForFunction(() => document.querySelectorAll('#live-rows tr').length > 0, null, { timeout: 10000 });
     await check('live', 'dashboard-live.png', 900);
+    (await overlaps('live-chart')).forEach((o) => errors.push(`live chart: ${o}`));
   } else {
     errors.push(`unknown mode ${mode}`);
   }
