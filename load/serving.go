@@ -389,7 +389,7 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 	missed := false
 	_, streamed := StreamMetrics(*o, func(m string, v float64) {
 		s.add(m, v)
-		if sl != nil {
+		if sl != nil && m != "itl_ms" {
 			sl.add(m, v)
 		}
 		for _, slo := range s.slos {
