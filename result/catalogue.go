@@ -57,12 +57,15 @@ func Lookup(name string) (Info, bool) {
 	return i, false
 }
 
-// signedName reports whether a metric name outside the catalogue says it is a change, which may
-// be negative: it has a word growth, delta, change, diff or slope.
+// signedName reports whether a metric name outside the catalogue says it is a change or a
+// difference, which may be negative: it has a word growth, delta, change, diff, difference,
+// slope, overhead, gain, improvement, reduction or saving(s). Seed 003's overhead_percent, a
+// difference of two times, is slightly negative when noise makes the tracked run the faster.
+// Amounts stay non-negative: cpu_percent, gpu_util_percent, memory_percent, error_rate.
 func signedName(name string) bool {
-	for _, w := range strings.Split(name, "_") {
+	for _, w := range strings.Split(strings.ToLower(name), "_") {
 		switch w {
-		case "growth", "delta", "change", "diff", "slope":
+		case "growth", "delta", "change", "diff", "difference", "slope", "overhead", "gain", "improvement", "reduction", "saving", "savings":
 			return true
 		}
 	}

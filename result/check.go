@@ -16,8 +16,9 @@ const (
 
 // CheckValue reports a value that cannot be a measurement of the metric name: NaN or infinite
 // always; for a metric with a unit (every catalogued one, and names ending in _ms, _s, _mb,
-// _per_s), a negative value, unless the metric is a change (Info.Signed: rss_growth_mb); a time over MaxMillis or a token count over MaxTokens. Metrics
-// without a unit (a subject's own figures such as an accuracy delta) may be negative.
+// _per_s, _percent), a negative value, unless the metric is a change or a difference
+// (Info.Signed: rss_growth_mb, overhead_percent; see signedName); a time over MaxMillis or a
+// token count over MaxTokens. Metrics without a unit (a subject's own figures) may be negative.
 func CheckValue(name string, v float64) error {
 	info, _ := Lookup(name)
 	return checkValue(name, info, v)
