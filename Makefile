@@ -162,7 +162,7 @@ bench:
 
 # The gate's error rates on this machine (docs/verdicts.md): per subject kind, N A/A comparisons
 # (false failures) and N with the primary metric slowed by 10% (detections). Not part of make test:
-# about 20-30 minutes on the 2-core development machine at N=100.
+# 10-15 minutes on the 2-core development machine at N=100 (docs/verdicts.md).
 N ?= 100
 calibrate-gate:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
