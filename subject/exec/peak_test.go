@@ -73,6 +73,7 @@ func TestPeakRSSIsTheCommands(t *testing.T) {
 	defer runtime.KeepAlive(ballast)
 
 	v, ok := peakOf(t, nil, "", truePath)[PeakRSS]
+	t.Logf("true beside 200 MB: peak_rss_mb %.2f", v)
 	if !ok || v <= 0 || v >= 5 {
 		t.Errorf("true: peak_rss_mb = %v (reported %v), want under 5 MB", v, ok)
 	}
@@ -83,6 +84,7 @@ func TestPeakRSSIsTheCommands(t *testing.T) {
 	vals := peakOf(t, append(os.Environ(), "INFERBENCH_TEST_HOLD_MB=300"), "json", self)
 	v, ok = vals[PeakRSS]
 	own := vals["own_hwm_mb"]
+	t.Logf("a process holding 300 MB: peak_rss_mb %.2f, its own VmHWM %.2f", v, own)
 	if !ok || math.Abs(v-own) > 1 {
 		t.Errorf("a process holding 300 MB: peak_rss_mb = %v (reported %v), its own VmHWM %v MB", v, ok, own)
 	}
