@@ -331,6 +331,12 @@ func (s *servingSink) Observe(p Phase, o subject.Observation, err error) {
 }
 
 func (s *servingSink) measure(o *subject.Observation, err error) {
+	// What needs no lock first: the sink is shared by every worker.
+	var gaps, together int
+	var first bool
+	if err == nil && !o.FirstToken.IsZero() {
+		gaps, together, first = Together(o.Tokens)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.measured++
@@ -360,7 +366,6 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 	}
 	if !o.FirstToken.IsZero() {
 		s.streamed++
-		gaps, together, first := Together(o.Tokens)
 		s.gaps += gaps
 		s.gapsTogether += together
 		if first {
