@@ -118,6 +118,10 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 			}
 		case f[0] == "results:":
 			b.WriteString("results: DIR\n")
+		case f[0] == "open" && len(f) > 1 && strings.HasSuffix(f[1], "/report.html"):
+			// The next steps name this run's folder.
+			f[1] = "DIR/report.html"
+			b.WriteString(strings.Join(f, " ") + "\n")
 		case countsLine.MatchString(line):
 			m := countsLine.FindStringSubmatch(line)
 			fmt.Fprintf(&b, "%s scenarios: %d ok, %s failed, %d skipped, besides %d host-dependent\n",
