@@ -131,7 +131,8 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 			fmt.Fprintf(&b, "budgets: %d checked besides host-dependent ones, # exceeded\n", atoi(m[1])-hostBudgets)
 		case strings.HasPrefix(line, "BUDGET EXCEEDED"):
 		case host[f[0]]:
-			fmt.Fprintf(&b, "%s host-dependent\n", f[0])
+			// A host-dependent row: present where the framework is installed (it ran), absent
+			// where it is not (skips are grouped by reason, without rows).
 		default:
 			// A row: scenario, status and N kept; the timings masked.
 			for i, w := range f {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/inferbench/inferbench/subject"
@@ -30,11 +31,18 @@ func TestRedirectDropsCredentials(t *testing.T) {
 		{"same origin", func(r *http.Request) string { return "/moved/chat/completions" }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got http.Header
+			// got is written by the server's goroutine: a response over TCP is no
+			// synchronisation the race detector sees, so it is read under mu.
+			var (
+				mu  sync.Mutex
+				got http.Header
+			)
 			var front *httptest.Server
 			front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasPrefix(r.URL.Path, "/moved/") {
+					mu.Lock()
 					got = r.Header.Clone()
+					mu.Unlock()
 					target.Config.Handler.ServeHTTP(w, r)
 					return
 				}
@@ -50,11 +58,16 @@ func TestRedirectDropsCredentials(t *testing.T) {
 			if !tc.keep {
 				target.mu.Lock()
 				if len(target.hdrs) == before {
+					target.mu.Unlock()
 					t.Fatal("the redirect was not followed")
 				}
+				mu.Lock()
 				got = target.hdrs[len(target.hdrs)-1]
+				mu.Unlock()
 				target.mu.Unlock()
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			for _, h := range []string{"Authorization", "X-Api-Key", "X-Org-Secret", "X-Team"} {
 				if has := got.Get(h) != ""; has != tc.keep {
 					t.Errorf("%s after the redirect: %q (want kept: %v)", h, got.Get(h), tc.keep)
