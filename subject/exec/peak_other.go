@@ -1,10 +1,11 @@
-//go:build unix && !linux
+//go:build !linux
 
 package exec
 
 import osexec "os/exec"
 
-// started is a command that is running.
+// started is a command that is running. Outside Linux nothing traces it: its peak RSS is what
+// ownPeak finds in its rusage at wait.
 type started struct{ cmd *osexec.Cmd }
 
 // start starts the command that build returns (trace has no use here).
@@ -16,12 +17,11 @@ func start(build func() *osexec.Cmd, trace bool) (*started, error) {
 	return &started{cmd: cmd}, nil
 }
 
-// wait waits for the command to exit; peak is its own peak RSS in bytes from its rusage, when
-// that figure is surely its own (childMaxRSS), else 0.
+// wait waits for the command to exit; peak is its own peak RSS in bytes, or 0 (ownPeak).
 func (s *started) wait() (peak float64, err error) {
 	err = s.cmd.Wait()
 	if s.cmd.ProcessState != nil {
-		peak = childMaxRSS(s.cmd.ProcessState)
+		peak = ownPeak(s.cmd.ProcessState)
 	}
 	return peak, err
 }
