@@ -329,7 +329,7 @@ var cmpColumns = []struct {
 	kind    compare.Kind
 }{
 	{"Latency (median)", []string{"latency_ms", "e2e_ms", "ttft_ms"}, ""},
-	{"Peak memory", []string{"memory_mb", "gpu_memory_mb"}, ""},
+	{"Peak memory", []string{"memory_mb", "peak_rss_mb", "gpu_memory_mb"}, ""},
 	{"CPU", nil, compare.CPU},
 	{"Throughput", []string{"throughput_ips", "requests_per_s", "output_tokens_per_s"}, ""},
 }
