@@ -168,6 +168,10 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 	defer timer.Stop()
 	// Start a little ahead so the first requests are not late for the setup.
 	t0 := time.Now().Add(time.Millisecond)
+	// freed is when the dispatcher last got a slot after waiting for one: a request due before
+	// then was due while the cap was reached, so it is late even when a slot is free by the time
+	// the dispatcher reaches it.
+	var freed time.Time
 	for i, off := range offsets {
 		if i == nWarm {
 			ss.Begin(Measure)
@@ -183,6 +187,9 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
+				if phase == Measure && due.Before(freed) {
+					ss.countLate()
+				}
 			default:
 				if drop {
 					if phase == Measure {
@@ -195,6 +202,7 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 				}
 				select {
 				case slots <- struct{}{}:
+					freed = time.Now()
 				case <-ctx.Done():
 					return fatalCause(ctx)
 				}
