@@ -107,12 +107,12 @@ test-go: web-deps cross
 	$(TEST_ENV) $(GO) test $(GOFLAGS_T) ./...
 
 test-python:
-	cd workers/python && INFERBENCH_REQUIRE=$(INFERBENCH_REQUIRE) $(abspath $(PYTHON)) -m unittest discover -v -s tests
+	cd internal/workers/python && INFERBENCH_REQUIRE=$(INFERBENCH_REQUIRE) $(abspath $(PYTHON)) -m unittest discover -v -s tests
 
 # The worker protocol under Debian's python3 (python3-torch 1.13), when it is installed.
 test-python-debian:
 	@if [ -x $(DEBIAN_PY) ] && [ "$(abspath $(PYTHON))" != "$(DEBIAN_PY)" ]; then \
-		cd workers/python && INFERBENCH_REQUIRE=$(DEBIAN_REQUIRE) $(DEBIAN_PY) -m unittest discover -s tests -p 'test_worker.py'; \
+		cd internal/workers/python && INFERBENCH_REQUIRE=$(DEBIAN_REQUIRE) $(DEBIAN_PY) -m unittest discover -s tests -p 'test_worker.py'; \
 	else echo "test-python-debian: $(DEBIAN_PY) absent or already tested"; fi
 
 # The project's virtual environment: the pinned framework wheels of requirements.txt. Reinstalled
@@ -138,10 +138,10 @@ agreement:
 # testdata/fuzz (CI: a count, a few seconds each, about a minute in all); fuzz-long for minutes.
 # Note: a count, not a duration: with a duration go1.26's fuzz coordinator can fail a target with
 # "context deadline exceeded" when the time runs out on a loaded machine (golang/go#75804).
-FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv subject/openai:FuzzScanner \
+FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv internal/subject/openai:FuzzScanner \
 	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode result:FuzzWriteJSON result:FuzzDecodeRun \
-	alert:FuzzParse workload:FuzzParseDist subject/worker:FuzzReply redact:FuzzCandidates \
-	result:FuzzJournal workload:FuzzReadPrompts compare:FuzzParseBudgetFile subject/exec:FuzzLastLineJSON \
+	alert:FuzzParse internal/workload:FuzzParseDist internal/subject/worker:FuzzReply internal/redact:FuzzCandidates \
+	result:FuzzJournal internal/workload:FuzzReadPrompts compare:FuzzParseBudgetFile internal/subject/exec:FuzzLastLineJSON \
 	result:FuzzDecodeStream compare:FuzzParseThresholdsFile internal/inert:FuzzText
 FUZZTIME ?= 5000x
 
@@ -181,17 +181,17 @@ peers: build
 	$(PEERS_VENV)/bin/python scripts/peers.py --bin $(BIN) --python $(PEERS_VENV)/bin/python \
 		--vllm-lib $(PEERS_VENV)/vllm-lib --out docs/peers.md $(PEERS_ARGS)
 
-# Front-end dependencies pinned by web/package-lock.json (ECharts for the HTML reports,
+# Front-end dependencies pinned by internal/web/package-lock.json (ECharts for the HTML reports,
 # playwright-core for the browser tests). `assets` refreshes report/assets/echarts.min.js from
 # them (docs/reports.md says why that copy is committed); web-deps installs them when missing so
 # the browser tests run (they skip with the reason without node_modules or chromium).
 assets:
-	cd web && npm ci --no-audit --no-fund
-	cp web/node_modules/echarts/dist/echarts.min.js report/assets/echarts.min.js
+	cd internal/web && npm ci --no-audit --no-fund
+	cp internal/web/node_modules/echarts/dist/echarts.min.js report/assets/echarts.min.js
 
 web-deps:
-	@if [ ! -d web/node_modules ]; then \
-		if command -v npm >/dev/null 2>&1; then cd web && npm ci --no-audit --no-fund; \
+	@if [ ! -d internal/web/node_modules ]; then \
+		if command -v npm >/dev/null 2>&1; then cd internal/web && npm ci --no-audit --no-fund; \
 		else echo "npm not found: browser tests will skip"; fi; \
 	fi
 
@@ -199,7 +199,7 @@ web-deps:
 # headless Chromium takes to open it (load event and the charts in view drawn), 5 times.
 report-bench: web-deps
 	$(GO) test ./report -run TestLargeReportSize -count=1 -v -large-report /tmp/inferbench-large-report.html | grep -E 'bytes|ok|FAIL'
-	cd web && node browser/check.mjs time /tmp/inferbench-large-report.html 5
+	cd internal/web && node browser/check.mjs time /tmp/inferbench-large-report.html 5
 
 vet:
 	$(GO) vet ./...

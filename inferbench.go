@@ -19,10 +19,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/inferbench/inferbench/cli"
+	"github.com/inferbench/inferbench/internal/cli"
 	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/internal/subject/gofunc"
 	"github.com/inferbench/inferbench/subject"
-	"github.com/inferbench/inferbench/subject/gofunc"
 )
 
 // Params are a scenario's parameters.

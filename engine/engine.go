@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/launch"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"

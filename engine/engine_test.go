@@ -13,11 +13,11 @@ import (
 
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/schematest"
+	_ "github.com/inferbench/inferbench/internal/subject/exec"
+	"github.com/inferbench/inferbench/internal/subject/gofunc"
+	_ "github.com/inferbench/inferbench/internal/subject/mock"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
-	_ "github.com/inferbench/inferbench/subject/exec"
-	"github.com/inferbench/inferbench/subject/gofunc"
-	_ "github.com/inferbench/inferbench/subject/mock"
 	"github.com/inferbench/inferbench/suite"
 )
 

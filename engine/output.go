@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 )
 
 // MaxOutputLog bounds a scenario's output log (WithOutputLogs): past it, the log keeps the first

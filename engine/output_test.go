@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 )
 
 // TestOutputLogCapped: a chatty benchmark's output is bounded: the log keeps its first and last

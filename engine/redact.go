@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )

@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/mockserver"
-	_ "github.com/inferbench/inferbench/subject/openai"
+	"github.com/inferbench/inferbench/internal/mockserver"
+	_ "github.com/inferbench/inferbench/internal/subject/openai"
+	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/suite"
-	"github.com/inferbench/inferbench/workload"
 )
 
 func TestServingScenario(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/storetest"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/store"
 	_ "github.com/inferbench/inferbench/store/sqlite"
-	"github.com/inferbench/inferbench/store/storetest"
 )
 
 // With 12 stored runs of a scenario, its latency threshold comes from their noise and the verdict

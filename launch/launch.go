@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/procgroup"
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 )
 
 // Config is a definition's `server:` block.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 )
 
 // A launched server's log goes through the run's redactor: a server that prints its own

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/subject/exec"
+	"github.com/inferbench/inferbench/internal/subject/openai"
+	"github.com/inferbench/inferbench/internal/subject/worker"
+	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/subject/exec"
-	"github.com/inferbench/inferbench/subject/openai"
-	"github.com/inferbench/inferbench/subject/worker"
 	"github.com/inferbench/inferbench/suite"
-	"github.com/inferbench/inferbench/workload"
 )
 
 // File is the definition file quick benchmarks name as their source.

@@ -261,7 +261,7 @@ func TestNum(t *testing.T) {
 // TestEChartsPinned checks that the embedded chart library is the one web/package-lock.json pins,
 // when `npm ci` has installed it.
 func TestEChartsPinned(t *testing.T) {
-	installed, err := os.ReadFile("../web/node_modules/echarts/dist/echarts.min.js")
+	installed, err := os.ReadFile("../internal/web/node_modules/echarts/dist/echarts.min.js")
 	if err != nil {
 		t.Skip("web/node_modules absent (run make assets): cannot compare the embedded ECharts with the pinned one")
 	}
@@ -296,7 +296,7 @@ func TestLargeReportSize(t *testing.T) {
 // TestReportInBrowser opens a report in headless Chromium: every chart must draw, and the console
 // must stay free of errors (an alert from an injected name would count as one).
 func TestReportInBrowser(t *testing.T) {
-	browser := browsertest.Require(t, "../web")
+	browser := browsertest.Require(t, "../internal/web")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	var buf bytes.Buffer

@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/inferbench/inferbench/ab"
+	"github.com/inferbench/inferbench/internal/ab"
 	"github.com/inferbench/inferbench/internal/finite"
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/monitor"
+	"github.com/inferbench/inferbench/internal/monitor"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/suite"
 )
 

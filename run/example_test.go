@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/subject/gofunc"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
-	"github.com/inferbench/inferbench/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )

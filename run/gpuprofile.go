@@ -10,8 +10,8 @@ import (
 	"github.com/kballard/go-shellquote"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/suite"
 )
 

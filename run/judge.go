@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/advice"
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/advice"
 	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/pyenv"
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/inferbench/inferbench/pyenv"
+	"github.com/inferbench/inferbench/internal/pyenv"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/inferbench/inferbench/merge"
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/merge"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 )

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/monitor"
-	"github.com/inferbench/inferbench/monitor/gpu" // registers the GPU source
+	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/internal/monitor/gpu" // registers the GPU source
+	"github.com/inferbench/inferbench/internal/sysinfo"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
-	"github.com/inferbench/inferbench/sysinfo"
 )
 
 // The sample stage: monitors run beside every scenario's measured window (a probe of the engine)

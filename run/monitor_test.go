@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/internal/monitor/gpu"
 	"github.com/inferbench/inferbench/internal/schematest"
-	"github.com/inferbench/inferbench/monitor"
-	"github.com/inferbench/inferbench/monitor/gpu"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -3,7 +3,7 @@ package run
 import (
 	"os"
 
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/suite"
 )
 

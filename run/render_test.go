@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferbench/inferbench/internal/subject/exec"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/subject/exec"
 	"github.com/inferbench/inferbench/suite"
 )
 

@@ -31,17 +31,17 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/monitor"
-	"github.com/inferbench/inferbench/redact"
 	"github.com/inferbench/inferbench/result"
 
 	// Subject kinds available to definitions.
-	_ "github.com/inferbench/inferbench/subject/exec"
-	_ "github.com/inferbench/inferbench/subject/gofunc"
-	_ "github.com/inferbench/inferbench/subject/mock"
-	_ "github.com/inferbench/inferbench/subject/openai"
-	_ "github.com/inferbench/inferbench/subject/worker"
+	_ "github.com/inferbench/inferbench/internal/subject/exec"
+	_ "github.com/inferbench/inferbench/internal/subject/gofunc"
+	_ "github.com/inferbench/inferbench/internal/subject/mock"
+	_ "github.com/inferbench/inferbench/internal/subject/openai"
+	_ "github.com/inferbench/inferbench/internal/subject/worker"
 )
 
 // Options is everything a run takes. The zero value runs every definition under the working

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/redact"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/shard"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/shard"
 	"github.com/inferbench/inferbench/store"
 	"github.com/inferbench/inferbench/suite"
 )

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inferbench/inferbench/shard"
+	"github.com/inferbench/inferbench/internal/shard"
 )
 
 // ScaleoutFlags are the scale-out settings as the command line takes them (run --shard i/n, a

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/inferbench/inferbench/pyenv"
-	"github.com/inferbench/inferbench/redact"
-	"github.com/inferbench/inferbench/subject/gofunc"
+	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
 )
 

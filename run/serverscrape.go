@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/inferbench/inferbench/monitor"
-	"github.com/inferbench/inferbench/monitor/scrape"
+	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/internal/monitor/scrape"
 	"github.com/inferbench/inferbench/subject"
 )
 

@@ -6,8 +6,8 @@ import (
 	"math"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/tracing"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/tracing"
 )
 
 // Tracing exports the run as OpenTelemetry traces over OTLP/HTTP (docs/tracing.md): a span for

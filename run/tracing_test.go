@@ -13,10 +13,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/inferbench/inferbench/internal/otlptest"
+	"github.com/inferbench/inferbench/internal/subject/gofunc"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
-	"github.com/inferbench/inferbench/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	_ "github.com/inferbench/inferbench/internal/subject/exec"
+	_ "github.com/inferbench/inferbench/internal/subject/mock"
 	"github.com/inferbench/inferbench/subject"
-	_ "github.com/inferbench/inferbench/subject/exec"
-	_ "github.com/inferbench/inferbench/subject/mock"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

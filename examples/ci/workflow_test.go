@@ -18,7 +18,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/inferbench/inferbench/cli"
+	"github.com/inferbench/inferbench/internal/cli"
 	"github.com/inferbench/inferbench/result"
 )
 

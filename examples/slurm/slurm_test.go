@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/cli"
+	"github.com/inferbench/inferbench/internal/cli"
 	"github.com/inferbench/inferbench/result"
 )
 

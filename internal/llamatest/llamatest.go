@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/pyenv"
 	"github.com/inferbench/inferbench/internal/require"
-	"github.com/inferbench/inferbench/pyenv"
 )
 
 // Server is a running llama-server.

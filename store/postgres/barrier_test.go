@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/storetest"
 	"github.com/inferbench/inferbench/store"
-	"github.com/inferbench/inferbench/store/storetest"
 )
 
 func TestBarrier(t *testing.T) {

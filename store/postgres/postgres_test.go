@@ -3,9 +3,9 @@ package postgres_test
 import (
 	"testing"
 
+	"github.com/inferbench/inferbench/internal/storetest"
 	"github.com/inferbench/inferbench/store"
 	_ "github.com/inferbench/inferbench/store/postgres"
-	"github.com/inferbench/inferbench/store/storetest"
 )
 
 func TestConformance(t *testing.T) {

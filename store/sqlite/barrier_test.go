@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inferbench/inferbench/internal/storetest"
 	"github.com/inferbench/inferbench/store"
-	"github.com/inferbench/inferbench/store/storetest"
 )
 
 func TestBarrier(t *testing.T) {

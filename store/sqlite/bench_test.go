@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/storetest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
-	"github.com/inferbench/inferbench/store/storetest"
 )
 
 var (

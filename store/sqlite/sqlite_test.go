@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inferbench/inferbench/internal/storetest"
 	"github.com/inferbench/inferbench/store"
 	_ "github.com/inferbench/inferbench/store/sqlite"
-	"github.com/inferbench/inferbench/store/storetest"
 )
 
 func TestConformance(t *testing.T) {

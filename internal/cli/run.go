@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/internal/progress"
+	"github.com/inferbench/inferbench/internal/web"
+	"github.com/inferbench/inferbench/quick"
+	"github.com/inferbench/inferbench/run"
+)
+
+// runFlags are `inferbench run`'s flags; options turns them into run.Options.
+type runFlags struct {
+	sel         selection
+	quick       quickFlags
+	warmup      int
+	iterations  int
+	minTime     time.Duration
+	maxTime     time.Duration
+	timeout     time.Duration
+	outputDir   string
+	format      string
+	logLevel    string
+	dryRun      bool
+	keepSamples int
+
+	monitor      run.Monitor
+	noRequestLog bool
+	noHTML       bool
+	sf           storeFlags
+	cf           compareFlags
+	baseline     string
+	noStore      bool
+	alerts       alertFlags
+	live         web.LiveRun
+	scaleout     scaleoutFlags // --shard, --agents (scaleout.go)
+	otlp         otlpFlags     // --otlp-endpoint, --otlp-span-rate (tracing.go)
+}
+
+func newRun(o *IO) *cobra.Command {
+	var rf runFlags
+	profile := new(int)
+	cmd := &cobra.Command{
+		Use:   "run [PATH...]",
+		Short: "Run benchmarks and write a results folder",
+		Long: `run discovers definitions (YAML under benches/ directories below PATH, default .), runs every
+selected scenario, prints a summary and writes run.json, summary.csv and run.log into a timestamped
+folder under --output-dir. Exit code: 0 ok, 1 a scenario failed or the run was interrupted, 2 bad
+flags or definitions, 3 a regression or exceeded budget.
+
+The first Ctrl-C stops after the current iteration and keeps what was measured (run.json marked
+"partial": true); a second exits at once.`,
+		Example: `  inferbench run
+  inferbench run --enable-mock --include 'llm-mock/*' --measurement-iterations 50
+  inferbench run --exec 'python3 model.py' --iterations 20 --warmup 3
+  inferbench run --openai http://127.0.0.1:8000/v1 --model m --concurrency 1,8,64 --requests 500
+  inferbench run --framework pytorch --model resnet50 --batch-sizes 1 4 --iterations 10 --warmup 3
+  inferbench run benches/unit --set batch_size=4 --format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := rf.options(cmd.Flags(), o, args)
+			if err != nil {
+				return err
+			}
+			if rf.dryRun {
+				return run.Plan(cmd.Context(), opts, o.Stdout)
+			}
+			opts.Profile = *profile
+			prog := progress.New(o.Stderr, o.LookupEnv)
+			opts.Listener = prog
+			if !prog.Shown() {
+				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
+			}
+			_, err = run.Run(cmd.Context(), opts)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	profileFlag(cmd, profile)
+	rf.sel.register(cmd)
+	rf.quick.register(f)
+	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")
+	f.IntVar(&rf.warmup, "warmup", 0, "alias of --warmup-iterations")
+	f.IntVar(&rf.iterations, "measurement-iterations", 0, "measured iterations per scenario (overrides definitions)")
+	f.IntVar(&rf.iterations, "iterations", 0, "alias of --measurement-iterations")
+	f.DurationVar(&rf.minTime, "min-time", 0, "keep measuring each scenario for at least this long")
+	f.DurationVar(&rf.maxTime, "max-time", 0, "stop measuring a scenario after this long")
+	f.DurationVar(&rf.timeout, "timeout", 0, "per-iteration timeout (default 5m)")
+	f.StringVar(&rf.outputDir, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
+	f.StringVar(&rf.format, "format", "table", "summary on stdout: table, json or none")
+	f.StringVar(&rf.logLevel, "log-level", "", "log level on the console when piped or in CI: debug, info, warn or error (default: warnings and errors only; run.log keeps info, and debug when asked)")
+	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
+	f.IntVar(&rf.keepSamples, "keep-samples", run.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
+
+	f.DurationVar(&rf.monitor.Interval, "monitor-interval", monitor.DefaultInterval, "resource sampling period (process tree, system, GPU, energy)")
+	f.BoolVar(&rf.monitor.Off, "no-monitor", false, "do not sample resources beside the scenarios")
+	f.BoolVar(&rf.monitor.Overhead, "monitor-overhead", false, "run every scenario again without monitors and report the difference")
+	f.Float64Var(&rf.monitor.Grid.IntensityGPerKWh, "grid-intensity", monitor.DefaultGrid.IntensityGPerKWh, "carbon intensity of the electricity for co2e_g, in g CO2e/kWh")
+	f.Float64Var(&rf.monitor.Grid.PUE, "pue", monitor.DefaultGrid.PUE, "power usage effectiveness applied to measured energy for co2e_g")
+
+	rf.sf.register(f)
+	rf.cf.register(f)
+	rf.alerts.register(f)
+	rf.scaleout.register(f)
+	rf.otlp.register(f)
+	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
+	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
+	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
+	f.BoolVar(&rf.noRequestLog, "no-request-log", false, "do not write requests/<scenario>.jsonl (each serving request's raw timestamps)")
+	f.StringVar(&rf.live.Addr, "metrics-addr", "", "serve Prometheus /metrics and the live view here during the run (e.g. 127.0.0.1:9464)")
+	f.StringVar(&rf.live.Token, "metrics-token", "", "bearer token for --metrics-addr (default $INFERBENCH_TOKEN); required off loopback")
+	f.DurationVar(&rf.live.Linger, "metrics-linger", 0, "keep serving --metrics-addr this long after the run, for a last scrape")
+	return cmd
+}
+
+// options turns the flags into run.Options.
+func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options, error) {
+	opts := run.Options{
+		Selection: rf.sel.selection(o, args), KeepSamples: rf.keepSamples,
+		Monitor: rf.monitor, OutputDir: rf.outputDir, NoRequestLog: rf.noRequestLog, NoHTMLReport: rf.noHTML,
+		Store: rf.sf.url, NoStore: rf.noStore, Baseline: rf.baseline, AlertWebhookEnv: rf.alerts.envName,
+		Format: rf.format, Stdout: o.Stdout, Stderr: o.Stderr,
+		Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
+	}
+	if rf.keepSamples == 0 {
+		opts.KeepSamples = -1 // the flag's 0 keeps all
+	}
+	if f.Changed("warmup-iterations") || f.Changed("warmup") {
+		opts.Load.WarmupIterations = &rf.warmup
+	}
+	if f.Changed("measurement-iterations") || f.Changed("iterations") {
+		opts.Load.MeasurementIterations = &rf.iterations
+	}
+	opts.Load.MinTime, opts.Load.MaxTime, opts.Load.Timeout = rf.minTime, rf.maxTime, rf.timeout
+	if !rf.monitor.Off && rf.monitor.Interval < time.Millisecond {
+		return opts, usageErr("--monitor-interval %v: want 1ms or more", rf.monitor.Interval)
+	}
+	var err error
+	if rf.live.Addr != "" {
+		if rf.live.Token, err = web.ServerToken(rf.live.Addr, rf.live.Token, "--metrics-addr", o.LookupEnv); err != nil {
+			return opts, usageErr("%v", err)
+		}
+		rf.live.Log, opts.Watchers = o.Stderr, []run.Watcher{&rf.live}
+		opts.Secrets = append(opts.Secrets, rf.live.Token)
+	}
+	if opts.LogLevel, err = parseLevel(rf.logLevel); err != nil {
+		return opts, err
+	}
+	if opts.Compare, err = rf.cf.config(o, f); err != nil {
+		return opts, err
+	}
+	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
+		return opts, err
+	}
+	if opts.Tracing, err = rf.otlp.tracing(); err != nil {
+		return opts, err
+	}
+	if opts.Scaleout, err = run.ScaleoutFlags(rf.scaleout).Scaleout(o.LookupEnv); err != nil {
+		return opts, err
+	}
+	sel := &opts.Selection
+	models := sel.Filter.Model
+	if rf.quick.OpenAI.URL != "" && len(models) == 0 && sel.ModelID != "" {
+		models = []string{sel.ModelID} // seed 004's --model-id names the served model
+	}
+	if sel.Benchmarks, sel.Filter.Model, err = quick.Modes(rf.quick).Benchmarks(models, env(o).WorkDir()); err != nil {
+		return opts, usageErr("%v", err)
+	}
+	return opts, nil
+}
+
+// alertFlags are run's alert options.
+type alertFlags struct {
+	rules   []string
+	file    string
+	envName string
+}
+
+func (a *alertFlags) register(f *pflag.FlagSet) {
+	f.StringArrayVar(&a.rules, "alert", nil, `alert rule, e.g. "latency_ms.p95 > baseline * 1.3" or "growth(memory_mb, 7d) > 10%" (repeatable)`)
+	f.StringVar(&a.file, "alerts-file", "", "file of alert rules, one a line (# comments)")
+	f.StringVar(&a.envName, "alert-webhook-env", alert.WebhookEnv, "environment variable holding the webhook URL (Slack-compatible JSON is posted)")
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level // info when not given: the console still shows warnings only (run.ConsoleHandler)
+	if err := l.UnmarshalText([]byte(s)); s != "" && err != nil {
+		return 0, usageErr("--log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
