@@ -209,7 +209,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
-	commit, _ := lookupPath(r.Environment, "git", "commit").(string)
+	commit, _ := EnvValue(r.Environment, "git", "commit").(string)
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		param := func(k string) string {
@@ -276,7 +276,9 @@ func InertCell(s string) string {
 	return "'" + s
 }
 
-func lookupPath(m map[string]any, keys ...string) any {
+// EnvValue returns the value under keys in a nested map such as Run.Environment
+// (EnvValue(env, "git", "commit")), or nil where a key is missing or a level is not a map.
+func EnvValue(m map[string]any, keys ...string) any {
 	var cur any = m
 	for _, k := range keys {
 		mm, ok := cur.(map[string]any)

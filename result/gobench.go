@@ -34,7 +34,7 @@ func WriteGoBench(w io.Writer, r *Run) error {
 	// differ, printed two tables and compared nothing. They are a comment now: the format ignores
 	// lines that are neither configuration nor results.
 	fmt.Fprintf(bw, "# inferbench run %s", r.ID)
-	if c, ok := lookupPath(r.Environment, "git", "commit").(string); ok && c != "" {
+	if c, ok := EnvValue(r.Environment, "git", "commit").(string); ok && c != "" {
 		fmt.Fprintf(bw, " at commit %s", c)
 	}
 	fmt.Fprintln(bw)
