@@ -160,7 +160,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if opts.Tracing, err = rf.otlp.tracing(); err != nil {
 		return opts, err
 	}
-	if opts.Scaleout, err = run.ScaleoutFlags(rf.scaleout).Scaleout(o.LookupEnv); err != nil {
+	if opts.Scaleout, err = rf.scaleout.scaleout(o.LookupEnv); err != nil {
 		return opts, err
 	}
 	sel := &opts.Selection
