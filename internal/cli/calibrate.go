@@ -3,12 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
 )
 
 func newCalibrate(o *IO) *cobra.Command {
@@ -52,15 +58,48 @@ from failing. Nothing is recorded in the history store.`,
 					runArgs = append(runArgs, a)
 				}
 			}
-			_, err := run.Calibrate(cmd.Context(), effect, asJSON, o.Stdout, o.Stderr, func(ctx context.Context, i int, out string) error {
+			cals, err := calibrate(cmd.Context(), effect, o.Stderr, func(ctx context.Context, i int, out string) error {
 				args := append(append([]string{"run"}, runArgs...), "--no-store", "--no-html-report", "--format", "none", "--output-dir", out)
 				if code := Main(ctx, args, *o); code != ExitOK && code != ExitRegression {
 					return &CodeError{Code: code, Err: fmt.Errorf("calibration run %d failed", i+1)}
 				}
 				return nil
 			})
-			return err
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := finite.NewEncoder(o.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(cals)
+			}
+			return report.CalibrationText(o.Stdout, cals, effect)
 		},
 	}
 	return cmd
+}
+
+// calibrate runs the same scenarios twice with nothing changed (A/A): runOnce makes run i (0 or
+// 1) in a results folder of its own, outputDir, whose latest run calibrate reads. It returns, per
+// metric with samples, the noise, the drift between the two runs, the iterations needed to detect
+// a change of effect percent and the threshold that keeps unchanged runs from failing
+// (compare.Calibrate). Each run is announced on log.
+func calibrate(ctx context.Context, effect float64, log io.Writer, runOnce func(ctx context.Context, i int, outputDir string) error) ([]compare.Calibration, error) {
+	tmp, err := os.MkdirTemp("", "inferbench-calibrate-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var runs [2]*result.Run
+	for i := range runs {
+		out := filepath.Join(tmp, strconv.Itoa(i))
+		fmt.Fprintf(log, "calibrate: run %d of 2\n", i+1)
+		if err := runOnce(ctx, i, out); err != nil {
+			return nil, err
+		}
+		if runs[i], err = result.Load(filepath.Join(out, result.LatestLink)); err != nil {
+			return nil, err
+		}
+	}
+	return compare.Calibrate(runs[0], runs[1], effect, 1), nil
 }
