@@ -43,6 +43,7 @@ type Series struct {
 	Y2     bool   `json:"y2,omitempty"`
 	Type   string `json:"type,omitempty"` // overrides the chart's kind for this series
 	Step   bool   `json:"step,omitempty"`
+	Color  string `json:"color,omitempty"` // a CSS colour; the palette's next when empty
 	// Err holds [x, lo, hi] error bars (confidence intervals) drawn over the series.
 	Err [][3]Num `json:"err,omitempty"`
 	// Marks are vertical lines drawn with this series (its change points).
@@ -575,6 +576,10 @@ func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []
 		add(p.values("memory", "memory_mb", "gpu_memory_mb"))
 	}
 	out = append(out, distribution(measured, head, next)...)
+	if kind == KindServing {
+		out = append(out, sliceCharts(measured, next)...)
+		out = append(out, turnCharts(measured, next)...)
+	}
 	out = append(out, timelineCharts(measured, next)...)
 	return out
 }

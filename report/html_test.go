@@ -88,6 +88,7 @@ func testRun(benchmarks, samples int) *result.Run {
 		for _, c := range []int{1, 4, 16, 64} {
 			ttft := 12 + 0.8*float64(c)
 			r.Scenarios = append(r.Scenarios, result.Scenario{
+				Extra:     servingExtra(c, ttft),
 				Benchmark: "llm-chat", Scenario: fmt.Sprintf("concurrency=%d", c), Subject: "openai",
 				Params: map[string]any{"concurrency": float64(c), "model": "tiny"}, Status: result.StatusOK, StartedAt: t0,
 				Metrics: map[string]result.Metric{
@@ -209,9 +210,11 @@ func TestBenchmarkCharts(t *testing.T) {
 		// distribution, and the resource timelines with the GPU's first.
 		"resnet50": {"latency percentiles", "throughput", "memory", "latency_ms distribution (box p25–p75, whiskers min–p99)",
 			"latency_ms histogram (share of samples)", "GPU: gpu0_util_percent", "resource: cpu_percent", "resource: rss_mb"},
-		// A serving sweep: token latencies and throughput against concurrency.
+		// A serving sweep: token latencies and throughput against concurrency, then the time
+		// slices and turns of the scenarios that have them.
 		"llm-chat": {"TTFT percentiles", "ITL percentiles", "TPOT percentiles", "end-to-end latency percentiles", "throughput",
-			"e2e_ms distribution (box p25–p75, whiskers min–p99)", "e2e_ms histogram (share of samples)"},
+			"e2e_ms distribution (box p25–p75, whiskers min–p99)", "e2e_ms histogram (share of samples)",
+			"time slices: concurrency=16", "time slices: concurrency=64", "turns: concurrency=4"},
 		// One scenario: no sweep, charts over the scenario names.
 		evil: {"latency percentiles", "latency_ms distribution (box p25–p75, whiskers min–p99)", "latency_ms histogram (share of samples)"},
 		// Nothing measured: no chart.
@@ -311,7 +314,17 @@ func TestReportInBrowser(t *testing.T) {
 		t.Error(e)
 	}
 	if len(out.Pages) != 1 || out.Pages[0].Charts == 0 || out.Pages[0].Rendered != out.Pages[0].Charts {
-		t.Errorf("pages = %+v, want one page with every chart rendered", out.Pages)
+		t.Fatalf("pages = %+v, want one page with every chart rendered", out.Pages)
+	}
+	// The serving charts beyond the sweep: time slices (a log axis and a right-hand one) and turns.
+	drawn := map[string]bool{}
+	for _, title := range out.Pages[0].Drawn {
+		drawn[title] = true
+	}
+	for _, title := range []string{"TTFT percentiles", "time slices: concurrency=16", "time slices: concurrency=64", "turns: concurrency=4"} {
+		if !drawn[title] {
+			t.Errorf("chart %q was not drawn (drawn: %q)", title, out.Pages[0].Drawn)
+		}
 	}
 }
 

@@ -16,6 +16,8 @@ type Result struct {
 		Name     string `json:"name"`
 		Charts   int    `json:"charts"`
 		Rendered int    `json:"rendered"`
+		// Drawn holds the titles (aria-label) of the charts drawn.
+		Drawn []string `json:"drawn"`
 	} `json:"pages"`
 	Errors []string `json:"errors"`
 }

@@ -43,6 +43,7 @@
     (c.series || []).forEach(function (s, i) {
       var type = s.type || (c.kind === 'boxplot' ? 'boxplot' : c.kind === 'bar' ? 'bar' : 'line');
       var one = { name: s.name, type: type, data: s.data, yAxisIndex: s.y2 ? 1 : 0, animation: false };
+      if (s.color) { one.itemStyle = { color: s.color }; }
       if (type === 'line') {
         one.lineStyle = { type: s.dashed ? 'dashed' : 'solid', width: 1.5 };
         one.symbolSize = 5; one.showSymbol = (s.data || []).length <= 60; one.connectNulls = true;

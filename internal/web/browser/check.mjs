@@ -4,7 +4,8 @@
 //   node check.mjs dashboard URL OUTDIR [TOKEN]  walk the dashboard: run list → a run → a compare → trends
 //   node check.mjs time FILE [N]              open a report N times, print load-to-first-charts times
 //
-// It prints one JSON object: {"pages": [{name, url, charts, rendered, ms}], "errors": [...]}.
+// It prints one JSON object: {"pages": [{name, url, charts, rendered, drawn, ms}], "errors": [...]}
+// (drawn: the titles of the charts drawn).
 // Any console error, page error or dialog (an injected alert) is an error. Chromium is Debian's
 // (CHROMIUM overrides /usr/bin/chromium); playwright-core drives it, pinned in internal/web/package.json.
 import { chromium } from 'playwright-core';
@@ -47,11 +48,13 @@ async function check(name, shot, full) {
   });
   bad.forEach((b) => errors.push(`${name}: chart not rendered: ${b}`));
   const st = await page.evaluate(() => (window.inferbench ? window.inferbench.status() : {}));
+  // The titles of the charts drawn, so that a test can name the charts it expects.
+  const drawn = await page.evaluate(() => Array.from(document.querySelectorAll('[data-chart][data-rendered="ok"]')).map((d) => d.getAttribute('aria-label')));
   if (shot && outDir) {
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(outDir, shot), fullPage: !!full, clip: full ? { x: 0, y: 0, width: 1280, height: Math.min(full, 6000) } : undefined });
   }
-  pages.push({ name, url: page.url(), charts: Math.max(total, 0), rendered: st.ok || 0, ms: Date.now() - t0 });
+  pages.push({ name, url: page.url(), charts: Math.max(total, 0), rendered: st.ok || 0, drawn, ms: Date.now() - t0 });
 }
 
 // overlaps returns the visible texts of the chart drawn in the element of id that intersect

@@ -1,0 +1,140 @@
+package report
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// The serving load's sections this file charts (docs/serving.md): run.json's extra.slices and
+// extra.turns, as package load writes them. The report reads them from the raw sections rather
+// than importing load, which sits above it.
+const (
+	sectionSlices = "slices"
+	sectionTurns  = "turns"
+)
+
+// sliceStat is one time slice of a measured phase (load.SliceStat).
+type sliceStat struct {
+	StartS    float64            `json:"start_s"`
+	EndS      float64            `json:"end_s"`
+	RPS       float64            `json:"requests_per_s"`
+	Quantiles map[string]float64 `json:"quantiles"`
+}
+
+// turnStat is one turn of measured sessions (load.TurnStat).
+type turnStat struct {
+	Turn    int     `json:"turn"`
+	TTFTP50 float64 `json:"ttft_ms_p50"`
+	TTFTP99 float64 `json:"ttft_ms_p99"`
+	E2EP50  float64 `json:"e2e_ms_p50"`
+	E2EP99  float64 `json:"e2e_ms_p99"`
+}
+
+// section decodes a scenario's extra section name into v; false when absent or unreadable.
+func section(s *result.Scenario, name string, v any) bool {
+	raw, ok := s.Extra.Other[name]
+	return ok && json.Unmarshal(raw, v) == nil
+}
+
+// maxSlicePoints bounds the slices of one scenario drawn in a page, as maxTimelinePoints bounds
+// a gauge: a longer run keeps every n-th slice. Seven series of 60 points are ~5 KB, what a
+// scenario's three timelines take; 60 is ten minutes of the default 10 s slices.
+const maxSlicePoints = 60
+
+// sliceMetrics are the figures drawn per slice, each at p50 (solid) and p99 (dashed) in one
+// colour; run.json also has p90.
+var sliceMetrics = []struct{ key, label, color string }{{"ttft_ms", "TTFT", colorTTFT}, {"tpot_ms", "TPOT", colorTPOT}, {"e2e_ms", "E2E", colorE2E}}
+
+// The colours of a figure's p50 and p99 lines in the slice and turn charts, and of requests/s.
+const (
+	colorTTFT = "#1f77b4"
+	colorTPOT = "#2ca02c"
+	colorE2E  = "#9467bd"
+	colorRate = "#999999"
+)
+
+// sliceCharts charts, per scenario with time slices, the slices' TTFT, TPOT and end-to-end p50
+// and p99 at each slice's middle, on a log axis (TTFT and TPOT are often a hundredth of E2E),
+// with the slices' requests/s on the right.
+func sliceCharts(scs []*result.Scenario, next func() string) []Chart {
+	var out []Chart
+	for _, s := range scs {
+		var sl []sliceStat
+		if !section(s, sectionSlices, &sl) || len(sl) < 2 {
+			continue
+		}
+		step := max(1, (len(sl)+maxSlicePoints-1)/maxSlicePoints)
+		c := Chart{ID: next(), Title: "time slices: " + s.Scenario, Kind: "line", XName: "seconds into the measured phase",
+			YName: "ms (log)", YLog: true, Y2Name: "requests/s"}
+		for _, m := range sliceMetrics {
+			for _, pc := range []string{"p50", "p99"} {
+				data := make([][2]Num, 0, len(sl)/step+1)
+				found := false
+				for i := 0; i < len(sl); i += step {
+					v, ok := sl[i].Quantiles[m.key+"."+pc]
+					if ok && v > 0 { // a log axis has no zero
+						found = true
+					} else {
+						v = float64(nan)
+					}
+					data = append(data, [2]Num{Num((sl[i].StartS + sl[i].EndS) / 2), Num(v)})
+				}
+				if found {
+					c.Series = append(c.Series, Series{Name: m.label + " " + pc, Data: data, Dashed: pc == "p99", Color: m.color})
+				}
+			}
+		}
+		rps := make([][2]Num, 0, len(sl)/step+1)
+		for i := 0; i < len(sl); i += step {
+			rps = append(rps, [2]Num{Num((sl[i].StartS + sl[i].EndS) / 2), Num(sl[i].RPS)})
+		}
+		c.Series = append(c.Series, Series{Name: "requests/s", Data: rps, Y2: true, Step: true, Color: colorRate})
+		out = append(out, c)
+	}
+	return out
+}
+
+// turnCharts charts, per scenario of multi-turn sessions, each turn's TTFT and end-to-end p50
+// and p99: history grows with the turn, and so does the prompt the server reads.
+func turnCharts(scs []*result.Scenario, next func() string) []Chart {
+	var out []Chart
+	for _, s := range scs {
+		var ts []turnStat
+		if !section(s, sectionTurns, &ts) || len(ts) < 2 {
+			continue
+		}
+		c := Chart{ID: next(), Title: "turns: " + s.Scenario, Kind: "line", XName: "turn", YName: "ms (log)", YLog: true}
+		series := []struct {
+			name, color string
+			pick        func(turnStat) float64
+			dashed      bool
+		}{
+			{"TTFT p50", colorTTFT, func(t turnStat) float64 { return t.TTFTP50 }, false},
+			{"TTFT p99", colorTTFT, func(t turnStat) float64 { return t.TTFTP99 }, true},
+			{"E2E p50", colorE2E, func(t turnStat) float64 { return t.E2EP50 }, false},
+			{"E2E p99", colorE2E, func(t turnStat) float64 { return t.E2EP99 }, true},
+		}
+		for _, t := range ts {
+			c.Categories = append(c.Categories, strconv.Itoa(t.Turn))
+		}
+		for _, sr := range series {
+			data := make([]Num, len(ts))
+			found := false
+			for i, t := range ts {
+				data[i] = nan
+				if v := sr.pick(t); v > 0 { // 0: no request of the turn had the figure
+					data[i], found = Num(v), true
+				}
+			}
+			if found {
+				c.Series = append(c.Series, Series{Name: sr.name, Data: data, Dashed: sr.dashed, Color: sr.color})
+			}
+		}
+		if len(c.Series) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
