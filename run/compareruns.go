@@ -74,7 +74,7 @@ func (rs *Runs) Compare(ctx context.Context, oldRef, newRef string, o CompareOpt
 		return rep, fmt.Errorf("nothing comparable: %s", rep.NoEvidence)
 	}
 	if rep.Failed() {
-		return rep, regression("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)
+		return rep, RegressionError(fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded))
 	}
 	return rep, nil
 }

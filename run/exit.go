@@ -1,9 +1,6 @@
 package run
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // Exit codes of the command line; ExitCode gives an error its code.
 const (
@@ -45,7 +42,11 @@ func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
 func (e *codedError) ExitCode() int { return e.code }
 
-// regression is an error with its own message that errors.Is finds as ErrRegression.
-func regression(format string, args ...any) error {
-	return marked{mark: ErrRegression, msg: fmt.Sprintf(format, args...)}
+// RegressionError marks err as a failed comparison (errors.Is(err, ErrRegression), exit code 3),
+// for the commands that compare besides Run: compare, ab.
+func RegressionError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return marked{mark: ErrRegression, msg: err.Error()}
 }

@@ -25,11 +25,12 @@ func newRedactor(o *Options) *redact.Redactor {
 // read; and the secret env: values of a server the benchmark starts. This is where a
 // definition's data enters the run: everything written after it is redacted.
 func (p *pipeline) learnSecrets(scenarios []*suite.Scenario) {
-	learnDefinitionSecrets(p.red, p.o.Env, scenarios)
+	LearnSecrets(p.red, p.o.Env, scenarios)
 }
 
-// learnDefinitionSecrets is learnSecrets for any redactor: a run's, or an A/B's.
-func learnDefinitionSecrets(red *redact.Redactor, env []string, scenarios []*suite.Scenario) {
+// LearnSecrets is learnSecrets for any redactor: a run's, or an A/B's (internal/ab); env is the
+// environment the subjects run with.
+func LearnSecrets(red *redact.Redactor, env []string, scenarios []*suite.Scenario) {
 	var names []string
 	seen := map[*suite.Benchmark]bool{}
 	for _, sc := range scenarios {

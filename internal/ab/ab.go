@@ -7,7 +7,8 @@
 // shows up as a difference (see docs/history.md, "Interleaved A/B", for measured rates).
 //
 // The variants are anything a Sampler can call: two scenarios of a matrix, two commands (two
-// builds), two servers. Subjects gives the Sampler of two opened subjects.
+// builds), two servers. Subjects gives the Sampler of two opened subjects; Compare is
+// `inferbench ab`: it resolves and opens the two variants, runs them and writes the result.
 package ab
 
 import (

@@ -56,19 +56,19 @@ opened once and stay open; each block is --block-calls measured calls.`,
 }
 
 func runAB(cmd *cobra.Command, o *IO, f *abFlags, a, b string) error {
-	opts := run.ABOptions{A: a, B: b, Better: f.better, Format: f.format, ExecMetrics: f.execMetrics, Model: f.model, Stdout: o.Stdout, Env: env(o),
-		AB:        ab.Options{Pairs: f.pairs, BlockCalls: f.blockCalls, Warmup: f.warmup, Metric: f.metric, Alpha: f.alpha},
+	opts := ab.CompareOptions{A: a, B: b, Better: f.better, Format: f.format, ExecMetrics: f.execMetrics, Model: f.model, Stdout: o.Stdout, Env: env(o),
+		Options:   ab.Options{Pairs: f.pairs, BlockCalls: f.blockCalls, Warmup: f.warmup, Metric: f.metric, Alpha: f.alpha},
 		Selection: run.Selection{Set: f.set, EnableMock: f.enableMock},
 	}
 	if f.warmup == 0 {
-		opts.AB.Warmup = -1
+		opts.Options.Warmup = -1
 	}
 	if f.threshold >= 0 {
-		opts.AB.Threshold = &f.threshold
+		opts.Options.Threshold = &f.threshold
 	}
 	if progress.Interactive(o.Stderr, o.LookupEnv) {
 		opts.Progress = o.Stderr
 	}
-	_, err := run.AB(cmd.Context(), opts)
+	_, err := ab.Compare(cmd.Context(), opts)
 	return err
 }

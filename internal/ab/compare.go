@@ -1,4 +1,4 @@
-package run
+package ab
 
 import (
 	"context"
@@ -6,39 +6,40 @@ import (
 	"io"
 	"strings"
 
-	"github.com/inferbench/inferbench/internal/ab"
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/suite"
 )
 
-// ABOptions are an interleaved A/B of two variants on this machine (package ab): `inferbench ab`.
-type ABOptions struct {
-	A, B string     // the variants: BENCHMARK/SCENARIO, exec:COMMAND or openai:URL
-	AB   ab.Options // pairs, blocks, warm-up, metric, alpha, threshold
+// CompareOptions are an interleaved A/B of two variants on this machine: `inferbench ab`.
+type CompareOptions struct {
+	A, B    string  // the variants: BENCHMARK/SCENARIO, exec:COMMAND or openai:URL
+	Options Options // pairs, blocks, warm-up, metric, alpha, threshold
 	// Better is the direction of the metric when its name does not say it: higher or lower.
 	Better string
 	// Selection finds definition variants: its Paths, Funcs, Set (parameter overrides) and
 	// EnableMock.
-	Selection   Selection
+	Selection   run.Selection
 	ExecMetrics bool   // exec: variants print a JSON object of metrics on their last stdout line
 	Model       string // openai: variants ask for this model
 	Format      string // text or json, written to Stdout
 	Stdout      io.Writer
 	// Progress, when set, receives a line of progress per block, rewritten with \r.
 	Progress io.Writer
-	Env      Env
+	Env      run.Env
 }
 
-// AB resolves and opens the two variants, runs the A/B and writes its result to o.Stdout. The
-// error is ErrUsage for bad options or variants, ErrRegression when B regressed against A.
+// Compare resolves and opens the two variants, runs the A/B and writes its result to o.Stdout.
+// The error is run.ErrUsage for bad options or variants, run.ErrRegression when B regressed
+// against A.
 // Secrets (a URL's password, a definition's header values, secret environment variables) are
 // redacted from the result, what it writes and the error, as in a run.
-func AB(ctx context.Context, o ABOptions) (*ab.Result, error) {
+func Compare(ctx context.Context, o CompareOptions) (*Result, error) {
 	red := redact.New()
 	red.Env(o.Env.Vars)
-	res, err := runAB(ctx, o, red)
+	res, err := compareVariants(ctx, o, red)
 	if res != nil {
 		res.A, res.B = red.String(res.A), red.String(res.B)
 		for i, w := range res.Warnings {
@@ -48,48 +49,48 @@ func AB(ctx context.Context, o ABOptions) (*ab.Result, error) {
 	return res, red.Error(err)
 }
 
-func runAB(ctx context.Context, o ABOptions, red *redact.Redactor) (*ab.Result, error) {
+func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor) (*Result, error) {
 	if o.Format != "text" && o.Format != "json" {
-		return nil, usageErr("--format %q: want text or json", o.Format)
+		return nil, run.UsageError(fmt.Errorf("--format %q: want text or json", o.Format))
 	}
-	opts := o.AB
+	opts := o.Options
 	if o.Better != "" {
 		d, err := result.ParseDirection(o.Better)
 		if err != nil {
-			return nil, usageErr("--better: %v", err)
+			return nil, run.UsageError(fmt.Errorf("--better: %v", err))
 		}
 		opts.Better = d
 	}
 	if opts.Pairs < 3 || opts.BlockCalls < 1 {
-		return nil, usageErr("--pairs %d --block-calls %d: want at least 3 pairs and 1 call per block", opts.Pairs, opts.BlockCalls)
+		return nil, run.UsageError(fmt.Errorf("--pairs %d --block-calls %d: want at least 3 pairs and 1 call per block", opts.Pairs, opts.BlockCalls))
 	}
 	e, sel := o.Env, o.Selection
 	set := map[string]any{}
 	for _, kv := range sel.Set {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usageErr("--set %q: want key=value", kv)
+			return nil, run.UsageError(fmt.Errorf("--set %q: want key=value", kv))
 		}
 		set[k] = suite.ParseValue(v)
 	}
-	spec := ab.Spec{
-		Benchmarks:  func() ([]*suite.Benchmark, error) { return Discover(sel, e) },
+	spec := Spec{
+		Benchmarks:  func() ([]*suite.Benchmark, error) { return run.Discover(sel, e) },
 		Set:         set,
-		Check:       Checker(sel, e).Check,
+		Check:       run.Checker(sel, e).Check,
 		Dir:         e.WorkDir(),
 		Env:         e.Vars,
 		ExecMetrics: o.ExecMetrics,
 		Model:       o.Model,
 	}
-	var vs [2]*ab.Variant
+	var vs [2]*Variant
 	for i, name := range []string{o.A, o.B} {
 		v, err := spec.Resolve(name)
 		if err != nil {
-			return nil, UsageError(err)
+			return nil, run.UsageError(err)
 		}
 		vs[i] = v
 	}
-	learnDefinitionSecrets(red, e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})
+	run.LearnSecrets(red, e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})
 	out := redact.NewWriter(o.Stdout, red)
 	defer out.Flush()
 	sa, cfg, err := vs[0].Open(ctx, spec)
@@ -103,11 +104,11 @@ func runAB(ctx context.Context, o ABOptions, red *redact.Redactor) (*ab.Result, 
 	}
 	defer sb.Close()
 	if o.Progress != nil {
-		opts.Progress = func(bl ab.Block) {
+		opts.Progress = func(bl Block) {
 			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\rab: pair %d/%d, block %s: median %.4g", bl.Pair+1, opts.Pairs, bl.Variant, bl.Median)))
 		}
 	}
-	res, err := ab.Run(ctx, red.String(o.A), red.String(o.B), ab.Subjects(sa, sb, cfg, opts.Metric), opts)
+	res, err := Run(ctx, red.String(o.A), red.String(o.B), Subjects(sa, sb, cfg, opts.Metric), opts)
 	if o.Progress != nil {
 		fmt.Fprintln(o.Progress)
 	}
@@ -125,7 +126,7 @@ func runAB(ctx context.Context, o ABOptions, red *redact.Redactor) (*ab.Result, 
 		return res, err
 	}
 	if res.Failed() {
-		return res, regression("B (%s) regressed against A (%s): B/A = %.4f", o.B, o.A, res.Ratio)
+		return res, run.RegressionError(fmt.Errorf("B (%s) regressed against A (%s): B/A = %.4f", o.B, o.A, res.Ratio))
 	}
 	return res, nil
 }
