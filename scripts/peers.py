@@ -76,6 +76,27 @@ class Server:
         self.proc.wait()
 
 
+def cores_busy(cores=(0, 1)):
+    """CPU seconds the given cores have been busy (steal included: time the hypervisor gave
+    other guests), from /proc/stat."""
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *v = line.split()
+            if name in {f"cpu{c}" for c in cores}:
+                # user nice system idle iowait irq softirq steal ...
+                busy += sum(int(x) for i, x in enumerate(v[:8]) if i not in (3, 4))
+    return busy / tick
+
+
+def proc_cpu(pid):
+    """CPU seconds a process has used so far (its own threads), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def ms(ts):
     """An RFC 3339 time with nanoseconds, in ms since the epoch (float)."""
     from datetime import datetime
@@ -102,8 +123,11 @@ def run_pinned(cmd, env=None, cwd=None):
 
 
 def inferbench(a, port, c, n, work):
-    d = os.path.join(work, f"ib{c}")
-    os.makedirs(d, exist_ok=True)
+    # A folder per run (the port is): with one per c, the accuracy run read whichever run.json
+    # sorted last, the ceiling run's when both started in the same second (run ids are the
+    # second, then a random suffix).
+    d = os.path.join(work, f"ib{c}-{port}")
+    os.makedirs(d)
     with open(os.path.join(d, "peers.yaml"), "w") as f:
         f.write(f"""name: peers
 subject: {{kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock, metrics_url: none,
@@ -112,11 +136,19 @@ load: {{mode: concurrency, concurrency: {c}, warmup_iterations: 0, measurement_i
 """)
     wall, cpu, _ = run_pinned([a.bin, "run", "peers.yaml", "--no-store", "--no-request-log", "--output-dir", "out"], cwd=d)
     runs = [os.path.join(d, "out", x) for x in os.listdir(os.path.join(d, "out")) if x != "latest"]
-    with open(os.path.join(sorted(runs)[-1], "run.json")) as f:
+    if len(runs) != 1:
+        raise RuntimeError(f"inferbench wrote {len(runs)} runs in {d}, want 1")
+    with open(os.path.join(runs[0], "run.json")) as f:
         sc = json.load(f)["scenarios"][0]
     m = sc["metrics"]
+    # How late inferbench read: the kernel stamps a read with its newest data, so a read late by
+    # more than the gap between tokens merges the first token with later ones and its TTFT takes
+    # the newest one's time (docs/metrics.md, read_delay_ms and ttft_coalesced_rate).
+    read_delay = (m.get("read_delay_ms") or {}).get("summary") or {}
+    coalesced = (m.get("ttft_coalesced_rate") or {}).get("value")
     return {"rps": m["requests_per_s"]["value"], "cpu": cpu, "ttft_p99": m["ttft_ms"]["summary"]["p99"],
-            "itl_p99": m["itl_ms"]["summary"]["p99"], "client_bound": bool(sc.get("extra", {}).get("client_bound"))}
+            "itl_p99": m["itl_ms"]["summary"]["p99"], "client_bound": bool(sc.get("extra", {}).get("client_bound")),
+            "read_delay_p99": read_delay.get("p99"), "ttft_coalesced": coalesced}
 
 
 VLLM = r'''
@@ -226,20 +258,28 @@ def main():
             n = max(a.requests // 2, c)
             srv = Server(a.bin, port, n + 16, ACCURACY)
             try:
+                # What else ran on the two pinned cores meanwhile: their busy time less the
+                # server's and the tool's own. On a shared machine it is where a late read comes from.
+                busy0, srv0, t0 = cores_busy(), proc_cpu(srv.proc.pid), time.monotonic()
                 r = TOOLS[tool](a, port, c, n, work)
+                wall = time.monotonic() - t0
+                others = cores_busy() - busy0 - (proc_cpu(srv.proc.pid) - srv0) - r["cpu"]
+                r["others"] = max(others, 0) / (2 * wall)
                 t = srv.truth()
             finally:
                 srv.stop()
             r["rps"], r["cpu"] = ceil["rps"], ceil["cpu"]
             rows.append((tool, c, r, t))
             print(f"{tool} c={c}: {r['rps']:.0f} req/s, {1e6 * r['cpu'] / a.requests:.0f} us CPU/req, TTFT p99 {r['ttft_p99'] - t['ttft_p99']:+.1f} ms, "
-                  f"ITL p99 {r['itl_p99'] - t['itl_p99']:+.1f} ms, {t['connections']} connections", file=sys.stderr)
-    lines = ["| tool | c | req/s | CPU µs/request | TTFT p99 error ms | ITL p99 error ms | connections | client_bound |",
-             "|---|---|---|---|---|---|---|---|"]
+                  f"ITL p99 {r['itl_p99'] - t['itl_p99']:+.1f} ms, {t['connections']} connections, others' CPU {100 * r['others']:.0f}%", file=sys.stderr)
+    lines = ["| tool | c | req/s | CPU µs/request | TTFT p99 error ms | ITL p99 error ms | connections | client_bound | read delay p99 ms | first token coalesced | others' CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for tool, c, r, t in rows:
         cb = {True: "yes", False: "no", None: "-"}[r["client_bound"]]
+        rd = "-" if r.get("read_delay_p99") is None else f"{r['read_delay_p99']:.1f}"
+        co = "-" if r.get("ttft_coalesced") is None else f"{100 * r['ttft_coalesced']:.1f}%"
         lines.append(f"| {tool} | {c} | {r['rps']:.0f} | {1e6 * r['cpu'] / a.requests:.0f} | {r['ttft_p99'] - t['ttft_p99']:+.1f} | "
-                     f"{r['itl_p99'] - t['itl_p99']:+.1f} | {t['connections']} | {cb} |")
+                     f"{r['itl_p99'] - t['itl_p99']:+.1f} | {t['connections']} | {cb} | {rd} | {co} | {100 * r['others']:.0f}% |")
     cmd = "make peers" if a.requests == 4000 and a.concurrency == "64,256,512" else \
         f"make peers PEERS_ARGS='--requests {a.requests} --concurrency {a.concurrency}'"
     head = f"""# inferbench and its peers, side by side
@@ -262,7 +302,14 @@ mockserver --shape vllm`, the server pinned to CPU 0 (`taskset -c 0`) and the to
   request's mean gap, AIPerf's the inter-chunk latency, vLLM's request function its per-chunk
   `itl`, inferbench's `itl_ms`;
 - **connections**: those the server accepted during the accuracy run;
-- **client_bound**: inferbench's own flag in that run (the others have none).
+- **client_bound**: inferbench's own flag in that run (the others have none);
+- **read delay p99** and **first token coalesced**: inferbench's `read_delay_ms` p99 (how long after
+  the kernel received response bytes it read them) and `ttft_coalesced_rate` in the accuracy run.
+  A read is stamped with its newest data, so a read late by more than one gap between tokens puts
+  the first token at a later token's time: TTFT reads high by up to the read delay;
+- **others' CPU**: the busy time of the two pinned cores during the accuracy run (steal
+  included) less the server's and the tool's own, as a share of both cores: what other processes
+  took. Above a few percent the figures are the machine's, not the tool's.
 
 The tools: inferbench at this commit; vLLM's request function (`async_request_openai_chat_completions`
 from the vLLM wheel on PyPI, run with an aiohttp session as `vllm bench serve` opens it); guidellm
