@@ -1,6 +1,7 @@
 package inferbench
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -97,6 +98,99 @@ func TestArchitectureTable(t *testing.T) {
 			if top(pkg) != top(dep) && layer[pkg] <= layer[dep] {
 				t.Errorf("%s (layer %d) imports %s (layer %d): an arrow back up; docs/architecture.md's layers say otherwise", pkg, layer[pkg], dep, layer[dep])
 			}
+		}
+	}
+}
+
+// TestPublicPackagesDocumented holds the public surface to docs/library.md: every package outside
+// internal/ that a Go program can import (not a command, not a folder of tests only) has a row in
+// the "Packages" table and a runnable example (a func Example... in one of its _test.go files), and
+// the table names no other package. The module's root package is written `inferbench`.
+func TestPublicPackagesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("docs", "library.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Packages\n")
+	if !ok {
+		t.Fatal(`docs/library.md: no "## Packages" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	// | `compare`, `report` | ... |: every name in the first cell of a row.
+	row := regexp.MustCompile("(?m)^\\|([^|]*`[^|]*)\\|")
+	name := regexp.MustCompile("`([^`]+)`")
+	documented := map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		for _, n := range name.FindAllStringSubmatch(m[1], -1) {
+			documented[n[1]] = true
+		}
+	}
+
+	type pkg struct{ name, example string }
+	pkgs := map[string]*pkg{} // by folder; a package has a name once it has a non-test file
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		base := d.Name()
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") || base == "testdata" || base == "node_modules" || base == "internal") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(base, ".go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if pkgs[dir] == nil {
+			pkgs[dir] = &pkg{}
+		}
+		p := pkgs[dir]
+		if !strings.HasSuffix(base, "_test.go") {
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly)
+			if err != nil {
+				return err
+			}
+			p.name = f.Name.Name
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Example") && p.example == "" {
+				p.example = path + ": " + fn.Name.Name
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	public := map[string]bool{}
+	for _, dir := range slices.Sorted(maps.Keys(pkgs)) {
+		p := pkgs[dir]
+		if p.name == "" || p.name == "main" {
+			continue // tests only, or a command
+		}
+		key := dir
+		if dir == "." {
+			key = "inferbench"
+		}
+		public[key] = true
+		if !documented[key] {
+			t.Errorf("docs/library.md: public package %s has no row in the Packages table (document it, or move it under internal/)", key)
+		}
+		if p.example == "" {
+			t.Errorf("%s: public package has no runnable example (a func Example... in a _test.go file)", key)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(documented)) {
+		if !public[key] {
+			t.Errorf("docs/library.md: the Packages table names %s, which is not a public package of the module", key)
 		}
 	}
 }
