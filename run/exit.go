@@ -31,17 +31,6 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
-// codedError is an error whose exit code is chosen where it is made, when the sentinels it
-// wraps would say otherwise (merge: an incomplete group that also regressed exits 3).
-type codedError struct {
-	code int
-	err  error
-}
-
-func (e *codedError) Error() string { return e.err.Error() }
-func (e *codedError) Unwrap() error { return e.err }
-func (e *codedError) ExitCode() int { return e.code }
-
 // RegressionError marks err as a failed comparison (errors.Is(err, ErrRegression), exit code 3),
 // for the commands that compare besides Run: compare, ab.
 func RegressionError(err error) error {

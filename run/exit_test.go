@@ -20,10 +20,15 @@ func TestExitCode(t *testing.T) {
 		{"failed scenario wins over a regression, as run reports it", errors.Join(marked{ErrFailed, "1 failed"}, RegressionError(errors.New("1 regression"))), ExitError},
 		{"interrupted", marked{ErrInterrupted, "stopped"}, ExitError},
 		// merge: an incomplete group that also regressed chooses 3 over its failed scenarios.
-		{"code chosen", &codedError{code: ExitRegression, err: errors.Join(marked{ErrFailed, "x"}, RegressionError(errors.New("y")))}, ExitRegression},
+		{"code chosen", codeChosen{errors.Join(marked{ErrFailed, "x"}, RegressionError(errors.New("y")))}, ExitRegression},
 	} {
 		if got := ExitCode(tc.err); got != tc.want {
 			t.Errorf("%s: ExitCode = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
+
+// codeChosen is an error with an ExitCode method, as merge's incomplete group is.
+type codeChosen struct{ error }
+
+func (codeChosen) ExitCode() int { return ExitRegression }

@@ -6,7 +6,9 @@
 //
 // The merged run is an ordinary result.Run (compare, reports and budgets work on it) with a
 // MergeInfo naming every part, its environment, and the parts that are missing or did not finish.
-// Such a run fails the gate (Failed) unless the caller allowed missing parts.
+// Such a run fails the gate (Failed) unless the caller allowed missing parts. Group is
+// `inferbench merge`: the parts read from folders or the store, merged, then written, recorded,
+// judged and rendered as run.Run does.
 package merge
 
 import (
@@ -98,7 +100,7 @@ func Runs(runs []*result.Run, opt Options) (*result.Run, error) {
 		info.Parts = append(info.Parts, p)
 	}
 	// The parts' command lines differ (--shard i/n, --agent i) and are each in their Part; the
-	// merged run's Config says it is a merge (run.Merge puts the merge's own command line there)
+	// merged run's Config says it is a merge (Group puts the merge's own command line there)
 	// and keeps the selection, which the parts share.
 	out := &result.Run{
 		Schema: result.Schema, ID: opt.ID, Merged: info, Scenarios: []result.Scenario{},

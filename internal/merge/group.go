@@ -1,4 +1,4 @@
-package run
+package merge
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/merge"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
 
-// MergeOptions say which runs of a scale-out group Merge makes one run of.
-type MergeOptions struct {
+// GroupOptions say which runs of a scale-out group Group makes one run of.
+type GroupOptions struct {
 	// Paths are run folders or run.json files; when empty, the runs of Group recorded in the
 	// store (Options.Store) in the last Since are read.
 	Paths []string
@@ -28,19 +28,19 @@ type MergeOptions struct {
 	KeepSamples int
 }
 
-// Merge makes one run of the shards or agents of a group (package merge), writes it like any run
-// (run.json in a new folder under o.OutputDir), and records, judges and renders it as Run does.
-// It returns the merged run and its folder. The error is Run's, and also ErrUsage for runs that
-// cannot be read or merged, and an error (exit code 1, or 3 on a regression too) when the group
-// is incomplete without AllowMissing.
-func Merge(ctx context.Context, o Options, mo MergeOptions) (*result.Run, string, error) {
+// Group makes one run of the shards or agents of a group (Runs), writes it like any run
+// (run.json in a new folder under o.OutputDir), and records, judges and renders it as run.Run
+// does (run.Judge): `inferbench merge`. It returns the merged run and its folder. The error is
+// run.Run's, and also run.ErrUsage for runs that cannot be read or merged, and an error (exit
+// code 1, or 3 on a regression too) when the group is incomplete without AllowMissing.
+func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, string, error) {
 	if o.Format != "table" && o.Format != "json" && o.Format != "none" {
-		return nil, "", usageErr("--format %q: want table, json or none", o.Format)
+		return nil, "", run.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Format))
 	}
 	if o.NoStore && o.Baseline != "" {
-		return nil, "", usageErr("--baseline needs the history store: drop --no-store")
+		return nil, "", run.UsageError(errors.New("--baseline needs the history store: drop --no-store"))
 	}
-	env := Env{Dir: o.Dir, Vars: o.Env}
+	env := run.Env{Dir: o.Dir, Vars: o.Env}
 	runs, err := mergeInputs(ctx, o.Store, env, mo.Paths, mo.Group, mo.Since)
 	if err != nil {
 		return nil, "", err
@@ -49,9 +49,9 @@ func Merge(ctx context.Context, o Options, mo MergeOptions) (*result.Run, string
 	if keep == 0 {
 		keep = -1 // all
 	}
-	m, err := merge.Runs(runs, merge.Options{AllowMissing: mo.AllowMissing, KeepSamples: keep})
+	m, err := Runs(runs, Options{AllowMissing: mo.AllowMissing, KeepSamples: keep})
 	if err != nil {
-		return nil, "", usageErr("%v", err)
+		return nil, "", run.UsageError(fmt.Errorf("%v", err))
 	}
 	outRoot := env.Path(o.OutputDir)
 	dir, err := result.NewRunDir(outRoot, time.Now())
@@ -78,11 +78,11 @@ func Merge(ctx context.Context, o Options, mo MergeOptions) (*result.Run, string
 		}
 	}
 	// Record, judge (baseline, budgets) and render, as run does for its own runs.
-	jerr := Judge(context.WithoutCancel(ctx), o, dir, m)
-	if failed, why := merge.Failed(m); failed {
-		code := ExitError
-		if errors.Is(jerr, ErrRegression) {
-			code = ExitRegression
+	jerr := run.Judge(context.WithoutCancel(ctx), o, dir, m)
+	if failed, why := Failed(m); failed {
+		code := run.ExitError
+		if errors.Is(jerr, run.ErrRegression) {
+			code = run.ExitRegression
 		}
 		return m, dir, &codedError{code: code, err: errors.Join(fmt.Errorf("group %s is incomplete: %s (results in %s; --allow-missing accepts it)", m.Merged.Group, why, dir), jerr)}
 	}
@@ -90,7 +90,7 @@ func Merge(ctx context.Context, o Options, mo MergeOptions) (*result.Run, string
 }
 
 // mergeInputs reads the runs to merge: the folders given, or the group's runs in the store.
-func mergeInputs(ctx context.Context, storeLoc string, env Env, args []string, group string, since time.Duration) ([]*result.Run, error) {
+func mergeInputs(ctx context.Context, storeLoc string, env run.Env, args []string, group string, since time.Duration) ([]*result.Run, error) {
 	var runs []*result.Run
 	if len(args) > 0 {
 		paths := make([]string, len(args))
@@ -98,24 +98,24 @@ func mergeInputs(ctx context.Context, storeLoc string, env Env, args []string, g
 			paths[i] = env.Path(a)
 		}
 		var err error
-		if runs, err = merge.Load(paths); err != nil {
+		if runs, err = Load(paths); err != nil {
 			if os.IsNotExist(err) {
-				return nil, usageErr("merge: %v (want run folders or run.json files)", err)
+				return nil, run.UsageError(fmt.Errorf("merge: %v (want run folders or run.json files)", err))
 			}
-			return nil, usageErr("merge: %v", err)
+			return nil, run.UsageError(fmt.Errorf("merge: %v", err))
 		}
 	}
 	if len(args) > 0 {
 		if group != "" {
 			for _, r := range runs {
 				if g := partGroup(r); g != group {
-					return nil, usageErr("merge: %s is of group %q, not %q", r.ID, g, group)
+					return nil, run.UsageError(fmt.Errorf("merge: %s is of group %q, not %q", r.ID, g, group))
 				}
 			}
 		}
 		return runs, nil
 	}
-	st, err := OpenStore(ctx, storeLoc, env)
+	st, err := run.OpenStore(ctx, storeLoc, env)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func mergeInputs(ctx context.Context, storeLoc string, env Env, args []string, g
 		}
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("merge: no run of group %q in the store %s since %s", group, StoreLabel(storeLoc, env), time.Now().Add(-since).Format(time.RFC3339))
+		return nil, fmt.Errorf("merge: no run of group %q in the store %s since %s", group, run.StoreLabel(storeLoc, env), time.Now().Add(-since).Format(time.RFC3339))
 	}
 	return runs, nil
 }
@@ -150,3 +150,14 @@ func partGroup(r *result.Run) string {
 	}
 	return ""
 }
+
+// codedError is an error whose exit code (run.ExitCode) is chosen where it is made, when the
+// sentinels it wraps would say otherwise: an incomplete group that also regressed exits 3.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+func (e *codedError) ExitCode() int { return e.code }
