@@ -150,31 +150,29 @@ func checkAliases(path string, doc ast.Node) *Error {
 		return aliased > MaxNodes
 	}
 	var size func(n ast.Node, depth int) int
+	// items is the size of a mapping or a sequence: itself and its k items (item(i)), stopping
+	// once over.
+	items := func(k int, item func(i int) ast.Node, depth int) int {
+		total := 1
+		for i := range k {
+			total += size(item(i), depth+1)
+			if over(total) {
+				return total
+			}
+		}
+		return total
+	}
 	size = func(n ast.Node, depth int) int {
 		if n == nil || depth > 4*MaxDepth {
 			return 0
 		}
 		switch v := n.(type) {
 		case *ast.MappingNode:
-			total := 1
-			for _, kv := range v.Values {
-				total += size(kv, depth+1)
-				if over(total) {
-					return total
-				}
-			}
-			return total
+			return items(len(v.Values), func(i int) ast.Node { return v.Values[i] }, depth)
 		case *ast.MappingValueNode:
 			return size(v.Key, depth+1) + size(v.Value, depth+1)
 		case *ast.SequenceNode:
-			total := 1
-			for _, e := range v.Values {
-				total += size(e, depth+1)
-				if over(total) {
-					return total
-				}
-			}
-			return total
+			return items(len(v.Values), func(i int) ast.Node { return v.Values[i] }, depth)
 		case *ast.AnchorNode:
 			s := size(v.Value, depth+1)
 			if v.Name != nil {

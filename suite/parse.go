@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -24,6 +22,11 @@ import (
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
+
+// This file holds the reading of a definition file: ParseFile and Parse, one benchmark per YAML
+// document (parseDoc), its subject block (decodeSubject) and its model (modelParam). keys.go holds
+// the strict key checks and the lookups in the YAML tree, env.go the ${VAR} expansion, errors.go
+// how a problem becomes an Error with its position.
 
 // ParseFile reads one definition file. A file holds one benchmark per YAML document. Every problem
 // found is returned as Errors; benchmarks without problems are returned beside them.
@@ -338,259 +341,6 @@ func decodeSubject(path string, body ast.Node, raw map[string]any, b *Benchmark)
 	}
 	b.Config = cfg
 	return nil
-}
-
-// checkKeys reports every mapping key under node that t (a struct) has no field for, with a hint.
-func checkKeys(path string, node ast.Node, t reflect.Type) Errors {
-	return checkKeysExcept(path, node, t, "")
-}
-
-func checkKeysExcept(path string, node ast.Node, t reflect.Type, allowed string) Errors {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := node.(*ast.MappingNode)
-		if !ok || t == reflect.TypeFor[yaml.MapSlice]() {
-			return nil // a type error, reported by the decoder with its position
-		}
-		fields := yamlFields(t)
-		var errs Errors
-		for _, kv := range m.Values {
-			key := kv.Key.String()
-			if key == allowed {
-				continue
-			}
-			ft, ok := fields[key]
-			if !ok {
-				names := slices.Sorted(maps.Keys(fields))
-				h := hint(key, names)
-				if h == "" && t == reflect.TypeFor[definition]() {
-					h = `parameters go under "params:" or "matrix:"`
-				}
-				errs = append(errs, at(path, kv.Key, fmt.Sprintf("unknown key %q", key), h))
-				continue
-			}
-			errs = append(errs, checkKeys(path, kv.Value, ft)...)
-		}
-		return errs
-	case reflect.Slice:
-		seq, ok := node.(*ast.SequenceNode)
-		if !ok {
-			return nil
-		}
-		var errs Errors
-		for _, v := range seq.Values {
-			errs = append(errs, checkKeys(path, v, t.Elem())...)
-		}
-		return errs
-	}
-	return nil
-}
-
-func yamlFields(t reflect.Type) map[string]reflect.Type {
-	fields := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		fields[name] = f.Type
-	}
-	return fields
-}
-
-// valueNode returns the value of key in a mapping node, or nil.
-func valueNode(node ast.Node, key string) ast.Node {
-	m, ok := node.(*ast.MappingNode)
-	if !ok {
-		return nil
-	}
-	for _, kv := range m.Values {
-		if k := kv.Key.String(); k == key || strings.Trim(k, `"'`) == key {
-			return kv.Value
-		}
-	}
-	return nil
-}
-
-// seqItem returns the i-th item of a sequence node, else the node itself.
-func seqItem(node ast.Node, i int) ast.Node {
-	if sq, ok := node.(*ast.SequenceNode); ok && i < len(sq.Values) {
-		return sq.Values[i]
-	}
-	return node
-}
-
-// expandEnv replaces ${VAR} and ${VAR:-default} in every string scalar, in place.
-func expandEnv(path string, root ast.Node, env func(string) (string, bool)) Errors {
-	var errs Errors
-	added := 0 // bytes the expansions added, bounded by MaxFileSize
-	ast.Walk(visitFunc(func(n ast.Node) {
-		var s *ast.StringNode
-		switch v := n.(type) {
-		case *ast.StringNode:
-			s = v
-		case *ast.LiteralNode:
-			s = v.Value
-		}
-		if s == nil || !strings.Contains(s.Value, "${") {
-			return
-		}
-		out, err := ExpandEnv(s.Value, env)
-		if err != nil {
-			errs = append(errs, at(path, n, err.Error(), ""))
-			return
-		}
-		if added += len(out) - len(s.Value); added > MaxFileSize {
-			if len(errs) == 0 || errs[len(errs)-1].Msg != errExpansions {
-				errs = append(errs, at(path, n, errExpansions, ""))
-			}
-			return
-		}
-		s.Value = out
-	}), root)
-	return errs
-}
-
-const errExpansions = "the ${VAR} expansions of this file add more than MaxFileSize bytes"
-
-type visitFunc func(ast.Node)
-
-func (f visitFunc) Visit(n ast.Node) ast.Visitor { f(n); return f }
-
-// ExpandEnv expands ${VAR} and ${VAR:-default} in s. An unset variable without a default is an
-// error, and so is a value over MaxValueSize bytes once expanded; "$$" stands for a literal "$".
-func ExpandEnv(s string, env func(string) (string, bool)) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if b.Len() > MaxValueSize {
-			return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", MaxValueSize)
-		}
-		switch {
-		case strings.HasPrefix(s[i:], "$$"):
-			b.WriteByte('$')
-			i++
-		case strings.HasPrefix(s[i:], "${"):
-			end := strings.IndexByte(s[i:], '}')
-			if end < 0 {
-				return "", fmt.Errorf("unterminated ${ in %q", s)
-			}
-			expr := s[i+2 : i+end]
-			name, def, hasDef := strings.Cut(expr, ":-")
-			if v, ok := env(name); ok && (v != "" || !hasDef) {
-				b.WriteString(v)
-			} else if hasDef {
-				b.WriteString(def)
-			} else {
-				return "", fmt.Errorf("environment variable %s is not set (give a default with ${%s:-value})", name, name)
-			}
-			i += end
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	if b.Len() > MaxValueSize {
-		return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", MaxValueSize)
-	}
-	return b.String(), nil
-}
-
-func at(path string, n ast.Node, msg, hint string) *Error {
-	e := &Error{File: path, Msg: msg, Hint: hint}
-	if n != nil && n.GetToken() != nil {
-		e.Line, e.Col = n.GetToken().Position.Line, n.GetToken().Position.Column
-	}
-	return e
-}
-
-func hint(s string, candidates []string) string {
-	if s == "" {
-		return ""
-	}
-	if c := suggest(s, candidates); c != "" {
-		return fmt.Sprintf("did you mean %q?", c)
-	}
-	return ""
-}
-
-// startOf returns the node where a mapping starts (its first key), for positions.
-func startOf(n ast.Node) ast.Node {
-	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 {
-		return m.Values[0].Key
-	}
-	return n
-}
-
-// yamlErrorIn is yamlError naming the key whose value is wrong, found in root by position.
-func yamlErrorIn(path string, root ast.Node, err error) *Error {
-	e := yamlError(path, err)
-	var te *yaml.TypeError
-	if !errors.As(err, &te) || te.Token == nil {
-		return e
-	}
-	ast.Walk(visitFunc(func(n ast.Node) {
-		kv, ok := n.(*ast.MappingValueNode)
-		if !ok || kv.Value == nil || kv.Value.GetToken() == nil {
-			return
-		}
-		if p := kv.Value.GetToken().Position; p.Line == e.Line && p.Column == e.Col {
-			e.Msg = fmt.Sprintf("%s: want %s, got %s", kv.Key.String(), typeName(te.DstType), typeName(te.SrcType))
-		}
-	}), root)
-	return e
-}
-
-// yamlError turns a go-yaml error into an Error with the file's position.
-func yamlError(path string, err error) *Error {
-	var ye yaml.Error
-	if errors.As(err, &ye) && ye.GetToken() != nil {
-		msg := ye.GetMessage()
-		if te, ok := ye.(*yaml.TypeError); ok && te.StructFieldName != nil {
-			msg = fmt.Sprintf("%s: want %s, got %s", lastPart(*te.StructFieldName), typeName(te.DstType), typeName(te.SrcType))
-		}
-		return &Error{File: path, Line: ye.GetToken().Position.Line, Col: ye.GetToken().Position.Column, Msg: msg}
-	}
-	return &Error{File: path, Msg: err.Error()}
-}
-
-func lastPart(s string) string {
-	if i := strings.LastIndexByte(s, '.'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
-func typeName(t reflect.Type) string {
-	if t == nil {
-		return "nothing"
-	}
-	if t == reflect.TypeFor[time.Duration]() { // before its kind, int64
-		return "a duration like 2s"
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Uint64:
-		return "an integer"
-	case reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice:
-		return "a list"
-	case reflect.Map, reflect.Struct:
-		return "a mapping"
-	}
-	return t.String()
 }
 
 // categoryFromPath returns the category named by a directory in path, or "".
