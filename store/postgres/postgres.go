@@ -86,63 +86,50 @@ type bounded struct {
 	where string
 }
 
-func (b *bounded) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, OpTimeout)
+// bound runs one operation of the wrapped store (op names it in errors) under OpTimeout, and says
+// so when the bound, not the caller, ended it.
+func bound[T any](b *bounded, ctx context.Context, op string, call func(context.Context) (T, error)) (T, error) {
+	octx, cancel := context.WithTimeout(ctx, OpTimeout)
+	defer cancel()
+	v, err := call(octx)
+	if err != nil && ctx.Err() == nil && octx.Err() != nil {
+		err = fmt.Errorf("%s: %s: no answer within %v (OpTimeout): %w", b.where, op, OpTimeout, err)
+	}
+	return v, err
 }
 
-// explain names the store and the bound when an operation ran out of time.
-func (b *bounded) explain(op string, ctx, octx context.Context, err error) error {
-	if err != nil && ctx.Err() == nil && octx.Err() != nil {
-		return fmt.Errorf("%s: %s: no answer within %v (OpTimeout): %w", b.where, op, OpTimeout, err)
-	}
+// boundErr is bound for an operation that returns only an error.
+func boundErr(b *bounded, ctx context.Context, op string, call func(context.Context) error) error {
+	_, err := bound(b, ctx, op, func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx) })
 	return err
 }
 
 func (b *bounded) Put(ctx context.Context, r *result.Run) error {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	return b.explain("put", ctx, octx, b.Store.Put(octx, r))
+	return boundErr(b, ctx, "put", func(ctx context.Context) error { return b.Store.Put(ctx, r) })
 }
 
 func (b *bounded) Get(ctx context.Context, id string) (*result.Run, error) {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	r, err := b.Store.Get(octx, id)
-	return r, b.explain("get", ctx, octx, err)
+	return bound(b, ctx, "get", func(ctx context.Context) (*result.Run, error) { return b.Store.Get(ctx, id) })
 }
 
 func (b *bounded) List(ctx context.Context, f store.Filter) ([]store.RunInfo, error) {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	r, err := b.Store.List(octx, f)
-	return r, b.explain("list", ctx, octx, err)
+	return bound(b, ctx, "list", func(ctx context.Context) ([]store.RunInfo, error) { return b.Store.List(ctx, f) })
 }
 
 func (b *bounded) SetBaseline(ctx context.Context, bl store.Baseline) error {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	return b.explain("set baseline", ctx, octx, b.Store.SetBaseline(octx, bl))
+	return boundErr(b, ctx, "set baseline", func(ctx context.Context) error { return b.Store.SetBaseline(ctx, bl) })
 }
 
 func (b *bounded) Baseline(ctx context.Context, name string) (store.Baseline, error) {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	r, err := b.Store.Baseline(octx, name)
-	return r, b.explain("baseline", ctx, octx, err)
+	return bound(b, ctx, "baseline", func(ctx context.Context) (store.Baseline, error) { return b.Store.Baseline(ctx, name) })
 }
 
 func (b *bounded) ListBaselines(ctx context.Context) ([]store.Baseline, error) {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	r, err := b.Store.ListBaselines(octx)
-	return r, b.explain("list baselines", ctx, octx, err)
+	return bound(b, ctx, "list baselines", func(ctx context.Context) ([]store.Baseline, error) { return b.Store.ListBaselines(ctx) })
 }
 
 func (b *bounded) History(ctx context.Context, q store.Query) ([]store.Point, error) {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	r, err := b.Store.History(octx, q)
-	return r, b.explain("history", ctx, octx, err)
+	return bound(b, ctx, "history", func(ctx context.Context) ([]store.Point, error) { return b.Store.History(ctx, q) })
 }
 
 // The store's optional interfaces (store.Barrier, store.Clock) pass through the bound too: a
@@ -156,21 +143,15 @@ var (
 )
 
 func (b *bounded) Arrive(ctx context.Context, group string, index int, host string, at time.Time) error {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	return b.explain("barrier arrive", ctx, octx, b.Store.(store.Barrier).Arrive(octx, group, index, host, at))
+	return boundErr(b, ctx, "barrier arrive", func(ctx context.Context) error { return b.Store.(store.Barrier).Arrive(ctx, group, index, host, at) })
 }
 
 func (b *bounded) Arrivals(ctx context.Context, group string, since time.Time) ([]store.Arrival, error) {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	r, err := b.Store.(store.Barrier).Arrivals(octx, group, since)
-	return r, b.explain("barrier arrivals", ctx, octx, err)
+	return bound(b, ctx, "barrier arrivals", func(ctx context.Context) ([]store.Arrival, error) {
+		return b.Store.(store.Barrier).Arrivals(ctx, group, since)
+	})
 }
 
 func (b *bounded) Now(ctx context.Context) (time.Time, error) {
-	octx, cancel := b.ctx(ctx)
-	defer cancel()
-	r, err := b.Store.(store.Clock).Now(octx)
-	return r, b.explain("clock", ctx, octx, err)
+	return bound(b, ctx, "clock", func(ctx context.Context) (time.Time, error) { return b.Store.(store.Clock).Now(ctx) })
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -63,22 +64,14 @@ func (s *DB) Arrivals(ctx context.Context, group string, since time.Time) ([]sto
 	if err := s.ensureBarrier(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT idx, host, arrived_at FROM barrier_arrivals WHERE group_id = ? AND arrived_at >= ? ORDER BY idx`), group, micros(since))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Arrival
-	for rows.Next() {
-		var a store.Arrival
-		var us int64
-		if err := rows.Scan(&a.Index, &a.Host, &us); err != nil {
-			return nil, err
-		}
-		a.At = fromMicros(us)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, s.q(`SELECT idx, host, arrived_at FROM barrier_arrivals WHERE group_id = ? AND arrived_at >= ? ORDER BY idx`), []any{group, micros(since)},
+		func(rows *sql.Rows) (store.Arrival, error) {
+			var a store.Arrival
+			var us int64
+			err := rows.Scan(&a.Index, &a.Host, &us)
+			a.At = fromMicros(us)
+			return a, err
+		})
 }
 
 // Now implements store.Clock for PostgreSQL: the server's clock_timestamp(). SQLite runs in the
