@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"math"
 	"math/rand/v2"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -24,16 +23,11 @@ const (
 // significant digits) and keeps a uniform reservoir of raw samples for statistical tests.
 // The zero value is not usable; call NewDist. A Dist is not safe for concurrent use.
 type Dist struct {
-	limit   int
-	raw     []float64
-	hist    *hdrhistogram.Histogram // nil until the raw limit is passed
-	n       int
-	mean    float64
-	m2      float64
-	lo      float64
-	hi      float64
-	rng     *rand.Rand
-	clamped int
+	limit int
+	raw   []float64
+	hist  *hdrhistogram.Histogram // nil until the raw limit is passed
+	rng   *rand.Rand
+	moments
 }
 
 // NewDist returns an empty Dist that holds at most maxSamples raw samples (DefaultMaxSamples
@@ -42,17 +36,12 @@ func NewDist(maxSamples int) *Dist {
 	if maxSamples <= 0 {
 		maxSamples = DefaultMaxSamples
 	}
-	return &Dist{limit: maxSamples, lo: math.Inf(1), hi: math.Inf(-1)}
+	return &Dist{limit: maxSamples, moments: newMoments()}
 }
 
 // Add records one sample.
 func (d *Dist) Add(x float64) {
-	d.n++
-	delta := x - d.mean
-	d.mean += delta / float64(d.n)
-	d.m2 += delta * (x - d.mean)
-	d.lo = min(d.lo, x)
-	d.hi = max(d.hi, x)
+	d.add(x)
 	if d.hist == nil {
 		if len(d.raw) < d.limit {
 			d.raw = append(d.raw, x)
@@ -60,7 +49,7 @@ func (d *Dist) Add(x float64) {
 		}
 		d.overflow()
 	}
-	d.record(x)
+	d.record(d.hist, x)
 	// Reservoir sampling (Vitter's algorithm R): every sample so far is kept with equal chance.
 	if j := d.rng.IntN(d.n); j < d.limit {
 		d.raw[j] = x
@@ -71,17 +60,9 @@ func (d *Dist) Add(x float64) {
 func (d *Dist) overflow() {
 	d.hist = newHDR()
 	for _, v := range d.raw {
-		d.record(v)
+		d.record(d.hist, v)
 	}
 	d.rng = rand.New(rand.NewPCG(uint64(d.limit), 0x1f2e3d4c))
-}
-
-func (d *Dist) record(x float64) {
-	v, clamped := histValue(x)
-	if clamped {
-		d.clamped++
-	}
-	_ = d.hist.RecordValue(v)
 }
 
 // N returns the number of samples added.
@@ -113,11 +94,7 @@ func (d *Dist) Merge(o *Dist) {
 	}
 	d.hist.Merge(o.hist)
 	total := d.n + o.n
-	delta := o.mean - d.mean
-	d.m2 += o.m2 + delta*delta*float64(d.n)*float64(o.n)/float64(total)
-	d.mean += delta * float64(o.n) / float64(total)
-	d.lo = min(d.lo, o.lo)
-	d.hi = max(d.hi, o.hi)
+	d.merge(o.moments)
 	// Reservoir: take from o in proportion to its share of the total.
 	for _, x := range o.raw {
 		if j := d.rng.IntN(total); j < d.limit {
@@ -128,8 +105,6 @@ func (d *Dist) Merge(o *Dist) {
 			}
 		}
 	}
-	d.n = total
-	d.clamped += o.clamped
 }
 
 // Summary summarises every sample added. While all samples are held it is exact; afterwards the
@@ -141,5 +116,5 @@ func (d *Dist) Summary() (Summary, error) {
 	if d.hist == nil {
 		return Summarize(d.raw)
 	}
-	return histSummary(d.hist, d.n, d.mean, d.m2, d.lo, d.hi, d.clamped, ": more samples than held raw"), nil
+	return histSummary(d.hist, d.moments, ": more samples than held raw"), nil
 }

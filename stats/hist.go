@@ -20,7 +20,27 @@ import (
 // (base64), readable by any HdrHistogram implementation. The zero value is not usable; call
 // NewHistogram. A Histogram is not safe for concurrent use.
 type Histogram struct {
-	h       *hdrhistogram.Histogram
+	h *hdrhistogram.Histogram
+	moments
+}
+
+// NewHistogram returns an empty Histogram.
+func NewHistogram() *Histogram {
+	return &Histogram{h: newHDR(), moments: newMoments()}
+}
+
+func newHDR() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(histHighest), histDigits) }
+
+// Add records one sample.
+func (g *Histogram) Add(x float64) {
+	g.add(x)
+	g.record(g.h, x)
+}
+
+// moments are what a histogram keeps exactly beside its buckets: count, mean, the sum of squared
+// deviations (Welford), minimum, maximum, and how many samples were clamped into its range. Dist
+// and Histogram share them.
+type moments struct {
 	n       int
 	mean    float64
 	m2      float64
@@ -28,26 +48,38 @@ type Histogram struct {
 	clamped int
 }
 
-// NewHistogram returns an empty Histogram.
-func NewHistogram() *Histogram {
-	return &Histogram{h: newHDR(), lo: math.Inf(1), hi: math.Inf(-1)}
+func newMoments() moments { return moments{lo: math.Inf(1), hi: math.Inf(-1)} }
+
+// add counts one sample (Welford's update).
+func (m *moments) add(x float64) {
+	m.n++
+	delta := x - m.mean
+	m.mean += delta / float64(m.n)
+	m.m2 += delta * (x - m.mean)
+	m.lo = min(m.lo, x)
+	m.hi = max(m.hi, x)
 }
 
-func newHDR() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(histHighest), histDigits) }
-
-// Add records one sample.
-func (g *Histogram) Add(x float64) {
-	g.n++
-	delta := x - g.mean
-	g.mean += delta / float64(g.n)
-	g.m2 += delta * (x - g.mean)
-	g.lo = min(g.lo, x)
-	g.hi = max(g.hi, x)
+// record puts x into h, clamped into its range, and counts it when it was clamped.
+func (m *moments) record(h *hdrhistogram.Histogram, x float64) {
 	v, clamped := histValue(x)
 	if clamped {
-		g.clamped++
+		m.clamped++
 	}
-	_ = g.h.RecordValue(v)
+	_ = h.RecordValue(v)
+}
+
+// merge adds o's samples: count, mean, variance, minimum and maximum combine exactly (Chan et
+// al.'s parallel variance).
+func (m *moments) merge(o moments) {
+	total := m.n + o.n
+	delta := o.mean - m.mean
+	m.m2 += o.m2 + delta*delta*float64(m.n)*float64(o.n)/float64(total)
+	m.mean += delta * float64(o.n) / float64(total)
+	m.lo = min(m.lo, o.lo)
+	m.hi = max(m.hi, o.hi)
+	m.n = total
+	m.clamped += o.clamped
 }
 
 // histValue converts a sample to the histogram's integer unit, clamped into its range.
@@ -72,14 +104,7 @@ func (g *Histogram) Merge(o *Histogram) {
 		return
 	}
 	g.h.Merge(o.h)
-	total := g.n + o.n
-	delta := o.mean - g.mean
-	g.m2 += o.m2 + delta*delta*float64(g.n)*float64(o.n)/float64(total)
-	g.mean += delta * float64(o.n) / float64(total)
-	g.lo = min(g.lo, o.lo)
-	g.hi = max(g.hi, o.hi)
-	g.n = total
-	g.clamped += o.clamped
+	g.merge(o.moments)
 }
 
 // Bucket is one non-empty bucket: the samples between From and To (in the metric's unit) and
@@ -111,11 +136,12 @@ func (g *Histogram) Summary() (Summary, error) {
 	if g.n == 0 {
 		return Summary{}, ErrNoSamples
 	}
-	return histSummary(g.h, g.n, g.mean, g.m2, g.lo, g.hi, g.clamped, ""), nil
+	return histSummary(g.h, g.moments, ""), nil
 }
 
 // histSummary is the summary of an HDR histogram with exact moments beside it.
-func histSummary(h *hdrhistogram.Histogram, n int, mean, m2, lo, hi float64, clamped int, why string) Summary {
+func histSummary(h *hdrhistogram.Histogram, m moments, why string) Summary {
+	n, mean, lo, hi := m.n, m.mean, m.lo, m.hi
 	q := func(p float64) float64 { return float64(h.ValueAtPercentile(p)) / histScale }
 	s := Summary{
 		N: n, Mean: mean, Min: lo, Max: hi,
@@ -123,7 +149,7 @@ func histSummary(h *hdrhistogram.Histogram, n int, mean, m2, lo, hi float64, cla
 		Approximate: true,
 	}
 	if n > 1 {
-		s.Std = math.Sqrt(m2 / float64(n-1))
+		s.Std = math.Sqrt(m.m2 / float64(n-1))
 	}
 	if s.Mean != 0 {
 		s.CV = s.Std / math.Abs(s.Mean)
@@ -146,7 +172,7 @@ func histSummary(h *hdrhistogram.Histogram, n int, mean, m2, lo, hi float64, cla
 		}
 	}
 	s.Warnings = append(s.Warnings, "percentiles from an HDR histogram (3 significant digits)"+why)
-	if clamped > 0 {
+	if m.clamped > 0 {
 		s.Warnings = append(s.Warnings, "some samples were outside the histogram's range and were clamped")
 	}
 	return s
@@ -205,7 +231,7 @@ func (g *Histogram) UnmarshalJSON(data []byte) error {
 	if h.TotalCount() != int64(j.N) || j.N < 0 {
 		return fmt.Errorf("histogram: buckets hold %d samples, n says %d", h.TotalCount(), j.N)
 	}
-	*g = Histogram{h: h, n: j.N, mean: j.Mean, m2: j.M2, lo: j.Min, hi: j.Max, clamped: j.Clamped}
+	*g = Histogram{h: h, moments: moments{n: j.N, mean: j.Mean, m2: j.M2, lo: j.Min, hi: j.Max, clamped: j.Clamped}}
 	if j.N == 0 {
 		g.lo, g.hi = math.Inf(1), math.Inf(-1)
 	}
