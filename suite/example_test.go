@@ -1,32 +1,21 @@
 package suite_test
 
 import (
-	"context"
 	"fmt"
 	"log"
 
-	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 )
 
-// The kind the definition below names. A program that links package run has the built-in kinds
-// (exec, gofunc, mock, openai, worker) registered; one using suite alone registers its own.
-func init() {
-	subject.Register(subject.Kind{
-		Name: "example-model",
-		Open: func(ctx context.Context, s subject.Spec) (subject.Subject, error) {
-			return nil, fmt.Errorf("%s: not opened in this example", s.Benchmark)
-		},
-	})
-}
-
 // Parse decodes definitions strictly (Load finds and parses every definition under some
-// folders); Expand turns a benchmark's matrix into the scenarios the engine runs.
+// folders). The kind a definition names must be registered: package run registers the built-in
+// ones, and this package's tests register exec and mock. Expand turns a benchmark's matrix into
+// the scenarios the engine runs.
 func ExampleParse() {
 	const def = `
 name: resnet50
 model: resnet50
-subject: {kind: example-model}
+subject: {kind: mock}
 params: {device: cpu}
 matrix:
   batch_size: [1, 8]
@@ -47,7 +36,7 @@ budgets: {latency_ms.p95: "<= 25"}
 		}
 	}
 	// Output:
-	// resnet50 (example-model, performance), 100 measured iterations
+	// resnet50 (mock, performance), 100 measured iterations
 	//   resnet50/batch_size=1/dtype=float32 on cpu
 	//   resnet50/batch_size=8/dtype=float32 on cpu
 	//   resnet50/batch_size=8/dtype=bfloat16 on cpu
