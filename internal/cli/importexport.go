@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/internal/runs"
 )
 
 func newImport(o *IO) *cobra.Command {
@@ -29,7 +29,7 @@ be given to compare and baseline set.`,
   inferbench compare baseline:main "$(inferbench import new.txt)"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := run.Import(cmd.Context(), run.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
+			_, err := runs.Import(cmd.Context(), runs.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
 				Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr})
 			return err
 		},
@@ -62,7 +62,7 @@ func newExport(o *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := sf.runs(o)
 			defer src.Close()
-			return src.Export(cmd.Context(), args[0], format, bigger, o.Stdout)
+			return src.Export(cmd.Context(), args[0], runs.ExportOptions{Format: format, BiggerIsBetter: bigger}, o.Stdout)
 		},
 	}
 	f := cmd.Flags()

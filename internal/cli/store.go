@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/runs"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
@@ -29,8 +30,8 @@ func (sf *storeFlags) open(ctx context.Context, o *IO) (store.Store, error) {
 }
 
 // runs finds the runs the command's arguments name.
-func (sf *storeFlags) runs(o *IO) *run.Runs {
-	return &run.Runs{Env: env(o), Store: sf.url, ResultsDir: sf.resultsDir}
+func (sf *storeFlags) runs(o *IO) *runs.Source {
+	return &runs.Source{Env: env(o), Store: sf.url, ResultsDir: sf.resultsDir}
 }
 
 // inDir resolves a relative path against the command's directory.

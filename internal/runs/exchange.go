@@ -1,4 +1,4 @@
-package run
+package runs
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 )
 
 // ImportOptions say which results of other tools Import records, and how (`inferbench import`).
@@ -24,16 +25,16 @@ type ImportOptions struct {
 	ID        string   // the run id ("" for the time and the file name; _N is added to several)
 	Benchmark string   // hyperfine: the benchmark name ("" for the file name)
 	Time      string   // when the results were taken, RFC 3339 ("" for now)
-	Store     string   // the history store's location, as Options.Store
-	Env       Env
+	Store     string   // the history store's location, as run.Options.Store
+	Env       run.Env
 	// Stdout receives each run's id, a line each; Stderr a line on each file imported.
 	Stdout, Stderr io.Writer
 }
 
 // Import records each file as a run in the history store (result.Import reads it) and returns
-// the runs. A file that cannot be read as the format is ErrUsage.
+// the runs (`inferbench import`). A file that cannot be read as the format is run.ErrUsage.
 func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
-	st, err := OpenStore(ctx, o.Store, o.Env)
+	st, err := run.OpenStore(ctx, o.Store, o.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 	started := time.Now()
 	if o.Time != "" {
 		if started, err = time.Parse(time.RFC3339, o.Time); err != nil {
-			return nil, usageErr("--time %q: want RFC 3339, e.g. 2026-03-01T12:00:00Z", o.Time)
+			return nil, run.UsageError(fmt.Errorf("--time %q: want RFC 3339, e.g. 2026-03-01T12:00:00Z", o.Time))
 		}
 	}
 	var runs []*result.Run
@@ -75,13 +76,13 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 			err = result.AddJournal(filepath.Dir(path), r)
 		}
 		if err != nil {
-			return runs, UsageError(err)
+			return runs, run.UsageError(err)
 		}
 		given := r.ID
 		if o.ID != "" && r.ID == runID {
 			err = st.Put(ctx, r) // an id asked for: taken is an error
 		} else {
-			err = PutNew(ctx, st, r) // taken: a new id, never a replaced run
+			err = run.PutNew(ctx, st, r) // taken: a new id, never a replaced run
 		}
 		if err != nil {
 			return runs, err
@@ -100,28 +101,36 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 	return runs, nil
 }
 
-// Export writes the run ref names to w in another tool's format: gobench (the Go benchmark
-// format, one line per sample, for benchstat) or github-action-benchmark (JSON of the
-// lower-is-better metrics, or with bigger the higher-is-better ones).
-func (rs *Runs) Export(ctx context.Context, ref, format string, bigger bool, w io.Writer) error {
+// ExportOptions say how Export writes a run.
+type ExportOptions struct {
+	// Format is gobench (the Go benchmark format, one line per sample, for benchstat) or
+	// github-action-benchmark (JSON of the lower-is-better metrics).
+	Format string
+	// BiggerIsBetter writes github-action-benchmark's higher-is-better metrics instead (its
+	// customBiggerIsBetter tool).
+	BiggerIsBetter bool
+}
+
+// Export writes the run ref names to w in another tool's format (`inferbench export`).
+func (rs *Source) Export(ctx context.Context, ref string, o ExportOptions, w io.Writer) error {
 	r, err := rs.Load(ctx, ref)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	switch format {
+	switch o.Format {
 	case "gobench":
 		err = result.WriteGoBench(bw, r)
 	case "github-action-benchmark":
 		dir := result.Lower
-		if bigger {
+		if o.BiggerIsBetter {
 			dir = result.Higher
 		}
 		enc := finite.NewEncoder(bw)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(result.GitHubActionBenchmark(r, dir))
 	default:
-		return usageErr("--format %q: want gobench or github-action-benchmark", format)
+		return run.UsageError(fmt.Errorf("--format %q: want gobench or github-action-benchmark", o.Format))
 	}
 	if err != nil {
 		return err

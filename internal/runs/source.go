@@ -1,4 +1,8 @@
-package run
+// Package runs is what the commands that read recorded runs do with them: find one by reference
+// (a run folder or run.json, a run id, latest, baseline:NAME), compare two (Source.Compare),
+// render one (Report), export one in another tool's format (Export), name a baseline
+// (SetBaseline), and record other tools' results in the history store (Import).
+package runs
 
 import (
 	"bytes"
@@ -14,23 +18,24 @@ import (
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
 
-// Runs finds runs by reference, for the commands that read them (compare, report, export,
+// Source finds runs by reference, for the commands that read them (compare, report, export,
 // baseline): a run.json or run folder; a run id in ResultsDir; "latest", "baseline:NAME" or a run
 // id in the history store, which is opened when first needed. Close closes it.
-type Runs struct {
-	Env        Env
-	Store      string // the store's location, as Options.Store
+type Source struct {
+	Env        run.Env
+	Store      string // the store's location, as run.Options.Store
 	ResultsDir string // folder of run folders, searched before the store ("" for none)
 	st         store.Store
 }
 
 // OpenStore returns the history store, opening it on first use.
-func (rs *Runs) OpenStore(ctx context.Context) (store.Store, error) {
+func (rs *Source) OpenStore(ctx context.Context) (store.Store, error) {
 	if rs.st == nil {
-		st, err := OpenStore(ctx, rs.Store, rs.Env)
+		st, err := run.OpenStore(ctx, rs.Store, rs.Env)
 		if err != nil {
 			return nil, err
 		}
@@ -40,7 +45,7 @@ func (rs *Runs) OpenStore(ctx context.Context) (store.Store, error) {
 }
 
 // Close closes the store if it was opened.
-func (rs *Runs) Close() error {
+func (rs *Source) Close() error {
 	if rs.st == nil {
 		return nil
 	}
@@ -49,14 +54,14 @@ func (rs *Runs) Close() error {
 
 // Load returns the run ref names, with its text redacted (a run recorded by an older version
 // may hold a secret).
-func (rs *Runs) Load(ctx context.Context, ref string) (*result.Run, error) {
+func (rs *Source) Load(ctx context.Context, ref string) (*result.Run, error) {
 	r, err := rs.find(ctx, ref)
 	redact.Run(r)
 	return r, err
 }
 
 // find returns the run ref names, as it was recorded.
-func (rs *Runs) find(ctx context.Context, ref string) (*result.Run, error) {
+func (rs *Source) find(ctx context.Context, ref string) (*result.Run, error) {
 	isStoreRef := ref == result.LatestLink || strings.HasPrefix(ref, "baseline:")
 	if !isStoreRef {
 		if _, err := os.Stat(rs.Env.Path(ref)); err == nil {
@@ -82,7 +87,7 @@ func (rs *Runs) find(ctx context.Context, ref string) (*result.Run, error) {
 
 // Path returns the run folder or run.json that ref names on disk: a path, or "latest" (the
 // default) or a run id under ResultsDir. A ref found nowhere is a usage error.
-func (rs *Runs) Path(ref string) (string, error) {
+func (rs *Source) Path(ref string) (string, error) {
 	if ref == "" {
 		ref = result.LatestLink
 	}
@@ -91,7 +96,7 @@ func (rs *Runs) Path(ref string) (string, error) {
 	}
 	p := filepath.Join(rs.Env.Path(rs.ResultsDir), ref)
 	if _, err := os.Stat(p); err != nil {
-		return "", usageErr("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", ref, rs.ResultsDir)
+		return "", run.UsageError(fmt.Errorf("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", ref, rs.ResultsDir))
 	}
 	return p, nil
 }
@@ -100,11 +105,11 @@ func (rs *Runs) Path(ref string) (string, error) {
 // table and json) it writes to w and returns ""; else it writes the file output, by default the
 // run folder's report.html (report-ID.html in the working directory for a run only in the
 // store), and returns its path.
-func (rs *Runs) Report(ctx context.Context, ref, format, output string, w io.Writer) (string, error) {
+func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.Writer) (string, error) {
 	switch format {
 	case "html", "table", "json":
 	default:
-		return "", usageErr("--format %q: want html, table or json", format)
+		return "", run.UsageError(fmt.Errorf("--format %q: want html, table or json", format))
 	}
 	var r *result.Run
 	path, err := rs.Path(ref)
@@ -149,7 +154,7 @@ func (rs *Runs) Report(ctx context.Context, ref, format, output string, w io.Wri
 		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
 			dir = filepath.Dir(path)
 		}
-		output = filepath.Join(dir, ReportFile)
+		output = filepath.Join(dir, run.ReportFile)
 	default:
 		output = rs.Env.Path(output)
 	}
@@ -161,7 +166,7 @@ func (rs *Runs) Report(ctx context.Context, ref, format, output string, w io.Wri
 
 // SetBaseline names the run ref names as the baseline name (recording it in the store first when
 // it is only on disk) and returns the run.
-func (rs *Runs) SetBaseline(ctx context.Context, name, ref, note string) (*result.Run, error) {
+func (rs *Source) SetBaseline(ctx context.Context, name, ref, note string) (*result.Run, error) {
 	r, err := rs.Load(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -177,7 +182,7 @@ func (rs *Runs) SetBaseline(ctx context.Context, name, ref, note string) (*resul
 	case err == nil && !sameRun(stored, r):
 		// Another run holds this id (an old per-second id, another host): record this one
 		// under a new id rather than point the baseline at the wrong run.
-		err = PutNew(ctx, st, r)
+		err = run.PutNew(ctx, st, r)
 	}
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package run
+package runs
 
 import (
 	"bytes"
@@ -11,10 +11,11 @@ import (
 	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
 
-// CompareOptions say how Runs.Compare compares two runs and where the comparison goes.
+// CompareOptions say how Source.Compare compares two runs and where the comparison goes.
 type CompareOptions struct {
 	Config compare.Config // thresholds, budgets, the false discovery rate
 	Format string         // text, markdown (md), json, junit or html
@@ -26,14 +27,14 @@ type CompareOptions struct {
 }
 
 // Compare compares the runs oldRef and newRef name (compare.Runs), writes the comparison in
-// o.Format and appends its markdown to $GITHUB_STEP_SUMMARY when set. The error is ErrUsage for
-// an unknown format, ErrRegression on a regression or an exceeded budget, and an error when
+// o.Format and appends its markdown to $GITHUB_STEP_SUMMARY when set. The error is run.ErrUsage
+// for an unknown format, run.ErrRegression on a regression or an exceeded budget, and an error when
 // nothing is comparable (a verdict needs evidence).
-func (rs *Runs) Compare(ctx context.Context, oldRef, newRef string, o CompareOptions) (*compare.Report, error) {
+func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareOptions) (*compare.Report, error) {
 	switch o.Format {
 	case "text", "markdown", "md", "json", "junit", "html":
 	default:
-		return nil, usageErr("--format %q: want text, markdown, json, junit or html", o.Format)
+		return nil, run.UsageError(fmt.Errorf("--format %q: want text, markdown, json, junit or html", o.Format))
 	}
 	old, err := rs.Load(ctx, oldRef)
 	if err != nil {
@@ -67,14 +68,14 @@ func (rs *Runs) Compare(ctx context.Context, oldRef, newRef string, o CompareOpt
 	} else if err := os.WriteFile(rs.Env.Path(o.Output), buf.Bytes(), 0o644); err != nil {
 		return rep, err
 	}
-	if err := StepSummary(rs.Env, rep); err != nil && o.Stderr != nil {
+	if err := run.StepSummary(rs.Env, rep); err != nil && o.Stderr != nil {
 		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
 	if rep.NoEvidence != "" { // a verdict needs evidence: an error, not a pass
 		return rep, fmt.Errorf("nothing comparable: %s", rep.NoEvidence)
 	}
 	if rep.Failed() {
-		return rep, RegressionError(fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded))
+		return rep, run.RegressionError(fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded))
 	}
 	return rep, nil
 }
@@ -82,9 +83,9 @@ func (rs *Runs) Compare(ctx context.Context, oldRef, newRef string, o CompareOpt
 // historyStore is the store whose history gives noise-aware thresholds: the one a run was loaded
 // from, else the configured store or the default file when it exists (comparing two run.json
 // files creates no store).
-func (rs *Runs) historyStore(ctx context.Context) store.Historian {
+func (rs *Source) historyStore(ctx context.Context) store.Historian {
 	if rs.st == nil {
-		if StoreLocation(rs.Store, rs.Env) == "" {
+		if run.StoreLocation(rs.Store, rs.Env) == "" {
 			if _, err := os.Stat(store.SQLitePath("", rs.Env.Dir)); err != nil {
 				return nil
 			}
