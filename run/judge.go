@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/internal/advice"
-	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 
@@ -200,85 +197,4 @@ func historyValues(ctx context.Context, st store.Historian, q store.Query) ([]fl
 		xs[i] = p.Value
 	}
 	return xs, nil
-}
-
-// CompareFiles says where a comparison's settings come from (the command line's --threshold,
-// --thresholds-file, --budget-file and --alpha): files are read when present, and must be there
-// when Require... is set.
-type CompareFiles struct {
-	ThresholdsFile    string // compare.ThresholdsFileName by default on the command line
-	RequireThresholds bool
-	BudgetFile        string // compare.BudgetFileName by default on the command line
-	RequireBudgets    bool
-	Thresholds        []string // overrides, [BENCHMARK:]METRIC_OR_KIND=PERCENT
-	Alpha             float64
-}
-
-// Config reads the files (relative to env's directory) into a compare.Config. Every problem is a
-// usage error.
-func (c CompareFiles) Config(env Env) (compare.Config, error) {
-	cfg := compare.Config{Alpha: c.Alpha}
-	if !(c.Alpha > 0 && c.Alpha < 1) { // NaN too
-		return cfg, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", c.Alpha)
-	}
-	if c.ThresholdsFile != "" {
-		if err := cfg.Thresholds.LoadFile(env.Path(c.ThresholdsFile)); err != nil && (c.RequireThresholds || !errors.Is(err, os.ErrNotExist)) {
-			return cfg, UsageError(fileFlag("--thresholds-file", err))
-		}
-	}
-	for _, t := range c.Thresholds {
-		if err := cfg.Thresholds.Set(t); err != nil {
-			return cfg, usageErr("--threshold: %v", err)
-		}
-	}
-	if c.BudgetFile != "" {
-		bf, err := compare.LoadBudgetFile(env.Path(c.BudgetFile))
-		switch {
-		case err == nil:
-			bf.Name = c.BudgetFile
-			cfg.Budgets = bf
-		case errors.Is(err, os.ErrNotExist) && !c.RequireBudgets:
-		default:
-			return cfg, UsageError(fileFlag("--budget-file", err))
-		}
-	}
-	return cfg, nil
-}
-
-// fileFlag names the flag of a file that could not be read (a device, a named pipe, too large).
-func fileFlag(flag string, err error) error {
-	if errors.Is(err, readall.ErrNotRegular) || errors.Is(err, readall.ErrTooLarge) {
-		return fmt.Errorf("%s: %w", flag, err)
-	}
-	return err
-}
-
-// ParseAlerts reads alert rules: the rules given, then the file's (one a line, # comments;
-// relative to env's directory) when file is set. A bad rule or file is a usage error.
-func ParseAlerts(rules []string, file string, env Env) ([]alert.Rule, error) {
-	var out []alert.Rule
-	for _, l := range rules {
-		r, err := alert.Parse(l)
-		if err != nil {
-			return nil, UsageError(err)
-		}
-		out = append(out, r)
-	}
-	if file != "" {
-		data, err := readall.File(env.Path(file), readall.ConfigLimit)
-		if err != nil {
-			return nil, usageErr("--alerts-file: %v", err)
-		}
-		for i, l := range strings.Split(string(data), "\n") {
-			if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "#") {
-				continue
-			}
-			r, err := alert.Parse(l)
-			if err != nil {
-				return nil, usageErr("%s:%d: %v", file, i+1, err) // the file and line of the rule
-			}
-			out = append(out, r)
-		}
-	}
-	return out, nil
 }

@@ -74,7 +74,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			prog := progress.New(o.Stderr, o.LookupEnv)
 			opts.Listener = prog
 			if !prog.Shown() {
-				opts.Log = run.ConsoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
+				opts.Log = consoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
 			_, err = run.Run(cmd.Context(), opts)
 			return err
@@ -154,7 +154,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if opts.Compare, err = rf.cf.config(o, f); err != nil {
 		return opts, err
 	}
-	if opts.Alerts, err = run.ParseAlerts(rf.alerts.rules, rf.alerts.file, env(o)); err != nil {
+	if opts.Alerts, err = rf.alerts.parse(env(o)); err != nil {
 		return opts, err
 	}
 	if opts.Tracing, err = rf.otlp.tracing(); err != nil {
@@ -188,7 +188,7 @@ func (a *alertFlags) register(f *pflag.FlagSet) {
 }
 
 func parseLevel(s string) (slog.Level, error) {
-	var l slog.Level // info when not given: the console still shows warnings only (run.ConsoleHandler)
+	var l slog.Level // info when not given: the console still shows warnings only (consoleHandler)
 	if err := l.UnmarshalText([]byte(s)); s != "" && err != nil {
 		return 0, usageErr("--log-level %q: want debug, info, warn or error", s)
 	}

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/readall"
 	"github.com/inferbench/inferbench/internal/runs"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
@@ -55,11 +59,7 @@ func (cf *compareFlags) register(f *pflag.FlagSet) {
 }
 
 func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) {
-	cfg, err := run.CompareFiles{
-		ThresholdsFile: cf.thresholdsFile, RequireThresholds: f.Changed("thresholds-file"),
-		BudgetFile: cf.budgetFile, RequireBudgets: f.Changed("budget-file"),
-		Thresholds: cf.thresholds, Alpha: cf.alpha,
-	}.Config(env(o))
+	cfg, err := cf.files(env(o), f.Changed("thresholds-file"), f.Changed("budget-file"))
 	if err != nil {
 		return cfg, err
 	}
@@ -71,4 +71,44 @@ func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) 
 		cfg.Gate = append(cfg.Gate, e)
 	}
 	return cfg, nil
+}
+
+// files reads --thresholds-file and --budget-file (relative to env's directory; they must be
+// there when given, else are read when present) and the --threshold overrides into a
+// compare.Config. Every problem is a usage error.
+func (cf *compareFlags) files(env run.Env, requireThresholds, requireBudgets bool) (compare.Config, error) {
+	cfg := compare.Config{Alpha: cf.alpha}
+	if !(cf.alpha > 0 && cf.alpha < 1) { // NaN too
+		return cfg, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", cf.alpha)
+	}
+	if cf.thresholdsFile != "" {
+		if err := cfg.Thresholds.LoadFile(env.Path(cf.thresholdsFile)); err != nil && (requireThresholds || !errors.Is(err, os.ErrNotExist)) {
+			return cfg, run.UsageError(fileFlag("--thresholds-file", err))
+		}
+	}
+	for _, t := range cf.thresholds {
+		if err := cfg.Thresholds.Set(t); err != nil {
+			return cfg, usageErr("--threshold: %v", err)
+		}
+	}
+	if cf.budgetFile != "" {
+		bf, err := compare.LoadBudgetFile(env.Path(cf.budgetFile))
+		switch {
+		case err == nil:
+			bf.Name = cf.budgetFile
+			cfg.Budgets = bf
+		case errors.Is(err, os.ErrNotExist) && !requireBudgets:
+		default:
+			return cfg, run.UsageError(fileFlag("--budget-file", err))
+		}
+	}
+	return cfg, nil
+}
+
+// fileFlag names the flag of a file that could not be read (a device, a named pipe, too large).
+func fileFlag(flag string, err error) error {
+	if errors.Is(err, readall.ErrNotRegular) || errors.Is(err, readall.ErrTooLarge) {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return err
 }
