@@ -195,7 +195,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	if p.o.Profile > 0 {
 		opts = append(opts, engine.WithProfile(filepath.Join(w.dir, "profiles"), p.o.Profile))
 		if g := newGPUProfiler(p, w.gpus); g != nil {
-			opts = append(opts, engine.WithProfileCommands(g.write))
+			opts = append(opts, engine.WithProfileCommands(g))
 		}
 	}
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
