@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/logs"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -61,9 +62,9 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 	lockRunLog(w.logFile) // held while the run lasts: a later run tells it from a killed one (recover.go)
 	file := slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: p.fileLevel()})
 	if p.early != nil {
-		p.early.replay(ctx, file) // what select logged, redacted on its way in
+		p.early.Replay(ctx, file) // what select logged, redacted on its way in
 	}
-	handlers := teeHandler{file}
+	handlers := logs.Tee{file}
 	if p.o.Log != nil {
 		handlers = append(handlers, p.o.Log)
 	}
@@ -244,45 +245,6 @@ func (l logListener) ScenarioDone(r *result.Scenario) {
 }
 
 var _ engine.Listener = logListener{}
-
-// teeHandler sends records to several handlers.
-type teeHandler []slog.Handler
-
-func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	for _, h := range t {
-		if h.Enabled(ctx, l) {
-			return true
-		}
-	}
-	return false
-}
-
-func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
-	for _, h := range t {
-		if h.Enabled(ctx, r.Level) {
-			if err := h.Handle(ctx, r.Clone()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	out := make(teeHandler, len(t))
-	for i, h := range t {
-		out[i] = h.WithAttrs(as)
-	}
-	return out
-}
-
-func (t teeHandler) WithGroup(name string) slog.Handler {
-	out := make(teeHandler, len(t))
-	for i, h := range t {
-		out[i] = h.WithGroup(name)
-	}
-	return out
-}
 
 // jsonText is v as compact JSON for a log line ("" when it cannot be encoded).
 func jsonText(v any) string {

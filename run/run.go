@@ -32,6 +32,7 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/internal/logs"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -264,7 +265,7 @@ type pipeline struct {
 	// log is the run's log before its folder exists (debuglog.go): the console and early, whose
 	// records create writes first into run.log.
 	log   *slog.Logger
-	early *earlyLog
+	early *logs.Held
 }
 
 func newPipeline(o Options) (*pipeline, error) {

@@ -1,0 +1,96 @@
+// Package logs holds the slog handlers a run's log is made of: Tee sends each record to several
+// (run.log, the console), and Held keeps the records logged before the run folder exists, for
+// run.log to replay when it opens.
+package logs
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+)
+
+// Held holds records at or above its level until Replay: a log whose file does not exist yet.
+type Held struct {
+	level slog.Level
+	mu    *sync.Mutex
+	recs  *[]slog.Record
+	attrs []slog.Attr
+}
+
+// NewHeld returns a Held log of records at or above level.
+func NewHeld(level slog.Level) *Held {
+	return &Held{level: level, mu: &sync.Mutex{}, recs: &[]slog.Record{}}
+}
+
+func (e *Held) Enabled(_ context.Context, l slog.Level) bool { return l >= e.level }
+
+func (e *Held) Handle(_ context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(e.attrs...)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	*e.recs = append(*e.recs, r)
+	return nil
+}
+
+func (e *Held) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *e
+	c.attrs = append(slices.Clip(e.attrs), as...)
+	return &c
+}
+
+// WithGroup is not used on a held log; records keep their attributes ungrouped.
+func (e *Held) WithGroup(string) slog.Handler { return e }
+
+// Replay writes the held records to h and forgets them.
+func (e *Held) Replay(ctx context.Context, h slog.Handler) {
+	e.mu.Lock()
+	recs := *e.recs
+	*e.recs = nil
+	e.mu.Unlock()
+	for _, r := range recs {
+		if h.Enabled(ctx, r.Level) {
+			h.Handle(ctx, r) //nolint:errcheck // run.log is best effort, as every record is
+		}
+	}
+}
+
+// Tee sends records to several handlers.
+type Tee []slog.Handler
+
+func (t Tee) Enabled(ctx context.Context, l slog.Level) bool {
+	for _, h := range t {
+		if h.Enabled(ctx, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t Tee) Handle(ctx context.Context, r slog.Record) error {
+	for _, h := range t {
+		if h.Enabled(ctx, r.Level) {
+			if err := h.Handle(ctx, r.Clone()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t Tee) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make(Tee, len(t))
+	for i, h := range t {
+		out[i] = h.WithAttrs(as)
+	}
+	return out
+}
+
+func (t Tee) WithGroup(name string) slog.Handler {
+	out := make(Tee, len(t))
+	for i, h := range t {
+		out[i] = h.WithGroup(name)
+	}
+	return out
+}
