@@ -8,7 +8,8 @@
 // It is built to be cheaper than any client it serves: responses are formatted by appending to a
 // reused buffer, content comes from precomputed strings, and events due at the same instant go out
 // in one write. Each stream waits on its own runtime timer, scheduled from absolute due times so
-// gaps do not drift.
+// gaps do not drift; an event late on its schedule catches up at most half a gap at a time, so
+// events with a gap between them never go out in one write.
 package mockserver
 
 import (
@@ -463,8 +464,10 @@ func (s *Server) fail(w http.ResponseWriter, status int, typ, msg string) {
 	w.Write(b) //nolint:errcheck // the client may be gone
 }
 
-// stream sends the response as server-sent events. Events due at the same instant are written
-// together and flushed once; each flush stamps the events it carried.
+// stream sends the response as server-sent events. Events due at the same instant (no gap
+// between them) are written together and flushed once; each flush stamps the events it carried.
+// An event with a gap before it is written on its own, at least half the gap after the one
+// before, even when the schedule is behind.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includeUsage bool, p *plan, e *Emission, bp *[]byte) {
 	fl, _ := w.(http.Flusher)
 	h := w.Header()
@@ -536,15 +539,28 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 	flush() // the headers: a stream sends nothing more before its first token
 
 	var timer *time.Timer
+	var last time.Time // when the event before was flushed
 	due := e.Received.Add(p.ttft)
 	for k := range p.events {
+		at := due
 		if k > 0 && p.gaps != nil {
-			due = due.Add(p.gaps[k-1])
+			gap := p.gaps[k-1]
+			due = due.Add(gap)
+			at = due
+			// A late event is followed by the next at least half its gap later, and each is
+			// flushed on its own (below): the schedule catches up, but a client does not read
+			// two events of a gap as one (a gap of zero in itl_ms). A timer ends late by up to
+			// a millisecond (the runtime's netpoller waits in whole milliseconds), so at a 1 ms
+			// gap a stream written by the schedule alone sent pairs together.
+			if soonest := last.Add(gap / 2); gap > 0 && soonest.After(at) {
+				at = soonest
+			}
 		}
 		if k == p.stallAt {
 			due = due.Add(s.cfg.Stall)
+			at = at.Add(s.cfg.Stall)
 		}
-		if wait := time.Until(due); wait > 0 {
+		if wait := time.Until(at); wait > 0 {
 			flush()
 			if timer == nil {
 				timer = time.NewTimer(wait)
@@ -595,6 +611,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 			buf = closeChunk(buf, false, false)
 		}
 		send()
+		if k < p.events-1 && p.gaps != nil && p.gaps[k] > 0 {
+			flush() // a gap follows: this event goes out alone, whenever the next is due
+			last = time.Now()
+		}
 	}
 	s.events.Add(int64(p.events))
 	if sh.lastClose == "" {

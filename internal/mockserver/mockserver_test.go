@@ -318,3 +318,28 @@ func TestValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Events with a gap between them are never written together, even when the schedule runs ahead
+// of what the server's timers can keep (gaps of 20 µs, below the runtime's millisecond waits):
+// each event has its own flush and stamp, and the stream's last chunk says none went together. Written by the schedule alone, the late events went out in
+// pairs and runs, which a client reads as gaps of zero (itl_ms).
+func TestGapsNeverTogether(t *testing.T) {
+	const n = 40
+	ms := New(Config{TTFT: workload.Fixed(1), ITL: workload.Fixed(0.02), OutputTokens: workload.Fixed(n), Record: 1})
+	srv := httptest.NewServer(ms.Handler())
+	defer srv.Close()
+	ev := events(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"m","messages":[{"content":"a"}],"stream":true}`).Body)
+	e := ms.Emissions()[0]
+	if len(e.Events) != n {
+		t.Fatalf("%d events recorded, want %d", len(e.Events), n)
+	}
+	for k := 1; k < n; k++ {
+		if !e.Events[k].After(e.Events[k-1]) {
+			t.Errorf("event %d written with the one before", k)
+		}
+	}
+	emit, _ := ev[len(ev)-1][EmitField].(map[string]any)
+	if emit["together"] != 0.0 || emit["first_together"] != false {
+		t.Errorf("%s = %v, want nothing written together", EmitField, emit)
+	}
+}
