@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/alert"
@@ -126,8 +124,8 @@ func nextSteps(w io.Writer, dir string, report, noStore bool) {
 	}
 }
 
-// postAlerts prints the alerts that fired and posts them to the webhook. Nothing here fails the
-// run: problems are printed as warnings.
+// postAlerts prints the alerts that fired and delivers them (alert.Deliver). Nothing here fails
+// the run: problems are printed as warnings.
 func (p *pipeline) postAlerts(ctx context.Context, r *result.Run, v *Verdict) {
 	for _, n := range v.AlertNotes {
 		fmt.Fprintln(p.o.Stderr, "inferbench: warning:", n)
@@ -135,58 +133,8 @@ func (p *pipeline) postAlerts(ctx context.Context, r *result.Run, v *Verdict) {
 	for _, f := range v.Alerts {
 		fmt.Fprintln(p.o.Stderr, "inferbench: ALERT", f.Message)
 	}
-	var hook []alert.Firing
-	mails := map[string][]alert.Firing{} // recipients -> their firings
-	var lists []string
-	for _, f := range v.Alerts {
-		if f.Action != "email" {
-			hook = append(hook, f)
-			continue
-		}
-		to := strings.Join(f.To, ",")
-		if _, ok := mails[to]; !ok {
-			lists = append(lists, to)
-		}
-		mails[to] = append(mails[to], f)
-	}
-	if len(hook) > 0 {
-		p.postWebhook(ctx, r, hook)
-	}
-	if len(lists) == 0 {
-		return
-	}
-	s, ok, err := alert.SMTPFrom(p.env.Lookup)
-	switch {
-	case err != nil:
-		fmt.Fprintln(p.o.Stderr, "inferbench: warning: alert emails not sent:", err)
-		return
-	case !ok:
-		fmt.Fprintf(p.o.Stderr, "inferbench: warning: email alerts fired but $%s is not set: nothing sent\n", alert.SMTPAddrEnv)
-		return
-	}
-	for _, to := range lists {
-		if err := alert.Mail(ctx, s, strings.Split(to, ","), r, mails[to]); err != nil {
-			fmt.Fprintln(p.o.Stderr, "inferbench: warning: alerts not delivered:", p.red.Error(err))
-		}
-	}
-}
-
-// postWebhook posts the firings to the webhook of $AlertWebhookEnv, within the alerts' deadline.
-func (p *pipeline) postWebhook(ctx context.Context, r *result.Run, fired []alert.Firing) {
-	url, _ := p.env.Lookup(p.o.AlertWebhookEnv)
-	if url == "" {
-		fmt.Fprintf(p.o.Stderr, "inferbench: warning: %d alert(s) fired but $%s is not set: nothing posted\n", len(fired), p.o.AlertWebhookEnv)
-		return
-	}
-	timeout, err := alert.Timeout(p.env.Lookup)
-	if err != nil {
-		fmt.Fprintln(p.o.Stderr, "inferbench: warning:", err, "(using", alert.DefaultTimeout, "instead)")
-		timeout = alert.DefaultTimeout
-	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := alert.Post(pctx, &http.Client{Timeout: timeout}, url, r, fired); err != nil {
-		fmt.Fprintln(p.o.Stderr, "inferbench: warning: alerts not delivered:", err)
+	for _, err := range alert.Deliver(ctx, p.env.Lookup, p.o.AlertWebhookEnv, r, v.Alerts) {
+		fmt.Fprintln(p.o.Stderr, "inferbench: warning:", p.red.Error(err))
 	}
 }
 
