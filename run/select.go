@@ -46,15 +46,8 @@ type Env struct {
 	Vars []string // KEY=VALUE, as os.Environ
 }
 
-// Lookup reads a variable of the environment.
-func (e Env) Lookup(key string) (string, bool) {
-	for i := len(e.Vars) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(e.Vars[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
+// Lookup reads a variable of the environment (the last entry of a key wins).
+func (e Env) Lookup(key string) (string, bool) { return pyenv.Lookup(e.Vars, key) }
 
 // Path resolves a relative path against the working directory.
 func (e Env) Path(p string) string {

@@ -57,15 +57,18 @@ func Find(lookup func(string) (string, bool)) Interpreter {
 
 // FindIn is Find over an environment list of KEY=VALUE entries (the last entry of a key wins).
 func FindIn(env []string) Interpreter {
-	return Find(func(key string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			k, v, ok := strings.Cut(env[i], "=")
-			if ok && k == key {
-				return v, true
-			}
+	return Find(func(key string) (string, bool) { return Lookup(env, key) })
+}
+
+// Lookup returns the value of key in env, a list of KEY=VALUE entries as os.Environ returns it.
+// The last entry of a key wins, as it does for a process started with that list (os/exec).
+func Lookup(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
 		}
-		return "", false
-	})
+	}
+	return "", false
 }
 
 func isExec(p string) bool {

@@ -93,3 +93,28 @@ func TestProjectRoot(t *testing.T) {
 		t.Errorf("nearest marker: %q, want %s", got, benches)
 	}
 }
+
+func TestLookup(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  []string
+		key  string
+		want string
+		ok   bool
+	}{
+		// The last entry of a key wins, as for a started process.
+		{"last wins", []string{"A=1", "B=2", "A=3"}, "A", "3", true},
+		// A set but empty variable is found.
+		{"empty value", []string{"A="}, "A", "", true},
+		// An entry without "=" names nothing.
+		{"no equals", []string{"A"}, "A", "", false},
+		// A key is matched whole, not as a prefix.
+		{"prefix", []string{"AB=1"}, "A", "", false},
+		// The value keeps any further "=".
+		{"equals in value", []string{"A=b=c"}, "A", "b=c", true},
+	} {
+		if got, ok := Lookup(c.env, c.key); got != c.want || ok != c.ok {
+			t.Errorf("%s: Lookup = %q, %v, want %q, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
