@@ -14,14 +14,15 @@ import (
 
 // collector is the engine's Sink: it turns observations into metric distributions as they arrive,
 // holding only numbers (never whole observations), so memory stays bounded by the Dist limits.
+// The distributions and the measured window are its load.Figures, where each request's figures
+// are derived once: a serving load reads its SLO verdicts, goodput and sweep steps from them
+// (load.Keeper), so they are judged on the samples run.json reports.
 type collector struct {
-	mu         sync.Mutex
-	maxSamples int
-	onPhase    func(load.Phase)
-	onObserve  func(load.Phase, int)
+	mu        sync.Mutex
+	onPhase   func(load.Phase)
+	onObserve func(load.Phase, int)
 
-	dists    map[string]*stats.Dist
-	order    []string // metric names in first-seen order
+	figs     *load.Figures
 	peaks    map[string]float64
 	warmup   int
 	measured int
@@ -35,21 +36,20 @@ type collector struct {
 
 	first        time.Duration // duration of the very first call
 	firstSeen    bool
-	winStart     time.Time
-	winEnd       time.Time
 	items        int
 	outputTokens int
 	counted      bool
-	streamed     int                         // measured requests with a first token
-	coalesced    int                         // of those, requests whose first content event came in one read with the next
-	empty        int                         // measured streamed requests that ended with no content
-	emptyTokens  int                         // the output tokens the server reported for those
-	rep          reported                    // figures from serving drivers (report.go)
-	hists        map[string]*stats.Histogram // full-resolution copies, when kept (scaleout.go)
+	streamed     int      // measured requests with a first token
+	coalesced    int      // of those, requests whose first content event came in one read with the next
+	empty        int      // measured streamed requests that ended with no content
+	emptyTokens  int      // the output tokens the server reported for those
+	rep          reported // figures from serving drivers (report.go)
 }
 
-func newCollector(maxSamples int) *collector {
-	return &collector{maxSamples: maxSamples, dists: map[string]*stats.Dist{}, peaks: map[string]float64{}, errKinds: map[string]int{}}
+// newCollector returns a collector of a scenario under load c, holding at most maxSamples raw
+// samples per metric.
+func newCollector(maxSamples int, c load.Config) *collector {
+	return &collector{figs: load.NewFigures(maxSamples, c), peaks: map[string]float64{}, errKinds: map[string]int{}}
 }
 
 // peakMetrics are subject values reported as their maximum rather than a distribution
@@ -57,27 +57,21 @@ func newCollector(maxSamples int) *collector {
 var peakMetrics = map[string]bool{"memory_mb": true, "gpu_memory_mb": true, "peak_memory_mb": true, "peak_rss_mb": true}
 
 func (c *collector) Begin(p load.Phase) {
+	if p == load.Measure {
+		c.mu.Lock()
+		c.figs.Begin()
+		c.mu.Unlock()
+	}
 	if c.onPhase != nil {
 		c.onPhase(p)
 	}
 }
 
-func (c *collector) add(name string, v float64) {
-	d, ok := c.dists[name]
-	if !ok {
-		d = stats.NewDist(c.maxSamples)
-		c.dists[name] = d
-		c.order = append(c.order, name)
-	}
-	d.Add(v)
-	if c.hists != nil {
-		h, ok := c.hists[name]
-		if !ok {
-			h = stats.NewHistogram()
-			c.hists[name] = h
-		}
-		h.Add(v)
-	}
+// WithFigures implements load.Keeper.
+func (c *collector) WithFigures(f func(*load.Figures)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.figs)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -106,6 +100,7 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	if err == nil {
 		err = checkObservation(&o)
 	}
+	out, streamed := c.figs.Observe(o, err)
 	if err != nil {
 		c.failed++
 		msg := err.Error()
@@ -124,18 +119,12 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	if o.Start.IsZero() {
 		return
 	}
-	if c.winStart.IsZero() || o.Start.Before(c.winStart) {
-		c.winStart = o.Start
-	}
-	if o.End.After(c.winEnd) {
-		c.winEnd = o.End
-	}
 	round := ms(o.End.Sub(o.Start))
 	if v, ok := o.Values["latency_ms"]; ok {
-		c.add("latency_ms", v)
-		c.add("harness_latency_ms", round)
+		c.figs.Add("latency_ms", v)
+		c.figs.Add("harness_latency_ms", round)
 	} else {
-		c.add("latency_ms", round)
+		c.figs.Add("latency_ms", round)
 	}
 	items := o.Items
 	if items <= 0 {
@@ -150,24 +139,20 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 				c.peaks[k] = v
 			}
 		default:
-			c.add(k, v)
+			c.figs.Add(k, v)
 		}
 	}
-	if !o.FirstToken.IsZero() {
-		c.addStreaming(o)
+	if streamed {
+		c.countTokens(o, out)
 	} else if o.Streamed {
 		c.empty++
 		c.emptyTokens += o.OutputTokens
 	}
 }
 
-// addStreaming derives the generation metrics of one request (load.StreamMetrics) and counts its
-// tokens.
-func (c *collector) addStreaming(o subject.Observation) {
-	out, ok := load.StreamMetrics(o, c.add)
-	if !ok {
-		return
-	}
+// countTokens counts the tokens of a request that streamed out tokens (the figures derived its
+// generation metrics).
+func (c *collector) countTokens(o subject.Observation, out int) {
 	c.streamed++
 	if len(o.Tokens) > 1 && o.Tokens[1].At.Equal(o.Tokens[0].At) {
 		c.coalesced++
@@ -175,9 +160,9 @@ func (c *collector) addStreaming(o subject.Observation) {
 	if o.TokensCounted || o.OutputTokens == 0 {
 		c.counted = true
 	}
-	c.add("output_tokens", float64(out))
+	c.figs.Add("output_tokens", float64(out))
 	if o.InputTokens > 0 {
-		c.add("input_tokens", float64(o.InputTokens))
+		c.figs.Add("input_tokens", float64(o.InputTokens))
 	}
 	c.outputTokens += out
 }
@@ -200,17 +185,16 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 	if r.Metrics == nil {
 		r.Metrics = map[string]result.Metric{}
 	}
-	for _, name := range c.order {
-		d := c.dists[name]
+	c.figs.Each(func(name string, d *stats.Dist) {
 		s, err := d.Summary()
 		if err != nil {
-			continue
+			return
 		}
 		m := result.NewMetric(name)
 		m.Summary = &s
 		m.Samples = thin(d.Samples(), keep)
 		r.Metrics[name] = m
-	}
+	})
 	for name, v := range c.peaks {
 		setValue(r, name, v)
 	}
@@ -224,7 +208,8 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 		setValue(r, "success_rate", float64(c.measured-c.failed)/float64(c.measured))
 		setValue(r, "error_rate", float64(c.failed)/float64(c.measured))
 	}
-	if win := c.winEnd.Sub(c.winStart).Seconds(); win > 0 {
+	if start, end := c.figs.Window(); end.Sub(start) > 0 {
+		win := end.Sub(start).Seconds()
 		ok := float64(c.measured - c.failed)
 		setValue(r, "throughput_ips", float64(c.items)/win)
 		setValue(r, "iterations_per_s", ok/win)
@@ -277,4 +262,7 @@ func thin(xs []float64, keep int) []float64 {
 	return out
 }
 
-var _ load.Sink = (*collector)(nil)
+var (
+	_ load.Sink   = (*collector)(nil)
+	_ load.Keeper = (*collector)(nil)
+)

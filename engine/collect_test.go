@@ -21,7 +21,7 @@ func TestCoalescedFirstToken(t *testing.T) {
 		}
 		return ev
 	}
-	c := newCollector(0)
+	c := newCollector(0, load.Config{})
 	for _, tokens := range [][]subject.TokenEvent{
 		at(20, 20, 30), // first token read together with the second
 		at(20, 30, 30), // later events together: TTFT is exact
@@ -48,7 +48,7 @@ func TestCoalescedFirstToken(t *testing.T) {
 // beside it; before, only a warning below the table did.
 func TestClientBoundNotes(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	c := newCollector(0)
+	c := newCollector(0, load.Config{})
 	ev := []subject.TokenEvent{{At: t0.Add(5 * time.Millisecond), Tokens: 1}, {At: t0.Add(9 * time.Millisecond), Tokens: 1}}
 	c.Observe(load.Measure, subject.Observation{Start: t0, FirstToken: ev[0].At, End: ev[1].At, Tokens: ev, OutputTokens: 2}, nil)
 	c.Extra(result.SectionClientBound, true)

@@ -6,11 +6,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,7 +16,6 @@ import (
 	"github.com/inferbench/inferbench/launch"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -143,197 +139,6 @@ func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func
 		done(r)
 	}
 	return ctx.Err()
-}
-
-// RunScenario runs one scenario and returns its result; it never panics on a subject's failure.
-func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.Scenario) {
-	b := sc.Benchmark
-	r = result.Scenario{
-		Benchmark: b.Name, Scenario: sc.Name, Category: b.Category, Model: sc.Model(), Tags: b.Tags,
-		Source: b.Source(), Subject: b.Kind, Params: maps.Clone(map[string]any(sc.Params)),
-		Budgets: b.Budgets, Gate: b.Gate, StartedAt: time.Now(),
-	}
-	defer e.redactScenario(&r)
-	defer func() { result.RankWarnings(r.Warnings) }() // what matters first: expected effects after the alarms
-	if why := e.checker.Check(sc); why != "" {
-		r.Status, r.SkipReason = result.StatusSkipped, why
-		return r
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: panic: %v", sc.ID(), p)
-		}
-		r.DurationS = time.Since(r.StartedAt).Seconds()
-	}()
-	cfg := b.Load.Merge(e.load).WithParams(sc.Params)
-	var err error
-	if e.agent != nil {
-		cfg, err = e.agent.Split(cfg)
-	}
-	if err := errors.Join(err, cfg.Validate()); err != nil {
-		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: load: %v", sc.ID(), err)
-		return r
-	}
-	driver, _ := load.Lookup(cfg)
-	kind, ok := subject.Lookup(b.Kind)
-	if !ok {
-		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: unknown subject kind %q", sc.ID(), b.Kind)
-		return r
-	}
-	env := e.env
-	if env == nil {
-		env = os.Environ()
-	}
-	params, err := e.startServer(ctx, sc, &r)
-	if err != nil {
-		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), err)
-		return r
-	}
-	log := e.log.With("scenario", sc.ID())
-	spec := subject.Spec{
-		Benchmark: b.Name, Scenario: sc.Name, Dir: b.Dir, Config: b.Config, Params: params, Env: env,
-		Log: log,
-	}
-	if e.outputLogs != "" {
-		name := scenarioFileBase(sc) + ".log"
-		out := newOutputLog(filepath.Join(e.outputLogs, name), MaxOutputLog, e.redact)
-		spec.Output = out
-		// Deferred before the subject's Close, so it runs after it: a worker's last words are in.
-		defer func() {
-			wrote, err := out.Close()
-			if wrote {
-				r.Logs = append(r.Logs, filepath.ToSlash(filepath.Join(filepath.Base(e.outputLogs), name)))
-			}
-			if err != nil {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("output log: %v", err))
-			}
-		}()
-	}
-	log.Debug("opening subject", "kind", b.Kind, "dir", b.Dir, "config", jsonText(b.Config), "params", jsonText(map[string]any(params)))
-	openStart := time.Now()
-	subj, err := kind.Open(ctx, spec)
-	loadTime := time.Since(openStart)
-	if err != nil {
-		log.Debug("subject did not open", "kind", b.Kind, "after", loadTime.Round(time.Microsecond), "err", err)
-		// A subject may find only when opened that it cannot run here (a worker's framework
-		// lacks the variant): that is a skip with its reason, not a failure.
-		var skip interface{ SkipReason() string }
-		if errors.As(err, &skip) && skip.SkipReason() != "" {
-			r.Status, r.SkipReason = result.StatusSkipped, skip.SkipReason()
-			return r
-		}
-		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: open %s subject: %v", sc.ID(), b.Kind, err)
-		return r
-	}
-	log.Debug("subject opened", "kind", b.Kind, "load_time", loadTime.Round(time.Microsecond), "abilities", abilities(subj))
-	defer func() {
-		if cerr := subj.Close(); cerr != nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("closing the subject: %v", cerr))
-		}
-	}()
-	if d, ok := subj.(subject.Describer); ok {
-		r.Environment = d.Describe()
-	}
-	if wr, ok := subj.(subject.Warner); ok {
-		r.Warnings = append(r.Warnings, wr.Warnings()...)
-	}
-	if w := sequentialWarning(subj, cfg); w != "" {
-		r.Warnings = append(r.Warnings, w)
-	}
-
-	col := newCollector(e.samplesFor(cfg))
-	if e.histograms || e.agent != nil {
-		col.hists = map[string]*stats.Histogram{}
-	}
-	var stops []func(*result.Scenario)
-	col.onPhase = func(p load.Phase) {
-		if p != load.Measure {
-			return
-		}
-		for _, probe := range e.probes {
-			stop, err := probe(ctx, sc, subj)
-			if err != nil {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("monitor: %v", err))
-				continue
-			}
-			stops = append(stops, stop)
-		}
-	}
-	if len(e.listeners) > 0 {
-		col.onObserve = func(p load.Phase, n int) { e.listeners.Observed(sc, p, n) }
-	}
-	var sink load.Sink = col
-	if e.requestLog != "" && (cfg.Serving() || b.Kind == "openai") {
-		rl, err := openRequestLog(e.requestLog, sc, col)
-		if err != nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("request log: %v", err))
-		} else {
-			sink = rl
-			defer func() {
-				if err := rl.close(); err != nil {
-					r.Warnings = append(r.Warnings, err.Error())
-				}
-			}()
-		}
-	}
-	// Hooks see each call as the subject does (renumbered by agentSubject).
-	drive := hooked(subj, e.callHooks(sc, cfg))
-	if e.agent != nil {
-		drive = agentSubject{drive, e.agent.Index, e.agent.Count}
-	}
-	derr := e.waitStart(ctx)
-	if derr == nil {
-		log.Debug("load", "mode", cfg.Mode, "config", jsonText(cfg))
-		derr = driver(load.WithLogger(ctx, log), drive, cfg, e.redactSink(sink))
-	}
-	// Probes stop after the collector has filled the metrics, so that they can relate what they
-	// saw to them (energy per item needs the throughput).
-	col.fill(&r, e.keep)
-	log.Debug("load done", "warmup", r.Iterations.Warmup, "measured", r.Iterations.Measured, "failed", r.Iterations.Failed, "err", derr, "interrupted", ctx.Err() != nil)
-	for _, stop := range stops {
-		stop(&r)
-	}
-	if e.profileDir != "" && derr == nil && ctx.Err() == nil {
-		e.profile(ctx, sc, cfg, subj, &r)
-	}
-	setValue(&r, "load_time_ms", ms(loadTime))
-	if s, ok := subj.(subject.Setup); ok {
-		for k, v := range s.SetupValues() {
-			if err := result.CheckValue(k, v); err != nil {
-				r.Warnings = append(r.Warnings, "setup figure dropped: "+err.Error())
-				continue
-			}
-			setValue(&r, k, v)
-		}
-	}
-	declare(&r, subj, b.Metrics)
-	r.Warnings = append(r.Warnings, warnings(&r, cfg.Serving())...)
-	switch {
-	case derr != nil:
-		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: %v", sc.ID(), derr)
-	case r.Iterations.Measured > 0 && col.skips == r.Iterations.Measured:
-		// Every call said the scenario cannot run here (a module imported in the benchmark's
-		// body is missing): a skip with the reason, as when the subject says so at Open.
-		r.Status, r.SkipReason = result.StatusSkipped, col.skip
-		r.Metrics, r.Errors = nil, nil
-	case r.Iterations.Measured == 0:
-		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("%s: no measured iteration", sc.ID())
-		if ctx.Err() != nil {
-			r.Error += " (interrupted)"
-		}
-	case float64(r.Iterations.Failed) > cfg.MaxErrorRate*float64(r.Iterations.Measured):
-		r.Status = result.StatusFailed
-		r.Error = fmt.Sprintf("%s: %d of %d measured iterations failed", sc.ID(), r.Iterations.Failed, r.Iterations.Measured)
-		if len(r.Errors) > 0 {
-			r.Error += "; first: " + r.Errors[0].Error
-		}
-	default:
-		r.Status = result.StatusOK
-	}
-	if ctx.Err() != nil {
-		r.Warnings = append(r.Warnings, "interrupted: measured fewer iterations than asked")
-	}
-	return r
 }
 
 // warnings are the caveats a reader should see next to the scenario's numbers. Under a serving

@@ -12,35 +12,23 @@ import (
 // and the collector see it, and the scenario's error, warnings and parameters.
 func WithRedactor(r *redact.Redactor) Option { return func(e *Engine) { e.redact = r } }
 
-// redactSink redacts each call's error, then passes the call on.
+// redactSink redacts each call's error and each warning, then passes them on.
 type redactSink struct {
-	load.Sink
+	sink
 	red *redact.Redactor
 }
 
 func (s redactSink) Observe(p load.Phase, o subject.Observation, err error) {
-	s.Sink.Observe(p, o, s.red.Error(err))
+	s.sink.Observe(p, o, s.red.Error(err))
 }
 
-// redactReporter is a redactSink over a sink that takes scenario-level reports (sweeps).
-type redactReporter struct {
-	redactSink
-	rep load.Reporter
-}
+func (s redactSink) Warn(msg string) { s.sink.Warn(s.red.String(msg)) }
 
-func (s redactReporter) Value(name string, v float64) { s.rep.Value(name, v) }
-func (s redactReporter) Extra(section string, v any)  { s.rep.Extra(section, v) }
-func (s redactReporter) Warn(msg string)              { s.rep.Warn(s.red.String(msg)) }
-
-func (e *Engine) redactSink(sink load.Sink) load.Sink {
+func (e *Engine) redactSink(next sink) sink {
 	if e.redact == nil {
-		return sink
+		return next
 	}
-	rs := redactSink{sink, e.redact}
-	if rep, ok := sink.(load.Reporter); ok {
-		return redactReporter{rs, rep}
-	}
-	return rs
+	return redactSink{next, e.redact}
 }
 
 // redactScenario redacts the text of a scenario's result.

@@ -34,7 +34,7 @@ func RequestLogName(sc *suite.Scenario) string { return scenarioFileBase(sc) + "
 //	input_tokens, output_tokens, tokens_counted
 //	error, error_kind  for a failed call
 type requestLog struct {
-	load.Sink
+	sink
 	mu  sync.Mutex
 	f   *os.File
 	w   *bufio.Writer
@@ -43,7 +43,7 @@ type requestLog struct {
 	err error
 }
 
-func openRequestLog(dir string, sc *suite.Scenario, next load.Sink) (*requestLog, error) {
+func openRequestLog(dir string, sc *suite.Scenario, next sink) (*requestLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func openRequestLog(dir string, sc *suite.Scenario, next load.Sink) (*requestLog
 	if err != nil {
 		return nil, err
 	}
-	return &requestLog{Sink: next, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+	return &requestLog{sink: next, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
 }
 
 // Observe writes the call, then passes it on.
@@ -59,7 +59,7 @@ func (l *requestLog) Observe(p load.Phase, o subject.Observation, err error) {
 	l.mu.Lock()
 	l.write(p, &o, err)
 	l.mu.Unlock()
-	l.Sink.Observe(p, o, err)
+	l.sink.Observe(p, o, err)
 }
 
 func (l *requestLog) write(p load.Phase, o *subject.Observation, err error) {
@@ -131,25 +131,6 @@ func (l *requestLog) write(p load.Phase, o *subject.Observation, err error) {
 	_, l.err = l.w.Write(b)
 }
 
-// Value, Extra and Warn pass a serving driver's reports to the collector.
-func (l *requestLog) Value(name string, v float64) {
-	if r, ok := l.Sink.(load.Reporter); ok {
-		r.Value(name, v)
-	}
-}
-
-func (l *requestLog) Extra(section string, v any) {
-	if r, ok := l.Sink.(load.Reporter); ok {
-		r.Extra(section, v)
-	}
-}
-
-func (l *requestLog) Warn(msg string) {
-	if r, ok := l.Sink.(load.Reporter); ok {
-		r.Warn(msg)
-	}
-}
-
 // close flushes the log; its error is a warning on the scenario.
 func (l *requestLog) close() error {
 	l.mu.Lock()
@@ -167,7 +148,7 @@ func (l *requestLog) close() error {
 	return nil
 }
 
-var _ load.Reporter = (*requestLog)(nil)
+var _ sink = (*requestLog)(nil)
 
 // ServingMaxSamples is the raw samples held per metric in serving scenarios unless WithMaxSamples
 // says otherwise. A serving scenario has seven per-request distributions (latency, TTFT, E2E,

@@ -104,17 +104,19 @@ func (e *Engine) waitStart(ctx context.Context) error {
 
 // fillScaleout writes the histograms and the window; the caller holds c.mu.
 func (c *collector) fillScaleout(r *result.Scenario) {
-	if c.hists == nil {
+	hists := c.figs.Histograms()
+	if hists == nil {
 		return
 	}
-	hs := make(map[string]*stats.Histogram, len(c.hists))
-	for name, h := range c.hists {
+	hs := make(map[string]*stats.Histogram, len(hists))
+	for name, h := range hists {
 		if h.N() > 0 {
 			hs[name] = h
 		}
 	}
 	r.Extra.Histograms = hs
+	start, end := c.figs.Window()
 	r.Extra.Window = &result.Window{
-		Start: c.winStart, End: c.winEnd, OK: c.measured - c.failed, Items: c.items, OutputTokens: c.outputTokens,
+		Start: start, End: end, OK: c.measured - c.failed, Items: c.items, OutputTokens: c.outputTokens,
 	}
 }

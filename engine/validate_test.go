@@ -27,7 +27,7 @@ func TestInvalidValuesNotAveraged(t *testing.T) {
 		{Start: t0, End: t0.Add(time.Millisecond), FirstToken: t0, OutputTokens: 1e12, Tokens: []subject.TokenEvent{{At: t0, Tokens: 1}}},
 		{Start: t0.Add(time.Second), End: t0},
 	}
-	c := newCollector(0)
+	c := newCollector(0, load.Config{})
 	c.Observe(load.Measure, good, nil)
 	for _, o := range bad {
 		c.Observe(load.Measure, o, nil)

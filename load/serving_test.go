@@ -388,8 +388,10 @@ func TestGoodputAndSLO(t *testing.T) {
 	for _, o := range rec.obs[Measure] {
 		ss.Observe(Measure, o, nil)
 	}
-	if ss.good != 20 {
-		t.Errorf("%d requests met the SLOs, want 20", ss.good)
+	var good int
+	ss.keeper.WithFigures(func(f *Figures) { good = f.all.good })
+	if good != 20 {
+		t.Errorf("%d requests met the SLOs, want 20", good)
 	}
 }
 

@@ -83,27 +83,39 @@ func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 		k := batchSize(want-n, perCall)
 		log.Debug("batch", "iterations", k, "done", n, "per_call", perCall)
 		cctx, cancel := context.WithTimeout(callCtx, c.IterationTimeout()*time.Duration(k))
-		batchStart := time.Now()
-		obs, err := b.DoBatch(cctx, subject.Request{Index: index}, k)
+		done, pace, err := batch(cctx, b, index, k, sink)
 		cancel()
-		if len(obs) > 0 {
-			perCall = time.Since(batchStart) / time.Duration(len(obs))
+		if pace > 0 {
+			perCall = pace
 		}
-		for _, o := range obs {
-			sink.Observe(Measure, o, nil)
-		}
+		index += done
+		n += done
 		if err != nil {
-			sink.Observe(Measure, subject.Observation{}, err)
-			n++
+			n++ // the failed iteration
 		}
-		index += len(obs)
-		n += len(obs)
 		if err != nil && isFatal(err) {
 			why = "the subject cannot take more calls: " + err.Error()
 			return err
 		}
 	}
 	return nil
+}
+
+// batch asks b for k measured iterations from index and passes them to sink, and its error as one
+// failed iteration more. It returns the calls done and their wall time each (0 without any).
+func batch(ctx context.Context, b subject.Batcher, index, k int, sink Sink) (done int, perCall time.Duration, err error) {
+	start := time.Now()
+	obs, err := b.DoBatch(ctx, subject.Request{Index: index}, k)
+	if len(obs) > 0 {
+		perCall = time.Since(start) / time.Duration(len(obs))
+	}
+	for _, o := range obs {
+		sink.Observe(Measure, o, nil)
+	}
+	if err != nil {
+		sink.Observe(Measure, subject.Observation{}, err)
+	}
+	return len(obs), perCall, err
 }
 
 // batchTarget is about how long one batch may take, so that Ctrl-C (honoured between batches)

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/stats"
-	"github.com/inferbench/inferbench/subject"
 )
 
 // SectionSlices is the scenario's section (in run.json's extra) of time-slice figures: a list of
@@ -34,19 +33,19 @@ type slice struct {
 }
 
 // sliceOf counts a measured request in the slice of its send time and returns the slice, or nil
-// when slices are off; the caller holds s.mu.
-func (s *servingSink) sliceOf(o *subject.Observation, failed bool) *slice {
-	if s.sliceLen <= 0 || s.began.IsZero() || o.Start.IsZero() {
+// when slices are off.
+func (f *Figures) sliceOf(start time.Time, failed bool) *slice {
+	if f.sliceLen <= 0 || f.began.IsZero() || start.IsZero() {
 		return nil
 	}
-	k := int(o.Start.Sub(s.began) / s.sliceLen)
+	k := int(start.Sub(f.began) / f.sliceLen)
 	if k < 0 || k > maxSlices {
 		return nil
 	}
-	for len(s.slices) <= k {
-		s.slices = append(s.slices, &slice{dists: map[string]*stats.Dist{}})
+	for len(f.slices) <= k {
+		f.slices = append(f.slices, &slice{dists: map[string]*stats.Dist{}})
 	}
-	sl := s.slices[k]
+	sl := f.slices[k]
 	sl.requests++
 	if failed {
 		sl.failed++
@@ -76,12 +75,10 @@ const sliceSamples = 1 << 10
 const maxSlices = 10000
 
 // sliceStats returns the slices' figures.
-func (s *servingSink) sliceStats() []SliceStat {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]SliceStat, 0, len(s.slices))
-	secs := s.sliceLen.Seconds()
-	for k, sl := range s.slices {
+func (f *Figures) sliceStats() []SliceStat {
+	out := make([]SliceStat, 0, len(f.slices))
+	secs := f.sliceLen.Seconds()
+	for k, sl := range f.slices {
 		st := SliceStat{StartS: float64(k) * secs, EndS: float64(k+1) * secs, Requests: sl.requests, Failed: sl.failed,
 			RPS: float64(sl.requests-sl.failed) / secs, Quantiles: map[string]float64{}}
 		for _, m := range sliceMetrics {

@@ -28,43 +28,14 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 			steps = 4
 		}
 	}
-	rep, _ := sink.(Reporter)
-	var table []stepResult
-	base := 0
-	// Only the first step warms the server up; later steps go straight to measuring, but their
-	// calls still reach the engine's sink, so it sees one warm-up phase and one measured phase.
-	begun := false
-	lagged := map[string][]string{} // by step: the client's own delays over ClientBoundLag
-	step := func(name string, target float64, run func(ss *servingSink) error) (stepResult, error) {
-		ss := newServingSink(&stepSink{Sink: sink, begun: &begun}, c)
-		err := run(ss)
-		r := ss.result(name)
-		r.TargetRPS = target
-		table = append(table, r)
-		lagged[name] = ss.lagReasons()
-		base += r.Requests + c.Warmup()
-		return r, err
-	}
-	finish := func() {
-		if rep == nil {
-			return
-		}
-		rep.Extra(result.SectionSweep, table)
-		var bound []string
-		for _, st := range table {
-			if why := append(clientBound(st, st.TargetRPS > 0), lagged[st.Name]...); len(why) > 0 {
-				bound = append(bound, st.Name+": "+strings.Join(why, ", "))
-			}
-		}
-		if len(bound) > 0 {
-			rep.Extra(result.SectionClientBound, true)
-			rep.Warn("client_bound: " + strings.Join(bound, "; ") + ": those steps may show the client's limits, not the server's")
-		}
-	}
-	defer finish()
+	w := &sweep{c: c, lagged: map[string][]string{}}
+	w.rep, _ = sink.(Reporter)
+	// One keeper of the figures for every step: each step is a window of its distributions.
+	w.kept = keeping(sink, c)
+	defer w.report()
 
-	first, err := step("synchronous", 0, func(ss *servingSink) error {
-		return closedLoop(ctx, s, c, 1, ss, base)
+	first, err := w.step("synchronous", 0, func(ss *servingSink) error {
+		return closedLoop(ctx, s, c, 1, ss, w.base)
 	})
 	if err != nil || ctx.Err() != nil {
 		return err
@@ -72,28 +43,28 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	noWarm := c
 	zero := 0
 	noWarm.WarmupIterations = &zero
-	top, err := step("throughput", 0, func(ss *servingSink) error {
-		return closedLoop(ctx, s, noWarm, offlineWidth(c), ss, base)
+	top, err := w.step("throughput", 0, func(ss *servingSink) error {
+		return closedLoop(ctx, s, noWarm, offlineWidth(c), ss, w.base)
 	})
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
 	lo, hi := first.RPS, top.RPS
-	if rep != nil {
-		rep.Value("max_rps", hi)
-		rep.Value("synchronous_rps", lo)
-	}
+	w.value("max_rps", hi)
+	w.value("synchronous_rps", lo)
 	if hi <= lo {
-		if rep != nil {
-			rep.Warn(fmt.Sprintf("sweep: the throughput step (%.1f req/s) was no faster than the synchronous one (%.1f req/s); no rates between", hi, lo))
+		if w.rep != nil {
+			w.rep.Warn(fmt.Sprintf("sweep: the throughput step (%.1f req/s) was no faster than the synchronous one (%.1f req/s); no rates between", hi, lo))
 		}
 		return nil
 	}
+	rate := func(name string, r float64) (stepResult, error) {
+		return w.step(fmt.Sprintf("%s=%.4g", name, r), r, func(ss *servingSink) error {
+			return openLoop(ctx, s, c, r, ss, w.base, false)
+		})
+	}
 	for k := 1; k <= steps; k++ {
-		rate := lo + (hi-lo)*float64(k)/float64(steps+1)
-		if _, err := step(fmt.Sprintf("rate=%.4g", rate), rate, func(ss *servingSink) error {
-			return openLoop(ctx, s, c, rate, ss, base, false)
-		}); err != nil || ctx.Err() != nil {
+		if _, err := rate("rate", lo+(hi-lo)*float64(k)/float64(steps+1)); err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
@@ -106,9 +77,7 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	}
 	for range search {
 		mid := (lo + hi) / 2
-		r, err := step(fmt.Sprintf("search=%.4g", mid), mid, func(ss *servingSink) error {
-			return openLoop(ctx, s, c, mid, ss, base, false)
-		})
+		r, err := rate("search", mid)
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
@@ -118,15 +87,64 @@ func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 			hi = mid
 		}
 	}
-	if rep != nil {
-		rep.Value("slo_max_rps", best)
-	}
+	w.value("slo_max_rps", best)
 	return nil
+}
+
+// sweep is one run of mode sweep: its steps so far.
+type sweep struct {
+	c      Config
+	kept   Sink // the keeper of the figures (keeping)
+	rep    Reporter
+	table  []stepResult
+	base   int                 // the index of the next step's first request
+	lagged map[string][]string // by step: the client's own delays over ClientBoundLag
+	// Only the first step warms the server up; later steps go straight to measuring, but their
+	// calls still reach the engine's sink, so it sees one warm-up phase and one measured phase.
+	begun bool
+}
+
+// step runs one step (run) as a window of the figures and adds its row to the table.
+func (w *sweep) step(name string, target float64, run func(ss *servingSink) error) (stepResult, error) {
+	ss := newServingSink(&stepSink{Sink: w.kept, Keeper: w.kept.(Keeper), begun: &w.begun}, w.c)
+	ss.startStep()
+	err := run(ss)
+	r := ss.result(name)
+	r.TargetRPS = target
+	w.table = append(w.table, r)
+	w.lagged[name] = ss.lagReasons()
+	w.base += r.Requests + w.c.Warmup()
+	return r, err
+}
+
+func (w *sweep) value(name string, v float64) {
+	if w.rep != nil {
+		w.rep.Value(name, v)
+	}
+}
+
+// report hands the table to the engine's sink and warns of the steps the client may have paced.
+func (w *sweep) report() {
+	if w.rep == nil {
+		return
+	}
+	w.rep.Extra(result.SectionSweep, w.table)
+	var bound []string
+	for _, st := range w.table {
+		if why := append(clientBound(st, st.TargetRPS > 0), w.lagged[st.Name]...); len(why) > 0 {
+			bound = append(bound, st.Name+": "+strings.Join(why, ", "))
+		}
+	}
+	if len(bound) > 0 {
+		w.rep.Extra(result.SectionClientBound, true)
+		w.rep.Warn("client_bound: " + strings.Join(bound, "; ") + ": those steps may show the client's limits, not the server's")
+	}
 }
 
 // stepSink passes a sweep step's calls on, announcing each phase to the engine once.
 type stepSink struct {
 	Sink
+	Keeper
 	begun *bool
 }
 

@@ -1,0 +1,282 @@
+package load
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// servingSink stands between a serving driver and the engine's sink. It stamps each measured call
+// with its schedule lag, counts what the client read together, and measures the client's CPU and
+// stalls. The per-request figures (distributions, window, goodput, slices) are the keeper's
+// (Figures): its verdicts are read from there.
+type servingSink struct {
+	next   Sink   // a Keeper (keeping)
+	keeper Keeper // next
+	rep    Reporter
+	slos   []SLO
+
+	mu        sync.Mutex
+	late      int
+	dropped   int
+	began     time.Time
+	cpu0      time.Duration
+	steadyEnd time.Time
+	steadyN   int
+	stalls    *stallWatch
+	turns     []turnDists // mode sessions: by turn
+	stallP99  float64     // the stalls' p99 once stopped; NaN when not measured
+	// Coalescing: streamed requests, those whose first two content events came in one read, and
+	// those of them the server sent apart (known for serverSaid requests); the same for gaps.
+	streamed, firstTogether, firstExcess, serverSaid, serverFirst int
+	gaps, gapsTogether, gapsExcess, serverGaps                    int
+}
+
+// sampleLimit bounds the raw samples of a servingSink's own distributions (per turn, stalls).
+const sampleLimit = 1 << 14
+
+func newServingSink(next Sink, c Config) *servingSink {
+	slos, _ := ParseSLOs(c.SLO) // validated with the config
+	rep, _ := next.(Reporter)
+	next = keeping(next, c)
+	return &servingSink{next: next, keeper: next.(Keeper), rep: rep, slos: slos, stallP99: math.NaN()}
+}
+
+func (s *servingSink) Begin(p Phase) {
+	if p == Measure {
+		s.mu.Lock()
+		s.began, s.cpu0 = time.Now(), cpuTime()
+		if s.stalls == nil {
+			s.stalls = watchStalls()
+		}
+		s.mu.Unlock()
+	}
+	s.next.Begin(p)
+}
+
+func (s *servingSink) Observe(p Phase, o subject.Observation, err error) {
+	if p == Measure {
+		s.measure(&o, err)
+	}
+	s.next.Observe(p, o, err)
+}
+
+// measure stamps a measured call's schedule lag into its values (the keeper adds it), takes out
+// what the server said it sent together, and counts what the client read together.
+func (s *servingSink) measure(o *subject.Observation, err error) {
+	// What needs no lock first: the sink is shared by every worker.
+	var gaps, together int
+	var first bool
+	if err == nil && !o.FirstToken.IsZero() {
+		gaps, together, first = Together(o.Tokens)
+	}
+	if !o.Scheduled.IsZero() && !o.Start.IsZero() {
+		if o.Values == nil {
+			o.Values = map[string]float64{}
+		}
+		o.Values["schedule_lag_ms"] = msOf(o.Start.Sub(o.Scheduled))
+	}
+	serverFirst, firstSaid := o.Values[ValueServerFirstTogether]
+	serverTogether := o.Values[ValueServerTogether]
+	if firstSaid {
+		delete(o.Values, ValueServerFirstTogether)
+		delete(o.Values, ValueServerTogether)
+	}
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.steadyEnd.IsZero() {
+		s.steadyN++
+	}
+	if o.FirstToken.IsZero() {
+		return
+	}
+	s.streamed++
+	s.gaps += gaps
+	s.gapsTogether += together
+	if first {
+		s.firstTogether++
+	}
+	if firstSaid {
+		s.serverSaid++
+		s.serverGaps += int(serverTogether)
+		if serverFirst > 0 {
+			s.serverFirst++
+		} else if first {
+			s.firstExcess++
+		}
+		s.gapsExcess += max(together-int(serverTogether), 0)
+	}
+}
+
+// markSteadyEnd notes when the load stopped being steady (a closed loop's first worker ran out of
+// requests): the steady-state window is from the start of measurement to here.
+func (s *servingSink) markSteadyEnd() {
+	s.mu.Lock()
+	if s.steadyEnd.IsZero() {
+		s.steadyEnd = time.Now()
+	}
+	s.mu.Unlock()
+}
+
+func (s *servingSink) countLate()    { s.mu.Lock(); s.late++; s.mu.Unlock() }
+func (s *servingSink) countDropped() { s.mu.Lock(); s.dropped++; s.mu.Unlock() }
+
+// startStep makes the keeper's figures begin a sweep step: result reads the step's.
+func (s *servingSink) startStep() { s.keeper.WithFigures((*Figures).startStep) }
+
+// stepResult summarises what a servingSink saw: one sweep step, or a whole scenario.
+type stepResult = result.SweepStep
+
+// result reads the keeper's figures of the current window (Figures.result) and adds the client's
+// CPU; it stops the stall watch.
+func (s *servingSink) result(name string) stepResult {
+	var r stepResult
+	s.keeper.WithFigures(func(f *Figures) { r = f.result(name) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.began.IsZero() {
+		if wall := time.Since(s.began).Seconds(); wall > 0 {
+			r.CPUCores = (cpuTime() - s.cpu0).Seconds() / wall
+		}
+	}
+	if s.stalls != nil {
+		s.stallP99 = s.stalls.stop()
+		s.stalls = nil
+	}
+	return r
+}
+
+// lags returns the p99 of the client's own delays that a step's result does not carry: before
+// sending, before reading (of the keeper's current window), and its event loop's stalls (NaN when
+// not measured).
+func (s *servingSink) lags() (send, read, stall float64) {
+	send, read = math.NaN(), math.NaN()
+	s.keeper.WithFigures(func(f *Figures) {
+		w := f.current()
+		if x, ok := w.summary(ValueSendDelay); ok {
+			send = x.P99
+		}
+		if x, ok := w.summary(ValueReadDelay); ok {
+			read = x.P99
+		}
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return send, read, s.stallP99
+}
+
+// lagReasons says which of the client's own delays exceeded ClientBoundLag at p99.
+func (s *servingSink) lagReasons() []string {
+	send, read, stall := s.lags()
+	var why []string
+	for _, l := range []struct {
+		what string
+		p99  float64
+	}{{"send delay", send}, {"read delay", read}, {"event-loop stalls", stall}} {
+		if l.p99 > msOf(ClientBoundLag) {
+			why = append(why, fmt.Sprintf("%s p99 %.2f ms exceeds %v", l.what, l.p99, ClientBoundLag))
+		}
+	}
+	return why
+}
+
+// coalescing returns the itl_coalesced_rate and the warnings about events read together that the
+// server sent apart.
+func (s *servingSink) coalescing() (rate float64, warn []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rate = math.NaN()
+	if s.gaps > 0 {
+		rate = float64(s.gapsTogether) / float64(s.gaps)
+	}
+	if s.streamed == 0 {
+		return rate, nil
+	}
+	pct := func(n, of int) float64 { return 100 * float64(n) / float64(of) }
+	if s.serverSaid == s.streamed {
+		if f := float64(s.firstExcess) / float64(s.streamed); f > CoalescedWarning {
+			warn = append(warn, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next although the server sent them apart (the server sent %.1f%% together): "+
+				"those TTFTs are when the later one arrived, up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", pct(s.firstExcess, s.streamed), pct(s.serverFirst, s.streamed)))
+		}
+		if s.gaps > 0 && float64(s.gapsExcess)/float64(s.gaps) > CoalescedWarning {
+			warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero because the client read the events together although the server sent them apart (the server sent %.1f%% together): "+
+				"each such read shows one long gap and zeros (docs/metrics.md, itl_coalesced_rate)", pct(s.gapsExcess, s.gaps), pct(s.serverGaps, s.gaps)))
+		}
+		return rate, warn
+	}
+	if f := float64(s.firstTogether) / float64(s.streamed); f > CoalescedWarning {
+		warn = append(warn, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next and the server does not say whether it sent them together: "+
+			"if it sent them apart, those TTFTs are up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", pct(s.firstTogether, s.streamed)))
+	}
+	if s.gaps > 0 && float64(s.gapsTogether)/float64(s.gaps) > CoalescedWarning {
+		warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero: the events arrived in one read, and the server does not say whether it sent them together (docs/metrics.md, itl_coalesced_rate)", pct(s.gapsTogether, s.gaps)))
+	}
+	return rate, warn
+}
+
+// report hands the scenario-level figures to the engine's sink when it can take them, and warns
+// when the client may have set the pace.
+func (s *servingSink) report(r stepResult, openLoop bool) {
+	rep := s.rep
+	if rep == nil {
+		return
+	}
+	rep.Value("goodput_rps", r.GoodputRPS)
+	rep.Value("client_cpu_cores", r.CPUCores)
+	s.mu.Lock()
+	late, dropped := s.late, s.dropped
+	steadyEnd, steadyN, began := s.steadyEnd, s.steadyN, s.began
+	s.mu.Unlock()
+	if openLoop {
+		rep.Value("late_requests", float64(late))
+		rep.Value("dropped_requests", float64(dropped))
+	}
+	if !steadyEnd.IsZero() && steadyEnd.After(began) {
+		rep.Value("steady_requests_per_s", float64(steadyN)/steadyEnd.Sub(began).Seconds())
+		rep.Extra(result.SectionSteadyWindow, &result.SteadyWindow{Start: began, End: steadyEnd, Requests: steadyN})
+	}
+	if r.SLOsHold != nil {
+		rep.Extra(result.SectionSLO, &result.SLO{Hold: *r.SLOsHold, Failures: r.SLOFailures, Objectives: sloMap(s.slos)})
+	}
+	var sl []SliceStat
+	s.keeper.WithFigures(func(f *Figures) { sl = f.sliceStats() })
+	if len(sl) > 1 {
+		rep.Extra(SectionSlices, sl)
+	}
+	rate, warn := s.coalescing()
+	if !math.IsNaN(rate) {
+		rep.Value("itl_coalesced_rate", rate)
+	}
+	for _, w := range warn {
+		rep.Warn(w)
+	}
+	if _, _, stall := s.lags(); !math.IsNaN(stall) {
+		rep.Value("client_stall_p99_ms", stall)
+	}
+	if why := append(clientBound(r, openLoop), s.lagReasons()...); len(why) > 0 {
+		rep.Extra(result.SectionClientBound, true)
+		rep.Warn("client_bound: " + strings.Join(why, "; ") + ": figures may show the client's limits, not the server's")
+	}
+}
+
+// clientBound says why a step's figures may be the client's rather than the server's: an open
+// loop's schedule lag p99 above ClientBoundLag, or the client using over 90% of its CPUs.
+func clientBound(r stepResult, openLoop bool) []string {
+	var why []string
+	if openLoop && r.LagP99 > msOf(ClientBoundLag) {
+		why = append(why, fmt.Sprintf("schedule lag p99 %.2f ms exceeds %v", r.LagP99, ClientBoundLag))
+	}
+	if procs := runtime.GOMAXPROCS(0); r.CPUCores > 0.9*float64(procs) {
+		why = append(why, fmt.Sprintf("the client used %.2f of its %d CPUs", r.CPUCores, procs))
+	}
+	return why
+}
