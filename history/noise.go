@@ -39,3 +39,16 @@ func NoiseHistory(ctx context.Context, st store.Historian, under *result.Run) co
 		return xs
 	}
 }
+
+// Values returns the values of the points st.History(q) finds, oldest first.
+func Values(ctx context.Context, st store.Historian, q store.Query) ([]float64, error) {
+	pts, err := st.History(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	xs := make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i] = p.Value
+	}
+	return xs, nil
+}

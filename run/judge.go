@@ -140,7 +140,7 @@ func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Ve
 
 	var hist advice.History
 	if st != nil {
-		hist = adviceHistory(ctx, st, st)
+		hist = advice.FromStore(ctx, st, st)
 	}
 	v.Advice = advice.For(r, advice.Rules{}, hist)
 
@@ -148,53 +148,10 @@ func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Ve
 		var ahist alert.History
 		if st != nil {
 			ahist = func(ctx context.Context, bench, sc, metric string, since time.Time) ([]float64, error) {
-				return historyValues(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Since: since})
+				return history.Values(ctx, st, store.Query{Benchmark: bench, Scenario: sc, Metric: metric, Since: since})
 			}
 		}
 		v.Alerts, v.AlertNotes = alert.Evaluate(ctx, p.o.Alerts, r, v.BaselineRun, ahist)
 	}
 	return v
-}
-
-// adviceLimit bounds the stored values per scenario and metric the advice rules look at.
-const adviceLimit = 200
-
-// adviceHistory answers the advice rules from st with a query per benchmark and metric (see
-// advice.PerBenchmark), the points grouped by full scenario identity as history groups them
-// (history.FromRuns reads each run once, from runs); a scenario with no name (which a query
-// would not tell from "every scenario") is asked for alone.
-func adviceHistory(ctx context.Context, st store.Historian, runs store.Runs) advice.History {
-	id := history.ByName
-	if runs != nil {
-		id, _ = history.FromRuns(ctx, runs)
-	}
-	perBenchmark := advice.PerBenchmark(func(bench, metric string) map[string][]float64 {
-		pts, _ := st.History(ctx, store.Query{Benchmark: bench, Metric: metric})
-		by := map[string][]float64{}
-		for _, p := range pts {
-			k, _ := id(p)
-			by[k] = append(by[k], p.Value)
-		}
-		return by
-	}, adviceLimit)
-	return func(s *result.Scenario, metric string) []float64 {
-		if s.Benchmark == "" || s.Scenario == "" {
-			xs, _ := historyValues(ctx, st, store.Query{Benchmark: s.Benchmark, Scenario: s.Scenario, Metric: metric, Limit: adviceLimit})
-			return xs
-		}
-		return perBenchmark(s, metric)
-	}
-}
-
-// historyValues returns the values of the points st.History(q) finds, oldest first.
-func historyValues(ctx context.Context, st store.Historian, q store.Query) ([]float64, error) {
-	pts, err := st.History(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	xs := make([]float64, len(pts))
-	for i, p := range pts {
-		xs[i] = p.Value
-	}
-	return xs, nil
 }

@@ -1,4 +1,4 @@
-package run
+package advice
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/inferbench/inferbench/internal/advice"
+	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
+
+	_ "github.com/inferbench/inferbench/store/sqlite" // store.Open's default
 )
 
 // countingHistorian counts the queries the advice rules make.
@@ -25,7 +27,7 @@ func (c *countingHistorian) History(ctx context.Context, q store.Query) ([]store
 	return c.Historian.History(ctx, q)
 }
 
-// TestAdviceHistory checks that the advice rules get from adviceHistory, in one store query per
+// TestAdviceHistory checks that the advice rules get from FromStore, in one store query per
 // benchmark and metric, what a query per scenario and metric returned: the same values (the last
 // adviceLimit of them) and so the same tips.
 func TestAdviceHistory(t *testing.T) {
@@ -67,11 +69,11 @@ func TestAdviceHistory(t *testing.T) {
 		last = r
 	}
 	perScenario := func(sc *result.Scenario, metric string) []float64 {
-		xs, _ := historyValues(ctx, st, store.Query{Benchmark: sc.Benchmark, Scenario: sc.Scenario, Metric: metric, Limit: adviceLimit})
+		xs, _ := history.Values(ctx, st, store.Query{Benchmark: sc.Benchmark, Scenario: sc.Scenario, Metric: metric, Limit: adviceLimit})
 		return xs
 	}
 	counter := &countingHistorian{Historian: st}
-	batched := adviceHistory(ctx, counter, st)
+	batched := FromStore(ctx, counter, st)
 	for _, sc := range last.Scenarios {
 		for _, m := range []string{"memory_mb", "gpu_memory_mb", "peak_rss_mb"} {
 			want := perScenario(&sc, m)
@@ -83,8 +85,8 @@ func TestAdviceHistory(t *testing.T) {
 	if want := 2 * 3; counter.n != want { // benchmarks × metrics, not scenarios × metrics (18)
 		t.Errorf("%d store queries, want %d", counter.n, want)
 	}
-	want := advice.For(last, advice.Rules{}, perScenario)
-	got := advice.For(last, advice.Rules{}, adviceHistory(ctx, st, st))
+	want := For(last, Rules{}, perScenario)
+	got := For(last, Rules{}, FromStore(ctx, st, st))
 	if len(want) != 2 {
 		t.Errorf("%d tips with a query per scenario, want 2 (the fixture is wrong): %v", len(want), want)
 	}
@@ -120,11 +122,11 @@ func TestAdviceHistoryByIdentity(t *testing.T) {
 		}
 		last = r
 	}
-	hist := adviceHistory(ctx, st, st)
+	hist := FromStore(ctx, st, st)
 	if xs := hist(&last.Scenarios[0], "memory_mb"); cmp.Diff([]float64{150, 150, 150, 150, 150, 150}, xs) != "" {
 		t.Errorf("history of resnet/default [dtype=float16]: %v, want its own six runs at 150", xs)
 	}
-	for _, tip := range advice.For(last, advice.Rules{}, hist) {
+	for _, tip := range For(last, Rules{}, hist) {
 		if tip.Rule == "memory-growth" {
 			t.Errorf("memory-growth tip from another identity's runs: %s", tip.Text)
 		}
