@@ -23,8 +23,10 @@ func NewHeld(level slog.Level) *Held {
 	return &Held{level: level, mu: &sync.Mutex{}, recs: &[]slog.Record{}}
 }
 
+// Enabled reports whether l is at or above the held level.
 func (e *Held) Enabled(_ context.Context, l slog.Level) bool { return l >= e.level }
 
+// Handle keeps a copy of r with the attributes of WithAttrs.
 func (e *Held) Handle(_ context.Context, r slog.Record) error {
 	r = r.Clone()
 	r.AddAttrs(e.attrs...)
@@ -34,6 +36,7 @@ func (e *Held) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// WithAttrs returns a Held that adds as to its records and shares the records held.
 func (e *Held) WithAttrs(as []slog.Attr) slog.Handler {
 	c := *e
 	c.attrs = append(slices.Clip(e.attrs), as...)
@@ -59,6 +62,12 @@ func (e *Held) Replay(ctx context.Context, h slog.Handler) {
 // Tee sends records to several handlers.
 type Tee []slog.Handler
 
+var (
+	_ slog.Handler = (*Held)(nil)
+	_ slog.Handler = Tee(nil)
+)
+
+// Enabled reports whether any of the handlers takes level l.
 func (t Tee) Enabled(ctx context.Context, l slog.Level) bool {
 	for _, h := range t {
 		if h.Enabled(ctx, l) {
@@ -68,6 +77,7 @@ func (t Tee) Enabled(ctx context.Context, l slog.Level) bool {
 	return false
 }
 
+// Handle sends a copy of r to each handler that takes its level, stopping at the first error.
 func (t Tee) Handle(ctx context.Context, r slog.Record) error {
 	for _, h := range t {
 		if h.Enabled(ctx, r.Level) {
@@ -79,6 +89,7 @@ func (t Tee) Handle(ctx context.Context, r slog.Record) error {
 	return nil
 }
 
+// WithAttrs returns the Tee of each handler with as.
 func (t Tee) WithAttrs(as []slog.Attr) slog.Handler {
 	out := make(Tee, len(t))
 	for i, h := range t {
@@ -87,6 +98,7 @@ func (t Tee) WithAttrs(as []slog.Attr) slog.Handler {
 	return out
 }
 
+// WithGroup returns the Tee of each handler in the group name.
 func (t Tee) WithGroup(name string) slog.Handler {
 	out := make(Tee, len(t))
 	for i, h := range t {
