@@ -3,6 +3,8 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/inferbench/inferbench/stats"
@@ -60,7 +62,7 @@ type Resources struct {
 	CostClock   string      `json:"cost_clock,omitempty"`
 	Metrics     []Aggregate `json:"metrics"`               // sorted by name
 	Timelines   []Timeline  `json:"timelines,omitempty"`   // one per gauge, sorted by name
-	Warnings    []string    `json:"warnings,omitempty"`    // failed readings, by sampler
+	Warnings    []string    `json:"warnings,omitempty"`    // failed readings, by sampler; causes of noise the samplers saw
 	Unavailable []string    `json:"unavailable,omitempty"` // sources absent on this machine, with the reason
 	// Tree says whose processes were sampled: "subject" (the subject's processes and their
 	// children) or "harness" (inferbench itself: in-process subjects, and clients of servers).
@@ -96,7 +98,8 @@ type GPUNoise struct {
 }
 
 // Aggregate summarises one monitored quantity over the window. For a gauge, Mean, Min, Max and
-// Last are over every sample taken; for a total, Value is the figure.
+// Last are over every sample taken (exact, not from the downsampled timeline); for a total, Value
+// is the figure.
 type Aggregate struct {
 	Name   string  `json:"name"`
 	Unit   string  `json:"unit"`
@@ -110,33 +113,105 @@ type Aggregate struct {
 	Value  float64 `json:"value,omitempty"`
 }
 
-// Timeline is a gauge over the window, downsampled to a bounded number of points: T is each
-// point's offset from the window start in seconds, V the mean and Max the maximum of its samples.
+// Timeline is a gauge over the window, downsampled to a bounded number of points. Each point is a
+// bucket of consecutive samples: T is the mean offset of its samples from the window start in
+// seconds, V their mean and Max their largest value.
 type Timeline struct {
 	Name  string    `json:"name"`
 	Unit  string    `json:"unit"`
-	Every int       `json:"every"` // samples per point
+	Every int       `json:"every"` // samples per point (1 until the window outgrew the bound)
 	T     []float64 `json:"t"`
 	V     []float64 `json:"v"`
 	Max   []float64 `json:"max"`
 }
 
-// Grid is the electricity the carbon figures assume.
-type Grid struct {
-	IntensityGPerKWh float64 `json:"intensity_g_per_kwh"`
-	PUE              float64 `json:"pue"`
+// Get returns the aggregate named name (Metrics is sorted by name).
+func (r *Resources) Get(name string) (Aggregate, bool) {
+	if r == nil {
+		return Aggregate{}, false
+	}
+	i := sort.Search(len(r.Metrics), func(i int) bool { return r.Metrics[i].Name >= name })
+	if i < len(r.Metrics) && r.Metrics[i].Name == name {
+		return r.Metrics[i], true
+	}
+	return Aggregate{}, false
 }
 
-// Growth is a least-squares fit of resident memory over the window: a leak shows as a rise.
+// Timeline returns the timeline of the gauge named name.
+func (r *Resources) Timeline(name string) (Timeline, bool) {
+	if r == nil {
+		return Timeline{}, false
+	}
+	for _, t := range r.Timelines {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Timeline{}, false
+}
+
+// Duration returns the length of the window.
+func (r *Resources) Duration() time.Duration {
+	if r == nil || r.End.Before(r.Start) {
+		return 0
+	}
+	return r.End.Sub(r.Start)
+}
+
+// Grid describes the electricity behind a measurement, for the CO2e estimate.
+type Grid struct {
+	// IntensityGPerKWh is the carbon intensity of the electricity in grams of CO2-equivalent per
+	// kilowatt-hour. The default, 475, is the IEA's global average; use your region's figure.
+	IntensityGPerKWh float64 `json:"intensity_g_per_kwh" yaml:"intensity_g_per_kwh"`
+	// PUE is the data centre's power usage effectiveness: facility energy over IT energy. The
+	// default, 1.0, counts only the energy measured at the devices (a workstation, or a figure
+	// to be scaled later); set 1.1–1.6 for a data centre.
+	PUE float64 `json:"pue" yaml:"pue"`
+}
+
+// DefaultGrid is 475 g/kWh at a PUE of 1.0.
+var DefaultGrid = Grid{IntensityGPerKWh: 475, PUE: 1.0}
+
+// Validate reports an intensity or PUE that cannot be right.
+func (g Grid) Validate() error {
+	if g.IntensityGPerKWh < 0 || math.IsNaN(g.IntensityGPerKWh) {
+		return fmt.Errorf("grid intensity %v g/kWh: must be zero or more", g.IntensityGPerKWh)
+	}
+	if g.PUE < 1 || math.IsNaN(g.PUE) {
+		return fmt.Errorf("PUE %v: must be 1.0 or more (facility energy over IT energy)", g.PUE)
+	}
+	return nil
+}
+
+// CO2eGrams returns the grams of CO2-equivalent for joules measured at the devices:
+// joules / 3.6e6 (kWh) × PUE × intensity.
+func (g Grid) CO2eGrams(joules float64) float64 {
+	pue := g.PUE
+	if pue == 0 {
+		pue = 1
+	}
+	return joules / 3.6e6 * pue * g.IntensityGPerKWh
+}
+
+// Growth is the least-squares line through resident memory over the measured window: a leak
+// shows as a rise.
 type Growth struct {
-	N           int     `json:"n"`                // points fitted
+	N           int     `json:"n"`                // points fitted: the steady half's, or all when not judged
 	SlopeMBPerS float64 `json:"slope_mb_per_s"`   // MB per second
 	PerIterMB   float64 `json:"per_iteration_mb"` // MB per measured iteration (0 when unknown)
 	RiseMB      float64 `json:"rise_mb"`          // slope × window length
-	StartMB     float64 `json:"start_mb"`         // fitted level at the window start
+	StartMB     float64 `json:"start_mb"`         // fitted level at the start of the fitted part (the steady half)
 	R2          float64 `json:"r2"`               // coefficient of determination of the fit
 	Flagged     bool    `json:"flagged"`          // growth exceeds the threshold
 	Reason      string  `json:"reason,omitempty"` // why it is flagged, or why it could not be judged
+}
+
+// Warning returns the flag as an error for a scenario's warnings, or nil.
+func (g Growth) Warning() error {
+	if !g.Flagged {
+		return nil
+	}
+	return fmt.Errorf("memory growth: %s", g.Reason)
 }
 
 // Overhead compares a scenario measured with monitors (the run) and again without them.

@@ -3,6 +3,8 @@ package result
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -113,4 +115,41 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+func TestCO2e(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		grid   Grid
+		joules float64
+		want   float64
+	}{
+		{"one kWh at the default", DefaultGrid, 3.6e6, 475},
+		{"PUE scales", Grid{IntensityGPerKWh: 475, PUE: 1.5}, 3.6e6, 712.5},
+		{"zero PUE means 1", Grid{IntensityGPerKWh: 100}, 36e3, 1},
+		{"clean grid", Grid{IntensityGPerKWh: 0, PUE: 1.2}, 1e9, 0},
+	} {
+		if got := tc.grid.CO2eGrams(tc.joules); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v", tc.name, got)
+		}
+	}
+}
+
+func TestGridValidate(t *testing.T) {
+	if err := DefaultGrid.Validate(); err != nil {
+		t.Error(err)
+	}
+	if err := (Grid{IntensityGPerKWh: 400, PUE: 0.9}).Validate(); err == nil {
+		t.Error("PUE below 1 accepted")
+	}
+	if err := (Grid{IntensityGPerKWh: -1, PUE: 1}).Validate(); err == nil {
+		t.Error("negative intensity accepted")
+	}
+}
+
+func ExampleGrid_CO2eGrams() {
+	// 1.8 MJ (half a kWh) in a data centre with a PUE of 1.2 on a 300 g/kWh grid.
+	g := Grid{IntensityGPerKWh: 300, PUE: 1.2}
+	fmt.Printf("%.0f g CO2e\n", g.CO2eGrams(1.8e6))
+	// Output: 180 g CO2e
 }

@@ -32,7 +32,7 @@ func (m Monitor) validate() error {
 	if m.Interval != 0 && m.Interval < time.Millisecond {
 		return usageErr("--monitor-interval %v: want 1ms or more", m.Interval)
 	}
-	if m.Grid != (monitor.Grid{}) {
+	if m.Grid != (result.Grid{}) {
 		if err := m.Grid.Validate(); err != nil {
 			return usageErr("--grid-intensity/--pue: %v", err)
 		}
@@ -56,8 +56,8 @@ func (p *pipeline) startMonitors(ctx context.Context) *monitors {
 	if m.cfg.Interval == 0 {
 		m.cfg.Interval = monitor.DefaultInterval
 	}
-	if m.cfg.Grid == (monitor.Grid{}) {
-		m.cfg.Grid = monitor.DefaultGrid
+	if m.cfg.Grid == (result.Grid{}) {
+		m.cfg.Grid = result.DefaultGrid
 	}
 	m.src = monitor.Open(ctx, monitor.Config{Interval: m.cfg.Interval})
 	return m
@@ -100,35 +100,10 @@ func (m *monitors) probe(ctx context.Context, sc *suite.Scenario, s subject.Subj
 	}, nil
 }
 
-// resourcesOf is the "resources" section of a scenario: the monitor's report (interval, window,
-// aggregates, timelines, cost) and whose processes it sampled, under which grid.
-func resourcesOf(rep *monitor.Report, tree string, grid monitor.Grid) *result.Resources {
-	res := &result.Resources{
-		IntervalMS: rep.IntervalMS, Start: rep.Start, End: rep.End, DurationS: rep.DurationS,
-		Samples: rep.Samples, CostS: rep.CostS, CostPct: rep.CostPct, CostClock: rep.CostClock,
-		Warnings: rep.Warnings, Unavailable: rep.Unavailable,
-		Tree: tree, Grid: result.Grid(grid),
-	}
-	if rep.Metrics != nil {
-		res.Metrics = make([]result.Aggregate, len(rep.Metrics))
-		for i, a := range rep.Metrics {
-			res.Metrics[i] = result.Aggregate(a)
-		}
-	}
-	for _, t := range rep.Timelines {
-		res.Timelines = append(res.Timelines, result.Timeline(t))
-	}
-	// The GPU sampler's explanation of the window (gpu.Sampler.Explain).
-	if n, ok := rep.Details[gpu.NoiseKey].(gpu.Noise); ok {
-		g := result.GPUNoise(n)
-		res.Details = &result.ResourceDetails{GPUNoise: &g}
-	}
-	return res
-}
-
-// attachResources adds a monitor report to a scenario: headline figures as metrics, the whole
-// report (aggregates, timelines) under extra.resources, and a warning when memory grew.
-func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, grid monitor.Grid, th monitor.GrowthThreshold) {
+// attachResources adds what a monitor saw to a scenario: headline figures as metrics, the whole
+// window (aggregates, timelines) under extra.resources with whose processes were sampled, under
+// which grid, and a warning when memory grew.
+func attachResources(r *result.Scenario, rep *result.Resources, subjectTree bool, grid result.Grid, th monitor.GrowthThreshold) {
 	if r.Metrics == nil {
 		r.Metrics = map[string]result.Metric{}
 	}
@@ -144,12 +119,12 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 	if subjectTree {
 		tree = "subject"
 	}
-	res := resourcesOf(rep, tree, grid)
+	rep.Tree, rep.Grid = tree, grid
 	total := func(name string) (float64, bool) {
 		a, ok := rep.Get(name)
 		return a.Value, ok && a.Kind == "total"
 	}
-	gauge := func(name string) (monitor.Aggregate, bool) {
+	gauge := func(name string) (result.Aggregate, bool) {
 		a, ok := rep.Get(name)
 		return a, ok && a.Kind == "gauge" && a.N > 0
 	}
@@ -195,7 +170,7 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 	// Energy, per item and per token: mean power over the monitored window divided by the rates
 	// the collector measured over the measured window (the two windows coincide).
 	e := monitor.EnergyFromReport(rep)
-	res.Energy = e.Sources
+	rep.Energy = e.Sources
 	if len(e.Sources) > 0 {
 		j := e.Total()
 		set("energy_j", j)
@@ -214,8 +189,7 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 
 	if tl, ok := rep.Timeline("rss_mb"); ok {
 		g := monitor.Growth(tl, rep.Duration().Seconds(), r.Iterations.Measured, th)
-		gr := result.Growth(g)
-		res.Growth = &gr
+		rep.Growth = &g
 		// A growth figure needs a fit: none from fewer points than the threshold judges (three
 		// samples gave "6.6e-31 MB"), nor from a flat line.
 		if g.N >= max(th.MinPoints, monitor.DefaultGrowthThreshold.MinPoints) && (g.R2 > 0 || g.SlopeMBPerS != 0) {
@@ -232,7 +206,7 @@ func attachResources(r *result.Scenario, rep *monitor.Report, subjectTree bool, 
 		}
 	}
 	r.Warnings = append(r.Warnings, rep.Warnings...)
-	r.Extra.Resources = res
+	r.Extra.Resources = rep
 }
 
 // rssResolutionMB is the smallest RSS change reported as growth: a few pages.

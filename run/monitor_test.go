@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/monitor"
-	"github.com/inferbench/inferbench/internal/monitor/gpu"
 	"github.com/inferbench/inferbench/internal/schematest"
 	"github.com/inferbench/inferbench/result"
 )
@@ -57,7 +56,7 @@ func TestAttachResources(t *testing.T) {
 			"output_tokens_per_s": {Unit: "tokens/s", Better: "higher", Value: &tps},
 		},
 	}
-	attachResources(r, rep, true, monitor.Grid{IntensityGPerKWh: 400, PUE: 1.5}, monitor.DefaultGrowthThreshold)
+	attachResources(r, rep, true, result.Grid{IntensityGPerKWh: 400, PUE: 1.5}, monitor.DefaultGrowthThreshold)
 
 	for name, want := range map[string]float64{
 		"peak_rss_mb":          131,
@@ -100,12 +99,12 @@ func TestAttachResourcesSubjectMemoryWins(t *testing.T) {
 	rec.Add(time.Unix(0, 0), []monitor.Value{{Name: "peak_rss_mb", V: 50}})
 	mem := 900.0
 	r := &result.Scenario{Metrics: map[string]result.Metric{"memory_mb": {Value: &mem}}}
-	attachResources(r, rec.Report(), true, monitor.DefaultGrid, monitor.DefaultGrowthThreshold)
+	attachResources(r, rec.Report(), true, result.DefaultGrid, monitor.DefaultGrowthThreshold)
 	if got := value(t, r, "memory_mb"); got != 900 {
 		t.Errorf("memory_mb = %v, want the subject's 900", got)
 	}
 	r = &result.Scenario{}
-	attachResources(r, rec.Report(), false, monitor.DefaultGrid, monitor.DefaultGrowthThreshold)
+	attachResources(r, rec.Report(), false, result.DefaultGrid, monitor.DefaultGrowthThreshold)
 	if _, ok := r.Metrics["memory_mb"]; ok {
 		t.Error("memory_mb set from the harness's own memory")
 	}
@@ -123,14 +122,14 @@ func TestAttachResourcesKeepsGPUNoise(t *testing.T) {
 	rec.Add(t0, []monitor.Value{{Name: "gpu_util_pct", V: 90}})
 	rec.End(t0.Add(time.Second))
 	rep := rec.Report()
-	noise := gpu.Noise{
+	noise := result.GPUNoise{
 		Samples: 10, Reasons: map[string]int{"sw_power_cap": 4, "gpu_idle": 1},
 		SMClockMinMHz: 1500, SMClockMaxMHz: 1980, MemClockMinMHz: 2619, MemClockMaxMHz: 2619,
 		Processes: []string{"101 python3", "202 other"}, PowerLimitW: 500, DefaultLimitW: 700,
 	}
-	rep.Details = map[string]any{"gpu_noise": noise}
+	rep.Details = &result.ResourceDetails{GPUNoise: &noise}
 	sc := &result.Scenario{}
-	attachResources(sc, rep, true, monitor.Grid{IntensityGPerKWh: 400, PUE: 1}, monitor.DefaultGrowthThreshold)
+	attachResources(sc, rep, true, result.Grid{IntensityGPerKWh: 400, PUE: 1}, monitor.DefaultGrowthThreshold)
 	got := sc.Extra.Resources.Details
 	if got == nil || got.GPUNoise == nil {
 		t.Fatalf("extra.resources.details = %+v, want the gpu_noise of the report", got)
@@ -158,7 +157,7 @@ func TestAttachResourcesKeepsGPUNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	rd := back.Scenarios[0].Extra.Resources.Details
-	if rd == nil || rd.GPUNoise == nil || !reflect.DeepEqual(gpu.Noise(*rd.GPUNoise), noise) {
+	if rd == nil || rd.GPUNoise == nil || !reflect.DeepEqual(*rd.GPUNoise, noise) {
 		t.Fatalf("read back %+v, want %+v", rd, noise)
 	}
 }

@@ -32,7 +32,6 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/logs"
-	"github.com/inferbench/inferbench/internal/monitor"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -135,7 +134,7 @@ type Monitor struct {
 	Interval time.Duration // sampling period; monitor.DefaultInterval when 0
 	// Overhead runs every measured scenario again without monitors and reports the difference.
 	Overhead bool
-	Grid     monitor.Grid // carbon intensity and PUE for co2e_g; monitor.DefaultGrid when zero
+	Grid     result.Grid // carbon intensity and PUE for co2e_g; result.DefaultGrid when zero
 }
 
 // Errors Run returns, besides I/O errors. Use errors.Is: a run may end with several.

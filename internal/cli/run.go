@@ -12,6 +12,7 @@ import (
 	"github.com/inferbench/inferbench/internal/progress"
 	"github.com/inferbench/inferbench/internal/web"
 	"github.com/inferbench/inferbench/quick"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -100,8 +101,8 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.DurationVar(&rf.monitor.Interval, "monitor-interval", monitor.DefaultInterval, "resource sampling period (process tree, system, GPU, energy)")
 	f.BoolVar(&rf.monitor.Off, "no-monitor", false, "do not sample resources beside the scenarios")
 	f.BoolVar(&rf.monitor.Overhead, "monitor-overhead", false, "run every scenario again without monitors and report the difference")
-	f.Float64Var(&rf.monitor.Grid.IntensityGPerKWh, "grid-intensity", monitor.DefaultGrid.IntensityGPerKWh, "carbon intensity of the electricity for co2e_g, in g CO2e/kWh")
-	f.Float64Var(&rf.monitor.Grid.PUE, "pue", monitor.DefaultGrid.PUE, "power usage effectiveness applied to measured energy for co2e_g")
+	f.Float64Var(&rf.monitor.Grid.IntensityGPerKWh, "grid-intensity", result.DefaultGrid.IntensityGPerKWh, "carbon intensity of the electricity for co2e_g, in g CO2e/kWh")
+	f.Float64Var(&rf.monitor.Grid.PUE, "pue", result.DefaultGrid.PUE, "power usage effectiveness applied to measured energy for co2e_g")
 
 	rf.sf.register(f)
 	rf.cf.register(f)

@@ -3,7 +3,8 @@
 // through the leaf package monitor/gpu, NVIDIA GPUs.
 //
 // A Monitor runs a set of Samplers on a fixed period (100 ms by default). It is started when the
-// measured window opens and stopped when it closes; Stop returns a Report with an exact aggregate
+// measured window opens and stopped when it closes; Stop returns the window's result.Resources
+// (run.json's extra.resources, the types declared once in package result) with an exact aggregate
 // (mean, min, peak, last) of every gauge, a timeline of each gauge bounded to a fixed number of
 // points however long the run, and the totals (energy, bytes, peak RSS) the samplers computed for
 // the window.

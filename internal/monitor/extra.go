@@ -1,5 +1,7 @@
 package monitor
 
+import "github.com/inferbench/inferbench/result"
+
 // WithSamplers adds samplers of the scenario's own to a Monitor, beside the run-wide ones (the
 // serving subject's server metrics endpoint, package monitor/scrape).
 func WithSamplers(s ...Sampler) Option {
@@ -13,26 +15,21 @@ func WithSamplers(s ...Sampler) Option {
 }
 
 // Explainer is an optional ability: a sampler that explains its window beyond the gauges (the
-// GPU sampler's clock event reasons, clock ranges, processes and power cap). Explain returns a
-// key, the detail kept under Report.Details[key], and warnings naming causes it saw, which join
-// Report.Warnings.
+// GPU sampler's clock event reasons, clock ranges, processes and power cap). Explain fills its
+// part of the window's details and returns warnings naming causes it saw, which join the
+// window's warnings.
 type Explainer interface {
-	Explain() (key string, detail any, warnings []string)
+	Explain(d *result.ResourceDetails) (warnings []string)
 }
 
-func (m *Monitor) explain(r *Report) {
+func (m *Monitor) explain(r *result.Resources) {
+	var d result.ResourceDetails
 	for _, s := range m.samplers {
-		e, ok := s.(Explainer)
-		if !ok {
-			continue
+		if e, ok := s.(Explainer); ok {
+			r.Warnings = append(r.Warnings, e.Explain(&d)...)
 		}
-		key, detail, warnings := e.Explain()
-		if detail != nil {
-			if r.Details == nil {
-				r.Details = map[string]any{}
-			}
-			r.Details[key] = detail
-		}
-		r.Warnings = append(r.Warnings, warnings...)
+	}
+	if d != (result.ResourceDetails{}) {
+		r.Details = &d
 	}
 }

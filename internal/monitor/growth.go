@@ -3,6 +3,8 @@ package monitor
 import (
 	"fmt"
 	"math"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // GrowthThreshold says when memory growth across a window is flagged. The rule judges the
@@ -22,26 +24,6 @@ type GrowthThreshold struct {
 // DefaultGrowthThreshold flags a steady rise of 10 MB and 5% or more over the measured window, in
 // a window of 10 s or more.
 var DefaultGrowthThreshold = GrowthThreshold{MinMB: 10, MinFraction: 0.05, MinR2: 0.6, MinPoints: 8, MinSeconds: 10}
-
-// GrowthResult is the least-squares line through memory over the measured window.
-type GrowthResult struct {
-	N           int     `json:"n"`                // points fitted: the steady half's, or all when not judged
-	SlopeMBPerS float64 `json:"slope_mb_per_s"`   // MB per second
-	PerIterMB   float64 `json:"per_iteration_mb"` // MB per measured iteration (0 when unknown)
-	RiseMB      float64 `json:"rise_mb"`          // slope × window length
-	StartMB     float64 `json:"start_mb"`         // fitted level at the start of the fitted part (the steady half)
-	R2          float64 `json:"r2"`               // coefficient of determination of the fit
-	Flagged     bool    `json:"flagged"`          // growth exceeds the threshold
-	Reason      string  `json:"reason,omitempty"` // why it is flagged, or why it could not be judged
-}
-
-// Warning returns the flag as an error for a result's warnings, or nil.
-func (g GrowthResult) Warning() error {
-	if !g.Flagged {
-		return nil
-	}
-	return fmt.Errorf("memory growth: %s", g.Reason)
-}
 
 // LeastSquares fits y = a + b·x and returns the intercept a, the slope b and r².
 // With fewer than two distinct x it returns ok false.
@@ -87,8 +69,8 @@ func LeastSquares(x, y []float64) (a, b, r2 float64, ok bool) {
 // Note: the whole window used to be fitted. The warm-up of inferbench's own process in a short
 // serving run (RSS 57 → 79 MB in 3.6 s, levelling off at 88 MB in a 20 s run) then read as a
 // leak in 6 of 6 runs.
-func Growth(tl Timeline, windowS float64, iterations int, th GrowthThreshold) GrowthResult {
-	r := GrowthResult{N: len(tl.V)}
+func Growth(tl result.Timeline, windowS float64, iterations int, th GrowthThreshold) result.Growth {
+	r := result.Growth{N: len(tl.V)}
 	if th.MinPoints < 2 {
 		th.MinPoints = 2
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 func TestLeastSquares(t *testing.T) {
@@ -20,8 +22,8 @@ func TestLeastSquares(t *testing.T) {
 	}
 }
 
-func timeline(n int, f func(x float64) float64) Timeline {
-	tl := Timeline{Name: "rss_mb", Every: 1}
+func timeline(n int, f func(x float64) float64) result.Timeline {
+	tl := result.Timeline{Name: "rss_mb", Every: 1}
 	for i := 0; i < n; i++ {
 		x := float64(i) * 0.1
 		tl.T = append(tl.T, x)
@@ -33,7 +35,7 @@ func timeline(n int, f func(x float64) float64) Timeline {
 func TestGrowth(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		tl      Timeline
+		tl      result.Timeline
 		flagged bool
 	}{
 		// 200 MB growing 2 MB/s over 10 s: 20 MB, 10% — a leak.
@@ -62,7 +64,7 @@ func TestGrowth(t *testing.T) {
 
 func ExampleGrowth() {
 	// RSS sampled every 100 ms for 10 s, rising 2 MB/s from 200 MB, over 500 iterations.
-	tl := Timeline{Name: "rss_mb"}
+	tl := result.Timeline{Name: "rss_mb"}
 	for i := 0; i <= 100; i++ {
 		tl.T = append(tl.T, float64(i)/10)
 		tl.V = append(tl.V, 200+2*float64(i)/10)
@@ -74,7 +76,7 @@ func ExampleGrowth() {
 
 // warmup is RSS of inferbench's own process in a serving run as measured (issue 25): 57 MB rising
 // towards 88 MB, most of it in the first seconds, sampled every 100 ms for secs seconds.
-func warmup(secs float64) Timeline {
+func warmup(secs float64) result.Timeline {
 	return timeline(int(secs*10), func(x float64) float64 { return 57 + 31*(1-math.Exp(-x/3)) })
 }
 
@@ -84,7 +86,7 @@ func warmup(secs float64) Timeline {
 func TestGrowthWarmupIsNotALeak(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		tl      Timeline
+		tl      result.Timeline
 		window  float64
 		flagged bool
 		reason  string

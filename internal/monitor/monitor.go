@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // DefaultInterval is the sampling period used when none is given.
@@ -220,12 +222,14 @@ func (m *Monitor) fail(name string, err error) {
 }
 
 // Stop closes the window: it takes a last sample, collects the samplers' totals and returns the
-// report. Calling Stop again returns the same report; Stop without Start returns an empty one.
-func (m *Monitor) Stop() *Report {
+// window's resources: run.json's extra.resources without what the run adds (tree, grid, energy
+// sources, memory growth, overhead). Calling Stop again returns the same; Stop without Start
+// returns an empty one.
+func (m *Monitor) Stop() *result.Resources {
 	m.mu.Lock()
 	if !m.started {
 		m.mu.Unlock()
-		return &Report{Interval: m.interval, Unavailable: m.unavailable}
+		return &result.Resources{IntervalMS: ms(m.interval), Unavailable: m.unavailable}
 	}
 	if m.stopped {
 		r := m.rec.Report()
@@ -255,12 +259,11 @@ func (m *Monitor) Stop() *Report {
 	return m.finish(m.rec.Report())
 }
 
-func (m *Monitor) finish(r *Report) *Report {
+func (m *Monitor) finish(r *result.Resources) *result.Resources {
 	if m.started {
 		m.explain(r)
 	}
-	r.Interval = m.interval
-	r.IntervalMS = float64(m.interval) / float64(time.Millisecond)
+	r.IntervalMS = ms(m.interval)
 	r.DurationS = r.Duration().Seconds()
 	r.CostS = m.cost.Seconds()
 	r.CostClock = "wall"
@@ -278,6 +281,8 @@ func (m *Monitor) finish(r *Report) *Report {
 	}
 	return r
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Close releases samplers that hold resources (NVML handles, nvidia-smi processes).
 func Close(samplers []Sampler) error {

@@ -4,93 +4,13 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"time"
+
+	"github.com/inferbench/inferbench/result"
 )
 
-// Report is what a Monitor measured over one window.
-type Report struct {
-	Interval   time.Duration `json:"-"`
-	IntervalMS float64       `json:"interval_ms"`
-	Start      time.Time     `json:"start"`
-	End        time.Time     `json:"end"`
-	DurationS  float64       `json:"duration_s"` // End - Start, seconds
-	Samples    int           `json:"samples"`    // sampling ticks in the window
-	// CostS is the time spent taking samples (reading /proc, /sys, NVML) and CostPct that time
-	// as a percent of the window: the monitors' own cost in percent of one core. CostClock says
-	// how it was measured: "thread-cpu" (the sampling thread's CPU clock, Linux) or "wall".
-	CostS       float64        `json:"cost_s"`
-	CostPct     float64        `json:"cost_pct"`
-	CostClock   string         `json:"cost_clock,omitempty"`
-	Metrics     []Aggregate    `json:"metrics"`               // sorted by name
-	Timelines   []Timeline     `json:"timelines,omitempty"`   // one per gauge, sorted by name
-	Warnings    []string       `json:"warnings,omitempty"`    // failed readings, by sampler; causes of noise (Explainer)
-	Details     map[string]any `json:"details,omitempty"`     // what Explainers saw (gpu_noise)
-	Unavailable []string       `json:"unavailable,omitempty"` // sources absent on this machine, with the reason
-}
-
-// Aggregate summarises one metric over the window. For a gauge, Mean, Min, Max and Last are over
-// every sample taken (exact, not from the downsampled timeline); for a total, Value is the figure.
-type Aggregate struct {
-	Name   string  `json:"name"`
-	Unit   string  `json:"unit"`
-	Better string  `json:"better,omitempty"`
-	Kind   string  `json:"kind"` // "gauge" or "total"
-	N      int     `json:"n,omitempty"`
-	Mean   float64 `json:"mean,omitempty"`
-	Min    float64 `json:"min,omitempty"`
-	Max    float64 `json:"max,omitempty"`
-	Last   float64 `json:"last,omitempty"`
-	Value  float64 `json:"value,omitempty"`
-}
-
-// Timeline is a gauge over the window, downsampled to a bounded number of points. Each point is a
-// bucket of consecutive samples: T is the mean offset of its samples from the window start in
-// seconds, V their mean and Max their largest value.
-type Timeline struct {
-	Name  string    `json:"name"`
-	Unit  string    `json:"unit"`
-	Every int       `json:"every"` // samples per point (1 until the run outgrew the bound)
-	T     []float64 `json:"t"`
-	V     []float64 `json:"v"`
-	Max   []float64 `json:"max"`
-}
-
-// Get returns the aggregate named name.
-func (r *Report) Get(name string) (Aggregate, bool) {
-	if r == nil {
-		return Aggregate{}, false
-	}
-	i := sort.Search(len(r.Metrics), func(i int) bool { return r.Metrics[i].Name >= name })
-	if i < len(r.Metrics) && r.Metrics[i].Name == name {
-		return r.Metrics[i], true
-	}
-	return Aggregate{}, false
-}
-
-// Timeline returns the timeline of the gauge named name.
-func (r *Report) Timeline(name string) (Timeline, bool) {
-	if r == nil {
-		return Timeline{}, false
-	}
-	for _, t := range r.Timelines {
-		if t.Name == name {
-			return t, true
-		}
-	}
-	return Timeline{}, false
-}
-
-// Duration returns the length of the window.
-func (r *Report) Duration() time.Duration {
-	if r == nil || r.End.Before(r.Start) {
-		return 0
-	}
-	return r.End.Sub(r.Start)
-}
-
-// Recorder aggregates readings into a Report: exact aggregates and bounded timelines. It is not
-// safe for concurrent use; Monitor serialises calls.
+// Recorder aggregates readings into a window's result.Resources: exact aggregates and bounded
+// timelines. It is not safe for concurrent use; Monitor serialises calls.
 type Recorder struct {
 	meta      map[string]Metric
 	series    map[string]*series
@@ -200,15 +120,15 @@ func (s *series) add(t, v float64, maxPoints int) {
 }
 
 // Report returns the aggregates and timelines recorded so far.
-func (r *Recorder) Report() *Report {
-	rep := &Report{Start: r.start, End: r.end, Samples: r.ticks}
+func (r *Recorder) Report() *result.Resources {
+	rep := &result.Resources{Start: r.start, End: r.end, Samples: r.ticks}
 	if rep.End.IsZero() {
 		rep.End = r.lastTick
 	}
 	names := slices.Sorted(maps.Keys(r.series))
 	for _, n := range names {
 		s := r.series[n]
-		a := Aggregate{Name: n, Unit: s.meta.Unit, Better: s.meta.Better}
+		a := result.Aggregate{Name: n, Unit: s.meta.Unit, Better: s.meta.Better}
 		if s.meta.Kind == Total {
 			a.Kind = "total"
 			a.Value = s.last
@@ -218,7 +138,7 @@ func (r *Recorder) Report() *Report {
 		a.Kind = "gauge"
 		a.N, a.Mean, a.Min, a.Max, a.Last = s.n, s.sum/float64(s.n), s.min, s.max, s.last
 		rep.Metrics = append(rep.Metrics, a)
-		tl := Timeline{Name: n, Unit: s.meta.Unit, Every: s.per,
+		tl := result.Timeline{Name: n, Unit: s.meta.Unit, Every: s.per,
 			T: make([]float64, len(s.pts)), V: make([]float64, len(s.pts)), Max: make([]float64, len(s.pts))}
 		for i, b := range s.pts {
 			tl.T[i] = round(b.tsum/float64(b.n), 1e3)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 func TestRecorderAggregatesAndBound(t *testing.T) {
@@ -31,7 +33,7 @@ func TestRecorderAggregatesAndBound(t *testing.T) {
 	if !ok {
 		t.Fatal("no aggregate g")
 	}
-	want := Aggregate{Name: "g", Unit: "MB", Better: Lower, Kind: "gauge", N: n, Mean: sum / n, Min: 0, Max: 1e6, Last: 99}
+	want := result.Aggregate{Name: "g", Unit: "MB", Better: Lower, Kind: "gauge", N: n, Mean: sum / n, Min: 0, Max: 1e6, Last: 99}
 	if diff := cmp.Diff(want, g); diff != "" {
 		t.Errorf("aggregate (-want +got):\n%s", diff)
 	}

@@ -134,10 +134,11 @@ type Sampler struct {
 }
 
 var (
-	_ monitor.Sampler = (*Sampler)(nil)
-	_ monitor.Starter = (*Sampler)(nil)
-	_ monitor.Stopper = (*Sampler)(nil)
-	_ monitor.Helper  = (*Sampler)(nil)
+	_ monitor.Sampler   = (*Sampler)(nil)
+	_ monitor.Starter   = (*Sampler)(nil)
+	_ monitor.Stopper   = (*Sampler)(nil)
+	_ monitor.Helper    = (*Sampler)(nil)
+	_ monitor.Explainer = (*Sampler)(nil)
 )
 
 // Open opens the GPU monitor. It returns an error wrapping monitor.ErrNotAvailable when there is

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // Clock event ("throttle") reasons, NVML's nvmlClocksEventReason bits.
@@ -49,32 +51,17 @@ type noiseReader interface {
 	powerLimits(i int) (enforcedW, defaultW float64, ok bool)
 }
 
-// Noise is what the GPU monitor saw during a window that explains latency noise: the clock event
-// (throttle) reasons seen in the samples and how often, the range of the SM and memory clocks,
-// the processes that used the GPUs, and the power cap.
-type Noise struct {
-	Samples        int            `json:"samples"`
-	Reasons        map[string]int `json:"clock_event_reasons,omitempty"` // reason -> samples it was active in
-	SMClockMinMHz  float64        `json:"sm_clock_min_mhz,omitempty"`
-	SMClockMaxMHz  float64        `json:"sm_clock_max_mhz,omitempty"`
-	MemClockMinMHz float64        `json:"mem_clock_min_mhz,omitempty"`
-	MemClockMaxMHz float64        `json:"mem_clock_max_mhz,omitempty"`
-	Processes      []string       `json:"processes,omitempty"` // "PID name" of each compute process seen
-	PowerLimitW    float64        `json:"power_limit_w,omitempty"`
-	DefaultLimitW  float64        `json:"default_power_limit_w,omitempty"`
-	Unavailable    string         `json:"unavailable,omitempty"` // why reasons and processes are unknown
-}
-
-// noiseState accumulates Noise over a window.
+// noiseState accumulates a window's result.GPUNoise: what the GPU monitor saw that explains
+// latency noise.
 type noiseState struct {
-	n         Noise
+	n         result.GPUNoise
 	mask      map[string]int
 	procs     map[int]string
 	lastProcs time.Time
 }
 
 func (st *noiseState) reset(s *Sampler) {
-	st.n = Noise{SMClockMinMHz: math.Inf(1), MemClockMinMHz: math.Inf(1)}
+	st.n = result.GPUNoise{SMClockMinMHz: math.Inf(1), MemClockMinMHz: math.Inf(1)}
 	st.mask = map[string]int{}
 	st.procs = map[int]string{}
 	st.lastProcs = time.Time{}
@@ -134,7 +121,7 @@ func (st *noiseState) sample(s *Sampler, now time.Time) {
 	}
 }
 
-func (st *noiseState) result() Noise {
+func (st *noiseState) noise() result.GPUNoise {
 	n := st.n
 	if math.IsInf(n.SMClockMinMHz, 1) {
 		n.SMClockMinMHz = 0
@@ -170,10 +157,10 @@ func processName(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// Warnings names each cause of noise seen: clocks lowered under load (power cap, thermal or
+// noiseWarnings names each cause of noise seen: clocks lowered under load (power cap, thermal or
 // hardware slowdown, application clocks) in some share of the samples, an SM clock that moved by
 // more than 10%, more than one process on the GPUs, a power limit below the default.
-func (n Noise) Warnings() []string {
+func noiseWarnings(n result.GPUNoise) []string {
 	var out []string
 	if n.Samples > 0 {
 		var slow []string
@@ -198,12 +185,10 @@ func (n Noise) Warnings() []string {
 	return out
 }
 
-// NoiseKey is the key of the window's Noise in monitor.Report.Details (and in run.json's
-// extra.resources.details).
-const NoiseKey = "gpu_noise"
-
-// Explain implements monitor.Explainer: the window's Noise and its warnings.
-func (s *Sampler) Explain() (string, any, []string) {
-	n := s.noise.result()
-	return NoiseKey, n, n.Warnings()
+// Explain implements monitor.Explainer: the window's GPU noise (run.json's
+// extra.resources.details.gpu_noise) and its warnings.
+func (s *Sampler) Explain(d *result.ResourceDetails) []string {
+	n := s.noise.noise()
+	d.GPUNoise = &n
+	return noiseWarnings(n)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/result"
 )
 
 // noisy is a stub backend that also reports clock event reasons, processes and power limits.
@@ -52,9 +53,13 @@ func TestNoiseExplained(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	key, detail, warnings := s.Explain()
-	n := detail.(Noise)
-	if key != "gpu_noise" || n.Samples != 4 || n.SMClockMinMHz != 1200 || n.SMClockMaxMHz != 1980 || n.MemClockMaxMHz != 2619 {
+	var d result.ResourceDetails
+	warnings := s.Explain(&d)
+	n := d.GPUNoise
+	if n == nil {
+		t.Fatal("no gpu_noise")
+	}
+	if n.Samples != 4 || n.SMClockMinMHz != 1200 || n.SMClockMaxMHz != 1980 || n.MemClockMaxMHz != 2619 {
 		t.Errorf("noise %+v", n)
 	}
 	if diff := cmp.Diff(map[string]int{"gpu_idle": 1, "sw_power_cap": 2, "hw_thermal_slowdown": 1}, n.Reasons); diff != "" {
@@ -83,7 +88,7 @@ func TestNoiseQuiet(t *testing.T) {
 	for range 3 {
 		s.Sample(time.Now(), nil)
 	}
-	if _, _, w := s.Explain(); len(w) != 0 {
+	if w := s.Explain(new(result.ResourceDetails)); len(w) != 0 {
 		t.Errorf("warnings %v", w)
 	}
 	// Without NVML (nvidia-smi), the clock range still shows and the report says what is unknown.
@@ -93,8 +98,9 @@ func TestNoiseQuiet(t *testing.T) {
 	s2.Sample(time.Now(), nil)
 	b2.readings[0].SMClockMHz = 1900
 	s2.Sample(time.Now(), nil)
-	_, d, w := s2.Explain()
-	if n := d.(Noise); n.Unavailable == "" || n.SMClockMinMHz != 1000 {
+	var d result.ResourceDetails
+	w := s2.Explain(&d)
+	if n := d.GPUNoise; n == nil || n.Unavailable == "" || n.SMClockMinMHz != 1000 {
 		t.Errorf("smi noise %+v", n)
 	}
 	if len(w) != 1 || !strings.Contains(w[0], "SM clock ranged 1000-1900 MHz") {
@@ -112,7 +118,7 @@ func TestMonitorCarriesNoise(t *testing.T) {
 	m.Start()
 	time.Sleep(5 * time.Millisecond)
 	r := m.Stop()
-	if _, ok := r.Details["gpu_noise"].(Noise); !ok {
+	if r.Details == nil || r.Details.GPUNoise == nil {
 		t.Fatalf("details %v", r.Details)
 	}
 	if !strings.Contains(strings.Join(r.Warnings, "\n"), "hw_slowdown") {
