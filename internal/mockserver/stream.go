@@ -1,0 +1,327 @@
+// This file holds the response writers: the server-sent event stream on its schedule (with the
+// llama.cpp timings and the emit field), the whole JSON answer, and the byte formatting both share.
+
+package mockserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/inferbench/inferbench/internal/workload"
+)
+
+// stream sends the response as server-sent events. Events due at the same instant (no gap
+// between them) are written together and flushed once; each flush stamps the events it carried.
+// An event with a gap before it is written on its own, at least half the gap after the one
+// before, even when the schedule is behind.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includeUsage bool, p *plan, e *Emission, bp *[]byte) {
+	fl, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+
+	sh := shapeOf(s.cfg.Shape, chat)
+	head := s.chunkHead(chat, e.ID)
+	nullUsage := sh.alwaysUsage || (sh.usageNull && includeUsage)
+	usageChunk := includeUsage && !sh.usageInLast
+	buf := (*bp)[:0]
+	defer func() { *bp = buf[:0] }()
+	// What went out together: content events written since the last flush (pending), events
+	// written in one flush with the one before them (together), and whether the first two were.
+	pending, together, first, flushed := 0, 0, false, false
+	flush := func() {
+		if fl != nil {
+			fl.Flush()
+		}
+		if pending > 0 {
+			now := time.Now()
+			if e.FirstToken.IsZero() {
+				e.FirstToken = now
+			}
+			if e.Events != nil {
+				for range pending {
+					e.Events = append(e.Events, now)
+				}
+			}
+			if !flushed {
+				first, flushed = pending > 1, true
+			}
+			together += pending - 1
+			pending = 0
+		}
+	}
+	send := func() {
+		w.Write(buf) //nolint:errcheck // a gone client shows as ctx done
+		buf = buf[:0]
+	}
+	// closeChunk ends a chunk: usage (the figure or null), llama.cpp's timings, the shape's extra
+	// fields, and in the last chunk before [DONE] what the server wrote together (EmitField).
+	closeChunk := func(b []byte, usage, last bool) []byte {
+		switch {
+		case usage:
+			b = append(b, `,"usage":`...)
+			b = appendUsage(b, e.InputTokens, p.tokens)
+		case nullUsage:
+			b = append(b, `,"usage":null`...)
+		}
+		if last && sh.timings {
+			b = s.appendTimings(b, e, p.tokens)
+		}
+		b = append(b, sh.extra...)
+		if last {
+			tog, fst := together+max(pending-1, 0), first
+			if !flushed {
+				fst = pending > 1
+			}
+			b = append(b, `,"`+EmitField+`":{"first_together":`...)
+			b = strconv.AppendBool(b, fst)
+			b = append(b, `,"together":`...)
+			b = strconv.AppendInt(b, int64(tog), 10)
+			b = append(b, '}')
+		}
+		return append(b, "}\n\n"...)
+	}
+	flush() // the headers: a stream sends nothing more before its first token
+
+	var timer *time.Timer
+	var last time.Time // when the event before was flushed
+	due := e.Received.Add(p.ttft)
+	for k := range p.events {
+		at := due
+		if k > 0 && p.gaps != nil {
+			gap := p.gaps[k-1]
+			due = due.Add(gap)
+			at = due
+			// A late event is followed by the next at least half its gap later, and each is
+			// flushed on its own (below): the schedule catches up, but a client does not read
+			// two events of a gap as one (a gap of zero in itl_ms). A timer ends late by up to
+			// a millisecond (the runtime's netpoller waits in whole milliseconds), so at a 1 ms
+			// gap a stream written by the schedule alone sent pairs together.
+			if soonest := last.Add(gap / 2); gap > 0 && soonest.After(at) {
+				at = soonest
+			}
+		}
+		if k == p.stallAt {
+			due = due.Add(s.cfg.Stall)
+			at = at.Add(s.cfg.Stall)
+		}
+		if wait := time.Until(at); wait > 0 {
+			flush()
+			if timer == nil {
+				timer = time.NewTimer(wait)
+				defer timer.Stop()
+			} else {
+				timer.Reset(wait)
+			}
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		switch k {
+		case p.cutAt:
+			flush()
+			s.disconnects.Add(1)
+			e.Fault, e.End = "disconnect", time.Now()
+			s.record(e)
+			panic(http.ErrAbortHandler) // closes the connection without ending the response
+		case p.errorAt:
+			buf = append(buf, `data: {"error":{"message":"injected stream error","type":"server_error","code":500}}`+"\n\n"+"data: [DONE]\n\n"...)
+			send()
+			flush()
+			s.errorEvents.Add(1)
+			e.Fault, e.End = "error_event", time.Now()
+			s.record(e)
+			return
+		}
+		if k == 0 {
+			// Servers open the stream when the first token is ready: vLLM, SGLang and
+			// llama.cpp write the role-only chunk just before it, TGI a comment. (Sent at once,
+			// before the TTFT wait, it made clients that time the first chunk read TTFT early.)
+			buf = append(buf, sh.opening...)
+			if sh.role != "" {
+				buf = closeChunk(append(append(buf, head...), sh.role...), false, false)
+			}
+		}
+		buf = append(buf, head...)
+		buf = append(buf, sh.textOpen...)
+		buf = append(buf, s.content(p, k)...)
+		pending++
+		if k == p.events-1 && sh.lastClose != "" { // TGI: the last content chunk finishes
+			buf = append(buf, fmt.Sprintf(sh.lastClose, p.finish)...)
+			buf = closeChunk(buf, false, !usageChunk)
+		} else {
+			buf = append(buf, sh.textClose...)
+			buf = closeChunk(buf, false, false)
+		}
+		send()
+		if k < p.events-1 && p.gaps != nil && p.gaps[k] > 0 {
+			flush() // a gap follows: this event goes out alone, whenever the next is due
+			last = time.Now()
+		}
+	}
+	s.events.Add(int64(p.events))
+	if sh.lastClose == "" {
+		buf = append(buf, head...)
+		buf = append(buf, fmt.Sprintf(sh.finish, p.finish)...)
+		buf = closeChunk(buf, sh.usageInLast && !s.cfg.NoUsage, !usageChunk)
+	}
+	if usageChunk {
+		// The usage chunk has no choices, as in OpenAI's API.
+		buf = append(buf, head[:len(head)-len(`"choices":[{"index":0,`)]...)
+		buf = append(buf, `"choices":[]`...)
+		nullUsage = false
+		buf = closeChunk(buf, true, true)
+	}
+	buf = append(buf, "data: [DONE]\n\n"...)
+	send()
+	// No flush: the server writes what is left with the chunked terminator when the handler
+	// returns, in one write, so a client reading to the end of the body (as it must to keep the
+	// connection) does not wait for a second one.
+	fl = nil
+	flush()
+	e.End = time.Now()
+	s.completed.Add(1)
+	s.record(e)
+}
+
+// EmitField is the field of a stream's last chunk before [DONE] where the server says which
+// content events it wrote together: {"first_together": bool, "together": n}, n being the content
+// events written in one write with the one before them. A client that reads two events in one
+// read cannot tell otherwise whether the server sent them together or it read them late; the
+// openai subject reads it (its EmitField) for the coalescing warning.
+const EmitField = "mock_emit"
+
+// appendTimings appends llama.cpp's timings object: the prompt (to the first token) and the
+// generation (since), as this server timed them.
+func (s *Server) appendTimings(b []byte, e *Emission, tokens int) []byte {
+	now := time.Now()
+	prompt, predicted := 0.0, 0.0
+	if !e.FirstToken.IsZero() {
+		prompt, predicted = ms2(e.FirstToken.Sub(e.Received)), ms2(now.Sub(e.FirstToken))
+	} else {
+		prompt = ms2(now.Sub(e.Received))
+	}
+	b = append(b, `,"timings":{"cache_n":0,"prompt_n":`...)
+	b = strconv.AppendInt(b, int64(e.InputTokens), 10)
+	b = append(b, `,"prompt_ms":`...)
+	b = strconv.AppendFloat(b, prompt, 'f', 3, 64)
+	b = append(b, `,"predicted_n":`...)
+	b = strconv.AppendInt(b, int64(tokens), 10)
+	b = append(b, `,"predicted_ms":`...)
+	b = strconv.AppendFloat(b, predicted, 'f', 3, 64)
+	b = append(b, `,"predicted_per_token_ms":`...)
+	b = strconv.AppendFloat(b, predicted/float64(max(tokens, 1)), 'f', 3, 64)
+	return append(b, '}')
+}
+
+func ms2(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// whole waits as long as the stream would have taken and answers with one JSON body.
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, chat bool, p *plan, e *Emission, bp *[]byte) {
+	wait := p.ttft
+	for _, g := range p.gaps {
+		wait += g
+	}
+	if p.stallAt >= 0 {
+		wait += s.cfg.Stall
+	}
+	if wait > 0 {
+		t := time.NewTimer(time.Until(e.Received.Add(wait)))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+	if p.cutAt >= 0 {
+		s.disconnects.Add(1)
+		e.Fault, e.End = "disconnect", time.Now()
+		s.record(e)
+		panic(http.ErrAbortHandler)
+	}
+	buf := (*bp)[:0]
+	defer func() { *bp = buf[:0] }()
+	id := e.ID
+	if chat {
+		buf = append(buf, `{"id":"chatcmpl-`+id+`","object":"chat.completion","created":`...)
+	} else {
+		buf = append(buf, `{"id":"cmpl-`+id+`","object":"text_completion","created":`...)
+	}
+	buf = strconv.AppendInt(buf, e.Received.Unix(), 10)
+	buf = append(buf, `,"model":`...)
+	buf = append(buf, s.model...)
+	if chat {
+		buf = append(buf, `,"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
+	} else {
+		buf = append(buf, `,"choices":[{"index":0,"text":"`...)
+	}
+	for k := range p.events {
+		buf = append(buf, s.content(p, k)...)
+	}
+	if chat {
+		buf = append(buf, `"}`...)
+	} else {
+		buf = append(buf, `"`...)
+	}
+	buf = append(buf, `,"logprobs":null,"finish_reason":"`+p.finish+`"}]`...)
+	if !s.cfg.NoUsage {
+		buf = append(buf, `,"usage":`...)
+		buf = appendUsage(buf, e.InputTokens, p.tokens)
+	}
+	buf = append(buf, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(buf)))
+	w.Write(buf) //nolint:errcheck // the client may be gone
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	e.End = time.Now()
+	e.FirstToken = e.End
+	if e.Events != nil {
+		for range p.events {
+			e.Events = append(e.Events, e.End)
+		}
+	}
+	s.events.Add(int64(p.events))
+	s.completed.Add(1)
+	s.record(e)
+}
+
+// content returns the text of content event k.
+func (s *Server) content(p *plan, k int) string {
+	tpe := s.cfg.TokensPerEvent
+	tokens := min(tpe, p.tokens-k*tpe)
+	return s.contents[tokens-1][(workload.Mix(uint64(k))+p.seq)&255]
+}
+
+// chunkHead returns the start of every chunk of one response, up to the inside of its choice.
+func (s *Server) chunkHead(chat bool, id string) []byte {
+	b := make([]byte, 0, 128)
+	if chat {
+		b = append(b, `data: {"id":"chatcmpl-`+id+`","object":"chat.completion.chunk","created":`...)
+	} else {
+		b = append(b, `data: {"id":"cmpl-`+id+`","object":"text_completion","created":`...)
+	}
+	b = strconv.AppendInt(b, time.Now().Unix(), 10)
+	b = append(b, `,"model":`...)
+	b = append(b, s.model...)
+	b = append(b, `,"choices":[{"index":0,`...)
+	return b
+}
+
+func appendUsage(buf []byte, in, out int) []byte {
+	buf = append(buf, `{"prompt_tokens":`...)
+	buf = strconv.AppendInt(buf, int64(in), 10)
+	buf = append(buf, `,"completion_tokens":`...)
+	buf = strconv.AppendInt(buf, int64(out), 10)
+	buf = append(buf, `,"total_tokens":`...)
+	buf = strconv.AppendInt(buf, int64(in+out), 10)
+	return append(buf, '}')
+}
