@@ -85,7 +85,7 @@ func liftSamples(data []byte) ([]byte, [][]float64, bool) {
 	return append(out, data[at:]...), l.samples, true
 }
 
-// key checks a key of an object whose fields matter: a key that is not name but that
+// fieldIs checks a key of an object whose fields matter: a key that is not name but that
 // encoding/json could match to it (another case, an escape, a non-ASCII letter that folds)
 // stops the lifting.
 func fieldIs(key []byte, name string) (is, ok bool) {
@@ -104,33 +104,31 @@ func fieldIs(key []byte, name string) (is, ok bool) {
 }
 
 func (l *lifter) root(key []byte) bool {
-	is, ok := fieldIs(key, "scenarios")
-	switch {
-	case !ok:
-		return false
-	case is && l.peek() == '[':
-		return l.array(func() bool {
-			if l.peek() == '{' {
-				return l.object(l.scenario)
-			}
-			return l.skip()
-		})
-	}
-	return l.skip()
+	return l.descend(key, "scenarios", '[', l.scenario)
 }
 
 func (l *lifter) scenario(key []byte) bool {
-	is, ok := fieldIs(key, "metrics")
+	return l.descend(key, "metrics", '{', l.metric) // each metric, under any name
+}
+
+// descend reads the value of the field named name when it opens with open ('[' or '{'), handing
+// each member that is an object to field; it skips any other field, and is false on malformed input.
+func (l *lifter) descend(key []byte, name string, open byte, field func(key []byte) bool) bool {
+	is, ok := fieldIs(key, name)
 	switch {
 	case !ok:
 		return false
-	case is && l.peek() == '{':
-		return l.object(func([]byte) bool { // a metric, under any name
+	case is && l.peek() == open:
+		member := func() bool {
 			if l.peek() == '{' {
-				return l.object(l.metric)
+				return l.object(field)
 			}
 			return l.skip()
-		})
+		}
+		if open == '[' {
+			return l.array(member)
+		}
+		return l.object(func([]byte) bool { return member() })
 	}
 	return l.skip()
 }
@@ -148,15 +146,25 @@ func (l *lifter) metric(key []byte) bool {
 
 // peek returns the next byte after white space (0 at the end).
 func (l *lifter) peek() byte {
-	for l.i < len(l.b) {
-		switch c := l.b[l.i]; c {
-		case ' ', '\t', '\n', '\r':
-			l.i++
-		default:
-			return c
-		}
+	l.i = skipSpace(l.b, l.i)
+	if l.i < len(l.b) {
+		return l.b[l.i]
 	}
 	return 0
+}
+
+// skipSpace returns the index of the first byte of b at or after i that is not JSON white space
+// (len(b) when there is none); the lifter and the window both peek through it.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 // object reads an object, calling field with the raw bytes of each key (positioned at its value).

@@ -127,13 +127,8 @@ func (w *window) fill() bool {
 // peek returns the next byte after white space, reading more when needed (0 at the end).
 func (w *window) peek() byte {
 	for {
-		for w.off < len(w.buf) {
-			switch c := w.buf[w.off]; c {
-			case ' ', '\t', '\n', '\r':
-				w.off++
-			default:
-				return c
-			}
+		if w.off = skipSpace(w.buf, w.off); w.off < len(w.buf) {
+			return w.buf[w.off]
 		}
 		if !w.fill() {
 			return 0

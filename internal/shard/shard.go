@@ -106,6 +106,17 @@ func FromEnv(lookupEnv func(string) (string, bool)) (Spec, error) {
 		}
 		return n, nil
 	}
+	// pair reads a scheduler's index and count; once the index is set, the count must be too.
+	pair := func(indexKey, countKey, hint string) (index, count int, err error) {
+		if _, ok := get(countKey); !ok {
+			return 0, 0, fmt.Errorf("shard auto: %s is set but %s is not (%s)", indexKey, countKey, hint)
+		}
+		if index, err = num(indexKey); err != nil {
+			return 0, 0, err
+		}
+		count, err = num(countKey)
+		return index, count, err
+	}
 	if v, ok := get(EnvShard); ok {
 		s, err := parseSpec(v)
 		if err != nil {
@@ -114,14 +125,7 @@ func FromEnv(lookupEnv func(string) (string, bool)) (Spec, error) {
 		return s, nil
 	}
 	if _, ok := get(EnvJobIndex); ok {
-		if _, ok := get(EnvJobCompletions); !ok {
-			return Spec{}, fmt.Errorf("shard auto: %s is set but %s is not (set it to the Job's spec.completions; see examples/kubernetes)", EnvJobIndex, EnvJobCompletions)
-		}
-		i, err := num(EnvJobIndex)
-		if err != nil {
-			return Spec{}, err
-		}
-		n, err := num(EnvJobCompletions)
+		i, n, err := pair(EnvJobIndex, EnvJobCompletions, "set it to the Job's spec.completions; see examples/kubernetes")
 		if err != nil {
 			return Spec{}, err
 		}
@@ -132,14 +136,7 @@ func FromEnv(lookupEnv func(string) (string, bool)) (Spec, error) {
 		return s, nil
 	}
 	if _, ok := get(EnvSlurmTaskID); ok {
-		if _, ok := get(EnvSlurmTaskCount); !ok {
-			return Spec{}, fmt.Errorf("shard auto: %s is set but %s is not (run as a job array: sbatch --array=0-N)", EnvSlurmTaskID, EnvSlurmTaskCount)
-		}
-		id, err := num(EnvSlurmTaskID)
-		if err != nil {
-			return Spec{}, err
-		}
-		n, err := num(EnvSlurmTaskCount)
+		id, n, err := pair(EnvSlurmTaskID, EnvSlurmTaskCount, "run as a job array: sbatch --array=0-N")
 		if err != nil {
 			return Spec{}, err
 		}
