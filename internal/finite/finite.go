@@ -214,50 +214,12 @@ func (w *walker) clean(v reflect.Value, depth int) (reflect.Value, bool) {
 		n.Set(e)
 		return n, true
 	case reflect.Struct:
-		var n reflect.Value
-		for i := range v.NumField() {
-			if !t.Field(i).IsExported() {
-				continue
-			}
-			f, changed := w.clean(v.Field(i), depth+1)
-			if !changed {
-				continue
-			}
-			if !n.IsValid() {
-				n = reflect.New(t).Elem()
-				n.Set(v)
-			}
-			n.Field(i).Set(f)
-		}
-		if !n.IsValid() {
-			return v, false
-		}
-		return n, true
+		return w.parts(v, v.NumField(), reflect.Value.Field, depth)
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.IsNil() {
 			return v, false
 		}
-		var n reflect.Value
-		for i := range v.Len() {
-			e, changed := w.clean(v.Index(i), depth+1)
-			if !changed {
-				continue
-			}
-			if !n.IsValid() {
-				if v.Kind() == reflect.Slice {
-					n = reflect.MakeSlice(t, v.Len(), v.Len())
-					reflect.Copy(n, v)
-				} else {
-					n = reflect.New(t).Elem()
-					n.Set(v)
-				}
-			}
-			n.Index(i).Set(e)
-		}
-		if !n.IsValid() {
-			return v, false
-		}
-		return n, true
+		return w.parts(v, v.Len(), reflect.Value.Index, depth)
 	case reflect.Map:
 		if v.IsNil() {
 			return v, false
@@ -282,6 +244,43 @@ func (w *walker) clean(v reflect.Value, depth int) (reflect.Value, bool) {
 		return n, true
 	}
 	return v, false
+}
+
+// parts cleans the count parts of a struct (its exported fields), slice or array, part(x, i)
+// being part i of x, and copies v the first time one changes: a value with no non-finite float
+// in it is shared, not copied.
+func (w *walker) parts(v reflect.Value, count int, part func(reflect.Value, int) reflect.Value, depth int) (reflect.Value, bool) {
+	var n reflect.Value
+	for i := range count {
+		if v.Kind() == reflect.Struct && !v.Type().Field(i).IsExported() {
+			continue
+		}
+		e, changed := w.clean(part(v, i), depth+1)
+		if !changed {
+			continue
+		}
+		if !n.IsValid() {
+			n = copyOf(v)
+		}
+		part(n, i).Set(e)
+	}
+	if !n.IsValid() {
+		return v, false
+	}
+	return n, true
+}
+
+// copyOf returns a copy of a struct, array or slice (with a backing array of its own) that can
+// be set.
+func copyOf(v reflect.Value) reflect.Value {
+	if v.Kind() == reflect.Slice {
+		n := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		reflect.Copy(n, v)
+		return n
+	}
+	n := reflect.New(v.Type()).Elem()
+	n.Set(v)
+	return n
 }
 
 // nulls returns doc with every sentinel number (outside strings) written as null.
