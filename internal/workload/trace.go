@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -88,18 +87,11 @@ func readTraceJSONL(path, format string, r io.Reader, limit int) ([]traceEntry, 
 	if format == FormatMooncake {
 		unit = 1e-3
 	}
-	var out []traceEntry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	return readLines(path, r, limit, func(line int, b []byte) (traceEntry, error) {
 		var rec traceRecord
 		dec := json.NewDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return traceEntry{}, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		in, out1 := rec.InputTokens, rec.OutputTokens
 		if in == nil {
@@ -110,27 +102,20 @@ func readTraceJSONL(path, format string, r io.Reader, limit int) ([]traceEntry, 
 		}
 		switch {
 		case rec.Timestamp == nil:
-			return nil, fmt.Errorf(`%s:%d: no "timestamp"`, path, line)
+			return traceEntry{}, fmt.Errorf(`%s:%d: no "timestamp"`, path, line)
 		case math.IsNaN(*rec.Timestamp) || math.IsInf(*rec.Timestamp, 0) || *rec.Timestamp < 0 || *rec.Timestamp*unit > 1e9:
-			return nil, fmt.Errorf("%s:%d: timestamp %v is not a time", path, line, *rec.Timestamp)
+			return traceEntry{}, fmt.Errorf("%s:%d: timestamp %v is not a time", path, line, *rec.Timestamp)
 		case in == nil || *in < 1 || *in > result.MaxTokens:
-			return nil, fmt.Errorf(`%s:%d: "input_tokens" (or "input_length"): want a count from 1 to %d`, path, line, int(result.MaxTokens))
+			return traceEntry{}, fmt.Errorf(`%s:%d: "input_tokens" (or "input_length"): want a count from 1 to %d`, path, line, int(result.MaxTokens))
 		case out1 == nil || *out1 < 1 || *out1 > result.MaxTokens:
-			return nil, fmt.Errorf(`%s:%d: "output_tokens" (or "output_length"): want a count from 1 to %d`, path, line, int(result.MaxTokens))
+			return traceEntry{}, fmt.Errorf(`%s:%d: "output_tokens" (or "output_length"): want a count from 1 to %d`, path, line, int(result.MaxTokens))
 		}
 		e := traceEntry{at: time.Duration(math.Round(*rec.Timestamp * unit * 1e9)), in: *in, out: *out1, hashes: rec.HashIDs}
 		if len(rec.SessionID) > 0 && string(rec.SessionID) != "null" {
 			e.session = strings.Trim(string(rec.SessionID), `"`)
 		}
-		out = append(out, e)
-		if limit > 0 && len(out) == limit {
-			break
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("workload %s: %w", path, err)
-	}
-	return out, nil
+		return e, nil
+	})
 }
 
 // azureTime is the layout of the Azure traces' TIMESTAMP column (7 fractional digits, or fewer).

@@ -393,33 +393,45 @@ type jsonlRecord struct {
 }
 
 func readJSONL(path string, br *bufio.Reader, limit int) ([]Prompt, error) {
-	var out []Prompt
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	return readLines(path, br, limit, func(line int, b []byte) (Prompt, error) {
 		var rec jsonlRecord
 		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return Prompt{}, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		text := rec.Prompt
 		if text == nil {
 			text = rec.Text
 		}
 		if text == nil {
-			return nil, fmt.Errorf(`%s:%d: no "prompt" (or "text") field`, path, line)
+			return Prompt{}, fmt.Errorf(`%s:%d: no "prompt" (or "text") field`, path, line)
 		}
 		outTok := rec.OutputTokens
 		if outTok == 0 {
 			outTok = rec.MaxTokens
 		}
 		if outTok < 0 || outTok > result.MaxTokens {
-			return nil, fmt.Errorf("%s:%d: output_tokens %d: want a count from 0 (the server decides) to %d", path, line, outTok, int(result.MaxTokens))
+			return Prompt{}, fmt.Errorf("%s:%d: output_tokens %d: want a count from 0 (the server decides) to %d", path, line, outTok, int(result.MaxTokens))
 		}
-		out = append(out, Prompt{Text: *text, InputTokens: CountWords(*text), OutputTokens: outTok})
+		return Prompt{Text: *text, InputTokens: CountWords(*text), OutputTokens: outTok}, nil
+	})
+}
+
+// readLines reads each non-blank line of r (trimmed, up to 64 MiB long) with parse, which is
+// given the line's number from 1 for its errors; it stops after limit values when limit > 0.
+func readLines[T any](path string, r io.Reader, limit int, parse func(line int, b []byte) (T, error)) ([]T, error) {
+	var out []T
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		v, err := parse(line, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
 		if limit > 0 && len(out) == limit {
 			break
 		}
