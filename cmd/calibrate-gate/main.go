@@ -381,26 +381,6 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	slowEnv := withEnvMap(k.base, k.slow(median(medians)))
 	fmt.Fprintf(stderr, "calibrate-gate: %s: %s median %.4g over %d runs; slowed: %v\n", k.name, k.primary, median(medians), len(medians), k.slow(median(medians)))
 
-	aa := func(old, new string) {
-		c, err := w.compare(old, new)
-		if err != nil {
-			t.errors = append(t.errors, err.Error())
-			return
-		}
-		t.addAA(c.exit, c.failed)
-	}
-	slow := func(base, slowed string) {
-		c, err := w.compare(base, slowed)
-		if err != nil {
-			t.errors = append(t.errors, err.Error())
-			return
-		}
-		ratio := 0.0
-		if c.primaryOld > 0 {
-			ratio = c.primaryNew / c.primaryOld
-		}
-		t.addSlow(c.exit, ratio, c.threshold, c.thresholdRuns > 0)
-	}
 	for i := 0; i < o.n/2; i++ {
 		s, err := run(slowEnv, false)
 		if err != nil {
@@ -410,16 +390,16 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 		if err != nil {
 			return t, err
 		}
-		aa(prev, a1)
+		t.compareAA(w, prev, a1)
 		if s != "" {
-			slow(prev, s)
-			slow(a1, s)
+			t.compareSlow(w, prev, s)
+			t.compareSlow(w, a1, s)
 		}
 		a2, err := run(k.base, true)
 		if err != nil {
 			return t, err
 		}
-		aa(a1, a2)
+		t.compareAA(w, a1, a2)
 		prev = a2
 		if (i+1)%5 == 0 || i+1 == o.n/2 {
 			fmt.Fprintf(stderr, "calibrate-gate: %s: A/A %d, %d failed; slowdown %d, %d found; %d errors; %s\n",
@@ -556,26 +536,12 @@ func measurePairs(k kind, t *tally, o options, run func(map[string]string, bool)
 	}
 	for i := range as {
 		for j := i + 1; j < len(as); j++ {
-			c, err := w.compare(as[i], as[j])
-			if err != nil {
-				t.errors = append(t.errors, err.Error())
-				continue
-			}
-			t.addAA(c.exit, c.failed)
+			t.compareAA(w, as[i], as[j])
 		}
 	}
 	for _, sd := range ss {
 		for _, a := range as {
-			c, err := w.compare(a, sd)
-			if err != nil {
-				t.errors = append(t.errors, err.Error())
-				continue
-			}
-			ratio := 0.0
-			if c.primaryOld > 0 {
-				ratio = c.primaryNew / c.primaryOld
-			}
-			t.addSlow(c.exit, ratio, c.threshold, c.thresholdRuns > 0)
+			t.compareSlow(w, a, sd)
 		}
 	}
 	t.pairs = fmt.Sprintf("%d unchanged runs in %d pairs, %d slowed runs against each", len(as), len(as)*(len(as)-1)/2, len(ss))

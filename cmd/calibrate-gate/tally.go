@@ -92,6 +92,31 @@ func (t *tally) addSlow(exit int, ratio, threshold float64, fromRuns bool) {
 	}
 }
 
+// compareAA compares two unchanged runs and counts the comparison (or the error that stopped it).
+func (t *tally) compareAA(w *workspace, old, new string) {
+	c, err := w.compare(old, new)
+	if err != nil {
+		t.errors = append(t.errors, err.Error())
+		return
+	}
+	t.addAA(c.exit, c.failed)
+}
+
+// compareSlow compares a slowed run with an unchanged one and counts the comparison (or the
+// error that stopped it).
+func (t *tally) compareSlow(w *workspace, base, slowed string) {
+	c, err := w.compare(base, slowed)
+	if err != nil {
+		t.errors = append(t.errors, err.Error())
+		return
+	}
+	ratio := 0.0
+	if c.primaryOld > 0 {
+		ratio = c.primaryNew / c.primaryOld
+	}
+	t.addSlow(c.exit, ratio, c.threshold, c.thresholdRuns > 0)
+}
+
 func rate(n, of int) string {
 	if of == 0 {
 		return "–"
