@@ -78,17 +78,14 @@ func RunAdvice(r *result.Run) []Advice {
 var levelRank = map[string]int{"error": 0, "warn": 1, "info": 2}
 
 func modelAdvice(bench string, scs []*result.Scenario) []Advice {
-	p := newPlot(scs, KindModel, func() string { return "" })
-	if p.x == "" {
-		return nil
-	}
+	x, groups := swept(scs, KindModel)
 	var out []Advice
-	for _, g := range p.groups {
+	for _, g := range groups {
 		best, bestV := peak(g.Scs, "throughput_ips")
-		if best == nil || len(g.Scs) < 2 {
+		if best == nil {
 			continue
 		}
-		text := fmt.Sprintf("throughput peaks at %s items/s with %s=%v%s", num(bestV), p.x, best.Params[p.x], groupSuffix(g))
+		text := fmt.Sprintf("throughput peaks at %s items/s with %s=%v%s", num(bestV), x, best.Params[x], groupSuffix(g))
 		if lat := best.Metrics["latency_ms"].Summary; lat != nil {
 			text += fmt.Sprintf("; p95 latency there is %s ms", num(lat.P95))
 		}
@@ -105,7 +102,7 @@ func modelAdvice(bench string, scs []*result.Scenario) []Advice {
 			if gain < kneeGain && cost > kneeCost {
 				out = append(out, Advice{"info", bench, fmt.Sprintf(
 					"past %s=%v%s, raising %s to %v changes throughput by %+.0f%% and p95 latency by %+.0f%%: %s=%v is the knee",
-					p.x, a.Params[p.x], groupSuffix(g), p.x, b.Params[p.x], 100*gain, 100*cost, p.x, a.Params[p.x])})
+					x, a.Params[x], groupSuffix(g), x, b.Params[x], 100*gain, 100*cost, x, a.Params[x])})
 				break
 			}
 		}
@@ -134,14 +131,11 @@ func groupSuffix(g group) string {
 }
 
 func servingAdvice(bench string, scs []*result.Scenario) []Advice {
-	p := newPlot(scs, KindServing, func() string { return "" })
-	if p.x == "" {
-		return nil
-	}
+	x, groups := swept(scs, KindServing)
 	var out []Advice
-	for _, g := range p.groups {
+	for _, g := range groups {
 		_, bestV := peak(g.Scs, "output_tokens_per_s")
-		if bestV <= 0 || len(g.Scs) < 2 {
+		if bestV <= 0 {
 			continue
 		}
 		first := g.Scs[0]
@@ -151,10 +145,10 @@ func servingAdvice(bench string, scs []*result.Scenario) []Advice {
 				continue
 			}
 			text := fmt.Sprintf("output throughput reaches %.0f%% of its best (%s tokens/s) at %s=%v%s",
-				100*saturatedAt, num(bestV), p.x, s.Params[p.x], groupSuffix(g))
+				100*saturatedAt, num(bestV), x, s.Params[x], groupSuffix(g))
 			t0, t1 := first.Metrics["ttft_ms"].Summary, s.Metrics["ttft_ms"].Summary
 			if t0 != nil && t1 != nil && s != first {
-				text += fmt.Sprintf("; TTFT p95 there is %s ms against %s ms at %s=%v", num(t1.P95), num(t0.P95), p.x, first.Params[p.x])
+				text += fmt.Sprintf("; TTFT p95 there is %s ms against %s ms at %s=%v", num(t1.P95), num(t0.P95), x, first.Params[x])
 			}
 			text += "; more load past this point mostly adds queueing"
 			out = append(out, Advice{"info", bench, text})
@@ -162,6 +156,21 @@ func servingAdvice(bench string, scs []*result.Scenario) []Advice {
 		}
 	}
 	return out
+}
+
+// swept returns the parameter a kind's scenarios sweep and the groups of the sweep with two
+// scenarios or more, what the advice on a sweep reads; "" and none when nothing is swept.
+func swept(scs []*result.Scenario, kind string) (x string, groups []group) {
+	p := newPlot(scs, kind, func() string { return "" })
+	if p.x == "" {
+		return "", nil
+	}
+	for _, g := range p.groups {
+		if len(g.Scs) >= 2 {
+			groups = append(groups, g)
+		}
+	}
+	return p.x, groups
 }
 
 // flagged finds findings other parts marked in a scenario's extra sections: the monitor's memory
