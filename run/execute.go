@@ -14,6 +14,7 @@ import (
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/internal/logs"
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/sample"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
@@ -70,7 +71,7 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 	}
 	w.log = slog.New(redact.Handler(handlers, p.red)) // every record, console and run.log, redacted
 	sel := p.o.Selection
-	info := Sysinfo(ctx, p.env, p.o.Version)
+	info := sample.Sysinfo(ctx, p.env.Dir, p.env.Python(), p.o.Version)
 	w.gpus = len(info.GPUs)
 	w.run = &result.Run{
 		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
@@ -176,7 +177,7 @@ func (w *writer) finish(r *result.Run) {
 
 // execute runs the scenarios (the execute stage) with the monitors beside them (the sample
 // stage) and returns the run, marked partial when ctx was cancelled.
-func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *monitors, watch watchers) *result.Run {
+func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *sample.Monitors, watch watchers) *result.Run {
 	opts := []engine.Option{
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
 		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
@@ -191,7 +192,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		opts = append(opts, engine.WithListener(p.o.Listener))
 	}
 	opts = append(opts, p.engineOpts...)
-	opts = append(opts, mon.options()...)
+	opts = append(opts, mon.Options()...)
 	opts = append(opts, watch.options()...)
 	if p.o.Profile > 0 {
 		opts = append(opts, engine.WithProfile(filepath.Join(w.dir, "profiles"), p.o.Profile))

@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/sample"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )
@@ -28,7 +28,7 @@ const (
 // (to Stderr after the JSON of Format "json", so that Stdout holds one JSON document);
 // compare.json, compare.md, advice.json and report.html into the run folder; the comparison to
 // $GITHUB_STEP_SUMMARY; and posts the alerts that fired.
-func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Verdict, overhead []overheadRow) {
+func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Verdict, overhead []sample.OverheadRow) {
 	out := p.o.Stdout
 	switch p.o.Format {
 	case "table":
@@ -85,7 +85,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 	}
 	p.postAlerts(ctx, r, v)
 	if overhead != nil {
-		renderOverhead(out, overhead)
+		sample.WriteOverhead(out, overhead)
 	}
 	wroteReport := false
 	if !p.o.NoHTMLReport {
@@ -136,24 +136,6 @@ func (p *pipeline) postAlerts(ctx context.Context, r *result.Run, v *Verdict) {
 	for _, err := range alert.Deliver(ctx, p.env.Lookup, p.o.AlertWebhookEnv, r, v.Alerts) {
 		fmt.Fprintln(p.o.Stderr, "inferbench: warning:", p.red.Error(err))
 	}
-}
-
-// renderOverhead prints the table of Monitor.Overhead.
-func renderOverhead(w io.Writer, rows []overheadRow) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "\nmonitor overhead (each scenario: first with monitors, then again without):")
-	fmt.Fprintln(tw, "scenario\tlatency p50 on\toff\tdelta\tthroughput on\toff\tdelta\tsampling cost")
-	for _, row := range rows {
-		ov := row.ov
-		sig := "~"
-		if ov.Significant {
-			sig = ""
-		}
-		fmt.Fprintf(tw, "%s\t%.3f ms\t%.3f ms\t%+.2f%%%s\t%.1f/s\t%.1f/s\t%+.2f%%\t%.3f%% of a core\n", row.id,
-			ov.LatencyOnMS, ov.LatencyOffMS, ov.LatencyDelta, sig, ov.ThroughputOn, ov.ThroughputOff, ov.ThroughputDel, ov.SamplerCost)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "(~: not significant, Mann-Whitney U p >= 0.05; throughput is one figure per run and is not tested)")
 }
 
 // StepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when it is set.

@@ -4,6 +4,7 @@
 //	select   (select.go)   discover definitions, expand their matrices, filter the scenarios
 //	execute  (execute.go)  run each scenario with the engine and its load driver
 //	sample   (monitor.go)  monitors beside each measured window; the on/off overhead pass
+//	                       (the machinery in internal/sample)
 //	write    (execute.go)  the run folder: run.json after every scenario, run.log, requests/
 //	record   (judge.go)    the history store
 //	judge    (judge.go)    baseline comparison, budgets, advice, alerts
@@ -222,14 +223,14 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 		return nil, err
 	}
 	mon := p.startMonitors(ctx) // sample: the monitors' sources, open for the whole run
-	defer mon.close()
+	defer mon.Close()
 	watch, err := p.startWatchers(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 
 	r = p.execute(ctx, w, scenarios, mon, watch) // execute + sample; write after each scenario
-	overhead := mon.overhead(ctx, p, r)          // sample: the on/off pass of Monitor.Overhead
+	overhead := p.overhead(ctx, mon, r)          // sample: the on/off pass of Monitor.Overhead
 	// The stages after execute run on a context that is not the cancelled one, so that an
 	// interrupted run is still written, recorded and judged.
 	fctx := context.WithoutCancel(ctx)

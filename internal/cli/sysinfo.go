@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/internal/sample"
 )
 
 func newSysinfo(o *IO) *cobra.Command {
@@ -15,7 +15,8 @@ func newSysinfo(o *IO) *cobra.Command {
   inferbench sysinfo --json | jq .gpus`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			info := run.Sysinfo(cmd.Context(), env(o), Version)
+			e := env(o)
+			info := sample.Sysinfo(cmd.Context(), e.Dir, e.Python(), Version)
 			if asJSON {
 				return writeJSON(o.Stdout, info)
 			}

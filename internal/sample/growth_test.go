@@ -1,4 +1,4 @@
-package run
+package sample
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func TestNoGrowthFromThreeSamples(t *testing.T) {
 	}
 	rec.End(t0.Add(300 * time.Millisecond))
 	r := &result.Scenario{Iterations: result.Iterations{Measured: 3}, Metrics: map[string]result.Metric{}}
-	attachResources(r, rec.Report(), true, result.Grid{}, monitor.DefaultGrowthThreshold)
+	Attach(r, rec.Report(), true, result.Grid{}, monitor.DefaultGrowthThreshold)
 	if m, ok := r.Metrics["rss_growth_mb"]; ok {
 		t.Errorf("rss_growth_mb = %+v from three samples, want absent", m)
 	}
@@ -39,7 +39,7 @@ func TestFlatRSSHasZeroGrowth(t *testing.T) {
 	}
 	rec.End(t0.Add(1200 * time.Millisecond))
 	r := &result.Scenario{Iterations: result.Iterations{Measured: 12}, Metrics: map[string]result.Metric{}}
-	attachResources(r, rec.Report(), true, result.Grid{}, monitor.DefaultGrowthThreshold)
+	Attach(r, rec.Report(), true, result.Grid{}, monitor.DefaultGrowthThreshold)
 	if g := value(t, r, "rss_growth_mb"); g != 0 {
 		t.Errorf("rss_growth_mb of a flat line = %g, want 0", g)
 	}

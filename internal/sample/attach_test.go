@@ -1,4 +1,4 @@
-package run
+package sample
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func TestAttachResources(t *testing.T) {
 			"output_tokens_per_s": {Unit: "tokens/s", Better: "higher", Value: &tps},
 		},
 	}
-	attachResources(r, rep, true, result.Grid{IntensityGPerKWh: 400, PUE: 1.5}, monitor.DefaultGrowthThreshold)
+	Attach(r, rep, true, result.Grid{IntensityGPerKWh: 400, PUE: 1.5}, monitor.DefaultGrowthThreshold)
 
 	for name, want := range map[string]float64{
 		"peak_rss_mb":          131,
@@ -99,12 +99,12 @@ func TestAttachResourcesSubjectMemoryWins(t *testing.T) {
 	rec.Add(time.Unix(0, 0), []monitor.Value{{Name: "peak_rss_mb", V: 50}})
 	mem := 900.0
 	r := &result.Scenario{Metrics: map[string]result.Metric{"memory_mb": {Value: &mem}}}
-	attachResources(r, rec.Report(), true, result.DefaultGrid, monitor.DefaultGrowthThreshold)
+	Attach(r, rec.Report(), true, result.DefaultGrid, monitor.DefaultGrowthThreshold)
 	if got := value(t, r, "memory_mb"); got != 900 {
 		t.Errorf("memory_mb = %v, want the subject's 900", got)
 	}
 	r = &result.Scenario{}
-	attachResources(r, rec.Report(), false, result.DefaultGrid, monitor.DefaultGrowthThreshold)
+	Attach(r, rec.Report(), false, result.DefaultGrid, monitor.DefaultGrowthThreshold)
 	if _, ok := r.Metrics["memory_mb"]; ok {
 		t.Error("memory_mb set from the harness's own memory")
 	}
@@ -129,13 +129,13 @@ func TestAttachResourcesKeepsGPUNoise(t *testing.T) {
 	}
 	rep.Details = &result.ResourceDetails{GPUNoise: &noise}
 	sc := &result.Scenario{}
-	attachResources(sc, rep, true, result.Grid{IntensityGPerKWh: 400, PUE: 1}, monitor.DefaultGrowthThreshold)
+	Attach(sc, rep, true, result.Grid{IntensityGPerKWh: 400, PUE: 1}, monitor.DefaultGrowthThreshold)
 	got := sc.Extra.Resources.Details
 	if got == nil || got.GPUNoise == nil {
 		t.Fatalf("extra.resources.details = %+v, want the gpu_noise of the report", got)
 	}
 
-	files, _ := filepath.Glob("../result/testdata/v1/*.json")
+	files, _ := filepath.Glob("../../result/testdata/v1/*.json")
 	if len(files) == 0 {
 		t.Fatal("no result/testdata/v1 files")
 	}
