@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sync"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/registry"
 )
 
 // Config configures the samplers of a run. The zero value samples the real /proc and /sys at the
@@ -26,22 +26,12 @@ type Config struct {
 // It returns an error wrapping ErrNotAvailable when its resource is absent.
 type Source func(ctx context.Context, cfg Config) (Sampler, error)
 
-var (
-	sourcesMu sync.Mutex
-	sources   = map[string]Source{}
-)
+var sources = registry.New[Source]("monitor: source")
 
 // RegisterSource makes an optional source available to Open; packages with heavy dependencies
 // (monitor/gpu) register themselves when imported, so only the binary that wants them links them.
 // It panics on a duplicate name.
-func RegisterSource(name string, s Source) {
-	sourcesMu.Lock()
-	defer sourcesMu.Unlock()
-	if _, dup := sources[name]; dup {
-		panic("monitor: source " + name + " registered twice")
-	}
-	sources[name] = s
-}
+func RegisterSource(name string, s Source) { sources.Add(name, s) }
 
 // Helper is an optional ability: a sampler that runs processes of its own (nvidia-smi) reports
 // them so the process-tree sampler leaves them out of the tree under test.
@@ -76,14 +66,12 @@ func Open(ctx context.Context, cfg Config) *Sources {
 	if !cfg.NoRAPL {
 		add(NewRAPLSampler(cfg.SysRoot))
 	}
-	sourcesMu.Lock()
-	srcs := maps.Clone(sources)
-	sourcesMu.Unlock()
-	for _, n := range slices.Sorted(maps.Keys(srcs)) {
+	for _, n := range sources.Names() {
 		if slices.Contains(cfg.Disabled, n) {
 			continue
 		}
-		x, err := srcs[n](ctx, cfg)
+		open, _ := sources.Get(n)
+		x, err := open(ctx, cfg)
 		if err == nil && x == nil {
 			err = fmt.Errorf("%s: %w", n, ErrNotAvailable)
 		}

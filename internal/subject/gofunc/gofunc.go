@@ -7,17 +7,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/registry"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -28,10 +26,7 @@ type Func func(ctx context.Context) error
 // function and an optional cleanup. Setup time is reported as load_time_ms.
 type Setup func(ctx context.Context, p subject.Params) (fn Func, cleanup func(), err error)
 
-var (
-	mu    sync.RWMutex
-	funcs = map[string]Setup{}
-)
+var funcs = registry.New[Setup]("gofunc:")
 
 // Register adds a function run once per iteration.
 func Register(name string, fn Func) {
@@ -39,21 +34,10 @@ func Register(name string, fn Func) {
 }
 
 // RegisterSetup adds a benchmark with per-scenario setup. It panics on a duplicate name.
-func RegisterSetup(name string, setup Setup) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := funcs[name]; dup {
-		panic("gofunc: " + name + " registered twice")
-	}
-	funcs[name] = setup
-}
+func RegisterSetup(name string, setup Setup) { funcs.Add(name, setup) }
 
 // Names returns the registered names, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	return slices.Sorted(maps.Keys(funcs))
-}
+func Names() []string { return funcs.Names() }
 
 // Config is the `subject:` block of a gofunc definition.
 type Config struct {
@@ -119,9 +103,7 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	if c == nil {
 		return nil, fmt.Errorf("gofunc: missing configuration")
 	}
-	mu.RLock()
-	setup, ok := funcs[c.Func]
-	mu.RUnlock()
+	setup, ok := funcs.Get(c.Func)
 	if !ok {
 		return nil, &NotRegisteredError{Func: c.Func}
 	}
