@@ -9,13 +9,6 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-// CallHooker is an optional ability of a Listener: it sees every call of the scenarios it hears
-// about through the CallHook it returns for each (nil: none). The tracing package's listener is
-// one: it records a span per iteration or request.
-type CallHooker interface {
-	CallHook(sc *suite.Scenario, cfg load.Config) CallHook
-}
-
 // CallHook sees one scenario's calls, from the driver's goroutines (concurrently under a serving
 // load). Both methods run outside the call's timed region: the subject takes its timestamps
 // inside Do, after Before has returned and before After is called. The calls of a
@@ -47,14 +40,12 @@ func (c Call) Latency() time.Duration {
 	return c.Observation.End.Sub(c.Observation.Start)
 }
 
-// callHooks returns the hooks the engine's listeners have for a scenario.
+// callHooks returns the hooks the engine's observers have for a scenario.
 func (e *Engine) callHooks(sc *suite.Scenario, cfg load.Config) []CallHook {
 	var hs []CallHook
-	for _, l := range e.listeners {
-		if h, ok := l.(CallHooker); ok {
-			if hook := h.CallHook(sc, cfg); hook != nil {
-				hs = append(hs, hook)
-			}
+	for _, h := range e.observers.hookers {
+		if hook := h.CallHook(sc, cfg); hook != nil {
+			hs = append(hs, hook)
 		}
 	}
 	return hs

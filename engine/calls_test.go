@@ -7,15 +7,14 @@ import (
 
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 )
 
 type beforeKey struct{}
 
-// hookListener is a Listener with a CallHook that records what it sees.
-type hookListener struct {
+// hookObserver is an Observer with a CallHook that records what it sees.
+type hookObserver struct {
 	mu      sync.Mutex
 	serving bool
 	before  int
@@ -23,23 +22,19 @@ type hookListener struct {
 	ctxOK   int // After calls whose ctx came from Before
 }
 
-func (l *hookListener) ScenarioStarted(*suite.Scenario, int, int) {}
-func (l *hookListener) Observed(*suite.Scenario, load.Phase, int) {}
-func (l *hookListener) ScenarioDone(*result.Scenario)             {}
-
-func (l *hookListener) CallHook(sc *suite.Scenario, cfg load.Config) engine.CallHook {
+func (l *hookObserver) CallHook(sc *suite.Scenario, cfg load.Config) engine.CallHook {
 	l.serving = cfg.Serving()
 	return l
 }
 
-func (l *hookListener) Before(ctx context.Context, r subject.Request) context.Context {
+func (l *hookObserver) Before(ctx context.Context, r subject.Request) context.Context {
 	l.mu.Lock()
 	l.before++
 	l.mu.Unlock()
 	return context.WithValue(ctx, beforeKey{}, r.Index)
 }
 
-func (l *hookListener) After(ctx context.Context, c engine.Call) {
+func (l *hookObserver) After(ctx context.Context, c engine.Call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if i, ok := ctx.Value(beforeKey{}).(int); ok && i == c.Request.Index {
@@ -48,7 +43,7 @@ func (l *hookListener) After(ctx context.Context, c engine.Call) {
 	l.calls = append(l.calls, c)
 }
 
-// TestCallHook: a listener with a CallHook sees every call, warm-up included, before and after,
+// TestCallHook: an observer with a CallHook sees every call, warm-up included, before and after,
 // with the context it returned from Before, the observation's timestamps and the error's kind.
 func TestCallHook(t *testing.T) {
 	for _, tc := range []struct {
@@ -68,8 +63,8 @@ load: {mode: concurrency, concurrency: 4, warmup_iterations: 2, measurement_iter
 `, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &hookListener{}
-			e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithListener(l))
+			l := &hookObserver{}
+			e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithObserver(l))
 			run := runAll(t, e, scenarios(t, tc.src))
 			sc := run.Scenarios[0]
 			n := sc.Iterations.Warmup + sc.Iterations.Measured

@@ -24,19 +24,12 @@ import (
 // measured phase begins and its stop function adds what it saw to the scenario's result.
 type Probe func(ctx context.Context, sc *suite.Scenario, s subject.Subject) (stop func(*result.Scenario), err error)
 
-// Listener hears about progress. Every method may be called from the driver's goroutines.
-type Listener interface {
-	ScenarioStarted(sc *suite.Scenario, index, total int)
-	Observed(sc *suite.Scenario, phase load.Phase, done int)
-	ScenarioDone(r *result.Scenario)
-}
-
 // Engine runs scenarios. Build one with New.
 type Engine struct {
 	load        load.Config // overrides from the command line
 	checker     *suite.Checker
 	probes      []Probe
-	listeners   listeners
+	observers   observers
 	maxSamples  int
 	keep        int
 	profileDir  string // --profile: where profiles go ("" none)
@@ -65,32 +58,6 @@ func WithChecker(c *suite.Checker) Option { return func(e *Engine) { e.checker =
 
 // WithProbe adds a probe run beside every scenario.
 func WithProbe(p Probe) Option { return func(e *Engine) { e.probes = append(e.probes, p) } }
-
-// WithListener adds a progress listener; every listener added hears every event.
-func WithListener(l Listener) Option {
-	return func(e *Engine) { e.listeners = append(e.listeners, l) }
-}
-
-// listeners fans events out to several listeners.
-type listeners []Listener
-
-func (ls listeners) ScenarioStarted(sc *suite.Scenario, index, total int) {
-	for _, l := range ls {
-		l.ScenarioStarted(sc, index, total)
-	}
-}
-
-func (ls listeners) Observed(sc *suite.Scenario, phase load.Phase, done int) {
-	for _, l := range ls {
-		l.Observed(sc, phase, done)
-	}
-}
-
-func (ls listeners) ScenarioDone(r *result.Scenario) {
-	for _, l := range ls {
-		l.ScenarioDone(r)
-	}
-}
 
 // WithMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
 func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
@@ -133,9 +100,9 @@ func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		e.listeners.ScenarioStarted(sc, i, len(scenarios))
+		e.observers.scenarioStarted(sc, i, len(scenarios))
 		r := e.RunScenario(ctx, sc)
-		e.listeners.ScenarioDone(&r)
+		e.observers.scenarioDone(&r)
 		done(r)
 	}
 	return ctx.Err()

@@ -182,11 +182,12 @@ func (e *Engine) drive(ctx context.Context, s *scenario, r *result.Scenario) err
 	}
 	s.col.onPhase = func(p load.Phase) {
 		if p == load.Measure {
+			e.observers.measure(sc)
 			s.stops = append(s.stops, e.startProbes(ctx, sc, s.subj, r)...)
 		}
 	}
-	if len(e.listeners) > 0 {
-		s.col.onObserve = func(p load.Phase, n int) { e.listeners.Observed(sc, p, n) }
+	if len(e.observers.counters) > 0 {
+		s.col.onObserve = func(p load.Phase, n int) { e.observers.observed(sc, p, n) }
 	}
 	chain := e.sinks(s, r)
 	// Hooks see each call as the subject does (renumbered by agentSubject).

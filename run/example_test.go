@@ -48,7 +48,7 @@ func Example() {
 		OutputDir: filepath.Join(dir, "results"),
 		Store:     "sqlite:" + filepath.Join(dir, "history.db"),
 		Compare:   compare.Config{Thresholds: thresholds},
-		Judged:    func(v *run.Verdict) { verdict = v },
+		Observers: []run.Observer{run.OnVerdict(func(v *run.Verdict) { verdict = v })},
 		Format:    "none", NoHTMLReport: true, Dir: dir,
 	}
 

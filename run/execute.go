@@ -15,7 +15,6 @@ import (
 	"github.com/inferbench/inferbench/internal/logs"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/sample"
-	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -176,11 +175,12 @@ func (w *writer) finish(r *result.Run) {
 }
 
 // execute runs the scenarios (the execute stage) with the monitors beside them (the sample
-// stage) and returns the run, marked partial when ctx was cancelled.
-func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *sample.Monitors, watch watchers) *result.Run {
+// stage) and the observers following them, and returns the run, marked partial when ctx was
+// cancelled.
+func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *sample.Monitors) *result.Run {
 	opts := []engine.Option{
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
-		engine.WithListener(logListener{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
+		engine.WithObserver(logObserver{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
 		engine.WithRedactor(p.red), engine.WithLogger(w.log),
 		engine.WithOutputLogs(filepath.Join(w.dir, "logs")),
@@ -188,12 +188,10 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	if !p.o.NoRequestLog {
 		opts = append(opts, engine.WithRequestLog(filepath.Join(w.dir, "requests")))
 	}
-	if p.o.Listener != nil {
-		opts = append(opts, engine.WithListener(p.o.Listener))
-	}
+	obs := observers(p.o.Observers)
+	opts = append(opts, obs.options()...)
 	opts = append(opts, p.engineOpts...)
 	opts = append(opts, mon.Options()...)
-	opts = append(opts, watch.options()...)
 	if p.o.Profile > 0 {
 		opts = append(opts, engine.WithProfile(filepath.Join(w.dir, "profiles"), p.o.Profile))
 		if g := newGPUProfiler(p, w.gpus); g != nil {
@@ -201,9 +199,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		}
 	}
 	runErr := engine.New(opts...).Run(ctx, scenarios, w.add)
-	if f, ok := p.o.Listener.(interface{ Finish() }); ok {
-		f.Finish()
-	}
+	obs.scenariosDone()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := w.run
@@ -213,19 +209,17 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 	return r
 }
 
-// logListener writes a line to the run's log as each scenario starts and ends.
-type logListener struct{ log *slog.Logger }
+// logObserver writes a line to the run's log as each scenario starts and ends.
+type logObserver struct{ log *slog.Logger }
 
-func (l logListener) ScenarioStarted(sc *suite.Scenario, index, total int) {
+func (l logObserver) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	l.log.Info("scenario started", "scenario", sc.ID(), "index", index+1, "of", total)
 	l.log.Debug("scenario definition", "scenario", sc.ID(), "source", sc.Benchmark.Source(),
 		"subject", sc.Benchmark.Kind, "model", sc.Model(), "category", sc.Benchmark.Category,
 		"params", fmt.Sprint(map[string]any(sc.Params)), "load", jsonText(sc.Benchmark.Load))
 }
 
-func (l logListener) Observed(*suite.Scenario, load.Phase, int) {}
-
-func (l logListener) ScenarioDone(r *result.Scenario) {
+func (l logObserver) ScenarioDone(r *result.Scenario) {
 	attrs := []any{"scenario", r.ID(), "status", r.Status, "duration_s", fmt.Sprintf("%.2f", r.DurationS)}
 	if lat := r.Metrics["latency_ms"].Summary; lat != nil {
 		attrs = append(attrs, "n", lat.N, "p50_ms", fmt.Sprintf("%.3f", lat.Median), "p99_ms", fmt.Sprintf("%.3f", lat.P99))
@@ -245,7 +239,10 @@ func (l logListener) ScenarioDone(r *result.Scenario) {
 	}
 }
 
-var _ engine.Listener = logListener{}
+var (
+	_ engine.ScenarioStarter  = logObserver{}
+	_ engine.ScenarioFinisher = logObserver{}
+)
 
 // jsonText is v as compact JSON for a log line ("" when it cannot be encoded).
 func jsonText(v any) string {

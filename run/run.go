@@ -86,12 +86,11 @@ type Options struct {
 	// AlertWebhookEnv names the environment variable holding the webhook URL
 	// (alert.WebhookEnv when empty).
 	AlertWebhookEnv string
-	// Judged, when set, is called with the verdict of the judge stage (also when it passes),
-	// before it is rendered.
-	Judged func(*Verdict)
 
-	// Watchers follow the run as it goes (web.LiveRun serves /metrics and the live view).
-	Watchers []Watcher
+	// Observers follow the run as it goes (observer.go): the progress bar, the live view
+	// (web.LiveRun serves /metrics), a Go program's OnVerdict. Each takes part in the events
+	// whose interfaces it implements.
+	Observers []Observer
 	// Secrets are values hidden wherever the run writes (the live view's bearer token), besides
 	// those it learns itself (secret flags in Args, URL passwords, secret environment variables).
 	Secrets []string
@@ -108,9 +107,6 @@ type Options struct {
 	Profile  int
 	Log      slog.Handler
 	LogLevel slog.Level
-	// Listener hears about each scenario as it runs (a progress bar); one with a Finish()
-	// method is told when the last scenario is done, before anything is rendered.
-	Listener engine.Listener
 	// Tracing exports the run as OpenTelemetry traces (tracing.go); the zero value exports only
 	// when the OTEL_EXPORTER_OTLP_* environment names an endpoint.
 	Tracing Tracing
@@ -224,13 +220,13 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 	}
 	mon := p.startMonitors(ctx) // sample: the monitors' sources, open for the whole run
 	defer mon.Close()
-	watch, err := p.startWatchers(ctx, w)
-	if err != nil {
+	obs := observers(p.o.Observers)
+	if err := obs.start(ctx, p, w); err != nil { // observers: the run folder is ready
 		return nil, err
 	}
 
-	r = p.execute(ctx, w, scenarios, mon, watch) // execute + sample; write after each scenario
-	overhead := p.overhead(ctx, mon, r)          // sample: the on/off pass of Monitor.Overhead
+	r = p.execute(ctx, w, scenarios, mon) // execute + sample; write after each scenario
+	overhead := p.overhead(ctx, mon, r)   // sample: the on/off pass of Monitor.Overhead
 	// The stages after execute run on a context that is not the cancelled one, so that an
 	// interrupted run is still written, recorded and judged.
 	fctx := context.WithoutCancel(ctx)
@@ -238,14 +234,12 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 	st := p.record(fctx, w.dir, r) // record: the history store
 	v := p.judge(fctx, st, r)      // judge: baseline, budgets, advice, alerts
 	p.alt = w.alt
-	if p.o.Judged != nil {
-		p.o.Judged(v)
-	}
+	obs.judged(v)
 	p.render(fctx, w.dir, r, v, overhead) // render: summary, verdict, reports, alerts posted
 	if st != nil {
 		st.Close()
 	}
-	watch.finish(fctx, p, r)
+	obs.finish(fctx, p, r)
 	p.errs = append(p.errs, w.err)
 	return r, p.result(r, w.dir, v)
 }
@@ -313,6 +307,9 @@ func newPipeline(o Options) (*pipeline, error) {
 		return nil, usageErr("--baseline needs the history store: drop --no-store")
 	}
 	if err := o.Scaleout.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkObservers(o.Observers); err != nil {
 		return nil, err
 	}
 	red := newRedactor(&o)

@@ -32,7 +32,7 @@ type trace struct {
 }
 
 // startTrace opens the run's span when Options.Tracing or the environment asks for traces, and
-// adds the trace to the engine's listeners: each scenario and each call becomes a span.
+// adds the trace to the engine's observers: each scenario and each call becomes a span.
 func (p *pipeline) startTrace(ctx context.Context) (*trace, error) {
 	t := p.o.Tracing
 	if !tracing.Enabled(t.Endpoint, p.env.Lookup) {
@@ -51,7 +51,7 @@ func (p *pipeline) startTrace(ctx context.Context) (*trace, error) {
 	if err != nil {
 		return nil, usageErr("%v", p.red.Error(err))
 	}
-	p.engineOpts = append(p.engineOpts, engine.WithListener(tr))
+	p.engineOpts = append(p.engineOpts, engine.WithObserver(tr))
 	return &trace{tr: tr, p: p}, nil
 }
 

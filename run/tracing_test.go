@@ -20,20 +20,19 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-// countingListener is a progress listener: it counts the scenarios it is told about, and Finish.
-type countingListener struct {
+// countingObserver is an observer like the progress bar: it counts the scenarios it is told are
+// done, and the end of the scenarios.
+type countingObserver struct {
 	mu             sync.Mutex
 	done, finished int
 }
 
-func (l *countingListener) ScenarioStarted(*suite.Scenario, int, int) {}
-func (l *countingListener) Observed(*suite.Scenario, load.Phase, int) {}
-func (l *countingListener) ScenarioDone(*result.Scenario) {
+func (l *countingObserver) ScenarioDone(*result.Scenario) {
 	l.mu.Lock()
 	l.done++
 	l.mu.Unlock()
 }
-func (l *countingListener) Finish() { l.finished++ }
+func (l *countingObserver) ScenariosDone() { l.finished++ }
 
 var registerTraced sync.Once
 
@@ -60,7 +59,7 @@ func tracedOptions(t *testing.T) run.Options {
 }
 
 // TestRunExportsTrace: run.Run with Options.Tracing sends the run, its scenario and the
-// scenario's iterations as spans to an OTLP receiver, with the progress listener still told of
+// scenario's iterations as spans to an OTLP receiver, with the progress observer still told of
 // every scenario; a negative SpanRate leaves out the iterations, and no endpoint exports nothing.
 // Failed before: the trace was started only by the command line (cli/tracing.go), so a Go program
 // calling run.Run got no span.
@@ -82,8 +81,8 @@ func TestRunExportsTrace(t *testing.T) {
 			rc, url := otlptest.Start(t)
 			opts := tracedOptions(t)
 			opts.Tracing = tc.tracing(url)
-			prog := &countingListener{}
-			opts.Listener = prog
+			prog := &countingObserver{}
+			opts.Observers = []run.Observer{prog}
 			var stderr strings.Builder
 			opts.Stderr = &stderr
 			r, err := run.Run(context.Background(), opts)
@@ -91,7 +90,7 @@ func TestRunExportsTrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			if prog.done != 1 || prog.finished != 1 {
-				t.Errorf("progress listener told of %d scenarios and %d finishes, want 1 and 1", prog.done, prog.finished)
+				t.Errorf("progress observer told of %d scenarios and %d finishes, want 1 and 1", prog.done, prog.finished)
 			}
 			if strings.Contains(stderr.String(), "otlp") {
 				t.Errorf("stderr: %s", stderr.String())

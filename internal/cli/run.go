@@ -73,7 +73,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			}
 			opts.Profile = *profile
 			prog := progress.New(o.Stderr, o.LookupEnv)
-			opts.Listener = prog
+			opts.Observers = append(opts.Observers, prog)
 			if !prog.Shown() {
 				opts.Log = consoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
@@ -146,7 +146,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		if rf.live.Token, err = web.ServerToken(rf.live.Addr, rf.live.Token, "--metrics-addr", o.LookupEnv); err != nil {
 			return opts, usageErr("%v", err)
 		}
-		rf.live.Log, opts.Watchers = o.Stderr, []run.Watcher{&rf.live}
+		rf.live.Log, opts.Observers = o.Stderr, []run.Observer{&rf.live}
 		opts.Secrets = append(opts.Secrets, rf.live.Token)
 	}
 	if opts.LogLevel, err = parseLevel(rf.logLevel); err != nil {

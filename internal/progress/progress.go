@@ -19,7 +19,8 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-// Bar is an engine.Listener that shows a run's progress bar on a terminal, and nothing elsewhere.
+// Bar is a run.Observer that shows a run's progress bar on a terminal, and nothing elsewhere: it
+// hears each scenario start, its calls and its end, and clears itself when the scenarios are done.
 type Bar struct {
 	mu  sync.Mutex
 	bar *progressbar.ProgressBar
@@ -92,11 +93,15 @@ func (p *Bar) ScenarioDone(r *result.Scenario) {
 	_ = p.bar.Add(1)
 }
 
-// Finish clears the bar when the scenarios are done, before the summary is printed.
-func (p *Bar) Finish() {
+// ScenariosDone clears the bar when the scenarios are done, before the summary is printed.
+func (p *Bar) ScenariosDone() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
 }
 
-var _ engine.Listener = (*Bar)(nil)
+var (
+	_ engine.ScenarioStarter  = (*Bar)(nil)
+	_ engine.CallCounter      = (*Bar)(nil)
+	_ engine.ScenarioFinisher = (*Bar)(nil)
+)

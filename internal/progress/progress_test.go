@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"github.com/inferbench/inferbench/run"
 )
+
+// The bar clears itself when the run's scenarios are done (package progress does not import run).
+var _ run.ScenariosFinisher = (*Bar)(nil)
 
 func env(vars map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 }
 
 // A bar is shown only on a terminal, and never with CI set: piped output, a file or a buffer
-// gets none, and the listener's calls then do nothing.
+// gets none, and the observer's calls then do nothing.
 func TestShownOnlyOnATerminal(t *testing.T) {
 	f, err := os.CreateTemp(t.TempDir(), "stderr")
 	if err != nil {
@@ -30,7 +35,7 @@ func TestShownOnlyOnATerminal(t *testing.T) {
 			t.Errorf("%s: the bar is shown", tc.name)
 		}
 		tc.w.ScenarioDone(nil) // no bar: nothing to advance, no panic
-		tc.w.Finish()
+		tc.w.ScenariosDone()
 	}
 	if Interactive(os.Stdout, env(map[string]string{"CI": "1"})) {
 		t.Error("Interactive with CI set: want false")

@@ -49,7 +49,7 @@ func BenchmarkIteration(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				opts = append(opts, engine.WithListener(tr))
+				opts = append(opts, engine.WithObserver(tr))
 			}
 			e := engine.New(opts...)
 			var r result.Scenario

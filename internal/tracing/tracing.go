@@ -31,7 +31,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -63,8 +62,9 @@ func EnvEndpoint(lookup func(string) (string, bool)) (endpoint, name string) {
 	return "", ""
 }
 
-// Run is the trace of one run. It is an engine.Listener: each scenario becomes a span; and an
-// engine.CallHooker: each iteration or request becomes a span below its scenario's.
+// Run is the trace of one run, an engine.Observer: each scenario becomes a span
+// (engine.ScenarioStarter, engine.ScenarioFinisher), and each iteration or request a span below
+// its scenario's (engine.CallHooker).
 type Run struct {
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
@@ -85,8 +85,9 @@ type scenarioTrace struct {
 }
 
 var (
-	_ engine.Listener   = (*Run)(nil)
-	_ engine.CallHooker = (*Run)(nil)
+	_ engine.ScenarioStarter  = (*Run)(nil)
+	_ engine.ScenarioFinisher = (*Run)(nil)
+	_ engine.CallHooker       = (*Run)(nil)
 )
 
 // DefaultSpanRate is the most iteration or request spans recorded per second in a scenario,
@@ -253,7 +254,7 @@ func Sampler(lookup func(string) (string, bool)) (sdktrace.Sampler, error) {
 	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%q: not supported (always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio)", name)
 }
 
-// ScenarioStarted implements engine.Listener.
+// ScenarioStarted implements engine.ScenarioStarter: the scenario's span starts.
 func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	ctx, span := r.tracer.Start(r.ctx, "scenario "+sc.ID(), trace.WithAttributes(
 		attribute.String("inferbench.benchmark", sc.Benchmark.Name),
@@ -267,10 +268,7 @@ func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	r.mu.Unlock()
 }
 
-// Observed implements engine.Listener.
-func (r *Run) Observed(*suite.Scenario, load.Phase, int) {}
-
-// ScenarioDone implements engine.Listener: the metrics become attributes (a summary as its
+// ScenarioDone implements engine.ScenarioFinisher: the metrics become attributes (a summary as its
 // median, p95 and p99; a value as itself) and the span ends.
 func (r *Run) ScenarioDone(s *result.Scenario) {
 	r.mu.Lock()

@@ -86,7 +86,7 @@ func runScenarios(t *testing.T, tr *Run, src string) []result.Scenario {
 		scs = append(scs, b.Expand(nil)...)
 	}
 	var out []result.Scenario
-	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithListener(tr))
+	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithObserver(tr))
 	ctx := context.Background()
 	if err := e.Run(ctx, scs, func(r result.Scenario) { out = append(out, r) }); err != nil {
 		t.Fatal(err)

@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/suite"
 )
 
 // LiveRun serves /metrics and the live view of one run while it lasts (`inferbench run
 // --metrics-addr`): scenarios reach it as the run folder's run.json is rewritten after each one,
-// and Measuring marks the one being measured. It is a run.Watcher.
+// and Measuring marks the one being measured. It is a run.Observer: started with the run folder
+// (run.Starter), told of each measured window (engine.MeasureStarter), finished with the run
+// (run.Finisher).
 type LiveRun struct {
 	Addr   string        // host:port
 	Token  string        // bearer token clients must send ("" on loopback only; see ServerToken)
@@ -27,8 +30,8 @@ type LiveRun struct {
 	done   chan error
 }
 
-// Start listens on Addr and serves until Finish, following dir/run.json.
-func (l *LiveRun) Start(ctx context.Context, dir string) error {
+// RunStarted listens on Addr and serves until RunFinished, following dir/run.json.
+func (l *LiveRun) RunStarted(ctx context.Context, dir string) error {
 	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
 		return fmt.Errorf("--metrics-addr %s: %w", l.Addr, err)
@@ -48,13 +51,13 @@ func (l *LiveRun) Start(ctx context.Context, dir string) error {
 }
 
 // Measuring marks the scenario whose measured window just opened.
-func (l *LiveRun) Measuring(benchmark, scenario string) {
-	l.srv.Hub().ScenarioStarted(benchmark + "/" + scenario)
-	l.srv.Metrics().Started(benchmark, scenario)
+func (l *LiveRun) Measuring(sc *suite.Scenario) {
+	l.srv.Hub().ScenarioStarted(sc.Benchmark.Name + "/" + sc.Name)
+	l.srv.Metrics().Started(sc.Benchmark.Name, sc.Name)
 }
 
-// Finish publishes the finished run, serves it Linger longer, and stops.
-func (l *LiveRun) Finish(ctx context.Context, r *result.Run) error {
+// RunFinished publishes the finished run, serves it Linger longer, and stops.
+func (l *LiveRun) RunFinished(ctx context.Context, r *result.Run) error {
 	l.srv.Hub().SetRun(r)
 	l.srv.Hub().RunFinished()
 	l.srv.Metrics().SetRun(r)
