@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/scaleout"
 	"github.com/inferbench/inferbench/internal/shard"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
@@ -17,16 +18,17 @@ import (
 )
 
 // Scale-out: a run that is one part of a group on several machines (docs/scale-out.md). A shard
-// runs its part of the selected scenarios (package shard); an agent sends its part of the load to
-// a server that other agents load too (engine.Agent). Both record their part, and
-// `inferbench merge` (package merge) makes one run of the group.
+// runs its part of the selected scenarios; an agent sends its part of the load to a server that
+// other agents load too (engine.Agent). Both record their part, and `inferbench merge` (package
+// merge) makes one run of the group. The bookkeeping (the shard's plan, the agents' meeting at
+// the store) is internal/scaleout's.
 
 // Scaleout makes a run one part of a group. The zero value is a whole run.
 type Scaleout struct {
 	// Group names the run group the parts share; required with Shard or Agents.
 	Group string
 	// Shard, when set, runs only that shard of the selected scenarios.
-	Shard *shard.Spec
+	Shard *Shard
 	// ShardCosts balances the shards by the scenario durations of this run (a run.json, a run
 	// folder, a run ID or baseline:NAME in the store); every shard must name the same.
 	ShardCosts string
@@ -38,6 +40,9 @@ type Scaleout struct {
 	Barrier        bool
 	BarrierTimeout time.Duration
 }
+
+// Shard is one shard of a group: Index (0-based) of Count.
+type Shard struct{ Index, Count int }
 
 func (s Scaleout) validate() error {
 	if s.Shard == nil && s.Agents == 0 {
@@ -56,7 +61,7 @@ func (s Scaleout) validate() error {
 		return usageErr("--shard and --agents: a run is one shard of a suite or one agent of a load, not both")
 	}
 	if s.Shard != nil {
-		if err := s.Shard.Validate(); err != nil {
+		if err := shard.Spec(*s.Shard).Validate(); err != nil {
 			return usageErr("--shard: %v", err)
 		}
 	}
@@ -83,34 +88,18 @@ func SelectShard(ctx context.Context, o Options, scenarios []*suite.Scenario) ([
 	if env.Vars == nil {
 		env.Vars = os.Environ()
 	}
-	costs := map[string]float64{}
+	var costs *result.Run
 	if s.ShardCosts != "" {
-		ref, err := loadRef(ctx, s.ShardCosts, o.Store, env)
-		if err != nil {
+		var err error
+		if costs, err = loadRef(ctx, s.ShardCosts, o.Store, env); err != nil {
 			return nil, nil, usageErr("--shard-costs %s: %v", s.ShardCosts, err)
 		}
-		for _, sc := range ref.Scenarios {
-			if sc.Status != result.StatusSkipped {
-				costs[sc.ID()] = sc.DurationS
-			}
-		}
 	}
-	items := make([]shard.Item, len(scenarios))
-	for i, sc := range scenarios {
-		items[i] = shard.Item{ID: sc.ID(), Cost: costs[sc.ID()]}
-	}
-	mine, plan, err := shard.Select(items, *s.Shard)
+	out, info, err := scaleout.Shard(scenarios, shard.Spec(*s.Shard), s.Group, costs, s.ShardCosts)
 	if err != nil {
 		return nil, nil, usageErr("--shard: %v", err)
 	}
-	out := make([]*suite.Scenario, len(mine))
-	for i, k := range mine {
-		out[i] = scenarios[k]
-	}
-	return out, &result.ShardInfo{
-		Group: s.Group, Index: s.Shard.Index, Count: s.Shard.Count, Planned: len(scenarios), Assigned: len(out),
-		Balance: plan.Balance, CostsFrom: s.ShardCosts, Plan: plan.Digest,
-	}, nil
+	return out, info, nil
 }
 
 // loadRef reads a run from a file or folder, else from the store (a run ID or baseline:NAME).
@@ -134,9 +123,8 @@ func (s Scaleout) agentInfo() *result.AgentInfo {
 	return &result.AgentInfo{Group: s.Group, Index: s.Agent, Count: s.Agents, StartAt: s.StartAt}
 }
 
-// meet measures the agent's clock offset against the store's clock (PostgreSQL has one) and,
-// with Barrier, waits at the store's start barrier for the other agents and takes the start they
-// agree on. It updates a.
+// meet opens the store and meets the other agents there (scaleout.Meet: the agent's clock offset
+// and, with Barrier, the start they agree on at the store's start barrier). It updates a.
 func (p *pipeline) meet(ctx context.Context, a *result.AgentInfo) error {
 	s := p.o.Scaleout
 	if a == nil || (p.o.NoStore && !s.Barrier) {
@@ -151,35 +139,11 @@ func (p *pipeline) meet(ctx context.Context, a *result.AgentInfo) error {
 		return nil
 	}
 	defer st.Close()
-	var offset time.Duration
-	if c, ok := st.(store.Clock); ok {
-		off, unc, err := store.Offset(ctx, c)
-		switch {
-		case err == nil:
-			offset = off
-			ms := float64(off) / 1e6
-			a.ClockOffsetMS = &ms
-			if unc > 50*time.Millisecond {
-				fmt.Fprintf(p.o.Stderr, "inferbench: clock offset %v measured with an uncertainty of ±%v (a slow link to the store)\n", off, unc)
-			}
-		case !errors.Is(err, errors.ErrUnsupported):
-			fmt.Fprintf(p.o.Stderr, "inferbench: clock offset not measured: %v\n", err)
-		}
-	}
-	if !s.Barrier {
-		return nil
-	}
-	b, ok := st.(store.Barrier)
-	if !ok {
+	err = scaleout.Meet(ctx, st, a, s.Barrier, s.BarrierTimeout, p.o.Stderr)
+	if errors.Is(err, scaleout.ErrNoBarrier) {
 		return usageErr("--start-at barrier: the store %s has no barrier", StoreLabel(p.o.Store, p.env))
 	}
-	host, _ := os.Hostname()
-	start, err := store.Meet(ctx, b, a.Group, a.Index, a.Count, host, store.MeetOptions{Offset: offset, Timeout: s.BarrierTimeout})
-	if err != nil {
-		return err
-	}
-	a.StartAt = start
-	return nil
+	return err
 }
 
 // startPart records the run's part of its group (shard, agent) and meets the other agents.

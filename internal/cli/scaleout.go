@@ -53,7 +53,7 @@ func (s scaleoutFlags) scaleout(lookup func(string) (string, bool)) (run.Scaleou
 		if err != nil {
 			return so, usageErr("--shard: %v", err)
 		}
-		so.Shard, so.ShardCosts = &spec, s.ShardCosts
+		so.Shard, so.ShardCosts = &run.Shard{Index: spec.Index, Count: spec.Count}, s.ShardCosts
 	} else if s.ShardCosts != "" {
 		return so, usageErr("--shard-costs needs --shard")
 	}
