@@ -194,3 +194,171 @@ func TestPublicPackagesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicAPINoInternalTypes holds the public packages to their promise: no exported
+// declaration of a package outside internal/ (a function's or exported method's signature, an
+// exported type with its exported fields and methods, an exported variable's or constant's declared
+// type) names a type of an internal package, which a Go program could neither name nor build. It
+// reads the source (go/parser): a selector pkg.Name in such a declaration is flagged when the
+// file imports pkg from a path with /internal/ in it. A variable's type inferred from its value
+// is not seen.
+func TestPublicAPINoInternalTypes(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		base := d.Name()
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") || base == "testdata" || base == "node_modules" || base == "internal") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(base, ".go") || strings.HasSuffix(base, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		if f.Name.Name == "main" {
+			return nil
+		}
+		internal := map[string]string{} // the file's name of each internal package it imports
+		for _, s := range f.Imports {
+			p, _ := strconv.Unquote(s.Path.Value)
+			if !strings.Contains(p, "/internal/") {
+				continue
+			}
+			name := p[strings.LastIndex(p, "/")+1:]
+			if s.Name != nil {
+				name = s.Name.Name
+			}
+			internal[name] = p
+		}
+		if len(internal) == 0 {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
+			pkg = "inferbench"
+		}
+		check := func(decl string, n ast.Node) {
+			for _, ref := range internalRefs(n, internal) {
+				t.Errorf("%s: %s.%s uses %s, a type of an internal package: a Go program cannot name it (give it a public type, or unexport %s)", path, pkg, decl, ref, decl)
+			}
+		}
+		for _, decl := range f.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				if !decl.Name.IsExported() {
+					continue
+				}
+				name := decl.Name.Name
+				if decl.Recv != nil {
+					recv := decl.Recv.List[0].Type
+					for {
+						switch r := recv.(type) {
+						case *ast.StarExpr:
+							recv = r.X
+							continue
+						case *ast.IndexExpr:
+							recv = r.X
+							continue
+						case *ast.IndexListExpr:
+							recv = r.X
+							continue
+						}
+						break
+					}
+					id, ok := recv.(*ast.Ident)
+					if !ok || !id.IsExported() {
+						continue // a method of an unexported type
+					}
+					name = id.Name + "." + name
+				}
+				check(name, decl.Type)
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					switch s := spec.(type) {
+					case *ast.TypeSpec:
+						if !s.Name.IsExported() {
+							continue
+						}
+						if s.TypeParams != nil {
+							check(s.Name.Name, s.TypeParams)
+						}
+						var members *ast.FieldList // named as Type.Field, Type.Method
+						switch st := s.Type.(type) {
+						case *ast.StructType:
+							members = st.Fields
+						case *ast.InterfaceType:
+							members = st.Methods
+						default:
+							check(s.Name.Name, s.Type)
+							continue
+						}
+						for _, m := range members.List {
+							if len(m.Names) == 0 {
+								check(s.Name.Name, m.Type) // embedded
+							}
+							for _, n := range m.Names {
+								if n.IsExported() {
+									check(s.Name.Name+"."+n.Name, m.Type)
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() && s.Type != nil {
+								check(n.Name, s.Type)
+							}
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// internalRefs returns the selectors pkg.Name in n whose pkg is one of internal (a file's names of
+// the internal packages it imports), outside unexported struct fields and interface methods.
+func internalRefs(n ast.Node, internal map[string]string) []string {
+	var refs []string
+	var visit func(ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok {
+				if p, ok := internal[id.Name]; ok {
+					refs = append(refs, id.Name+"."+n.Sel.Name+" ("+p+")")
+				}
+			}
+			return false
+		case *ast.StructType, *ast.InterfaceType:
+			var fields *ast.FieldList
+			if st, ok := n.(*ast.StructType); ok {
+				fields = st.Fields
+			} else {
+				fields = n.(*ast.InterfaceType).Methods
+			}
+			for _, f := range fields.List {
+				exported := len(f.Names) == 0 // embedded: promoted
+				for _, name := range f.Names {
+					exported = exported || name.IsExported()
+				}
+				if exported {
+					ast.Inspect(f.Type, visit)
+				}
+			}
+			return false
+		}
+		return true
+	}
+	ast.Inspect(n, visit)
+	return refs
+}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/launch"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -39,7 +38,7 @@ type Engine struct {
 	requestLog  string         // folder of per-request logs (requests.go); "" writes none
 	serverLogs  string         // folder of server logs (server.go); "" discards them
 	server      *launch.Server // the server under test now running, shared by scenarios
-	redact      *redact.Redactor
+	redact      Redactor
 	agent       *Agent // one of several load agents (scaleout.go)
 	histograms  bool   // keep full-resolution histograms (scaleout.go)
 	started     bool   // the agent's start time has passed

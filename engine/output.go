@@ -32,7 +32,7 @@ func WithOutputLogs(dir string) Option { return func(e *Engine) { e.outputLogs =
 type outputLog struct {
 	mu      sync.Mutex
 	path    string
-	red     *redact.Redactor
+	red     Redactor
 	headMax int
 	tailMax int
 	head    []byte
@@ -40,7 +40,7 @@ type outputLog struct {
 	dropped int64  // bytes past the head dropped from tail
 }
 
-func newOutputLog(path string, max int, r *redact.Redactor) *outputLog {
+func newOutputLog(path string, max int, r Redactor) *outputLog {
 	return &outputLog{path: path, red: r, headMax: max / 2, tailMax: max - max/2}
 }
 

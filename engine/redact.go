@@ -7,19 +7,27 @@ import (
 	"github.com/inferbench/inferbench/subject"
 )
 
-// WithRedactor hides secrets (see package redact) in what enters a scenario's result from the
-// outside: every call's error (a server's error body echoing an API key) before the request log
-// and the collector see it, and the scenario's error, warnings and parameters.
-func WithRedactor(r *redact.Redactor) Option { return func(e *Engine) { e.redact = r } }
+// Redactor hides secrets in text: String returns s with every secret it knows masked. A run
+// (package run) learns its secrets where they enter (flags, the environment, the definitions)
+// into one, and hands it to the engine with WithRedactor.
+type Redactor interface {
+	String(s string) string
+}
+
+// WithRedactor hides secrets in what enters a scenario's result from the outside, through r:
+// every call's error (a server's error body echoing an API key) before the request log and the
+// collector see it, the scenario's error, warnings and parameters, the subject's output log and
+// a launched server's log.
+func WithRedactor(r Redactor) Option { return func(e *Engine) { e.redact = r } }
 
 // redactSink redacts each call's error and each warning, then passes them on.
 type redactSink struct {
 	sink
-	red *redact.Redactor
+	red Redactor
 }
 
 func (s redactSink) Observe(p load.Phase, o subject.Observation, err error) {
-	s.sink.Observe(p, o, s.red.Error(err))
+	s.sink.Observe(p, o, redact.Err(s.red, err))
 }
 
 func (s redactSink) Warn(msg string) { s.sink.Warn(s.red.String(msg)) }

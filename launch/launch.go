@@ -85,11 +85,17 @@ type Plan struct {
 	port    int
 	key     string
 	logPath string
-	red     *redact.Redactor
+	red     Redactor
+}
+
+// Redactor hides secrets in text: String returns s with every secret it knows masked (a run's,
+// handed in through engine.WithRedactor).
+type Redactor interface {
+	String(s string) string
 }
 
 // Redact makes the server's log go through r (its secrets hidden); nil writes it as it is.
-func (p *Plan) Redact(r *redact.Redactor) { p.red = r }
+func (p *Plan) Redact(r Redactor) { p.red = r }
 
 // Render substitutes params (and a free port, when "{port}" is used and params has none) into
 // cfg. base is the definition's directory; logPath receives the server's output ("" discards

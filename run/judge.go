@@ -29,7 +29,7 @@ type Verdict struct {
 	// Compare is the comparison with the baseline, or the budgets alone (Old.ID "-"): a
 	// regression or an exceeded budget fails the run.
 	Compare *compare.Report
-	Advice  []advice.Tip
+	Advice  []result.Tip // the advice rules' suggestions (internal/advice), written to advice.json
 	// Alerts are the alert rules that fired; AlertNotes why some could not be evaluated.
 	Alerts     []alert.Firing
 	AlertNotes []string

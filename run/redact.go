@@ -2,6 +2,8 @@ package run
 
 import (
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/suite"
@@ -18,24 +20,27 @@ func newRedactor(o *Options) *redact.Redactor {
 	return red
 }
 
-// learnSecrets adds the secrets the selected benchmarks' definitions hold or name: what a subject's
-// configuration holds itself (an openai subject's header values, a URL's password, the values
-// of env: variables whose names say secret) and the values of the environment variables it
-// names (an API key's), read from the run's environment and the process's, which subjects may
-// read; and the secret env: values of a server the benchmark starts. This is where a
-// definition's data enters the run: everything written after it is redacted.
+// learnSecrets adds the secrets the selected benchmarks' definitions hold or name (Secrets). This
+// is where a definition's data enters the run: everything written after it is redacted.
 func (p *pipeline) learnSecrets(scenarios []*suite.Scenario) {
-	LearnSecrets(p.red, p.o.Env, scenarios)
+	p.red.Add(Secrets(p.o.Env, scenarios)...)
 }
 
-// LearnSecrets is learnSecrets for any redactor: a run's, or an A/B's (internal/ab); env is the
-// environment the subjects run with.
-func LearnSecrets(red *redact.Redactor, env []string, scenarios []*suite.Scenario) {
-	var names []string
+// Secrets returns the secrets the scenarios' definitions hold or name, for a run's redactor or an
+// A/B's (internal/ab): what a subject's configuration holds itself (an openai subject's header
+// values, a URL's password, the values of env: variables whose names say secret), a
+// secret-named parameter's value (hf_token, from --set too), the secret env: values of a server
+// the benchmark starts, and the values of the environment variables a configuration names (an
+// API key's) with, when it names any, those whose names say secret, read from env (the
+// environment the subjects run with) and the process's, which subjects may read.
+func Secrets(env []string, scenarios []*suite.Scenario) []string {
+	var out, names []string
 	seen := map[*suite.Benchmark]bool{}
 	for _, sc := range scenarios {
-		for k, v := range sc.Params { // a secret-named parameter's value: hf_token, from --set too
-			red.Learn(k, v)
+		for k, v := range sc.Params {
+			if s, ok := v.(string); ok && redact.SecretName(k) {
+				out = append(out, s)
+			}
 		}
 		b := sc.Benchmark
 		if seen[b] {
@@ -46,14 +51,18 @@ func LearnSecrets(red *redact.Redactor, env []string, scenarios []*suite.Scenari
 			names = append(names, s.SecretEnv()...)
 		}
 		if s, ok := b.Config.(interface{ Secrets() []string }); ok {
-			red.Add(s.Secrets()...)
+			out = append(out, s.Secrets()...)
 		}
 		if b.Server != nil {
-			red.Add(b.Server.Secrets()...)
+			out = append(out, b.Server.Secrets()...)
 		}
 	}
 	if len(names) > 0 {
-		red.Env(env, names...)
-		red.Env(os.Environ(), names...)
+		for _, kv := range slices.Concat(env, os.Environ()) {
+			if k, v, ok := strings.Cut(kv, "="); ok && (redact.SecretEnv(k) || slices.Contains(names, k)) {
+				out = append(out, v)
+			}
+		}
 	}
+	return out
 }

@@ -90,7 +90,7 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 		}
 		vs[i] = v
 	}
-	run.LearnSecrets(red, e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})
+	red.Add(run.Secrets(e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})...)
 	out := redact.NewWriter(o.Stdout, red)
 	defer out.Flush()
 	sa, cfg, err := vs[0].Open(ctx, spec)

@@ -18,13 +18,6 @@ import (
 	"github.com/inferbench/inferbench/stats"
 )
 
-// Tip is one suggestion.
-type Tip struct {
-	Rule     string `json:"rule"`     // "quantisation", "batching", "memory-growth"
-	Scenario string `json:"scenario"` // benchmark/scenario
-	Text     string `json:"text"`
-}
-
 // Rules are the thresholds of the rule set (a plain documented struct; DefaultRules is used
 // when zero).
 type Rules struct {
@@ -78,7 +71,7 @@ var fullPrecision = map[string]bool{"float32": true, "fp32": true, "float": true
 var lowPrecision = []string{"int8", "fp8", "float16", "fp16", "half", "bfloat16", "bf16", "int4"}
 
 // For returns the tips for a run. hist may be nil.
-func For(r *result.Run, rules Rules, hist History) []Tip {
+func For(r *result.Run, rules Rules, hist History) []result.Tip {
 	if rules == (Rules{}) {
 		rules = DefaultRules
 	}
@@ -89,7 +82,7 @@ func For(r *result.Run, rules Rules, hist History) []Tip {
 		s := &r.Scenarios[i]
 		byBenchmark[s.Benchmark] = append(byBenchmark[s.Benchmark], s)
 	}
-	var tips []Tip
+	var tips []result.Tip
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		if s.Status != result.StatusOK {
@@ -115,7 +108,7 @@ func median(s *result.Scenario, m string) (float64, bool) {
 
 // quantisation looks for a faster lower-precision sibling among siblings (the scenarios of s's
 // benchmark).
-func quantisation(siblings []*result.Scenario, s *result.Scenario, rules Rules) []Tip {
+func quantisation(siblings []*result.Scenario, s *result.Scenario, rules Rules) []result.Tip {
 	dtype := param(s, "dtype")
 	if !fullPrecision[dtype] {
 		return nil
@@ -130,10 +123,10 @@ func quantisation(siblings []*result.Scenario, s *result.Scenario, rules Rules) 
 			continue
 		}
 		if ol, ok := median(o, "latency_ms"); ok && ol > 0 && ol < lat {
-			return []Tip{{Rule: "quantisation", Scenario: s.ID(), Text: fmt.Sprintf("median latency %.1f ms at %s; %s measured %.1f ms here (%.2f× faster): prefer it where accuracy allows", lat, dtype, param(o, "dtype"), ol, lat/ol)}}
+			return []result.Tip{{Rule: "quantisation", Scenario: s.ID(), Text: fmt.Sprintf("median latency %.1f ms at %s; %s measured %.1f ms here (%.2f× faster): prefer it where accuracy allows", lat, dtype, param(o, "dtype"), ol, lat/ol)}}
 		}
 	}
-	return []Tip{{Rule: "quantisation", Scenario: s.ID(), Text: fmt.Sprintf("median latency %.1f ms at %s: try float16/bfloat16 or int8 quantisation (add a dtype axis to the matrix to measure it)", lat, dtype)}}
+	return []result.Tip{{Rule: "quantisation", Scenario: s.ID(), Text: fmt.Sprintf("median latency %.1f ms at %s: try float16/bfloat16 or int8 quantisation (add a dtype axis to the matrix to measure it)", lat, dtype)}}
 }
 
 func sameExcept(a, b *result.Scenario, skip string) bool {
@@ -151,7 +144,7 @@ func sameExcept(a, b *result.Scenario, skip string) bool {
 	return true
 }
 
-func batching(s *result.Scenario, rules Rules) []Tip {
+func batching(s *result.Scenario, rules Rules) []result.Tip {
 	util, ok := median(s, "gpu_util_pct")
 	if !ok || util >= rules.IdleGPUPct {
 		return nil
@@ -165,14 +158,14 @@ func batching(s *result.Scenario, rules Rules) []Tip {
 	if bs > rules.SmallBatch {
 		return nil
 	}
-	return []Tip{{Rule: "batching", Scenario: s.ID(), Text: fmt.Sprintf("the GPU was busy %.0f%% of the time at batch size %g: batch more requests (or raise concurrency) to use it", util, bs)}}
+	return []result.Tip{{Rule: "batching", Scenario: s.ID(), Text: fmt.Sprintf("the GPU was busy %.0f%% of the time at batch size %g: batch more requests (or raise concurrency) to use it", util, bs)}}
 }
 
-func growth(s *result.Scenario, rules Rules, hist History) []Tip {
-	var tips []Tip
+func growth(s *result.Scenario, rules Rules, hist History) []result.Tip {
+	var tips []result.Tip
 	for _, w := range s.Warnings {
 		if strings.HasPrefix(w, "memory growth:") {
-			tips = append(tips, Tip{Rule: "memory-growth", Scenario: s.ID(), Text: strings.TrimSpace(strings.TrimPrefix(w, "memory growth:")) + ": memory rose steadily while measuring; look for caches without a bound, tensors kept across iterations, or a leak"})
+			tips = append(tips, result.Tip{Rule: "memory-growth", Scenario: s.ID(), Text: strings.TrimSpace(strings.TrimPrefix(w, "memory growth:")) + ": memory rose steadily while measuring; look for caches without a bound, tensors kept across iterations, or a leak"})
 		}
 	}
 	if hist == nil {
@@ -186,7 +179,7 @@ func growth(s *result.Scenario, rules Rules, hist History) []Tip {
 		}
 		last := cps[len(cps)-1]
 		if last.Magnitude > 0 {
-			tips = append(tips, Tip{Rule: "memory-growth", Scenario: s.ID(), Text: fmt.Sprintf("%s shifted up %+.0f%% (%.0f → %.0f) %d runs ago, and stayed there", m, 100*last.Magnitude, last.Before, last.After, len(xs)-last.Index)})
+			tips = append(tips, result.Tip{Rule: "memory-growth", Scenario: s.ID(), Text: fmt.Sprintf("%s shifted up %+.0f%% (%.0f → %.0f) %d runs ago, and stayed there", m, 100*last.Magnitude, last.Before, last.After, len(xs)-last.Index)})
 		}
 	}
 	return tips

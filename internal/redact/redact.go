@@ -378,13 +378,26 @@ func (r *Redactor) Env(env []string, names ...string) {
 	}
 }
 
+// Masker masks the secrets in text: a *Redactor, or a public package's own interface of the
+// same method (engine.Redactor, launch.Redactor) through which a caller hands one in. The
+// helpers of this package take a Masker; Params learns secrets, and a Writer screens whole chunks
+// at once, when it is a *Redactor.
+type Masker interface {
+	String(s string) string
+}
+
+var _ Masker = (*Redactor)(nil)
+
 // Error returns err with its message redacted; errors.Is and errors.As still see the original
 // chain. Nil stays nil.
-func (r *Redactor) Error(err error) error {
+func (r *Redactor) Error(err error) error { return Err(r, err) }
+
+// Err is Redactor.Error through any Masker.
+func Err(m Masker, err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := r.String(err.Error())
+	msg := m.String(err.Error())
 	if msg == err.Error() {
 		return err
 	}

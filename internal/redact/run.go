@@ -43,12 +43,14 @@ func Run(r *result.Run) {
 }
 
 // Params redacts a scenario's parameters (or environment) in place: the value of a name that is
-// secret (SecretName: hf_token, api_key, access_token; not max_tokens) is masked whole and
-// learnt, whatever its shape; the others' strings are redacted as Value does.
-func Params(red *Redactor, m map[string]any) {
+// secret (SecretName: hf_token, api_key, access_token; not max_tokens) is masked whole, whatever
+// its shape, and learnt when red is a *Redactor; the others' strings are redacted as Value does.
+func Params(red Masker, m map[string]any) {
 	for k, v := range m {
 		if SecretName(k) {
-			red.Learn(k, v)
+			if r, ok := red.(*Redactor); ok {
+				r.Learn(k, v)
+			}
 			m[k] = Mask
 			continue
 		}
@@ -67,7 +69,7 @@ func (r *Redactor) Learn(name string, v any) {
 
 // Value redacts the strings in a decoded JSON-like value (maps, slices, strings), in place where
 // it can, and returns it.
-func Value(red *Redactor, v any) any {
+func Value(red Masker, v any) any {
 	switch v := v.(type) {
 	case string:
 		return red.String(v)
@@ -89,7 +91,7 @@ func Value(red *Redactor, v any) any {
 
 // Extra redacts the text of a scenario's typed sections, in place: the server's command line, the
 // monitors' warnings, and the strings of sections kept as raw JSON.
-func Extra(red *Redactor, e *result.Extra) {
+func Extra(red Masker, e *result.Extra) {
 	if e.Server != nil {
 		e.Server.Command = red.String(e.Server.Command)
 	}

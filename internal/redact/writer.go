@@ -15,12 +15,18 @@ const maxLine = 64 << 10
 type Writer struct {
 	mu  sync.Mutex
 	w   io.Writer
-	red *Redactor
+	red Masker
 	buf []byte
 }
 
-// NewWriter returns a Writer to w through r.
-func NewWriter(w io.Writer, r *Redactor) *Writer { return &Writer{w: w, red: r} }
+// NewWriter returns a Writer to w through m; a nil m masks secrets by their shape alone (as the
+// zero Redactor does).
+func NewWriter(w io.Writer, m Masker) *Writer {
+	if m == nil {
+		m = &Redactor{}
+	}
+	return &Writer{w: w, red: m}
+}
 
 // Write implements io.Writer. It passes on every whole line in p, redacted, in one write to w: a
 // run of lines that holds no candidate secret (Redactor.clean) at once, the others line by line.
@@ -45,7 +51,7 @@ func (w *Writer) emit(n int) error {
 	if len(w.buf) == 0 {
 		w.buf = w.buf[:0:0]
 	}
-	if w.red.candidates(chunk) != 0 {
+	if r, ok := w.red.(*Redactor); !ok || r.candidates(chunk) != 0 {
 		var out strings.Builder
 		out.Grow(len(chunk))
 		for rest := chunk; rest != ""; {
