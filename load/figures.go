@@ -272,12 +272,10 @@ var (
 	_ Sink   = (*figureSink)(nil)
 )
 
-// derivations counts StreamMetrics' calls in this process (Derivations).
+// derivations counts StreamMetrics' calls in this process: each measured request is derived once,
+// wherever its figures are read (TestDerivedOncePerRequest holds the engine to it, through
+// export_test.go).
 var derivations atomic.Int64
-
-// Derivations returns how many times StreamMetrics has run in this process. Each measured
-// request is derived once, wherever its figures are read (a test holds the engine to it).
-func Derivations() int64 { return derivations.Load() }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
