@@ -13,6 +13,7 @@ import (
 	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/internal/logs"
+	"github.com/inferbench/inferbench/internal/recovery"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/sample"
 	"github.com/inferbench/inferbench/result"
@@ -59,7 +60,7 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 	if w.logFile, err = os.Create(filepath.Join(dir, result.LogFile)); err != nil {
 		return nil, err
 	}
-	lockRunLog(w.logFile) // held while the run lasts: a later run tells it from a killed one (recover.go)
+	recovery.Lock(w.logFile) // held while the run lasts: a later run tells it from a killed one
 	file := slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: p.fileLevel()})
 	if p.early != nil {
 		p.early.Replay(ctx, file) // what select logged, redacted on its way in

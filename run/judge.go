@@ -11,6 +11,7 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/internal/advice"
+	"github.com/inferbench/inferbench/internal/recovery"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 
@@ -79,7 +80,7 @@ func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
-	ids, err := recoverKilled(ctx, st, filepath.Dir(dir), dir)
+	ids, err := recovery.Record(ctx, st, filepath.Dir(dir), dir, PutNew)
 	for _, id := range ids {
 		fmt.Fprintf(p.o.Stderr, "inferbench: recorded killed run %s from %s, marked partial\n", id, filepath.Dir(dir))
 	}

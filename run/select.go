@@ -3,12 +3,10 @@ package run
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/internal/pyenv"
 	"github.com/inferbench/inferbench/internal/redact"
@@ -317,24 +315,4 @@ func List(sel Selection, env Env) (rows []ListRow, benchmarks int, err error) {
 		rows = append(rows, ListRow{b.Name, sc.Name, b.Category, sc.Model(), b.Kind, b.Source(), sc.Params, check.Check(sc)})
 	}
 	return rows, len(benches), nil
-}
-
-// WriteList writes a listing as a table.
-func WriteList(w io.Writer, rows []ListRow, benchmarks int) error {
-	dash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return s
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BENCHMARK\tSCENARIO\tCATEGORY\tMODEL\tSUBJECT\tSOURCE\tSKIPPED")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Benchmark, r.Scenario, dash(r.Category), dash(r.Model), r.Subject, r.Source, dash(r.Skip))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\n%d benchmarks, %d scenarios\n", benchmarks, len(rows))
-	return err
 }

@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/run"
@@ -23,10 +27,30 @@ func newList(o *IO) *cobra.Command {
 			case asJSON:
 				return writeJSON(o.Stdout, rows)
 			}
-			return run.WriteList(o.Stdout, rows, n)
+			return writeList(o.Stdout, rows, n)
 		},
 	}
 	sel.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// writeList writes a listing (run.List) as a table.
+func writeList(w io.Writer, rows []run.ListRow, benchmarks int) error {
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BENCHMARK\tSCENARIO\tCATEGORY\tMODEL\tSUBJECT\tSOURCE\tSKIPPED")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Benchmark, r.Scenario, dash(r.Category), dash(r.Model), r.Subject, r.Source, dash(r.Skip))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d benchmarks, %d scenarios\n", benchmarks, len(rows))
+	return err
 }

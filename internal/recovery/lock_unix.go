@@ -1,20 +1,20 @@
 //go:build unix
 
-package run
+package recovery
 
 import (
 	"os"
 	"syscall"
 )
 
-// lockRunLog takes an exclusive lock on the run's open run.log for as long as the file stays open
+// Lock takes an exclusive lock on a run's open run.log for as long as the file stays open
 // (the process's life at most).
-func lockRunLog(f *os.File) {
+func Lock(f *os.File) {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 }
 
-// tryLockRunLog locks another run's run.log if no process holds it, and returns the unlock.
-func tryLockRunLog(path string) (unlock func(), ok bool) {
+// tryLockLog locks another run's run.log if no process holds it, and returns the unlock.
+func tryLockLog(path string) (unlock func(), ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, false

@@ -1,4 +1,9 @@
-package run
+// Package recovery records the runs that were killed. A run holds a lock on its run.log while it
+// lasts (Lock); the kernel drops it when the process dies, however it dies. The record stage of
+// the next run into the same output folder (package run) finds the folders of runs that were
+// killed — run.json partial, without finished_at, run.log not locked — and records them in the
+// store, marked partial, unless they are there already (Record).
+package recovery
 
 import (
 	"bytes"
@@ -13,14 +18,10 @@ import (
 	"github.com/inferbench/inferbench/store"
 )
 
-// A run holds a lock on its run.log while it lasts (lockRunLog); the kernel drops it when the
-// process dies, however it dies. The record stage of the next run into the same output folder
-// finds the folders of runs that were killed — run.json partial, without finished_at, run.log
-// not locked — and records them in the store, marked partial, unless they are there already.
-
-// recoverKilled records the killed runs under root (other than skip) that st lacks, and
-// returns their ids.
-func recoverKilled(ctx context.Context, st store.Store, root, skip string) ([]string, error) {
+// Record records with put the killed runs under root (other than skip) that st lacks, and
+// returns their ids. put is how the caller records a run (run.PutNew: a new id when the run's is
+// taken).
+func Record(ctx context.Context, st store.Store, root, skip string, put func(context.Context, store.Runs, *result.Run) error) ([]string, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, err
@@ -32,14 +33,14 @@ func recoverKilled(ctx context.Context, st store.Store, root, skip string) ([]st
 		if !e.IsDir() || e.Type()&os.ModeSymlink != 0 || dir == skip || !killedHead(filepath.Join(dir, result.RunFile)) {
 			continue
 		}
-		unlock, ok := tryLockRunLog(filepath.Join(dir, result.LogFile))
+		unlock, ok := tryLockLog(filepath.Join(dir, result.LogFile))
 		if !ok {
 			continue // still running
 		}
 		r, err := result.Load(dir)
 		if err == nil && r.Partial && r.FinishedAt.IsZero() {
 			if _, gerr := st.Get(ctx, r.ID); errors.Is(gerr, store.ErrNotFound) {
-				if err = PutNew(ctx, st, r); err == nil {
+				if err = put(ctx, st, r); err == nil {
 					ids = append(ids, r.ID)
 				}
 			}
