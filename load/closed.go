@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/precise"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -76,7 +77,7 @@ func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *
 	start := time.Now()
 	for k := range conc {
 		wg.Go(func() {
-			if c.RampUp > 0 && k > 0 && !waitUntil(ctx, time.NewTimer(time.Hour), start.Add(c.RampUp*time.Duration(k)/time.Duration(conc))) {
+			if c.RampUp > 0 && k > 0 && !precise.Until(ctx, time.NewTimer(time.Hour), start.Add(c.RampUp*time.Duration(k)/time.Duration(conc))) {
 				return
 			}
 			for ctx.Err() == nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/precise"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -181,7 +182,7 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 			phase = Warmup
 		}
 		due := t0.Add(off)
-		if !waitUntil(ctx, timer, due) {
+		if !precise.Until(ctx, timer, due) {
 			return fatalCause(ctx)
 		}
 		if slots != nil {
@@ -231,26 +232,6 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 	}
 	wg.Wait()
 	return fatalCause(ctx)
-}
-
-// coarse is how far ahead of a send the dispatcher stops relying on the runtime's timer (precise
-// to about a millisecond) and sleeps in the kernel instead.
-const coarse = 1500 * time.Microsecond
-
-// waitUntil returns at due, or false when ctx is done first.
-func waitUntil(ctx context.Context, timer *time.Timer, due time.Time) bool {
-	if d := time.Until(due) - coarse; d > 0 {
-		timer.Reset(d)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	if d := time.Until(due); d > 0 {
-		sleepFine(d)
-	}
-	return ctx.Err() == nil
 }
 
 // fatalCause returns the fatal error that cancelled ctx, or nil for an interruption.

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/precise"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -73,7 +74,7 @@ func Sessions(ctx context.Context, s subject.Subject, c Config, sink Sink) error
 					measuring.Do(func() { ss.Begin(Measure) })
 				}
 				for t := range turns {
-					if t > 0 && c.ThinkTime > 0 && !waitUntil(ctx, timer, time.Now().Add(c.ThinkTime)) {
+					if t > 0 && c.ThinkTime > 0 && !precise.Until(ctx, timer, time.Now().Add(c.ThinkTime)) {
 						return
 					}
 					cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())

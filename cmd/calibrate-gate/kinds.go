@@ -67,13 +67,15 @@ subject: {kind: mock, latency_ms: "${CAL_MOCK_MS}"}
 `},
 			flags:   []string{"--enable-mock"},
 			primary: "latency_ms",
-			// Whole milliseconds: the mock's waits end on a 1 ms grid when its process is
-			// otherwise idle (2.2 ms measured 3.2), so 10 -> 11 is the smallest 10% step.
+			// As for exec, 10% of the measured latency is added to the wait, which is the
+			// measured latency less the harness's overhead (the mock's waits are precise since
+			// internal/precise; on the runtime's timer alone they ended on a 1 ms grid, and
+			// 10 -> 11 ms measured +6%).
 			base: map[string]string{"CAL_MOCK_MS": "10"},
-			slow: func(float64) map[string]string {
-				return map[string]string{"CAL_MOCK_MS": "11"}
+			slow: func(m float64) map[string]string {
+				return map[string]string{"CAL_MOCK_MS": strconv.FormatFloat(10+0.1*m, 'f', 3, 64)}
 			},
-			injected: "`latency_ms` 10 → 11",
+			injected: "`latency_ms` 10 + 10% of the measured latency",
 		},
 		{
 			name:     "worker",

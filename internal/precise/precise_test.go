@@ -1,0 +1,43 @@
+package precise
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestSleepNeverEarly: a wait lasts at least what it was asked, and a cancelled context ends it
+// at once with the context's error.
+func TestSleepNeverEarly(t *testing.T) {
+	for _, d := range []time.Duration{0, 200 * time.Microsecond, 1700 * time.Microsecond, 4 * time.Millisecond} {
+		start := time.Now()
+		if err := Sleep(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got < d {
+			t.Errorf("Sleep(%v) returned after %v", d, got)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {
+		t.Errorf("Sleep on a cancelled context: %v after %v", err, time.Since(start))
+	}
+}
+
+// TestUntilReusesTimer: one timer serves waits in sequence, each ending at its due time or later.
+func TestUntilReusesTimer(t *testing.T) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for i := 0; i < 5; i++ {
+		due := time.Now().Add(3 * time.Millisecond)
+		if !Until(context.Background(), timer, due) {
+			t.Fatal("Until returned false with a live context")
+		}
+		if now := time.Now(); now.Before(due) {
+			t.Errorf("wait %d ended %v early", i, due.Sub(now))
+		}
+	}
+}
