@@ -18,7 +18,7 @@ import (
 // parented to init.
 func TestSecondCtrlCLeavesNoChild(t *testing.T) {
 	if args := os.Getenv("INFERBENCH_TEST_RUN_ARGS"); args != "" {
-		os.Exit(Run(strings.Split(args, "\x1f"), false)) // the child: the command line
+		os.Exit(Run(strings.Split(args, "\x1f"), Options{})) // the child: the command line
 	}
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")

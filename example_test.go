@@ -33,7 +33,7 @@ func ExampleRegister() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(empty)
-	code := inferbench.Run([]string{"list", empty}, true)
+	code := inferbench.Run([]string{"list", empty}, inferbench.Options{Registered: true})
 	fmt.Println("exit code", code)
 	// Output:
 	// BENCHMARK       SCENARIO  CATEGORY  MODEL  SUBJECT  SOURCE        SKIPPED

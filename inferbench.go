@@ -41,13 +41,20 @@ func RegisterSetup(name string, setup func(ctx context.Context, p Params) (fn fu
 }
 
 // Main runs the inferbench command line with the registered functions as benchmarks, and exits.
-func Main() { os.Exit(Run(os.Args[1:], true)) }
+func Main() { os.Exit(Run(os.Args[1:], Options{Registered: true})) }
+
+// Options says what Run adds to the command line.
+type Options struct {
+	// Registered makes the functions of Register and RegisterSetup benchmarks of every run, beside
+	// the definitions found (Main sets it; the inferbench command itself registers none).
+	Registered bool
+}
 
 // Run runs the command line and returns the exit code. The first SIGINT or SIGTERM asks the run to
 // stop and keep its results; a second exits at once (code 130), killing the process groups of
 // the commands, workers and servers it started first, so that none is left running. Groups still
 // recorded when the command line returns are killed too.
-func Run(args []string, funcs bool) int {
+func Run(args []string, o Options) int {
 	defer procgroup.KillAll()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -63,5 +70,5 @@ func Run(args []string, funcs bool) int {
 		procgroup.KillAll()
 		os.Exit(130)
 	}()
-	return cli.Main(ctx, args, cli.IO{Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ(), Funcs: funcs})
+	return cli.Main(ctx, args, cli.IO{Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ(), Funcs: o.Registered})
 }

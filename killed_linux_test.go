@@ -21,7 +21,7 @@ import (
 func TestKilledRunLeavesNoChild(t *testing.T) {
 	if os.Getenv("INFERBENCH_TEST_KILLED_ARGS") != "" {
 		args := strings.Split(os.Getenv("INFERBENCH_TEST_KILLED_ARGS"), "\x1f")
-		os.Exit(Run(args, false)) // the child: the command line
+		os.Exit(Run(args, Options{})) // the child: the command line
 	}
 	for _, tc := range []struct {
 		name  string
@@ -103,7 +103,7 @@ func write(t *testing.T, path, text string) {
 func TestKilledRunKeepsEveryFinishedScenario(t *testing.T) {
 	if os.Getenv("INFERBENCH_TEST_KILLED_ARGS") != "" {
 		args := strings.Split(os.Getenv("INFERBENCH_TEST_KILLED_ARGS"), "\x1f")
-		os.Exit(Run(args, false))
+		os.Exit(Run(args, Options{}))
 	}
 	dir := t.TempDir()
 	matrix := make([]string, 20000)

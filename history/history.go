@@ -191,9 +191,9 @@ func Query(ctx context.Context, st interface {
 	return ss, errf()
 }
 
-// WriteText writes a series: its points (the last 10 unless all), each change point marked, and
+// WriteText writes a series: its points (the last 10 unless o.All), each change point marked, and
 // the shifts.
-func WriteText(w io.Writer, s Series, all bool) {
+func WriteText(w io.Writer, s Series, o Options) {
 	first, last := s.Points[0], s.Points[len(s.Points)-1]
 	fmt.Fprintf(w, "%s  %s  %d points, %s → %s\n", s.Name(), s.Metric, len(s.Points),
 		first.Time.Local().Format("2006-01-02"), last.Time.Local().Format("2006-01-02"))
@@ -202,7 +202,7 @@ func WriteText(w io.Writer, s Series, all bool) {
 		cps[cp.Index] = cp
 	}
 	from := 0
-	if !all && len(s.Points) > 10 {
+	if !o.All && len(s.Points) > 10 {
 		from = len(s.Points) - 10
 		fmt.Fprintf(w, "  … %d earlier points (--all shows them)\n", from)
 	}
@@ -335,7 +335,7 @@ func Show(ctx context.Context, w io.Writer, st store.Store, o Options) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		WriteText(w, s, o.All)
+		WriteText(w, s, o)
 	}
 	return nil
 }
@@ -360,13 +360,13 @@ func WriteBaseline(w io.Writer, b store.Baseline, r *result.Run) error {
 	return report.Table(w, r)
 }
 
-// ShowBaselines writes the baselines of st to w: a table, or JSON when asJSON.
-func ShowBaselines(ctx context.Context, w io.Writer, st store.Baselines, asJSON bool) error {
+// ShowBaselines writes the baselines of st to w in format: "text" (a table) or "json".
+func ShowBaselines(ctx context.Context, w io.Writer, st store.Baselines, format string) error {
 	bs, err := st.ListBaselines(ctx)
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if format == "json" {
 		return finite.NewEncoder(w).Encode(bs)
 	}
 	if len(bs) == 0 {
@@ -376,9 +376,9 @@ func ShowBaselines(ctx context.Context, w io.Writer, st store.Baselines, asJSON 
 	return WriteBaselines(w, bs)
 }
 
-// ShowBaseline writes the baseline name and its run to w: the summary table, or JSON
-// ({"baseline": ..., "run": ...}) when asJSON.
-func ShowBaseline(ctx context.Context, w io.Writer, st store.Store, name string, asJSON bool) error {
+// ShowBaseline writes the baseline name and its run to w in format: "text" (the summary table)
+// or "json" ({"baseline": ..., "run": ...}).
+func ShowBaseline(ctx context.Context, w io.Writer, st store.Store, name string, format string) error {
 	b, err := st.Baseline(ctx, name)
 	if err != nil {
 		return err
@@ -387,7 +387,7 @@ func ShowBaseline(ctx context.Context, w io.Writer, st store.Store, name string,
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if format == "json" {
 		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"baseline": b, "run": r})

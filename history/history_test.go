@@ -142,7 +142,7 @@ func TestBuildByName(t *testing.T) {
 		t.Errorf("change points of the flat series: %+v", cps)
 	}
 	var buf bytes.Buffer
-	WriteText(&buf, series[0], false)
+	WriteText(&buf, series[0], Options{})
 	if out := buf.String(); !strings.Contains(out, "10 earlier points") || !strings.Contains(out, "change point at run rk") {
 		t.Errorf("text:\n%s", out)
 	}

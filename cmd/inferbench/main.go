@@ -8,5 +8,5 @@ import (
 )
 
 func main() {
-	os.Exit(inferbench.Run(os.Args[1:], false))
+	os.Exit(inferbench.Run(os.Args[1:], inferbench.Options{}))
 }

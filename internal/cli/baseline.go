@@ -59,7 +59,7 @@ store first.`,
 				return err
 			}
 			defer st.Close()
-			return history.ShowBaselines(cmd.Context(), o.Stdout, st, asJSON)
+			return history.ShowBaselines(cmd.Context(), o.Stdout, st, formatOf(asJSON))
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -74,10 +74,18 @@ store first.`,
 				return err
 			}
 			defer st.Close()
-			return history.ShowBaseline(cmd.Context(), o.Stdout, st, args[0], asJSON)
+			return history.ShowBaseline(cmd.Context(), o.Stdout, st, args[0], formatOf(asJSON))
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the baseline and its run as JSON")
 	cmd.AddCommand(set, list, show)
 	return cmd
+}
+
+// formatOf is the format --json asks of the baseline commands.
+func formatOf(asJSON bool) string {
+	if asJSON {
+		return "json"
+	}
+	return "text"
 }
