@@ -28,7 +28,7 @@ TEST_ENV = $(if $(wildcard $(VENV_PY)),VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(ab
 	$(if $(wildcard $(LLAMA_SERVER)),INFERBENCH_LLAMA_SERVER=$(LLAMA_SERVER)) \
 	INFERBENCH_REQUIRE=$(INFERBENCH_REQUIRE)
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/inferbench/inferbench/cli.Version=$(VERSION)
+LDFLAGS   := -s -w -X github.com/inferbench/inferbench/internal/cli.Version=$(VERSION)
 # Every platform the binary is built for. Cross builds are pure Go (CGO_ENABLED=0): the GPU
 # monitor then reads nvidia-smi instead of NVML, and monitors without a source on a platform
 # (procfs, RAPL) report "not available" in the result.

@@ -25,7 +25,7 @@ const (
 	ExitRegression = run.ExitRegression
 )
 
-// Version is set at build time with -ldflags "-X github.com/inferbench/inferbench/cli.Version=...".
+// Version is set at build time with -ldflags "-X github.com/inferbench/inferbench/internal/cli.Version=...".
 var Version = "dev"
 
 // IO is what a command may touch of its process.
