@@ -191,7 +191,7 @@ def tokenizer_dir(work):
     d = os.path.join(work, "tokenizer")
     if not os.path.isdir(d):
         os.makedirs(d)
-        shutil.copy(os.path.join(os.path.dirname(__file__), "..", "workload", "testdata", "tokenizer.json"), d)
+        shutil.copy(os.path.join(os.path.dirname(__file__), "..", "internal", "workload", "testdata", "tokenizer.json"), d)
         with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
             json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 100000}, f)
     return d
