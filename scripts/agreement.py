@@ -20,7 +20,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORKER = os.path.join(ROOT, "workers", "python")
+WORKER = os.path.join(ROOT, "internal", "workers", "python")
 sys.path.insert(0, WORKER)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
