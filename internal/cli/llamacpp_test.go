@@ -81,8 +81,11 @@ func TestLlamaCppRoundTrip(t *testing.T) {
 				if ttft < prompt {
 					t.Errorf("%s: ttft p50 %.3f ms < the server's prompt time %.3f ms", sc.Scenario, ttft, prompt)
 				}
-				if e2e < prompt+pred {
-					t.Errorf("%s: e2e p50 %.3f ms < the server's prompt + generation time %.3f ms", sc.Scenario, e2e, prompt+pred)
+				// Each request's e2e is at least its server's prompt + generation time, but the sum
+				// of two medians is not the median of the sums (21.27 ms against 21.60 in a loaded
+				// CI run): 5% of slack for that, still far below a client that cut the stream short.
+				if e2e < 0.95*(prompt+pred) {
+					t.Errorf("%s: e2e p50 %.3f ms < 95%% of the server's prompt + generation time %.3f ms", sc.Scenario, e2e, prompt+pred)
 				}
 				// llama.cpp's /metrics (started with --metrics) was scraped beside the scenario.
 				var server []string
