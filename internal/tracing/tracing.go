@@ -67,6 +67,7 @@ func EnvEndpoint(lookup func(string) (string, bool)) (endpoint, name string) {
 // its scenario's (engine.CallHooker).
 type Run struct {
 	tp      *sdktrace.TracerProvider
+	exp     *countingExporter
 	tracer  trace.Tracer
 	ctx     context.Context // carries the run span
 	runSpan trace.Span
@@ -164,9 +165,10 @@ func Start(ctx context.Context, endpoint, version string, opts ...Option) (*Run,
 	// end, is Finish's error, which the run reports as a warning.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	res := resource.NewSchemaless(semconv.ServiceName("inferbench"), semconv.ServiceVersion(version))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithExportTimeout(timeout)), sdktrace.WithResource(res),
+	counted := &countingExporter{SpanExporter: exp}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(counted, sdktrace.WithExportTimeout(timeout)), sdktrace.WithResource(res),
 		sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(idGenerator{}))
-	r := &Run{tp: tp, tracer: tp.Tracer("github.com/inferbench/inferbench"), rate: c.rate, timeout: timeout, spans: map[string]*scenarioTrace{}}
+	r := &Run{tp: tp, exp: counted, tracer: tp.Tracer("github.com/inferbench/inferbench"), rate: c.rate, timeout: timeout, spans: map[string]*scenarioTrace{}}
 	r.ctx, r.runSpan = r.tracer.Start(ctx, "inferbench run")
 	return r, nil
 }
@@ -334,5 +336,38 @@ func (r *Run) Finish(ctx context.Context, run *result.Run) error {
 	if err := r.tp.Shutdown(ctx); err != nil {
 		return fmt.Errorf("spans not delivered within %v (OTEL_EXPORTER_OTLP_TIMEOUT): %w", r.timeout, err)
 	}
+	// The exporter's own deadline is the same as the flush's: when it ends an export first, the
+	// SDK hands the error to the (silenced) global handler and Shutdown returns nil.
+	if n, err := r.exp.lost(); n > 0 {
+		return fmt.Errorf("%d spans not delivered within %v (OTEL_EXPORTER_OTLP_TIMEOUT): %w", n, r.timeout, err)
+	}
 	return nil
+}
+
+// countingExporter remembers the spans whose export failed: the SDK does not retry them, so they
+// are lost, whichever deadline ended the export.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	mu     sync.Mutex
+	failed int
+	last   error
+}
+
+// ExportSpans implements sdktrace.SpanExporter.
+func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := e.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		e.mu.Lock()
+		e.failed += len(spans)
+		e.last = err
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// lost returns how many spans failed to export, and the last error.
+func (e *countingExporter) lost() (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.failed, e.last
 }
