@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
-	"slices"
-	"sync"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/registry"
 )
 
 // Subject is the system under test, opened once per scenario.
@@ -166,45 +165,26 @@ type Found struct {
 
 // FileKind returns the kind that finds benchmarks in files with extension ext, and its scanner.
 func FileKind(ext string) (kind string, scan func(path string, data []byte) ([]Found, error), ok bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	for _, name := range slices.Sorted(maps.Keys(kinds)) {
-		if f := kinds[name].Files[ext]; f != nil {
-			return name, f, true
+	for _, name := range kinds.Names() {
+		if k, _ := kinds.Get(name); k.Files[ext] != nil {
+			return name, k.Files[ext], true
 		}
 	}
 	return "", nil, false
 }
 
-var (
-	mu    sync.RWMutex
-	kinds = map[string]Kind{}
-)
+// kinds are the registered kinds (internal/registry, as gofunc's functions and the monitor's
+// sources are).
+var kinds = registry.New[Kind]("subject: kind")
 
 // Register makes a kind available to definitions. It panics on a duplicate name.
-func Register(k Kind) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := kinds[k.Name]; dup {
-		panic("subject: kind " + k.Name + " registered twice")
-	}
-	kinds[k.Name] = k
-}
+func Register(k Kind) { kinds.Add(k.Name, k) }
 
 // Lookup returns the kind registered under name.
-func Lookup(name string) (Kind, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	k, ok := kinds[name]
-	return k, ok
-}
+func Lookup(name string) (Kind, bool) { return kinds.Get(name) }
 
 // Kinds returns the registered kind names, sorted.
-func Kinds() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	return slices.Sorted(maps.Keys(kinds))
-}
+func Kinds() []string { return kinds.Names() }
 
 // Batcher is an optional ability: a subject that runs n calls in one round trip (a worker process)
 // and returns one observation per call, timed on its side.
