@@ -32,10 +32,9 @@ type SweepConfig struct {
 	Search int `yaml:"search" json:"search,omitempty"`
 }
 
-// ClientBoundLag is the p99 of the client's own lags (an open loop's schedule lag, the delay
-// before a request's bytes left, the delay before arrived bytes were read, the stalls of its
-// event loop) above which a scenario is client_bound: the client, not the server, set the pace
-// or the timing.
+// ClientBoundLag is the p99 of the client's own lags that move a figure by themselves (an open
+// loop's schedule and send delays, which the _sched figures include; event-loop stalls where
+// arrivals are read times) above which a scenario is client_bound (servingSink.lagReasons).
 const ClientBoundLag = time.Millisecond
 
 // Tainted are the metrics a client_bound scenario marks with TaintNote: the figures the client's

@@ -155,36 +155,86 @@ func (s *servingSink) result(name string) stepResult {
 	return r
 }
 
-// lags returns the p99 of the client's own delays that a step's result does not carry: before
-// sending, before reading (of the keeper's current window), and its event loop's stalls (NaN when
-// not measured).
-func (s *servingSink) lags() (send, read, stall float64) {
-	send, read = math.NaN(), math.NaN()
+// clientLags are the p99 (and mean) of the client's own delays that a step's result does not
+// carry, with the figures they are judged against; NaN where not measured.
+type clientLags struct {
+	send, sendMean, read, stall float64
+	e2eMean, tpotP50            float64
+}
+
+// lags reads the client's own delays: before sending, before reading (of the keeper's current
+// window), and its event loop's stalls.
+func (s *servingSink) lags() clientLags {
+	nan := math.NaN()
+	l := clientLags{nan, nan, nan, nan, nan, nan}
 	s.keeper.WithFigures(func(f *Figures) {
 		w := f.current()
 		if x, ok := w.summary(ValueSendDelay); ok {
-			send = x.P99
+			l.send, l.sendMean = x.P99, x.Mean
 		}
 		if x, ok := w.summary(ValueReadDelay); ok {
-			read = x.P99
+			l.read = x.P99
+		}
+		if x, ok := w.summary("e2e_ms"); ok {
+			l.e2eMean = x.Mean
+		}
+		if x, ok := w.summary("tpot_ms"); ok {
+			l.tpotP50 = x.Median
 		}
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return send, read, s.stallP99
+	l.stall = s.stallP99
+	return l
 }
 
-// lagReasons says which of the client's own delays exceeded ClientBoundLag at p99.
-func (s *servingSink) lagReasons() []string {
-	send, read, stall := s.lags()
+// SendShare is the share of a closed loop's request time that the client's send delay may take
+// (its mean over the mean e2e) above which the rate is the client's: that share of every slot's
+// time passed with no request at the server.
+const SendShare = 0.01
+
+// lagReasons says which of the client's own delays moved its figures, judged by what each delay
+// can move rather than by its size:
+//   - a late read moves a time only by merging events the server sent apart, because reads are
+//     stamped by the kernel (package netstamp): the client's share of merged first tokens or gaps
+//     above CoalescedWarning (where the server does not say what it sent together: all of them,
+//     when the read delay p99 also exceeds the median time per output token);
+//   - without kernel stamps every arrival is the read's own time: event-loop stalls p99 above
+//     ClientBoundLag;
+//   - a late send delays the request, not its TTFT (measured from the last byte written): an open
+//     loop's send delay p99 above ClientBoundLag (the _sched figures include it), a closed loop's
+//     mean above SendShare of the mean e2e (its slots sat idle: the rate is the client's).
+func (s *servingSink) lagReasons(openLoop bool) []string {
+	l := s.lags()
 	var why []string
-	for _, l := range []struct {
-		what string
-		p99  float64
-	}{{"send delay", send}, {"read delay", read}, {"event-loop stalls", stall}} {
-		if l.p99 > msOf(ClientBoundLag) {
-			why = append(why, fmt.Sprintf("%s p99 %.2f ms exceeds %v", l.what, l.p99, ClientBoundLag))
+	stamped := !math.IsNaN(l.read)
+	s.mu.Lock()
+	streamed, gaps := s.streamed, s.gaps
+	first, gap, whose := s.firstExcess, s.gapsExcess, "although the server sent them apart"
+	said := s.serverSaid == s.streamed
+	if !said {
+		first, gap, whose = s.firstTogether, s.gapsTogether, "(the server does not say whether it sent them together)"
+	}
+	s.mu.Unlock()
+	late := stamped && (said || l.read > l.tpotP50)
+	if late && streamed > 0 {
+		if f := float64(first) / float64(streamed); f > CoalescedWarning {
+			why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) took %.1f%% of first tokens in one read with the next event %s", l.read, 100*f, whose))
 		}
+		if gaps > 0 {
+			if f := float64(gap) / float64(gaps); f > CoalescedWarning {
+				why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) read %.1f%% of inter-token gaps as zero %s", l.read, 100*f, whose))
+			}
+		}
+	}
+	if !stamped && l.stall > msOf(ClientBoundLag) {
+		why = append(why, fmt.Sprintf("event-loop stalls p99 %.2f ms exceeds %v, and arrivals are read times (no kernel stamps)", l.stall, ClientBoundLag))
+	}
+	switch {
+	case openLoop && l.send > msOf(ClientBoundLag):
+		why = append(why, fmt.Sprintf("send delay p99 %.2f ms exceeds %v", l.send, ClientBoundLag))
+	case !openLoop && l.e2eMean > 0 && l.sendMean/l.e2eMean > SendShare:
+		why = append(why, fmt.Sprintf("send delay mean %.2f ms is %.1f%% of the e2e mean %.2f ms", l.sendMean, 100*l.sendMean/l.e2eMean, l.e2eMean))
 	}
 	return why
 }
@@ -259,10 +309,10 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	for _, w := range warn {
 		rep.Warn(w)
 	}
-	if _, _, stall := s.lags(); !math.IsNaN(stall) {
+	if stall := s.lags().stall; !math.IsNaN(stall) {
 		rep.Value("client_stall_p99_ms", stall)
 	}
-	if why := append(clientBound(r, openLoop), s.lagReasons()...); len(why) > 0 {
+	if why := append(clientBound(r, openLoop), s.lagReasons(openLoop)...); len(why) > 0 {
 		rep.Extra(result.SectionClientBound, true)
 		rep.Warn("client_bound: " + strings.Join(why, "; ") + ": figures may show the client's limits, not the server's")
 	}

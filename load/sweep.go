@@ -98,7 +98,7 @@ type sweep struct {
 	rep    Reporter
 	table  []stepResult
 	base   int                 // the index of the next step's first request
-	lagged map[string][]string // by step: the client's own delays over ClientBoundLag
+	lagged map[string][]string // by step: the client's own delays that moved its figures (lagReasons)
 	// Only the first step warms the server up; later steps go straight to measuring, but their
 	// calls still reach the engine's sink, so it sees one warm-up phase and one measured phase.
 	begun bool
@@ -112,7 +112,7 @@ func (w *sweep) step(name string, target float64, run func(ss *servingSink) erro
 	r := ss.result(name)
 	r.TargetRPS = target
 	w.table = append(w.table, r)
-	w.lagged[name] = ss.lagReasons()
+	w.lagged[name] = ss.lagReasons(target > 0)
 	w.base += r.Requests + w.c.Warmup()
 	return r, err
 }
