@@ -53,8 +53,10 @@ type scenario struct {
 	subj     subject.Subject
 	log      *slog.Logger
 	loadTime time.Duration // the subject's Open
-	col      *collector
-	stops    []func(*result.Scenario) // the probes started with the measured phase
+	// inProcess: the subject's calls run in this process (subject.Kind.InProcess).
+	inProcess bool
+	col       *collector
+	stops     []func(*result.Scenario) // the probes started with the measured phase
 	// closers run once the scenario is finished, the last added first (the subject's Close
 	// before its output log's).
 	closers []func(*result.Scenario)
@@ -106,6 +108,7 @@ func (e *Engine) open(ctx context.Context, s *scenario, r *result.Scenario) bool
 	}
 	s.log.Debug("opening subject", "kind", b.Kind, "dir", b.Dir, "config", jsonText(b.Config), "params", jsonText(map[string]any(spec.Params)))
 	openStart := time.Now()
+	s.inProcess = kind.InProcess
 	subj, err := kind.Open(ctx, spec)
 	s.loadTime = time.Since(openStart)
 	if err != nil {
@@ -199,6 +202,7 @@ func (e *Engine) drive(ctx context.Context, s *scenario, r *result.Scenario) err
 		return err
 	}
 	s.log.Debug("load", "mode", cfg.Mode, "config", jsonText(cfg))
+	defer clientGC(s.inProcess)()
 	return s.driver(load.WithLogger(ctx, s.log), drive, cfg, chain)
 }
 

@@ -149,6 +149,11 @@ type Kind struct {
 	// extension (".py": a Python file's benchmark functions), without running them. A file
 	// without benchmarks yields none and no error (it may be a helper module).
 	Files map[string]func(path string, data []byte) ([]Found, error)
+	// InProcess says the subject's calls run in inferbench's own process (a Go function): they
+	// share its garbage collector, which the engine then leaves as it is. For every other kind
+	// the engine trades memory for fewer collections while it drives the load
+	// (engine.ClientGCPercent).
+	InProcess bool
 }
 
 // Found is a benchmark a kind found in a source file (Kind.Files): suite makes it a benchmark of

@@ -76,9 +76,10 @@ func (c *Config) iterationTime() time.Duration {
 
 func init() {
 	subject.Register(subject.Kind{
-		Name:   "gofunc",
-		Config: func() any { return &Config{} },
-		Open:   Open,
+		Name:      "gofunc",
+		Config:    func() any { return &Config{} },
+		Open:      Open,
+		InProcess: true,
 	})
 }
 
