@@ -1,9 +1,19 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/internal/runs"
+	"github.com/inferbench/inferbench/internal/tracker"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
 )
 
 func newImport(o *IO) *cobra.Command {
@@ -45,30 +55,165 @@ be given to compare and baseline set.`,
 
 func newExport(o *IO) *cobra.Command {
 	var sf storeFlags
+	var tf trackerFlags
 	var format string
 	var bigger bool
 	cmd := &cobra.Command{
 		Use:   "export RUN",
-		Short: "Write a run in another tool's format (Go benchmark format for benchstat, github-action-benchmark JSON)",
+		Short: "Write a run in another tool's format (benchstat, github-action-benchmark), or send it to MLflow or W&B",
 		Long: `export writes one run (a run.json, a run folder, a run id, latest or baseline:NAME) to stdout:
 
   gobench                  the Go benchmark format, one line per sample: benchstat compares two exports
   github-action-benchmark  JSON for benchmark-action/github-action-benchmark's customSmallerIsBetter
-                           tool (lower-is-better metrics; --bigger for customBiggerIsBetter)`,
+                           tool (lower-is-better metrics; --bigger for customBiggerIsBetter)
+
+or sends it to an experiment tracker and prints what it created (docs/trackers.md):
+
+  mlflow  an MLflow run for the inferbench run (tags; run.json, report.html, summary.csv as
+          artifacts) and under it a run per scenario (params, metrics, time slices as steps),
+          over MLflow's REST API: --tracking-uri or $MLFLOW_TRACKING_URI, --experiment or
+          $MLFLOW_EXPERIMENT_NAME (default inferbench), $MLFLOW_TRACKING_TOKEN or
+          $MLFLOW_TRACKING_USERNAME and $MLFLOW_TRACKING_PASSWORD
+  wandb   a W&B run per scenario grouped by the run id, through the wandb Python package of the
+          workers' interpreter ($INFERBENCH_PYTHON, the active venv, python3): --project or
+          $WANDB_PROJECT (default inferbench), --entity or $WANDB_ENTITY; $WANDB_MODE,
+          $WANDB_DIR and $WANDB_API_KEY as wandb reads them`,
 		Example: `  inferbench export baseline:main > old.txt && inferbench export latest > new.txt && benchstat old.txt new.txt
   inferbench export latest --format github-action-benchmark > smaller.json
-  inferbench export latest --format github-action-benchmark --bigger > bigger.json`,
+  inferbench export latest --format github-action-benchmark --bigger > bigger.json
+  inferbench export latest --format mlflow --tracking-uri http://127.0.0.1:5000 --experiment serving
+  WANDB_MODE=offline inferbench export benchmark_results/20261126-101500 --format wandb --project llm`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := sf.runs(o)
 			defer src.Close()
-			return src.Export(cmd.Context(), args[0], runs.ExportOptions{Format: format, BiggerIsBetter: bigger}, o.Stdout)
+			if format != tracker.MLflow && format != tracker.Wandb {
+				return src.Export(cmd.Context(), args[0], runs.ExportOptions{Format: format, BiggerIsBetter: bigger}, o.Stdout)
+			}
+			r, err := src.Load(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			got, err := tf.export(cmd.Context(), o, format, tracker.From(r, tracker.Options{Dir: runDir(src, args[0], r)}))
+			if got != nil {
+				got.Write(o.Stdout)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
 	sf.register(f)
 	sf.registerResults(f)
-	f.StringVar(&format, "format", "gobench", "gobench or github-action-benchmark")
+	tf.register(f)
+	f.StringVar(&format, "format", "gobench", "gobench, github-action-benchmark, mlflow or wandb")
 	f.BoolVar(&bigger, "bigger", false, "github-action-benchmark: the higher-is-better metrics (customBiggerIsBetter)")
 	return cmd
 }
+
+// runDir returns the run folder of the run r that ref names, or "" when it has none here (a run
+// found in the history store only).
+func runDir(src *runs.Source, ref string, r *result.Run) string {
+	path, err := src.Path(ref)
+	if err != nil {
+		return ""
+	}
+	if filepath.Base(path) == result.RunFile {
+		path = filepath.Dir(path)
+	}
+	if got, err := result.Load(path); err != nil || got.ID != r.ID {
+		return "" // latest in the store is not the results folder's latest
+	}
+	return path
+}
+
+// trackerFlags say where export and run --export send a run.
+type trackerFlags struct {
+	trackingURI, experiment string // MLflow
+	project, entity         string // W&B
+}
+
+func (tf *trackerFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&tf.trackingURI, "tracking-uri", "", "mlflow: the tracking server (default $MLFLOW_TRACKING_URI)")
+	f.StringVar(&tf.experiment, "experiment", "", "mlflow: the experiment (default $MLFLOW_EXPERIMENT_NAME, else "+tracker.DefaultExperiment+")")
+	f.StringVar(&tf.project, "project", "", "wandb: the project (default $WANDB_PROJECT, else inferbench)")
+	f.StringVar(&tf.entity, "entity", "", "wandb: the entity, a user or team (default $WANDB_ENTITY)")
+}
+
+// export sends the payload to the tracker named by format (mlflow or wandb).
+func (tf *trackerFlags) export(ctx context.Context, o *IO, format string, p *tracker.Payload) (*tracker.Exported, error) {
+	switch format {
+	case tracker.MLflow:
+		return tracker.ExportMLflow(ctx, p, tracker.MLflowOptions{TrackingURI: tf.trackingURI, Experiment: tf.experiment, Env: o.Env})
+	case tracker.Wandb:
+		return tracker.ExportWandb(ctx, p, tracker.WandbOptions{Project: tf.project, Entity: tf.entity, Env: o.Env, Dir: o.Dir, Stderr: o.Stderr})
+	}
+	return nil, usageErr("--format %q: want gobench, github-action-benchmark, mlflow or wandb", format)
+}
+
+// runExport is run's --export: after the run's results are written, it sends the run to each
+// tracker named. A tracker's failure is a warning naming the command that retries it: it never
+// changes the run's exit status.
+type runExport struct {
+	trackerFlags
+	to      []string // mlflow, wandb
+	o       *IO
+	dir     string
+	verdict string
+}
+
+func (e *runExport) register(f *pflag.FlagSet) {
+	f.StringSliceVar(&e.to, "export", nil, "after the run, send it to these experiment trackers: mlflow, wandb (repeatable or a comma list; docs/trackers.md)")
+	e.trackerFlags.register(f)
+}
+
+// observer returns the run observer that exports, or nil when --export names nothing; a
+// tracker it does not know is a usage error.
+func (e *runExport) observer(o *IO) (run.Observer, error) {
+	if len(e.to) == 0 {
+		return nil, nil
+	}
+	for i, t := range e.to {
+		t = strings.TrimSpace(t)
+		e.to[i] = t
+		if t != tracker.MLflow && t != tracker.Wandb {
+			return nil, usageErr("--export %q: want mlflow or wandb", t)
+		}
+	}
+	e.o = o
+	return e, nil
+}
+
+func (e *runExport) RunStarted(_ context.Context, dir string) error {
+	e.dir = dir
+	return nil
+}
+
+func (e *runExport) Judged(v *run.Verdict) {
+	if v != nil && v.Compare != nil {
+		e.verdict = map[bool]string{true: "fail", false: "pass"}[v.Failed()]
+	}
+}
+
+func (e *runExport) RunFinished(ctx context.Context, r *result.Run) error {
+	if r == nil {
+		return nil
+	}
+	p := tracker.From(r, tracker.Options{Dir: e.dir, Verdict: e.verdict})
+	for _, t := range slices.Compact(slices.Clone(e.to)) {
+		got, err := e.export(ctx, e.o, t, p)
+		if got != nil {
+			got.Write(e.o.Stderr)
+		}
+		if err != nil {
+			fmt.Fprintf(e.o.Stderr, "warning: %s export failed, the results are kept in %s: %v\n  retry: inferbench export %s --format %s\n",
+				t, e.dir, err, e.dir, t)
+		}
+	}
+	return nil // an export's failure never fails the run
+}
+
+var (
+	_ run.Starter         = (*runExport)(nil)
+	_ run.VerdictObserver = (*runExport)(nil)
+	_ run.Finisher        = (*runExport)(nil)
+)

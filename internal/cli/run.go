@@ -42,6 +42,7 @@ type runFlags struct {
 	live         web.LiveRun
 	scaleout     scaleoutFlags // --shard, --agents (scaleout.go)
 	otlp         otlpFlags     // --otlp-endpoint, --otlp-span-rate (tracing.go)
+	export       runExport     // --export mlflow,wandb and the trackers' flags (importexport.go)
 }
 
 func newRun(o *IO) *cobra.Command {
@@ -109,6 +110,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	rf.alerts.register(f)
 	rf.scaleout.register(f)
 	rf.otlp.register(f)
+	rf.export.register(f)
 	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
 	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
 	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
@@ -148,6 +150,11 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		}
 		rf.live.Log, opts.Observers = o.Stderr, []run.Observer{&rf.live}
 		opts.Secrets = append(opts.Secrets, rf.live.Token)
+	}
+	if exp, err := rf.export.observer(o); err != nil {
+		return opts, err
+	} else if exp != nil {
+		opts.Observers = append(opts.Observers, exp)
 	}
 	if opts.LogLevel, err = parseLevel(rf.logLevel); err != nil {
 		return opts, err
