@@ -14,11 +14,12 @@ DEBIAN_PY   ?= /usr/bin/python3
 # llama.cpp's server, built by `make llama-server` (scripts/build-llama-server) into this cache.
 LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==\([0-9.]*\).*/\1/p' requirements-server.txt)
 LLAMA_SERVER  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/inferbench/llama-server-$(LLAMA_VERSION)/bin/llama-server
-# What the tests must find (docs/frameworks.md, "Skips that fail"): the frameworks when the venv
-# exists, llama.cpp's server when it is built. A test that needs one of them fails instead of
-# skipping. `make test INFERBENCH_REQUIRE=` turns it off; .ci/run requires both whatever exists.
+# What the tests must find (docs/frameworks.md, "Skips that fail"): the frameworks and the
+# trackers (requirements-trackers.txt: mlflow, wandb) when the venv exists, llama.cpp's server
+# when it is built. A test that needs one of them fails instead of skipping.
+# `make test INFERBENCH_REQUIRE=` turns it off; .ci/run requires them all whatever exists.
 comma := ,
-INFERBENCH_REQUIRE ?= $(subst $() ,$(comma),$(strip $(if $(wildcard $(VENV_PY)),frameworks) \
+INFERBENCH_REQUIRE ?= $(subst $() ,$(comma),$(strip $(if $(wildcard $(VENV_PY)),frameworks trackers) \
 	$(if $(wildcard $(LLAMA_SERVER)),llama-server)))
 # Debian's python3 (torch 1.13) is required only where asked (.ci/run installs python3-torch).
 DEBIAN_REQUIRE ?=
@@ -115,14 +116,16 @@ test-python-debian:
 		cd internal/workers/python && INFERBENCH_REQUIRE=$(DEBIAN_REQUIRE) $(DEBIAN_PY) -m unittest discover -s tests -p 'test_worker.py'; \
 	else echo "test-python-debian: $(DEBIAN_PY) absent or already tested"; fi
 
-# The project's virtual environment: the pinned framework wheels of requirements.txt. Reinstalled
-# when requirements.txt changes; pip's cache (~/.cache/pip) makes a re-run fast.
+# The project's virtual environment: the pinned framework wheels of requirements.txt and the
+# trackers of requirements-trackers.txt. Reinstalled when either changes; pip's cache
+# (~/.cache/pip) makes a re-run fast.
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt requirements-trackers.txt
 	$(PYTHON_BASE) -m venv $(VENV)
 	$(VENV_PY) -m pip install --quiet --disable-pip-version-check pip==25.3
 	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r requirements-trackers.txt
 	touch $@
 
 # llama.cpp's own OpenAI-compatible server, built once per version (see scripts/build-llama-server).

@@ -1,9 +1,9 @@
 // Package require turns the skips of tests that need something outside Go (a framework's
 // Python module, llama.cpp's server) into failures where the environment says it holds them:
-// INFERBENCH_REQUIRE, a comma-separated list of what must be there (frameworks, llama-server,
-// or all). Unset, such a test skips with its reason, as on a developer's machine without the
-// frameworks; CI sets it (the Makefile's test targets, when .venv and the llama-server build
-// exist), so that a wheel that does not import or a venv that is not picked up fails the run
+// INFERBENCH_REQUIRE, a comma-separated list of what must be there (frameworks, trackers,
+// llama-server, or all). Unset, such a test skips with its reason, as on a developer's machine
+// without the frameworks; CI sets it (the Makefile's test targets, when .venv and the
+// llama-server build exist), so that a wheel that does not import or a venv that is not picked up fails the run
 // instead of leaving it green with every framework test skipped.
 //
 // The Python tests read the same variable (workers/python/tests/test_frameworks.py).
@@ -19,6 +19,7 @@ import (
 // What the tests can require.
 const (
 	Frameworks  = "frameworks"   // the framework modules of requirements.txt (torch, gguf, ...)
+	Trackers    = "trackers"     // the experiment trackers of requirements-trackers.txt (mlflow, wandb)
 	LlamaServer = "llama-server" // llama.cpp's server binary
 )
 

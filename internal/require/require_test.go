@@ -13,6 +13,8 @@ func TestRequired(t *testing.T) {
 		{"frameworks, llama-server", LlamaServer, true}, // a list, spaces allowed
 		{"all", LlamaServer, true},                      // everything
 		{"framework", Frameworks, false},                // no prefix matching
+		{"frameworks,trackers", Trackers, true},         // the experiment trackers
+		{"frameworks", Trackers, false},                 // frameworks do not imply trackers
 	} {
 		t.Setenv(Env, c.env)
 		if got := Required(c.what); got != c.want {
