@@ -152,7 +152,7 @@ type Kind struct {
 	// InProcess says the subject's calls run in inferbench's own process (a Go function): they
 	// share its garbage collector, which the engine then leaves as it is. For every other kind
 	// the engine trades memory for fewer collections while it drives the load
-	// (engine.ClientGCPercent).
+	// (engine.ClientGCHeadroom).
 	InProcess bool
 }
 
