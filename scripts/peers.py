@@ -285,7 +285,8 @@ def main():
     head = f"""# inferbench and its peers, side by side
 
 Written by `{cmd}` (scripts/peers.py) on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on a machine of
-{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} when the run ended: the machine was shared). Every figure below
+{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} when the run ended, the tools' own processes included; the
+"others' CPU" column says what other processes took). Every figure below
 is from that one run; rerun the command to reproduce them.
 
 Each tool in turn sends chat requests (streamed, 32 input and 32 output tokens) to `inferbench
