@@ -80,7 +80,7 @@ func TestRealMLflowServer(t *testing.T) {
 	}()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	began, ready := time.Now(), false
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !ready; {
+	for deadline := time.Now().Add(120 * time.Second); time.Now().Before(deadline) && !ready; {
 		select {
 		case err := <-exited:
 			exited <- err
@@ -95,7 +95,7 @@ func TestRealMLflowServer(t *testing.T) {
 	}
 	if !ready {
 		log, _ := os.ReadFile(logf.Name())
-		t.Fatalf("mlflow server not ready at %s after 60s:\n%s", base, log)
+		t.Fatalf("mlflow server not ready at %s after 120s:\n%s", base, log)
 	}
 	t.Logf("mlflow server ready in %v", time.Since(began).Round(100*time.Millisecond))
 
