@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -90,11 +89,11 @@ or sends it to an experiment tracker and prints what it created (docs/trackers.m
 			if format != tracker.MLflow && format != tracker.Wandb {
 				return src.Export(cmd.Context(), args[0], runs.ExportOptions{Format: format, BiggerIsBetter: bigger}, o.Stdout)
 			}
-			r, err := src.Load(cmd.Context(), args[0])
+			r, dir, err := src.LoadFolder(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			got, err := tf.export(cmd.Context(), o, format, tracker.From(r, tracker.Options{Dir: runDir(src, args[0], r)}))
+			got, err := tf.export(cmd.Context(), o, format, tracker.From(r, tracker.Options{Dir: dir}))
 			if got != nil {
 				got.Write(o.Stdout)
 			}
@@ -108,22 +107,6 @@ or sends it to an experiment tracker and prints what it created (docs/trackers.m
 	f.StringVar(&format, "format", "gobench", "gobench, github-action-benchmark, mlflow or wandb")
 	f.BoolVar(&bigger, "bigger", false, "github-action-benchmark: the higher-is-better metrics (customBiggerIsBetter)")
 	return cmd
-}
-
-// runDir returns the run folder of the run r that ref names, or "" when it has none here (a run
-// found in the history store only).
-func runDir(src *runs.Source, ref string, r *result.Run) string {
-	path, err := src.Path(ref)
-	if err != nil {
-		return ""
-	}
-	if filepath.Base(path) == result.RunFile {
-		path = filepath.Dir(path)
-	}
-	if got, err := result.Load(path); err != nil || got.ID != r.ID {
-		return "" // latest in the store is not the results folder's latest
-	}
-	return path
 }
 
 // trackerFlags say where export and run --export send a run.

@@ -101,6 +101,35 @@ func (rs *Source) Path(ref string) (string, error) {
 	return p, nil
 }
 
+// LoadFolder returns the run ref names, redacted as Load's, and its run folder on disk: a path,
+// or "latest" (the default) or a run id under ResultsDir; else a run id, latest or
+// baseline:NAME from the history store, whose folder is "" (it has none here). A path found
+// nowhere is a usage error.
+func (rs *Source) LoadFolder(ctx context.Context, ref string) (r *result.Run, dir string, err error) {
+	path, err := rs.Path(ref)
+	switch {
+	case err == nil:
+		if r, err = result.Load(path); err != nil {
+			return nil, "", err
+		}
+		dir = path
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			dir = filepath.Dir(path)
+		}
+	case !strings.HasPrefix(ref, "baseline:") && ref != "" && ref != result.LatestLink && strings.ContainsAny(ref, `/\`):
+		return nil, "", err
+	default:
+		if ref == "" {
+			ref = result.LatestLink
+		}
+		if r, err = rs.find(ctx, ref); err != nil {
+			return nil, "", err
+		}
+	}
+	redact.Run(r) // a run recorded by an older version may hold a secret
+	return r, dir, nil
+}
+
 // Report renders the run ref names as "html", "table" or "json". With output "-" (or empty, for
 // table and json) it writes to w and returns ""; else it writes the file output, by default the
 // run folder's report.html (report-ID.html in the working directory for a run only in the
@@ -111,28 +140,13 @@ func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.W
 	default:
 		return "", run.UsageError(fmt.Errorf("--format %q: want html, table or json", format))
 	}
-	var r *result.Run
-	path, err := rs.Path(ref)
-	if err == nil {
-		r, err = result.Load(path)
-	} else if !strings.HasPrefix(ref, "baseline:") && ref != "" && ref != result.LatestLink && strings.ContainsAny(ref, `/\`) {
-		return "", err
-	} else {
-		// Not on disk: a run id, latest or baseline:NAME from the history store.
-		if ref == "" {
-			ref = result.LatestLink
-		}
-		if r, err = rs.Load(ctx, ref); err == nil {
-			path = ""
-			if output == "" && format == "html" {
-				output = "report-" + r.ID + ".html"
-			}
-		}
-	}
+	r, dir, err := rs.LoadFolder(ctx, ref)
 	if err != nil {
 		return "", err
 	}
-	redact.Run(r) // a run recorded by an older version may hold a secret
+	if dir == "" && output == "" && format == "html" {
+		output = "report-" + r.ID + ".html"
+	}
 	var buf bytes.Buffer
 	switch format {
 	case "html":
@@ -143,17 +157,13 @@ func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.W
 		err = result.WriteJSON(&buf, r)
 	}
 	if err != nil {
-		return "", fmt.Errorf("render %s: %w", path, err)
+		return "", fmt.Errorf("render %s: %w", ref, err)
 	}
 	switch {
 	case output == "-" || output == "" && format != "html":
 		_, err = w.Write(buf.Bytes())
 		return "", err
 	case output == "":
-		dir := path
-		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-			dir = filepath.Dir(path)
-		}
 		output = filepath.Join(dir, run.ReportFile)
 	default:
 		output = rs.Env.Path(output)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/tail"
 )
 
 // wandbScript is the Python side of the W&B export: the payload on stdin, a JSON line per run
@@ -63,12 +64,8 @@ func ExportWandb(ctx context.Context, p *Payload, o WandbOptions) (*Exported, er
 	cmd.Env, cmd.Dir, cmd.Stdin = o.Env, o.Dir, bytes.NewReader(in)
 	cmd.WaitDelay = 5 * time.Second
 	var stdout bytes.Buffer
-	tail := &tailWriter{max: 2048}
-	cmd.Stdout = &stdout
-	cmd.Stderr = tail
-	if o.Stderr != nil {
-		cmd.Stderr = io.MultiWriter(o.Stderr, tail)
-	}
+	errTail := &tail.Buffer{Max: 2048, W: o.Stderr}
+	cmd.Stdout, cmd.Stderr = &stdout, errTail
 	runErr := cmd.Run()
 	project := o.Project
 	if project == "" {
@@ -95,21 +92,5 @@ func ExportWandb(ctx context.Context, p *Payload, o WandbOptions) (*Exported, er
 	case ctx.Err() != nil:
 		return out, fmt.Errorf("wandb: %s: stopped after %v: %w", py.Path, timeout, ctx.Err())
 	}
-	return out, fmt.Errorf("wandb: %s: %w: %s", py.Path, runErr, strings.TrimSpace(tail.String()))
+	return out, fmt.Errorf("wandb: %s: %w: %s", py.Path, runErr, strings.TrimSpace(errTail.String()))
 }
-
-// tailWriter keeps the last max bytes written to it.
-type tailWriter struct {
-	max int
-	buf []byte
-}
-
-func (t *tailWriter) Write(b []byte) (int, error) {
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > t.max {
-		t.buf = t.buf[len(t.buf)-t.max:]
-	}
-	return len(b), nil
-}
-
-func (t *tailWriter) String() string { return string(t.buf) }

@@ -26,6 +26,7 @@ import (
 	"github.com/kballard/go-shellquote"
 
 	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/internal/tail"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -212,54 +213,30 @@ func substitute(s string, p subject.Params) string {
 	return s
 }
 
-// tailBuffer keeps the last n bytes written to it.
-type tailBuffer struct {
-	n   int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.n {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	b := t.buf
-	if len(b) > t.n {
-		b = b[len(b)-t.n:]
-	}
-	return string(b)
-}
-
 // Do runs the command once. The iteration ends when the command exits: a process it left in the
 // background that still holds its stdout or stderr does not hold the iteration (what the command
 // wrote before it exited is read; what the background process writes later is not). On Linux the
 // observation carries the command's own peak RSS (peak_rss_mb; see peak_linux.go): the largest
 // of the traced calls (the warm-up ones) and its own where its rusage tells it.
 func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
-	stderr := &tailBuffer{n: 2048}
-	stdout := &tailBuffer{n: 8192}
-	var outW, errW io.Writer = stdout, stderr
+	stderr := &tail.Buffer{Max: 2048}
+	stdout := &tail.Buffer{Max: 8192} // its last line: the metrics of `metrics: json`
 	if c.output != nil {
 		// Whole lines, so that the output of calls running side by side does not interleave
 		// within a line.
 		outLines, errLines := &lineWriter{w: c.output}, &lineWriter{w: c.output}
 		defer outLines.flush()
 		defer errLines.flush()
-		outW = io.MultiWriter(stdout, outLines)
-		errW = io.MultiWriter(stderr, errLines)
+		stdout.W, stderr.W = outLines, errLines
 	}
 	// The pipes are inferbench's own, not os/exec's: os/exec waits for its pipes to close, which
 	// a background process holding them delays past the command's exit (the iteration then failed
 	// with "WaitDelay expired").
-	outPipe, err := newOutPipe(outW)
+	outPipe, err := newOutPipe(stdout)
 	if err != nil {
 		return subject.Observation{}, fmt.Errorf("%s: %w", c.argv[0], err)
 	}
-	errPipe, err := newOutPipe(errW)
+	errPipe, err := newOutPipe(stderr)
 	if err != nil {
 		outPipe.close()
 		return subject.Observation{}, fmt.Errorf("%s: %w", c.argv[0], err)
@@ -301,7 +278,7 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		return o, &RunError{Argv: c.argv, Err: err, Stderr: strings.TrimSpace(stderr.String())}
 	}
 	if c.metrics {
-		vals, decls, err := lastLineJSON(stdout.buf)
+		vals, decls, err := lastLineJSON([]byte(stdout.String()))
 		if err != nil {
 			return o, fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
 		}

@@ -11,10 +11,10 @@ import (
 	"log/slog"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/internal/tail"
 )
 
 // proc is one worker process and the protocol spoken with it: one request line out, one reply line
@@ -25,7 +25,7 @@ type proc struct {
 	lines   chan []byte // reply lines; closed at end of output
 	exited  chan struct{}
 	waitErr error // set before exited is closed
-	stderr  *tail
+	stderr  *tail.Buffer
 	id      int
 	broken  error // a protocol failure: the process is killed and takes no more requests
 	readErr error // why reading stdout stopped early; set before lines is closed
@@ -40,7 +40,7 @@ func start(argv []string, dir string, env []string, logw io.Writer, label string
 	cmd.Dir = dir
 	cmd.Env = env
 	p := &proc{cmd: cmd, lines: make(chan []byte, 1), exited: make(chan struct{}),
-		stderr: &tail{max: 8 << 10, w: logw}, label: label}
+		stderr: &tail.Buffer{Max: 8 << 10, W: logw}, label: label}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 2 * time.Second
 	setProcessGroup(cmd)
@@ -268,39 +268,4 @@ func clip(b []byte, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-// tail keeps the last max bytes written to it and copies everything to w when set.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-	w   io.Writer
-}
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.w != nil {
-		t.w.Write(b) //nolint:errcheck // the log is best effort; the tail is what errors carry
-	}
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-// String returns the kept tail, starting at a line boundary.
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.buf
-	if len(b) > t.max {
-		b = b[len(b)-t.max:]
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			b = b[i+1:]
-		}
-	}
-	return strings.TrimRight(string(b), "\n")
 }
