@@ -209,22 +209,18 @@ func (s *servingSink) lagReasons(openLoop bool) []string {
 	var why []string
 	stamped := !math.IsNaN(l.read)
 	s.mu.Lock()
-	streamed, gaps := s.streamed, s.gaps
-	first, gap, whose := s.firstExcess, s.gapsExcess, "although the server sent them apart"
-	said := s.serverSaid == s.streamed
-	if !said {
-		first, gap, whose = s.firstTogether, s.gapsTogether, "(the server does not say whether it sent them together)"
-	}
+	first, gaps, said := s.mergedLocked()
 	s.mu.Unlock()
-	late := stamped && (said || l.read > l.tpotP50)
-	if late && streamed > 0 {
-		if f := float64(first) / float64(streamed); f > CoalescedWarning {
-			why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) took %.1f%% of first tokens in one read with the next event %s", l.read, 100*f, whose))
+	whose := "although the server sent them apart"
+	if !said {
+		whose = "(the server does not say whether it sent them together)"
+	}
+	if stamped && (said || l.read > l.tpotP50) {
+		if first > CoalescedWarning {
+			why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) took %.1f%% of first tokens in one read with the next event %s", l.read, 100*first, whose))
 		}
-		if gaps > 0 {
-			if f := float64(gap) / float64(gaps); f > CoalescedWarning {
-				why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) read %.1f%% of inter-token gaps as zero %s", l.read, 100*f, whose))
-			}
+		if gaps > CoalescedWarning {
+			why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) read %.1f%% of inter-token gaps as zero %s", l.read, 100*gaps, whose))
 		}
 	}
 	if !stamped && l.stall > msOf(ClientBoundLag) {
@@ -239,36 +235,51 @@ func (s *servingSink) lagReasons(openLoop bool) []string {
 	return why
 }
 
+// mergedLocked returns the shares of first tokens and of inter-token gaps that the client read in
+// one read with the next event where it should not have: beyond what the server says it sent
+// together where the server says (said), all of them where it does not; NaN without any. The
+// caller holds s.mu.
+func (s *servingSink) mergedLocked() (first, gaps float64, said bool) {
+	said = s.serverSaid == s.streamed
+	f, g := s.firstExcess, s.gapsExcess
+	if !said {
+		f, g = s.firstTogether, s.gapsTogether
+	}
+	return share(f, s.streamed), share(g, s.gaps), said
+}
+
+// share is n of a whole, NaN of none.
+func share(n, of int) float64 {
+	if of == 0 {
+		return math.NaN()
+	}
+	return float64(n) / float64(of)
+}
+
 // coalescing returns the itl_coalesced_rate and the warnings about events read together that the
 // server sent apart.
 func (s *servingSink) coalescing() (rate float64, warn []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rate = math.NaN()
-	if s.gaps > 0 {
-		rate = float64(s.gapsTogether) / float64(s.gaps)
-	}
-	if s.streamed == 0 {
-		return rate, nil
-	}
-	pct := func(n, of int) float64 { return 100 * float64(n) / float64(of) }
-	if s.serverSaid == s.streamed {
-		if f := float64(s.firstExcess) / float64(s.streamed); f > CoalescedWarning {
+	rate = share(s.gapsTogether, s.gaps)
+	first, gaps, said := s.mergedLocked()
+	if said {
+		if first > CoalescedWarning {
 			warn = append(warn, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next although the server sent them apart (the server sent %.1f%% together): "+
-				"those TTFTs are when the later one arrived, up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", pct(s.firstExcess, s.streamed), pct(s.serverFirst, s.streamed)))
+				"those TTFTs are when the later one arrived, up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", 100*first, 100*share(s.serverFirst, s.streamed)))
 		}
-		if s.gaps > 0 && float64(s.gapsExcess)/float64(s.gaps) > CoalescedWarning {
+		if gaps > CoalescedWarning {
 			warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero because the client read the events together although the server sent them apart (the server sent %.1f%% together): "+
-				"each such read shows one long gap and zeros (docs/metrics.md, itl_coalesced_rate)", pct(s.gapsExcess, s.gaps), pct(s.serverGaps, s.gaps)))
+				"each such read shows one long gap and zeros (docs/metrics.md, itl_coalesced_rate)", 100*gaps, 100*share(s.serverGaps, s.gaps)))
 		}
 		return rate, warn
 	}
-	if f := float64(s.firstTogether) / float64(s.streamed); f > CoalescedWarning {
+	if first > CoalescedWarning {
 		warn = append(warn, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next and the server does not say whether it sent them together: "+
-			"if it sent them apart, those TTFTs are up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", pct(s.firstTogether, s.streamed)))
+			"if it sent them apart, those TTFTs are up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", 100*first))
 	}
-	if s.gaps > 0 && float64(s.gapsTogether)/float64(s.gaps) > CoalescedWarning {
-		warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero: the events arrived in one read, and the server does not say whether it sent them together (docs/metrics.md, itl_coalesced_rate)", pct(s.gapsTogether, s.gaps)))
+	if gaps > CoalescedWarning {
+		warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero: the events arrived in one read, and the server does not say whether it sent them together (docs/metrics.md, itl_coalesced_rate)", 100*gaps))
 	}
 	return rate, warn
 }
