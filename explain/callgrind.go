@@ -1,0 +1,136 @@
+package explain
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// callgrind reads valgrind's callgrind format
+// (https://valgrind.org/docs/manual/cl-format.html): "fn=" starts a function's cost lines, whose
+// costs are its own; "cfn=" and "calls=COUNT TARGET" announce a call, and the cost line right
+// after it is the call's inclusive cost, added to the caller's inclusive cost. Names may be
+// compressed: "(id) name" defines id, "(id)" reuses it, one table for functions (fn, cfn), one
+// for files (fl, fi, fe, cfi, cfl) and one for objects (ob, cob).
+
+// recursion is the suffix callgrind gives a function's recursive levels ("fib'2",
+// --separate-recs): the levels are one function here.
+var recursion = regexp.MustCompile(`'[0-9]+$`)
+
+// addCallgrind reads one callgrind file into the profile's single chunk: the files of one
+// measured iteration (the command's process and those it started) are together one call.
+func (p *Profile) addCallgrind(r io.Reader) error {
+	if len(p.Chunks) == 0 {
+		p.Chunks = append(p.Chunks, newChunk(1))
+	}
+	c := &p.Chunks[0]
+	g := newGraph()
+	names := map[string]string{}
+	resolve := func(v string) (string, error) {
+		v = strings.TrimSpace(v)
+		if !strings.HasPrefix(v, "(") {
+			return recursion.ReplaceAllString(v, ""), nil
+		}
+		end := strings.IndexByte(v, ')')
+		if end < 2 || strings.Trim(v[1:end], "0123456789") != "" {
+			return recursion.ReplaceAllString(v, ""), nil // a name in parentheses: "(below main)"
+		}
+		id, rest := v[1:end], strings.TrimSpace(v[end+1:])
+		if rest != "" {
+			rest = recursion.ReplaceAllString(rest, "")
+			names[id] = rest
+			return rest, nil
+		}
+		n, ok := names[id]
+		if !ok {
+			return "", fmt.Errorf("name %q: compression id used before it is defined", v)
+		}
+		return n, nil
+	}
+	npos := 1  // positions per cost line ("positions: instr line" gives 2)
+	event := 0 // index of Ir among the events
+	fn := ""   // current function
+	cfn := ""  // target of the next calls= line
+	inCall := false
+	callCount := 0.0
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	line := 0
+	for sc.Scan() {
+		line++
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		key, val, isSpec := strings.Cut(t, "=")
+		if isSpec && !strings.ContainsAny(key, " \t") {
+			var err error
+			switch key {
+			case "fn":
+				fn, err = resolve(val)
+			case "cfn":
+				cfn, err = resolve(val)
+			case "calls":
+				inCall = true
+				if f := strings.Fields(val); len(f) > 0 {
+					callCount, _ = strconv.ParseFloat(f[0], 64)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+			continue // ob, fl, fi, fe, cob, cfi, cfl, jump, jcnd: not needed per function
+		}
+		if k, v, ok := strings.Cut(t, ":"); ok && !strings.ContainsAny(k, " \t") && (k[0] < '0' || k[0] > '9') && k[0] != '+' && k[0] != '-' && k[0] != '*' {
+			switch k {
+			case "positions":
+				npos = len(strings.Fields(v))
+			case "events":
+				for i, e := range strings.Fields(v) {
+					if e == "Ir" {
+						event = i
+					}
+				}
+			}
+			continue
+		}
+		// A cost line: positions, then costs.
+		f := strings.Fields(t)
+		cost := 0.0
+		if i := npos + event; i < len(f) {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return fmt.Errorf("line %d: cost %q: %w", line, f[i], err)
+			}
+			cost = v
+		}
+		if fn == "" {
+			return fmt.Errorf("line %d: a cost line before any fn=", line)
+		}
+		if inCall {
+			inCall = false
+			if cfn == "" {
+				return fmt.Errorf("line %d: calls= without cfn=", line)
+			}
+			if cfn != fn { // a recursive call's cost is already the function's own
+				c.Incl[fn] += cost
+				g.incl[fn] += cost
+				g.edge(fn, cfn, cost)
+			}
+			c.Count[cfn] += callCount
+			continue
+		}
+		c.Self[fn] += cost
+		c.Incl[fn] += cost
+		g.self[fn] += cost
+		g.incl[fn] += cost
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	g.fold(p.Stacks)
+	return nil
+}

@@ -1,0 +1,91 @@
+package explain
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ChunkFile is the JSON the worker writes for each chunk of profiled calls (python-K.json from
+// cProfile, torch-K.json from torch.profiler): docs/worker-protocol.md describes it.
+type ChunkFile struct {
+	Source string  `json:"source"` // "python" or "torch"
+	Unit   string  `json:"unit"`   // "ms"
+	Calls  float64 `json:"calls"`  // calls of the subject in the chunk
+	// Entries are the functions (cProfile: tottime as self, cumtime as incl, ncalls as count) or
+	// operators (torch: self CPU time, CPU time with children; on CUDA the kernels' device time
+	// as entries of their own, named "cuda: KERNEL").
+	Entries []ChunkEntry `json:"entries"`
+	// Edges are calls from one entry to another with the callee's cost along that edge (cProfile's
+	// callers): explain folds them into the stacks of the picture when Stacks is absent.
+	Edges []ChunkEdge `json:"edges,omitempty"`
+	// Stacks are folded call stacks ("a;b;c") with the self cost of their last frame.
+	Stacks map[string]float64 `json:"stacks,omitempty"`
+}
+
+// ChunkEntry is one function's or operator's cost in a chunk.
+type ChunkEntry struct {
+	Name  string  `json:"name"`
+	Count float64 `json:"count"`
+	Self  float64 `json:"self"`
+	Incl  float64 `json:"incl"`
+}
+
+// ChunkEdge is the cost of callee when called from caller.
+type ChunkEdge struct {
+	Caller string  `json:"caller"`
+	Callee string  `json:"callee"`
+	Incl   float64 `json:"incl"`
+}
+
+// addChunkJSON reads one ChunkFile into p.
+func (p *Profile) addChunkJSON(r io.Reader) error {
+	var cf ChunkFile
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&cf); err != nil {
+		return fmt.Errorf("decode profile chunk: %w", err)
+	}
+	if cf.Calls <= 0 {
+		return fmt.Errorf(`"calls" is %v: want the chunk's calls of the subject (a positive number)`, cf.Calls)
+	}
+	switch {
+	case p.Source == "":
+		p.Source, p.Unit = cf.Source, cf.Unit
+	case p.Source != cf.Source || p.Unit != cf.Unit:
+		return fmt.Errorf("chunk of source %q in %s, after chunks of %q in %s: one scenario's chunks come from one profiler", cf.Source, cf.Unit, p.Source, p.Unit)
+	}
+	c := newChunk(cf.Calls)
+	for _, e := range cf.Entries {
+		c.Self[e.Name] += e.Self
+		c.Incl[e.Name] += e.Incl
+		c.Count[e.Name] += e.Count
+	}
+	p.Chunks = append(p.Chunks, c)
+	switch {
+	case len(cf.Stacks) > 0:
+		for k, v := range cf.Stacks {
+			p.Stacks[k] += v
+		}
+	default:
+		g := newGraph()
+		for _, e := range cf.Entries {
+			g.self[e.Name] += e.Self
+			g.incl[e.Name] += e.Incl
+		}
+		for _, e := range cf.Edges {
+			g.edge(e.Caller, e.Callee, e.Incl)
+		}
+		g.fold(p.Stacks)
+	}
+	return nil
+}
+
+// stackKey joins frames into a folded stack; a frame's own ';' would split it, so it is replaced.
+func stackKey(frames []string) string {
+	clean := make([]string, len(frames))
+	for i, f := range frames {
+		clean[i] = strings.ReplaceAll(f, ";", ",")
+	}
+	return strings.Join(clean, ";")
+}

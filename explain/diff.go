@@ -1,0 +1,319 @@
+package explain
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	mstats "github.com/aclements/go-moremath/stats"
+
+	"github.com/inferbench/inferbench/stats"
+)
+
+// Options are how Diff decides which entries to name. The zero value is the default.
+type Options struct {
+	// Alpha is the false discovery rate over the entries of one scenario (Benjamini-Hochberg;
+	// default 0.01: with about twenty entries, an unchanged pair names none in 99% of pairs).
+	Alpha float64
+	// MinChange is the smallest change of an entry's own cost per call, relative to the larger of
+	// its old and new cost, that is named (default 0.03): a significant change smaller than that
+	// is within the run-to-run shifts that chunks of one run cannot see (code layout, frequency).
+	MinChange float64
+	// MinShare is the smallest change, relative to the scenario's old profiled cost per call, that
+	// is named (default 0.001).
+	MinShare float64
+	// Max is how many entries are listed at most, named and added or removed each (default 10).
+	Max int
+}
+
+func (o Options) norm() Options {
+	if o.Alpha <= 0 {
+		o.Alpha = 0.01
+	}
+	if o.MinChange <= 0 {
+		o.MinChange = 0.03
+	}
+	if o.MinShare <= 0 {
+		o.MinShare = 0.001
+	}
+	if o.Max <= 0 {
+		o.Max = 10
+	}
+	return o
+}
+
+// Entry is one function's or operator's change between two profiles, per call of the subject.
+type Entry struct {
+	Name string `json:"name"`
+	// Status is "changed", "added" (only in the new profile) or "removed" (only in the old).
+	Status string `json:"status"`
+	// Self is the entry's own cost per call, Incl with what it called, Count its calls per
+	// call of the subject (0 when the profiler does not count).
+	OldSelf  float64 `json:"old_self"`
+	NewSelf  float64 `json:"new_self"`
+	OldIncl  float64 `json:"old_incl"`
+	NewIncl  float64 `json:"new_incl"`
+	OldCount float64 `json:"old_count,omitempty"`
+	NewCount float64 `json:"new_count,omitempty"`
+	// Delta is NewSelf - OldSelf; Share is Delta over the profile's total change per call.
+	Delta float64 `json:"delta"`
+	Share float64 `json:"share"`
+	// P is the Welch t-test's p-value over the chunks, Q the Benjamini-Hochberg adjusted one
+	// (both 0 for an exact profile's change).
+	P float64 `json:"p"`
+	Q float64 `json:"q"`
+	// Named: significant (Q <= Alpha, or exact) and large enough (Options.MinChange, MinShare).
+	Named bool `json:"named"`
+}
+
+// Explanation is the difference between two profiles of one scenario.
+type Explanation struct {
+	Source string `json:"source"`
+	Unit   string `json:"unit"`
+	Exact  bool   `json:"exact,omitempty"`
+	// OldTotal and NewTotal are the profiled cost per call (the sum of every entry's own);
+	// TotalP the Welch test of their change over the chunks.
+	OldTotal  float64 `json:"old_total"`
+	NewTotal  float64 `json:"new_total"`
+	TotalP    float64 `json:"total_p"`
+	OldChunks int     `json:"old_chunks"`
+	NewChunks int     `json:"new_chunks"`
+	Tested    int     `json:"tested"` // entries tested
+	Alpha     float64 `json:"alpha"`
+	// Named are the entries whose change is named, the largest contribution to the change first.
+	Named []Entry `json:"named"`
+	// Added and Removed are the entries of one profile only that are not named, costliest first.
+	Added   []Entry `json:"added,omitempty"`
+	Removed []Entry `json:"removed,omitempty"`
+	// Denominator is the change the shares are of, per call: the named entries' change and the
+	// rest's, the rest's when it is significant (RestP <= 0.05; else it is noise, counted as none).
+	Denominator float64 `json:"denominator"`
+	RestP       float64 `json:"rest_p"`
+	// Explained is the sum of the named entries' shares.
+	Explained float64  `json:"explained"`
+	Warnings  []string `json:"warnings,omitempty"`
+	// Flame is the differential call tree of the two profiles (report.html draws it).
+	Flame *Node `json:"flame,omitempty"`
+}
+
+// restAlpha is the level at which the change of the entries not named counts in the
+// denominator of the shares.
+const restAlpha = 0.05
+
+// Diff compares two profiles of one scenario.
+func Diff(old, nw *Profile, o Options) (*Explanation, error) {
+	o = o.norm()
+	if old.Source != nw.Source || old.Unit != nw.Unit {
+		return nil, fmt.Errorf("the old profile is %s (%s), the new %s (%s): profiles of different profilers do not compare", old.Source, old.Unit, nw.Source, nw.Unit)
+	}
+	x := &Explanation{Source: nw.Source, Unit: nw.Unit, Exact: old.Exact && nw.Exact, OldChunks: len(old.Chunks), NewChunks: len(nw.Chunks), Alpha: o.Alpha}
+	testable := x.Exact || (len(old.Chunks) >= 2 && len(nw.Chunks) >= 2)
+	if !testable {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d and %d chunks: a change needs at least 2 chunks in each run to be tested; profile with this version's --profile", len(old.Chunks), len(nw.Chunks)))
+	}
+	names := map[string]bool{}
+	for _, p := range []*Profile{old, nw} {
+		for _, c := range p.Chunks {
+			for n := range c.Self {
+				names[n] = true
+			}
+			for n := range c.Incl {
+				names[n] = true
+			}
+		}
+	}
+	oldTot, newTot := totals(old), totals(nw)
+	x.OldTotal, x.NewTotal = mean(oldTot), mean(newTot)
+	x.TotalP = welch(oldTot, newTot, x.Exact)
+	var all []Entry
+	var ps []float64
+	for _, n := range slices.Sorted(mapsKeys(names)) {
+		os, ns := perCall(old, n, selfOf), perCall(nw, n, selfOf)
+		e := Entry{
+			Name:    n,
+			Status:  "changed",
+			OldSelf: mean(os), NewSelf: mean(ns),
+			OldIncl: mean(perCall(old, n, inclOf)), NewIncl: mean(perCall(nw, n, inclOf)),
+			OldCount: mean(perCall(old, n, countOf)), NewCount: mean(perCall(nw, n, countOf)),
+		}
+		switch {
+		case !has(old, n):
+			e.Status = "added"
+		case !has(nw, n):
+			e.Status = "removed"
+		}
+		e.Delta = e.NewSelf - e.OldSelf
+		e.P = welch(os, ns, x.Exact)
+		ps = append(ps, e.P)
+		all = append(all, e)
+	}
+	x.Tested = len(all)
+	qs := stats.BenjaminiHochberg(ps)
+	for i := range all {
+		e := &all[i]
+		e.Q = qs[i]
+		d := math.Abs(e.Delta)
+		big := d > 0 && d >= o.MinShare*x.OldTotal
+		if !x.Exact {
+			big = big && d >= o.MinChange*max(math.Abs(e.OldSelf), math.Abs(e.NewSelf))
+		}
+		e.Named = testable && big && (x.Exact || e.Q <= o.Alpha)
+	}
+	// Each entry's share is of the change the named entries and the rest make together, the
+	// rest's change counted when it is beyond its noise (restAlpha): the sum of twenty entries
+	// each off by its noise would otherwise swamp a named entry's share of a small change.
+	x.Denominator = x.NewTotal - x.OldTotal
+	var named float64
+	isNamed := map[string]bool{}
+	for _, e := range all {
+		if e.Named {
+			named += e.Delta
+			isNamed[e.Name] = true
+		}
+	}
+	if testable {
+		rest := func(p *Profile) []float64 {
+			xs := totals(p)
+			for i, c := range p.Chunks {
+				for n, v := range c.Self {
+					if isNamed[n] {
+						xs[i] -= v / c.Calls
+					}
+				}
+			}
+			return xs
+		}
+		ro, rn := rest(old), rest(nw)
+		d := mean(rn) - mean(ro)
+		if x.RestP = welch(ro, rn, x.Exact); !(x.RestP <= restAlpha) {
+			d = 0
+		}
+		x.Denominator = named + d
+	}
+	for i := range all {
+		if x.Denominator != 0 {
+			all[i].Share = all[i].Delta / math.Abs(x.Denominator)
+		}
+	}
+	// The largest contribution in the direction of the change first.
+	dir := 1.0
+	if x.Denominator < 0 {
+		dir = -1
+	}
+	slices.SortStableFunc(all, func(a, b Entry) int { return cmp.Compare(b.Delta*dir, a.Delta*dir) })
+	for _, e := range all {
+		switch {
+		case e.Named:
+			if len(x.Named) < o.Max {
+				x.Named = append(x.Named, e)
+			}
+			x.Explained += e.Share
+		case e.Status == "added" && len(x.Added) < o.Max && e.NewIncl >= o.MinShare*x.OldTotal:
+			x.Added = append(x.Added, e)
+		case e.Status == "removed" && len(x.Removed) < o.Max && e.OldIncl >= o.MinShare*x.OldTotal:
+			x.Removed = append(x.Removed, e)
+		}
+	}
+	slices.SortStableFunc(x.Added, func(a, b Entry) int { return cmp.Compare(b.NewIncl, a.NewIncl) })
+	slices.SortStableFunc(x.Removed, func(a, b Entry) int { return cmp.Compare(b.OldIncl, a.OldIncl) })
+	x.Flame = Flame(old.Stacks, nw.Stacks)
+	return x, nil
+}
+
+func mapsKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func selfOf(c *Chunk, n string) float64  { return c.Self[n] }
+func inclOf(c *Chunk, n string) float64  { return c.Incl[n] }
+func countOf(c *Chunk, n string) float64 { return c.Count[n] }
+
+// perCall returns an entry's cost per call of the subject in each chunk (0 where it is absent).
+func perCall(p *Profile, n string, of func(*Chunk, string) float64) []float64 {
+	xs := make([]float64, len(p.Chunks))
+	for i := range p.Chunks {
+		xs[i] = of(&p.Chunks[i], n) / p.Chunks[i].Calls
+	}
+	return xs
+}
+
+// totals returns each chunk's profiled cost per call: the sum of the entries' own costs.
+func totals(p *Profile) []float64 {
+	xs := make([]float64, len(p.Chunks))
+	for i, c := range p.Chunks {
+		for _, v := range c.Self {
+			xs[i] += v
+		}
+		xs[i] /= c.Calls
+	}
+	return xs
+}
+
+func has(p *Profile, n string) bool {
+	for _, c := range p.Chunks {
+		if _, ok := c.Self[n]; ok {
+			return true
+		}
+		if _, ok := c.Incl[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// welch returns the two-sided p-value of Welch's t-test of the chunks' means. Exact profiles
+// need no test: 0 when the means differ, 1 when not. Chunks without spread on both sides compare
+// as exact; fewer than two chunks on a side give NaN (no test).
+func welch(a, b []float64, exact bool) float64 {
+	if exact || (spread(a) == 0 && spread(b) == 0 && len(a) >= 2 && len(b) >= 2) {
+		if mean(a) == mean(b) {
+			return 1
+		}
+		return 0
+	}
+	if len(a) < 2 || len(b) < 2 {
+		return math.NaN()
+	}
+	r, err := mstats.TwoSampleWelchTTest(mstats.Sample{Xs: a}, mstats.Sample{Xs: b}, mstats.LocationDiffers)
+	if err != nil {
+		return math.NaN()
+	}
+	return r.P
+}
+
+func variance(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m, s := mean(xs), 0.0
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return s / float64(len(xs)-1)
+}
+
+func spread(xs []float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return hi - lo
+}

@@ -1,0 +1,310 @@
+package explain
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// testdata/callgrind.out.old and .new are valgrind 3.19's callgrind of testdata/callgrind.c (gcc
+// -O1 -g), without and with an argument: grow loops twice as long with one. The old file is
+// written with --compress-strings=no --compress-pos=no, the new one compressed (the default).
+func TestCallgrind(t *testing.T) {
+	old, err := Load("testdata", []string{"callgrind.out.old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := Load("testdata", []string{"callgrind.out.new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Profile{old, nw} {
+		if p.Source != SourceCallgrind || !p.Exact || len(p.Chunks) != 1 || p.Chunks[0].Calls != 1 {
+			t.Fatalf("profile %+v: want one exact callgrind chunk of one call", p)
+		}
+		c := p.Chunks[0]
+		// mid calls leaf twice (n and n/2) and does little itself: inclusive is its own plus
+		// the calls'.
+		if got, want := c.Incl["mid"], c.Self["mid"]+c.Incl["leaf"]; got != want {
+			t.Errorf("mid inclusive %v, want self %v + leaf's %v", got, c.Self["mid"], c.Incl["leaf"])
+		}
+		if c.Count["leaf"] != 2 {
+			t.Errorf("leaf called %v times, want 2", c.Count["leaf"])
+		}
+		// fib's recursive levels (fib'2 ...) are one function, whose inclusive cost is what
+		// main's call of it costs.
+		if _, ok := c.Self["fib'2"]; ok {
+			t.Error(`fib'2 is an entry: want the recursive levels merged into fib`)
+		}
+		if c.Incl["fib"] < c.Self["fib"] || c.Self["fib"] == 0 {
+			t.Errorf("fib self %v incl %v", c.Self["fib"], c.Incl["fib"])
+		}
+	}
+	if d := nw.Chunks[0].Self["grow"] - old.Chunks[0].Self["grow"]; d < 50000 || d > 70000 {
+		t.Errorf("grow's own instructions grew by %v, want about 60000 (10000 more iterations)", d)
+	}
+	x, err := Diff(old, nw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Named) == 0 || x.Named[0].Name != "grow" || x.Named[0].Share < 0.99 || x.Named[0].Q != 0 {
+		t.Fatalf("named %+v: want grow first with all of the change, exact", x.Named)
+	}
+	s := Scenario{Metric: "instructions", DeltaPct: 19.9, Explanation: x}
+	if h := s.Headline(); !strings.HasPrefix(h, "instructions +19.9%; explained 100%: `grow` +60k Ir per call (100%)") {
+		t.Errorf("headline %q", h)
+	}
+	// The flame graph: main's frame holds grow, and grow's frame grew.
+	var find func(n *Node, name string) *Node
+	find = func(n *Node, name string) *Node {
+		if n.Name == name {
+			return n
+		}
+		for _, c := range n.Children {
+			if f := find(c, name); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	g := find(x.Flame, "grow")
+	if g == nil || g.New-g.Old < 50000 {
+		t.Fatalf("flame graph's grow frame %+v: want it grown by about 60000", g)
+	}
+}
+
+// TestCallgrindErrors: a malformed file is an error naming the line, not a silent zero.
+func TestCallgrindErrors(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"cost before fn", "events: Ir\n3 100\n", "line 2: a cost line before any fn="},
+		{"unknown id", "events: Ir\nfn=(4)\n3 100\n", "compression id used before it is defined"},
+		{"bad cost", "events: Ir\nfn=a\n3 1x0\n", "line 3: cost"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "callgrind.out"), []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir, []string{"callgrind.out"})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// writePprof writes a CPU profile whose samples carry the chunk labels: per chunk, the stacks'
+// nanoseconds.
+func writePprof(t *testing.T, dir string, chunks []map[string]int64, calls int) {
+	t.Helper()
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e7,
+	}
+	fns := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l := fns[name]; l != nil {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(fns) + 1), Name: name}
+		l := &profile.Location{ID: uint64(len(fns) + 1), Line: []profile.Line{{Function: f}}}
+		p.Function = append(p.Function, f)
+		p.Location = append(p.Location, l)
+		fns[name] = l
+		return l
+	}
+	for i, c := range chunks {
+		for stack, ns := range c {
+			frames := strings.Split(stack, ";")
+			var locs []*profile.Location
+			for j := len(frames) - 1; j >= 0; j-- {
+				locs = append(locs, loc(frames[j]))
+			}
+			p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{ns / 1e7, ns},
+				Label: map[string][]string{LabelChunk: {fmt.Sprint(i + 1)}, LabelCalls: {fmt.Sprint(calls)}}})
+		}
+	}
+	// A sample of another goroutine (no labels) is not the function's.
+	p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc("runtime.gcBgMarkWorker")}, Value: []int64{100, 1e9}})
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cpu.pprof"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPprof(t *testing.T) {
+	dir := t.TempDir()
+	h := harnessPrefix + "(*Subject).profileChunk.func1"
+	writePprof(t, dir, []map[string]int64{
+		{h + ";main.infer;main.matmul": 40e6, h + ";main.infer": 10e6},
+		{h + ";main.infer;main.matmul": 60e6, h + ";main.infer": 20e6},
+	}, 10)
+	p, err := Load(dir, []string{"profiles/x/heap.pprof", "cpu.pprof"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Chunks) != 2 || p.Chunks[0].Calls != 10 {
+		t.Fatalf("chunks %+v: want 2 of 10 calls", p.Chunks)
+	}
+	c := p.Chunks[1]
+	if c.Self["main.matmul"] != 60 || c.Incl["main.infer"] != 80 || c.Self["main.infer"] != 20 {
+		t.Errorf("chunk 2: self %v incl %v, want matmul 60 ms own, infer 80 ms with it", c.Self, c.Incl)
+	}
+	if _, ok := c.Self["runtime.gcBgMarkWorker"]; ok {
+		t.Error("an unlabelled sample was counted")
+	}
+	// Stacks start at the function the harness called, per call: (40+60)/20 ms.
+	if got := p.Stacks["main.infer;main.matmul"]; math.Abs(got-5) > 1e-9 {
+		t.Errorf("stacks %v: want main.infer;main.matmul at 5 ms per call", p.Stacks)
+	}
+}
+
+// TestNoProfile: a scenario without the files explain reads says how to get them.
+func TestNoProfile(t *testing.T) {
+	_, err := Load(t.TempDir(), []string{"profiles/x/torch_trace.json", "profiles/x/memory_top.txt"})
+	if err != ErrNoProfile {
+		t.Errorf("error %v, want ErrNoProfile", err)
+	}
+}
+
+// synthetic returns a profile of k chunks of 20 functions costing 1 ms per call each (f07 1.1
+// with inject), each chunk's costs off by noise (relative, normal).
+func synthetic(rng *rand.Rand, k int, inject string, noise float64) *Profile {
+	p := &Profile{Source: SourcePython, Unit: "ms", Stacks: map[string]float64{}}
+	for range k {
+		c := newChunk(50)
+		for f := range 20 {
+			name := fmt.Sprintf("f%02d (bench.py:%d)", f, 10+f)
+			v := 50.0
+			if name[:3] == inject {
+				v *= 1.1
+			}
+			v *= 1 + noise*rng.NormFloat64()
+			c.Self[name], c.Incl[name], c.Count[name] = v, v, 50
+		}
+		p.Chunks = append(p.Chunks, c)
+	}
+	return p
+}
+
+// TestDiffNoise: with 2% noise per chunk of 8, a +10% function is named first with nearly all of the
+// change, and unchanged pairs name nothing.
+func TestDiffNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	first, clean := 0, 0
+	const trials = 50
+	for range trials {
+		x, err := Diff(synthetic(rng, 8, "", 0.02), synthetic(rng, 8, "f07", 0.02), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(x.Named) > 0 && strings.HasPrefix(x.Named[0].Name, "f07") && x.Named[0].Share >= 0.8 {
+			first++
+		}
+		y, _ := Diff(synthetic(rng, 8, "", 0.02), synthetic(rng, 8, "", 0.02), Options{})
+		if len(y.Named) == 0 {
+			clean++
+		}
+	}
+	if first < trials*9/10 || clean < trials*95/100 {
+		t.Errorf("injected first in %d of %d, unchanged pairs clean in %d: want at least 90%% and 95%%", first, trials, clean)
+	}
+}
+
+// TestDiffOneChunk: one chunk per run cannot be tested: nothing is named, and a warning says why.
+func TestDiffOneChunk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x, err := Diff(synthetic(rng, 1, "", 0), synthetic(rng, 1, "f03", 0.01), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Named) != 0 || len(x.Warnings) == 0 {
+		t.Errorf("named %v warnings %v: want none named and a warning", x.Named, x.Warnings)
+	}
+}
+
+// TestDiffAddedRemoved: a function only in one run is listed as added or removed and, when it
+// is the change, named.
+func TestDiffAddedRemoved(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	old, nw := synthetic(rng, 5, "", 0.01), synthetic(rng, 5, "", 0.01)
+	for i := range nw.Chunks {
+		nw.Chunks[i].Self["validate (bench.py:90)"] = 20 + rng.Float64()
+		nw.Chunks[i].Incl["validate (bench.py:90)"] = 20.5
+		old.Chunks[i].Self["legacy (bench.py:95)"] = 5 * (1 + 0.01*rng.NormFloat64())
+		old.Chunks[i].Incl["legacy (bench.py:95)"] = 5
+	}
+	x, err := Diff(old, nw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Named) == 0 || x.Named[0].Name != "validate (bench.py:90)" || x.Named[0].Status != "added" {
+		t.Errorf("named %+v: want validate first, added", x.Named)
+	}
+	found := false
+	for _, e := range append(x.Named, x.Removed...) {
+		found = found || e.Name == "legacy (bench.py:95)" && e.Status == "removed"
+	}
+	if !found {
+		t.Errorf("named %v removed %v: want legacy removed", x.Named, x.Removed)
+	}
+}
+
+// TestChunkJSON: the worker's chunks, cProfile's edges folded into stacks.
+func TestChunkJSON(t *testing.T) {
+	dir := t.TempDir()
+	for i, pre := range []float64{2, 2.2} {
+		js := fmt.Sprintf(`{"source":"python","unit":"ms","calls":4,
+ "entries":[{"name":"run (w.py:1)","count":4,"self":0.4,"incl":%[1]v},
+            {"name":"preprocess (bench.py:3)","count":4,"self":%[2]v,"incl":%[2]v},
+            {"name":"infer (bench.py:9)","count":8,"self":6,"incl":6}],
+ "edges":[{"caller":"run (w.py:1)","callee":"preprocess (bench.py:3)","incl":%[2]v},
+          {"caller":"run (w.py:1)","callee":"infer (bench.py:9)","incl":6}]}`, 6.4+pre, pre)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("python-%d.json", i+1)), []byte(js), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Load(dir, []string{"python.prof", "python-1.json", "python-2.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Chunks) != 2 || p.Source != SourcePython || p.Chunks[1].Self["preprocess (bench.py:3)"] != 2.2 {
+		t.Fatalf("profile %+v", p)
+	}
+	// (2 + 2.2) ms over 8 calls.
+	if got := p.Stacks["run (w.py:1);preprocess (bench.py:3)"]; math.Abs(got-0.525) > 1e-9 {
+		t.Errorf("stacks %v: want run;preprocess 0.525 ms per call", p.Stacks)
+	}
+	if got := p.Stacks["run (w.py:1)"]; math.Abs(got-0.1) > 1e-9 {
+		t.Errorf("run's own 0.4 ms per chunk of 4: got %v per call", got)
+	}
+	bad := filepath.Join(dir, "torch-1.json")
+	os.WriteFile(bad, []byte(`{"source":"torch","unit":"ms","calls":0}`), 0o644)
+	if _, err := Load(dir, []string{"torch-1.json"}); err == nil || !strings.Contains(err.Error(), "torch-1.json") || !strings.Contains(err.Error(), `"calls"`) {
+		t.Errorf("error %v: want the file and the calls named", err)
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	x := &Explanation{Unit: "ms", Explained: 0.85, Named: []Entry{
+		{Name: "aten::addmm [8×64, 64×128]", Delta: 0.41, Share: 0.64},
+		{Name: "preprocess (bench.py:3)", Delta: 0.09, Share: 0.21},
+	}}
+	s := Scenario{Metric: "latency_ms", DeltaPct: 12.1, Explanation: x}
+	want := "latency_ms +12.1%; explained 85%: `aten::addmm` [8×64, 64×128] +0.41 ms per call (64%), `preprocess` (bench.py:3) +90 µs (21%)"
+	if got := s.Headline(); got != want {
+		t.Errorf("headline\n got %s\nwant %s", got, want)
+	}
+	s = Scenario{Metric: "latency_ms", DeltaPct: 20, Missing: "the old run has no profile of b/s: " + HowTo}
+	if got := s.Headline(); !strings.Contains(got, "--profile") {
+		t.Errorf("headline %q: want how to get profiles", got)
+	}
+}

@@ -1,0 +1,147 @@
+package explain
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Source names what measured a profile.
+const (
+	SourceGo        = "go"        // runtime/pprof CPU samples, chunks told apart by a pprof label
+	SourcePython    = "python"    // cProfile, per function
+	SourceTorch     = "torch"     // torch.profiler, per operator and input shapes
+	SourceCallgrind = "callgrind" // valgrind's callgrind, instructions per function
+)
+
+// Chunk is one independent group of profiled calls.
+type Chunk struct {
+	// Calls is how many calls of the subject the chunk made: costs are divided by it.
+	Calls float64
+	// Self is each entry's own cost in the chunk (in the profile's Unit), Incl its cost with
+	// what it called, Count how many times it ran (0 when unknown).
+	Self, Incl, Count map[string]float64
+}
+
+func newChunk(calls float64) Chunk {
+	return Chunk{Calls: calls, Self: map[string]float64{}, Incl: map[string]float64{}, Count: map[string]float64{}}
+}
+
+// Profile is one scenario's profile: its chunks, and the call stacks for the picture.
+type Profile struct {
+	Source string
+	// Unit of the costs: "ms" for times, "Ir" (instructions) for callgrind.
+	Unit string
+	// Exact costs are counts that do not vary between identical runs (instructions): a change
+	// needs no test.
+	Exact  bool
+	Chunks []Chunk
+	// Stacks are the folded call stacks ("root;caller;callee") with the self cost of their last
+	// frame per call of the subject, over all chunks.
+	Stacks map[string]float64
+	// Files are the files it was read from, relative to the run folder.
+	Files []string
+}
+
+// Calls returns the subject's calls over all chunks.
+func (p *Profile) Calls() float64 {
+	var n float64
+	for _, c := range p.Chunks {
+		n += c.Calls
+	}
+	return n
+}
+
+// ErrNoProfile is returned by Load when a scenario has no profile explain reads.
+var ErrNoProfile = errors.New("no profile explain reads (run with --profile)")
+
+// Load reads a scenario's profile from files (its run.json `profiles`, relative to the run folder
+// dir): the Go CPU profile (cpu.pprof), the worker's chunks (python-K.json, torch-K.json) or
+// callgrind files (callgrind.out*, each one call). When several kinds are there, the first in
+// that order is read. It returns ErrNoProfile when none is.
+func Load(dir string, files []string) (*Profile, error) {
+	var pprofs, chunks, callgrinds []string
+	for _, f := range files {
+		base := filepath.Base(f)
+		switch {
+		case base == "cpu.pprof":
+			pprofs = append(pprofs, f)
+		case (strings.HasPrefix(base, "python-") || strings.HasPrefix(base, "torch-")) && strings.HasSuffix(base, ".json"):
+			chunks = append(chunks, f)
+		case strings.HasPrefix(base, "callgrind.out"):
+			callgrinds = append(callgrinds, f)
+		}
+	}
+	read := func(f string) (*os.File, error) { return os.Open(filepath.Join(dir, filepath.FromSlash(f))) }
+	var p *Profile
+	var err error
+	switch {
+	case len(pprofs) > 0:
+		var fh *os.File
+		if fh, err = read(pprofs[0]); err != nil {
+			return nil, err
+		}
+		p, err = ReadPprof(fh)
+		fh.Close()
+		pprofs = pprofs[:1]
+		files = pprofs
+	case len(chunks) > 0:
+		slices.Sort(chunks)
+		p = &Profile{Stacks: map[string]float64{}}
+		for _, f := range chunks {
+			fh, ferr := read(f)
+			if ferr != nil {
+				return nil, ferr
+			}
+			err = p.addChunkJSON(fh)
+			fh.Close()
+			if err != nil {
+				err = fmt.Errorf("%s: %w", f, err)
+				break
+			}
+		}
+		p.finishStacks()
+		files = chunks
+	case len(callgrinds) > 0:
+		slices.Sort(callgrinds)
+		p = &Profile{Source: SourceCallgrind, Unit: "Ir", Exact: true, Stacks: map[string]float64{}}
+		for _, f := range callgrinds {
+			fh, ferr := read(f)
+			if ferr != nil {
+				return nil, ferr
+			}
+			err = p.addCallgrind(fh)
+			fh.Close()
+			if err != nil {
+				err = fmt.Errorf("%s: %w", f, err)
+				break
+			}
+		}
+		p.finishStacks()
+		files = callgrinds
+	default:
+		return nil, ErrNoProfile
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, files[0]), err)
+	}
+	p.Files = files
+	if len(p.Chunks) == 0 {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, files[0]), ErrNoProfile)
+	}
+	return p, nil
+}
+
+// finishStacks turns the stacks summed over chunks into cost per call.
+func (p *Profile) finishStacks() {
+	n := p.Calls()
+	if n <= 0 {
+		return
+	}
+	for k, v := range p.Stacks {
+		p.Stacks[k] = v / n
+	}
+}

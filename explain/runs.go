@@ -1,0 +1,171 @@
+package explain
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// Pair is a regressed scenario of a comparison: the scenario in each run and the metric that
+// regressed, with its change in percent.
+type Pair struct {
+	Old, New *result.Scenario
+	Metric   string
+	DeltaPct float64
+}
+
+// Scenario is the explanation of one regressed scenario, or why there is none (Missing).
+type Scenario struct {
+	Benchmark   string       `json:"benchmark"`
+	Scenario    string       `json:"scenario"`
+	Metric      string       `json:"metric"`
+	DeltaPct    float64      `json:"delta_pct"`
+	Explanation *Explanation `json:"explanation,omitempty"`
+	// Missing says why the scenario is not explained and how to get an explanation.
+	Missing string `json:"missing,omitempty"`
+}
+
+// HowTo is what a run needs to be explained.
+const HowTo = "run both with --profile (inferbench run --profile; docs/explain.md)"
+
+// Runs explains each pair from the profiles in the run folders oldDir and newDir ("" for a run
+// that has no folder here, one read from the history store).
+func Runs(oldDir, newDir string, pairs []Pair, o Options) []Scenario {
+	out := make([]Scenario, 0, len(pairs))
+	for _, p := range pairs {
+		s := Scenario{Benchmark: p.New.Benchmark, Scenario: p.New.Scenario, Metric: p.Metric, DeltaPct: p.DeltaPct}
+		old, errOld := load("old", oldDir, p.Old)
+		nw, errNew := load("new", newDir, p.New)
+		switch {
+		case errOld != nil || errNew != nil:
+			var why []string
+			for _, err := range []error{errOld, errNew} {
+				if err != nil {
+					why = append(why, err.Error())
+				}
+			}
+			s.Missing = strings.Join(why, "; ")
+		default:
+			x, err := Diff(old, nw, o)
+			if err != nil {
+				s.Missing = err.Error()
+			}
+			s.Explanation = x
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func load(side, dir string, sc *result.Scenario) (*Profile, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("the %s run has no folder here (read from the store), and its profiles are files of its folder: name the run folder", side)
+	}
+	p, err := Load(dir, sc.Profiles)
+	if errors.Is(err, ErrNoProfile) && len(sc.Profiles) == 0 {
+		return nil, fmt.Errorf("the %s run has no profile of %s: %s", side, sc.ID(), HowTo)
+	}
+	if errors.Is(err, ErrNoProfile) {
+		return nil, fmt.Errorf("the %s run's profiles of %s (%s) are none explain reads: %s", side, sc.ID(), strings.Join(sc.Profiles, ", "), HowTo)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the %s run's profile: %w", side, err)
+	}
+	return p, nil
+}
+
+// Headline is the one line that says how much of the scenario's change the named entries
+// explain: "latency_ms +12.1%; explained 87%: `aten::addmm` [8×64, 64×128] +0.41 ms per call
+// (64%), `preprocess` +0.09 ms (21%)".
+func (s *Scenario) Headline() string {
+	head := fmt.Sprintf("%s %+.1f%%", s.Metric, s.DeltaPct)
+	if s.Metric == "" {
+		head = "profile"
+	}
+	x := s.Explanation
+	if x == nil {
+		return head + "; not explained: " + s.Missing
+	}
+	if len(x.Named) == 0 {
+		return fmt.Sprintf("%s; explained 0%%: no function's change is significant (%d tested, profiled %s per call %s → %s)", head, x.Tested, x.Unit, FormatCost(x.OldTotal, x.Unit), FormatCost(x.NewTotal, x.Unit))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s; explained %.0f%%: ", head, 100*x.Explained)
+	for i, e := range x.Named {
+		if i == 3 {
+			fmt.Fprintf(&b, ", %d more", len(x.Named)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteName(e.Name))
+		b.WriteString(" " + FormatDelta(e.Delta, x.Unit))
+		if i == 0 {
+			b.WriteString(" per call")
+		}
+		fmt.Fprintf(&b, " (%.0f%%)", 100*e.Share)
+	}
+	return b.String()
+}
+
+// QuoteName puts an entry's function or operator name in backticks, its shapes or place after:
+// "`aten::addmm` [8×64, 64×128]", "`preprocess` (bench.py:12)".
+func QuoteName(n string) string {
+	for _, sep := range []string{" [", " ("} {
+		if i := strings.Index(n, sep); i > 0 {
+			return "`" + n[:i] + "`" + n[i:]
+		}
+	}
+	return "`" + n + "`"
+}
+
+// FormatCost writes a cost per call in its unit: milliseconds below 0.1 as µs, instructions
+// with k/M/G.
+func FormatCost(v float64, unit string) string {
+	a := math.Abs(v)
+	switch unit {
+	case "ms":
+		switch {
+		case a == 0:
+			return "0 ms"
+		case a < 0.1:
+			return trim(fmt.Sprintf("%.3g", v*1000)) + " µs"
+		default:
+			return trim(fmt.Sprintf("%.3g", v)) + " ms"
+		}
+	case "Ir":
+		switch {
+		case a >= 1e9:
+			return trim(fmt.Sprintf("%.3g", v/1e9)) + "G Ir"
+		case a >= 1e6:
+			return trim(fmt.Sprintf("%.3g", v/1e6)) + "M Ir"
+		case a >= 1e4:
+			return trim(fmt.Sprintf("%.3g", v/1e3)) + "k Ir"
+		default:
+			return fmt.Sprintf("%.0f Ir", v)
+		}
+	}
+	return trim(fmt.Sprintf("%.3g", v)) + " " + unit
+}
+
+// FormatDelta is FormatCost with a sign.
+func FormatDelta(v float64, unit string) string {
+	if v >= 0 {
+		return "+" + FormatCost(v, unit)
+	}
+	return FormatCost(v, unit)
+}
+
+// trim turns %g's exponent form back into plain digits for the magnitudes FormatCost writes.
+func trim(s string) string {
+	if strings.ContainsAny(s, "e") {
+		var f float64
+		fmt.Sscan(s, &f)
+		return fmt.Sprintf("%.0f", f)
+	}
+	return s
+}
