@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -113,6 +114,7 @@ or sends it to an experiment tracker and prints what it created (docs/trackers.m
 type trackerFlags struct {
 	trackingURI, experiment string // MLflow
 	project, entity         string // W&B
+	timeout                 time.Duration
 }
 
 func (tf *trackerFlags) register(f *pflag.FlagSet) {
@@ -120,15 +122,48 @@ func (tf *trackerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&tf.experiment, "experiment", "", "mlflow: the experiment (default $MLFLOW_EXPERIMENT_NAME, else "+tracker.DefaultExperiment+")")
 	f.StringVar(&tf.project, "project", "", "wandb: the project (default $WANDB_PROJECT, else inferbench)")
 	f.StringVar(&tf.entity, "entity", "", "wandb: the entity, a user or team (default $WANDB_ENTITY)")
+	f.DurationVar(&tf.timeout, "export-timeout", 0, "the trackers' deadline: each MLflow request, the whole W&B export (default $"+tracker.TimeoutEnv+", else "+tracker.DefaultTimeout.String()+" a request and 10m for W&B)")
+}
+
+// deadline is --export-timeout, else $INFERBENCH_EXPORT_TIMEOUT (0 when neither says).
+func (tf *trackerFlags) deadline(o *IO) (time.Duration, error) {
+	if tf.timeout < 0 {
+		return 0, usageErr("--export-timeout %v: want a positive duration such as 10s", tf.timeout)
+	}
+	if tf.timeout > 0 {
+		return tf.timeout, nil
+	}
+	d, _, err := tracker.Timeout(o.LookupEnv)
+	if err != nil {
+		return 0, usageErr("%v", err)
+	}
+	return d, nil
+}
+
+// timeoutHint is the line a warning adds when a tracker's deadline passed: what it was and how to
+// lengthen it.
+func (tf *trackerFlags) timeoutHint(o *IO, err error) string {
+	if !tracker.TimedOut(err) {
+		return ""
+	}
+	d, _ := tf.deadline(o)
+	if d == 0 {
+		d = tracker.DefaultTimeout
+	}
+	return fmt.Sprintf("  the tracker did not answer within its deadline (%v): lengthen it with --export-timeout or $%s\n", d, tracker.TimeoutEnv)
 }
 
 // export sends the payload to the tracker named by format (mlflow or wandb).
 func (tf *trackerFlags) export(ctx context.Context, o *IO, format string, p *tracker.Payload) (*tracker.Exported, error) {
+	d, err := tf.deadline(o)
+	if err != nil {
+		return nil, err
+	}
 	switch format {
 	case tracker.MLflow:
-		return tracker.ExportMLflow(ctx, p, tracker.MLflowOptions{TrackingURI: tf.trackingURI, Experiment: tf.experiment, Env: o.Env})
+		return tracker.ExportMLflow(ctx, p, tracker.MLflowOptions{TrackingURI: tf.trackingURI, Experiment: tf.experiment, Env: o.Env, Timeout: d})
 	case tracker.Wandb:
-		return tracker.ExportWandb(ctx, p, tracker.WandbOptions{Project: tf.project, Entity: tf.entity, Env: o.Env, Dir: o.Dir, Stderr: o.Stderr})
+		return tracker.ExportWandb(ctx, p, tracker.WandbOptions{Project: tf.project, Entity: tf.entity, Env: o.Env, Dir: o.Dir, Stderr: o.Stderr, Timeout: d})
 	}
 	return nil, usageErr("--format %q: want gobench, github-action-benchmark, mlflow or wandb", format)
 }
@@ -162,6 +197,9 @@ func (e *runExport) observer(o *IO) (run.Observer, error) {
 			return nil, usageErr("--export %q: want mlflow or wandb", t)
 		}
 	}
+	if _, err := e.deadline(o); err != nil {
+		return nil, err
+	}
 	e.o = o
 	return e, nil
 }
@@ -188,8 +226,8 @@ func (e *runExport) RunFinished(ctx context.Context, r *result.Run) error {
 			got.Write(e.o.Stderr)
 		}
 		if err != nil {
-			fmt.Fprintf(e.o.Stderr, "warning: %s export failed, the results are kept in %s: %v\n  retry: inferbench export %s --format %s\n",
-				t, e.dir, err, e.dir, t)
+			fmt.Fprintf(e.o.Stderr, "warning: %s export failed, the results are kept in %s: %v\n%s  retry: inferbench export %s --format %s\n",
+				t, e.dir, err, e.timeoutHint(e.o, err), e.dir, t)
 		}
 	}
 	return nil // an export's failure never fails the run

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/inferbench/inferbench/internal/tracker/mlflowtest"
 	"github.com/inferbench/inferbench/result"
@@ -129,5 +132,70 @@ func TestExportTrackerUsage(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("a usage error ran the scenarios: %v", entries)
+	}
+}
+
+// TestRunExportSilentTracker: a tracking server that accepts the connection and never answers
+// holds the run for the trackers' deadline (2 s by default, as OTLP's and the alerts'), not the
+// HTTP client's 30 s, and the warning names the deadline and how to lengthen it; --export-timeout
+// and $INFERBENCH_EXPORT_TIMEOUT set it.
+func TestRunExportSilentTracker(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	for _, c := range []struct {
+		name  string
+		flags []string
+		env   []string
+		want  string
+		limit time.Duration // far above the deadline, far below the 30 s it was
+	}{
+		{"default", nil, nil, "(2s)", 15 * time.Second},
+		{"flag", []string{"--export-timeout", "300ms"}, nil, "(300ms)", 10 * time.Second},
+		{"env", nil, []string{"INFERBENCH_EXPORT_TIMEOUT=400ms"}, "(400ms)", 10 * time.Second},
+	} {
+		out := t.TempDir()
+		args := append([]string{"run", "--exec", "true", "--iterations", "1", "--warmup", "0", "--output-dir", out, "--no-monitor", "--export", "mlflow"}, c.flags...)
+		env := append([]string{"MLFLOW_TRACKING_URI=http://" + l.Addr().String()}, c.env...)
+		began := time.Now()
+		code, stdout, errOut := runCLI(t, "", env, args...)
+		took := time.Since(began)
+		if code != 0 {
+			t.Errorf("%s: exit %d, want the run's own 0\n%s\n%s", c.name, code, stdout, errOut)
+		}
+		if took > c.limit {
+			t.Errorf("%s: the silent tracker held the run %v", c.name, took)
+		}
+		for _, want := range []string{"warning: mlflow export failed", "deadline " + c.want, "--export-timeout", "INFERBENCH_EXPORT_TIMEOUT", "retry: inferbench export"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", c.name, want, errOut)
+			}
+		}
+	}
+	code, _, errOut := runCLI(t, "", nil, "run", "--exec", "true", "--export", "mlflow", "--export-timeout", "-1s")
+	if code != ExitUsage || !strings.Contains(errOut, "--export-timeout") {
+		t.Errorf("--export-timeout -1s: exit %d, %q; want a usage error naming the flag", code, errOut)
 	}
 }

@@ -42,7 +42,8 @@ type MLflowOptions struct {
 	// MLFLOW_EXPERIMENT_NAME, MLFLOW_TRACKING_TOKEN, MLFLOW_TRACKING_USERNAME and _PASSWORD,
 	// MLFLOW_TRACKING_INSECURE_TLS, as MLflow's own clients read them.
 	Env []string
-	// Timeout bounds each request (default 30s).
+	// Timeout bounds each request (default DefaultTimeout): a server that accepts the connection
+	// and never answers costs the export at most this.
 	Timeout time.Duration
 }
 
@@ -205,6 +206,8 @@ type mlflowClient struct {
 	token string
 	user  string
 	pass  string
+	// timeout is the deadline of each request, named in the error when it passes
+	timeout time.Duration
 }
 
 func newMLflow(o MLflowOptions) (*mlflowClient, error) {
@@ -221,14 +224,14 @@ func newMLflow(o MLflowOptions) (*mlflowClient, error) {
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
-		timeout = 30 * time.Second
+		timeout = DefaultTimeout
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if v, _ := pyenv.Lookup(o.Env, "MLFLOW_TRACKING_INSECURE_TLS"); strings.EqualFold(v, "true") {
 		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for, as MLflow's own client does
 	}
 	c := &mlflowClient{base: strings.TrimRight(uri, "/"), shown: strings.TrimRight(u.Redacted(), "/"),
-		http: &http.Client{Timeout: timeout, Transport: tr}}
+		http: &http.Client{Timeout: timeout, Transport: tr}, timeout: timeout}
 	c.token, _ = pyenv.Lookup(o.Env, "MLFLOW_TRACKING_TOKEN")
 	c.user, _ = pyenv.Lookup(o.Env, "MLFLOW_TRACKING_USERNAME")
 	c.pass, _ = pyenv.Lookup(o.Env, "MLFLOW_TRACKING_PASSWORD")
@@ -272,11 +275,17 @@ func (c *mlflowClient) do(ctx context.Context, method, path string, body io.Read
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if timedOut(err) && ctx.Err() == nil {
+			return fmt.Errorf("mlflow: %s %s: no answer within %v (%s lengthens it): %w", method, u, c.timeout, TimeoutEnv, err)
+		}
 		return fmt.Errorf("mlflow: %s %s: %w", method, u, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
+		if timedOut(err) && ctx.Err() == nil {
+			return fmt.Errorf("mlflow: %s %s: no whole answer within %v (%s lengthens it): %w", method, u, c.timeout, TimeoutEnv, err)
+		}
 		return fmt.Errorf("mlflow: %s %s: %w", method, u, err)
 	}
 	if resp.StatusCode != http.StatusOK {

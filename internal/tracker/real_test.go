@@ -101,7 +101,7 @@ func TestRealMLflowServer(t *testing.T) {
 
 	dir, r := fixture(t)
 	ctx := context.Background()
-	got, err := ExportMLflow(ctx, From(r, Options{Dir: dir}), MLflowOptions{TrackingURI: base, Experiment: "real"})
+	got, err := ExportMLflow(ctx, From(r, Options{Dir: dir}), MLflowOptions{TrackingURI: base, Experiment: "real", Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

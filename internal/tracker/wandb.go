@@ -90,7 +90,7 @@ func ExportWandb(ctx context.Context, p *Payload, o WandbOptions) (*Exported, er
 		return out, fmt.Errorf("wandb: the wandb module is not importable by %s (chosen by %s): pip install wandb into %s (or set INFERBENCH_PYTHON to an interpreter that has it)",
 			py.Path, py.Source, py.Path)
 	case ctx.Err() != nil:
-		return out, fmt.Errorf("wandb: %s: stopped after %v: %w", py.Path, timeout, ctx.Err())
+		return out, fmt.Errorf("wandb: %s: stopped after %v (%s lengthens it): %w", py.Path, timeout, TimeoutEnv, ctx.Err())
 	}
 	return out, fmt.Errorf("wandb: %s: %w: %s", py.Path, runErr, strings.TrimSpace(errTail.String()))
 }
