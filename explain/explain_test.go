@@ -142,7 +142,7 @@ func writePprof(t *testing.T, dir string, chunks []map[string]int64, calls int) 
 
 func TestPprof(t *testing.T) {
 	dir := t.TempDir()
-	h := harnessPrefix + "(*Subject).profileChunk.func1"
+	h := harnessPrefix + "Profile.func1"
 	writePprof(t, dir, []map[string]int64{
 		{h + ";main.infer;main.matmul": 40e6, h + ";main.infer": 10e6},
 		{h + ";main.infer;main.matmul": 60e6, h + ";main.infer": 20e6},

@@ -18,9 +18,9 @@ const (
 	LabelCalls = "inferbench_calls"
 )
 
-// harnessPrefix is the package whose frames call the profiled function: the stacks are cut below
-// its last frame, so they start at the function itself.
-const harnessPrefix = "github.com/inferbench/inferbench/internal/subject/gofunc."
+// harnessPrefix is the gofunc subject's methods, whose frames call the profiled function: the
+// stacks are cut below the last of them, so they start at the function itself.
+const harnessPrefix = "github.com/inferbench/inferbench/internal/subject/gofunc.(*Subject)."
 
 // ReadPprof reads a Go CPU profile whose samples carry the chunk labels (LabelChunk, LabelCalls).
 func ReadPprof(r io.Reader) (*Profile, error) {
@@ -100,6 +100,9 @@ func ReadPprof(r io.Reader) (*Profile, error) {
 		chunks[j] = p.Chunks[index[k]]
 	}
 	p.Chunks = chunks
+	if len(chunks) == 0 {
+		return nil, fmt.Errorf("no sample carries the labels %s and %s: a profile of an older inferbench (profile again), or calls that ran shorter than the profiler's %v ms period", LabelChunk, LabelCalls, float64(pp.Period)/1e6)
+	}
 	p.finishStacks()
 	return p, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -177,13 +178,29 @@ func callsFor(target, took time.Duration, n int64) int64 {
 	return max(1, min(k, 100*n, maxCalls))
 }
 
-// Profile implements subject.Profiler: n calls under the Go CPU profiler, written to
-// dir/cpu.pprof (go tool pprof reads it), then n more for the allocations' heap profile,
-// dir/heap.pprof.
+// ProfileChunks is how many independent chunks of calls the CPU profile is taken in, and
+// profileChunkTime how long each lasts at least (a variable for tests): explain compares a
+// function's cost per call across the chunks of two runs, and the CPU profiler samples 100
+// times a second, so a chunk needs tens of samples.
+const ProfileChunks = 8
+
+var profileChunkTime = 250 * time.Millisecond
+
+// Profile implements subject.Profiler: calls under the Go CPU profiler, written to dir/cpu.pprof
+// (go tool pprof reads it), in ProfileChunks chunks of at least n/ProfileChunks calls and
+// profileChunkTime each; each chunk's samples carry the pprof labels inferbench_chunk (its
+// number) and inferbench_calls (its calls), so that explain can tell them apart and divide by
+// the calls. Then n more calls for the allocations' heap profile, dir/heap.pprof.
 func (s *Subject) Profile(ctx context.Context, dir string, n int) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// One call unprofiled, timed, sets the chunks' calls.
+	start := time.Now()
+	if err := s.fn(ctx); err != nil {
+		return nil, fmt.Errorf("profiling: %w", err)
+	}
+	calls := chunkCalls(n, time.Since(start))
 	path := filepath.Join(dir, "cpu.pprof")
 	f, err := os.Create(path)
 	if err != nil {
@@ -194,8 +211,13 @@ func (s *Subject) Profile(ctx context.Context, dir string, n int) ([]string, err
 		return nil, fmt.Errorf("pprof: %w (another CPU profile is running?)", err)
 	}
 	var callErr error
-	for i := 0; i < n && callErr == nil && ctx.Err() == nil; i++ {
-		callErr = s.fn(ctx)
+	for k := 1; k <= ProfileChunks && callErr == nil && ctx.Err() == nil; k++ {
+		labels := pprof.Labels("inferbench_chunk", strconv.Itoa(k), "inferbench_calls", strconv.FormatInt(calls, 10))
+		pprof.Do(ctx, labels, func(ctx context.Context) {
+			for i := int64(0); i < calls && callErr == nil; i++ {
+				callErr = s.fn(ctx)
+			}
+		})
 	}
 	pprof.StopCPUProfile()
 	if err := f.Close(); err != nil {
@@ -209,6 +231,17 @@ func (s *Subject) Profile(ctx context.Context, dir string, n int) ([]string, err
 		return []string{path}, err
 	}
 	return []string{path, heap}, nil
+}
+
+// chunkCalls returns the calls of one profiled chunk: n/ProfileChunks at least, and as many as
+// last profileChunkTime when one call took took (at most maxCalls).
+func chunkCalls(n int, took time.Duration) int64 {
+	c := int64((n + ProfileChunks - 1) / ProfileChunks)
+	if took <= 0 {
+		took = time.Nanosecond
+	}
+	byTime := math.Ceil(float64(profileChunkTime) / float64(took))
+	return max(1, c, int64(math.Min(byTime, maxCalls)))
 }
 
 // heapProfile makes n more calls with every 4 KiB allocated sampled (the runtime's default is one

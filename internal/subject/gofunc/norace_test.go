@@ -1,0 +1,5 @@
+//go:build !race
+
+package gofunc
+
+const raceEnabled = false
