@@ -37,6 +37,7 @@ type runFlags struct {
 	sf           storeFlags
 	cf           compareFlags
 	baseline     string
+	baselineRef  string // --baseline-ref (baseref.go)
 	noStore      bool
 	alerts       alertFlags
 	live         web.LiveRun
@@ -63,7 +64,8 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
   inferbench run --exec 'python3 model.py' --iterations 20 --warmup 3
   inferbench run --openai http://127.0.0.1:8000/v1 --model m --concurrency 1,8,64 --requests 500
   inferbench run --framework pytorch --model resnet50 --batch-sizes 1 4 --iterations 10 --warmup 3
-  inferbench run benches/unit --set batch_size=4 --format json`,
+  inferbench run benches/unit --set batch_size=4 --format json
+  inferbench run --baseline-ref origin/main --include 'resnet50/*'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := rf.options(cmd.Flags(), o, args)
 			if err != nil {
@@ -73,6 +75,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				return run.Plan(cmd.Context(), opts, o.Stdout)
 			}
 			opts.Profile = *profile
+			if rf.baselineRef != "" {
+				return runBaselineRef(cmd, o, &rf, opts)
+			}
 			prog := progress.New(o.Stderr, o.LookupEnv)
 			opts.Observers = append(opts.Observers, prog)
 			if !prog.Shown() {
@@ -112,6 +117,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	rf.otlp.register(f)
 	rf.export.register(f)
 	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
+	f.StringVar(&rf.baselineRef, "baseline-ref", "", "run the scenarios at this git ref too (a temporary worktree; Go functions built there), interleaved with the working tree's, and compare them pairwise (exit code 3 on a regression); docs/ci.md")
 	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
 	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
 	f.BoolVar(&rf.noRequestLog, "no-request-log", false, "do not write requests/<scenario>.jsonl (each serving request's raw timestamps)")

@@ -1,0 +1,504 @@
+package ab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/gitref"
+	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/sample"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/stats"
+	"github.com/inferbench/inferbench/suite"
+)
+
+// RefOptions are `inferbench run --baseline-ref REF`: the run's options, and the ref whose code
+// is the baseline.
+type RefOptions struct {
+	// Ref is a branch, tag or commit of the repository holding the working directory.
+	Ref string
+	// Run holds the selection, the load overrides (--iterations is the measured calls per side,
+	// --warmup the warm-up), the output folder, the store, the thresholds (Compare.Thresholds),
+	// the format and the writers, as for a run.
+	Run run.Options
+	// Alpha is the level of each scenario's paired test, adjusted across scenarios for the false
+	// discovery rate (Benjamini-Hochberg); 0 is 0.01.
+	Alpha float64
+	// Progress, when set, receives a line per block, rewritten with \r.
+	Progress io.Writer
+}
+
+// SectionBaselineRef is the scenario's section of run.json that holds the A/B against the ref.
+const SectionBaselineRef = "baseline_ref"
+
+// RefSection is a scenario's "baseline_ref" section: the ref, the commit, the baseline side's
+// calls (the working tree's are the scenario's metrics) and the paired verdict.
+type RefSection struct {
+	Ref      string        `json:"ref"`
+	Commit   string        `json:"commit"`
+	Baseline result.Metric `json:"baseline"` // the compared metric's calls at the ref
+	Result   *Result       `json:"ab"`
+}
+
+// RefRun runs the selected scenarios of the working tree and the same scenarios at o.Ref (a
+// temporary worktree; Go functions built there) interleaved, in ABBA blocks, and judges each
+// scenario with Run's paired test. The run is written as a run is (run.json, whose scenarios carry
+// the working tree's calls and a "baseline_ref" section; compare.json and compare.md), recorded
+// unless NoStore, and the worktree removed, also when ctx is cancelled. The error is run.ErrUsage
+// (a ref that does not resolve, a scenario absent at the ref), run.ErrFailed (a scenario could not
+// be measured on either side), run.ErrInterrupted, or run.ErrRegression (exit 3).
+func RefRun(ctx context.Context, o RefOptions) (*result.Run, error) {
+	red := redact.New()
+	vars := o.Run.Env
+	if vars == nil {
+		vars = os.Environ()
+	}
+	red.Env(vars)
+	red.Add(o.Run.Secrets...)
+	env := run.Env{Dir: o.Run.Dir, Vars: vars}
+	if o.Run.Format == "" {
+		o.Run.Format = "table"
+	}
+	r, err := refRun(ctx, o, env, red)
+	return r, red.Error(err)
+}
+
+// pairing is one scenario of the working tree and its counterpart at the ref.
+type pairing struct {
+	b, a *suite.Scenario // b the working tree's, a the ref's
+	skip string
+}
+
+func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor) (*result.Run, error) {
+	stderr := o.Run.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if o.Run.Format != "table" && o.Run.Format != "json" && o.Run.Format != "none" {
+		return nil, run.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Run.Format))
+	}
+	if err := (load.Config{}).Merge(o.Run.Load).Validate(); err != nil {
+		return nil, run.UsageError(err)
+	}
+	sel := o.Run.Selection
+	scs, err := run.Select(sel, env)
+	if err != nil {
+		return nil, err
+	}
+	red.Add(run.Secrets(env.Vars, scs)...)
+	wt, err := gitref.Open(ctx, env.WorkDir(), o.Ref)
+	if err != nil {
+		return nil, run.UsageError(err)
+	}
+	defer func() {
+		if err := wt.Remove(); err != nil {
+			fmt.Fprintln(stderr, "inferbench: warning:", err)
+		}
+	}()
+	at := fmt.Sprintf("%s (%s)", o.Ref, wt.Short())
+	pairs, refEnv, err := pairScenarios(sel, env, wt, scs, at)
+	if err != nil {
+		return nil, err
+	}
+	red.Add(run.Secrets(env.Vars, refScenarios(pairs))...)
+
+	tmp, err := os.MkdirTemp("", "inferbench-ab-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var procs *procSides // the benchmark binaries, for Go functions
+	for _, p := range pairs {
+		if p.skip == "" && p.b.Benchmark.Kind == "gofunc" {
+			if procs, err = buildSides(ctx, wt, tmp, env, refEnv, sel, o.Run.Load); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+
+	outRoot := env.Path(o.Run.OutputDir)
+	if o.Run.OutputDir == "" {
+		outRoot = env.Path("benchmark_results")
+	}
+	started := time.Now()
+	dir, err := result.NewRunDir(outRoot, started)
+	if err != nil {
+		return nil, err
+	}
+	info := sample.Sysinfo(ctx, env.Dir, env.Python(), o.Run.Version)
+	r := &result.Run{
+		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
+		Environment: info.Map(), Config: result.Config{Args: red.Args(o.Run.Args), Dir: o.Run.Dir},
+		Scenarios: []result.Scenario{},
+	}
+	if r.Environment == nil {
+		r.Environment = map[string]any{}
+	}
+	r.Environment[SectionBaselineRef] = map[string]any{"ref": o.Ref, "commit": wt.Commit, "head": wt.Head, "dirty": wt.Dirty}
+	var errs []error
+	save := func() {
+		if err := result.Save(dir, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	save()
+
+	var results []*Result
+	interrupted := false
+	for _, p := range pairs {
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
+		sc, res, err := measurePair(ctx, o, p, wt, procs, env, red)
+		if err != nil {
+			sc.Status, sc.Error = result.StatusFailed, red.String(err.Error())
+			errs = append(errs, fmt.Errorf("%s: %w", p.b.ID(), err))
+		}
+		if res != nil {
+			results = append(results, res)
+		}
+		r.Scenarios = append(r.Scenarios, sc)
+		r.Tally()
+		save()
+	}
+	if ctx.Err() != nil {
+		interrupted = true
+	}
+	r.Partial = interrupted
+	r.FinishedAt = time.Now()
+	r.Tally()
+	save()
+	if err := result.LinkLatest(outRoot, dir); err != nil {
+		fmt.Fprintln(stderr, "inferbench:", err)
+	}
+	rep := refReport(r, results, wt, o)
+	writeReport(dir, rep, env, stderr)
+	if !o.Run.NoStore {
+		if err := record(context.WithoutCancel(ctx), o.Run.Store, env, r); err != nil {
+			errs = append(errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
+		}
+	}
+	if !o.Run.NoHTMLReport {
+		var buf bytes.Buffer
+		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err == nil {
+			_ = result.WriteFileAtomic(filepath.Join(dir, run.ReportFile), buf.Bytes())
+		}
+	}
+	render(o, r, rep, dir, at, red)
+
+	if r.Summary.Failed > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d scenarios could not be compared with %s: %w", r.Summary.Failed, len(pairs), at, run.ErrFailed))
+	}
+	if interrupted {
+		errs = append(errs, fmt.Errorf("interrupted: run.json holds what was measured, marked partial: %w", run.ErrInterrupted))
+	}
+	if rep.Regressions > 0 {
+		errs = append(errs, run.RegressionError(fmt.Errorf("%d regressions against %s, measured interleaved (results in %s)", rep.Regressions, at, dir)))
+	}
+	return r, errors.Join(errs...)
+}
+
+// pairScenarios finds each selected scenario of the working tree at the ref: the definitions
+// discovered at the same paths in the worktree, the quick modes' benchmarks run from the worktree.
+func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*suite.Scenario, at string) ([]pairing, run.Env, error) {
+	dir, err := wt.Map(env.WorkDir())
+	if err != nil {
+		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: the working directory: %w", at, err))
+	}
+	refEnv := run.Env{Dir: dir, Vars: env.Vars}
+	refSel := sel
+	refSel.Paths = nil
+	for _, p := range sel.Paths {
+		if filepath.IsAbs(p) {
+			if p, err = wt.Map(p); err != nil {
+				return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: %w", at, err))
+			}
+		}
+		refSel.Paths = append(refSel.Paths, p)
+	}
+	if sel.Benchmarks != nil {
+		refSel.Benchmarks = nil
+		for _, b := range sel.Benchmarks {
+			c := *b
+			if c.Dir != "" {
+				if c.Dir, err = wt.Map(env.Path(c.Dir)); err != nil {
+					return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: benchmark %s: %w", at, b.Name, err))
+				}
+			}
+			refSel.Benchmarks = append(refSel.Benchmarks, &c)
+		}
+	}
+	refs, err := run.Select(refSel, refEnv)
+	if err != nil {
+		return nil, env, fmt.Errorf("the definitions at %s: %w", at, err)
+	}
+	byID := map[string]*suite.Scenario{}
+	for _, s := range refs {
+		byID[s.ID()] = s
+	}
+	chk := run.Checker(sel, env)
+	var out []pairing
+	var missing []string
+	for _, s := range scs {
+		p := pairing{b: s, a: byID[s.ID()]}
+		switch {
+		case s.Skip != "":
+			p.skip = s.Skip
+		case chk != nil && chk.Check(s) != "":
+			p.skip = chk.Check(s)
+		case s.Benchmark.Server != nil:
+			return nil, env, run.UsageError(fmt.Errorf("%s: its definition starts a server, which --baseline-ref does not do (start both builds' servers and compare them with `inferbench ab openai:URL1 openai:URL2`)", s.ID()))
+		case p.a == nil:
+			missing = append(missing, s.ID())
+		}
+		out = append(out, p)
+	}
+	if len(missing) > 0 {
+		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: scenario %s is not at %s, so it has no baseline (select the scenarios both have with --include or --exclude)", at, strings.Join(missing, ", "), at))
+	}
+	return out, refEnv, nil
+}
+
+func refScenarios(ps []pairing) []*suite.Scenario {
+	var out []*suite.Scenario
+	for _, p := range ps {
+		if p.a != nil {
+			out = append(out, p.a)
+		}
+	}
+	return out
+}
+
+// design is the A/B of one scenario from its iterations: the measured calls of each side
+// (the definition's measurement_iterations, or --iterations) in pairs of blocks, at most 20 pairs
+// and at least 6 (fewer give an interval too wide to use).
+func design(cfg load.Config) (pairs, block int) {
+	n := cfg.Measurement()
+	pairs = min(20, max(6, n))
+	block = max(1, (n+pairs/2)/pairs)
+	return pairs, block
+}
+
+// measurePair runs one scenario's A/B: the ref's side is A, the working tree's B.
+func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor) (result.Scenario, *Result, error) {
+	s, b := p.b, p.b.Benchmark
+	sc := result.Scenario{
+		Benchmark: b.Name, Scenario: s.Name, Category: b.Category, Model: s.Model(), Tags: b.Tags,
+		Source: b.Source(), Subject: b.Kind, Params: map[string]any(s.Params), Status: result.StatusOK,
+		StartedAt: time.Now(), Gate: []string{"latency_ms"},
+	}
+	if p.skip != "" {
+		sc.Status, sc.SkipReason = result.StatusSkipped, p.skip
+		return sc, nil, nil
+	}
+	cfg := b.Load.Merge(o.Run.Load).WithParams(s.Params)
+	if cfg.Mode != "" && cfg.Mode != "single" {
+		sc.Warnings = append(sc.Warnings, fmt.Sprintf("load mode %q: --baseline-ref calls one at a time, in blocks", cfg.Mode))
+	}
+	opts := Options{Metric: "latency_ms", Alpha: o.Alpha}
+	opts.Pairs, opts.BlockCalls = design(cfg)
+	th, _ := o.Run.Compare.Thresholds.Lookup(b.Name, "latency_ms")
+	opts.Threshold = &th
+	warm := cfg.Warmup()
+
+	var sampler Sampler
+	if b.Kind == "gofunc" {
+		sampler = procs.sampler(s, warm)
+		opts.Warmup = -1 // each block's process warms up (and sizes its iterations) itself
+	} else {
+		spec := Spec{Env: env.Vars}
+		sa, _, err := (&Variant{Name: s.ID() + " at " + wt.Ref, Scenario: p.a}).Open(ctx, spec)
+		if err != nil {
+			return sc, nil, err
+		}
+		defer sa.Close()
+		sb, _, err := (&Variant{Name: s.ID(), Scenario: s}).Open(ctx, spec)
+		if err != nil {
+			return sc, nil, err
+		}
+		defer sb.Close()
+		sampler = Subjects(sa, sb, cfg, opts.Metric)
+		if opts.Warmup = warm; warm == 0 {
+			opts.Warmup = -1
+		}
+	}
+	var calls [2][]float64
+	var failed [2]int
+	warming := opts.Warmup > 0
+	done := 0
+	opts.Progress = func(bl Block) {
+		if o.Progress != nil {
+			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\r%s: pair %d/%d, %s: median %.4g ms   ", s.ID(), bl.Pair+1, opts.Pairs, map[string]string{"A": wt.Ref, "B": "working tree"}[bl.Variant], bl.Median)))
+		}
+	}
+	res, err := Run(ctx, wt.Ref+" ("+wt.Short()+")", "working tree", func(ctx context.Context, v, n int) ([]float64, int, error) {
+		xs, f, err := sampler(ctx, v, n)
+		if warming {
+			if done++; done >= 2 {
+				warming = false
+			}
+			return xs, f, err
+		}
+		calls[v] = append(calls[v], xs...)
+		failed[v] += f
+		return xs, f, err
+	}, opts)
+	if o.Progress != nil {
+		fmt.Fprintln(o.Progress)
+	}
+	sc.DurationS = time.Since(sc.StartedAt).Seconds()
+	sc.Iterations = result.Iterations{Warmup: max(0, opts.Warmup), Measured: len(calls[1]), Failed: failed[1]}
+	if len(calls[1]) > 0 {
+		sc.Metrics = map[string]result.Metric{"latency_ms": result.SampleMetric("latency_ms", calls[1])}
+	}
+	if res != nil {
+		sc.Warnings = append(sc.Warnings, res.Warnings...)
+		sec := RefSection{Ref: wt.Ref, Commit: wt.Commit, Baseline: result.SampleMetric("latency_ms", calls[0]), Result: res}
+		if raw, err := finite.Marshal(sec); err == nil {
+			sc.Extra.Other = map[string]json.RawMessage{SectionBaselineRef: raw}
+		}
+	}
+	if err != nil {
+		return sc, nil, err
+	}
+	return sc, res, nil
+}
+
+// refReport is the comparison of the run with the ref: a row per scenario compared, from its
+// A/B, the p-values adjusted across the scenarios (Benjamini-Hochberg) before the verdicts.
+func refReport(r *result.Run, results []*Result, wt *gitref.Worktree, o RefOptions) *compare.Report {
+	alpha := o.Alpha
+	if alpha <= 0 || alpha >= 1 {
+		alpha = 0.01
+	}
+	rep := &compare.Report{
+		Old:   compare.RunRef{ID: wt.Ref, Commit: wt.Commit},
+		New:   compare.RunRef{ID: r.ID, Label: "working tree", StartedAt: r.StartedAt, Commit: wt.Head},
+		Alpha: alpha,
+	}
+	if wt.Dirty {
+		rep.New.Label = "working tree, with uncommitted changes"
+	}
+	var ps []float64
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		raw, ok := sc.Extra.Other[SectionBaselineRef]
+		if !ok {
+			continue
+		}
+		var sec RefSection
+		if json.Unmarshal(raw, &sec) != nil || sec.Result == nil || sec.Result.Verdict == "" {
+			continue
+		}
+		res := sec.Result
+		row := compare.Row{
+			Benchmark: sc.Benchmark, Scenario: sc.Scenario, Metric: res.Metric, Unit: res.Unit, Better: res.Better,
+			Kind: compare.KindOf(res.Metric), Primary: true, Gated: true,
+			Old: res.MedianA, New: res.MedianB, Delta: 100 * (res.Ratio - 1),
+			DeltaCI: &stats.Interval{Lo: 100 * (res.CI.Lo - 1), Hi: 100 * (res.CI.Hi - 1), Confidence: res.CI.Confidence},
+			P:       res.P, Method: res.Method, Threshold: res.Threshold, Warnings: res.Warnings,
+		}
+		for _, bl := range res.Blocks {
+			if bl.Variant == "A" {
+				row.OldN += bl.N
+			} else {
+				row.NewN += bl.N
+			}
+		}
+		rep.Rows = append(rep.Rows, row)
+		ps = append(ps, res.P)
+	}
+	qs := stats.BenjaminiHochberg(ps)
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		row.Q = qs[i]
+		row.Significant = row.Q <= alpha
+		judged := Result{Better: row.Better, P: row.Q, Alpha: alpha, Ratio: 1 + row.Delta/100, Threshold: row.Threshold}
+		row.Verdict = verdict(&judged)
+		switch row.Verdict {
+		case compare.Regression:
+			rep.Regressions++
+		case compare.Improvement:
+			rep.Improvements++
+		}
+	}
+	for _, sc := range r.Scenarios {
+		if sc.Status == result.StatusFailed {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s not compared: %s", sc.ID(), sc.Error))
+		}
+	}
+	if len(rep.Rows) == 0 && len(r.Scenarios) > 0 && r.Summary.Skipped < len(r.Scenarios) {
+		rep.NoEvidence = "no scenario was measured on both sides"
+	}
+	return rep
+}
+
+// writeReport writes compare.json and compare.md into the run folder and the markdown to
+// $GITHUB_STEP_SUMMARY.
+func writeReport(dir string, rep *compare.Report, env run.Env, stderr io.Writer) {
+	var js, md bytes.Buffer
+	enc := finite.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(rep)
+	_ = report.CompareMarkdown(&md, rep)
+	for name, data := range map[string][]byte{run.CompareJSONFile: js.Bytes(), run.CompareMarkdownFile: md.Bytes()} {
+		if err := result.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+			fmt.Fprintln(stderr, "inferbench:", err)
+		}
+	}
+	if err := run.StepSummary(env, rep); err != nil {
+		fmt.Fprintln(stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
+	}
+}
+
+func record(ctx context.Context, loc string, env run.Env, r *result.Run) error {
+	st, err := run.OpenStore(ctx, loc, env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return run.PutNew(ctx, st, r)
+}
+
+// render writes the summary and the comparison: the table and the comparison on Stdout, or the
+// run's JSON on Stdout and the comparison on Stderr.
+func render(o RefOptions, r *result.Run, rep *compare.Report, dir, at string, red *redact.Redactor) {
+	out := o.Run.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	w := redact.NewWriter(out, red)
+	defer w.Flush()
+	switch o.Run.Format {
+	case "table":
+		_ = report.Table(w, r)
+		fmt.Fprintf(w, "results: %s\n", dir)
+	case "json":
+		_ = result.WriteJSON(w, r)
+		w.Flush()
+		if o.Run.Stderr == nil {
+			return
+		}
+		w = redact.NewWriter(o.Run.Stderr, red)
+		defer w.Flush()
+	case "none":
+		return
+	}
+	fmt.Fprintf(w, "\ncompared with %s, run interleaved with it in this job (ABBA blocks, paired test):\n", at)
+	_ = report.CompareText(w, rep)
+}

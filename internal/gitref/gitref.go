@@ -1,0 +1,134 @@
+// Package gitref checks a git ref out beside the working tree, in a temporary detached worktree
+// (`git worktree add --detach`), so that a run can measure the code at that ref interleaved with
+// the working tree's (`inferbench run --baseline-ref REF`), and builds the Go program there.
+package gitref
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Worktree is a ref checked out in a temporary directory. Remove deletes it.
+type Worktree struct {
+	Ref    string // as asked for ("origin/main", "HEAD~1")
+	Commit string // the commit it resolved to (full hash)
+	// Root is the top of the working tree the ref belongs to; Dir the worktree's top, Root's
+	// counterpart at Ref.
+	Root, Dir string
+	// Head is the working tree's HEAD commit; Dirty reports uncommitted changes to tracked
+	// files there (they are measured: the working tree is the side under test, as it is).
+	Head  string
+	Dirty bool
+	tmp   string
+}
+
+// ErrRef marks a ref that is not a commit of the repository (errors.Is).
+var ErrRef = errors.New("not a commit")
+
+// Open resolves ref in the git repository holding dir and checks that commit out, detached, in a
+// new temporary directory. The error names ref and ends with a hint.
+func Open(ctx context.Context, dir, ref string) (*Worktree, error) {
+	if ref == "" || strings.HasPrefix(ref, "-") {
+		return nil, fmt.Errorf("--baseline-ref %q: %w (want a branch, tag or commit, e.g. origin/main)", ref, ErrRef)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := git(ctx, abs, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("--baseline-ref %s: %s is not in a git repository: %w (run inferbench in the repository whose history holds %s)", ref, abs, err, ref)
+	}
+	commit, err := git(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		return nil, fmt.Errorf("--baseline-ref %s: %w in %s (a shallow clone lacks older commits: fetch it, e.g. `git fetch origin main`, or check out with fetch-depth: 0)", ref, ErrRef, root)
+	}
+	w := &Worktree{Ref: ref, Commit: commit, Root: root}
+	w.Head, _ = git(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD")
+	status, _ := git(ctx, root, "status", "--porcelain", "--untracked-files=no")
+	w.Dirty = status != ""
+	if w.tmp, err = os.MkdirTemp("", "inferbench-ref-"); err != nil {
+		return nil, fmt.Errorf("--baseline-ref %s: %w", ref, err)
+	}
+	w.Dir = filepath.Join(w.tmp, "tree")
+	if _, err := git(ctx, root, "worktree", "add", "--detach", "--quiet", w.Dir, commit); err != nil {
+		os.RemoveAll(w.tmp)
+		return nil, fmt.Errorf("--baseline-ref %s: check out %.12s: %w", ref, commit, err)
+	}
+	return w, nil
+}
+
+// Remove deletes the worktree and its directory. It runs with a context of its own: it is called
+// on the way out of an interrupted run too.
+func (w *Worktree) Remove() error {
+	if w == nil || w.tmp == "" {
+		return nil
+	}
+	_, err := git(context.Background(), w.Root, "worktree", "remove", "--force", w.Dir)
+	if rerr := os.RemoveAll(w.tmp); err == nil {
+		err = rerr
+	}
+	_, _ = git(context.Background(), w.Root, "worktree", "prune")
+	w.tmp = ""
+	if err != nil {
+		return fmt.Errorf("remove the worktree of %s at %s: %w", w.Ref, w.Dir, err)
+	}
+	return nil
+}
+
+// Short is the commit's abbreviated hash, for people.
+func (w *Worktree) Short() string {
+	if len(w.Commit) > 12 {
+		return w.Commit[:12]
+	}
+	return w.Commit
+}
+
+// Map returns the path at Ref of path p of the working tree: the same path relative to the
+// repository's top. A path outside the repository is an error.
+func (w *Worktree) Map(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	root := w.Root
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is outside the repository %s: it has no counterpart at %s", p, w.Root, w.Ref)
+	}
+	return filepath.Join(w.Dir, rel), nil
+}
+
+// git runs git in dir and returns its trimmed stdout; the error carries its stderr.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(errb.String()); msg != "" {
+			return "", fmt.Errorf("git %s: %s", args[0], lastLine(msg))
+		}
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
