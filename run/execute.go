@@ -36,6 +36,7 @@ type writer struct {
 	tmp       string // where run.json goes when the folder cannot take it ($TMPDIR)
 	alt       string // the folder under tmp that holds the whole run, when it went there
 	gpus      int    // NVIDIA GPUs of the machine (sysinfo)
+	red       *redact.Redactor // the run's: every string of what is written passes through it
 	journal   *result.Journal
 	saved     time.Time     // the last rewrite of run.json
 	saveCost  time.Duration // what it took
@@ -47,7 +48,7 @@ const rewriteShare = 10
 
 // create makes the run folder, opens run.log and writes a first run.json with no scenario.
 func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*writer, error) {
-	w := &writer{root: p.env.Path(p.o.OutputDir), tmp: os.TempDir()}
+	w := &writer{root: p.env.Path(p.o.OutputDir), tmp: os.TempDir(), red: p.red}
 	if t, ok := p.env.Lookup("TMPDIR"); ok && t != "" {
 		w.tmp = t
 	}
@@ -79,6 +80,7 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 		Config:      result.Config{Args: p.o.Args, Dir: p.o.Dir, Filters: sel.describe(), Set: sel.setStrings()},
 		Scenarios:   []result.Scenario{},
 	}
+	redact.Deep(p.red, w.run) // a --set value equal to a secret ($HF_TOKEN's) in config.set
 	if err := w.save(); err != nil {
 		w.close()
 		return nil, err
@@ -124,6 +126,7 @@ func saveElsewhere(r *result.Run, tmp string) (string, error) {
 func (w *writer) add(sc result.Scenario) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	redact.Deep(w.red, &sc) // every string, whichever field holds a value equal to a secret
 	w.run.Scenarios = append(w.run.Scenarios, sc)
 	w.run.Tally()
 	if w.journal != nil {
@@ -149,6 +152,7 @@ func (w *writer) add(sc result.Scenario) {
 // it (a full disk, a read-only file), the whole run is written to a folder under the temporary
 // directory instead and the error names both: a measured scenario is never dropped.
 func (w *writer) finish(r *result.Run) {
+	redact.Deep(w.red, r)
 	if err := result.Save(w.dir, r); err != nil {
 		w.log.Error("saving results", "err", err)
 		alt, aerr := saveElsewhere(r, w.tmp)

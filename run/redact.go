@@ -22,8 +22,14 @@ func newRedactor(o *Options) *redact.Redactor {
 
 // learnSecrets adds the secrets the selected benchmarks' definitions hold or name (Secrets). This
 // is where a definition's data enters the run: everything written after it is redacted.
+// A scenario's name is masked too: a matrix value or --set equal to a secret (--set
+// model_id=$HF_TOKEN) names the scenario, and the name is on the console, in the spans and in
+// every file; the scenario's parameters keep the value, for the subject.
 func (p *pipeline) learnSecrets(scenarios []*suite.Scenario) {
 	p.red.Add(Secrets(p.o.Env, scenarios)...)
+	for _, sc := range scenarios {
+		sc.Name = p.red.String(sc.Name)
+	}
 }
 
 // Secrets returns the secrets the scenarios' definitions hold or name, for a run's redactor or an
