@@ -90,7 +90,10 @@ type Report struct {
 	Unverified   int `json:"unverified"` // single values of gated metrics beyond their threshold, not tested
 	// Info counts the rows of metrics that do not gate whose change is beyond their threshold
 	// (verdict Info): shown, never failing.
-	Info            int `json:"info"`
+	Info int `json:"info"`
+	// Disagreements counts the rows of CPU-bound scenarios whose wall time and CPU time disagree
+	// (verdict Disagree): the machine moved, not the code. Shown, never failing.
+	Disagreements   int `json:"disagreements,omitempty"`
 	BudgetsExceeded int `json:"budgets_exceeded"`
 	// NoEvidence says why nothing was compared when the two runs have no metric in common: the
 	// new run measured nothing, every scenario failed, or no scenario matched the old run's (a
@@ -275,6 +278,15 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
 		r.Verdict = verdict(r)
+	}
+	// A CPU-bound scenario's wall time and CPU time are judged together (cpu.go).
+	at := 0
+	for i, rs := range rowsOf {
+		wallAgainstCPU(rep.Rows[at:at+len(rs)], pairs[i].n, cfg)
+		at += len(rs)
+	}
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
 		switch r.Verdict {
 		case Regression:
 			rep.Regressions++
@@ -282,6 +294,8 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 			rep.Unverified++
 		case Info:
 			rep.Info++
+		case Disagree:
+			rep.Disagreements++
 		case Improvement:
 			rep.Improvements++
 		}

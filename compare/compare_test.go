@@ -116,13 +116,19 @@ func TestTailRows(t *testing.T) {
 			new[i] *= 1.8
 		}
 	}
-	rep := Runs(run("a", scenario("m", nil, map[string][]float64{"latency_ms": old})), run("b", scenario("m", nil, map[string][]float64{"latency_ms": new})), Config{})
+	// Asked for (--gate latency_ms gates its tails): the tail regresses, the median does not.
+	rep := Runs(run("a", scenario("m", nil, map[string][]float64{"latency_ms": old})), run("b", scenario("m", nil, map[string][]float64{"latency_ms": new})), Config{Gate: []string{"latency_ms"}})
 	got := map[string]string{}
 	for _, r := range rep.Rows {
 		got[r.Metric] = r.Verdict
 	}
 	if got["latency_ms.p99"] != Regression || got["latency_ms"] == Regression {
-		t.Errorf("verdicts %v: want the p99 tail to regress and the median not", got)
+		t.Errorf("--gate latency_ms: verdicts %v: want the p99 tail to regress and the median not", got)
+	}
+	// By default a function's or model's tails are information.
+	rep = Runs(run("a", scenario("m", nil, map[string][]float64{"latency_ms": old})), run("b", scenario("m", nil, map[string][]float64{"latency_ms": new})), Config{})
+	if rep.Failed() {
+		t.Errorf("default gate: a slow tail failed the comparison (rows %+v)", rep.Rows)
 	}
 }
 

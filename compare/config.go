@@ -32,7 +32,7 @@ const (
 )
 
 // KindOf classifies a metric from its name and catalogue entry (or the guess from its name):
-// names mentioning cpu are CPU, sizes in bytes and names with memory or rss are memory,
+// names mentioning cpu are CPU (but cpu_ms, an iteration's CPU time, is latency), sizes in bytes and names with memory or rss are memory,
 // higher-is-better figures are throughput, lower-is-better times (a time unit, or latency, time,
 // duration, elapsed in the name: seed 000's execution_time) are latency.
 func KindOf(name string) Kind {
@@ -47,6 +47,10 @@ func KindOf(name string) Kind {
 		return false
 	}
 	switch {
+	case name == CPUMetric:
+		// An iteration's CPU time is judged as its wall time is: in a CPU-bound scenario it
+		// stands for latency_ms (cpu.go), with latency's threshold.
+		return Latency
 	case strings.Contains(name, "cpu"):
 		return CPU
 	case slices.Contains([]string{"MB", "MiB", "GB", "GiB", "kB", "B"}, info.Unit) || has("memory", "mem", "rss"):

@@ -10,11 +10,18 @@ import (
 
 // Gating: which rows of a comparison can fail it. A gate that fails on code nobody changed gets
 // switched off, so by default only what the user measures gates: a scenario's primary metrics
-// (its definition's `gate:` list, else DefaultGate for its subject kind). Every other figure (CPU,
-// RSS, I/O, the harness's own overhead, counts, load time) is compared and shown with its change
-// as information (verdict Info) and gates only when asked: `gate:` in the definition or --gate
-// (Config.Gate). Whatever the gate, a metric with no samples never fails (it is Unverified at
-// worst: budgets bound single values) and a metric of unknown direction never fails (Changed).
+// (its definition's `gate:` list, else DefaultGate for its subject kind), the figures the user's
+// own code reports (OwnMetric: a command's JSON line, a Python function's dict, imported
+// results) where their direction is known, and a CPU-bound scenario's cpu_ms (cpu.go). Every
+// other figure (CPU use, RSS, I/O, the harness's own overhead, counts, load time) is compared and
+// shown with its change as information (verdict Info) and gates only when asked: `gate:` in the
+// definition or --gate (Config.Gate). Whatever the gate, a metric with no samples never fails (it
+// is Unverified at worst: budgets bound single values) and a metric of unknown direction never
+// fails (Changed).
+//
+// By default only the median row of a function's or model's latency gates: its p95 and p99 move
+// with the machine's load (an unchanged 0.2 µs function read +69% at p99). Serving keeps its
+// tails, which are its service levels. A name in `gate:` or --gate gates its tail rows too.
 
 // GateAll in Config.Gate gates every metric with a known direction (the behaviour before gating).
 const GateAll = "all"
@@ -94,18 +101,53 @@ func gateMatches(e, m string) bool {
 	return e == base
 }
 
+// servingGate reports whether a default gate list is a serving one (TTFT, ITL, tokens/s, e2e):
+// its tail rows gate with it.
+func servingGate(list []string) bool {
+	return !slices.Equal(list, []string{"latency_ms"})
+}
+
 // Gated reports whether a row of metric m ("latency_ms", "latency_ms.p95") of scenario s can fail
-// the comparison under c: m is one of s's primary metrics (PrimaryMetrics) or c.Gate names it
-// (for every benchmark, or as "BENCHMARK:METRIC" for s's). A gated row still fails only when it
-// is a significant change of known direction worse than its threshold (Row.Failed).
+// the comparison under c: m is one of s's primary metrics (PrimaryMetrics; of the subject kind's
+// defaults, the median row only, except for serving), or c.Gate names it (for every benchmark, or
+// as "BENCHMARK:METRIC" for s's). A gated row still fails only when it is a significant change of
+// known direction worse than its threshold (Row.Failed). The user's own metrics (OwnMetric) and
+// a CPU-bound scenario's cpu_ms gate too; scenarioRows adds them, knowing their direction.
 func (c Config) Gated(s *result.Scenario, m string) bool {
-	match := func(entries []string) bool {
-		return slices.ContainsFunc(entries, func(e string) bool {
-			if b, metric, ok := strings.Cut(e, ":"); ok {
-				return b == s.Benchmark && gateMatches(metric, m)
-			}
-			return gateMatches(e, m)
-		})
+	if len(s.Gate) > 0 {
+		return c.asked(s, m)
 	}
-	return match(PrimaryMetrics(s)) || match(c.Gate)
+	if d := DefaultGate(s); slices.Contains(d, m) || (servingGate(d) && matchGate(s, d, m)) {
+		return true
+	}
+	return matchGate(s, c.Gate, m)
+}
+
+// asked reports whether the user named row metric m of s: in its definition's `gate:` or with
+// --gate (c.Gate). A name covers its tail rows.
+func (c Config) asked(s *result.Scenario, m string) bool {
+	return matchGate(s, s.Gate, m) || matchGate(s, c.Gate, m)
+}
+
+// matchGate reports whether one of the gate entries covers row metric m of s.
+func matchGate(s *result.Scenario, entries []string, m string) bool {
+	return slices.ContainsFunc(entries, func(e string) bool {
+		if b, metric, ok := strings.Cut(e, ":"); ok {
+			return b == s.Benchmark && gateMatches(metric, m)
+		}
+		return gateMatches(e, m)
+	})
+}
+
+// OwnMetric reports whether metric name (a median row, not a tail) is one the user's code
+// reported itself: a name the catalogue does not define (a command's JSON or CSV figures, a Python
+// function's returned dict, imported pytest-benchmark or Go benchmark figures). Such a figure is
+// what its author measures: it gates by default where its direction is known and the scenario's
+// definition has no `gate:` list of its own.
+func OwnMetric(name string) bool {
+	if strings.Contains(name, ".") {
+		return false
+	}
+	_, defined := result.Lookup(name)
+	return !defined
 }

@@ -32,6 +32,10 @@ const (
 	// Changed is a significant change of a metric whose better direction is unknown (neither the
 	// catalogue, its name nor its producer says): reported, never gated as a regression.
 	Changed = "changed"
+	// Disagree is a regression of a CPU-bound scenario's wall time that its CPU time does not
+	// confirm, or the reverse (cpu.go, wallAgainstCPU): the machine moved, not the code. Shown,
+	// never a failure.
+	Disagree = "disagree"
 )
 
 // Row is one metric of one scenario, old against new.
@@ -100,14 +104,14 @@ func (r *Row) Change() (float64, bool, string) {
 // Mark is the row's standing in the verdict, the one every rendering shows: "fail" (a regression
 // of a gated metric: the comparison fails), "untested" (a gated single value beyond its
 // threshold: a warning), "info" (beyond the threshold on a metric that does not gate),
-// "improvement", or "" (nothing to flag).
+// "improvement", or "" (nothing to flag). A wall/CPU disagreement (Disagree) is "info".
 func (r *Row) Mark() string {
 	switch {
 	case r.Failed():
 		return "fail"
 	case r.Verdict == Unverified:
 		return "untested"
-	case r.Verdict == Info:
+	case r.Verdict == Info, r.Verdict == Disagree:
 		return "info"
 	case r.Verdict == Improvement:
 		return "improvement"
@@ -213,14 +217,19 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 	var rows []Row
 	for _, name := range names {
 		om, nm := o.Metrics[name], n.Metrics[name]
-		better, warn := direction(name, om, nm)
 		unit := nm.Unit
 		if unit == "" {
 			unit = om.Unit
 		}
+		better, warn := direction(name, unit, om, nm)
 		row := Row{
 			Benchmark: n.Benchmark, Scenario: n.Scenario, Metric: name, Unit: unit, Better: better,
 			Kind: KindOf(name), Primary: result.Primary(name), Gated: cfg.Gated(n, name), Threshold: cfg.Thresholds.For(n.Benchmark, name), P: math.NaN(), Q: math.NaN(),
+		}
+		// The user's own figures gate where their direction is known, unless the definition
+		// lists what gates.
+		if !row.Gated && len(n.Gate) == 0 && directed(better) && OwnMetric(name) {
+			row.Gated = true
 		}
 		if warn != "" {
 			row.Warnings = append(row.Warnings, warn)
@@ -260,24 +269,47 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		row.Delta = delta(ov, nv)
 		rows = append(rows, row)
 	}
+	gateCPU(rows, n, cfg)
 	return rows
 }
 
 // direction returns the better direction of a metric compared in two runs: the new run's record
-// (the code under test declared it now), else the catalogue's or the name's (result.Lookup),
-// which may be unknown. The old run's record is not used on its own: runs stored before
-// directions could be unknown recorded "lower" for every name they did not know. Two runs that
-// record different directions are warned about.
-func direction(name string, om, nm result.Metric) (string, string) {
+// (the code under test declared it now), else the catalogue's or the name's (result.Lookup), else
+// its unit's (unitDirection), which may be unknown. The old run's record is not used on its own:
+// runs stored before directions could be unknown recorded "lower" for every name they did not
+// know. Two runs that record different directions are warned about.
+func direction(name, unit string, om, nm result.Metric) (string, string) {
 	o, n := om.Better, nm.Better
 	if !directed(n) {
 		info, _ := result.Lookup(name)
 		n = string(info.Better)
 	}
+	if !directed(n) {
+		n = string(unitDirection(unit))
+	}
 	if directed(n) && directed(o) && n != o {
 		return n, fmt.Sprintf("the old run records %s is better, the new run %s: judged by the new run's", o, n)
 	}
 	return n, ""
+}
+
+// unitDirection is the better direction a unit implies: lower for times, sizes and energy
+// ("ms", "s", "MB", "J"), higher for rates ("items/s", "1/s", "tokens/s"); unknown otherwise (a
+// count, a ratio, a percentage: accuracy and error rates alike).
+func unitDirection(unit string) result.Direction {
+	u := strings.TrimSpace(unit)
+	switch {
+	case u == "":
+		return result.Unknown
+	case strings.HasSuffix(u, "/s") || strings.HasSuffix(u, "/sec") || strings.HasSuffix(u, "per second"):
+		return result.Higher
+	}
+	switch u {
+	case "ns", "us", "µs", "ms", "s", "sec", "seconds", "min", "h",
+		"B", "kB", "KB", "KiB", "MB", "MiB", "GB", "GiB", "bytes", "J", "kJ", "Wh", "kWh":
+		return result.Lower
+	}
+	return result.Unknown
 }
 
 // noiseThreshold sets the threshold of a gated row with samples from the run-to-run noise of its

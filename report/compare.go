@@ -75,7 +75,7 @@ func DeltasOf(rep *compare.Report) ([]Delta, string) {
 		}
 		out = append(out, d)
 	}
-	method := fmt.Sprintf("a regression is significant (Mann-Whitney U or bootstrap, false discovery rate %.0f%%) and worse than its threshold, on a gated metric (each scenario's primary metrics and --gate)", 100*rep.Alpha)
+	method := fmt.Sprintf("a regression is significant (Mann-Whitney U or bootstrap, false discovery rate %.0f%%) and worse than its threshold, on a gated metric (each scenario's primary metrics, the figures its code reports and --gate)", 100*rep.Alpha)
 	return out, method
 }
 
@@ -167,7 +167,7 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 				switch {
 				case d.Mark == "fail":
 					color = "#cf222e"
-				case d.Verdict == compare.Worse, d.Verdict == compare.Unverified, d.Verdict == compare.Info:
+				case d.Verdict == compare.Worse, d.Verdict == compare.Unverified, d.Verdict == compare.Info, d.Verdict == compare.Disagree:
 					color = "#e8a19a"
 				case d.Verdict == compare.Better:
 					color = "#9fd8ab"

@@ -96,6 +96,8 @@ func cmpVerdict(r *compare.Row) string {
 		return fmt.Sprintf("info: beyond limit (%s), not gated", cmpLimit(r))
 	case compare.Changed:
 		return "changed (direction unknown: not gated)"
+	case compare.Disagree:
+		return "wall time and CPU time disagree: the machine moved, not the code"
 	case compare.Improvement:
 		v = "improvement"
 	case compare.Worse:
@@ -315,7 +317,7 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 		verdict = "FAIL"
 	}
 	if len(rep.Rows) > 0 {
-		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics and --gate); the other metrics are information\n", gatedNames(rep))
+		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics, the figures its code reports and --gate); the other metrics are information\n", gatedNames(rep))
 	}
 	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
 		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, rep.Info, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))

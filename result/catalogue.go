@@ -203,6 +203,7 @@ func init() {
 	Define(
 		Info{Name: "latency_ms", Unit: "ms", Better: Lower, Doc: "time of one iteration; the subject's own timing when it reports one, else the harness round trip"},
 		Info{Name: "harness_latency_ms", Unit: "ms", Better: Lower, Doc: "harness round trip of one iteration, kept when the subject timed itself"},
+		Info{Name: "cpu_ms", Unit: "ms", Better: Lower, Doc: "CPU time (user + system) of one iteration: a command's rusage, a Go function's thread clock, a worker call's process clock"},
 		Info{Name: "throughput_ips", Unit: "items/s", Better: Higher, Doc: "items processed per second of measured wall time"},
 		Info{Name: "iterations_per_s", Unit: "1/s", Better: Higher, Doc: "measured iterations per second of measured wall time"},
 		Info{Name: "load_time_ms", Unit: "ms", Better: Lower, Doc: "time to open the subject (load the model, start the process)"},

@@ -81,43 +81,62 @@ func TestCompareGatesOnPrimaryMetrics(t *testing.T) {
 }
 
 // A definition's gate: reaches run.json and the verdict: a figure the command reports itself
-// (work_ms, doubled between the runs) fails the comparison only when gate: names it.
+// (work_ms, doubled between the runs) fails the comparison by default, being the user's own
+// measure with a known direction, and when gate: names it; a gate: list without it decides
+// alone.
 func TestDefinitionGateThroughRun(t *testing.T) {
-	for _, gated := range []bool{false, true} {
+	for _, c := range []struct {
+		gate string // the definition's gate: line
+		want int
+	}{{"", ExitRegression}, {"gate: [work_ms]\n", ExitRegression}, {"gate: [latency_ms]\n", ExitOK}} {
 		dir := t.TempDir()
-		def := "name: g\nsubject: {kind: exec, command: [sh, -c, 'echo \"{\\\"work_ms\\\": ${W}}\"'], metrics: json}\nmetrics: {work_ms: {unit: ms, better: lower}}\n"
-		if gated {
-			def += "gate: [work_ms]\n"
-		}
-		if err := os.MkdirAll(filepath.Join(dir, "benches"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "benches", "g.yaml"), []byte(def), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		runs := make([]string, 2)
-		for i, w := range []string{"10", "20"} {
-			out := filepath.Join(dir, "out"+w)
-			code, _, errOut := runCLI(t, dir, []string{"W=" + w}, "run", "--no-monitor", "--iterations", "12", "--warmup", "0", "--output-dir", out, "--format", "none", "--no-store")
-			if code != ExitOK {
-				t.Fatalf("run W=%s: exit %d\n%s", w, code, errOut)
-			}
-			runs[i] = filepath.Join(out, result.LatestLink)
-		}
+		def := "name: g\nsubject: {kind: exec, command: [sh, -c, 'echo \"{\\\"work_ms\\\": ${W}}\"'], metrics: json}\nmetrics: {work_ms: {unit: ms, better: lower}}\n" + c.gate
+		runs := runTwice(t, dir, def, "W", "10", "20")
 		r, err := result.Load(runs[1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(r.Scenarios[0].Gate, ","); gated != (got == "work_ms") {
-			t.Errorf("gate: %v: run.json's scenario gate %q", gated, got)
+		if got, want := strings.Join(r.Scenarios[0].Gate, ","), strings.TrimSuffix(strings.TrimPrefix(c.gate, "gate: ["), "]\n"); got != want {
+			t.Errorf("%q: run.json's scenario gate %q, want %q", c.gate, got, want)
 		}
 		code, out, errOut := runCLI(t, dir, nil, "compare", runs[0], runs[1], "--threshold", "latency_ms=100000")
-		want := ExitOK
-		if gated {
-			want = ExitRegression
+		if code != c.want {
+			t.Errorf("%q: compare work_ms 10 → 20: exit %d, want %d\n%s%s", c.gate, code, c.want, out, errOut)
 		}
-		if code != want {
-			t.Errorf("gate: %v: compare work_ms 10 → 20: exit %d, want %d\n%s%s", gated, code, want, out, errOut)
+	}
+}
+
+// runTwice writes definition def to dir/benches/g.yaml and runs it twice, with env var v set to
+// each of the two values, returning the runs' folders.
+func runTwice(t *testing.T, dir, def, v string, values ...string) []string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "benches"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "benches", "g.yaml"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := make([]string, len(values))
+	for i, w := range values {
+		out := filepath.Join(dir, "out"+w)
+		code, _, errOut := runCLI(t, dir, []string{v + "=" + w}, "run", "--no-monitor", "--iterations", "12", "--warmup", "0", "--output-dir", out, "--format", "none", "--no-store")
+		if code != ExitOK {
+			t.Fatalf("run %s=%s: exit %d\n%s", v, w, code, errOut)
 		}
+		runs[i] = filepath.Join(out, result.LatestLink)
+	}
+	return runs
+}
+
+// The reproduction: a command printing {"throughput": 800}, then 600 (−24.7%,
+// p = 0.000), showed "info: beyond limit (−10%), not gated" and exited 0. Throughput is the
+// user's own figure, higher-is-better by its name: exit 3.
+func TestOwnThroughputGatesThroughRun(t *testing.T) {
+	dir := t.TempDir()
+	def := "name: g\nsubject: {kind: exec, command: [sh, -c, 'echo \"{\\\"throughput\\\": ${T}}\"'], metrics: json}\n"
+	runs := runTwice(t, dir, def, "T", "800", "600")
+	code, out, errOut := runCLI(t, dir, nil, "compare", runs[0], runs[1], "--threshold", "latency_ms=100000")
+	if code != ExitRegression || !strings.Contains(out, "REGRESSION") {
+		t.Errorf("throughput 800 → 600: exit %d, want 3 with a regression\n%s%s", code, out, errOut)
 	}
 }
