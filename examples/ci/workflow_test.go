@@ -366,3 +366,89 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatalf("copying %s: %v", src, err)
 	}
 }
+
+// TestBaselineRefJob runs the pull-request job that measures the change against its base branch
+// in the same job (bench-ref) as a runner would: in a clone whose origin/main is the base (what
+// fetch-depth: 0 gives), a commit that leaves the benchmark alone passes, and one that makes its
+// command twice as slow fails the job with exit code 3.
+func TestBaselineRefJob(t *testing.T) {
+	w := load(t)
+	j, ok := w.Jobs["bench-ref"]
+	if !ok {
+		t.Fatal("no job bench-ref")
+	}
+	if !strings.Contains(j.If, "pull_request") {
+		t.Errorf("bench-ref if: %q, want it on pull requests", j.If)
+	}
+	co := j.find("actions/checkout")
+	if co == nil || co.With["path"] != nil || co.with("fetch-depth") != "0" {
+		t.Fatalf("bench-ref: the project's checkout must fetch the base branch's commits (fetch-depth: 0): %+v", co)
+	}
+	var script string
+	for _, s := range j.Steps {
+		if strings.Contains(s.Run, "inferbench run") {
+			script = s.Run
+		}
+	}
+	if !strings.Contains(script, `--baseline-ref "origin/${{ github.base_ref }}"`) {
+		t.Fatalf("bench-ref runs %q, want --baseline-ref \"origin/${{ github.base_ref }}\"", script)
+	}
+	for _, tool := range []string{"bash", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s to run the job's commands: %v", tool, err)
+		}
+	}
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin")
+	os.MkdirAll(bin, 0o755)
+	self, _ := filepath.Abs(os.Args[0])
+	if err := os.WriteFile(filepath.Join(bin, "inferbench"), []byte("#!/usr/bin/env bash\nINFERBENCH_TEST_MAIN=1 exec "+self+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(root, "repo")
+	os.MkdirAll(filepath.Join(repo, "benches"), 0o755)
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "INFERBENCH_STORE=", "CI=1", "GITHUB_STEP_SUMMARY=",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	sh := func(script string) (int, string) {
+		t.Helper()
+		script = strings.ReplaceAll(script, "${{ github.base_ref }}", "main")
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+		cmd.Dir, cmd.Env = repo, env
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	bench := func(secs string) {
+		def := "name: nap\nsubject: {kind: exec, command: [sleep, \"" + secs + "\"]}\nload: {warmup_iterations: 1, measurement_iterations: 10}\n"
+		if err := os.WriteFile(filepath.Join(repo, "benches", "nap.yaml"), []byte(def), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bench("0.01")
+	if code, out := sh("git init -q && git add -A && git commit -qm base && git update-ref refs/remotes/origin/main HEAD"); code != 0 {
+		t.Fatal(out)
+	}
+	// A pull request that does not touch the benchmark.
+	if code, out := sh("echo docs > README && git add README && git commit -qm docs"); code != 0 {
+		t.Fatal(out)
+	}
+	if code, out := sh(script); code != 0 {
+		t.Fatalf("unchanged benchmark: exit %d, want 0\n%s", code, out)
+	}
+	// A pull request that makes it twice as slow.
+	bench("0.02")
+	if code, out := sh("git commit -qam slower"); code != 0 {
+		t.Fatal(out)
+	}
+	code, out := sh(script)
+	if code != 3 || !strings.Contains(out, "origin/main") {
+		t.Fatalf("2x slower: exit %d, want 3 naming origin/main\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "benchmark_results", "latest", "compare.md")); err != nil {
+		t.Errorf("no compare.md for the job summary: %v", err)
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Worktree is a ref checked out in a temporary directory. Remove deletes it.
@@ -57,7 +59,11 @@ func Open(ctx context.Context, dir, ref string) (*Worktree, error) {
 		return nil, fmt.Errorf("--baseline-ref %s: %w", ref, err)
 	}
 	w.Dir = filepath.Join(w.tmp, "tree")
-	if _, err := git(ctx, root, "worktree", "add", "--detach", "--quiet", w.Dir, commit); err != nil {
+	Clean(ctx, root)
+	// Locked with this process's id: a run that could not remove its worktree (killed, or a
+	// second Ctrl-C) leaves it to the next run's Clean, and no other run removes a live one.
+	reason := fmt.Sprintf("%s%d", lockReason, os.Getpid())
+	if _, err := git(ctx, root, "worktree", "add", "--detach", "--quiet", "--lock", "--reason", reason, w.Dir, commit); err != nil {
 		os.RemoveAll(w.tmp)
 		return nil, fmt.Errorf("--baseline-ref %s: check out %.12s: %w", ref, commit, err)
 	}
@@ -70,7 +76,7 @@ func (w *Worktree) Remove() error {
 	if w == nil || w.tmp == "" {
 		return nil
 	}
-	_, err := git(context.Background(), w.Root, "worktree", "remove", "--force", w.Dir)
+	_, err := git(context.Background(), w.Root, "worktree", "remove", "--force", "--force", w.Dir) // twice: it is locked
 	if rerr := os.RemoveAll(w.tmp); err == nil {
 		err = rerr
 	}
@@ -80,6 +86,57 @@ func (w *Worktree) Remove() error {
 		return fmt.Errorf("remove the worktree of %s at %s: %w", w.Ref, w.Dir, err)
 	}
 	return nil
+}
+
+// lockReason starts the lock reason of the worktrees Open makes; the process id follows.
+const lockReason = "inferbench run --baseline-ref, pid "
+
+// Clean removes the worktrees of the repository at root that an inferbench process made and
+// left behind when it ended without removing them (its process is gone). Problems are ignored:
+// a worktree left is only disk space.
+func Clean(ctx context.Context, root string) {
+	out, err := git(ctx, root, "worktree", "list", "--porcelain")
+	if err != nil {
+		return
+	}
+	for _, entry := range strings.Split(out, "\n\n") {
+		var path, reason string
+		for _, line := range strings.Split(entry, "\n") {
+			if p, ok := strings.CutPrefix(line, "worktree "); ok {
+				path = p
+			} else if r, ok := strings.CutPrefix(line, "locked "); ok {
+				reason = r
+			}
+		}
+		pid, err := strconv.Atoi(strings.TrimPrefix(reason, lockReason))
+		if path == "" || !strings.HasPrefix(reason, lockReason) || err != nil || alive(pid) {
+			continue
+		}
+		if _, err := git(ctx, root, "worktree", "remove", "--force", "--force", path); err == nil || !exists(path) {
+			if parent := filepath.Dir(path); strings.HasPrefix(filepath.Base(parent), "inferbench-ref-") {
+				os.RemoveAll(parent)
+			}
+		}
+	}
+	_, _ = git(ctx, root, "worktree", "prune")
+}
+
+// alive reports whether process pid exists (signal 0 is delivered or refused for permission).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // Short is the commit's abbreviated hash, for people.

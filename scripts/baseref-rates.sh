@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Measures `inferbench run --baseline-ref` on this machine: how often an unchanged CPU-bound
+# command fails the gate (false failures) and how often the same command made 10% slower is
+# found (detection). A temporary git repository holds three commits of one command benchmark
+# (awk summing N integers, ~40 ms): base, same (a comment changed: the code is unchanged) and
+# slow (1.1 N). Each comparison checks out `same` or `slow` and runs it against `base`
+# interleaved; the two kinds alternate so that the machine's state falls on both alike. The
+# verdict is read from compare.json at two thresholds: 5% (--threshold latency=5, the setting
+# docs/ci.md suggests with --baseline-ref) and the default 15%. Prints the load average at the
+# start and the end.
+#
+#   nice scripts/baseref-rates.sh [COMPARISONS_EACH] [ITERATIONS]    (default 20 and 30)
+set -euo pipefail
+k=${1:-20}
+iters=${2:-30}
+cd "$(dirname "$0")/.."
+go build -o bin/inferbench ./cmd/inferbench
+ib=$PWD/bin/inferbench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+repo=$tmp/repo
+mkdir -p "$repo/benches"
+git() { command git -C "$repo" -c user.name=rates -c user.email=rates@example.com "$@"; }
+bench() { # $1: N, $2: a comment
+	cat >"$repo/benches/sum.yaml" <<YAML
+# $2
+name: sum
+subject:
+  kind: exec
+  command: ["awk", "BEGIN { for (i = 0; i < $1; i++) s += i }"]
+YAML
+}
+git init -q
+bench 600000 base && git add -A && git commit -qm base && git tag base
+bench 600000 "same code, another commit" && git commit -qam same && git tag same
+git checkout -q base
+bench 660000 "10% more work" && git commit -qam slow && git tag slow
+
+echo "start: $(date -u +%FT%TZ) loadavg $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores); $k comparisons each, --iterations $iters"
+results=$tmp/results.tsv
+for i in $(seq 1 "$k"); do
+	for kind in same slow; do
+		git checkout -q "$kind"
+		set +e
+		(cd "$repo" && CI=1 "$ib" run --baseline-ref base --iterations "$iters" --threshold latency=5 \
+			--no-store --no-html-report --format none --output-dir "$tmp/out" 2>"$tmp/err")
+		code=$?
+		set -e
+		if [ "$code" -ne 0 ] && [ "$code" -ne 3 ]; then cat "$tmp/err" >&2; exit 1; fi
+		python3 - "$kind" "$code" "$tmp/out/latest/compare.json" >>"$results" <<'PY'
+import json, sys
+row = json.load(open(sys.argv[3]))["rows"][0]
+sig = row["q"] <= json.load(open(sys.argv[3]))["alpha"]
+print(sys.argv[1], sys.argv[2], f'{row["delta_pct"]:.2f}', int(sig and row["delta_pct"] > 5), int(sig and row["delta_pct"] > 15), sep="\t")
+PY
+	done
+done
+echo "end:   $(date -u +%FT%TZ) loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$results" <<'PY'
+import sys, statistics
+rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n") if l]
+for kind, what in (("same", "false failures (unchanged)"), ("slow", "found (10% slower)")):
+    rs = [r for r in rows if r[0] == kind]
+    d = [float(r[2]) for r in rs]
+    f5, f15 = sum(int(r[3]) for r in rs), sum(int(r[4]) for r in rs)
+    print(f"{what:28s} threshold 5%: {f5}/{len(rs)}  default 15%: {f15}/{len(rs)}  "
+          f"measured change median {statistics.median(d):+.1f}% (range {min(d):+.1f}% to {max(d):+.1f}%)")
+exit_codes = [r for r in rows if r[0] == "same" and r[1] == "3"]
+print(f"exit code 3 on unchanged code: {len(exit_codes)}/{sum(1 for r in rows if r[0] == 'same')}")
+PY
