@@ -51,6 +51,10 @@ type Config struct {
 	// there are MinHistory of them (default MinHistoryRuns), and its row says so (ThresholdRuns).
 	History    History
 	MinHistory int
+	// Strict fails the comparison on a gated change beyond its threshold that could not be
+	// tested (Unverified: one value a side), as --strict asks; without it such a change is a
+	// warning in the verdict's headline.
+	Strict bool
 }
 
 func (c Config) norm() Config {
@@ -99,12 +103,14 @@ type Report struct {
 	// new run measured nothing, every scenario failed, or no scenario matched the old run's (a
 	// typo in --set, a renamed parameter). Such a comparison fails: it is never "ok".
 	NoEvidence string `json:"no_evidence,omitempty"`
+	// Strict is Config.Strict: an Unverified change fails the comparison.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // Failed reports whether the comparison should fail a CI job: a regression, an exceeded budget,
-// or nothing comparable (NoEvidence).
+// nothing comparable (NoEvidence), or with Strict an untested change beyond its threshold.
 func (r *Report) Failed() bool {
-	return r.Regressions > 0 || r.BudgetsExceeded > 0 || r.NoEvidence != ""
+	return r.Regressions > 0 || r.BudgetsExceeded > 0 || r.NoEvidence != "" || (r.Strict && r.Unverified > 0)
 }
 
 // noEvidence returns why a comparison of old and new with no row found nothing comparable.
@@ -301,6 +307,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		}
 	}
 
+	rep.Strict = cfg.Strict
 	rep.Budgets, rep.BudgetsExceeded = CheckRunBudgets(new, cfg.Budgets)
 	if len(rep.Rows) == 0 {
 		rep.NoEvidence = noEvidence(old, new, len(pairs))

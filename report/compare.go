@@ -89,7 +89,7 @@ type compareView struct {
 	HeadHref   string
 	Method     string
 	Warnings   []string
-	Status     string // "ok" or "FAIL" (compare.Report.Failed)
+	Status     string // "ok", "FAIL" (compare.Report.Failed) or "UNTESTED" (Headline)
 	Rep        *compare.Report
 	Budgets    []compare.BudgetCheck // exceeded
 	Benchmarks []compareBench
@@ -131,8 +131,12 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 		opts.Warnings = append(opts.Warnings, rep.Warnings...)
 	}
 	v := compareView{Base: base, Head: head, Method: opts.Method, Warnings: opts.Warnings, Rep: rep, Status: "ok"}
-	if rep.Failed() {
+	switch {
+	case rep.Failed():
 		v.Status = "FAIL"
+	case rep.Unverified > 0:
+		v.Status = "UNTESTED"
+		v.Warnings = append([]string{Headline(rep)}, v.Warnings...)
 	}
 	for _, b := range rep.Budgets {
 		if b.Measured && !b.OK {

@@ -155,6 +155,9 @@ func CompareText(w io.Writer, rep *compare.Report) error { return compareText(w,
 func CompareTextAll(w io.Writer, rep *compare.Report) error { return compareText(w, rep, true) }
 
 func compareText(w io.Writer, rep *compare.Report, all bool) error {
+	if rep.Unverified > 0 {
+		fmt.Fprintf(w, "%s\n\n", Headline(rep))
+	}
 	fmt.Fprintf(w, "old: %s\nnew: %s\n\n", cmpRef(rep.Old), cmpRef(rep.New))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tMETRIC\tBETTER\tOLD\tNEW\tDELTA\tVERDICT\t")
@@ -307,14 +310,44 @@ func gatedNames(rep *compare.Report) string {
 	return strings.Join(names, ", ")
 }
 
+// Headline is the verdict in one line: "FAIL: ..." with what failed it, "UNTESTED: ..." when a
+// gated change beyond its threshold could not be tested (one value a side: no test can tell it
+// from noise) and nothing failed, else "ok: ...". Every rendering of a comparison leads with it,
+// so that an untested 10x change is never a quiet "ok".
+func Headline(rep *compare.Report) string {
+	switch {
+	case rep.NoEvidence != "":
+		return "FAIL: nothing comparable: " + rep.NoEvidence
+	case rep.Failed():
+		return "FAIL: " + Outcome(rep)
+	case rep.Unverified > 0:
+		return fmt.Sprintf("UNTESTED: %d gated change(s) beyond threshold could not be tested (a single value a side): "+
+			"the verdict cannot tell them from noise; measure more iterations, or --strict to fail on them", rep.Unverified)
+	}
+	return "ok: no regression, no budget exceeded"
+}
+
+// Outcome is what fails a comparison, for the text of its exit status: "2 regressions, 0 budgets
+// exceeded", with ", 1 untested changes beyond threshold (--strict)" when Strict fails it on those.
+func Outcome(rep *compare.Report) string {
+	s := fmt.Sprintf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)
+	if rep.Strict && rep.Unverified > 0 {
+		s += fmt.Sprintf(", %d untested changes beyond threshold (--strict)", rep.Unverified)
+	}
+	return s
+}
+
 func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	if rep.NoEvidence != "" {
 		_, err := fmt.Fprintf(w, "\nFAIL: nothing comparable: %s\n", rep.NoEvidence)
 		return err
 	}
 	verdict := "ok"
-	if rep.Failed() {
+	switch {
+	case rep.Failed():
 		verdict = "FAIL"
+	case rep.Unverified > 0:
+		verdict = "UNTESTED"
 	}
 	if len(rep.Rows) > 0 {
 		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics, the figures its code reports and --gate); the other metrics are information\n", gatedNames(rep))
@@ -352,7 +385,12 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 		if rep.NoEvidence != "" {
 			parts = append(parts, "nothing comparable: "+rep.NoEvidence)
 		}
+		if rep.Strict && rep.Unverified > 0 {
+			parts = append(parts, fmt.Sprintf("%d untested change(s) beyond threshold (--strict)", rep.Unverified))
+		}
 		status = "❌ " + strings.Join(parts, ", ")
+	} else if rep.Unverified > 0 {
+		status = fmt.Sprintf("⚠️ %d gated change(s) beyond threshold untested (a single value a side; --strict fails on them)", rep.Unverified)
 	}
 	fmt.Fprintf(w, "### inferbench: %s\n\n", status)
 	fmt.Fprintf(w, "`%s` compared with `%s`. A change counts when it is significant (false discovery rate %.0f%%, %d tests) **and** beyond its threshold, on a gated metric (%s).\n\n",

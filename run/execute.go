@@ -32,10 +32,10 @@ type writer struct {
 	log       *slog.Logger
 	mu        sync.Mutex
 	run       *result.Run
-	err       error  // the first failed write
-	tmp       string // where run.json goes when the folder cannot take it ($TMPDIR)
-	alt       string // the folder under tmp that holds the whole run, when it went there
-	gpus      int    // NVIDIA GPUs of the machine (sysinfo)
+	err       error            // the first failed write
+	tmp       string           // where run.json goes when the folder cannot take it ($TMPDIR)
+	alt       string           // the folder under tmp that holds the whole run, when it went there
+	gpus      int              // NVIDIA GPUs of the machine (sysinfo)
 	red       *redact.Redactor // the run's: every string of what is written passes through it
 	journal   *result.Journal
 	saved     time.Time     // the last rewrite of run.json

@@ -35,6 +35,7 @@ import (
 	"github.com/inferbench/inferbench/internal/logs"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 
 	// Subject kinds available to definitions.
@@ -177,10 +178,7 @@ func UsageError(err error) error {
 // or an exceeded budget.
 type VerdictError struct{ Verdict *Verdict }
 
-func (e *VerdictError) Error() string {
-	c := e.Verdict.Compare
-	return fmt.Sprintf("%d regressions, %d budgets exceeded", c.Regressions, c.BudgetsExceeded)
-}
+func (e *VerdictError) Error() string { return report.Outcome(e.Verdict.Compare) }
 
 // Is makes errors.Is(err, ErrRegression) hold.
 func (e *VerdictError) Is(target error) bool { return target == ErrRegression }
@@ -331,7 +329,7 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 	if v != nil && v.Compare != nil && v.Compare.NoEvidence != "" { // a verdict needs evidence
 		errs = append(errs, marked{ErrFailed, fmt.Sprintf("baseline %s: nothing comparable: %s", v.Baseline, v.Compare.NoEvidence)})
 	}
-	if v != nil && v.Compare != nil && (v.Compare.Regressions > 0 || v.Compare.BudgetsExceeded > 0) {
+	if v != nil && v.Compare != nil && v.Compare.NoEvidence == "" && v.Compare.Failed() {
 		errs = append(errs, &VerdictError{v})
 	}
 	for i := range errs {

@@ -3,6 +3,7 @@ package runs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,7 +76,10 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 		return rep, fmt.Errorf("nothing comparable: %s", rep.NoEvidence)
 	}
 	if rep.Failed() {
-		return rep, run.RegressionError(fmt.Errorf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded))
+		return rep, run.RegressionError(errors.New(report.Outcome(rep)))
+	}
+	if rep.Unverified > 0 && o.Stderr != nil { // the exit status is 0: say what it does not cover
+		fmt.Fprintf(o.Stderr, "inferbench: exit 0, but %d gated change(s) beyond threshold are untested (a single value a side); --strict makes them fail (exit 3)\n", rep.Unverified)
 	}
 	return rep, nil
 }
