@@ -4,14 +4,22 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/internal/web"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/store"
 )
 
 type serveFlags struct {
 	addr, token, resultsDir string
 	store                   storeFlags
+	// cf judges the compare page and /api/compare as `compare` does: the project's
+	// benchmark_thresholds.json and performance-budget.yml, or the same flags.
+	cf compareFlags
 }
 
 func newServe(o *IO) *cobra.Command {
@@ -25,26 +33,36 @@ metric with change points, baselines, and a live view of the run in progress (it
 run in progress) for Prometheus.
 
 Binding anything but loopback requires a bearer token: --token, or the INFERBENCH_TOKEN variable.
-Clients send "Authorization: Bearer TOKEN"; a browser can open /?token=TOKEN once.`,
+Clients send "Authorization: Bearer TOKEN"; a browser can open /?token=TOKEN once.
+
+The compare page and /api/compare judge as 'inferbench compare' does, from the same folder: its
+benchmark_thresholds.json and performance-budget.yml when present (--thresholds-file,
+--budget-file name others), --threshold, --gate, --alpha and --strict.`,
 		Example: `  inferbench serve                                  # http://127.0.0.1:8080
   inferbench serve --store postgres://bench@db/bench --addr :8080 --token "$(cat token)"
+  inferbench serve --budget-file ci/performance-budget.yml --threshold latency=10
   curl -s localhost:8080/api/runs | jq '.[0]'
   curl -s localhost:8080/metrics | grep inferbench_inference_duration_seconds`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), o, &sf) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), o, &sf, cmd.Flags()) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&sf.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	sf.store.register(f)
 	f.StringVar(&sf.token, "token", "", "bearer token required of clients (default $"+web.TokenEnv+"); required off loopback")
 	f.StringVar(&sf.resultsDir, "results-dir", "benchmark_results", "results folder whose latest run the live view follows (\"\" for none)")
+	sf.cf.register(f)
 	return cmd
 }
 
-func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
+func runServe(ctx context.Context, o *IO, sf *serveFlags, f *pflag.FlagSet) error {
 	token, err := web.ServerToken(sf.addr, sf.token, "--addr", o.LookupEnv)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	cfg, err := sf.cf.config(o, f)
+	if err != nil {
+		return err
 	}
 	st, err := sf.store.open(ctx, o)
 	if err != nil {
@@ -55,5 +73,16 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags) error {
 	if sf.resultsDir != "" {
 		resultsDir = inDir(o, sf.resultsDir)
 	}
-	return web.New(st, web.WithToken(token)).Serve(ctx, sf.addr, resultsDir, run.StoreLabel(sf.store.url, env(o)), o.Stdout)
+	return newServer(ctx, st, cfg, web.WithToken(token)).Serve(ctx, sf.addr, resultsDir, run.StoreLabel(sf.store.url, env(o)), o.Stdout)
+}
+
+// newServer is serve's dashboard over st, judging comparisons with cfg and, as the command
+// line does, thresholds from the stored runs' noise.
+func newServer(ctx context.Context, st store.Store, cfg compare.Config, opts ...web.Option) *web.Server {
+	judge := func(b, h *result.Run) *compare.Report {
+		c := cfg
+		c.History = history.NoiseHistory(context.WithoutCancel(ctx), st, h)
+		return compare.Runs(b, h, c)
+	}
+	return web.New(st, append(opts, web.WithCompare(judge))...)
 }
