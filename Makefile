@@ -41,7 +41,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: calibrate-gate build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
+.PHONY: calibrate-gate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -170,6 +170,11 @@ N ?= 100
 calibrate-gate:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
 	bin/calibrate-gate -n $(N) -python $(PYTHON) -write docs/verdicts.md
+
+# The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
+# N searches of each of three models.
+capacity-coverage:
+	nice $(GO) run ./cmd/capacity-coverage -n $(N)
 
 # The serving bars (docs/performance.md, "Serving"): throughput, accuracy, open loop, memory.
 bench-serving:

@@ -67,6 +67,16 @@ type Config struct {
 	// Every shape opens the stream with the first token, as those servers do.
 	Shape string `yaml:"shape" json:"shape,omitempty"`
 
+	// Capacity, with Slots above 0, times the responses by the capacity model (batch.go) instead
+	// of TTFT and ITL: a request waits for a slot, and its tokens come at the ends of the
+	// iterations of a batch whose length grows with it.
+	Capacity Capacity `yaml:"capacity" json:"capacity,omitzero"`
+
+	// ShortRate is the fraction of responses that stop early, with finish reason "stop", at a
+	// uniformly drawn length below the one asked, as a model that reaches its end-of-sequence
+	// token does; a request with ignore_eos, or min_tokens at its length, never stops early.
+	ShortRate float64 `yaml:"short_rate" json:"short_rate,omitempty"`
+
 	// Record is the number of requests whose emit times are kept for Emissions (0: none).
 	// Later requests are counted but not kept.
 	Record int `yaml:"record" json:"record,omitempty"`
@@ -99,7 +109,10 @@ func (c Config) Validate() error {
 			return fmt.Errorf("mockserver %s: %w", name, err)
 		}
 	}
-	for name, r := range map[string]float64{"error_rate": c.ErrorRate, "disconnect_rate": c.DisconnectRate, "error_event_rate": c.ErrorEventRate, "stall_rate": c.StallRate} {
+	if err := c.Capacity.Validate(); err != nil {
+		return err
+	}
+	for name, r := range map[string]float64{"short_rate": c.ShortRate, "error_rate": c.ErrorRate, "disconnect_rate": c.DisconnectRate, "error_event_rate": c.ErrorEventRate, "stall_rate": c.StallRate} {
 		if r < 0 || r > 1 {
 			return fmt.Errorf("mockserver %s: %v is not a fraction between 0 and 1", name, r)
 		}
@@ -128,6 +141,10 @@ type Emission struct {
 	Events       []time.Time `json:"events"`          // when each content event was sent
 	InputTokens  int         `json:"input_tokens"`
 	OutputTokens int         `json:"output_tokens"`
+	// FirstDue and EndDue are when the capacity model had the first and the last token ready
+	// (zero without the model): the schedule the stream follows, as late as the machine makes it.
+	FirstDue time.Time `json:"first_due,omitzero"`
+	EndDue   time.Time `json:"end_due,omitzero"`
 }
 
 // Stats counts what the server has done.
@@ -165,6 +182,9 @@ type Server struct {
 
 	mu      sync.Mutex
 	emitted []Emission
+
+	// engine runs the capacity model (Config.Capacity); nil without one.
+	engine *engine
 }
 
 // New returns a server for cfg. It panics when cfg is invalid; call Config.Validate first on
@@ -185,6 +205,10 @@ func New(cfg Config) *Server {
 	}
 	model, _ := json.Marshal(name)
 	s := &Server{cfg: cfg, model: model}
+	if cfg.Capacity.On() {
+		// Its clock starts before any request can arrive.
+		s.engine = newEngine(cfg.Capacity)
+	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	// Precomputed event contents: for each token count, 256 strings of that many words, each
 	// with its leading space, as tokenizers produce them. No JSON escaping is needed.

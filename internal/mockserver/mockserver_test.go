@@ -200,7 +200,7 @@ func TestDrawDeterministic(t *testing.T) {
 	faults := map[string]int{}
 	same := 0
 	for seq := uint64(1); seq <= 2000; seq++ {
-		pa, pb, pc := a.draw(seq, 0), b.draw(seq, 0), c.draw(seq, 0)
+		pa, pb, pc := a.draw(seq, 0, false), b.draw(seq, 0, false), c.draw(seq, 0, false)
 		if diff := cmp.Diff(pa, pb, cmp.AllowUnexported(plan{})); diff != "" {
 			t.Fatalf("same seed, request %d differs:\n%s", seq, diff)
 		}

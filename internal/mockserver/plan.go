@@ -23,9 +23,12 @@ type plan struct {
 	fault      string
 	errorState bool
 	seq        uint64
+	// batch, under the capacity model, delivers each content event's due time (closed after the
+	// last); ttft and gaps are then unused.
+	batch <-chan time.Time
 }
 
-func (s *Server) draw(seq uint64, maxTokens int) plan {
+func (s *Server) draw(seq uint64, maxTokens int, exact bool) plan {
 	r := rand.New(rand.NewPCG(s.cfg.Seed, workload.Mix(seq)))
 	p := plan{cutAt: -1, errorAt: -1, stallAt: -1, finish: "stop", seq: seq}
 	// Every draw happens in the same order for every request, so a seed fixes them all.
@@ -42,6 +45,14 @@ func (s *Server) draw(seq uint64, maxTokens int) plan {
 	p.tokens = max(n, 1)
 	if maxTokens > 0 && p.tokens == maxTokens {
 		p.finish = "length"
+	}
+	// An early stop is drawn from a stream of its own, so that the other draws of a seed stay
+	// as they were.
+	if s.cfg.ShortRate > 0 && !exact && p.tokens > 1 {
+		rs := rand.New(rand.NewPCG(s.cfg.Seed^0x5407, workload.Mix(seq)))
+		if rs.Float64() < s.cfg.ShortRate {
+			p.tokens, p.finish = 1+rs.IntN(p.tokens-1), "stop"
+		}
 	}
 	tpe := s.cfg.TokensPerEvent
 	p.events = (p.tokens + tpe - 1) / tpe

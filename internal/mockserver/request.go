@@ -24,6 +24,8 @@ type request struct {
 	Stream              bool              `json:"stream"`
 	MaxTokens           *int              `json:"max_tokens"`
 	MaxCompletionTokens *int              `json:"max_completion_tokens"`
+	IgnoreEOS           bool              `json:"ignore_eos"`
+	MinTokens           int               `json:"min_tokens"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -86,7 +88,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "max_tokens must not be negative")
 		return
 	}
-	p := s.draw(seq, maxTokens)
+	p := s.draw(seq, maxTokens, req.IgnoreEOS || (maxTokens > 0 && req.MinTokens >= maxTokens))
 	e := &Emission{ID: strconv.FormatUint(seq, 10), Stream: req.Stream, Received: received, InputTokens: inputTokens(chat, req), OutputTokens: p.tokens, Status: http.StatusOK, Fault: p.fault}
 	if p.errorState {
 		s.errors.Add(1)
@@ -106,6 +108,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	defer s.active.Add(-1)
 	if s.cfg.Record > 0 {
 		e.Events = make([]time.Time, 0, p.events)
+	}
+	if s.engine != nil {
+		p.ttft, p.gaps = 0, nil
+		p.batch = s.engine.join(received, p.events)
 	}
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !s.cfg.NoUsage

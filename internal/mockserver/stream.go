@@ -92,6 +92,18 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 	due := e.Received.Add(p.ttft)
 	for k := range p.events {
 		at := due
+		if p.batch != nil {
+			select {
+			case at = <-p.batch:
+				due = at
+				if k == 0 {
+					e.FirstDue = at
+				}
+				e.EndDue = at
+			case <-ctx.Done():
+				return
+			}
+		}
 		if k > 0 && p.gaps != nil {
 			gap := p.gaps[k-1]
 			due = due.Add(gap)
@@ -160,7 +172,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 			buf = closeChunk(buf, false, false)
 		}
 		send()
-		if k < p.events-1 && p.gaps != nil && p.gaps[k] > 0 {
+		if k < p.events-1 && (p.batch != nil || p.gaps != nil && p.gaps[k] > 0) {
 			flush() // a gap follows: this event goes out alone, whenever the next is due
 			last = time.Now()
 		}
@@ -227,6 +239,16 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, chat bool, p 
 	wait := p.ttft
 	for _, g := range p.gaps {
 		wait += g
+	}
+	if p.batch != nil {
+		// The whole answer goes out with its last token.
+		for at := range p.batch {
+			wait = at.Sub(e.Received)
+			if e.FirstDue.IsZero() {
+				e.FirstDue = at
+			}
+			e.EndDue = at
+		}
 	}
 	if p.stallAt >= 0 {
 		wait += s.cfg.Stall

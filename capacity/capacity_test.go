@@ -1,0 +1,162 @@
+package capacity_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/mockserver"
+)
+
+func TestObjectives(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		slos       map[string]float64
+		attainment float64
+		want       []capacity.Objective
+		err        string
+	}{
+		{name: "each percentile its own objective", slos: map[string]float64{"ttft_ms.p99": 500, "e2e_ms.p90": 2000, "itl_ms": 50},
+			want: []capacity.Objective{
+				{Name: "e2e_ms.p90", Target: 0.9, Limits: []capacity.Limit{{Metric: "e2e_ms", Ms: 2000}}},
+				{Name: "itl_ms", Target: 0.99, Limits: []capacity.Limit{{Metric: "itl_ms", Ms: 50}}},
+				{Name: "ttft_ms.p99", Target: 0.99, Limits: []capacity.Limit{{Metric: "ttft_ms", Ms: 500}}},
+			}},
+		{name: "an attainment makes one goodput objective", slos: map[string]float64{"ttft_ms": 500, "tpot_ms.mean": 50}, attainment: 0.9,
+			want: []capacity.Objective{{Name: "goodput", Target: 0.9, Limits: []capacity.Limit{{Metric: "tpot_ms", Ms: 50}, {Metric: "ttft_ms", Ms: 500}}}}},
+		{name: "a mean is no fraction of requests", slos: map[string]float64{"ttft_ms.mean": 500}, err: "not a percentile"},
+		{name: "no SLO", err: "at least one SLO"},
+		{name: "unknown metric", slos: map[string]float64{"latency_ms.p99": 5}, err: "not \"latency_ms\""},
+		{name: "attainment of 1", slos: map[string]float64{"ttft_ms": 5}, attainment: 1, err: "attainment 1"},
+	} {
+		got, err := capacity.Objectives(tc.slos, tc.attainment)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want one with %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+// bernoulli is a prober whose requests meet the objective independently with probability
+// attain(rate), or in runs of cluster requests that meet or miss together.
+func bernoulli(attain func(float64) float64, cluster int, seed uint64, sent *[]int) capacity.Prober {
+	r := rand.New(rand.NewPCG(seed, 1))
+	return func(ctx context.Context, t *capacity.Trial) error {
+		n := 0
+		met := true
+		for i := range t.Max() {
+			if i%cluster == 0 {
+				met = r.Float64() < attain(t.Rate())
+			}
+			m := capacity.Measures{TTFT: 1, E2E: 1, ITLMax: math.NaN(), TPOT: math.NaN()}
+			if !met {
+				m.TTFT = 1e9
+			}
+			n++
+			if t.Observe(i, m) {
+				break
+			}
+		}
+		if sent != nil {
+			*sent = append(*sent, n)
+		}
+		return nil
+	}
+}
+
+var ttft = []capacity.Objective{{Name: "ttft_ms.p90", Target: 0.9, Limits: []capacity.Limit{{Metric: "ttft_ms", Ms: 100}}}}
+
+// TestStepExtendsWhileNotKnown: a step far from the target is decided at its first look; one at
+// the target is not yet known and extends to its last.
+func TestStepExtendsWhileNotKnown(t *testing.T) {
+	var sent []int
+	at := func(r float64) float64 {
+		if r < 50 {
+			return 1
+		}
+		return 0.9
+	}
+	res, err := capacity.Search(context.Background(), bernoulli(at, 1, 1, &sent), capacity.Options{Objectives: ttft, Start: 40, MaxSteps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || res.Steps[0].Verdict != capacity.Pass || res.Steps[1].Verdict != capacity.Unknown {
+		t.Fatalf("steps %+v, want a pass at 40 and a step not yet known at 80", res.Steps)
+	}
+	if sent[0] != 200 || sent[1] != 1600 || res.Steps[1].Looks != 4 {
+		t.Errorf("requests sent %v, looks %d: want 200 (decided at the first look) and 1600 (all four looks)", sent, res.Steps[1].Looks)
+	}
+}
+
+// TestClustersWidenTheInterval: misses that come 50 at a time say less than as many misses
+// spread out: the interval is wider and the effective sample size a fiftieth.
+func TestClustersWidenTheInterval(t *testing.T) {
+	const n = 2000
+	spread, clustered := make([]bool, n), make([]bool, n)
+	for i := range n {
+		spread[i] = i%10 != 0         // every tenth request misses
+		clustered[i] = (i/50)%10 != 0 // every tenth run of 50 misses
+	}
+	s, _ := capacity.EstimateOf(spread, 0.05, 1)
+	c, l := capacity.EstimateOf(clustered, 0.05, 1)
+	if s.Attainment != 0.9 || c.Attainment != 0.9 {
+		t.Fatalf("attainments %v and %v, want 0.9", s.Attainment, c.Attainment)
+	}
+	if l != 50 {
+		t.Errorf("cluster length %v, want 50", l)
+	}
+	if c.EffectiveN > n/40 || s.EffectiveN < n/2 {
+		t.Errorf("effective sample sizes: spread %.0f, clustered %.0f of %d; want the clustered at most a fortieth", s.EffectiveN, c.EffectiveN, n)
+	}
+	if c.Upper-c.Lower < 4*(s.Upper-s.Lower) {
+		t.Errorf("intervals: spread %.4f-%.4f, clustered %.4f-%.4f; want the clustered much wider", s.Lower, s.Upper, c.Lower, c.Upper)
+	}
+}
+
+// TestSearchAgainstTheModel runs 20 searches against the mockserver's capacity model, whose
+// capacity under these SLOs is known (mockserver.Capacity.Truth says 51.52 req/s;
+// TestTruthIsTheKnee checks it): the lower bound covers it, the estimate is near it, in few steps.
+// make capacity-coverage runs 100 of each of three models (docs/serving.md).
+func TestSearchAgainstTheModel(t *testing.T) {
+	const truth = 51.52
+	m := mockserver.Capacity{Slots: 8, PrefillMs: 4, TokenMs: 1, BatchSlowdown: 0.05}
+	obj, err := capacity.Objectives(map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered, near := 0, 0
+	for seed := range uint64(20) {
+		res, err := capacity.Search(context.Background(), m.Prober(32, seed+1000, nil), capacity.Options{Objectives: obj, Start: m.Saturation(32) / 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.LowerRPS <= truth {
+			covered++
+		}
+		if math.Abs(res.CapacityRPS-truth)/truth <= 0.05 {
+			near++
+		}
+		if len(res.Steps) > 12 {
+			t.Errorf("seed %d: %d steps", seed, len(res.Steps))
+		}
+		if len(res.Curve) != len(obj) || len(res.Curve[0]) != len(res.Steps) {
+			t.Errorf("seed %d: curve %v for %d steps", seed, res.Curve, len(res.Steps))
+		}
+	}
+	if covered < 19 || near < 18 {
+		t.Errorf("of 20 searches the bound covered the truth in %d (want 19 or more), the estimate was within 5%% in %d (want 18 or more)", covered, near)
+	}
+}

@@ -1,0 +1,344 @@
+// Package capacity finds the highest arrival rate a server holds within its SLOs: a search over
+// open-loop (Poisson) rates whose every step is a sequential test of the SLOs' attainment, ending
+// in a rate, a one-sided lower confidence bound on it, the steps taken and the curve of attainment
+// against rate.
+//
+// A step sends requests at its rate and is judged at looks after Min, 2×Min, 4×Min requests (up to
+// Max): pass when every objective's attainment (the fraction of requests meeting it) is above its
+// target with confidence, fail when one is below it with confidence, and not yet known otherwise,
+// which extends the step to the next look. The confidence comes from batch means of the
+// attainment indicator, not the binomial: queued requests meet or miss together.
+//
+// The rates follow MLPerf LoadGen's shape: double (or halve) from the start until a step passes and
+// one fails, then bisect between the highest pass and the lowest fail until they are within
+// Tolerance. The estimate is where the isotonic (non-increasing) fit of attainment against rate,
+// over every step, crosses the target (AIPerf fits its margins so); the lower bound is the highest
+// rate that passed. A step at a rate above the true capacity passes only by chance, at most
+// alpha per look, and the looks of every step share the bound's 5%.
+//
+// Note: LoadGen's early stopping is binomial (every query independent) and AIPerf bootstraps over
+// requests; at the knee a request queues behind the ones before it, and the intervals they give
+// there are too narrow by the length of a busy period. Batch means keep the correlation.
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Prober runs one step: an open loop of Poisson arrivals at t.Rate() that sends t.Warmup()
+// requests unmeasured, then up to t.Max() measured requests, and passes each measured request's figures to
+// t.Observe, stopping once Observe returns true. It returns when its requests in flight have
+// ended. An error ends the search.
+type Prober func(ctx context.Context, t *Trial) error
+
+// Options configure a search. Zero fields take the defaults.
+type Options struct {
+	Objectives []Objective
+	// Start is the first rate tried, in requests per second (required).
+	Start float64
+	// Min is the measured requests of a step's first look (default: 200, or MinMisses in each
+	// of its batches at the highest target); Max the most a step
+	// sends (default 8 × Min).
+	Min, Max int
+	// Warmup is the requests a step sends before its measured ones, unjudged: a step starts on
+	// an idle server, whose first requests meet their SLOs more easily than a loaded one's
+	// (default Min / 4).
+	Warmup int
+	// MaxSteps bounds the steps (default 12).
+	MaxSteps int
+	// Tolerance is the width of the bracket between the highest pass and the lowest fail, as a
+	// fraction of the lowest fail, at which the search stops (default 0.03).
+	Tolerance float64
+	// Confidence is the one-sided confidence of the lower bound (default 0.95).
+	Confidence float64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Min <= 0 {
+		o.Min = 200
+		// Each batch of a look should hold a few of the requests the target allows to miss
+		// (MinMisses): at p99, misses come in bursts a few hundred requests apart, and 400
+		// requests without one say little about the share of misses.
+		for _, ob := range o.Objectives {
+			o.Min = max(o.Min, int(math.Ceil(MinMisses*batches/(1-ob.Target)-1e-9)))
+		}
+	}
+	if o.Max <= 0 {
+		o.Max = 8 * o.Min
+	}
+	o.Max = max(o.Max, o.Min)
+	if o.Warmup <= 0 {
+		o.Warmup = o.Min / 4
+	}
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = 12
+	}
+	if o.Tolerance <= 0 {
+		o.Tolerance = 0.03
+	}
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		o.Confidence = 0.95
+	}
+	return o
+}
+
+// MinMisses is the misses the target allows in each batch of a step's first look: the first look
+// is at least MinMisses × 10 batches / (1 - target) requests (2,000 at p99, 200 at p90).
+const MinMisses = 2
+
+// Step is one step of a search, as run.json's extra.capacity.steps keeps it.
+type Step struct {
+	Rate      float64    `json:"rate_rps"`
+	Requests  int        `json:"requests"` // the measured requests the verdict was taken on
+	Looks     int        `json:"looks"`
+	Verdict   Verdict    `json:"verdict"`
+	Estimates []Estimate `json:"objectives"` // by objective, as Result.Objectives
+	Seconds   float64    `json:"seconds"`    // the step's wall time
+}
+
+// Point is one point of the attainment curve: the isotonic fit of one objective at a rate.
+type Point struct {
+	Rate       float64 `json:"rate_rps"`
+	Attainment float64 `json:"attainment"`
+}
+
+// Result is what a search found.
+type Result struct {
+	// CapacityRPS is the estimate: the lowest rate at which an objective's fitted attainment
+	// crosses its target, within the bracket the steps left. 0 when no step passed.
+	CapacityRPS float64 `json:"capacity_rps"`
+	// LowerRPS is the one-sided lower confidence bound: the highest rate whose step passed.
+	LowerRPS float64 `json:"capacity_lower_rps"`
+	// UpperRPS is the lowest rate whose step did not pass (0 when every step passed).
+	UpperRPS   float64     `json:"upper_rps,omitempty"`
+	Confidence float64     `json:"confidence"`
+	Objectives []Objective `json:"objectives"`
+	Steps      []Step      `json:"steps"`
+	// Curve is the fitted attainment against rate, by objective (as Objectives), at the steps'
+	// rates in increasing order.
+	Curve [][]Point `json:"curve"`
+	// Warnings say where the answer is weaker than it reads.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// alphaPerLook is the one-sided level of each look: the bound's 1 - Confidence shared by the
+// looks of the steps that can pass by chance. Only a step above the true capacity can; the
+// bisection puts about four there, each with up to four looks.
+func (o Options) alphaPerLook() float64 {
+	looks := 1
+	for n := o.Min; n < o.Max; n *= 2 {
+		looks++
+	}
+	return (1 - o.Confidence) / float64(4*looks)
+}
+
+// Search runs steps through p until the highest rate within the objectives is bracketed to
+// Tolerance or MaxSteps are spent. An interrupted search (ctx done) returns what its steps found
+// so far, with ctx's error.
+func Search(ctx context.Context, p Prober, o Options) (Result, error) {
+	o = o.withDefaults()
+	if len(o.Objectives) == 0 {
+		return Result{}, errors.New("capacity: no objectives (give an SLO)")
+	}
+	if !(o.Start > 0) || math.IsInf(o.Start, 0) {
+		return Result{}, fmt.Errorf("capacity: start rate %v must be above 0", o.Start)
+	}
+	res := Result{Confidence: o.Confidence, Objectives: o.Objectives}
+	alpha := o.alphaPerLook()
+	// bound is the highest rate that passed. lo and hi bracket the capacity for the bisection:
+	// a step not yet known when it ran out of requests has its attainment near the target, and
+	// moves the bracket by its point estimate, but only a pass raises the bound.
+	bound, lo, hi := 0.0, 0.0, math.Inf(1)
+	rate := o.Start
+	var trials []*Trial // by step, as res.Steps
+	// hint is the clusters of misses a step at rate should expect: as long as those of the step
+	// nearest above it (queues, and with them clusters, grow with the rate), 1 without one.
+	hint := func(rate float64) float64 {
+		near, l := math.Inf(1), 1.0
+		for _, t := range trials {
+			if t.rate > rate && t.rate < near {
+				near, l = t.rate, t.seen
+			}
+		}
+		return l
+	}
+	var err error
+	converged := false
+	// step runs one step at rate and returns false when the search must end.
+	step := func(rate float64) (Step, bool) {
+		t := newTrial(rate, o.Objectives, o.Min, o.Max, alpha, hint(rate))
+		t.warmup = o.Warmup
+		began := time.Now()
+		err = p(ctx, t)
+		t.finish()
+		st := Step{Rate: rate, Requests: t.judged, Looks: t.looks, Verdict: t.verdict, Estimates: t.est, Seconds: time.Since(began).Seconds()}
+		if t.looks > 0 {
+			res.Steps = append(res.Steps, st)
+			trials = append(trials, t)
+		}
+		if err != nil || ctx.Err() != nil {
+			return st, false
+		}
+		if t.looks == 0 {
+			err = fmt.Errorf("capacity: the step at %.4g req/s measured %d requests, fewer than the %d of its first look", rate, t.prefix, o.Min)
+			return st, false
+		}
+		if st.Verdict == Pass {
+			bound = max(bound, rate)
+		}
+		return st, true
+	}
+	for len(res.Steps) < o.MaxSteps {
+		st, ok := step(rate)
+		if !ok {
+			break
+		}
+		if st.Verdict == Pass || (st.Verdict == Unknown && st.above(o.Objectives)) {
+			lo = max(lo, rate)
+		} else {
+			hi = min(hi, rate)
+		}
+		switch {
+		case math.IsInf(hi, 1):
+			rate *= 2
+		case lo == 0:
+			rate /= 2
+		default:
+			rate = (lo + hi) / 2
+		}
+		if lo > 0 && !math.IsInf(hi, 1) && (hi-lo)/hi <= o.Tolerance {
+			converged = true
+			break
+		}
+	}
+	// Near the knee steps may end not yet known, and leave no pass close below the estimate: the
+	// steps left go to one, each further below the estimate (5%, 10%, 20%, ...).
+	// A pass is judged with the clusters of misses seen up to its step; one taken before the
+	// search had a step above it is judged again with that step's.
+	rejudge := func() {
+		bound = 0
+		for i, t := range trials {
+			res.Steps[i].Verdict = t.rejudge(hint(t.rate))
+			res.Steps[i].Estimates = t.est
+			if res.Steps[i].Verdict == Pass {
+				bound = max(bound, t.rate)
+			}
+		}
+	}
+	rejudge()
+	if converged && err == nil {
+		res.finish(bound, hi)
+		for gap := 0.05; len(res.Steps) < o.MaxSteps && bound < (1-gap)*res.CapacityRPS && gap < 0.9; gap *= 2 {
+			st, ok := step((1 - gap) * res.CapacityRPS)
+			if !ok || st.Verdict == Pass {
+				break
+			}
+		}
+		rejudge()
+		res.finish(bound, hi)
+		return res, err
+	}
+	res.finish(bound, hi)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		switch {
+		case math.IsInf(hi, 1):
+			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: every step passed, up to %.4g req/s: the capacity is above that (raise the start rate)", lo))
+		case bound == 0:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: no step passed, down to %.4g req/s (lower the start rate, or the SLOs cannot be met)", hi))
+		default:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: %d steps left the bracket %.4g-%.4g req/s wider than %.0f%%", o.MaxSteps, lo, hi, 100*o.Tolerance))
+		}
+	}
+	return res, err
+}
+
+// above reports whether every objective's attainment is at or above its target.
+func (s Step) above(o []Objective) bool {
+	for j, e := range s.Estimates {
+		if e.Attainment < o[j].Target {
+			return false
+		}
+	}
+	return true
+}
+
+// finish sets the bound, the fitted curve and the estimate from the steps.
+func (r *Result) finish(lo, hi float64) {
+	r.LowerRPS = lo
+	if !math.IsInf(hi, 1) {
+		r.UpperRPS = hi
+	}
+	steps := append([]Step(nil), r.Steps...)
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Rate < steps[j].Rate })
+	est := math.Inf(1)
+	r.Curve = make([][]Point, len(r.Objectives))
+	for j, o := range r.Objectives {
+		xs, ys, ws := make([]float64, len(steps)), make([]float64, len(steps)), make([]float64, len(steps))
+		for i, s := range steps {
+			xs[i], ys[i], ws[i] = s.Rate, s.Estimates[j].Attainment, max(s.Estimates[j].EffectiveN, 1)
+		}
+		fit := antitonic(ys, ws)
+		for i := range xs {
+			r.Curve[j] = append(r.Curve[j], Point{Rate: xs[i], Attainment: fit[i]})
+		}
+		est = min(est, crossing(xs, fit, o.Target))
+	}
+	if math.IsInf(est, 1) {
+		est = lo // every fitted attainment is above its target: at least the bound
+	}
+	r.CapacityRPS = math.Max(lo, math.Min(est, hi))
+}
+
+// crossing is the rate at which a non-increasing fit (ys at increasing xs) falls below target,
+// interpolated linearly between the last point at or above it and the first below; +Inf when it
+// never does, the first rate when it starts below.
+func crossing(xs, ys []float64, target float64) float64 {
+	for i := range xs {
+		if ys[i] >= target {
+			continue
+		}
+		if i == 0 {
+			return xs[0]
+		}
+		x0, y0, x1, y1 := xs[i-1], ys[i-1], xs[i], ys[i]
+		if y0 == y1 {
+			return x0
+		}
+		return x0 + (x1-x0)*(y0-target)/(y0-y1)
+	}
+	return math.Inf(1)
+}
+
+// antitonic is the weighted least-squares non-increasing fit of ys (pool adjacent violators).
+func antitonic(ys, ws []float64) []float64 {
+	type block struct {
+		sum, w float64
+		n      int
+	}
+	var bs []block
+	for i, y := range ys {
+		bs = append(bs, block{y * ws[i], ws[i], 1})
+		for len(bs) > 1 {
+			a, b := bs[len(bs)-2], bs[len(bs)-1]
+			if a.sum/a.w >= b.sum/b.w {
+				break
+			}
+			bs = append(bs[:len(bs)-2], block{a.sum + b.sum, a.w + b.w, a.n + b.n})
+		}
+	}
+	out := make([]float64, 0, len(ys))
+	for _, b := range bs {
+		for range b.n {
+			out = append(out, b.sum/b.w)
+		}
+	}
+	return out
+}

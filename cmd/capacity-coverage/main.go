@@ -1,0 +1,185 @@
+// Command capacity-coverage measures how often `inferbench capacity`'s search brackets the truth:
+// for each of three mockserver capacity models, whose capacity under its SLOs is known
+// (mockserver.Capacity.Truth), it runs N searches and tabulates the coverage of the one-sided
+// lower bound, the estimate's error, the steps and the time a search took.
+//
+// By default each search runs on the model in simulated time (mockserver.Capacity.Prober): the
+// same search, the same model, no HTTP. With --live the searches run through the load driver
+// against a live mockserver over HTTP (`inferbench capacity` as a user runs it), with the
+// model's times scaled by --scale.
+//
+//	go run ./cmd/capacity-coverage -n 100              # make capacity-coverage
+//	go run ./cmd/capacity-coverage -n 5 --live --scale 0.5
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/mockserver"
+)
+
+// Config is one model with its SLOs.
+type Config struct {
+	Name       string
+	Model      mockserver.Capacity
+	Tokens     int
+	SLOs       map[string]float64
+	Attainment float64
+}
+
+// Configs are the three models of docs/serving.md's coverage table.
+var Configs = []Config{
+	{Name: "slots8-p90", Model: mockserver.Capacity{Slots: 8, PrefillMs: 4, TokenMs: 1, BatchSlowdown: 0.05}, Tokens: 32,
+		SLOs: map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}},
+	{Name: "slots32-goodput", Model: mockserver.Capacity{Slots: 32, PrefillMs: 6, TokenMs: 2, BatchSlowdown: 0.02}, Tokens: 64,
+		SLOs: map[string]float64{"ttft_ms": 500, "itl_ms": 30}, Attainment: 0.9},
+	{Name: "slots16-p99", Model: mockserver.Capacity{Slots: 16, PrefillMs: 2, TokenMs: 0.5, BatchSlowdown: 0.1}, Tokens: 16,
+		SLOs: map[string]float64{"ttft_ms.p99": 30}},
+}
+
+// Row is one configuration's figures over its searches.
+type Row struct {
+	Config                  string
+	Truth                   float64
+	N, Covered, Within5     int
+	MeanErr, MaxErr         float64 // |estimate - truth| / truth
+	MeanSteps, MaxSteps     float64
+	MeanVirtual, MaxVirtual float64 // seconds of requests sent (simulated or live)
+	MeanWall, MaxWall       float64 // seconds
+	MeanLowerGap            float64 // (truth - lower) / truth
+}
+
+func main() {
+	n := flag.Int("n", 100, "searches per configuration")
+	only := flag.String("config", "", "run only this configuration")
+	live, scale := new(bool), new(float64)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Stdout, *n, *only, *live, *scale); err != nil {
+		fmt.Fprintln(os.Stderr, "capacity-coverage:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale float64) error {
+	load0, _ := os.ReadFile("/proc/loadavg")
+	began := time.Now()
+	var rows []Row
+	for _, c := range Configs {
+		if only != "" && c.Name != only {
+			continue
+		}
+		row, err := coverage(ctx, c, n, live, scale)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		rows = append(rows, row)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	load1, _ := os.ReadFile("/proc/loadavg")
+	mode := "simulated model (mockserver.Capacity.Prober)"
+	if live {
+		mode = fmt.Sprintf("live mockserver over HTTP, scale %g", scale)
+	}
+	fmt.Fprintf(w, "capacity coverage: %s, %s\n", mode, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "loadavg at start: %s", load0)
+	fmt.Fprintf(w, "loadavg at end:   %s", load1)
+	fmt.Fprintf(w, "total wall time: %s\n\n", time.Since(began).Round(time.Second))
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| config\t true rps\t searches\t lower ≤ true\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "| %s\t %.1f\t %d\t %d (%.0f%%)\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t\n",
+			r.Config, r.Truth, r.N, r.Covered, 100*float64(r.Covered)/float64(max(r.N, 1)), 100*r.MeanErr, 100*r.MaxErr, r.Within5,
+			r.MeanSteps, r.MaxSteps, r.MeanVirtual, r.MaxVirtual, r.MeanWall, r.MaxWall)
+	}
+	tw.Flush()
+	return nil
+}
+
+// coverage runs n searches of one configuration.
+func coverage(ctx context.Context, c Config, n int, live bool, scale float64) (Row, error) {
+	obj, err := capacity.Objectives(c.SLOs, c.Attainment)
+	if err != nil {
+		return Row{}, err
+	}
+	model := c.Model
+	if live {
+		model.Scale = scale
+	}
+	truth := model.Truth(c.Tokens, obj)
+	row := Row{Config: c.Name, Truth: truth}
+	var errs []float64
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		began := time.Now()
+		var res capacity.Result
+		var virtual float64
+		opt := Options(obj, model, c.Tokens)
+		res, err = capacity.Search(ctx, model.Prober(c.Tokens, uint64(i+1), &virtual), opt)
+		if err != nil {
+			return row, err
+		}
+		wall := time.Since(began).Seconds()
+		row.N++
+		if res.LowerRPS <= truth {
+			row.Covered++
+		}
+		e := math.Abs(res.CapacityRPS-truth) / truth
+		errs = append(errs, e)
+		if e <= 0.05 {
+			row.Within5++
+		}
+		row.MeanErr += e
+		row.MaxErr = max(row.MaxErr, e)
+		row.MeanSteps += float64(len(res.Steps))
+		row.MaxSteps = max(row.MaxSteps, float64(len(res.Steps)))
+		row.MeanVirtual += virtual
+		row.MaxVirtual = max(row.MaxVirtual, virtual)
+		row.MeanWall += wall
+		row.MaxWall = max(row.MaxWall, wall)
+		row.MeanLowerGap += (truth - res.LowerRPS) / truth
+		if os.Getenv("CAPACITY_COVERAGE_VERBOSE") != "" {
+			fmt.Fprintf(os.Stderr, "%s #%d: truth %.2f capacity %.2f lower %.2f steps %d %s\n", c.Name, i, truth, res.CapacityRPS, res.LowerRPS, len(res.Steps), stepsLine(res))
+		}
+	}
+	if row.N > 0 {
+		k := float64(row.N)
+		row.MeanErr /= k
+		row.MeanSteps /= k
+		row.MeanVirtual /= k
+		row.MeanWall /= k
+		row.MeanLowerGap /= k
+	}
+	sort.Float64s(errs)
+	return row, nil
+}
+
+func stepsLine(r capacity.Result) string {
+	var b strings.Builder
+	for _, s := range r.Steps {
+		fmt.Fprintf(&b, " %.1f:%s/%d", s.Rate, s.Verdict, s.Requests)
+	}
+	return b.String()
+}
+
+// Options are the search's settings for a model: it starts at half the model's saturation rate,
+// as `inferbench capacity` starts at half the throughput its first step measured.
+func Options(obj []capacity.Objective, m mockserver.Capacity, tokens int) capacity.Options {
+	return capacity.Options{Objectives: obj, Start: m.Saturation(tokens) / 2}
+}
