@@ -51,6 +51,10 @@ type RefSection struct {
 	Commit   string        `json:"commit"`
 	Baseline result.Metric `json:"baseline"` // the compared metric's calls at the ref
 	Result   *Result       `json:"ab"`
+	// CPU is the same blocks' test of cpu_ms, and BaselineCPU the ref's calls, when the subject
+	// reports its CPU time per call.
+	CPU         *Result        `json:"cpu_ab,omitempty"`
+	BaselineCPU *result.Metric `json:"baseline_cpu,omitempty"`
 }
 
 // RefRun runs the selected scenarios of the working tree and the same scenarios at o.Ref (a
@@ -157,20 +161,16 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	}
 	save()
 
-	var results []*Result
 	interrupted := false
 	for _, p := range pairs {
 		if ctx.Err() != nil {
 			interrupted = true
 			break
 		}
-		sc, res, err := measurePair(ctx, o, p, wt, procs, env, red)
+		sc, _, err := measurePair(ctx, o, p, wt, procs, env, red)
 		if err != nil {
 			sc.Status, sc.Error = result.StatusFailed, red.String(err.Error())
 			errs = append(errs, fmt.Errorf("%s: %w", p.b.ID(), err))
-		}
-		if res != nil {
-			results = append(results, res)
 		}
 		r.Scenarios = append(r.Scenarios, sc)
 		r.Tally()
@@ -186,7 +186,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	if err := result.LinkLatest(outRoot, dir); err != nil {
 		fmt.Fprintln(stderr, "inferbench:", err)
 	}
-	rep := refReport(r, results, wt, o)
+	rep := refReport(r, wt, o)
 	writeReport(dir, rep, env, stderr)
 	if !o.Run.NoStore {
 		if err := record(context.WithoutCancel(ctx), o.Run.Store, env, r); err != nil {
@@ -294,13 +294,19 @@ func design(cfg load.Config) (pairs, block int) {
 	return pairs, block
 }
 
-// measurePair runs one scenario's A/B: the ref's side is A, the working tree's B.
+// cpuMetric is the per-call CPU time the iteration subjects report beside latency_ms
+// (compare.CPUMetric): compared like latency_ms from the same blocks when both sides report it.
+const cpuMetric = compare.CPUMetric
+
+// measurePair runs one scenario's A/B: the ref's side is A, the working tree's B. The latency_ms
+// test is Run's; the same blocks' cpu_ms, when the subject reports it per call, get a test of
+// their own (Analyze), in the section's CPU.
 func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor) (result.Scenario, *Result, error) {
 	s, b := p.b, p.b.Benchmark
 	sc := result.Scenario{
 		Benchmark: b.Name, Scenario: s.Name, Category: b.Category, Model: s.Model(), Tags: b.Tags,
 		Source: b.Source(), Subject: b.Kind, Params: map[string]any(s.Params), Status: result.StatusOK,
-		StartedAt: time.Now(), Gate: []string{"latency_ms"},
+		StartedAt: time.Now(), Gate: b.Gate, Budgets: b.Budgets,
 	}
 	if p.skip != "" {
 		sc.Status, sc.SkipReason = result.StatusSkipped, p.skip
@@ -312,13 +318,17 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	}
 	opts := Options{Metric: "latency_ms", Alpha: o.Alpha}
 	opts.Pairs, opts.BlockCalls = design(cfg)
-	th, _ := o.Run.Compare.Thresholds.Lookup(b.Name, "latency_ms")
+	th := o.Run.Compare.Thresholds.For(b.Name, "latency_ms")
 	opts.Threshold = &th
 	warm := cfg.Warmup()
 
+	// others collects each sampler call's other figures; the calls after the warm-up are the
+	// blocks, in order.
+	var others []map[string][]float64
+	keep := func(m map[string][]float64) { others = append(others, m) }
 	var sampler Sampler
 	if b.Kind == "gofunc" {
-		sampler = procs.sampler(s, warm)
+		sampler = procs.sampler(s, warm, keep)
 		opts.Warmup = -1 // each block's process warms up (and sizes its iterations) itself
 	} else {
 		spec := Spec{Env: env.Vars}
@@ -332,26 +342,30 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 			return sc, nil, err
 		}
 		defer sb.Close()
-		sampler = Subjects(sa, sb, cfg, opts.Metric)
+		sampler = subjectsWith(sa, sb, cfg, opts.Metric, keep)
 		if opts.Warmup = warm; warm == 0 {
 			opts.Warmup = -1
 		}
 	}
 	var calls [2][]float64
 	var failed [2]int
-	warming := opts.Warmup > 0
-	done := 0
+	warmups := 0
+	if opts.Warmup > 0 {
+		warmups = 2
+	}
 	opts.Progress = func(bl Block) {
 		if o.Progress != nil {
 			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\r%s: pair %d/%d, %s: median %.4g ms   ", s.ID(), bl.Pair+1, opts.Pairs, map[string]string{"A": wt.Ref, "B": "working tree"}[bl.Variant], bl.Median)))
 		}
 	}
+	calls0 := 0
 	res, err := Run(ctx, wt.Ref+" ("+wt.Short()+")", "working tree", func(ctx context.Context, v, n int) ([]float64, int, error) {
+		before := len(others)
 		xs, f, err := sampler(ctx, v, n)
-		if warming {
-			if done++; done >= 2 {
-				warming = false
-			}
+		if len(others) == before {
+			others = append(others, nil) // keep others aligned with the calls
+		}
+		if calls0++; calls0 <= warmups {
 			return xs, f, err
 		}
 		calls[v] = append(calls[v], xs...)
@@ -369,6 +383,9 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	if res != nil {
 		sc.Warnings = append(sc.Warnings, res.Warnings...)
 		sec := RefSection{Ref: wt.Ref, Commit: wt.Commit, Baseline: result.SampleMetric("latency_ms", calls[0]), Result: res}
+		if len(others) >= warmups {
+			sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, others[warmups:], opts, o.Run.Compare.Thresholds.For(b.Name, cpuMetric), sc.Metrics)
+		}
 		if raw, err := finite.Marshal(sec); err == nil {
 			sc.Extra.Other = map[string]json.RawMessage{SectionBaselineRef: raw}
 		}
@@ -379,13 +396,54 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	return sc, res, nil
 }
 
-// refReport is the comparison of the run with the ref: a row per scenario compared, from its
-// A/B, the p-values adjusted across the scenarios (Benjamini-Hochberg) before the verdicts.
-func refReport(r *result.Run, results []*Result, wt *gitref.Worktree, o RefOptions) *compare.Report {
+// cpuTest tests the cpu_ms of the blocks of res (others: each block's figures, in order) as Run
+// tests latency_ms, when every block reported it for every call. It returns the test, the ref's
+// calls, and metrics with the working tree's cpu_ms added.
+func cpuTest(res *Result, others []map[string][]float64, opts Options, threshold float64, metrics map[string]result.Metric) (*Result, *result.Metric, map[string]result.Metric) {
+	if len(others) < len(res.Blocks) {
+		return nil, nil, metrics
+	}
+	var calls [2][]float64
+	blocks := make([]Block, len(res.Blocks))
+	for i, bl := range res.Blocks {
+		xs := others[i][cpuMetric]
+		if len(xs) == 0 || len(xs) != bl.N {
+			return nil, nil, metrics // not reported, or not with every call
+		}
+		bl.Median = median(xs)
+		blocks[i] = bl
+		v := 0
+		if bl.Variant == "B" {
+			v = 1
+		}
+		calls[v] = append(calls[v], xs...)
+	}
+	opts.Metric, opts.Better, opts.Threshold, opts.Progress = cpuMetric, "", &threshold, nil
+	r, err := Analyze(blocks, opts)
+	if err != nil {
+		return nil, nil, metrics
+	}
+	r.A, r.B = res.A, res.B
+	base := result.SampleMetric(cpuMetric, calls[0])
+	if metrics == nil {
+		metrics = map[string]result.Metric{}
+	}
+	metrics[cpuMetric] = result.SampleMetric(cpuMetric, calls[1])
+	return r, &base, metrics
+}
+
+// refReport is the comparison of the run with the ref: a row per scenario and metric compared
+// (latency_ms, and cpu_ms where the subject reports it), from its A/B, the p-values adjusted
+// across the rows (Benjamini-Hochberg) before the verdicts, then compare's rules: a row gates
+// where compare.Config.Gated says (latency_ms for the iteration subjects), cpu_ms where the
+// scenario is CPU-bound (compare.CPUBound), and a latency regression that the CPU time does not
+// confirm is the machine's (compare.Disagree) unless the user named latency_ms.
+func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report {
 	alpha := o.Alpha
 	if alpha <= 0 || alpha >= 1 {
 		alpha = 0.01
 	}
+	cfg := o.Run.Compare
 	rep := &compare.Report{
 		Old:   compare.RunRef{ID: wt.Ref, Commit: wt.Commit},
 		New:   compare.RunRef{ID: r.ID, Label: "working tree", StartedAt: r.StartedAt, Commit: wt.Head},
@@ -394,7 +452,11 @@ func refReport(r *result.Run, results []*Result, wt *gitref.Worktree, o RefOptio
 	if wt.Dirty {
 		rep.New.Label = "working tree, with uncommitted changes"
 	}
-	var ps []float64
+	type scenarioRows struct {
+		sc       *result.Scenario
+		lat, cpu int // indices in rep.Rows; -1 when absent
+	}
+	var groups []scenarioRows
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
 		raw, ok := sc.Extra.Other[SectionBaselineRef]
@@ -405,36 +467,45 @@ func refReport(r *result.Run, results []*Result, wt *gitref.Worktree, o RefOptio
 		if json.Unmarshal(raw, &sec) != nil || sec.Result == nil || sec.Result.Verdict == "" {
 			continue
 		}
-		res := sec.Result
-		row := compare.Row{
-			Benchmark: sc.Benchmark, Scenario: sc.Scenario, Metric: res.Metric, Unit: res.Unit, Better: res.Better,
-			Kind: compare.KindOf(res.Metric), Primary: true, Gated: true,
-			Old: res.MedianA, New: res.MedianB, Delta: 100 * (res.Ratio - 1),
-			DeltaCI: &stats.Interval{Lo: 100 * (res.CI.Lo - 1), Hi: 100 * (res.CI.Hi - 1), Confidence: res.CI.Confidence},
-			P:       res.P, Method: res.Method, Threshold: res.Threshold, Warnings: res.Warnings,
-		}
-		for _, bl := range res.Blocks {
-			if bl.Variant == "A" {
-				row.OldN += bl.N
-			} else {
-				row.NewN += bl.N
+		g := scenarioRows{sc: sc, lat: len(rep.Rows), cpu: -1}
+		rep.Rows = append(rep.Rows, refRow(sc, sec.Result, cfg.Gated(sc, sec.Result.Metric)))
+		if sec.CPU != nil && sec.CPU.Verdict != "" {
+			g.cpu = len(rep.Rows)
+			rep.Rows = append(rep.Rows, refRow(sc, sec.CPU, cfg.Gated(sc, cpuMetric)))
+			lat, cpu := &rep.Rows[g.lat], &rep.Rows[g.cpu]
+			if lat.Gated && !cpu.Gated && compare.CPUBound(lat, cpu) {
+				cpu.Gated = true
 			}
 		}
-		rep.Rows = append(rep.Rows, row)
-		ps = append(ps, res.P)
+		groups = append(groups, g)
+	}
+	ps := make([]float64, len(rep.Rows))
+	for i := range rep.Rows {
+		ps[i] = rep.Rows[i].P
 	}
 	qs := stats.BenjaminiHochberg(ps)
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
 		row.Q = qs[i]
 		row.Significant = row.Q <= alpha
-		judged := Result{Better: row.Better, P: row.Q, Alpha: alpha, Ratio: 1 + row.Delta/100, Threshold: row.Threshold}
-		row.Verdict = verdict(&judged)
-		switch row.Verdict {
-		case compare.Regression:
+		row.Verdict = verdict(&Result{Better: row.Better, P: row.Q, Alpha: alpha, Ratio: 1 + row.Delta/100, Threshold: row.Threshold})
+		if !row.Gated && row.Verdict == compare.Regression {
+			row.Verdict = compare.Info
+		}
+	}
+	for _, g := range groups {
+		if g.cpu >= 0 && rep.Rows[g.cpu].Gated {
+			wallAgainstCPU(&rep.Rows[g.lat], &rep.Rows[g.cpu], asked(cfg, g.sc))
+		}
+	}
+	for _, row := range rep.Rows {
+		switch {
+		case row.Failed():
 			rep.Regressions++
-		case compare.Improvement:
+		case row.Verdict == compare.Improvement:
 			rep.Improvements++
+		case row.Verdict == compare.Info:
+			rep.Info++
 		}
 	}
 	for _, sc := range r.Scenarios {
@@ -446,6 +517,60 @@ func refReport(r *result.Run, results []*Result, wt *gitref.Worktree, o RefOptio
 		rep.NoEvidence = "no scenario was measured on both sides"
 	}
 	return rep
+}
+
+// refRow is the comparison row of one A/B (the verdict is set once the p-values are adjusted).
+func refRow(sc *result.Scenario, res *Result, gated bool) compare.Row {
+	row := compare.Row{
+		Benchmark: sc.Benchmark, Scenario: sc.Scenario, Metric: res.Metric, Unit: res.Unit, Better: res.Better,
+		Kind: compare.KindOf(res.Metric), Primary: true, Gated: gated,
+		Old: res.MedianA, New: res.MedianB, Delta: 100 * (res.Ratio - 1),
+		DeltaCI: &stats.Interval{Lo: 100 * (res.CI.Lo - 1), Hi: 100 * (res.CI.Hi - 1), Confidence: res.CI.Confidence},
+		P:       res.P, Method: res.Method, Threshold: res.Threshold, Warnings: res.Warnings,
+	}
+	for _, bl := range res.Blocks {
+		if bl.Variant == "A" {
+			row.OldN += bl.N
+		} else {
+			row.NewN += bl.N
+		}
+	}
+	return row
+}
+
+// asked reports whether the user named a metric to gate for sc: the definition's gate: or
+// --gate.
+func asked(cfg compare.Config, sc *result.Scenario) func(string) bool {
+	return func(m string) bool {
+		entries := append(append([]string(nil), sc.Gate...), cfg.Gate...)
+		if len(entries) == 0 {
+			return false
+		}
+		s := *sc
+		s.Gate = entries
+		return compare.Config{}.Gated(&s, m)
+	}
+}
+
+// wallAgainstCPU is compare's rule for a CPU-bound scenario whose wall time and CPU time point
+// opposite ways: a latency regression that the CPU time does not confirm is the machine's (the
+// wait for a core grew), and more CPU time with less wall time is work moved to other threads;
+// either is Disagree, unless the user named the metric.
+func wallAgainstCPU(lat, cpu *compare.Row, asked func(string) bool) {
+	change := func(r *compare.Row) string {
+		if !r.Significant {
+			return fmt.Sprintf("%s ~ (%+.1f%%, not significant)", r.Metric, r.Delta)
+		}
+		return fmt.Sprintf("%s %+.1f%%", r.Metric, r.Delta)
+	}
+	switch {
+	case lat.Verdict == compare.Regression && cpu.Verdict != compare.Regression && !asked(lat.Metric):
+		lat.Verdict = compare.Disagree
+		lat.Warnings = append(lat.Warnings, fmt.Sprintf("%s: wall time and CPU time disagree (%s, %s): the machine moved, not the code; a wait the code added (sleep, I/O, a lock) reads the same: `--gate latency_ms` fails on wall time alone", lat.ID(), change(lat), change(cpu)))
+	case cpu.Verdict == compare.Regression && (lat.Verdict == compare.Better || lat.Verdict == compare.Improvement) && !asked(cpu.Metric):
+		cpu.Verdict = compare.Disagree
+		cpu.Warnings = append(cpu.Warnings, fmt.Sprintf("%s: wall time and CPU time disagree (%s, %s): more CPU time, less wall time (work moved to other threads, or the machine got faster); `--gate cpu_ms` fails on CPU time alone", cpu.ID(), change(lat), change(cpu)))
+	}
 }
 
 // writeReport writes compare.json and compare.md into the run folder and the markdown to

@@ -2,6 +2,7 @@ package ab
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/gitref"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
@@ -68,5 +71,69 @@ func TestRefRunInterruptedRemovesWorktree(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(tmp, "inferbench-*"))
 	if len(left) > 0 {
 		t.Errorf("temporary folders left: %v", left)
+	}
+}
+
+// refScenario is a scenario of a run against a ref whose latency_ms and cpu_ms blocks of 20
+// pairs have the ratios B/A lat and cpu (with a little seeded noise), as RefRun records them.
+func refScenario(t *testing.T, gate []string, lat, cpu float64) result.Scenario {
+	t.Helper()
+	blocks := func(ratio, base float64) []Block {
+		var bs []Block
+		for p := range 20 {
+			wobble := 1 + 0.002*float64(p%5-2)
+			bs = append(bs, Block{Pair: p, Variant: "A", N: 2, Median: base}, Block{Pair: p, Variant: "B", N: 2, Median: base * ratio * wobble})
+		}
+		return bs
+	}
+	th := 15.0
+	l, err := Analyze(blocks(lat, 40), Options{Metric: "latency_ms", Threshold: &th})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th25 := 25.0
+	c, err := Analyze(blocks(cpu, 38), Options{Metric: "cpu_ms", Threshold: &th25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(RefSection{Ref: "main", Commit: "abc", Result: l, CPU: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result.Scenario{Benchmark: "sum", Scenario: "default", Subject: "exec", Status: result.StatusOK, Gate: gate,
+		Metrics: map[string]result.Metric{"latency_ms": result.SampleMetric("latency_ms", []float64{40, 41}), "cpu_ms": result.SampleMetric("cpu_ms", []float64{38, 39})},
+		Extra:   result.Extra{Other: map[string]json.RawMessage{SectionBaselineRef: raw}}}
+}
+
+// A run against a ref follows compare's rules for a CPU-bound scenario: its cpu_ms gates beside
+// latency_ms, a latency regression that the CPU time does not confirm is the machine's
+// (disagree, not failing) unless the user named latency_ms, and a CPU time regression fails.
+func TestRefReportWallAgainstCPU(t *testing.T) {
+	wt := &gitref.Worktree{Ref: "main", Commit: "abc"}
+	for _, c := range []struct {
+		name     string
+		gate     []string
+		lat, cpu float64
+		fails    bool
+		latV     string
+	}{
+		// The wait for a core grew by 30%, the work did not: the machine moved.
+		{"machine moved", nil, 1.30, 1.00, false, compare.Disagree},
+		// Asked for wall time by name: a wait the code added fails.
+		{"latency asked", []string{"latency_ms"}, 1.30, 1.00, true, compare.Regression},
+		// The work grew by 30%, and the wall time with it.
+		{"code slower", nil, 1.30, 1.30, true, compare.Regression},
+		// The work grew by 30% (cpu_ms fails alone), the wall time not beyond its threshold.
+		{"cpu alone", nil, 1.05, 1.30, true, compare.Worse},
+	} {
+		r := &result.Run{ID: "x", Scenarios: []result.Scenario{refScenario(t, c.gate, c.lat, c.cpu)}}
+		r.Tally()
+		rep := refReport(r, wt, RefOptions{})
+		if len(rep.Rows) != 2 || rep.Rows[1].Metric != "cpu_ms" || !rep.Rows[1].Gated {
+			t.Fatalf("%s: rows %+v, want latency_ms and a gated cpu_ms", c.name, rep.Rows)
+		}
+		if rep.Failed() != c.fails || rep.Rows[0].Verdict != c.latV {
+			t.Errorf("%s: failed %v with latency_ms %s, want %v and %s (rows %+v)", c.name, rep.Failed(), rep.Rows[0].Verdict, c.fails, c.latV, rep.Rows)
+		}
 	}
 }

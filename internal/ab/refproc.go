@@ -80,7 +80,7 @@ func buildSides(ctx context.Context, wt *gitref.Worktree, tmp string, env, refEn
 
 // sampler runs a block of n calls of scenario s on side v as one run of that side's binary, with
 // warm warm-up calls first, and returns the latency of each measured call.
-func (p *procSides) sampler(s *suite.Scenario, warm int) Sampler {
+func (p *procSides) sampler(s *suite.Scenario, warm int, others func(map[string][]float64)) Sampler {
 	return func(ctx context.Context, v, n int) ([]float64, int, error) {
 		side := [2]string{"at " + p.ref, "in the working tree"}[v]
 		out := filepath.Join(p.out, strconv.Itoa(v))
@@ -110,6 +110,9 @@ func (p *procSides) sampler(s *suite.Scenario, warm int) Sampler {
 			}
 			if len(xs) == 0 {
 				return nil, sc.Iterations.Failed, fmt.Errorf("%s %s: no latency_ms measured (%s): %s", s.ID(), side, sc.Status, sc.Error)
+			}
+			if cpu := sc.Metrics[cpuMetric]; others != nil && len(cpu.Samples) == len(xs) {
+				others(map[string][]float64{cpuMetric: cpu.Samples})
 			}
 			return xs, sc.Iterations.Failed, nil
 		}

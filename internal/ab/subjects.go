@@ -15,6 +15,12 @@ import (
 // the round trip when the subject did not time itself (e2e_ms: the round trip; ttft_ms: the
 // first token's arrival, for streaming servers).
 func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
+	return subjectsWith(a, b, cfg, metric, nil)
+}
+
+// subjectsWith is Subjects that also hands each block's other per-call figures (cpu_ms, a
+// subject's own metrics), by name, to others.
+func subjectsWith(a, b subject.Subject, cfg load.Config, metric string, others func(map[string][]float64)) Sampler {
 	if metric == "" {
 		metric = "latency_ms"
 	}
@@ -25,6 +31,10 @@ func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
 		c.WarmupIterations, c.MeasurementIterations = &zero, &n
 		c.MinTime, c.MaxTime = 0, 0
 		sink := &blockSink{metric: metric}
+		if others != nil {
+			sink.others = map[string][]float64{}
+			defer func() { others(sink.others) }()
+		}
 		if err := load.Single(ctx, subs[v], c, sink); err != nil {
 			return sink.values, sink.failed, err
 		}
@@ -46,6 +56,7 @@ type blockSink struct {
 	failed  int
 	first   error // the first call's error
 	missing int
+	others  map[string][]float64 // the other figures of the calls, when kept
 }
 
 func (s *blockSink) Begin(load.Phase) {}
@@ -62,6 +73,13 @@ func (s *blockSink) Observe(p load.Phase, o subject.Observation, err error) {
 		}
 		s.failed++
 		return
+	}
+	if s.others != nil {
+		for k, v := range o.Values {
+			if k != s.metric {
+				s.others[k] = append(s.others[k], v)
+			}
+		}
 	}
 	if v, ok := o.Values[s.metric]; ok {
 		s.values = append(s.values, v)
