@@ -220,6 +220,10 @@ func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*s
 	if err != nil {
 		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: the working directory: %w", at, err))
 	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		wd, _ := filepath.Abs(env.WorkDir())
+		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: the working directory %s is not in the tree at %s (run from a folder both have)", at, wd, at))
+	}
 	refEnv := run.Env{Dir: dir, Vars: env.Vars}
 	refSel := sel
 	refSel.Paths = nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/internal/ab"
+	"github.com/inferbench/inferbench/internal/schematest"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -100,6 +101,11 @@ func TestBaselineRefFindsRegression(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "benchmark_results", "latest", "compare.json")); err != nil {
 		t.Error(err)
 	}
+	data, err := os.ReadFile(filepath.Join(repo, "benchmark_results", "latest", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.ValidateRun(t, data)
 	checkNoWorktree(t, repo)
 }
 
