@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -476,9 +477,8 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 		if sec.CPU != nil && sec.CPU.Verdict != "" {
 			g.cpu = len(rep.Rows)
 			rep.Rows = append(rep.Rows, refRow(sc, sec.CPU, cfg.Gated(sc, cpuMetric)))
-			lat, cpu := &rep.Rows[g.lat], &rep.Rows[g.cpu]
-			if lat.Gated && !cpu.Gated && compare.CPUBound(lat, cpu) {
-				cpu.Gated = true
+			if rep.Rows[g.lat].Gated && !rep.Rows[g.cpu].Gated && cpuBound(sec, sc) {
+				rep.Rows[g.cpu].Gated = true
 			}
 		}
 		groups = append(groups, g)
@@ -521,6 +521,24 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 		rep.NoEvidence = "no scenario was measured on both sides"
 	}
 	return rep
+}
+
+// cpuBound is compare's test of a CPU-bound scenario on the two sides' calls: the median CPU
+// time over the fastest wall time (the call that waited least for a core) reaches
+// compare.CPUBoundRatio on either side.
+func cpuBound(sec RefSection, sc *result.Scenario) bool {
+	share := func(lat, cpu []float64) float64 {
+		if len(lat) < 2 || len(cpu) < 2 || !(slices.Min(lat) > 0) {
+			return 0
+		}
+		return median(cpu) / slices.Min(lat)
+	}
+	var baseCPU []float64
+	if sec.BaselineCPU != nil {
+		baseCPU = sec.BaselineCPU.Samples
+	}
+	return share(sec.Baseline.Samples, baseCPU) >= compare.CPUBoundRatio ||
+		share(sc.Metrics["latency_ms"].Samples, sc.Metrics[cpuMetric].Samples) >= compare.CPUBoundRatio
 }
 
 // refRow is the comparison row of one A/B (the verdict is set once the p-values are adjusted).
