@@ -5,9 +5,10 @@
 # (awk summing N integers, ~40 ms): base, same (a comment changed: the code is unchanged) and
 # slow (1.1 N). Each comparison checks out `same` or `slow` and runs it against `base`
 # interleaved; the two kinds alternate so that the machine's state falls on both alike. The
-# verdict is read from compare.json at two thresholds: 5% (--threshold latency=5, the setting
-# docs/ci.md suggests with --baseline-ref) and the default 15%. Prints the load average at the
-# start and the end.
+# verdict is read from compare.json at two thresholds: 5% (--threshold latency=5) and the
+# default 15%. For contrast, each round also measures `base` and `same` as two separate runs, one
+# after the other, and judges them with `inferbench compare` at the same two thresholds (the
+# before/after a stored baseline gives). Prints the load average at the start and the end.
 #
 #   nice scripts/baseref-rates.sh [COMPARISONS_EACH] [ITERATIONS]    (default 20 and 30)
 set -euo pipefail
@@ -54,6 +55,22 @@ sig = row["q"] <= json.load(open(sys.argv[3]))["alpha"]
 print(sys.argv[1], sys.argv[2], f'{row["delta_pct"]:.2f}', int(sig and row["delta_pct"] > 5), int(sig and row["delta_pct"] > 15), sep="\t")
 PY
 	done
+	# Before/after: two separate runs of unchanged code, compared.
+	for side in base same; do
+		git checkout -q "$side"
+		(cd "$repo" && CI=1 "$ib" run --iterations "$iters" --no-store --no-html-report --format none --output-dir "$tmp/seq-$side" 2>"$tmp/err") ||
+			{ cat "$tmp/err" >&2; exit 1; }
+	done
+	seq=""
+	for th in 5 15; do
+		set +e
+		CI=1 "$ib" compare "$tmp/seq-base/latest" "$tmp/seq-same/latest" --threshold "latency=$th" --format json >"$tmp/seq.json" 2>"$tmp/err"
+		code=$?
+		set -e
+		if [ "$code" -ne 0 ] && [ "$code" -ne 3 ]; then cat "$tmp/err" >&2; exit 1; fi
+		seq="$seq\t$((code == 3))"
+	done
+	printf "sequential\t-\t-%b\n" "$seq" >>"$results"
 done
 echo "end:   $(date -u +%FT%TZ) loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$results" <<'PY'
@@ -65,6 +82,9 @@ for kind, what in (("same", "false failures (unchanged)"), ("slow", "found (10% 
     f5, f15 = sum(int(r[3]) for r in rs), sum(int(r[4]) for r in rs)
     print(f"{what:28s} threshold 5%: {f5}/{len(rs)}  default 15%: {f15}/{len(rs)}  "
           f"measured change median {statistics.median(d):+.1f}% (range {min(d):+.1f}% to {max(d):+.1f}%)")
+seq = [r for r in rows if r[0] == "sequential"]
+if seq:
+    print(f"{'before/after, unchanged':28s} threshold 5%: {sum(int(r[3]) for r in seq)}/{len(seq)}  default 15%: {sum(int(r[4]) for r in seq)}/{len(seq)}  (two separate runs, inferbench compare)")
 exit_codes = [r for r in rows if r[0] == "same" and r[1] == "3"]
 print(f"exit code 3 on unchanged code: {len(exit_codes)}/{sum(1 for r in rows if r[0] == 'same')}")
 PY
