@@ -58,6 +58,15 @@ func Run(args []string, o Options) int {
 	defer procgroup.KillAll()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// A copy of this binary run under valgrind to count a registered function (--measure
+	// instructions) runs only that function.
+	if served, err := gofunc.ServeCounted(ctx, os.Getenv); served {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "inferbench: counting a Go function:", err)
+			return 1
+		}
+		return 0
+	}
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)

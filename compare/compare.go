@@ -259,7 +259,11 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	}
 	untested := 0
 	for i := range rep.Rows {
-		if math.IsNaN(rep.Rows[i].P) {
+		if r := &rep.Rows[i]; r.Verdict == Incomparable {
+			if r.Metric == result.InstructionsMetric {
+				rep.Warnings = append(rep.Warnings, r.ID()+": instructions "+r.Warnings[len(r.Warnings)-1])
+			}
+		} else if math.IsNaN(r.P) {
 			untested++
 		}
 	}

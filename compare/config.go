@@ -29,6 +29,9 @@ const (
 	Throughput Kind = "throughput"
 	CPU        Kind = "cpu"
 	Other      Kind = "other"
+	// Instructions are instruction mode's counts (instructions, est_cycles): the same code
+	// gives the same count, so their threshold is a fraction of a percent (counted.go).
+	Instructions Kind = "instructions"
 )
 
 // KindOf classifies a metric from its name and catalogue entry (or the guess from its name):
@@ -51,6 +54,8 @@ func KindOf(name string) Kind {
 		// An iteration's CPU time is judged as its wall time is: in a CPU-bound scenario it
 		// stands for latency_ms (cpu.go), with latency's threshold.
 		return Latency
+	case isCount(name):
+		return Instructions
 	case strings.Contains(name, "cpu"):
 		return CPU
 	case slices.Contains([]string{"MB", "MiB", "GB", "GiB", "kB", "B"}, info.Unit) || has("memory", "mem", "rss"):
@@ -64,7 +69,7 @@ func KindOf(name string) Kind {
 }
 
 // DefaultThresholds are the regressions tolerated by default, in percent of the old value.
-var DefaultThresholds = map[Kind]float64{Latency: 15, Memory: 20, Throughput: 10, CPU: 25, Other: 15}
+var DefaultThresholds = map[Kind]float64{Latency: 15, Memory: 20, Throughput: 10, CPU: 25, Other: 15, Instructions: CountThreshold}
 
 // Thresholds say, in percent, how much worse a metric may get before a significant change counts
 // as a regression. The most specific entry wins: benchmark and metric, benchmark and kind, metric,

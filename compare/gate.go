@@ -45,6 +45,9 @@ var fallbackGates = [][]string{{"latency_ms"}, {"ttft_ms", "itl_ms", "output_tok
 // output_tokens_per_s; e2e_ms when not streamed); tokens/s and TTFT for an LLM in a worker. Nil
 // when s has none of them.
 func DefaultGate(s *result.Scenario) []string {
+	if _, ok := s.Metrics[result.InstructionsMetric]; ok {
+		return []string{result.InstructionsMetric} // instruction mode: the count is what was asked for
+	}
 	lists, ok := defaultGates[s.Subject]
 	if !ok {
 		lists = fallbackGates
@@ -104,7 +107,7 @@ func gateMatches(e, m string) bool {
 // servingGate reports whether a default gate list is a serving one (TTFT, ITL, tokens/s, e2e):
 // its tail rows gate with it.
 func servingGate(list []string) bool {
-	return !slices.Equal(list, []string{"latency_ms"})
+	return !slices.Equal(list, []string{"latency_ms"}) && !slices.Equal(list, []string{result.InstructionsMetric})
 }
 
 // Gated reports whether a row of metric m ("latency_ms", "latency_ms.p95") of scenario s can fail

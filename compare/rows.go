@@ -36,6 +36,9 @@ const (
 	// confirm, or the reverse (cpu.go, wallAgainstCPU): the machine moved, not the code. Shown,
 	// never a failure.
 	Disagree = "disagree"
+	// Incomparable is a count of instruction mode made under another identity than the one it
+	// is compared with (another valgrind, CPU or interpreter): not compared (counted.go).
+	Incomparable = "incomparable"
 )
 
 // Row is one metric of one scenario, old against new.
@@ -165,6 +168,9 @@ func verdict(r *Row) string {
 // that from a regression. Single values now fail only through a budget.
 
 func verdictOf(r *Row) string {
+	if r.Verdict == Incomparable {
+		return Incomparable
+	}
 	if math.IsNaN(r.Delta) {
 		return Unknown
 	}
@@ -233,6 +239,10 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		}
 		if warn != "" {
 			row.Warnings = append(row.Warnings, warn)
+		}
+		if why := incomparable(o, n, name); why != "" {
+			rows = append(rows, refused(row, om, nm, why))
+			continue
 		}
 		if len(om.Samples) >= 2 && len(nm.Samples) >= 2 {
 			var ow, nw []string
@@ -315,7 +325,8 @@ func unitDirection(unit string) result.Direction {
 // noiseThreshold sets the threshold of a gated row with samples from the run-to-run noise of its
 // scenario's stored runs (cfg.History, NoiseOf), unless an override sets it.
 func noiseThreshold(r *Row, s *result.Scenario, cfg Config) {
-	if cfg.History == nil || !r.Gated || !directed(r.Better) {
+	// Counts have no run-to-run noise to learn from: their threshold is CountThreshold.
+	if cfg.History == nil || !r.Gated || !directed(r.Better) || r.Kind == Instructions {
 		return
 	}
 	if _, set := cfg.Thresholds.Lookup(s.Benchmark, r.Metric); set {

@@ -43,6 +43,8 @@ type Engine struct {
 	histograms  bool   // keep full-resolution histograms (scaleout.go)
 	started     bool   // the agent's start time has passed
 	outputLogs  string // folder of the subjects' output logs (output.go); "" keeps none
+	measure     string // --measure: overrides the definitions' measure: (counted.go)
+	countDir    string // where counted subjects keep their callgrind files (counted.go)
 	log         *slog.Logger
 }
 

@@ -106,6 +106,9 @@ func (e *Engine) open(ctx context.Context, s *scenario, r *result.Scenario) bool
 	if err != nil {
 		return failed(r, sc, "%v", err)
 	}
+	if why := e.countable(sc, kind, &spec); why != "" {
+		return failed(r, sc, "%s", why)
+	}
 	s.log.Debug("opening subject", "kind", b.Kind, "dir", b.Dir, "config", jsonText(b.Config), "params", jsonText(map[string]any(spec.Params)))
 	openStart := time.Now()
 	s.inProcess = kind.InProcess
@@ -273,6 +276,7 @@ func (e *Engine) finish(ctx context.Context, s *scenario, derr error, r *result.
 		}
 	}
 	declare(r, subj, sc.Benchmark.Metrics)
+	e.counted(subj, r)
 	r.Warnings = append(r.Warnings, warnings(r, cfg.Serving())...)
 	e.settle(ctx, s, derr, r)
 	if ctx.Err() != nil {

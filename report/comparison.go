@@ -98,6 +98,8 @@ func cmpVerdict(r *compare.Row) string {
 		return "changed (direction unknown: not gated)"
 	case compare.Disagree:
 		return "wall time and CPU time disagree: the machine moved, not the code"
+	case compare.Incomparable:
+		return "not compared (counted under another valgrind, CPU or interpreter)"
 	case compare.Improvement:
 		v = "improvement"
 	case compare.Worse:

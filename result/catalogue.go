@@ -158,12 +158,18 @@ func rateUnit(n string) string {
 	return "1/s"
 }
 
+// The metrics of instruction mode (--measure instructions), counted under valgrind's callgrind.
+const (
+	InstructionsMetric = "instructions"
+	EstCyclesMetric    = "est_cycles"
+)
+
 // primary are the metric spec's headline metrics: compare shows them first, the others on request.
 var primary = map[string]bool{
 	"latency_ms": true, "throughput_ips": true, "memory_mb": true, "gpu_memory_mb": true, "error_rate": true,
 	"ttft_ms": true, "itl_ms": true, "tpot_ms": true, "e2e_ms": true, "ttft_sched_ms": true, "e2e_sched_ms": true,
 	"output_tokens_per_s": true, "requests_per_s": true, "goodput_rps": true, "tokens_per_s": true,
-	"cpu_pct": true, "peak_rss_mb": true,
+	"cpu_pct": true, "peak_rss_mb": true, "instructions": true,
 }
 
 // Primary reports whether a metric is a headline one: the metric spec's latency, throughput,
@@ -222,5 +228,7 @@ func init() {
 		Info{Name: "input_tokens", Unit: "tokens", Better: Lower, Doc: "input tokens per request"},
 		Info{Name: "output_tokens_per_s", Unit: "tokens/s", Better: Higher, Doc: "output tokens per second of measured wall time"},
 		Info{Name: "requests_per_s", Unit: "1/s", Better: Higher, Doc: "completed requests per second of measured wall time"},
+		Info{Name: "instructions", Unit: "count", Better: Lower, Doc: "instructions one iteration executed in user space, counted by valgrind's callgrind (--measure instructions)"},
+		Info{Name: "est_cycles", Unit: "cycles", Better: Lower, Doc: "estimated cycles of one iteration from callgrind's cache simulation: Ir + 10 × L1 misses + 100 × LL misses (--measure instructions)"},
 	)
 }

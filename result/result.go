@@ -85,6 +85,10 @@ type Scenario struct {
 	// e.g. ["latency_ms", "peak_rss_mb"]); empty: the subject kind's primary metrics
 	// (compare.DefaultGate). The others are compared as information.
 	Gate []string `json:"gate,omitempty"`
+	// Counted, set in instruction mode (--measure instructions), is what the instruction counts
+	// depend on besides the code: the valgrind version, the CPU and its features, the simulated
+	// cache, the interpreter. compare compares counts only between equal identities.
+	Counted map[string]string `json:"counted,omitempty"`
 	// Errors holds the first failed iterations' errors (bounded; Iterations.Failed has the count).
 	Errors []IterationError `json:"errors,omitempty"`
 	// Subject-provided description: framework, versions, device.

@@ -189,6 +189,7 @@ func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Sc
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
 		engine.WithRedactor(p.red), engine.WithLogger(w.log),
 		engine.WithOutputLogs(filepath.Join(w.dir, "logs")),
+		engine.WithMeasure(p.o.Measure), engine.WithCountProfiles(filepath.Join(w.dir, "profiles")),
 	}
 	if !p.o.NoRequestLog {
 		opts = append(opts, engine.WithRequestLog(filepath.Join(w.dir, "requests")))

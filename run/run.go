@@ -105,7 +105,10 @@ type Options struct {
 	// (run.log always keeps info and above).
 	// Profile is the number of calls each scenario runs under its subject's profiler after its
 	// measured iterations (--profile); 0 profiles nothing. Files go to the run folder's profiles/.
-	Profile  int
+	Profile int
+	// Measure overrides every definition's measure: "instructions" counts each iteration's
+	// instructions under valgrind's callgrind (--measure instructions); "" keeps the definitions'.
+	Measure  string
 	Log      slog.Handler
 	LogLevel slog.Level
 	// Tracing exports the run as OpenTelemetry traces (tracing.go); the zero value exports only

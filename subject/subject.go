@@ -124,7 +124,17 @@ type Spec struct {
 	// Log is the run's log, for the subject's debug records (a worker's protocol messages); nil
 	// logs nothing.
 	Log *slog.Logger
+	// Measure is MeasureInstructions when the scenario is counted rather than timed: the kind
+	// (Kind.Instructions) runs it under valgrind's callgrind and reports each call's
+	// "instructions" and "est_cycles" in Observation.Values. Empty: timed.
+	Measure string
+	// ProfileDir is where a counted subject keeps its callgrind files (the run folder's
+	// profiles/SCENARIO/); empty keeps none.
+	ProfileDir string
 }
+
+// MeasureInstructions is Spec.Measure of a counted scenario.
+const MeasureInstructions = "instructions"
 
 // Logger returns s.Log, or a logger that discards everything when it is nil.
 func (s Spec) Logger() *slog.Logger {
@@ -154,6 +164,9 @@ type Kind struct {
 	// the engine trades memory for fewer collections while it drives the load
 	// (engine.ClientGCHeadroom).
 	InProcess bool
+	// Instructions says the kind can count instead of time (Spec.Measure); the engine refuses
+	// instruction mode for the other kinds.
+	Instructions bool
 }
 
 // Found is a benchmark a kind found in a source file (Kind.Files): suite makes it a benchmark of
@@ -243,6 +256,14 @@ type MetricInfo struct {
 	Unit string `yaml:"unit" json:"unit,omitempty"`
 	// Better is "higher" or "lower" (result.ParseDirection reads it).
 	Better string `yaml:"better" json:"better,omitempty"`
+}
+
+// Counter is the ability of a subject opened in instruction mode (Spec.Measure): Identity is
+// what its counts depend on besides the code (valgrind's version, the CPU, the interpreter), and
+// Kept the callgrind files it kept under Spec.ProfileDir.
+type Counter interface {
+	Identity() map[string]string
+	Kept() []string
 }
 
 // Declarer is an optional ability: a subject that learned its metrics' units and directions

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/goccy/go-yaml"
@@ -29,6 +30,7 @@ type definition struct {
 	Budgets     map[string]string             `yaml:"budgets"`
 	Metrics     map[string]subject.MetricInfo `yaml:"metrics"`
 	Gate        []string                      `yaml:"gate"`
+	Measure     string                        `yaml:"measure"`
 	Skip        string                        `yaml:"skip"`
 	Server      *launch.Config                `yaml:"server"`
 }
@@ -62,11 +64,30 @@ type Benchmark struct {
 	// Gate names the metrics whose regression fails a comparison (`gate: [latency_ms,
 	// peak_rss_mb]`), in place of the subject kind's primary metrics (compare.DefaultGate).
 	Gate []string
+	// Measure is how the scenarios are measured: "" (time) or MeasureInstructions (`measure:
+	// instructions`: counted under valgrind's callgrind). --measure overrides it.
+	Measure string
 	// Skip, when set, skips every scenario with this reason.
 	Skip string
 	// Server, when set, is started before each scenario (and shared by consecutive scenarios
 	// with the same rendered command): the server under test.
 	Server *launch.Config
+}
+
+// MeasureInstructions is the `measure:` value (and --measure's) that counts the instructions
+// each iteration executes under valgrind's callgrind instead of timing it.
+const MeasureInstructions = subject.MeasureInstructions
+
+// ParseMeasure checks a `measure:` value or --measure flag: "time" (the default, returned as "")
+// or "instructions".
+func ParseMeasure(s string) (string, error) {
+	switch s {
+	case "", "time":
+		return "", nil
+	case MeasureInstructions:
+		return s, nil
+	}
+	return "", fmt.Errorf("measure %q: want time or instructions", s)
 }
 
 // Source returns "file:line".

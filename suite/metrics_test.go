@@ -50,3 +50,25 @@ func TestGateKey(t *testing.T) {
 		t.Errorf("gate with a blank in a name: %v, want an error at benches/g.yaml:5", err)
 	}
 }
+
+// measure: instructions counts a benchmark's scenarios under callgrind; time is the default; any
+// other value is an error at its line.
+func TestMeasureKey(t *testing.T) {
+	for _, c := range []struct{ value, want string }{
+		{"instructions", "instructions"}, // counted
+		{"time", ""},                     // said explicitly: timed, as without the key
+	} {
+		src := "name: g\nsubject: {kind: exec, command: \"true\"}\nmeasure: " + c.value + "\n"
+		bs, err := Parse("benches/g.yaml", []byte(src), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bs[0].Measure != c.want {
+			t.Errorf("measure: %s gives %q, want %q", c.value, bs[0].Measure, c.want)
+		}
+	}
+	src := "name: g\nsubject: {kind: exec, command: \"true\"}\nmeasure: cycles\n"
+	if _, err := Parse("benches/g.yaml", []byte(src), nil); err == nil || !strings.Contains(err.Error(), "benches/g.yaml:3") || !strings.Contains(err.Error(), "want time or instructions") {
+		t.Errorf("measure: cycles: %v, want an error at benches/g.yaml:3", err)
+	}
+}

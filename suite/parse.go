@@ -157,6 +157,11 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
 		Budgets: d.Budgets, Metrics: d.Metrics, Gate: d.Gate, Skip: d.Skip, Server: d.Server,
 	}
+	if m, err := ParseMeasure(d.Measure); err != nil {
+		errs = append(errs, at(path, valueNode(body, "measure"), err.Error(), "instructions counts them under valgrind's callgrind; time (the default) times them"))
+	} else {
+		b.Measure = m
+	}
 	for i, g := range d.Gate {
 		if _, err := compare.ParseGate(g); err != nil || strings.Contains(g, ":") {
 			msg := fmt.Sprintf("gate: %q: want a metric name (latency_ms, peak_rss_mb, latency_ms.p99) or all", g)

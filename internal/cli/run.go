@@ -8,12 +8,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/internal/callgrind"
 	"github.com/inferbench/inferbench/internal/monitor"
 	"github.com/inferbench/inferbench/internal/progress"
 	"github.com/inferbench/inferbench/internal/web"
 	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/suite"
 )
 
 // runFlags are `inferbench run`'s flags; options turns them into run.Options.
@@ -30,6 +32,7 @@ type runFlags struct {
 	logLevel    string
 	dryRun      bool
 	keepSamples int
+	measure     string
 
 	monitor      run.Monitor
 	noRequestLog bool
@@ -65,7 +68,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
   inferbench run --openai http://127.0.0.1:8000/v1 --model m --concurrency 1,8,64 --requests 500
   inferbench run --framework pytorch --model resnet50 --batch-sizes 1 4 --iterations 10 --warmup 3
   inferbench run benches/unit --set batch_size=4 --format json
-  inferbench run --baseline-ref origin/main --include 'resnet50/*'`,
+  inferbench run --baseline-ref origin/main --include 'resnet50/*'
+
+  inferbench run --exec 'python3 tokenize.py' --measure instructions --iterations 5`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := rf.options(cmd.Flags(), o, args)
 			if err != nil {
@@ -102,6 +107,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.format, "format", "table", "summary on stdout: table, json or none")
 	f.StringVar(&rf.logLevel, "log-level", "", "log level on the console when piped or in CI: debug, info, warn or error (default: warnings and errors only; run.log keeps info, and debug when asked)")
 	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
+	f.StringVar(&rf.measure, "measure", "time", "time or instructions: count each iteration's instructions under valgrind's callgrind (needs valgrind; docs/verdicts.md)")
 	f.IntVar(&rf.keepSamples, "keep-samples", run.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
 
 	f.DurationVar(&rf.monitor.Interval, "monitor-interval", monitor.DefaultInterval, "resource sampling period (process tree, system, GPU, energy)")
@@ -136,6 +142,14 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		Format: rf.format, Stdout: o.Stdout, Stderr: o.Stderr,
 		Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 	}
+	var err error
+	if opts.Measure, err = suite.ParseMeasure(rf.measure); err != nil {
+		return opts, usageErr("--%v", err)
+	} else if opts.Measure != "" {
+		if _, err := callgrind.Find(); err != nil {
+			return opts, err
+		}
+	}
 	if rf.keepSamples == 0 {
 		opts.KeepSamples = -1 // the flag's 0 keeps all
 	}
@@ -149,7 +163,6 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if !rf.monitor.Off && rf.monitor.Interval < time.Millisecond {
 		return opts, usageErr("--monitor-interval %v: want 1ms or more", rf.monitor.Interval)
 	}
-	var err error
 	if rf.live.Addr != "" {
 		if rf.live.Token, err = web.ServerToken(rf.live.Addr, rf.live.Token, "--metrics-addr", o.LookupEnv); err != nil {
 			return opts, usageErr("%v", err)

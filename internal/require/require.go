@@ -21,6 +21,7 @@ const (
 	Frameworks  = "frameworks"   // the framework modules of requirements.txt (torch, gguf, ...)
 	Trackers    = "trackers"     // the experiment trackers of requirements-trackers.txt (mlflow, wandb)
 	LlamaServer = "llama-server" // llama.cpp's server binary
+	Valgrind    = "valgrind"     // valgrind, for instruction mode (--measure instructions)
 )
 
 // Env is the environment variable that lists what is required.

@@ -70,9 +70,10 @@ func (c *Config) Validate() error {
 
 func init() {
 	subject.Register(subject.Kind{
-		Name:   "exec",
-		Config: func() any { return &Config{} },
-		Open:   Open,
+		Name:         "exec",
+		Config:       func() any { return &Config{} },
+		Open:         Open,
+		Instructions: true,
 	})
 }
 
@@ -88,11 +89,14 @@ type Command struct {
 	mu     sync.Mutex
 	decls  map[string]subject.MetricInfo // declared in the JSON lines, the latest wins
 	traced float64                       // the largest peak RSS of the traced calls, bytes
+
+	count *counter // instruction mode (counted.go); nil when timed
 }
 
 var (
 	_ subject.Subject  = (*Command)(nil)
 	_ subject.Declarer = (*Command)(nil)
+	_ subject.Counter  = (*Command)(nil)
 )
 
 func (c *Command) declare(d map[string]subject.MetricInfo) {
@@ -159,7 +163,13 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 			setID = true
 		}
 	}
-	return &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", setID: setID, output: s.Output}, nil
+	cmd := &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", setID: setID, output: s.Output}
+	if s.Measure == subject.MeasureInstructions {
+		if cmd.count, err = newCounter(s.ProfileDir); err != nil {
+			return nil, err
+		}
+	}
+	return cmd, nil
 }
 
 // Argv turns a command (a string or a list) into argv. With shell, it is run by /bin/sh -c.
@@ -309,10 +319,19 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		outPipe.close()
 		return subject.Observation{}, fmt.Errorf("%s: %w", c.argv[0], err)
 	}
+	argv, env := c.argv, c.env
+	var counted string // instruction mode: the folder callgrind writes to
+	if c.count != nil {
+		if argv, env, counted, err = c.count.prepare(argv, env); err != nil {
+			outPipe.close()
+			errPipe.close()
+			return subject.Observation{}, err
+		}
+	}
 	build := func() *osexec.Cmd {
-		cmd := osexec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+		cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = c.dir
-		cmd.Env = c.env
+		cmd.Env = env
 		setProcessGroup(cmd)
 		cmd.WaitDelay = time.Second
 		cmd.Stdout = outPipe.w
@@ -327,7 +346,8 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	// (noise thresholds 25-28% traced against 10-12% untraced). So only the warm-up calls are
 	// traced, and the first call when there is no warm-up; every call reports the largest
 	// peak of those, raised by its own rusage where that is surely the command's.
-	trace := !c.setID && (r.Warmup || r.Index == 0)
+	// A command under valgrind is not traced: its peak would be valgrind's.
+	trace := !c.setID && (r.Warmup || r.Index == 0) && c.count == nil
 	p, err := start(build, trace)
 	outPipe.started()
 	errPipe.started()
@@ -339,6 +359,17 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	o.End = time.Now()
 	outPipe.close()
 	errPipe.close()
+	if counted != "" {
+		pid := 0
+		if p != nil {
+			pid = p.cmd.Process.Pid
+		}
+		if err != nil {
+			os.RemoveAll(counted)
+		} else if o.Values, err = c.count.collect(counted, pid, !r.Warmup); err != nil {
+			return o, fmt.Errorf("%s: %w", c.argv[0], err)
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return o, fmt.Errorf("%s: %w", strings.Join(c.argv, " "), ctx.Err())
@@ -351,6 +382,9 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 			return o, fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
 		}
 		c.declare(decls)
+		for k, v := range o.Values { // instruction mode's counts
+			vals[k] = v
+		}
 		o.Values = vals
 		if items, ok := vals["items"]; ok {
 			if items < 0 || items > 1e9 || items != math.Trunc(items) {
@@ -366,7 +400,7 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	}
 	peak = max(peak, c.traced)
 	c.mu.Unlock()
-	if _, own := o.Values[PeakRSS]; peak > 0 && !own {
+	if _, own := o.Values[PeakRSS]; peak > 0 && !own && c.count == nil {
 		if o.Values == nil {
 			o.Values = map[string]float64{}
 		}

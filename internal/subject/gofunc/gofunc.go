@@ -81,6 +81,8 @@ func init() {
 		Config:    func() any { return &Config{} },
 		Open:      Open,
 		InProcess: true,
+		// Counted in a copy of the binary under callgrind (counted.go).
+		Instructions: true,
 	})
 }
 
@@ -108,6 +110,9 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	setup, ok := funcs.Get(c.Func)
 	if !ok {
 		return nil, &NotRegisteredError{Func: c.Func}
+	}
+	if s.Measure == subject.MeasureInstructions {
+		return openCounted(ctx, s, c)
 	}
 	fn, cleanup, err := setup(ctx, s.Params)
 	if err != nil {

@@ -1,0 +1,120 @@
+package callgrind
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A callgrind file as valgrind 3.19 writes it, costs cut short: the totals are what is read.
+const sample = `# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 17565
+cmd:  /bin/echo hi
+part: 1
+
+positions: line
+events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+summary: 303596 70124 31707 1820 1444 802 1671 1025 748
+
+ob=(3) /usr/lib/x86_64-linux-gnu/libc.so.6
+fl=(126) ./ctype/./ctype/ctype-info.c
+fn=(444) __ctype_init
+31 7 5 1 2 4 0 2
+
+totals: 303594 70124 31707 1819 1444 802 1670 1025 748
+`
+
+func write(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadFile(t *testing.T) {
+	c, err := ReadFile(write(t, "callgrind.out", sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Instructions(); got != 303594 { // totals:, not summary:
+		t.Errorf("instructions %d, want 303594", got)
+	}
+	// Ir + 10 × (I1mr + D1mr + D1mw) + 100 × (ILmr + DLmr + DLmw)
+	want := uint64(303594 + 10*(1819+1444+802) + 100*(1670+1025+748))
+	if got := c.EstCycles(); got != want {
+		t.Errorf("est_cycles %d, want %d", got, want)
+	}
+	// A dump of a window that missed no cache line leaves the trailing zeros out.
+	short, err := ReadFile(write(t, "short", "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\ntotals: 4037753 200164 34079 0 2066 15\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := short.EstCycles(), uint64(4037753+10*(2066+15)); got != want {
+		t.Errorf("est_cycles of a short totals line %d, want %d", got, want)
+	}
+	sum, err := ReadFiles([]string{write(t, "a", sample), write(t, "b", sample)})
+	if err != nil || sum.Instructions() != 2*303594 {
+		t.Errorf("two files summed: %d, %v; want %d", sum.Instructions(), err, 2*303594)
+	}
+	for name, text := range map[string]string{
+		"empty":     "",                           // the process died before callgrind wrote it
+		"no events": "totals: 1 2 3\n",            // not callgrind's
+		"no Ir":     "events: Dr\ntotals: 5\n",    // collected without instructions
+		"garbage":   "events: Ir\ntotals: many\n", // not a number
+	} {
+		if _, err := ReadFile(write(t, "bad", text)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	got := Environ([]string{"HOME=/h", "GODEBUG=madvdontneed=1", "PYTHONHASHSEED=7"})
+	want := []string{"HOME=/h", "PYTHONHASHSEED=7", "GODEBUG=madvdontneed=1,asyncpreemptoff=1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Environ kept and added %q, want %q", got, want)
+	}
+	got = Environ([]string{"HOME=/h"})
+	want = []string{"HOME=/h", "GODEBUG=asyncpreemptoff=1", "PYTHONHASHSEED=0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Environ added %q, want %q", got, want)
+	}
+}
+
+// Without valgrind the error names the package to install and the flag that asked for it.
+func TestFindMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Find()
+	var ue *UnavailableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("Find without valgrind on PATH: %v, want an UnavailableError", err)
+	}
+	for _, want := range []string{"apt-get install valgrind", "--measure instructions", "not on PATH"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	v := Valgrind{Path: "/usr/bin/valgrind", Version: "3.19.0"}
+	got := strings.Join(v.Args(Options{Out: "/t/callgrind.out"}, "/bin/prog", "-x"), " ")
+	for _, want := range []string{"--tool=callgrind", "--cache-sim=yes", "--LL=8388608,16,64", "--collect-atstart=no", "--callgrind-out-file=/t/callgrind.out", "-- /bin/prog -x"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("argv %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "--trace-children") {
+		t.Errorf("argv %q traces children unasked", got)
+	}
+	if id := v.Identity(); id["valgrind"] != "3.19.0" || id["cache"] == "" {
+		t.Errorf("identity %v lacks valgrind's version or the cache", id)
+	}
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferbench/inferbench/internal/callgrind"
+	"github.com/inferbench/inferbench/internal/require"
+	"github.com/inferbench/inferbench/result"
+)
+
+// Without valgrind, --measure instructions is one clear error naming the package to install and
+// the flag, before anything runs.
+func TestMeasureInstructionsWithoutValgrind(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // what exec.LookPath searches
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, dir, nil, "run", "--exec", "/bin/true", "--measure", "instructions", "--no-store")
+	if code != 1 || !strings.Contains(stderr, "apt-get install valgrind") || !strings.Contains(stderr, "--measure instructions") {
+		t.Errorf("exit %d, stderr %q: want 1 and an error naming the valgrind package and the flag", code, stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "benchmark_results")); len(entries) > 0 {
+		t.Errorf("a run folder was written before the error: %v", entries)
+	}
+	if code, _, stderr := runCLI(t, dir, nil, "run", "--exec", "/bin/true", "--measure", "cycles"); code != 2 || !strings.Contains(stderr, "want time or instructions") {
+		t.Errorf("--measure cycles: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
+
+// A command counted twice: the run records the counts as samples, the identity and the kept
+// callgrind files, and the comparison of the two runs gates on instructions and passes.
+func TestMeasureInstructionsRun(t *testing.T) {
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	dir := t.TempDir()
+	args := []string{"run", "--exec", "/bin/true", "--measure", "instructions", "--iterations", "3", "--warmup", "1", "--no-store", "--format", "none", "--no-monitor"}
+	var runs []string
+	for range 2 {
+		if code, _, stderr := runCLI(t, dir, nil, args...); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		latest, err := filepath.EvalSymlinks(filepath.Join(dir, "benchmark_results", "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, latest)
+	}
+	b, err := os.ReadFile(filepath.Join(runs[1], "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result.Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Scenarios[0]
+	m := s.Metrics["instructions"]
+	if len(m.Samples) != 3 || m.Unit != "count" || m.Samples[0] != m.Samples[2] {
+		t.Fatalf("instructions %+v: want 3 equal samples of unit count", m)
+	}
+	if len(s.Metrics["est_cycles"].Samples) != 3 || s.Counted["valgrind"] == "" {
+		t.Errorf("est_cycles %+v, counted %v: want 3 samples and valgrind's version", s.Metrics["est_cycles"], s.Counted)
+	}
+	if len(s.Profiles) != 1 || s.Profiles[0] != "profiles/exec__default/callgrind.out" {
+		t.Errorf("profiles %q, want profiles/exec__default/callgrind.out", s.Profiles)
+	}
+	if _, err := os.Stat(filepath.Join(runs[1], s.Profiles[0])); err != nil {
+		t.Error(err)
+	}
+	code, stdout, stderr := runCLI(t, dir, nil, "compare", runs[0], runs[1])
+	if code != 0 || !strings.Contains(stdout, "gated: instructions") {
+		t.Errorf("compare of two counts of the same command: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
