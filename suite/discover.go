@@ -23,24 +23,43 @@ var skipDirs = map[string]bool{
 // registered type, such as .py) under a directory named "benches" (benches/, models/NAME/benches/,
 // ...) or under "benchmarks/unit", "benchmarks/integration" or "benchmarks/performance" (the
 // layout of seed 000: benchmarks/{unit,integration,performance}/ and
-// src/**/models/NAME/benchmarks/{unit,...}/). A root that is itself named benches or benchmarks
-// is searched whole; a root that is a file is taken as a definition file itself. Python files
-// named test_*.py or bench_*.py directly in a benchmarks folder are found too (seed 003's flat
-// layout, flatBenchmark). The result is sorted.
+// src/**/models/NAME/benchmarks/{unit,...}/). Python files named test_*.py or bench_*.py directly
+// in a benchmarks folder are found too (seed 003's flat layout, flatBenchmark). A root that is a
+// file is taken as a definition file itself. The result is sorted.
+//
+// The rules read the folders the root lies in as well as those below it, up to the project's
+// folder (projectRoot), so that naming a folder never changes what is a benchmark: `cd benches &&
+// inferbench run .` finds what `inferbench run` finds from the project, and so do
+// `benchmarks/unit` and `../benches`; naming `benchmarks` does not make its helper files
+// (config.py) benchmarks.
 //
 // Note: a directory named benchmarks is searched only in its category folders, because projects
 // keep scripts and fixtures there too (this repository's benchmarks/scripts).
 func Discover(roots ...string) ([]string, error) {
-	var files []string
+	files, _, err := discover(roots)
+	return files, err
+}
+
+// Unread returns the YAML files below roots that lie in a benchmarks folder but not where
+// definitions are read (benchmarks/x.yaml beside seed 003's flat test_*.py files,
+// benchmarks/scripts/...): the commands name each with the way to have it read, so that no file
+// of a benchmark folder is passed over silently.
+func Unread(roots ...string) []string {
+	_, unread, _ := discover(roots)
+	return unread
+}
+
+func discover(roots []string) (files, unread []string, err error) {
 	for _, root := range roots {
 		fi, err := os.Stat(root)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !fi.IsDir() {
 			files = append(files, root)
 			continue
 		}
+		above := enclosing(root)
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -52,17 +71,66 @@ func Discover(roots ...string) ([]string, error) {
 				return nil
 			}
 			ext := filepath.Ext(p)
-			if (ext == ".yaml" || ext == ".yml" || fileType(ext) != nil) && underBenches(root, p) || flatBenchmark(p) {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return nil
+			}
+			parts := slices.Clone(above)
+			if d := filepath.Dir(rel); d != "." {
+				parts = append(parts, strings.Split(filepath.ToSlash(d), "/")...)
+			}
+			switch {
+			case (ext == ".yaml" || ext == ".yml" || fileType(ext) != nil) && underBenches(parts) || flatBenchmark(parts, filepath.Base(p)):
 				files = append(files, p)
+			case (ext == ".yaml" || ext == ".yml") && slices.Contains(parts, "benchmarks"):
+				unread = append(unread, p)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	sort.Strings(files)
-	return files, nil
+	sort.Strings(unread)
+	return files, unread, nil
+}
+
+// projectMarkers are files that mark a project's folder: the folders above it are not read as
+// benchmark folders.
+var projectMarkers = []string{".git", "go.mod", "pyproject.toml", "setup.py", "requirements.txt", "performance-budget.yml", "benchmark_thresholds.json", ".inferbench"}
+
+// enclosing returns the names of the folders root lies in, outermost first, from below the
+// project's folder (the nearest one up holding a projectMarkers file; at most 8 levels) to root
+// itself: ["benches"] for `cd benches && inferbench run .`, ["benchmarks", "unit"] inside seed
+// 000's benchmarks/unit.
+func enclosing(root string) []string {
+	dir, err := filepath.Abs(root)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for range 8 {
+		if marked(dir) {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		names = append([]string{filepath.Base(dir)}, names...)
+		dir = parent
+	}
+	return names
+}
+
+func marked(dir string) bool {
+	for _, m := range projectMarkers {
+		if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // fileType returns the reader of definition files that are not YAML, by extension: a subject
@@ -93,24 +161,18 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 	}
 }
 
-// flatBenchmark reports whether p is a benchmark file of pytest-benchmark's flat layout, seed
-// 003's benchmarks/test_overhead.py: a test_*.py or bench_*.py file directly in a folder named
-// benchmarks (whose other files, such as config.py and profile_memory.py, are not benchmarks).
-func flatBenchmark(p string) bool {
-	base := filepath.Base(p)
-	return filepath.Base(filepath.Dir(p)) == "benchmarks" && filepath.Ext(base) == ".py" && fileType(".py") != nil &&
+// flatBenchmark reports whether a file (its folders, parts, and its name) is a benchmark file of
+// pytest-benchmark's flat layout, seed 003's benchmarks/test_overhead.py: a test_*.py or
+// bench_*.py file directly in a folder named benchmarks (whose other files, such as config.py and
+// profile_memory.py, are not benchmarks).
+func flatBenchmark(parts []string, base string) bool {
+	return len(parts) > 0 && parts[len(parts)-1] == "benchmarks" && filepath.Ext(base) == ".py" && fileType(".py") != nil &&
 		(strings.HasPrefix(base, "test_") || strings.HasPrefix(base, "bench_"))
 }
 
-func underBenches(root, p string) bool {
-	if b := filepath.Base(filepath.Clean(root)); b == "benches" || b == "benchmarks" {
-		return true
-	}
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	parts := strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/")
+// underBenches reports whether a file in these folders (outermost first) is in a benches folder
+// or a benchmarks/{unit,integration,performance} folder.
+func underBenches(parts []string) bool {
 	for i, part := range parts {
 		if part == "benches" {
 			return true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,13 +229,17 @@ func TestDiscoverSeedLayouts(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("name → category model (-want +got):\n%s", diff)
 	}
-	// A root named benchmarks is searched whole.
+	// A root named benchmarks finds what the project finds there (its scripts/ are not read,
+	// and are named as unread).
 	files, err := Discover(filepath.Join(root, "benchmarks"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 4 {
-		t.Errorf("Discover(benchmarks) = %v, want the 4 files below it", files)
+	if len(files) != 3 {
+		t.Errorf("Discover(benchmarks) = %v, want the 3 files of its category folders", files)
+	}
+	if u := Unread(filepath.Join(root, "benchmarks")); len(u) != 1 || !strings.HasSuffix(u[0], "not-a-definition.yaml") {
+		t.Errorf("Unread(benchmarks) = %v, want scripts/not-a-definition.yaml", u)
 	}
 	d := SearchDescription([]string{root})
 	for _, w := range []string{root, "*.yaml", "benches/", "benchmarks/{unit,integration,performance}/", "models/NAME/"} {
@@ -372,4 +377,52 @@ func blockNest(n int) string {
 		fmt.Fprintf(&b, "%sk%d:\n", strings.Repeat("  ", i+1), i)
 	}
 	return b.String()
+}
+
+// TestDiscoverNamedFolder: the folder a user names, however (".", a relative path, from inside
+// it), finds what discovery from the project finds there, and nothing else. Before, `cd benches &&
+// inferbench run .` found nothing (exit 2), as did "." inside seed 003's benchmarks/ and seed
+// 000's benchmarks/unit/, while naming benchmarks made its helper config.py a benchmark file.
+func TestDiscoverNamedFolder(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	write("pyproject.toml", "")
+	write("benches/a.yaml", "name: a\nsubject: {kind: mock}\n")
+	write("benches/unit/b.yaml", "name: b\nsubject: {kind: mock}\n")
+	write("benchmarks/unit/u.yaml", "name: u\nsubject: {kind: mock}\n")
+	write("benchmarks/flat.yaml", "name: f\nsubject: {kind: mock}\n")
+	for _, tc := range []struct {
+		cwd, root string
+		want      []string // base names
+	}{
+		{"benches", ".", []string{"a.yaml", "b.yaml"}},
+		{"benches/unit", ".", []string{"b.yaml"}},
+		{"benches/unit", "..", []string{"a.yaml", "b.yaml"}},
+		{"benchmarks", ".", []string{"u.yaml"}},
+		{"benchmarks/unit", ".", []string{"u.yaml"}},
+		{".", "benchmarks", []string{"u.yaml"}},
+		{"benchmarks", "../benches", []string{"a.yaml", "b.yaml"}},
+	} {
+		t.Chdir(filepath.Join(root, tc.cwd))
+		files, err := Discover(tc.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range files {
+			got = append(got, filepath.Base(f))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("in %s, Discover(%q) = %v, want %v", tc.cwd, tc.root, got, tc.want)
+		}
+	}
+	t.Chdir(filepath.Join(root, "benchmarks"))
+	if u := Unread("."); len(u) != 1 || filepath.Base(u[0]) != "flat.yaml" {
+		t.Errorf("Unread(.) in benchmarks = %v, want flat.yaml named", u)
+	}
 }

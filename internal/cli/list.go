@@ -20,6 +20,7 @@ func newList(o *IO) *cobra.Command {
   inferbench list --category performance --json
   inferbench list models/resnet50`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			noteUnread(o, args)
 			rows, n, err := run.List(sel.selection(o, args), env(o))
 			switch {
 			case err != nil:

@@ -80,6 +80,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 				return run.Plan(cmd.Context(), opts, o.Stdout)
 			}
 			opts.Profile = *profile
+			if opts.Selection.Benchmarks == nil {
+				noteUnread(o, args)
+			}
 			if rf.baselineRef != "" {
 				return runBaselineRef(cmd, o, &rf, opts)
 			}

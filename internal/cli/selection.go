@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,26 @@ func (s *selection) register(cmd *cobra.Command) {
 // selection returns the run.Selection of the flags and the PATH arguments.
 func (s *selection) selection(o *IO, args []string) run.Selection {
 	return run.Selection{Paths: args, Funcs: o.Funcs, Filter: s.filter, Set: s.set, EnableMock: s.enableMock, GenerateTokens: int(s.numTokens), ModelID: localModel(env(o), s.modelID)}
+}
+
+// noteUnread names, on stderr, the YAML files in a benchmarks folder below the PATH arguments
+// (or the working directory) that discovery does not read (suite.Unread), with where a
+// definition goes: a file there is never passed over without a line saying so.
+func noteUnread(o *IO, args []string) {
+	roots := []string{env(o).WorkDir()}
+	if len(args) > 0 {
+		roots = roots[:0]
+		for _, a := range args {
+			roots = append(roots, env(o).Path(a))
+		}
+	}
+	for _, f := range suite.Unread(roots...) {
+		shown := f
+		if rel, err := filepath.Rel(env(o).WorkDir(), f); err == nil && !strings.HasPrefix(rel, "..") {
+			shown = rel
+		}
+		fmt.Fprintf(o.Stderr, "inferbench: note: %s is not read: a definition in a benchmarks folder goes in benchmarks/{unit,integration,performance}/ (or a benches/ folder); to read this one, name it: inferbench run %s\n", shown, shown)
+	}
 }
 
 // localModel returns a --model-id that names a local folder or file relative to the working

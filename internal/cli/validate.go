@@ -14,6 +14,7 @@ func newValidate(o *IO) *cobra.Command {
 		Example: `  inferbench validate
   inferbench validate benches/llm.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			noteUnread(o, args)
 			return run.Validate(run.Selection{Paths: args, Funcs: o.Funcs}, env(o), o.Stdout)
 		},
 	}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The commands users of each seed type, walked again (issue 33): each case failed before.
+
+// TestListNamedFolder: `cd benches && inferbench list .` (and `run .`) lists what the project
+// lists there, as `../benches` and an absolute path do; so do "." inside seed 003's benchmarks/
+// and seed 000's benchmarks/unit/. Naming benchmarks does not make seed 003's helper
+// config.run_everything a benchmark. Before: "no benchmark found … name the folder or file"
+// (exit 2), and config.run_everything listed.
+func TestListNamedFolder(t *testing.T) {
+	for _, tc := range []struct {
+		seed, cwd string
+		args      []string
+		want      []string // benchmarks listed
+		not       []string // never listed
+	}{
+		{"004", "benches", []string{"."}, []string{"llama_benchmark.LlamaBenchmark"}, nil},
+		{"004", "benches", []string{"../benches"}, []string{"llama_benchmark.LlamaBenchmark"}, nil},
+		{"003", "benchmarks", []string{"."}, []string{"test_overhead.benchmark_training_overhead"}, []string{"config.", "profile_memory."}},
+		{"003", "benchmarks", nil, []string{"test_overhead.benchmark_training_overhead"}, []string{"config.", "profile_memory."}},
+		{"003", "", []string{"benchmarks"}, []string{"test_overhead.benchmark_training_overhead"}, []string{"config.", "profile_memory."}},
+		{"000", "benchmarks/unit", []string{"."}, []string{"basic.run_basic_performance_benchmark"}, []string{"scalability."}},
+	} {
+		dir := seedProject(t, tc.seed)
+		if err := os.WriteFile(filepath.Join(dir, "benchmarks", "config.py"), []byte("def run_everything():\n    pass\n"), 0o644); err != nil && tc.seed == "003" {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"list", "validate"} {
+			out, errOut := seedRun(t, filepath.Join(dir, tc.cwd), 0, append([]string{cmd}, tc.args...)...)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("seed %s, in %q: %s %v does not list %s:\n%s%s", tc.seed, tc.cwd, cmd, tc.args, w, out, errOut)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(out, n) {
+					t.Errorf("seed %s, in %q: %s %v lists %s:\n%s", tc.seed, tc.cwd, cmd, tc.args, n, out)
+				}
+			}
+		}
+	}
+	// run . from inside benches/ runs the definitions there.
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "benches"), 0o755)
+	os.WriteFile(filepath.Join(dir, "benches", "a.yaml"), []byte("name: a\nsubject: {kind: exec, command: [true]}\nload: {warmup_iterations: 0, measurement_iterations: 1}\n"), 0o644)
+	out, errOut := seedRun(t, filepath.Join(dir, "benches"), 0, "run", ".", "--no-monitor", "--no-store", "--output-dir", "../out")
+	if !strings.Contains(out, "a/default") {
+		t.Errorf("run . in benches/ did not run a/default:\n%s%s", out, errOut)
+	}
+}
+
+// TestFlatYAMLNamed: a YAML file directly in a flat benchmarks/ folder (beside seed 003's
+// test_*.py) is not a definition there, and list, validate and run say so, naming the file and
+// how to have it read. Before, it was passed over silently.
+func TestFlatYAMLNamed(t *testing.T) {
+	dir := seedProject(t, "003")
+	os.WriteFile(filepath.Join(dir, "benchmarks", "extra.yaml"), []byte("name: extra\nsubject: {kind: mock}\n"), 0o644)
+	for _, cmd := range []string{"list", "validate"} {
+		_, errOut := seedRun(t, dir, 0, cmd)
+		if !strings.Contains(errOut, "note: "+filepath.Join("benchmarks", "extra.yaml")+" is not read") || !strings.Contains(errOut, "benchmarks/{unit,integration,performance}/") {
+			t.Errorf("%s: stderr does not name the unread benchmarks/extra.yaml:\n%s", cmd, errOut)
+		}
+	}
+	// Named, it is read.
+	out, _ := seedRun(t, dir, 0, "list", "benchmarks/extra.yaml", "--enable-mock")
+	if !strings.Contains(out, "extra") {
+		t.Errorf("list benchmarks/extra.yaml:\n%s", out)
+	}
+}
