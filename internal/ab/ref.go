@@ -208,8 +208,8 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	if interrupted {
 		errs = append(errs, fmt.Errorf("interrupted: run.json holds what was measured, marked partial: %w", run.ErrInterrupted))
 	}
-	if rep.Regressions > 0 {
-		errs = append(errs, run.RegressionError(fmt.Errorf("%d regressions against %s, measured interleaved (results in %s)", rep.Regressions, at, dir)))
+	if rep.Regressions > 0 || rep.BudgetsExceeded > 0 {
+		errs = append(errs, run.RegressionError(fmt.Errorf("%d regressions against %s, measured interleaved, %d budgets exceeded (results in %s)", rep.Regressions, at, rep.BudgetsExceeded, dir)))
 	}
 	return r, errors.Join(errs...)
 }
@@ -512,6 +512,7 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 			rep.Info++
 		}
 	}
+	rep.Budgets, rep.BudgetsExceeded = compare.CheckRunBudgets(r, cfg.Budgets)
 	for _, sc := range r.Scenarios {
 		if sc.Status == result.StatusFailed {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s not compared: %s", sc.ID(), sc.Error))

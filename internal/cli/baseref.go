@@ -12,7 +12,7 @@ import (
 // tree, interleaved in this job (ab.RefRun).
 func runBaselineRef(cmd *cobra.Command, o *IO, rf *runFlags, opts run.Options) error {
 	f := cmd.Flags()
-	for _, other := range []string{"baseline", "shard", "agents", "profile", "monitor-overhead", "metrics-addr", "export"} {
+	for _, other := range []string{"baseline", "shard", "agents", "profile", "monitor-overhead", "metrics-addr", "export", "alert", "alerts-file", "min-time", "max-time"} {
 		if fl := f.Lookup(other); fl != nil && fl.Changed {
 			return usageErr("--baseline-ref with --%s: a run against a ref compares with the ref alone, measured in this job; drop one of them", other)
 		}

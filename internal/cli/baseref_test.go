@@ -110,7 +110,8 @@ func TestBaselineRefFindsRegression(t *testing.T) {
 }
 
 // The same commit on both sides passes (exit 0); an uncommitted change of the working tree is
-// what is measured against the ref (a dirty working tree is the side under test).
+// what is measured against the ref (a dirty working tree is the side under test); a budget the
+// working tree exceeds fails as in any run.
 func TestBaselineRefSameCommitAndDirtyTree(t *testing.T) {
 	repo := gitRepo(t, sleepBench("0.01"))
 	code, stdout, stderr := runCLI(t, repo, nil, "run", "--baseline-ref", "HEAD", "--no-store", "--no-html-report")
@@ -121,6 +122,14 @@ func TestBaselineRefSameCommitAndDirtyTree(t *testing.T) {
 	code, stdout, stderr = runCLI(t, repo, nil, "run", "--baseline-ref", "HEAD", "--no-store", "--no-html-report")
 	if code != 3 || !strings.Contains(stdout, "uncommitted changes") {
 		t.Fatalf("uncommitted 2x slowdown: exit %d, want 3 and the working tree marked as changed\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// The same code with a budget it exceeds: exit 3 as in any run.
+	budget := sleepBench("0.01")
+	budget["benches/nap.yaml"] += "budgets:\n  latency_ms.p50: \"<= 1\"\n"
+	writeFiles(t, repo, budget)
+	code, stdout, stderr = runCLI(t, repo, nil, "run", "--baseline-ref", "HEAD", "--no-store", "--no-html-report")
+	if code != 3 || !strings.Contains(stdout, "BUDGET EXCEEDED") {
+		t.Fatalf("exceeded budget: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	checkNoWorktree(t, repo)
 }
