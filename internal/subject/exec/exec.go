@@ -406,7 +406,23 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		}
 		o.Values[PeakRSS] = peak / (1 << 20)
 	}
+	if _, own := o.Values[CPUTime]; !own && p.cmd.ProcessState != nil {
+		if o.Values == nil {
+			o.Values = map[string]float64{}
+		}
+		o.Values[CPUTime] = cpuMS(p.cmd.ProcessState)
+	}
 	return o, nil
+}
+
+// CPUTime is the metric of a command's own CPU time (ms, user + system, from its rusage: its
+// reaped children's included), reported with every iteration beside its wall time. Unlike the
+// wall time it leaves out the waits for a core, which a loaded machine lengthens.
+const CPUTime = "cpu_ms"
+
+// cpuMS is the user and system time of a reaped process, in milliseconds.
+func cpuMS(ps *os.ProcessState) float64 {
+	return float64(ps.UserTime()+ps.SystemTime()) / 1e6
 }
 
 // PeakRSS is the metric of a command's own peak resident memory (MB), reported with every

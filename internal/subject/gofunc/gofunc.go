@@ -150,6 +150,9 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	}
 	var o subject.Observation
 	var err error
+	// The iteration's CPU time is its thread's: the goroutine stays on one thread for it.
+	runtime.LockOSThread()
+	cpu0, cpuOK := threadCPU()
 	o.Start = time.Now()
 	done := int64(0)
 	for done < k {
@@ -159,15 +162,30 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		}
 	}
 	o.End = time.Now()
+	cpu1, _ := threadCPU()
+	runtime.UnlockOSThread()
 	if k > 1 {
 		o.Items = int(done)
 		o.Values = map[string]float64{"latency_ms": float64(o.End.Sub(o.Start)) / 1e6 / float64(done)}
+	}
+	if cpuOK {
+		if o.Values == nil {
+			o.Values = make(map[string]float64, 1)
+		}
+		o.Values[CPUTime] = float64(cpu1-cpu0) / 1e6 / float64(done)
 	}
 	if r.Warmup && err == nil && r.Scheduled.IsZero() && s.target > 0 {
 		s.calls.Store(callsFor(s.target, o.End.Sub(o.Start), done))
 	}
 	return o, err
 }
+
+// CPUTime is the metric of an iteration's CPU time per call (ms): the thread CPU clock of the
+// thread the iteration ran on, locked to it, over the calls of the iteration, beside latency_ms.
+// It leaves out the waits for a core, and the work of other goroutines (the function's own, the
+// garbage collector's background workers). Recorded where the platform has a thread clock
+// (threadCPU).
+const CPUTime = "cpu_ms"
 
 // maxCalls bounds the calls of one iteration (a function the clock cannot see).
 const maxCalls = 1_000_000_000

@@ -87,6 +87,7 @@ func TestRunReplyValues(t *testing.T) {
 		{`{"id":3,"ok":true,"n":2,"latency_ms":[1,-5]}`, "latency_ms[1] = -5 is not a valid time"},
 		{`{"id":3,"ok":true,"n":2,"latency_ms":[1,1e300]}`, "latency_ms[1] = 1e+300 is not a valid time"},
 		{`{"id":3,"ok":true,"n":2,"latency_ms":[1,2],"ttft_ms":[0.5,-1]}`, "ttft_ms[1] = -1"},
+		{`{"id":3,"ok":true,"n":2,"latency_ms":[1,2],"cpu_ms":[0.5,-1]}`, "cpu_ms[1] = -1"},
 		{`{"id":3,"ok":true,"n":2,"latency_ms":[1,2],"output_tokens":-3}`, "output_tokens[0] = -3 is not a valid count"},
 		{`{"id":3,"ok":true,"n":2,"latency_ms":[1,2],"items":[1,1e12]}`, "items[1] = 1e+12"},
 		{`{"id":3,"ok":true,"n":2,"latency_ms":[1,2],"token_ms":[[1,-2],[1]]}`, "token_ms[0] = -2"},

@@ -16,6 +16,7 @@ import (
 type runReply struct {
 	N            int                   `json:"n"`
 	LatencyMS    []float64             `json:"latency_ms"`
+	CPUMS        column                `json:"cpu_ms"` // the iteration's CPU time in the worker
 	Items        column                `json:"items"`
 	TTFTMS       column                `json:"ttft_ms"`
 	TokenMS      [][]float64           `json:"token_ms"`
@@ -99,10 +100,15 @@ func (rr *runReply) check() error {
 			return err
 		}
 	}
-	for i := range max(1, len(rr.TTFTMS.list)) {
-		if v, ok := rr.TTFTMS.at(i); ok {
-			if err := times("ttft_ms", i, v); err != nil {
-				return err
+	for _, c := range []struct {
+		name string
+		col  column
+	}{{"ttft_ms", rr.TTFTMS}, {CPUTime, rr.CPUMS}} {
+		for i := range max(1, len(c.col.list)) {
+			if v, ok := c.col.at(i); ok {
+				if err := times(c.name, i, v); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -143,7 +149,10 @@ func observations(rr *runReply, n int, t0, t1 time.Time) []subject.Observation {
 		o.Start = cur
 		o.End = cur.Add(msDuration(lat) + over)
 		cur = o.End
-		o.Values = make(map[string]float64, 1+len(rr.Values)+len(rr.IterValues))
+		o.Values = make(map[string]float64, 2+len(rr.Values)+len(rr.IterValues))
+		if v, ok := rr.CPUMS.at(i); ok {
+			o.Values[CPUTime] = v // a figure of the function's own by that name wins (below)
+		}
 		for k, v := range rr.Values {
 			o.Values[k] = v
 		}
@@ -181,6 +190,10 @@ func observations(rr *runReply, n int, t0, t1 time.Time) []subject.Observation {
 	}
 	return obs
 }
+
+// CPUTime is the metric of an iteration's CPU time in the worker (ms): the process's CPU clock
+// around the call, every thread of the worker included (the reply's cpu_ms column).
+const CPUTime = "cpu_ms"
 
 // column is a reply column: one number for every iteration, or a list with nulls for gaps.
 type column struct {

@@ -352,6 +352,7 @@ func TestObservations(t *testing.T) {
 		OutputTokens: column{list: []*float64{f(24), f(0)}},
 		IterValues:   map[string][]*float64{"x": {nil, f(7)}},
 		Values:       map[string]float64{"memory_mb": 100},
+		CPUMS:        column{list: []*float64{f(9), nil}}, // the worker's CPU time: the first only
 	}
 	// A round trip of 40ms: 30ms in the worker, 5ms overhead per iteration.
 	obs := observations(rr, 2, t0, t0.Add(40*time.Millisecond))
@@ -359,7 +360,7 @@ func TestObservations(t *testing.T) {
 	want := []subject.Observation{{
 		Start: t0, End: ms(15), FirstToken: ms(2), Items: 8, OutputTokens: 24,
 		Tokens: []subject.TokenEvent{{At: ms(2), Tokens: 8}, {At: ms(6), Tokens: 8}, {At: ms(10), Tokens: 8}},
-		Values: map[string]float64{"latency_ms": 10, "memory_mb": 100},
+		Values: map[string]float64{"latency_ms": 10, "memory_mb": 100, "cpu_ms": 9},
 	}, {
 		Start: ms(15), End: ms(40), Items: 8,
 		Values: map[string]float64{"latency_ms": 20, "memory_mb": 100, "x": 7},

@@ -53,6 +53,7 @@ class Recorder:
 
     def __init__(self):
         self.latency_ms = []
+        self.cpu_ms = []  # the process's CPU time of each iteration (time.process_time_ns)
         self.items = []
         self.ttft_ms = []
         self.token_ms = []
@@ -63,10 +64,12 @@ class Recorder:
         self.metrics = {}  # declared units and directions: {name: {"unit": ..., "better": ...}}
 
     def add(self, latency_ms, items=None, ttft_ms=None, token_ms=None, token_count=None,
-            input_tokens=None, output_tokens=None, values=None):
+            input_tokens=None, output_tokens=None, values=None, cpu_ms=None):
         """add records one iteration. token_ms are offsets from the iteration start."""
         i = len(self.latency_ms)
         self.latency_ms.append(latency_ms)
+        if cpu_ms is not None:
+            _pad(self.cpu_ms, i, None).append(cpu_ms)
         if items is not None:
             _pad(self.items, i, 0).append(items)
         if ttft_ms is not None:
@@ -96,6 +99,8 @@ class Recorder:
         """to_json returns the columnar reply body; constant columns are sent as one number."""
         n = len(self.latency_ms)
         out = {"n": n, "latency_ms": self.latency_ms}
+        if self.cpu_ms:
+            out["cpu_ms"] = _pad(self.cpu_ms, n, None)
         out["items"] = _column(self.items, n, default_items)
         for key, col, fill in (("ttft_ms", self.ttft_ms, None), ("token_ms", self.token_ms, []),
                                ("token_count", self.token_counts, 1),
@@ -157,18 +162,27 @@ class Adapter:
         return None
 
     def run(self, n, rec, warmup):
-        """run performs n iterations, timing each with the process's monotonic clock."""
+        """run performs n iterations, timing each with the process's monotonic clock, and its
+        CPU clock (every thread of the process: a framework's intra-op threads count)."""
         it = self.iteration
         pc = time.perf_counter_ns
-        lat = rec.latency_ms
+        ct = time.process_time_ns
+        # On an accelerator the CPU time is the launches and the wait's spin, not the work.
+        on_cpu = str(self.device()) == "cpu"
+        lat, cpu = rec.latency_ms, rec.cpu_ms
         for _ in range(n):
+            c0 = ct()
             t0 = pc()
             r = it()
             t1 = pc()
+            c1 = ct()
             if r is None:
                 lat.append((t1 - t0) / 1e6)
+                if on_cpu:
+                    cpu.append((c1 - c0) / 1e6)
             else:
-                rec.add((t1 - t0) / 1e6, values=r if isinstance(r, dict) else None)
+                rec.add((t1 - t0) / 1e6, values=r if isinstance(r, dict) else None,
+                        cpu_ms=(c1 - c0) / 1e6 if on_cpu else None)
 
     def after_warmup(self):
         """after_warmup resets peak counters so that run reports steady-state peaks."""

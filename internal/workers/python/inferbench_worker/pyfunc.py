@@ -8,12 +8,20 @@ Params:
             iteration, cleanup_model() at teardown
   ttft      for a class with measure_time_to_first_token: also call it every iteration
             (default true)
+  min_iteration_ms
+            a function call shorter than BATCH_BELOW_MS (0.1 ms) in the warm-up is timed in
+            batches of calls lasting at least this long (default 1; 0: one call per iteration)
   other params are passed to the function by parameter name, and are attributes of `config`
 
 A function may take `logger` (a logging.Logger writing to the worker's log), `config` (the
 params as attributes; unknown attributes read as None) or any param by name.
 
-Each iteration is timed around the call. What the call returns is kept as per-iteration values:
+Each iteration is timed around the call, with the process's CPU clock beside the monotonic one
+(cpu_ms). A call shorter than BATCH_BELOW_MS is too short for the timers and the harness's own
+cost around them: the warm-up iterations grow the calls of an iteration (at most 100 times the
+calls of the one before, as `go test` grows b.N) until one lasts min_iteration_ms, and every
+measured iteration makes that many, reporting the time per call (latency_ms and cpu_ms), the
+calls' items, and the figures the last call returned. What the call returns is kept as per-iteration values:
 a number as "result"; a dict's numbers under their keys (nested dicts joined with "_"); an object
 or dict with `latency` (seconds, the seed convention) as reported_latency_ms, `latency_ms` as is,
 `tokens_per_second` as tokens_per_s. measure_time_to_first_token's return (seconds) is ttft_ms.
@@ -68,7 +76,9 @@ class PyFunc(Adapter):
         with missing_module(path):
             mod = load_file(path)
         self.config = Config({k: v for k, v in params.items()
-                              if k not in ("file", "function", "class", "ttft")})
+                              if k not in ("file", "function", "class", "ttft", "min_iteration_ms")})
+        self.batch = 1
+        self.min_iteration_ns = int(get(params, "min_iteration_ms", 1, float) * 1e6)
         self.logger = logging.getLogger("bench." + (fname or cname))
         self.obj = None
         if fname:
@@ -99,27 +109,62 @@ class PyFunc(Adapter):
 
     def run(self, n, rec, warmup):
         pc = time.perf_counter_ns
+        ct = time.process_time_ns
         call = self.call
+        batched = self.obj is None or self.ttft is None  # a TTFT is measured per call
         for _ in range(n):
+            k = self.batch if batched else 1
+            c0 = ct()
             t0 = pc()
             with missing_module(self.params.get("file")):
-                r = call()
+                for _ in range(k):
+                    r = call()
             t1 = pc()
+            c1 = ct()
+            if warmup and batched:
+                self.batch = batch_for(t1 - t0, k, self.min_iteration_ns)
             vals = flatten(r)
             items = vals.pop("items", None)
             if isinstance(items, dict):
                 items = items["value"]
+            if items is not None and items >= 0:
+                items = int(items) * k
+            elif k > 1:
+                items = k * self.default_items
+            else:
+                items = None
             if self.obj is not None and self.ttft is not None:
                 t = self.ttft(self.config)
                 if isinstance(t, (int, float)) and not isinstance(t, bool):
                     vals["ttft_ms"] = t * 1e3
-            rec.add((t1 - t0) / 1e6, values=vals,
-                    items=int(items) if items is not None and items >= 0 else None)
+            rec.add((t1 - t0) / 1e6 / k, values=vals, items=items, cpu_ms=(c1 - c0) / 1e6 / k)
 
     def teardown(self):
         if self.obj is not None and hasattr(self.obj, "cleanup_model"):
             self.obj.cleanup_model()
             self.obj = None
+
+
+# A call shorter than this in the warm-up is timed in batches (min_iteration_ms).
+BATCH_BELOW_MS = 0.1
+
+# The most calls one iteration makes.
+MAX_BATCH = 10_000_000
+
+
+def batch_for(took_ns, k, target_ns):
+    """batch_for returns how many calls an iteration makes next, given that k calls took
+    took_ns: as many as last target_ns, at most 100 times k (one mistimed warm-up cannot make an
+    iteration last minutes); 1 for calls of BATCH_BELOW_MS and more, or when target_ns is 0."""
+    if target_ns <= 0:
+        return 1
+    per = took_ns / k
+    if k == 1 and per >= BATCH_BELOW_MS * 1e6:
+        return 1
+    if per <= 0:
+        return min(100 * k, MAX_BATCH)
+    want = -(-target_ns // max(int(per), 1))
+    return max(1, min(int(want), 100 * k, MAX_BATCH))
 
 
 class missing_module:

@@ -193,6 +193,42 @@ class ProtocolTest(unittest.TestCase):
                                 "batch_size": 8})
         self.assertEqual(w.call("run", n=2)["items"], 8)
 
+    def test_cpu_ms_beside_latency(self):
+        # Every iteration's CPU time (the process's clock) comes with its wall time.
+        w = self.worker("pyfunc", cwd=DATA)
+        w.call("setup", params={"file": "seed_bench.py", "function": "run_sum_benchmark",
+                                "size": 20000})
+        r = w.call("run", n=3)
+        self.assertEqual(len(r["cpu_ms"]), 3, r)
+        for cpu, lat in zip(r["cpu_ms"], r["latency_ms"]):
+            self.assertGreater(cpu, 0, r)
+            self.assertLessEqual(cpu, lat * 1.05 + 0.5, r)
+
+    def test_pyfunc_batches_short_calls(self):
+        # A call shorter than the timers can resolve is timed in batches after the warm-up:
+        # latency_ms and cpu_ms per call, items per batch. min_iteration_ms 0: one call.
+        w = self.worker("pyfunc", cwd=DATA)
+        w.call("setup", params={"file": "seed_bench.py", "function": "benchmark_noop"})
+        w.call("warmup", n=3)
+        r = w.call("run", n=2)
+        items = r["items"] if isinstance(r["items"], list) else [r["items"]] * 2
+        self.assertTrue(all(k >= 100 for k in items), r)
+        self.assertTrue(all(x < 0.1 for x in r["latency_ms"]), r)
+        self.assertEqual(r["iter_values"]["result"], [42.0, 42.0])
+        w.call("setup", params={"file": "seed_bench.py", "function": "benchmark_noop",
+                                "min_iteration_ms": 0})
+        w.call("warmup", n=3)
+        self.assertEqual(w.call("run", n=2)["items"], 1)
+
+    def test_batch_for(self):
+        from inferbench_worker.pyfunc import batch_for
+
+        self.assertEqual(batch_for(5_000_000, 1, 1_000_000), 1)  # 5 ms: one call
+        self.assertEqual(batch_for(200_000, 1, 1_000_000), 1)  # 0.2 ms: one call
+        self.assertEqual(batch_for(1_000, 1, 1_000_000), 100)  # 1 µs: grows at most 100-fold
+        self.assertEqual(batch_for(100_000, 100, 1_000_000), 1000)  # 1 µs a call: 1 ms
+        self.assertEqual(batch_for(1_000, 1, 0), 1)  # batching off
+
     def test_pyfunc_profile(self):
         # --profile: cProfile's .prof of n calls, apart from the measured ones.
         import pstats
