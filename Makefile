@@ -165,11 +165,14 @@ bench:
 
 # The gate's error rates on this machine (docs/verdicts.md): per subject kind, N A/A comparisons
 # (false failures) and N with the primary metric slowed by 10% (detections). Not part of make test:
-# 10-15 minutes on the 2-core development machine at N=100 (docs/verdicts.md).
+# 7 kinds, each quiet and loaded (LOAD=both): about 1.5 hours on the 2-core development machine at
+# N=100 (docs/verdicts.md).
 N ?= 100
+# LOAD: off (as the machine is), on (a busy loop on another core) or both.
+LOAD ?= both
 calibrate-gate:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
-	bin/calibrate-gate -n $(N) -python $(PYTHON) -write docs/verdicts.md
+	bin/calibrate-gate -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/verdicts.md
 
 # The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
 # N searches of each of three models.

@@ -292,7 +292,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	// A CPU-bound scenario's wall time and CPU time are judged together (cpu.go).
 	at := 0
 	for i, rs := range rowsOf {
-		wallAgainstCPU(rep.Rows[at:at+len(rs)], pairs[i].n, cfg)
+		wallAgainstCPU(rep.Rows[at:at+len(rs)], pairs[i].o, pairs[i].n, cfg)
 		at += len(rs)
 	}
 	for i := range rep.Rows {

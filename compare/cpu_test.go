@@ -102,25 +102,38 @@ func TestWallRegressionWithoutCPUIsTheMachine(t *testing.T) {
 	}
 }
 
+// CPUBound: the median CPU time over the fastest wall time, in either run.
 func TestCPUBound(t *testing.T) {
+	sc := func(lat, cpu []float64) *result.Scenario {
+		return &result.Scenario{Metrics: map[string]result.Metric{
+			"latency_ms": {Samples: lat}, CPUMetric: {Samples: cpu}}}
+	}
+	computation := sc([]float64{20, 20.5, 21, 22}, []float64{19, 19.1, 19.2, 19.1})
+	// Twenty processes on two cores: every iteration waited, the fastest least.
+	crowded := sc([]float64{45, 150, 190, 240}, []float64{38, 38.5, 39, 38})
+	sleep := sc([]float64{10.2, 10.3, 10.4}, []float64{0.4, 0.5, 0.4})
+	halfIO := sc([]float64{20, 21, 22}, []float64{10, 10, 10})
+	below := sc([]float64{10, 10, 10}, []float64{7.9, 7.9, 7.9})
+	at := sc([]float64{10, 10, 10}, []float64{8, 8, 8})
+	threads := sc([]float64{10, 10, 11}, []float64{38, 39, 39})
+	noCPU := &result.Scenario{Metrics: map[string]result.Metric{"latency_ms": {Samples: []float64{1, 2}}}}
 	cases := []struct {
-		name           string
-		latOld, latNew float64
-		cpuOld, cpuNew float64
-		want           bool
+		name     string
+		old, new *result.Scenario
+		want     bool
 	}{
-		{"a computation, quiet", 20, 20.2, 19, 19.1, true},
-		{"the same, one run waited for a core", 20.3, 41.9, 18.4, 18.5, true},
-		{"a sleep", 10.2, 10.3, 0.4, 0.4, false},
-		{"half waiting on I/O", 20, 20, 10, 10, false},
-		{"just below in both", 10, 10, 7.9, 7.9, false},
-		{"at the ratio", 10, 10, 8, 8, true},
-		{"four threads busy", 10, 10, 38, 39, true},
-		{"no wall time", 0, 0, 1, 1, false},
+		{"a computation, quiet", computation, computation, true},
+		{"the same, the new run on a crowded machine", computation, crowded, true},
+		{"crowded in both runs: the fastest iteration still says", crowded, crowded, true},
+		{"a sleep", sleep, sleep, false},
+		{"half waiting on I/O", halfIO, halfIO, false},
+		{"just below in both", below, below, false},
+		{"at the ratio", below, at, true},
+		{"four threads busy", threads, threads, true},
+		{"no CPU time recorded", noCPU, noCPU, false},
 	}
 	for _, c := range cases {
-		lat, cpu := Row{Old: c.latOld, New: c.latNew}, Row{Old: c.cpuOld, New: c.cpuNew}
-		if got := CPUBound(&lat, &cpu); got != c.want {
+		if got := CPUBound(c.old, c.new); got != c.want {
 			t.Errorf("%s: CPUBound = %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -279,7 +279,7 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		row.Delta = delta(ov, nv)
 		rows = append(rows, row)
 	}
-	gateCPU(rows, n, cfg)
+	gateCPU(rows, o, n, cfg)
 	return rows
 }
 

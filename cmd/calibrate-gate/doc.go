@@ -26,6 +26,12 @@ unless -iterations says otherwise; monitors on). "measured slowdown" is the medi
 comparisons (latency_ms; ttft_ms for OpenAI); "primary threshold" is the median threshold it was
 held to, and in how many comparisons that threshold came from the stored runs' noise.
 
+A kind marked "(loaded)" ran with a busy loop beside it (-load): one thread of this program
+spinning for the whole of the kind's runs and comparisons, as a neighbour's build or test does on
+a shared 2-core CI runner. The command, the Go function and the Python functions are CPU-bound
+(compare.CPUShare), so they are judged by their CPU time (`+"`cpu_ms`"+`) beside their wall time; the
+"primary threshold" column then gives `+"`cpu_ms`"+`'s too.
+
 The worker's runs cost seconds each (the Python worker imports torch), so it is measured in
 pairs instead (its "runs" column says how): after the same history, m runs of the unchanged
 scenario, stored, compared in every pair (m(m-1)/2 ≥ %d), then slowed runs, not stored, each

@@ -28,6 +28,24 @@ type kind struct {
 // binEnv names the variable holding the inferbench binary (this program, which is one).
 const binEnv = "CAL_INFERBENCH"
 
+// pythonEnv names the variable holding the interpreter of the CPU-bound Python command (-python,
+// else python3).
+const pythonEnv = "CAL_PYTHON"
+
+// calSquares is the CPU-bound Python work of the exec-python and pyfunc kinds: $CAL_N squares
+// summed in the interpreter (no allocation, no I/O).
+const calSquares = `"""The gate's calibration (cmd/calibrate-gate): CPU-bound Python, CAL_N squares summed."""
+import os
+
+_n = int(os.environ.get("CAL_N", "1000"))
+
+
+def squares():
+    s = 0
+    for i in range(_n):
+        s += i * i
+    return s`
+
 func kinds() []kind {
 	return []kind{
 		{
@@ -45,6 +63,36 @@ subject: {kind: exec, command: [sleep, "${CAL_SLEEP_S}"]}
 				return map[string]string{"CAL_SLEEP_S": strconv.FormatFloat(0.01+0.1*m/1000, 'f', 6, 64)}
 			},
 			injected: "sleep + 10% of the measured latency",
+		},
+		{
+			name:     "exec-python",
+			scenario: "a CPU-bound Python command: `python3 -S` summing 300,000 squares (about 20 ms of CPU)",
+			files: map[string]string{
+				"benches/cal.yaml": `name: cal-exec-python
+description: "the gate's calibration (cmd/calibrate-gate): a CPU-bound command per iteration"
+subject: {kind: exec, command: ["${` + pythonEnv + `}", -S, cal_cpu.py]}
+`,
+				"benches/cal_cpu.py": calSquares + "\n\nsquares()\n",
+			},
+			primary: "latency_ms",
+			base:    map[string]string{"CAL_N": "300000"},
+			slow: func(float64) map[string]string {
+				return map[string]string{"CAL_N": "330000"}
+			},
+			injected: "1.1× the squares (the interpreter's start-up stays)",
+		},
+		{
+			name:     "pyfunc",
+			scenario: "a Python function in the worker: summing 50,000 squares a call (about 3 ms)",
+			files: map[string]string{
+				"benches/cal_pyfunc.py": calSquares + "\n\ndef run_squares():\n    squares()\n",
+			},
+			primary: "latency_ms",
+			base:    map[string]string{"CAL_N": "50000"},
+			slow: func(float64) map[string]string {
+				return map[string]string{"CAL_N": "55000"}
+			},
+			injected: "1.1× the squares",
 		},
 		{
 			name:     "gofunc",
@@ -143,7 +191,7 @@ func pick(names []string) ([]kind, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("-kinds: unknown kind %q (exec, gofunc, mock, worker, openai)", n)
+			return nil, fmt.Errorf("-kinds: unknown kind %q (exec, exec-python, pyfunc, gofunc, mock, worker, openai)", n)
 		}
 	}
 	return out, nil

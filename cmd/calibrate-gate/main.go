@@ -1,9 +1,11 @@
 // Command calibrate-gate measures the gate's error rates on this machine. For each subject kind
-// (a command, a Go function, the mock model, a tiny torch model in the Python worker, OpenAI
-// streaming against the mockserver) it runs the unchanged scenario at default settings again
-// and again and counts the `inferbench compare` of two runs that exit 3 (false failures), then
-// slows the primary metric by 10% and counts the comparisons that exit 3 (detections). It prints
-// a table and, with -write, puts it into docs/verdicts.md between its markers.
+// (a command sleeping, a CPU-bound Python command, a Python function in the worker, a Go
+// function, the mock model, a tiny torch model in the Python worker, OpenAI streaming against the
+// mockserver) it runs the unchanged scenario at default settings again and again and counts the
+// `inferbench compare` of two runs that exit 3 (false failures), then slows the primary metric by
+// 10% and counts the comparisons that exit 3 (detections), quiet or with a busy loop on another
+// core (-load). It prints a table and, with -write, puts it into docs/verdicts.md between its
+// markers.
 //
 //	make calibrate-gate N=100
 //	go run ./cmd/calibrate-gate -n 100 -write docs/verdicts.md
@@ -28,6 +30,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferbench/inferbench"
@@ -68,6 +71,7 @@ type options struct {
 	n, history int
 	iterations int // --iterations for every run; 0 keeps the definitions' default
 	kinds      []string
+	load       string // "off", "on" or "both": the conditions measured (-load)
 	python     string
 	write      string
 	work       string
@@ -83,7 +87,8 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.n, "n", 100, "A/A comparisons and slowdown comparisons per kind (even)")
 	fs.IntVar(&o.iterations, "iterations", 0, "measured iterations (requests) per run; 0 keeps the default (30)")
 	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
-	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, gofunc, mock, worker, openai (default all)")
+	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, exec-python, pyfunc, gofunc, mock, worker, openai (default all)")
+	fs.StringVar(&o.load, "load", "off", "off: as the machine is; on: with a busy loop on another core, as a shared CI runner has; both: each kind quiet, then loaded")
 	fs.StringVar(&o.python, "python", "", "the worker's interpreter (INFERBENCH_PYTHON; default: inferbench's own choice)")
 	fs.StringVar(&o.write, "write", "", "put the table into this markdown file, between its calibrate-gate markers")
 	fs.StringVar(&o.work, "work", "", "workspace folder (default: a temporary one, removed at the end)")
@@ -97,6 +102,18 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	if kindList != "" {
 		o.kinds = strings.Split(kindList, ",")
+	}
+	var conditions []bool // loaded or not, in order
+	switch o.load {
+	case "off":
+		conditions = []bool{false}
+	case "on":
+		conditions = []bool{true}
+	case "both":
+		conditions = []bool{false, true}
+	default:
+		fmt.Fprintf(stderr, "calibrate-gate: -load %q: want off, on or both\n", o.load)
+		return 2
 	}
 	if o.python != "" && strings.ContainsRune(o.python, filepath.Separator) {
 		// The runs' working folder is the workspace: a relative path would not hold there.
@@ -132,14 +149,24 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	load0 := loadavg()
 	var ts []*tally
 	failed := false
-	for _, k := range ks {
-		t, err := measure(k, self, o, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "calibrate-gate: %s: %v\n", k.name, err)
-			failed = true
-		}
-		if t != nil {
-			ts = append(ts, t)
+	for _, loaded := range conditions {
+		for _, k := range ks {
+			var stop func()
+			if loaded {
+				k.name += loadedSuffix
+				stop = busyLoop()
+			}
+			t, err := measure(k, self, o, stderr)
+			if stop != nil {
+				stop()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "calibrate-gate: %s: %v\n", k.name, err)
+				failed = true
+			}
+			if t != nil {
+				ts = append(ts, t)
+			}
 		}
 	}
 	var table bytes.Buffer
@@ -211,7 +238,12 @@ type comparison struct {
 	threshold      float64
 	thresholdRuns  int
 	budgetExceeded int
+	// cpuThreshold is cpu_ms's threshold where it gated (a CPU-bound scenario), else 0.
+	cpuThreshold float64
 }
+
+// cpuMetric is the per-iteration CPU time a CPU-bound scenario is also judged by.
+const cpuMetric = "cpu_ms"
 
 func (w *workspace) compare(old, new string) (comparison, error) {
 	cmd := exec.Command(w.bin, "compare", old, new, "--format", "json", "--results-dir", "results")
@@ -241,6 +273,7 @@ func (w *workspace) compare(old, new string) (comparison, error) {
 			New           *float64 `json:"new"`
 			Threshold     float64  `json:"threshold_pct"`
 			ThresholdRuns int      `json:"threshold_runs"`
+			Gated         bool     `json:"gated"`
 			Delta         *float64 `json:"delta_pct"`
 		} `json:"rows"`
 		Budgets int `json:"budgets_exceeded"`
@@ -259,6 +292,9 @@ func (w *workspace) compare(old, new string) (comparison, error) {
 		if r.Metric == w.k.primary && r.Old != nil && r.New != nil {
 			c.primaryOld, c.primaryNew = *r.Old, *r.New
 			c.threshold, c.thresholdRuns = r.Threshold, r.ThresholdRuns
+		}
+		if r.Metric == cpuMetric && r.Gated {
+			c.cpuThreshold = r.Threshold
 		}
 	}
 	if doc.Budgets > 0 {
@@ -308,7 +344,7 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	t := newTally(k)
 	start := time.Now()
 	defer func() { t.elapsed = time.Since(start) }()
-	dir := filepath.Join(o.work, k.name)
+	dir := filepath.Join(o.work, strings.ReplaceAll(k.name, loadedSuffix, "-loaded"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -323,10 +359,14 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	}
 	env := cleanEnv(os.Environ())
 	mode := "1"
-	if k.name == "gofunc" {
+	if strings.TrimSuffix(k.name, loadedSuffix) == "gofunc" {
 		mode = "gofunc"
 	}
-	env = withEnv(env, map[string]string{modeEnv: mode, binEnv: bin})
+	py := o.python
+	if py == "" {
+		py = "python3"
+	}
+	env = withEnv(env, map[string]string{modeEnv: mode, binEnv: bin, pythonEnv: py})
 	if o.python != "" {
 		env = withEnv(env, map[string]string{"INFERBENCH_PYTHON": o.python})
 	}
@@ -408,6 +448,33 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	}
 	return t, nil
 }
+
+// loadedSuffix marks a kind measured with a busy loop beside it, in its name, its workspace and
+// the table.
+const loadedSuffix = " (loaded)"
+
+// busyLoop keeps one core busy until stop is called: one thread spinning, as a neighbour's build
+// or test on a shared 2-core CI runner does. The runs share the machine's other core with it, or
+// this one when the scheduler moves them.
+func busyLoop() (stop func()) {
+	var done atomic.Bool
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		runtime.LockOSThread()
+		x := uint64(1)
+		for !done.Load() {
+			for range 1 << 16 {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+		}
+		sink.Store(x)
+	}()
+	return func() { done.Store(true); <-finished }
+}
+
+// sink keeps the busy loop's arithmetic from being optimised away.
+var sink atomic.Uint64
 
 // cleanEnv drops what would change the runs or send their output elsewhere: another store, a
 // CI summary file, an interpreter forced from outside.

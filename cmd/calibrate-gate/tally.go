@@ -33,6 +33,7 @@ type tally struct {
 	runs            int
 	elapsed         time.Duration
 	thresholds      []float64 // the primary metric's threshold in each slowdown comparison, %
+	cpuThresholds   []float64 // cpu_ms's, in the slowdown comparisons where it gated, %
 	thresholdRuns   int       // slowdown comparisons whose threshold came from stored runs' noise
 	pairs           string    // the design, when the comparisons are pairs of a few runs
 }
@@ -115,6 +116,9 @@ func (t *tally) compareSlow(w *workspace, base, slowed string) {
 		ratio = c.primaryNew / c.primaryOld
 	}
 	t.addSlow(c.exit, ratio, c.threshold, c.thresholdRuns > 0)
+	if c.cpuThreshold > 0 && (c.exit == exitOK || c.exit == exitRegression) {
+		t.cpuThresholds = append(t.cpuThresholds, c.cpuThreshold)
+	}
 }
 
 func rate(n, of int) string {
@@ -148,7 +152,11 @@ func (t *tally) threshold() string {
 	if len(t.thresholds) == 0 {
 		return "?"
 	}
-	return fmt.Sprintf("%.1f%% (%d of %d from stored runs)", median(t.thresholds), t.thresholdRuns, t.slow)
+	s := fmt.Sprintf("%.1f%% (%d of %d from stored runs)", median(t.thresholds), t.thresholdRuns, t.slow)
+	if len(t.cpuThresholds) > 0 {
+		s += fmt.Sprintf("; cpu_ms %.1f%% (gated in %d of %d: CPU-bound)", median(t.cpuThresholds), len(t.cpuThresholds), t.slow)
+	}
+	return s
 }
 
 // failedOn lists the metrics that failed A/A comparisons, most often first.
