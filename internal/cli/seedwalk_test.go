@@ -74,3 +74,21 @@ func TestFlatYAMLNamed(t *testing.T) {
 		t.Errorf("list benchmarks/extra.yaml:\n%s", out)
 	}
 }
+
+// TestSystemExitKeepsMessage: a benchmark function that stops with SystemExit("message") fails
+// with its message (and report.html's failure list keeps the traceback's lines). Before: "exited
+// during run (exit status 1)", the message lost.
+func TestSystemExitKeepsMessage(t *testing.T) {
+	seedPython(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "benches"), 0o755)
+	os.WriteFile(filepath.Join(dir, "benches", "ex.py"), []byte("def run_exits():\n    raise SystemExit(\"model weights not found: download them first\")\n"), 0o644)
+	out, errOut := seedRun(t, dir, ExitError, "run", "--no-monitor", "--no-store", "--output-dir", "out", "--iterations", "1", "--warmup", "0")
+	if !strings.Contains(out+errOut, "SystemExit: model weights not found: download them first") || strings.Contains(out+errOut, "exited during") {
+		t.Errorf("the exit's message is lost:\n%s%s", out, errOut)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "out", "latest", "report.html"))
+	if !strings.Contains(string(page), "SystemExit: model weights not found") {
+		t.Errorf("report.html lacks the message")
+	}
+}

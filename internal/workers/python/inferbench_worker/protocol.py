@@ -103,6 +103,12 @@ class Server:
             except WorkerError as e:
                 self.log.info("%s failed: %s", op, e)
                 body = {"ok": False, "error": {"code": e.code, "message": str(e)}}
+            except SystemExit as e:  # sys.exit("why") in a benchmark: its message, not "exited"
+                why = e.code if isinstance(e.code, str) else "exit status %s" % e.code
+                tb = user_traceback(e)
+                self.log.error("%s failed:\n%s", op, tb)
+                body = {"ok": False, "error": {"code": "failed", "message": "SystemExit: %s" % why,
+                                               "traceback": tb[-4000:]}}
             except Exception as e:  # the adapter's own failure: keep the traceback
                 tb = user_traceback(e)
                 self.log.error("%s failed:\n%s", op, tb)
