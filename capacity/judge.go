@@ -66,7 +66,8 @@ const batches = 10
 //     batches' attainments (Student's t with batches-1 degrees of freedom). It sees correlation
 //     as long as a batch outlasts a busy period, but only where the sample has misses;
 //   - clusters: the binomial counted in clusters rather than requests (n/L of them, L the
-//     size-biased mean length of the runs of misses, at least cluster and at most a batch),
+//     size-biased mean length of the runs of misses, at most a batch; at least cluster, the
+//     hint of the step above, unless the sample has ownClusters misses of its own),
 //     with the count shrunk by
 //     half a cluster towards 1/2 (Jeffreys). A step without a miss is then not certain: 2,000
 //     requests with no miss, where misses come 30 at a time, are 66 clusters without one.
@@ -89,7 +90,9 @@ func estimate(met []bool, alpha, cluster float64) (Estimate, float64) {
 	sum2 += float64(run * run)
 	p := float64(k) / float64(n)
 	l := cluster
-	if miss := n - k; miss > 0 {
+	if miss := n - k; miss >= ownClusters {
+		l = sum2 / float64(miss) // enough misses to see how they cluster here
+	} else if miss > 0 {
 		l = max(l, sum2/float64(miss))
 	}
 	// A run of misses as long as the sample is a queue that grew through it, not one cluster:
@@ -126,6 +129,10 @@ func estimate(met []bool, alpha, cluster float64) (Estimate, float64) {
 	q := tQuantile(1-alpha, float64(max(b-1, 1)))
 	return Estimate{Attainment: p, Lower: p - q*se, Upper: p + q*se, EffectiveN: pj * (1 - pj) / (se * se)}, l
 }
+
+// ownClusters is the misses a sample needs for its own clusters to replace those of the step
+// above it (the hint): fewer say little about how misses cluster at its rate.
+const ownClusters = 10
 
 // tQuantile inverts Student's t distribution's CDF with v degrees of freedom by bisection.
 func tQuantile(p, v float64) float64 {

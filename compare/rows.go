@@ -277,10 +277,35 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		row.Old, row.New = ov, nv
 		row.OldN, row.NewN = count(om), count(nm)
 		row.Delta = delta(ov, nv)
+		capacityTest(&row, o, n)
 		rows = append(rows, row)
 	}
 	gateCPU(rows, o, n, cfg)
 	return rows
+}
+
+// capacityTest tests a capacity_rps row by the runs' one-sided 95% lower bounds
+// (capacity_lower_rps): the new capacity is lower when its estimate is below the old run's bound,
+// higher when its bound is above the old run's estimate, and unchanged otherwise. Each bound
+// misses its capacity at most 5% of the time (docs/serving.md, "Capacity"). The bounds give no
+// p-value: a row they find changed enters the false-discovery family as P 0.001, one they do not
+// as P 1.
+func capacityTest(r *Row, o, n *result.Scenario) {
+	if r.Metric != "capacity_rps" {
+		return
+	}
+	ol, ok1 := o.Metrics["capacity_lower_rps"].Center()
+	nl, ok2 := n.Metrics["capacity_lower_rps"].Center()
+	if !ok1 || !ok2 {
+		return
+	}
+	r.Method = "capacity bounds"
+	switch {
+	case r.New < ol, nl > r.Old:
+		r.P = 0.001
+	default:
+		r.P = 1
+	}
 }
 
 // direction returns the better direction of a metric compared in two runs: the new run's record

@@ -77,6 +77,8 @@ type Config struct {
 	SLO map[string]float64 `yaml:"slo" json:"slo,omitempty"`
 	// Sweep configures mode sweep.
 	Sweep *SweepConfig `yaml:"sweep" json:"sweep,omitempty"`
+	// Capacity configures mode capacity.
+	Capacity *CapacityConfig `yaml:"capacity" json:"capacity,omitempty"`
 }
 
 // Defaults for a definition that does not say.

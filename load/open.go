@@ -174,6 +174,9 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 	// the dispatcher reaches it.
 	var freed time.Time
 	for i, off := range offsets {
+		if ss.stop.Load() {
+			break
+		}
 		if i == nWarm {
 			ss.Begin(Measure)
 		}

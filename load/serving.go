@@ -126,6 +126,9 @@ func (c Config) validateServing() error {
 	if _, err := ParseSLOs(c.SLO); err != nil {
 		return err
 	}
+	if c.mode() == ModeCapacity {
+		return c.Capacity.Validate(c.SLO)
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferbench/inferbench/result"
@@ -21,6 +22,10 @@ type servingSink struct {
 	keeper Keeper // next
 	rep    Reporter
 	slos   []SLO
+
+	// stop, once set, ends an open loop's sending: a capacity step whose verdict is known sends
+	// no more (its requests in flight still end and are observed).
+	stop atomic.Bool
 
 	mu        sync.Mutex
 	late      int

@@ -577,6 +577,7 @@ func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []
 	}
 	out = append(out, distribution(measured, head, next)...)
 	if kind == KindServing {
+		out = append(out, capacityCharts(measured, next)...)
 		out = append(out, sliceCharts(measured, next)...)
 		out = append(out, turnCharts(measured, next)...)
 	}

@@ -169,7 +169,7 @@ var primary = map[string]bool{
 	"latency_ms": true, "throughput_ips": true, "memory_mb": true, "gpu_memory_mb": true, "error_rate": true,
 	"ttft_ms": true, "itl_ms": true, "tpot_ms": true, "e2e_ms": true, "ttft_sched_ms": true, "e2e_sched_ms": true,
 	"output_tokens_per_s": true, "requests_per_s": true, "goodput_rps": true, "tokens_per_s": true,
-	"cpu_pct": true, "peak_rss_mb": true, "instructions": true,
+	"cpu_pct": true, "peak_rss_mb": true, "instructions": true, "capacity_rps": true, "capacity_lower_rps": true,
 }
 
 // Primary reports whether a metric is a headline one: the metric spec's latency, throughput,

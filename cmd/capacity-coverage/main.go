@@ -58,6 +58,7 @@ type Row struct {
 	MeanVirtual, MaxVirtual float64 // seconds of requests sent (simulated or live)
 	MeanWall, MaxWall       float64 // seconds
 	MeanLowerGap            float64 // (truth - lower) / truth
+	NoBound                 int     // searches whose lower bound is 0 (no step passed)
 }
 
 func main() {
@@ -100,10 +101,10 @@ func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale 
 	fmt.Fprintf(w, "loadavg at end:   %s", load1)
 	fmt.Fprintf(w, "total wall time: %s\n\n", time.Since(began).Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| config\t true rps\t searches\t lower ≤ true\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t")
+	fmt.Fprintln(tw, "| config\t true rps\t searches\t lower ≤ true\t lower 0\t (true-lower)/true mean\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "| %s\t %.1f\t %d\t %d (%.0f%%)\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t\n",
-			r.Config, r.Truth, r.N, r.Covered, 100*float64(r.Covered)/float64(max(r.N, 1)), 100*r.MeanErr, 100*r.MaxErr, r.Within5,
+		fmt.Fprintf(tw, "| %s\t %.1f\t %d\t %d (%.0f%%)\t %d\t %.1f%%\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t\n",
+			r.Config, r.Truth, r.N, r.Covered, 100*float64(r.Covered)/float64(max(r.N, 1)), r.NoBound, 100*r.MeanLowerGap, 100*r.MeanErr, 100*r.MaxErr, r.Within5,
 			r.MeanSteps, r.MaxSteps, r.MeanVirtual, r.MaxVirtual, r.MeanWall, r.MaxWall)
 	}
 	tw.Flush()
@@ -154,6 +155,9 @@ func coverage(ctx context.Context, c Config, n int, live bool, scale float64) (R
 		row.MeanWall += wall
 		row.MaxWall = max(row.MaxWall, wall)
 		row.MeanLowerGap += (truth - res.LowerRPS) / truth
+		if res.LowerRPS == 0 {
+			row.NoBound++
+		}
 		if os.Getenv("CAPACITY_COVERAGE_VERBOSE") != "" {
 			fmt.Fprintf(os.Stderr, "%s #%d: truth %.2f capacity %.2f lower %.2f steps %d %s\n", c.Name, i, truth, res.CapacityRPS, res.LowerRPS, len(res.Steps), stepsLine(res))
 		}

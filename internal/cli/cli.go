@@ -130,6 +130,6 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 	})
 	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
 		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newHistory(o), newImport(o), newExport(o),
-		newMerge(o), newMockserver(o), newReport(o), newServe(o))
+		newMerge(o), newMockserver(o), newReport(o), newServe(o), newCapacity(o))
 	return root
 }

@@ -27,6 +27,7 @@ with optional min= and max= clamps.`,
 		Example: `  inferbench mockserver --addr 127.0.0.1:8000 --ttft-ms 'lognormal(mean=200,std=50)' --itl-ms 10
   inferbench mockserver --output-tokens 'uniform(50,300)' --error-rate 0.01 --disconnect-rate 0.01
   inferbench mockserver --shape vllm --ttft-ms 20 --itl-ms 5 --record 10000
+  inferbench mockserver --slots 8 --prefill-ms 4 --token-ms 1 --batch-slowdown 0.05 --output-tokens 32
   inferbench run --openai http://127.0.0.1:8000/v1 --model mock --concurrency 1,8,64 --requests 500`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,6 +63,12 @@ with optional min= and max= clamps.`,
 	f.Float64Var(&cfg.StallRate, "stall-rate", 0, "fraction of responses that pause once for --stall")
 	f.DurationVar(&cfg.Stall, "stall", time.Second, "length of a stall")
 	f.IntVar(&cfg.Record, "record", 0, "requests whose emit times are kept for /debug/emits")
+	f.IntVar(&cfg.Capacity.Slots, "slots", 0, "capacity model: sequences generated at once, the rest queue (0: no model, --ttft-ms and --itl-ms time each request)")
+	f.Float64Var(&cfg.Capacity.PrefillMs, "prefill-ms", 0, "capacity model: an iteration's time per request it admits, at batch 1")
+	f.Float64Var(&cfg.Capacity.TokenMs, "token-ms", 0, "capacity model: an iteration's time at batch 1 (each sequence gets a token per iteration)")
+	f.Float64Var(&cfg.Capacity.BatchSlowdown, "batch-slowdown", 0, "capacity model: each further sequence in the batch lengthens an iteration by this fraction")
+	f.Float64Var(&cfg.Capacity.Scale, "time-scale", 1, "capacity model: multiplies its times (0.1: ten times faster)")
+	f.Float64Var(&cfg.ShortRate, "short-rate", 0, "fraction of responses that stop early, before max_tokens, unless the request sets ignore_eos or min_tokens")
 	f.StringVar(&cfg.Shape, "shape", "", "stream chunks as this server sends them: vllm, sglang, tgi, llamacpp or openai (default: OpenAI's layout, no extra fields)")
 	return cmd
 }

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/internal/progress"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/quick"
+	"github.com/inferbench/inferbench/run"
+)
+
+func newCapacity(o *IO) *cobra.Command {
+	var (
+		sel      selection
+		q        quick.OpenAI
+		cc       load.CapacityConfig
+		sf       storeFlags
+		cf       compareFlags
+		out      string
+		format   string
+		baseline string
+		noStore  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "capacity [PATH...]",
+		Short: "Find the highest request rate a server holds within its SLOs",
+		Long: `capacity searches Poisson arrival rates for the highest one whose SLOs hold (load mode
+capacity, docs/serving.md "Capacity"): it doubles or halves the rate until a step passes and one
+fails, then bisects. Each step sends requests until its verdict is known: pass when every SLO's
+attainment (the fraction of requests within the limit; ttft_ms.p99=500 asks for 99%) is above its
+target with confidence, fail when one is below, not yet known otherwise, which extends the step.
+The confidence counts requests that queue together as one: misses come in clusters.
+
+It prints and records capacity_rps (the estimate) and capacity_lower_rps (a one-sided 95% lower
+bound), and run.json's extra.capacity keeps the steps and the curve of attainment against rate;
+report.html draws it. With --openai it runs without a definition; with PATHs it runs the serving
+scenarios of the definitions found there (their server: block starts the server) in mode capacity,
+their load settings and SLOs kept where the flags do not say. Exit code 3 when --baseline finds the
+capacity lower.`,
+		Example: `  inferbench capacity --openai http://127.0.0.1:8000/v1 --model m --slo ttft_ms.p99=500 --slo tpot_ms.p99=50
+  inferbench capacity --openai http://127.0.0.1:8000/v1 --model m --slo ttft_ms=500 --slo itl_ms=50 --attainment 0.9
+  inferbench capacity benches/llm.yaml --include 'llama-8b*' --start-rate 20 --baseline main
+  inferbench mockserver --slots 8 --prefill-ms 4 --token-ms 1 --batch-slowdown 0.05 --output-tokens 32 &
+  inferbench capacity --openai http://127.0.0.1:8000/v1 --model mock --output-tokens 32 --slo ttft_ms.p90=20 --slo e2e_ms.p90=80`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := cmd.Flags()
+			opts := run.Options{
+				Selection: sel.selection(o, args), KeepSamples: run.DefaultKeepSamples, OutputDir: out,
+				Store: sf.url, NoStore: noStore, Baseline: baseline, Format: format,
+				Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
+			}
+			var err error
+			if opts.Compare, err = cf.config(o, f); err != nil {
+				return err
+			}
+			slos, err := quick.ParseSLOs(q.SLOs)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if q.URL != "" {
+				q.Offline = true // one scenario, whose first step (without --start-rate) is a throughput step
+				if opts.Selection.Benchmarks, opts.Selection.Filter.Model, err = quick.Modes(quick.Modes{OpenAI: q}).Benchmarks(opts.Selection.Filter.Model, env(o).WorkDir()); err != nil {
+					return usageErr("%v", err)
+				}
+			} else if len(slos) == 0 && len(args) == 0 {
+				return usageErr("capacity: give --openai URL with --slo, or definitions (see 'inferbench capacity --help')")
+			}
+			opts.Load.Mode = load.ModeCapacity
+			opts.Load.SLO = slos
+			if f.Changed("seed") {
+				opts.Load.Seed = q.Seed
+			}
+			c := cc
+			opts.Load.Capacity = &c
+			if len(slos) > 0 {
+				if err := c.Validate(slos); err != nil {
+					return usageErr("%v", err)
+				}
+			}
+			prog := progress.New(o.Stderr, o.LookupEnv)
+			opts.Observers = append(opts.Observers, prog)
+			if !prog.Shown() {
+				opts.Log = consoleHandler(o.Stderr, opts.LogLevel, false)
+			}
+			_, err = run.Run(cmd.Context(), opts)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	sel.register(cmd)
+	f.StringVar(&q.URL, "openai", "", "search the OpenAI-compatible server at this base URL (no definition needed; --model names the model)")
+	f.StringVar(&q.Endpoint, "endpoint", "chat", "with --openai: chat or completions")
+	f.StringVar(&q.APIKeyEnv, "api-key-env", "", "with --openai: environment variable holding the API key (never written anywhere)")
+	f.StringArrayVar(&q.SLOs, "slo", nil, "service-level objective metric.pNN=limit, e.g. --slo ttft_ms.p99=500 (repeatable; a percentile: the share of requests within the limit)")
+	f.Float64Var(&cc.Attainment, "attainment", 0, "judge the SLOs together, as goodput: this fraction of requests must meet every limit (e.g. 0.9); default: each SLO by its percentile")
+	f.Float64Var(&cc.Start, "start-rate", 0, "first rate tried, requests/s (default: half of what a first throughput step completes)")
+	f.IntVar(&cc.MinRequests, "min-requests", 0, "measured requests at a step's first look (default 200, or 20/(1-target): 2000 at p99)")
+	f.IntVar(&cc.MaxRequests, "max-requests", 0, "measured requests a step sends at most (default 8 × --min-requests)")
+	f.IntVar(&cc.WarmupRequests, "warmup-requests", 0, "requests sent unmeasured at the start of each step (default --min-requests / 4)")
+	f.IntVar(&cc.MaxSteps, "max-steps", 0, "steps at most (default 12)")
+	f.Float64Var(&cc.Tolerance, "tolerance", 0, "stop when the highest pass and the lowest fail are this close, as a fraction (default 0.03)")
+	f.IntVar(&q.Requests, "requests", 0, "with --openai and no --start-rate: requests of the throughput step (default 100)")
+	f.IntVar(&q.MaxConcurrency, "max-concurrency", 0, "with --openai: cap on requests in flight")
+	f.StringVar(&q.InputTokens, "input-tokens", "", "with --openai: synthetic prompt length, a number or a distribution")
+	f.StringVar(&q.OutputTokens, "output-tokens", "", "with --openai: max_tokens per request, a number or a distribution")
+	f.StringVar(&q.Prompts, "prompts", "", "with --openai: prompts from a JSONL or ShareGPT file")
+	f.BoolVar(&q.IgnoreEOS, "ignore-eos", false, "with --openai: ask the server to generate exactly max_tokens (vLLM, SGLang)")
+	f.Uint64Var(&q.Seed, "seed", 0, "seed of the arrival schedules and the prompts")
+	f.StringVar(&out, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
+	f.StringVar(&format, "format", "table", "summary on stdout: table, json or none")
+	sf.register(f)
+	cf.register(f)
+	f.StringVar(&baseline, "baseline", "", "compare with this baseline afterwards (exit code 3 when the capacity is lower)")
+	f.BoolVar(&noStore, "no-store", false, "do not record the run in the history store")
+	return cmd
+}

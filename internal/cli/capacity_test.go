@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/mockserver"
+	"github.com/inferbench/inferbench/internal/workload"
+)
+
+// TestCapacityCommand runs `inferbench capacity` against a mockserver with a capacity model: a
+// short search (few requests a step, four steps) whose figures reach run.json, the history store
+// and report.html. The search's statistics are tested against the model's known capacity in
+// package capacity and by make capacity-coverage; here, that the command carries them.
+func TestCapacityCommand(t *testing.T) {
+	model := mockserver.Capacity{Slots: 4, PrefillMs: 2, TokenMs: 1, BatchSlowdown: 0.1}
+	url := startMock(t, mockserver.Config{Capacity: model, OutputTokens: workload.Fixed(8)})
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, dir, nil, "capacity", "--openai", url, "--model", "mock", "--output-tokens", "8",
+		"--slo", "ttft_ms.p90=30", "--start-rate", "100", "--min-requests", "60", "--max-requests", "120",
+		"--warmup-requests", "10", "--max-steps", "4", "--format", "json", "--store", filepath.Join(dir, "h.db"))
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	r := decodeRun(t, out)
+	if len(r.Scenarios) != 1 {
+		t.Fatalf("%d scenarios", len(r.Scenarios))
+	}
+	sc := r.Scenarios[0]
+	got := map[string]float64{}
+	for _, m := range []string{"capacity_rps", "capacity_lower_rps", "capacity_steps"} {
+		v, ok := sc.Metrics[m].Center()
+		if !ok || sc.Metrics[m].Better == "" {
+			t.Fatalf("no %s in %v", m, sc.Metrics)
+		}
+		got[m] = v
+	}
+	if got["capacity_steps"] < 1 || got["capacity_steps"] > 4 || got["capacity_rps"] <= 0 || got["capacity_lower_rps"] > got["capacity_rps"] {
+		t.Errorf("capacity figures %v", got)
+	}
+	var res capacity.Result
+	if err := json.Unmarshal(sc.Extra.Other["capacity"], &res); err != nil {
+		t.Fatalf("extra.capacity: %v", err)
+	}
+	if len(res.Steps) != int(got["capacity_steps"]) || len(res.Curve) != 1 || len(res.Curve[0]) != len(res.Steps) {
+		t.Errorf("extra.capacity: %d steps, curve %v", len(res.Steps), res.Curve)
+	}
+	if res.Steps[0].Rate != 100 || res.Objectives[0].Name != "ttft_ms.p90" || res.Objectives[0].Target != 0.9 {
+		t.Errorf("first step %+v, objectives %+v", res.Steps[0], res.Objectives)
+	}
+	// Each step is a row of the sweep table, as a sweep's steps are; none sent more than its
+	// warm-up and its most measured requests.
+	if len(sc.Extra.Sweep) != len(res.Steps) {
+		t.Errorf("sweep table %d rows for %d steps", len(sc.Extra.Sweep), len(res.Steps))
+	}
+	for _, row := range sc.Extra.Sweep {
+		if !strings.HasPrefix(row.Name, "capacity=") || row.Requests > 120 {
+			t.Errorf("sweep row %+v", row)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "benchmark_results", "latest", "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "attainment") {
+		t.Error("report.html has no attainment chart")
+	}
+	// The history keeps the capacity like any metric.
+	code, out, errOut = runCLI(t, dir, nil, "history", "openai", "--metric", "capacity_rps", "--store", filepath.Join(dir, "h.db"), "--format", "json")
+	if code != ExitOK || !strings.Contains(out, "capacity_rps") {
+		t.Errorf("history capacity_rps: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestCapacityNeedsPercentiles: a mean SLO has no share of requests to judge.
+func TestCapacityNeedsPercentiles(t *testing.T) {
+	code, _, errOut := runCLI(t, t.TempDir(), nil, "capacity", "--openai", "http://127.0.0.1:9/v1", "--model", "m", "--slo", "ttft_ms.mean=30")
+	if code != ExitUsage || !strings.Contains(errOut, "not a percentile") {
+		t.Errorf("exit %d, stderr %s", code, errOut)
+	}
+}

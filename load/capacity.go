@@ -1,0 +1,196 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// ModeCapacity searches open-loop rates for the highest whose SLOs hold (package capacity).
+const ModeCapacity = "capacity"
+
+func init() {
+	RegisterDriver(ModeCapacity, Capacity)
+	result.Define(
+		result.Info{Name: "capacity_rps", Unit: "1/s", Better: result.Higher, Doc: "capacity: the highest Poisson arrival rate whose SLOs hold, where the fitted attainment crosses its target"},
+		result.Info{Name: "capacity_lower_rps", Unit: "1/s", Better: result.Higher, Doc: "capacity: one-sided 95% lower confidence bound of capacity_rps (the highest rate whose step passed)"},
+		result.Info{Name: "capacity_steps", Unit: "steps", Better: result.Lower, Doc: "capacity: the open-loop steps the search took"},
+	)
+}
+
+// SectionCapacity is run.json's extra section of a capacity search: capacity.Result.
+const SectionCapacity = "capacity"
+
+// CapacityConfig configures mode capacity (`load.capacity:`). Zero fields take the defaults of
+// capacity.Options.
+type CapacityConfig struct {
+	// Start is the first rate tried, in requests per second; 0 runs a throughput step first
+	// (every request at once, max_concurrency in flight) and starts at half its rate.
+	Start float64 `yaml:"start" json:"start,omitempty"`
+	// Attainment, in (0, 1), judges the SLOs together as goodput does: that fraction of requests
+	// must meet every limit. 0 judges each SLO by its percentile (ttft_ms.p99: 99% of requests).
+	Attainment float64 `yaml:"attainment" json:"attainment,omitempty"`
+	// MinRequests and MaxRequests are a step's measured requests at its first look and at most
+	// (defaults: 200, or 20 / (1 - target); 8 × MinRequests).
+	MinRequests int `yaml:"min_requests" json:"min_requests,omitempty"`
+	MaxRequests int `yaml:"max_requests" json:"max_requests,omitempty"`
+	// WarmupRequests are sent unmeasured at the start of every step (default MinRequests / 4).
+	WarmupRequests int `yaml:"warmup_requests" json:"warmup_requests,omitempty"`
+	// MaxSteps bounds the steps (default 12); Tolerance is the bracket's width, as a fraction of
+	// the rate, at which the search stops (default 0.03).
+	MaxSteps  int     `yaml:"max_steps" json:"max_steps,omitempty"`
+	Tolerance float64 `yaml:"tolerance" json:"tolerance,omitempty"`
+}
+
+// Validate reports a capacity configuration that cannot run.
+func (cc *CapacityConfig) Validate(slos map[string]float64) error {
+	var a float64
+	if cc != nil {
+		if cc.Start < 0 || cc.MinRequests < 0 || cc.MaxRequests < 0 || cc.WarmupRequests < 0 || cc.MaxSteps < 0 || cc.Tolerance < 0 || cc.Tolerance >= 1 {
+			return fmt.Errorf("capacity: start, min_requests, max_requests, warmup_requests, max_steps must not be negative and tolerance must be in [0, 1)")
+		}
+		a = cc.Attainment
+	}
+	if _, err := capacity.Objectives(slos, a); err != nil {
+		return fmt.Errorf("mode capacity: %w", err)
+	}
+	return nil
+}
+
+// Capacity is mode capacity: a search over Poisson arrival rates for the highest rate whose SLOs
+// hold (capacity.Search). Each step is an open loop that sends its warm-up, then measured
+// requests until its verdict is known; it is a window of the scenario's figures and a row of the
+// "sweep" table, as a sweep's steps are. The result is "capacity_rps" with its lower bound
+// "capacity_lower_rps", and the search in the "capacity" section (steps, verdicts, the curve of
+// attainment against rate).
+func Capacity(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+	res, err := SearchCapacity(ctx, s, c, sink)
+	rep, _ := sink.(Reporter)
+	if rep == nil || len(res.Steps) == 0 {
+		return err
+	}
+	rep.Value("capacity_rps", res.CapacityRPS)
+	rep.Value("capacity_lower_rps", res.LowerRPS)
+	rep.Value("capacity_steps", float64(len(res.Steps)))
+	rep.Extra(SectionCapacity, res)
+	for _, w := range res.Warnings {
+		rep.Warn(w)
+	}
+	return err
+}
+
+// SearchCapacity runs the search of mode capacity and returns what it found, without reporting
+// the result's values (the steps are reported as a sweep's).
+func SearchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) (capacity.Result, error) {
+	cc := CapacityConfig{}
+	if c.Capacity != nil {
+		cc = *c.Capacity
+	}
+	obj, err := capacity.Objectives(c.SLO, cc.Attainment)
+	if err != nil {
+		return capacity.Result{}, fmt.Errorf("mode capacity: %w", err)
+	}
+	w := &sweep{c: c, lagged: map[string][]string{}}
+	w.rep, _ = sink.(Reporter)
+	w.kept = keeping(sink, c)
+	defer w.report()
+
+	start := cc.Start
+	if start == 0 {
+		noWarm := c
+		zero := 0
+		noWarm.WarmupIterations = &zero
+		top, err := w.step("throughput", 0, func(ss *servingSink) error {
+			return closedLoop(ctx, s, noWarm, offlineWidth(c), ss, w.base)
+		})
+		if err != nil || ctx.Err() != nil {
+			return capacity.Result{}, err
+		}
+		w.value("max_rps", top.RPS)
+		start = top.RPS / 2
+		if !(start > 0) {
+			return capacity.Result{}, fmt.Errorf("mode capacity: the throughput step completed no request, so there is no rate to start from (give capacity.start)")
+		}
+	}
+	opt := capacity.Options{Objectives: obj, Start: start, Min: cc.MinRequests, Max: cc.MaxRequests,
+		Warmup: cc.WarmupRequests, MaxSteps: cc.MaxSteps, Tolerance: cc.Tolerance}
+	k := uint64(0)
+	probe := func(ctx context.Context, t *capacity.Trial) error {
+		k++
+		sc := c
+		warm, n := t.Warmup(), t.Max()
+		sc.WarmupIterations, sc.MeasurementIterations = &warm, &n
+		sc.WarmupTime, sc.Duration, sc.RateRamp = 0, 0, nil
+		sc.Seed = c.Seed + k // each step its own arrivals
+		offsets, nWarm := Schedule(sc, t.Rate())
+		base := w.base
+		_, err := w.step(fmt.Sprintf("capacity=%.4g", t.Rate()), t.Rate(), func(ss *servingSink) error {
+			judged := &trialSubject{Subject: s, t: t, first: base + nWarm, stop: &ss.stop}
+			return dispatch(ctx, judged, sc, offsets, nWarm, ss, base)
+		})
+		w.base = base + len(offsets)
+		return err
+	}
+	return capacity.Search(ctx, probe, opt)
+}
+
+// trialSubject passes a capacity step's measured calls to its trial as they end, and stops the
+// step's sending once the trial has a verdict.
+type trialSubject struct {
+	subject.Subject
+	t     *capacity.Trial
+	first int // the index of the first measured request
+	stop  *atomic.Bool
+}
+
+func (j *trialSubject) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	o, err := j.Subject.Do(ctx, r)
+	if !r.Warmup && ctx.Err() == nil {
+		if o.Scheduled.IsZero() {
+			o.Scheduled = r.Scheduled
+		}
+		if j.t.Observe(r.Index-j.first, measures(o, err)) {
+			j.stop.Store(true)
+		}
+	}
+	return o, err
+}
+
+// measures are a call's figures as the capacity search judges them (StreamMetrics' definitions;
+// itl_ms the longest gap of the request, as goodput judges it).
+func measures(o subject.Observation, err error) capacity.Measures {
+	nan := math.NaN()
+	m := capacity.Measures{TTFT: nan, ITLMax: nan, TPOT: nan, E2E: nan, TTFTSched: nan, E2ESched: nan}
+	if err != nil || o.Start.IsZero() {
+		m.Failed = true
+		return m
+	}
+	if o.FirstToken.IsZero() {
+		return m
+	}
+	m.TTFT, m.E2E = msOf(o.FirstToken.Sub(o.Start)), msOf(o.End.Sub(o.Start))
+	m.TTFTSched, m.E2ESched = m.TTFT, m.E2E
+	if !o.Scheduled.IsZero() {
+		m.TTFTSched, m.E2ESched = msOf(o.FirstToken.Sub(o.Scheduled)), msOf(o.End.Sub(o.Scheduled))
+	}
+	itl(o.Tokens, func(_ string, v float64) {
+		if math.IsNaN(m.ITLMax) || v > m.ITLMax {
+			m.ITLMax = v
+		}
+	})
+	out := o.OutputTokens
+	if out == 0 {
+		for _, t := range o.Tokens {
+			out += max(t.Tokens, 1)
+		}
+	}
+	if out > 1 {
+		m.TPOT = msOf(o.End.Sub(o.FirstToken)) / float64(out-1)
+	}
+	return m
+}

@@ -1,0 +1,67 @@
+package load
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/result"
+)
+
+// TestCapacityStepsStopWhenDecided: a step whose verdict is known sends no more: each of these
+// steps, every request meeting the SLO, passes at its second look (80 requests without a miss
+// put the attainment above 0.9; the third when the fake's times drift up on a loaded machine)
+// and sends its warm-up and about that many requests (those in flight then also end), not its
+// most (1280); the search reports its figures, its
+// section and a row of the sweep table per step.
+func TestCapacityStepsStopWhenDecided(t *testing.T) {
+	s := &streamer{tokens: 2}
+	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 500}, Seed: 1,
+		Capacity: &CapacityConfig{Start: 200, MinRequests: 40, MaxRequests: 1280, WarmupRequests: 5, MaxSteps: 3}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	if err := Capacity(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	res, ok := rec.extra[SectionCapacity].(capacity.Result)
+	if !ok || len(res.Steps) != 3 {
+		t.Fatalf("capacity section %+v", rec.extra[SectionCapacity])
+	}
+	for i, st := range res.Steps {
+		if st.Verdict != capacity.Pass || st.Requests > 160 || st.Rate != 200*float64(int(1)<<i) {
+			t.Errorf("step %d: %+v, want a pass at the second look at %v req/s", i, st, 200*float64(int(1)<<i))
+		}
+	}
+	if calls := s.calls.Load(); calls > 3*(5+160+40) {
+		t.Errorf("%d calls for 3 steps of 5 warm-up and at most 160 measured requests: the steps did not stop sending", calls)
+	}
+	rows, _ := rec.extra[result.SectionSweep].([]result.SweepStep)
+	if len(rows) != 3 || !strings.HasPrefix(rows[0].Name, "capacity=200") {
+		t.Errorf("sweep rows %+v", rows)
+	}
+	if rec.values["capacity_lower_rps"] != 800 || rec.values["capacity_rps"] != 800 || rec.values["capacity_steps"] != 3 {
+		t.Errorf("values %v", rec.values)
+	}
+	if len(rec.warnings) == 0 || !strings.Contains(strings.Join(rec.warnings, "\n"), "every step passed") {
+		t.Errorf("warnings %q, want that every step passed", rec.warnings)
+	}
+}
+
+// TestCapacityValidate: mode capacity needs percentile SLOs.
+func TestCapacityValidate(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{Mode: ModeCapacity}, "at least one SLO"},
+		{Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.max": 5}}, "not a percentile"},
+		{Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms": 5}, Capacity: &CapacityConfig{Tolerance: 2}}, "tolerance"},
+	} {
+		if err := tc.c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", tc.c, err, tc.want)
+		}
+	}
+}
