@@ -328,7 +328,7 @@ func Show(ctx context.Context, w io.Writer, st store.Store, o Options) error {
 		if o.Benchmark != "" {
 			bench = " for " + o.Benchmark
 		}
-		_, err := fmt.Fprintf(w, "no history of %s%s in the last %d days\n", o.Metric, bench, o.Days)
+		_, err := fmt.Fprintf(w, "no history of %s%s in the last %d days%s\n", o.Metric, bench, o.Days, suggestMetric(ctx, st, o))
 		return err
 	}
 	for i, s := range series {
@@ -338,6 +338,70 @@ func Show(ctx context.Context, w io.Writer, st store.Store, o Options) error {
 		WriteText(w, s, o)
 	}
 	return nil
+}
+
+// suggestMetric returns " (did you mean latency_ms?)" when the metric asked for is not one of
+// the newest stored run's but one of those is near it (`--metric latency`), or the names it
+// has when none is near; "" when the metric is one of them or nothing is stored.
+func suggestMetric(ctx context.Context, st store.Store, o Options) string {
+	infos, err := st.List(ctx, store.Filter{Benchmark: o.Benchmark, Limit: 1})
+	if err != nil || len(infos) == 0 {
+		return ""
+	}
+	r, err := st.Get(ctx, infos[0].ID)
+	if err != nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	for _, sc := range r.Scenarios {
+		for name := range sc.Metrics {
+			seen[name] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(seen))
+	base, stat, _ := strings.Cut(o.Metric, ".")
+	if seen[base] || len(names) == 0 {
+		return ""
+	}
+	if c := nearest(base, names); c != "" {
+		if stat != "" {
+			c += "." + stat
+		}
+		return fmt.Sprintf(" (did you mean %s?)", c)
+	}
+	return fmt.Sprintf(" (the newest run's metrics: %s)", strings.Join(names, ", "))
+}
+
+// nearest returns the candidate nearest s by edit distance, when it is near enough to be a typo
+// or a shortening (latency for latency_ms); "" otherwise. (suite.Suggest's rule; history sits
+// beside suite in the layers, so it keeps its own copy.)
+func nearest(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+2
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // WriteBaselines writes the baselines as a table.

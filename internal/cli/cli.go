@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/internal/inert"
 	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/suite"
 )
 
 // Exit codes (run.ExitCode gives an error its code).
@@ -126,10 +129,30 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 		Version:       Version,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%s: %v (see '%s --help')", c.CommandPath(), err, c.CommandPath())
+		return usageErr("%s: %v%s (see '%s --help')", c.CommandPath(), err, flagHint(c, err), c.CommandPath())
 	})
 	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
 		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newHistory(o), newImport(o), newExport(o),
 		newMerge(o), newMockserver(o), newReport(o), newServe(o), newCapacity(o))
 	return root
+}
+
+// flagHint returns " (did you mean --iterations?)" for an unknown flag near one the command has
+// (--iteratons), else "".
+func flagHint(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if s := suite.Suggest(name, names); s != "" {
+		return " (did you mean --" + s + "?)"
+	}
+	return ""
 }

@@ -92,3 +92,19 @@ func TestSystemExitKeepsMessage(t *testing.T) {
 		t.Errorf("report.html lacks the message")
 	}
 }
+
+// TestDidYouMean: an unknown flag or metric name gets the nearest known one. Before: "unknown
+// flag: --iteratons" alone, and seed 001's `history --metric latency,memory` said "no history of
+// latency" with no hint that the name is latency_ms.
+func TestDidYouMean(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut := seedRun(t, dir, ExitUsage, "run", "--exec", "true", "--iteratons", "3")
+	if !strings.Contains(errOut, "unknown flag: --iteratons (did you mean --iterations?)") {
+		t.Errorf("--iteratons: %s", errOut)
+	}
+	seedRun(t, dir, 0, "run", "--exec", "true", "--iterations", "2", "--warmup", "0", "--no-monitor", "--store", "h.db", "--output-dir", "out")
+	out, errOut := seedRun(t, dir, 0, "history", "--metric", "latency,memory", "--store", "h.db")
+	if !strings.Contains(out+errOut, "no history of latency in the last 30 days (did you mean latency_ms?)") {
+		t.Errorf("history --metric latency:\n%s%s", out, errOut)
+	}
+}
