@@ -423,7 +423,7 @@ func TestBaselineRefJob(t *testing.T) {
 		return 0, string(out)
 	}
 	bench := func(secs string) {
-		def := "name: nap\nsubject: {kind: exec, command: [sleep, \"" + secs + "\"]}\nload: {warmup_iterations: 1, measurement_iterations: 10}\n"
+		def := "name: nap\nsubject: {kind: exec, command: [sleep, \"" + secs + "\"]}\nload: {warmup_iterations: 1, measurement_iterations: 30}\n"
 		if err := os.WriteFile(filepath.Join(repo, "benches", "nap.yaml"), []byte(def), 0o644); err != nil {
 			t.Fatal(err)
 		}

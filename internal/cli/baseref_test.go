@@ -55,7 +55,9 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// sleepBench is a command benchmark whose every call sleeps for secs.
+// sleepBench is a command benchmark whose every call sleeps for secs. 30 calls a side are 20
+// pairs of blocks: with 10 pairs of single calls, one call delayed by a loaded machine (load
+// average 15 on 2 cores) hid a 2x change (p = 0.05).
 func sleepBench(secs string) map[string]string {
 	return map[string]string{"benches/nap.yaml": `name: nap
 subject:
@@ -63,7 +65,7 @@ subject:
   command: ["sleep", "` + secs + `"]
 load:
   warmup_iterations: 1
-  measurement_iterations: 10
+  measurement_iterations: 30
 `}
 }
 
