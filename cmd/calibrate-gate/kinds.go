@@ -66,7 +66,9 @@ subject: {kind: exec, command: [sleep, "${CAL_SLEEP_S}"]}
 		},
 		{
 			name:     "exec-python",
-			scenario: "a CPU-bound Python command: `python3 -S` summing 300,000 squares (about 20 ms of CPU)",
+			// The loop is most of the command's CPU time, so that 1.1× the loop is close to +10%:
+			// at 300,000 squares (about 16 ms of 26 ms) the slowdown measured about +6%.
+			scenario: "a CPU-bound Python command: `python3 -S` summing 1,000,000 squares (about 60 ms of CPU)",
 			files: map[string]string{
 				"benches/cal.yaml": `name: cal-exec-python
 description: "the gate's calibration (cmd/calibrate-gate): a CPU-bound command per iteration"
@@ -75,9 +77,9 @@ subject: {kind: exec, command: ["${` + pythonEnv + `}", -S, cal_cpu.py]}
 				"benches/cal_cpu.py": calSquares + "\n\nsquares()\n",
 			},
 			primary: "latency_ms",
-			base:    map[string]string{"CAL_N": "300000"},
+			base:    map[string]string{"CAL_N": "1000000"},
 			slow: func(float64) map[string]string {
-				return map[string]string{"CAL_N": "330000"}
+				return map[string]string{"CAL_N": "1100000"}
 			},
 			injected: "1.1× the squares (the interpreter's start-up stays)",
 		},
