@@ -65,11 +65,21 @@ const (
 	// ValueServerFirstTogether is 1 when the server wrote the first two content events in one
 	// write, else 0.
 	ValueServerFirstTogether = "server_first_together"
+	// ValueOutputShort is 1 when a request asked for a number of output tokens and the server
+	// stopped before it, else 0 (absent when none was asked). Serving loads count them
+	// (output_short_rate) and remove it.
+	ValueOutputShort = "output_short"
 )
+
+// ShortWarning is the share of requests stopping short of their asked length above which the
+// scenario is warned: their output lengths, and every per-token figure, are not the workload's.
+const ShortWarning = 0.01
 
 func init() {
 	result.Define(
 		result.Info{Name: "itl_coalesced_rate", Unit: "ratio", Better: result.Lower, Doc: "inter-token gaps of zero because the two events arrived in one read, over all inter-token gaps"},
+		result.Info{Name: "output_short_rate", Unit: "ratio", Better: result.Lower, Doc: "requests that stopped before the output tokens they asked for, over the requests that asked for a number"},
+		result.Info{Name: ValueOutputShort, Unit: "ratio", Better: result.Lower, Doc: "1 when a request stopped before the output tokens it asked for, else 0 (serving loads count them as output_short_rate)"},
 		result.Info{Name: "client_stall_p99_ms", Unit: "ms", Better: result.Lower, Doc: "p99 of how late the client's event loop woke from a 5 ms sleep during the measured phase"},
 		// Read by the serving loads and removed; a single-call load keeps them as metrics.
 		result.Info{Name: ValueServerFirstTogether, Unit: "ratio", Better: result.Lower, Doc: "mockserver: 1 when the server wrote a request's first two content events in one write, else 0 (its mean is the server's share)"},

@@ -28,6 +28,8 @@ type servingSink struct {
 	stop atomic.Bool
 
 	mu        sync.Mutex
+	asked     int // measured requests that asked for an output length
+	short     int // of them, those the server ended before it
 	late      int
 	dropped   int
 	began     time.Time
@@ -86,6 +88,16 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 			o.Values = map[string]float64{}
 		}
 		o.Values["schedule_lag_ms"] = msOf(o.Start.Sub(o.Scheduled))
+	}
+	short, asked := o.Values[ValueOutputShort]
+	if asked {
+		delete(o.Values, ValueOutputShort)
+		s.mu.Lock()
+		s.asked++
+		if short > 0 {
+			s.short++
+		}
+		s.mu.Unlock()
 	}
 	serverFirst, firstSaid := o.Values[ValueServerFirstTogether]
 	serverTogether := o.Values[ValueServerTogether]
@@ -317,6 +329,17 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	s.keeper.WithFigures(func(f *Figures) { sl = f.sliceStats() })
 	if len(sl) > 1 {
 		rep.Extra(SectionSlices, sl)
+	}
+	s.mu.Lock()
+	asked, short := s.asked, s.short
+	s.mu.Unlock()
+	if asked > 0 {
+		r := float64(short) / float64(asked)
+		rep.Value("output_short_rate", r)
+		if r > ShortWarning {
+			rep.Warn(fmt.Sprintf("output_short_rate: %.1f%% of requests (%d of %d) stopped before the output tokens they asked for: "+
+				"output lengths, throughput and per-token figures are not the workload's; ask for exact lengths (ignore_eos: true, --ignore-eos) where the server takes it (vLLM, SGLang, llama.cpp)", 100*r, short, asked))
+		}
 	}
 	rate, warn := s.coalescing()
 	if !math.IsNaN(rate) {

@@ -83,3 +83,37 @@ func TestCapacityNeedsPercentiles(t *testing.T) {
 		t.Errorf("exit %d, stderr %s", code, errOut)
 	}
 }
+
+// TestOutputShortRate: a server that stops early (the mockserver's short_rate) shows in
+// output_short_rate, with a warning; asking for exact lengths (--ignore-eos, which also sends
+// min_tokens) makes it ask for, and get, every token.
+func TestOutputShortRate(t *testing.T) {
+	url := startMock(t, mockserver.Config{ShortRate: 0.3, Seed: 2})
+	for _, tc := range []struct {
+		flags []string
+		want  func(float64) bool
+		warn  bool
+	}{
+		{nil, func(r float64) bool { return r > 0.15 && r < 0.45 }, true},
+		{[]string{"--ignore-eos"}, func(r float64) bool { return r == 0 }, false},
+	} {
+		args := append([]string{"run", "--openai", url, "--model", "mock", "--concurrency", "4", "--requests", "60", "--output-tokens", "16",
+			"--format", "json", "--no-store"}, tc.flags...)
+		code, out, errOut := runCLI(t, t.TempDir(), nil, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s", tc.flags, code, errOut)
+		}
+		sc := decodeRun(t, out).Scenarios[0]
+		r, ok := sc.Metrics["output_short_rate"].Center()
+		if !ok || !tc.want(r) {
+			t.Errorf("%v: output_short_rate %v (%v)", tc.flags, r, ok)
+		}
+		if _, ok := sc.Metrics["output_short"]; ok {
+			t.Errorf("%v: the per-request output_short reached the metrics", tc.flags)
+		}
+		warned := strings.Contains(strings.Join(sc.Warnings, "\n"), "stopped before the output tokens")
+		if warned != tc.warn {
+			t.Errorf("%v: warnings %q, want the short warning %v", tc.flags, sc.Warnings, tc.warn)
+		}
+	}
+}

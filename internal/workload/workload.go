@@ -12,9 +12,11 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
@@ -58,6 +60,14 @@ type Config struct {
 	Turns int `yaml:"turns" json:"turns,omitempty"`
 	// Images adds images to every chat request (image.go).
 	Images ImageConfig `yaml:"images" json:"images,omitzero"`
+	// CacheKey fixes the synthetic text across runs. Without one, each Open draws a fresh key,
+	// so the words of a run's synthetic prompts (and of its shared prefix, and of a trace's
+	// blocks) are its own: a run repeated against the same server does not find the previous
+	// run's prompts in the server's prefix cache, and read them faster than a new user's. Within
+	// a run prompts share what they are set to share. Give a key (any text) when the cache is
+	// what is measured: runs with the same key and seed send the same text. Lengths depend on
+	// the seed alone; file prompts are sent as written.
+	CacheKey string `yaml:"cache_key" json:"cache_key,omitempty"`
 	// Tokenizer is a Hugging Face tokenizer.json (relative to the definition's directory) that
 	// counts input tokens instead of words: synthetic text is built to the exact token count
 	// asked, and file prompts are counted with it (tokenizer.go).
@@ -95,6 +105,8 @@ type Source struct {
 	prefix  string   // shared prefix text, without a trailing space
 	corpus  string   // synthetic words separated by single spaces
 	starts  []int32  // byte offset of each corpus word; one extra entry for the end
+	salt    uint64   // from the cache key: mixed into the seed of every synthetic text
+	key     string   // the cache key in use (Config.CacheKey, or the one drawn)
 }
 
 // corpusWords is the number of words in the synthetic corpus; prompts are windows into it, so
@@ -119,6 +131,15 @@ func Open(cfg Config, dir string) (*Source, error) {
 	if s.images, err = cfg.Images.images(cfg.Seed); err != nil {
 		return nil, err
 	}
+	s.key = cfg.CacheKey
+	if s.key == "" {
+		var b [8]byte
+		crand.Read(b[:]) //nolint:errcheck // crypto/rand.Read does not fail
+		s.key = fmt.Sprintf("run-%x", b)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s.key))
+	s.salt = h.Sum64()
 	s.buildCorpus()
 	if cfg.Tokenizer != "" {
 		path := cfg.Tokenizer
@@ -133,9 +154,9 @@ func Open(cfg Config, dir string) (*Source, error) {
 		}
 	}
 	if cfg.SharedPrefix > 0 {
-		s.prefix = words(rand.New(rand.NewPCG(cfg.Seed, 0x5eed_9e3f)), cfg.SharedPrefix)
+		s.prefix = words(rand.New(rand.NewPCG(cfg.Seed^s.salt, 0x5eed_9e3f)), cfg.SharedPrefix)
 		if s.tok != nil && s.tok.exact {
-			s.prefix = s.tokenSpan(rand.New(rand.NewPCG(cfg.Seed, 0x5eed_9e3f)), cfg.SharedPrefix, false)
+			s.prefix = s.tokenSpan(rand.New(rand.NewPCG(cfg.Seed^s.salt, 0x5eed_9e3f)), cfg.SharedPrefix, false)
 		}
 	}
 	if cfg.File == "" {
@@ -178,6 +199,10 @@ func Open(cfg Config, dir string) (*Source, error) {
 	s.entries = entries
 	return s, nil
 }
+
+// CacheKey returns the key the synthetic text was drawn with: Config.CacheKey, or the one Open
+// drew. A later run given it sends the same text.
+func (s *Source) CacheKey() string { return s.key }
 
 // Len returns the number of distinct file prompts or trace requests, or 0 for a synthetic
 // workload.
@@ -288,7 +313,7 @@ func (s *Source) window(r *rand.Rand, n int) string {
 }
 
 func (s *Source) buildCorpus() {
-	r := rand.New(rand.NewPCG(s.cfg.Seed, 0xc0_4b05))
+	r := rand.New(rand.NewPCG(s.cfg.Seed^s.salt, 0xc0_4b05))
 	var b strings.Builder
 	s.starts = make([]int32, 0, corpusWords+1)
 	s.ids = make([]uint16, 0, corpusWords)

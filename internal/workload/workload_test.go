@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -131,7 +132,7 @@ func TestDistYAML(t *testing.T) {
 }
 
 func TestSyntheticDeterministic(t *testing.T) {
-	cfg := Config{Seed: 42, InputTokens: Dist{Kind: "uniform", Min: 10, Max: 300}, OutputTokens: Dist{Kind: "normal", Mean: 64, Std: 16}}
+	cfg := Config{Seed: 42, CacheKey: "k", InputTokens: Dist{Kind: "uniform", Min: 10, Max: 300}, OutputTokens: Dist{Kind: "normal", Mean: 64, Std: 16}}
 	a, err := Open(cfg, "")
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestSyntheticDeterministic(t *testing.T) {
 	if len(distinct) < 190 {
 		t.Errorf("only %d distinct prompts of 200", len(distinct))
 	}
-	c, _ := Open(Config{Seed: 43, InputTokens: cfg.InputTokens}, "")
+	c, _ := Open(Config{Seed: 43, CacheKey: "k", InputTokens: cfg.InputTokens}, "")
 	if c.Prompt(0).Text == a.Prompt(0).Text {
 		t.Error("different seeds gave the same prompt")
 	}
@@ -230,8 +231,8 @@ func TestFiles(t *testing.T) {
 			{Text: "hello there friend", InputTokens: 3, OutputTokens: 9},
 		}},
 		// The shared prefix goes before file prompts too.
-		{"prefix", Config{File: "prompts.jsonl", Sequential: true, Limit: 1, SharedPrefix: 2, Seed: 7}, []Prompt{
-			{Text: words(rand.New(rand.NewPCG(7, 0x5eed_9e3f)), 2) + "\n\nwhat is the capital of france", InputTokens: 8, OutputTokens: 12},
+		{"prefix", Config{File: "prompts.jsonl", Sequential: true, Limit: 1, SharedPrefix: 2, Seed: 7, CacheKey: "k"}, []Prompt{
+			{Text: words(rand.New(rand.NewPCG(7^saltOf("k"), 0x5eed_9e3f)), 2) + "\n\nwhat is the capital of france", InputTokens: 8, OutputTokens: 12},
 		}},
 	}
 	for _, tt := range tests {
@@ -336,4 +337,41 @@ func ExampleSource_Prompt() {
 	p := s.Prompt(0)
 	fmt.Println(p.InputTokens, p.OutputTokens, CountWords(p.Text))
 	// Output: 6 32 6
+}
+
+func saltOf(key string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return h.Sum64()
+}
+
+// TestRunsDoNotSharePrefixes: without a cache key two runs (two Opens) of one seed send prompts
+// of the same lengths in other words, shared prefix included, so the second does not read the
+// first's prompts from the server's prefix cache; with one key they send the same text.
+func TestRunsDoNotSharePrefixes(t *testing.T) {
+	cfg := Config{Seed: 5, InputTokens: Fixed(40), OutputTokens: Fixed(8), SharedPrefix: 16}
+	a, _ := Open(cfg, "")
+	b, _ := Open(cfg, "")
+	if a.CacheKey() == b.CacheKey() || a.CacheKey() == "" {
+		t.Fatalf("cache keys %q and %q: want two drawn keys", a.CacheKey(), b.CacheKey())
+	}
+	for i := range 20 {
+		pa, pb := a.Prompt(i), b.Prompt(i)
+		if pa.InputTokens != pb.InputTokens || pa.OutputTokens != pb.OutputTokens {
+			t.Fatalf("prompt %d: lengths %d/%d and %d/%d differ", i, pa.InputTokens, pa.OutputTokens, pb.InputTokens, pb.OutputTokens)
+		}
+		wa, wb := strings.Fields(pa.Text), strings.Fields(pb.Text)
+		if strings.Join(wa[:4], " ") == strings.Join(wb[:4], " ") {
+			t.Errorf("prompt %d: both runs start %q", i, strings.Join(wa[:4], " "))
+		}
+	}
+	// Within a run the shared prefix is still shared.
+	if p0, p1 := strings.Fields(a.Prompt(0).Text), strings.Fields(a.Prompt(1).Text); strings.Join(p0[:16], " ") != strings.Join(p1[:16], " ") {
+		t.Error("the shared prefix differs within a run")
+	}
+	cfg.CacheKey = a.CacheKey()
+	c, _ := Open(cfg, "")
+	if c.Prompt(3).Text != a.Prompt(3).Text {
+		t.Error("the same cache key gave other text")
+	}
 }

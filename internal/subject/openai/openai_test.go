@@ -223,7 +223,7 @@ func TestRequestBody(t *testing.T) {
 	cfg := Config{
 		URL: f.URL + "/v1/", Model: "llama", APIKeyEnv: "TEST_OPENAI_KEY", IgnoreEOS: true,
 		Headers: map[string]string{"X-Team": "perf"}, Body: map[string]any{"temperature": 0.5},
-		Workload: workload.Config{Seed: 9, InputTokens: workload.Fixed(5), OutputTokens: workload.Fixed(64)},
+		Workload: workload.Config{Seed: 9, CacheKey: "k", InputTokens: workload.Fixed(5), OutputTokens: workload.Fixed(64)},
 	}
 	s := open(t, cfg)
 	if _, err := s.Do(context.Background(), subject.Request{Index: 4}); err != nil {

@@ -103,6 +103,14 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	// A stream that ended well is drained to the end of the body, so that its connection serves
 	// the next request; one that failed is closed with its connection.
 	closeBody(resp.Body, err == nil)
+	if err == nil && p.OutputTokens > 0 && o.OutputTokens > 0 {
+		// Whether the server stopped before the length asked (the serving load counts them).
+		short := 0.0
+		if o.OutputTokens < p.OutputTokens {
+			short = 1
+		}
+		setValue(&o, load.ValueOutputShort, short)
+	}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (after %v)", ctx.Err(), time.Since(o.Start).Round(time.Millisecond))
 	}

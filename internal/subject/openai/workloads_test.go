@@ -25,7 +25,7 @@ func TestHistoryInBody(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(trace), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wl := workload.Config{File: "t.jsonl", Format: workload.FormatTrace}
+	wl := workload.Config{File: "t.jsonl", Format: workload.FormatTrace, CacheKey: "k"} // one key: the test's Open and the subject's draw the same text
 	src, err := workload.Open(wl, dir)
 	if err != nil {
 		t.Fatal(err)
