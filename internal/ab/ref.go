@@ -154,6 +154,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 		r.Environment = map[string]any{}
 	}
 	r.Environment[SectionBaselineRef] = map[string]any{"ref": o.Ref, "commit": wt.Commit, "head": wt.Head, "dirty": wt.Dirty}
+	redact.Deep(red, r)
 	var errs []error
 	save := func() {
 		if err := result.Save(dir, r); err != nil {
@@ -173,6 +174,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 			sc.Status, sc.Error = result.StatusFailed, red.String(err.Error())
 			errs = append(errs, fmt.Errorf("%s: %w", p.b.ID(), err))
 		}
+		redact.Deep(red, &sc) // every string, whichever field holds a value equal to a secret
 		r.Scenarios = append(r.Scenarios, sc)
 		r.Tally()
 		save()
