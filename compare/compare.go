@@ -263,7 +263,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 			if r.Metric == result.InstructionsMetric {
 				rep.Warnings = append(rep.Warnings, r.ID()+": instructions "+r.Warnings[len(r.Warnings)-1])
 			}
-		} else if math.IsNaN(r.P) {
+		} else if math.IsNaN(r.P) && r.Method != CountMethod {
 			untested++
 		}
 	}

@@ -21,6 +21,50 @@ import (
 // function must fail.
 const CountThreshold = 0.5
 
+// CountTolerance is the change of a count's median, in percent, below which two counts are the
+// same: unchanged code counted in two runs differed by at most 0.0002% (a command, a Python
+// function, 0 for a Go function; docs/verdicts.md).
+const CountTolerance = 0.01
+
+// CountMethod is the Row.Method of a count: medians compared exactly, without a test.
+//
+// Note: a count row is not a Mann-Whitney test. The counts of one run's iterations are not
+// samples of noise: they differ by what each call finds (the allocator's state, a collection),
+// the same in every run (a Python function's six calls counted 13.17M to 13.78M instructions,
+// and again to within 20 instructions in the next run). A test weighs the change of the median
+// against that spread and misses a 1% heavier function; the spread between runs, the only noise
+// of a count, is far below CountTolerance.
+const CountMethod = "exact count"
+
+// countRow compares the medians of two runs' counts.
+func countRow(row Row, old, new []float64) Row {
+	row.Old, row.New = quantile(old, 0.5), quantile(new, 0.5)
+	row.OldN, row.NewN = len(old), len(new)
+	row.Delta = delta(row.Old, row.New)
+	row.Method = CountMethod
+	row.Significant = math.Abs(row.Delta) > CountTolerance
+	return row
+}
+
+// countVerdict judges a count row: a change beyond CountTolerance is real.
+func countVerdict(r *Row) string {
+	if math.IsNaN(r.Delta) {
+		return Unknown
+	}
+	w := worseBy(r)
+	switch {
+	case !r.Significant:
+		return Unchanged
+	case w > r.Threshold:
+		return Regression
+	case w > 0:
+		return Worse
+	case -w > r.Threshold:
+		return Improvement
+	}
+	return Better
+}
+
 // isCount reports whether a metric row ("instructions", "est_cycles.p95") is a count of
 // instruction mode.
 func isCount(name string) bool {

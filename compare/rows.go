@@ -171,6 +171,9 @@ func verdictOf(r *Row) string {
 	if r.Verdict == Incomparable {
 		return Incomparable
 	}
+	if r.Method == CountMethod {
+		return countVerdict(r)
+	}
 	if math.IsNaN(r.Delta) {
 		return Unknown
 	}
@@ -242,6 +245,10 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		}
 		if why := incomparable(o, n, name); why != "" {
 			rows = append(rows, refused(row, om, nm, why))
+			continue
+		}
+		if row.Kind == Instructions && len(om.Samples) > 0 && len(nm.Samples) > 0 {
+			rows = append(rows, countRow(row, om.Samples, nm.Samples))
 			continue
 		}
 		if len(om.Samples) >= 2 && len(nm.Samples) >= 2 {

@@ -68,6 +68,11 @@ func cmpCenter(v float64, lo, hi float64, ok bool) string {
 func cmpDelta(r *compare.Row) string {
 	test := ""
 	switch {
+	case r.Method == compare.CountMethod:
+		if !r.Significant {
+			return fmt.Sprintf("~ (exact count, n=%d+%d)", r.OldN, r.NewN)
+		}
+		test = fmt.Sprintf("(exact count, n=%d+%d)", r.OldN, r.NewN)
 	case math.IsNaN(r.P):
 		test = fmt.Sprintf("(no test, n=%d+%d)", r.OldN, r.NewN)
 	case r.OldN == r.NewN:

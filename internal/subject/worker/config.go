@@ -161,6 +161,8 @@ func init() {
 		Open:     Open,
 		Requires: Requires,
 		Files:    map[string]func(string, []byte) ([]subject.Found, error){".py": ParsePythonFile},
+		// Counted under callgrind, call by call (counted.go).
+		Instructions: true,
 	})
 }
 

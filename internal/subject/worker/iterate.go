@@ -28,6 +28,10 @@ type runReply struct {
 	ElapsedMS    float64               `json:"elapsed_ms"`
 	// Metrics declare units and directions of the figures in iter_values and values.
 	Metrics map[string]subject.MetricInfo `json:"metrics"`
+	// Counted is how many calls instruction mode counted (counted.go); CountedBy what the
+	// counts depend on in the worker.
+	Counted   int               `json:"counted"`
+	CountedBy map[string]string `json:"counted_by"`
 }
 
 // Do runs one iteration.
@@ -75,7 +79,13 @@ func (w *Worker) DoBatch(ctx context.Context, r subject.Request, n int) ([]subje
 		return nil, fmt.Errorf("worker %s: %s reply: %w", w.p.label, op, err)
 	}
 	w.declare(rr.Metrics) // w.mu is held
-	return observations(&rr, n, t0, t1), nil
+	obs := observations(&rr, n, t0, t1)
+	if w.count != nil && !r.Warmup {
+		if err := w.count.attach(&rr, obs); err != nil {
+			return nil, err
+		}
+	}
+	return obs, nil
 }
 
 // check refuses a reply with a time that is negative or beyond a year, or a count that is

@@ -38,6 +38,7 @@ type Worker struct {
 	closed   bool
 	closeErr error
 	decls    map[string]subject.MetricInfo // units and directions the worker declared ("metrics" in its replies)
+	count    *counter                      // instruction mode (counted.go); nil when timed
 }
 
 var (
@@ -50,6 +51,7 @@ var (
 	_ subject.Profiler   = (*Worker)(nil)
 	_ subject.Declarer   = (*Worker)(nil)
 	_ subject.Warner     = (*Worker)(nil)
+	_ subject.Counter    = (*Worker)(nil)
 )
 
 type helloReply struct {
@@ -101,6 +103,18 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
+	var count *counter
+	opened := false
+	if s.Measure == subject.MeasureInstructions {
+		if count, argv, env, err = countedCommand(s, &c, argv, env); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if !opened {
+				os.RemoveAll(count.tmp) // callgrind's folder, of a worker that did not open
+			}
+		}()
+	}
 	label := c.Adapter
 	if label == "" {
 		label = filepath.Base(argv[0])
@@ -113,7 +127,7 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 		return nil, fmt.Errorf("worker %s: %w", label, err)
 	}
 	p.log = dlog
-	w := &Worker{p: p, cfg: c}
+	w := &Worker{p: p, cfg: c, count: count}
 	fail := func(err error) (*Worker, error) {
 		p.kill()
 		<-p.exited
@@ -135,6 +149,7 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 	if err := p.call(ctx, "setup", req, orDefault(c.Timeouts.Setup, DefaultSetupTimeout), &w.setup); err != nil {
 		return fail(err)
 	}
+	opened = true
 	return w, nil
 }
 
@@ -147,6 +162,9 @@ func (w *Worker) Close() error {
 	}
 	w.closed = true
 	w.closeErr = w.p.close(orDefault(w.cfg.Timeouts.Teardown, DefaultTeardownTimeout))
+	if w.count != nil {
+		os.RemoveAll(w.count.tmp)
+	}
 	return w.closeErr
 }
 

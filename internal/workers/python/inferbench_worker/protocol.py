@@ -31,6 +31,10 @@ ADAPTERS = {
 # STREAM is the protocol stream once main has started (the noop adapter's garbage test uses it).
 STREAM = None
 
+# COUNTER brackets measured calls with callgrind's client requests in instruction mode
+# (callgrind.py); None otherwise.
+COUNTER = None
+
 # MODULES maps an adapter to the python modules it needs (mirrored by the Go side's Requires).
 MODULES = {
     "torch_vision": ["torch", "torchvision"],
@@ -173,12 +177,22 @@ class Server:
             raise BadParams("n must be a positive integer, got %r" % (n,))
         t0 = time.perf_counter_ns()
         rec = Recorder()
-        a.run(n, rec, warmup)
+        if COUNTER is not None and not warmup:
+            # Instruction mode: one call at a time, each counted into a dump file of its own.
+            for _ in range(n):
+                COUNTER.count(lambda: a.run(1, rec, warmup))
+        else:
+            a.run(n, rec, warmup)
         if warmup:
             a.after_warmup()
         out = rec.to_json(a.default_items)
         out["values"] = a.values()
         out["elapsed_ms"] = (time.perf_counter_ns() - t0) / 1e6
+        if COUNTER is not None and not warmup:
+            from .callgrind import identity
+
+            out["counted"] = n
+            out["counted_by"] = identity()
         return out
 
     def op_warmup(self, req):
@@ -235,7 +249,15 @@ def main(argv):
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.INFO),
                         format="worker %(asctime)s %(levelname)s %(message)s")
     log = logging.getLogger("inferbench_worker")
-    _watch_parent(log)
+    global COUNTER
+    if os.environ.get("INFERBENCH_WORKER_COUNT"):
+        from .callgrind import Counter
+
+        COUNTER = Counter()  # Unsupported ends the worker, with the reason on stderr
+    else:
+        # The watcher thread wakes every half second: in instruction mode its wake-ups would
+        # fall into the counts, so it runs only when timing.
+        _watch_parent(log)
     srv = Server(out, log)
     if len(argv) >= 2 and argv[0] == "--adapter":
         srv.adapter_name = argv[1]

@@ -1,0 +1,93 @@
+package worker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/callgrind"
+	"github.com/inferbench/inferbench/internal/require"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// The worker counts around each call of a Python function: the same function counted in a later
+// batch passes (its calls find the allocator in another state: within 0.2% here, where two
+// workers making the same calls agree to a few instructions), the function doing 1% more work is
+// a regression, the identity names the interpreter, and the first measured call's
+// callgrind file is kept. One worker (valgrind's start of Python is most of the time): the work
+// is read from a file at each call.
+func TestCountedPythonFunction(t *testing.T) {
+	needPython(t)
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	dir := t.TempDir()
+	work := filepath.Join(dir, "n")
+	src := "def run_sum(config):\n    with open(config.work) as f:\n        n = int(f.read())\n    s = 0\n    for i in range(n):\n        s += i * i\n    return s\n"
+	if err := os.WriteFile(filepath.Join(dir, "fn.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(t.TempDir(), "profiles", "fn")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	spec := subject.Spec{Benchmark: "t", Dir: dir, Params: subject.Params{"file": "fn.py", "function": "run_sum", "work": work},
+		Measure: subject.MeasureInstructions, ProfileDir: keep}
+	if err := os.WriteFile(work, []byte("10000"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenConfig(ctx, Config{Adapter: "pyfunc", Path: pythonDir(t)}, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	batch := func(n int, warmup bool) []float64 {
+		t.Helper()
+		if err := os.WriteFile(work, []byte(strconv.Itoa(n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		obs, err := w.DoBatch(ctx, subject.Request{Warmup: warmup}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c []float64
+		for _, o := range obs {
+			if _, ok := o.Values[callgrind.Instructions]; ok == warmup {
+				t.Fatalf("warm-up %v, counted %v: %v", warmup, ok, o.Values)
+			}
+			c = append(c, o.Values[callgrind.Instructions])
+		}
+		return c
+	}
+	batch(10000, true)
+	base := batch(10000, false)
+	again := batch(10000, false)
+	heavier := batch(10100, false)
+	if base[0] < 1e6 {
+		t.Fatalf("a loop of 10,000 additions counted %v instructions, want millions", base)
+	}
+	run := func(c []float64, id string) *result.Run {
+		return &result.Run{ID: id, Scenarios: []result.Scenario{{
+			Benchmark: "fn", Scenario: "default", Subject: "worker", Status: result.StatusOK, Counted: w.Identity(),
+			Metrics: map[string]result.Metric{callgrind.Instructions: {Unit: "count", Better: "lower", Samples: c}},
+		}}}
+	}
+	rep := compare.Runs(run(base, "a"), run(again, "b"), compare.Config{})
+	if r := rep.Rows[0]; rep.Failed() || r.Delta > 0.2 || r.Delta < -0.2 {
+		t.Errorf("the same function counted again: %s %+.4f%% (%v against %v), want within 0.2%%", r.Verdict, r.Delta, base, again)
+	}
+	rep = compare.Runs(run(base, "a"), run(heavier, "c"), compare.Config{})
+	if r := rep.Rows[0]; !rep.Failed() || r.Delta < 0.5 {
+		t.Errorf("1%% more additions: %s %+.3f%% (%v against %v), want a regression", r.Verdict, r.Delta, base, heavier)
+	}
+	if id := w.Identity(); id["python"] == "" || id["valgrind"] == "" {
+		t.Errorf("identity %v lacks the interpreter or valgrind", id)
+	}
+	if kept := w.Kept(); len(kept) != 1 || kept[0] != filepath.Join(keep, "callgrind.out") {
+		t.Errorf("kept %q, want %s", kept, filepath.Join(keep, "callgrind.out"))
+	}
+}

@@ -1,0 +1,103 @@
+"""Instruction mode (``--measure instructions``): the worker runs under valgrind's callgrind and
+brackets each measured call with callgrind's client requests, so that each call's costs are one
+dump file the harness reads.
+
+A client request is a magic instruction sequence that valgrind recognises when it translates the
+code; outside valgrind it does nothing. Python cannot emit it, and the user's machine may have no
+C compiler, so the few bytes of amd64 machine code (valgrind.h's VALGRIND_DO_CLIENT_REQUEST_EXPR)
+are written into an executable anonymous page and called through ctypes: valgrind translates that
+page like any other code (anonymous mappings are checked for new code by its default
+--smc-check=all-non-file).
+
+Note: driving callgrind_control from outside around each call also works (a torch MLP's 200
+forward passes counted 28,790,607 twice), but it starts a Perl process twice per call and its
+window is whatever the worker does between the two commands (the protocol's reading and writing
+included); the requests made here bracket the call alone, cost no process, and need nothing but
+the standard library.
+"""
+
+import ctypes
+import gc
+import mmap
+import platform
+import sys
+
+# ENV names the environment variable that turns instruction mode on (the harness sets it).
+ENV = "INFERBENCH_WORKER_COUNT"
+
+# Request codes (valgrind.h, callgrind.h): VG_USERREQ_TOOL_BASE('C','T') + n.
+_RUNNING_ON_VALGRIND = 0x1001
+_DUMP_STATS = 0x43540000
+_ZERO_STATS = 0x43540001
+_TOGGLE_COLLECT = 0x43540002
+
+# unsigned long request(unsigned long args[6]): args[0] is the request, args[1..5] its arguments.
+_CODE = bytes([
+    0x48, 0x89, 0xF8,        # mov  %rdi,%rax     (the args' address, where valgrind reads it)
+    0x31, 0xD2,              # xor  %edx,%edx     (the answer outside valgrind: 0)
+    0x48, 0xC1, 0xC7, 0x03,  # rol  $3,%rdi       the preamble: four rotations, 128 bits in all
+    0x48, 0xC1, 0xC7, 0x0D,  # rol  $13,%rdi
+    0x48, 0xC1, 0xC7, 0x3D,  # rol  $61,%rdi
+    0x48, 0xC1, 0xC7, 0x33,  # rol  $51,%rdi
+    0x48, 0x87, 0xDB,        # xchg %rbx,%rbx     the request: %rdx = request(%rax)
+    0x48, 0x89, 0xD0,        # mov  %rdx,%rax
+    0xC3,                    # ret
+])
+
+# Libraries whose version changes what a call executes, reported with the counts.
+_LIBRARIES = ("torch", "numpy", "jax", "jaxlib", "onnxruntime", "tensorflow", "scipy")
+
+
+class Unsupported(Exception):
+    """Unsupported: this process cannot issue client requests."""
+
+
+class Counter:
+    """Counter brackets calls with callgrind's client requests."""
+
+    def __init__(self):
+        if platform.machine().lower() not in ("x86_64", "amd64"):
+            raise Unsupported("instruction mode counts Python calls on x86-64 only (the client "
+                              "requests are amd64 machine code); this is %s" % platform.machine())
+        try:
+            self._page = mmap.mmap(-1, mmap.PAGESIZE,
+                                   prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        except (OSError, AttributeError) as e:
+            raise Unsupported("instruction mode needs an executable page for callgrind's client "
+                              "requests: %s" % e) from None
+        self._page.write(_CODE)
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(self._page))
+        self._call = ctypes.CFUNCTYPE(ctypes.c_ulong, ctypes.c_void_p)(addr)
+        self._args = (ctypes.c_ulong * 6)()
+        self._ptr = ctypes.addressof(self._args)
+        if not self._request(_RUNNING_ON_VALGRIND):
+            raise Unsupported("%s=%s but the worker is not running under valgrind" % (ENV, "callgrind"))
+
+    def _request(self, code):
+        self._args[0] = code
+        return self._call(self._ptr)
+
+    def count(self, call):
+        """count runs call() with callgrind collecting, and dumps what it counted to a file of
+        its own. The garbage is collected first, outside the count: every call starts from the
+        same collector state."""
+        gc.collect()
+        self._request(_ZERO_STATS)
+        self._request(_TOGGLE_COLLECT)
+        try:
+            call()
+        finally:
+            self._request(_TOGGLE_COLLECT)
+            self._request(_DUMP_STATS)
+
+
+def identity():
+    """identity is what the counts depend on besides the code: the interpreter and the versions
+    of the numeric libraries loaded."""
+    out = {"python": "%s %s" % (platform.python_implementation(), platform.python_version())}
+    for name in _LIBRARIES:
+        mod = sys.modules.get(name)
+        v = getattr(mod, "__version__", None) if mod is not None else None
+        if v:
+            out[name] = str(v)
+    return out
