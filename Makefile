@@ -175,9 +175,10 @@ calibrate-gate:
 	bin/calibrate-gate -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/verdicts.md
 
 # The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
-# N searches of each of three models.
+# N searches of each of three models, on the simulated model; LIVE=1 runs them against a live
+# mockserver over HTTP (SCALE, default 0.5, its time scale).
 capacity-coverage:
-	nice $(GO) run ./cmd/capacity-coverage -n $(N)
+	nice $(GO) run ./cmd/capacity-coverage -n $(N) $(if $(LIVE),--live --scale $(or $(SCALE),0.5))
 
 # The serving bars (docs/performance.md, "Serving"): throughput, accuracy, open loop, memory.
 bench-serving:

@@ -64,7 +64,8 @@ type Row struct {
 func main() {
 	n := flag.Int("n", 100, "searches per configuration")
 	only := flag.String("config", "", "run only this configuration")
-	live, scale := new(bool), new(float64)
+	live := flag.Bool("live", false, "search a live mockserver over HTTP through the load driver (as inferbench capacity does) instead of the simulated model")
+	scale := flag.Float64("scale", 1, "with --live: the mockserver's time scale (0.5: twice as fast, twice the rate)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -132,7 +133,11 @@ func coverage(ctx context.Context, c Config, n int, live bool, scale float64) (R
 		var res capacity.Result
 		var virtual float64
 		opt := Options(obj, model, c.Tokens)
-		res, err = capacity.Search(ctx, model.Prober(c.Tokens, uint64(i+1), &virtual), opt)
+		if live {
+			res, virtual, err = searchLive(ctx, model, c, opt, uint64(i+1))
+		} else {
+			res, err = capacity.Search(ctx, model.Prober(c.Tokens, uint64(i+1), &virtual), opt)
+		}
 		if err != nil {
 			return row, err
 		}
