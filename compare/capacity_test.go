@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/inferbench/inferbench/result"
@@ -40,5 +41,29 @@ func TestCapacityGates(t *testing.T) {
 		if row.Verdict != tc.verdict || !row.Gated || rep.Failed() != tc.failed {
 			t.Errorf("%s: verdict %s (gated %v), failed %v; want %s, failed %v", tc.name, row.Verdict, row.Gated, rep.Failed(), tc.verdict, tc.failed)
 		}
+	}
+}
+
+// TestPrefixCacheWarning: a scenario whose server read its prefix cache far more in one run than
+// in the other is warned about; a small difference is not.
+func TestPrefixCacheWarning(t *testing.T) {
+	sc := func(hit float64) result.Scenario {
+		s := scenario("llm", map[string]any{}, map[string][]float64{"ttft_ms": {10, 11, 12, 13, 14}})
+		s.Extra.Resources = &result.Resources{Metrics: []result.Aggregate{{Name: "server_prefix_cache_hit_pct", Unit: "%", Kind: "gauge", N: 30, Mean: hit, Last: hit}}}
+		return s
+	}
+	warned := func(rep *Report) bool {
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, "prefix-cache hit rate") {
+				return true
+			}
+		}
+		return false
+	}
+	if rep := Runs(run("a", sc(80)), run("b", sc(3)), Config{Alpha: 0.05}); !warned(rep) {
+		t.Errorf("80%% against 3%%: warnings %q, want the prefix-cache warning", rep.Warnings)
+	}
+	if rep := Runs(run("a", sc(40)), run("b", sc(42)), Config{Alpha: 0.05}); warned(rep) {
+		t.Errorf("40%% against 42%%: warnings %q, want none about the cache", rep.Warnings)
 	}
 }

@@ -107,6 +107,33 @@ type Report struct {
 	Strict bool `json:"strict,omitempty"`
 }
 
+// PrefixCacheGap is the difference, in points, between two runs' prefix-cache hit rates beyond
+// which a comparison warns: one run read the server's cache and the other did not (a warm cache
+// from an earlier run, a workload whose prefixes changed), and its latencies and throughput say so.
+const PrefixCacheGap = 5.0
+
+// prefixCacheWarning warns when the server reported different prefix-cache hit rates
+// (server_prefix_cache_hit_pct, from its own metrics) in the two runs of a scenario.
+func prefixCacheWarning(o, n *result.Scenario) string {
+	hit := func(s *result.Scenario) (float64, bool) {
+		if s.Extra.Resources == nil {
+			return 0, false
+		}
+		for _, a := range s.Extra.Resources.Metrics {
+			if a.Name == "server_prefix_cache_hit_pct" && a.N > 0 {
+				return a.Last, true
+			}
+		}
+		return 0, false
+	}
+	oh, ok1 := hit(o)
+	nh, ok2 := hit(n)
+	if !ok1 || !ok2 || math.Abs(oh-nh) <= PrefixCacheGap {
+		return ""
+	}
+	return fmt.Sprintf("%s: the server's prefix-cache hit rate was %.1f%% in the old run and %.1f%% in the new: one run read prompts the cache held (a warm cache from an earlier run, a changed workload), and its latencies and throughput show it, not the code (docs/serving.md, cache_key)", n.ID(), oh, nh)
+}
+
 // Failed reports whether the comparison should fail a CI job: a regression, an exceeded budget,
 // nothing comparable (NoEvidence), or with Strict an untested change beyond its threshold.
 func (r *Report) Failed() bool {
@@ -214,6 +241,9 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		if o, ok := oldBy[k]; ok {
 			if o.Status == result.StatusOK && n.Status == result.StatusOK {
 				pairs = append(pairs, pair{o, n})
+				if w := prefixCacheWarning(o, n); w != "" {
+					rep.Warnings = append(rep.Warnings, w)
+				}
 			} else if n.Status != result.StatusSkipped || o.Status != result.StatusSkipped {
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not compared (old %s, new %s)", n.ID(), o.Status, n.Status))
 			}

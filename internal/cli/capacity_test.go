@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/llamatest"
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"
 )
@@ -114,6 +115,38 @@ func TestOutputShortRate(t *testing.T) {
 		warned := strings.Contains(strings.Join(sc.Warnings, "\n"), "stopped before the output tokens")
 		if warned != tc.warn {
 			t.Errorf("%v: warnings %q, want the short warning %v", tc.flags, sc.Warnings, tc.warn)
+		}
+	}
+}
+
+// TestLlamaCppCapacity searches llama.cpp's own server (two slots, a tiny random-weight model)
+// for its capacity under a loose end-to-end SLO: a short search, three steps of 20 requests at
+// low rates, that ends with a capacity and its curve of attainment against rate. It needs
+// llama-server (make llama-server; INFERBENCH_REQUIRE=llama-server makes its absence a failure).
+func TestLlamaCppCapacity(t *testing.T) {
+	srv := llamatest.Start(t, 2)
+	code, out, errOut := runCLI(t, t.TempDir(), nil, "capacity", "--openai", srv.URL, "--model", srv.Model,
+		"--input-tokens", "24", "--output-tokens", "12", "--ignore-eos", "--slo", "e2e_ms.p90=5000",
+		"--start-rate", "4", "--min-requests", "20", "--max-requests", "20", "--warmup-requests", "2", "--max-steps", "3",
+		"--format", "json", "--no-store", "--seed", "5")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s\nserver log:\n%s", code, errOut, srv.Log)
+	}
+	sc := decodeRun(t, out).Scenarios[0]
+	var res capacity.Result
+	if err := json.Unmarshal(sc.Extra.Other["capacity"], &res); err != nil {
+		t.Fatalf("extra.capacity: %v", err)
+	}
+	if len(res.Steps) == 0 || len(res.Steps) > 3 || len(res.Curve) != 1 || len(res.Curve[0]) != len(res.Steps) {
+		t.Fatalf("steps %+v, curve %v", res.Steps, res.Curve)
+	}
+	c, ok := sc.Metrics["capacity_rps"].Center()
+	if !ok || c <= 0 || c < res.LowerRPS {
+		t.Errorf("capacity %v (lower bound %v)", c, res.LowerRPS)
+	}
+	for _, st := range res.Steps {
+		if st.Requests != 20 || st.Estimates[0].Attainment < 0 || st.Estimates[0].Attainment > 1 {
+			t.Errorf("step %+v", st)
 		}
 	}
 }

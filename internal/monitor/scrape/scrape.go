@@ -50,9 +50,21 @@ var gauges = []struct {
 		{"vllm:num_requests_waiting", 1}, {"sglang:num_queue_reqs", 1}, {"llamacpp:requests_deferred", 1}, {"tgi_queue_size", 1}}},
 	{monitor.Metric{Name: "server_kv_cache_pct", Unit: "%", Help: "the server's KV-cache use, from its Prometheus endpoint (vLLM, SGLang)"}, true, []series{
 		{"vllm:kv_cache_usage_perc", 100}, {"vllm:gpu_cache_usage_perc", 100}, {"sglang:token_usage", 100}, {"llamacpp:kv_cache_usage_ratio", 100}}},
+	{monitor.Metric{Name: PrefixCacheHit, Unit: "%", Help: "the share of prompt tokens the server found in its prefix cache, from its Prometheus endpoint (vLLM, SGLang)"}, true, []series{
+		{"vllm:gpu_prefix_cache_hit_rate", 100}, {"sglang:cache_hit_rate", 100}}},
 	{monitor.Metric{Name: "server_batch_size", Unit: "requests", Help: "sequences per decode step at the server, from its Prometheus endpoint (llama.cpp: busy slots per decode, TGI: current batch)"}, true, []series{
 		{"llamacpp:n_busy_slots_per_decode", 1}, {"tgi_batch_current_size", 1}}},
 }
+
+// PrefixCacheHit is the gauge of the server's prefix-cache hit rate: SGLang's and older vLLM's
+// own gauge, or, from vLLM's counters of prompt tokens queried and found in the cache
+// (vllm:prefix_cache_queries, vllm:prefix_cache_hits), the hits over the queries since the
+// scenario's first scrape: the counters also hold every earlier run's.
+const PrefixCacheHit = "server_prefix_cache_hit_pct"
+
+// prefixCounters are vLLM's counters of prompt tokens looked up in the prefix cache and found,
+// by the names the text format gives them.
+var prefixCounters = [2][]string{{"vllm:prefix_cache_queries", "vllm:prefix_cache_queries_total"}, {"vllm:prefix_cache_hits", "vllm:prefix_cache_hits_total"}}
 
 // Sampler scrapes one Prometheus endpoint. It is a monitor.Sampler; Sample scrapes at most once
 // per Every and reports nothing between scrapes.
@@ -64,6 +76,9 @@ type Sampler struct {
 
 	mu     sync.Mutex
 	server string // the server the names matched ("vllm", ...), once seen
+
+	base [2]float64 // vLLM's prefix-cache counters (queries, hits) at the first scrape
+	had  bool       // base is set
 }
 
 var _ monitor.Sampler = (*Sampler)(nil)
@@ -116,7 +131,35 @@ func (s *Sampler) Sample(now time.Time, out []monitor.Value) ([]monitor.Value, e
 		s.server = server
 		s.mu.Unlock()
 	}
+	if c, ok := counters(fams); ok {
+		if !s.had {
+			s.base, s.had = c, true
+		} else if q := c[0] - s.base[0]; q > 0 {
+			vals = append(vals, monitor.Value{Name: PrefixCacheHit, V: 100 * (c[1] - s.base[1]) / q})
+		}
+	}
 	return append(out, vals...), nil
+}
+
+// counters reads vLLM's prefix-cache counters, summed over their series.
+func counters(fams map[string]*dto.MetricFamily) (c [2]float64, ok bool) {
+	for i, names := range prefixCounters {
+		found := false
+		for _, name := range names {
+			if f, has := fams[name]; has {
+				for _, m := range f.GetMetric() {
+					if v, ok := value(m); ok {
+						c[i] += v
+						found = true
+					}
+				}
+			}
+		}
+		if !found {
+			return c, false
+		}
+	}
+	return c, true
 }
 
 func (s *Sampler) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
