@@ -11,6 +11,7 @@ type compareCmdFlags struct {
 	cf     compareFlags
 	format string
 	output string
+	json   string
 	all    bool
 }
 
@@ -44,6 +45,7 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
   inferbench compare old/run.json new/run.json --threshold latency=10 --threshold resnet:memory=30
   inferbench compare baseline:main latest --gate peak_rss_mb --gate resnet:cpu_pct
   inferbench compare baseline:main latest --format junit -o compare.xml
+  inferbench compare baseline:main latest --json compare.json   # the table, and the JSON from the same comparison
   inferbench compare baseline:main latest --format html -o compare.html`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +58,7 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 	f.cf.register(fl)
 	fl.StringVar(&f.format, "format", "text", "text, markdown, json, junit or html")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
+	fl.StringVar(&f.json, "json", "", "also write the comparison as JSON to this file (the same comparison as --format's output: compared once)")
 	fl.BoolVar(&f.all, "all-metrics", false, "text: show every metric's rows, not only the primary ones and those that fail")
 	return cmd
 }
@@ -67,6 +70,6 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	}
 	src := f.sf.runs(o)
 	defer src.Close()
-	_, err = src.Compare(cmd.Context(), oldRef, newRef, runs.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, Stdout: o.Stdout, Stderr: o.Stderr})
+	_, err = src.Compare(cmd.Context(), oldRef, newRef, runs.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, JSON: f.json, Stdout: o.Stdout, Stderr: o.Stderr})
 	return err
 }

@@ -106,6 +106,43 @@ func TestCompareJSONInfiniteInterval(t *testing.T) {
 	}
 }
 
+// compare --json writes the comparison's JSON beside the text table, from one comparison: the
+// pytest plugin compared twice (JSON, then text) and so bootstrapped every tail twice.
+func TestCompareJSONBesideText(t *testing.T) {
+	dir := t.TempDir()
+	runs := make([]string, 2)
+	for i, name := range []string{"old", "new"} {
+		out := filepath.Join(dir, name)
+		code, _, errOut := runCLI(t, "", nil, "run", "--exec", "true", "--no-monitor",
+			"--iterations", "12", "--warmup", "0", "--output-dir", out, "--format", "none")
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", name, code, errOut)
+		}
+		runs[i] = filepath.Join(out, result.LatestLink)
+	}
+	js := filepath.Join(dir, "compare.json")
+	code, out, errOut := runCLI(t, "", nil, "compare", runs[0], runs[1], "--json", js, "--threshold", "latency=100000")
+	if code != ExitOK {
+		t.Fatalf("compare --json: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "latency_ms") || strings.HasPrefix(strings.TrimSpace(out), "{") {
+		t.Errorf("stdout is not the text table:\n%s", out)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Regressions *int `json:"regressions"`
+		Rows        []struct {
+			Metric string `json:"metric"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || rep.Regressions == nil || len(rep.Rows) == 0 {
+		t.Fatalf("--json wrote no comparison (%v):\n%s", err, data)
+	}
+}
+
 // The seed's budget keys on a real command run: max_memory_mb bounds the command's peak RSS
 // (peak_rss_mb) when the subject reports no memory_mb of its own.
 // Failed before: "memory_mb.max <= 1: not measured", exit 0. With the monitors off, the keys

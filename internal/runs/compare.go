@@ -23,6 +23,9 @@ type CompareOptions struct {
 	All    bool           // text: every metric's rows, not only the primary ones and those that fail
 	// Output is the file the comparison is written to; "" or "-" is Stdout.
 	Output string
+	// JSON, when set, is a file that also receives the comparison as JSON: a caller that wants
+	// the table and the data gets both from one comparison (a comparison bootstraps its tails).
+	JSON string
 	// Stdout receives the comparison; Stderr a warning when $GITHUB_STEP_SUMMARY cannot be written.
 	Stdout, Stderr io.Writer
 }
@@ -68,6 +71,15 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 		}
 	} else if err := os.WriteFile(rs.Env.Path(o.Output), buf.Bytes(), 0o644); err != nil {
 		return rep, err
+	}
+	if o.JSON != "" {
+		var js bytes.Buffer
+		if err := report.Comparison(&js, rep, "json"); err != nil {
+			return rep, err
+		}
+		if err := os.WriteFile(rs.Env.Path(o.JSON), js.Bytes(), 0o644); err != nil {
+			return rep, fmt.Errorf("--json: %w", err)
+		}
 	}
 	if err := run.StepSummary(rs.Env, rep); err != nil && o.Stderr != nil {
 		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)

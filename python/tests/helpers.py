@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout
 SCHEMA = ROOT / "docs" / "run.schema.json"
 SLEEP = shutil.which("sleep")
+FIXTURE = Path(__file__).parent / "fixture_project"
 
 
 def sleep_command(seconds: float) -> str:
@@ -16,3 +20,19 @@ def sleep_command(seconds: float) -> str:
     if SLEEP:
         return f"{SLEEP} {seconds}"
     return f'"{sys.executable}" -c "import time; time.sleep({seconds})"'
+
+
+def plugin_args() -> list[str]:
+    names = {ep.name for ep in entry_points(group="pytest11")}
+    if "inferbench" in names:
+        return []
+    if os.environ.get("INFERBENCH_WHEEL_TEST"):
+        raise AssertionError("the installed wheel has no pytest11 entry point named inferbench")
+    return ["-p", "inferbench.pytest_plugin"]  # from the source tree
+
+
+def pytest_in(project: Path, *args: str, slowdown: float = 1, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, FIXTURE_SLOWDOWN=str(slowdown), **(env or {}))
+    env.pop("PYTEST_ADDOPTS", None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_args(), *args]
+    return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=300)

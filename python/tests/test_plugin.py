@@ -11,11 +11,10 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from helpers import SCHEMA
+from helpers import FIXTURE, SCHEMA, pytest_in
 
 import inferbench
 
-FIXTURE = Path(__file__).parent / "fixture_project"
 # Quick sessions. The thresholds leave room for a loaded machine, where an unchanged suite must
 # pass: its medians move by a few percent, but the p95 and p99 rows gate too, and a sleep's tail
 # moved +59% between two sessions here under a load average of 12. The slowed suite is 5x
@@ -23,22 +22,6 @@ FIXTURE = Path(__file__).parent / "fixture_project"
 QUICK = ["--inferbench-max-time", "0.15", "--inferbench-threshold", "latency=100",
          "--inferbench-threshold", "latency_ms.p95=1000", "--inferbench-threshold", "latency_ms.p99=1000"]
 SLOWDOWN = 5
-
-
-def plugin_args() -> list[str]:
-    names = {ep.name for ep in entry_points(group="pytest11")}
-    if "inferbench" in names:
-        return []
-    if os.environ.get("INFERBENCH_WHEEL_TEST"):
-        raise AssertionError("the installed wheel has no pytest11 entry point named inferbench")
-    return ["-p", "inferbench.pytest_plugin"]  # from the source tree
-
-
-def pytest_in(project: Path, *args: str, slowdown: float = 1) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, FIXTURE_SLOWDOWN=str(slowdown))
-    env.pop("PYTEST_ADDOPTS", None)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_args(), *args]
-    return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture

@@ -1,46 +1,51 @@
 """The pytest plugin (entry point pytest11 "inferbench"): time functions, save the session as an
 inferbench run, gate it against a baseline.
 
-    def test_resize(inferbench_benchmark):
+    def test_resize(inferbench_benchmark):               # or `benchmark` without pytest-benchmark
         out = inferbench_benchmark(resize, image, 224)   # pytest-benchmark's call style
         assert out.shape == (224, 224)
 
     pytest --inferbench-save main                        # benchmark_results/<id>/run.json
     pytest --inferbench-compare benchmark_results/latest # exit 3 on a regression
 
-The fixture calibrates like pytest-benchmark's ``benchmark``: iterations per round until a round
-lasts at least --inferbench-min-time, then rounds for --inferbench-max-time (at least
---inferbench-min-rounds), each round's time divided by its iterations being one sample. The
-session is written as pytest-benchmark JSON with the raw rounds, which the inferbench binary
-imports (`inferbench import`, the same reader as for pytest-benchmark's own files) and turns into
-run.json with its statistics; the plugin adds the process's CPU and peak memory in each
-benchmark's measured window and the environment fingerprint (`inferbench sysinfo`). Comparison is
-`inferbench compare`: the same statistics, table and exit code (3 on a regression).
+Each benchmark is warmed up, then calibrated (iterations per round so that a round lasts
+--inferbench-min-time and at least 100 grains of its timer), then timed over rounds for
+--inferbench-max-time; a round's time divided by its iterations is one per-call time (_timing.py).
+The session is written as pytest-benchmark JSON holding each test's statistics and its samples
+(at most --inferbench-max-samples: block medians of the rounds for the median gate), which the
+binary imports (`inferbench import`) and turns into run.json; the plugin adds each benchmark's CPU
+and peak memory, the gate, and the environment (`inferbench sysinfo`). Comparison is one
+`inferbench compare` call: its table and its exit code (3 on a regression). The gate is the
+median per-call time (latency_ms) with a 5% threshold unless the user names others.
 """
 
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import datetime as _dt
+import importlib.util
+import io
 import json
 import math
 import os
 import platform
+import pstats
 import secrets
-import shutil
-import statistics
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from inferbench import _binary
-from inferbench.errors import EXIT_REGRESSION, error_for, message_of
+from inferbench import _binary, _timing
+from inferbench._table import SORTS, group_key, histogram_svg, table
+from inferbench.errors import EXIT_REGRESSION, InferbenchError, error_for, message_of
 from inferbench.results import Comparison, parse_comparison
 
 try:
@@ -49,36 +54,126 @@ except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
 DEFAULT_OUTPUT_DIR = "benchmark_results"
-_timer = time.perf_counter
+# The gate the plugin asks for unless told otherwise: the median per-call time, 5% worse. A
+# comparison fails on a gated metric only when the change is also significant.
+DEFAULT_GATE = "latency_ms"
+DEFAULT_THRESHOLD = "latency_ms=5"
+# Samples kept per test. With a median gate, 99: compare tests tail percentiles from 100 samples
+# (p95) and 500 (p99), and a tail of per-round times moves with the machine's load, so a median
+# gate keeps none; each sample is then the median of a block of rounds. With a tail gate, rounds
+# themselves, enough for a p99.
+MEDIAN_SAMPLES = 99
+TAIL_SAMPLES = 2000
+THRESHOLDS_FILE = "benchmark_thresholds.json"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+class InferbenchWarning(pytest.PytestWarning):
+    """InferbenchWarning: the plugin changed or ignored something the user asked for."""
+
+
+# Options: the inferbench name, pytest-benchmark's name when its meaning is the same (registered
+# only when pytest-benchmark is not active, whose own options those are; when it is, its values
+# are read too), and the rest of addoption's arguments.
+_OPTIONS: list[tuple[str, str | None, dict[str, Any]]] = [
+    ("--inferbench-save", None, dict(nargs="?", const="pytest", default=None, metavar="NAME",
+     help="write the session's benchmarks as an inferbench run (run.json) under --inferbench-output-dir, its id ending in NAME (default pytest); stored in the history store when --inferbench-store is given. A session that saved nothing fails")),
+    ("--inferbench-compare", None, dict(default=None, metavar="BASELINE",
+     help="compare the session's benchmarks with BASELINE (a run.json, run folder, run id, latest or baseline:NAME) through inferbench compare; exit 3 on a regression")),
+    ("--inferbench-output-dir", None, dict(default=DEFAULT_OUTPUT_DIR, metavar="DIR",
+     help="folder that receives the run folder (default benchmark_results, as inferbench run)")),
+    ("--inferbench-store", None, dict(default=None, metavar="STORE",
+     help="history store to record saved runs in and to find BASELINE in (a SQLite file, sqlite:PATH or postgres://...)")),
+    ("--inferbench-threshold", None, dict(action="append", default=[], metavar="SPEC",
+     help=f"regression threshold, [BENCHMARK:]METRIC_OR_KIND=PERCENT (repeatable), as inferbench compare --threshold; default {DEFAULT_THRESHOLD} unless this or {THRESHOLDS_FILE} sets thresholds")),
+    ("--inferbench-gate", None, dict(action="append", default=[], metavar="METRIC",
+     help="also gate on METRIC (repeatable), as inferbench compare --gate: latency_ms.p95 or latency_ms.p99 (the tails: the rounds themselves are kept, up to 2000), peak_rss_mb, cpu_s. Default: the median per-call time only")),
+    ("--inferbench-json", "--benchmark-json", dict(default=None, metavar="PATH",
+     help="also write the session as pytest-benchmark JSON to PATH")),
+    ("--inferbench-min-rounds", "--benchmark-min-rounds", dict(type=int, default=5, metavar="N", help="at least this many measured rounds (default 5)")),
+    ("--inferbench-max-time", "--benchmark-max-time", dict(type=float, default=1.0, metavar="S", help="measure each benchmark for about this many seconds (default 1.0)")),
+    ("--inferbench-min-time", "--benchmark-min-time", dict(type=float, default=5e-6, metavar="S",
+     help="calibrate iterations so that a round lasts at least this long, and at least 100 grains of the timer (default 5e-06)")),
+    ("--inferbench-warmup-time", None, dict(type=float, default=0.05, metavar="S", help="call the function for this long (at least two passes) before calibrating (default 0.05)")),
+    ("--inferbench-warmup", None, dict(type=int, default=1, metavar="N", help="calibrated rounds run after calibration and not recorded (default 1)")),
+    ("--inferbench-iterations", None, dict(type=int, default=None, metavar="N", help="iterations per round instead of calibrating")),
+    ("--inferbench-rounds", None, dict(type=int, default=None, metavar="N", help="measured rounds instead of --inferbench-max-time")),
+    ("--inferbench-max-samples", None, dict(type=int, default=None, metavar="N",
+     help=f"samples kept per test in the run (default {MEDIAN_SAMPLES}, each the median of a block of rounds; {TAIL_SAMPLES} rounds when a tail is gated; 0 keeps every round)")),
+    ("--inferbench-timer", "--benchmark-timer", dict(default="time.perf_counter", metavar="FUNC", help="timer function, module.function returning seconds (default time.perf_counter; e.g. time.process_time)")),
+    ("--inferbench-disable-gc", "--benchmark-disable-gc", dict(action="store_true", default=False, help="disable the garbage collector while rounds run")),
+    ("--inferbench-disable", "--benchmark-disable", dict(action="store_true", default=False, help="call each benchmarked function once, untimed: the tests run as plain tests")),
+    ("--inferbench-skip", "--benchmark-skip", dict(action="store_true", default=False, help="skip the tests that use the benchmark fixture")),
+    ("--inferbench-only", "--benchmark-only", dict(action="store_true", default=False, help="skip the tests that do not use the benchmark fixture (wins over --inferbench-skip)")),
+    ("--inferbench-group-by", "--benchmark-group-by", dict(default="group", metavar="KEYS",
+     help="group the table by group, name, fullname, func, fullfunc, param or param:NAME, comma-separated (default group)")),
+    ("--inferbench-sort", "--benchmark-sort", dict(default="min", metavar="COL", help="sort each group by min, max, mean, median, stddev, iqr, rounds, name or fullname (default min)")),
+    ("--inferbench-histogram", "--benchmark-histogram", dict(nargs="?", const="benchmark_histogram", default=None, metavar="PREFIX",
+     help="write a box plot of each group's per-call times to PREFIX-GROUP.svg (default prefix benchmark_histogram)")),
+    ("--inferbench-cprofile", "--benchmark-cprofile", dict(nargs="?", const="cumtime", default=None, metavar="SORT",
+     help="profile one more calibrated round of each benchmark with cProfile and print the top functions of the slowest tests, sorted by SORT (default cumtime; tottime, ncalls, ...)")),
+    ("--inferbench-cprofile-top", "--benchmark-cprofile-top", dict(type=int, default=10, metavar="N", help="functions printed per profile (default 10)")),
+]
+
+# Options whose pytest-benchmark value is read as ours when pytest-benchmark is active.
+_SAME_MEANING = ["disable", "skip", "only", "disable_gc"]
+
+
+def _pytest_benchmark_active(pm: pytest.PytestPluginManager) -> bool:
+    """_pytest_benchmark_active: pytest-benchmark's plugin is (or will be) loaded in this session."""
+    if pm.has_plugin("benchmark") or pm.has_plugin("pytest_benchmark.plugin"):
+        return True
+    if pm.is_blocked("benchmark") or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    return importlib.util.find_spec("pytest_benchmark") is not None
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     g = parser.getgroup("inferbench", "inferbench: benchmarks saved as inferbench runs")
-    g.addoption("--inferbench-save", nargs="?", const="pytest", default=None, metavar="NAME",
-                help="write the session's benchmarks as an inferbench run (run.json) under --inferbench-output-dir, its id ending in NAME (default pytest); stored in the history store when --inferbench-store is given")
-    g.addoption("--inferbench-compare", default=None, metavar="BASELINE",
-                help="compare the session's benchmarks with BASELINE (a run.json, run folder, run id, latest or baseline:NAME) through inferbench compare; exit 3 on a regression")
-    g.addoption("--inferbench-output-dir", default=DEFAULT_OUTPUT_DIR, metavar="DIR",
-                help="folder that receives the run folder (default benchmark_results, as inferbench run)")
-    g.addoption("--inferbench-store", default=None, metavar="STORE",
-                help="history store to record saved runs in and to find BASELINE in (a SQLite file, sqlite:PATH or postgres://...)")
-    g.addoption("--inferbench-threshold", action="append", default=[], metavar="SPEC",
-                help="regression threshold for --inferbench-compare, [BENCHMARK:]METRIC_OR_KIND=PERCENT (repeatable), as inferbench compare --threshold")
-    g.addoption("--inferbench-json", default=None, metavar="PATH",
-                help="also write the session as pytest-benchmark JSON (raw rounds included) to PATH")
-    g.addoption("--inferbench-min-rounds", type=int, default=5, metavar="N", help="at least this many measured rounds (default 5)")
-    g.addoption("--inferbench-max-time", type=float, default=1.0, metavar="S", help="measure each benchmark for about this many seconds (default 1.0)")
-    g.addoption("--inferbench-min-time", type=float, default=5e-6, metavar="S", help="calibrate iterations so that a round lasts at least this long (default 5e-06)")
-    g.addoption("--inferbench-warmup", type=int, default=1, metavar="N", help="warm-up rounds before measuring, not recorded (default 1)")
-    g.addoption("--inferbench-iterations", type=int, default=None, metavar="N", help="iterations per round instead of calibrating")
-    g.addoption("--inferbench-rounds", type=int, default=None, metavar="N", help="measured rounds instead of --inferbench-max-time")
+    aliases = not _pytest_benchmark_active(pluginmanager)
+    for name, alias, kw in _OPTIONS:
+        names = [name, alias] if alias and aliases else [name]
+        g.addoption(*names, dest=name.removeprefix("--").replace("-", "_"), **kw)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "inferbench(group=None, min_rounds=None, max_time=None, min_time=None, warmup=None, iterations=None, rounds=None): options of the inferbench_benchmark fixture for this test")
-    sess = Session(config)
+    config.addinivalue_line("markers", "inferbench(group=None, min_rounds=None, max_time=None, min_time=None, warmup=None, warmup_time=None, iterations=None, rounds=None, timer=None, disable_gc=None, max_samples=None): options of the benchmark fixture for this test")
+    _check_options(config)
+    pb = _pytest_benchmark_active(config.pluginmanager)
+    if not pb:
+        config.addinivalue_line("markers", "benchmark(group=None, min_rounds=None, max_time=None, min_time=None, timer=None, disable_gc=None): pytest-benchmark's marker, read by inferbench where the meaning is the same")
+        config.pluginmanager.register(_Alias(), "inferbench-benchmark-alias")
+    sess = Session(config, pytest_benchmark=pb)
     config.stash[_SESSION] = sess
     config.pluginmanager.register(sess, "inferbench-session")
+    if sess.xdist and not hasattr(config, "workerinput"):
+        config.issue_config_time_warning(InferbenchWarning(
+            "inferbench: benchmarks disabled under pytest-xdist (-n): parallel workers share the CPUs and their "
+            "timings would not be gathered; each benchmarked function runs once, untimed. Run benchmarks with -n 0 "
+            "(or -p no:xdist)."), stacklevel=2)
+
+
+def _check_options(config: pytest.Config) -> None:
+    """_check_options refuses option values that would only fail at the end of the session."""
+    probe = Record(name="t[a]", fullname="f.py::t[a]", group=None, params={}, options=Options())
+    try:
+        group_key(probe, config.getoption("inferbench_group_by"))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+    if (s := config.getoption("inferbench_sort")) not in SORTS:
+        raise pytest.UsageError(f"--inferbench-sort {s}: want one of {', '.join(SORTS)}")
+    try:
+        _timing.load_timer(config.getoption("inferbench_timer"))
+    except ValueError as e:
+        raise pytest.UsageError(f"--inferbench-timer: {e}") from None
+    for name in ("min_rounds", "warmup"):
+        if (v := config.getoption("inferbench_" + name)) < 0:
+            raise pytest.UsageError(f"--inferbench-{name.replace('_', '-')} {v}: want 0 or more")
+    for name in ("iterations", "rounds"):
+        if (v := config.getoption("inferbench_" + name)) is not None and v < 1:
+            raise pytest.UsageError(f"--inferbench-{name} {v}: want 1 or more")
+    for name in ("max_time", "min_time", "warmup_time"):
+        if not (v := config.getoption("inferbench_" + name)) >= 0:
+            raise pytest.UsageError(f"--inferbench-{name.replace('_', '-')} {v}: want seconds, 0 or more")
 
 
 @dataclass
@@ -89,14 +184,28 @@ class Options:
     max_time: float = 1.0
     min_time: float = 5e-6
     warmup: int = 1
+    warmup_time: float = 0.05
     iterations: int | None = None
     rounds: int | None = None
     group: str | None = None
+    timer: Any = "time.perf_counter"
+    disable_gc: bool = False
+    max_samples: int | None = None
+
+
+# pytest-benchmark's marker arguments: the same meaning (read), and those without an equivalent
+# (ignored, with a note once per session).
+_PB_MARKER_SAME = {"group", "min_rounds", "max_time", "min_time", "timer", "disable_gc"}
+_PB_MARKER_NOTE = {
+    "warmup": "the function is always warmed up (--inferbench-warmup-time) before calibration",
+    "warmup_iterations": "the warm-up is by time: --inferbench-warmup-time",
+    "calibration_precision": "calibration makes a round last --inferbench-min-time and 100 grains of the timer",
+}
 
 
 @dataclass
 class Record:
-    """Record is one timed benchmark: its rounds (seconds per iteration) and its window's resources."""
+    """Record is one timed benchmark: its rounds (seconds per call) and its window's resources."""
 
     name: str
     fullname: str
@@ -112,6 +221,8 @@ class Record:
     peak_rss_mb: float | None = None
     extra_info: dict[str, Any] = field(default_factory=dict)
     failed: str = ""  # the test's failure, when it failed
+    timer: str = "perf_counter"
+    profile: str = ""  # cProfile's top functions, when asked
 
 
 class _Window:
@@ -125,11 +236,11 @@ class _Window:
     def __enter__(self) -> _Window:
         self.reset = _reset_hwm()
         self.cpu0 = time.process_time()
-        self.wall0 = _timer()
+        self.wall0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.wall = _timer() - self.wall0
+        self.wall = time.perf_counter() - self.wall0
         self.cpu = time.process_time() - self.cpu0
         self.peak_mb = _peak_rss_mb(self.reset)
 
@@ -161,15 +272,19 @@ def _peak_rss_mb(reset: bool) -> float | None:
 class BenchmarkFixture:
     """BenchmarkFixture times a function, in pytest-benchmark's ``benchmark`` call style.
 
-    ``fixture(fn, *args, **kwargs)`` calibrates iterations per round and rounds, runs them and
-    returns fn's result; ``fixture.pedantic(fn, args, kwargs, setup, teardown, rounds,
-    warmup_rounds, iterations)`` runs exactly what it is told. One call per test.
+    ``fixture(fn, *args, **kwargs)`` warms fn up, calibrates iterations per round, runs the rounds
+    and returns fn's result; ``fixture.pedantic(fn, args, kwargs, setup, teardown, rounds,
+    warmup_rounds, iterations)`` runs exactly what it is told. One call per test. When benchmarks
+    are disabled (--inferbench-disable, pytest-xdist) each calls fn once, untimed.
     """
 
-    def __init__(self, record: Record, store: Callable[[Record], None]) -> None:
+    def __init__(self, record: Record, store: Callable[[Record], None], disabled: bool = False, profile: str | None = None, top: int = 10) -> None:
         self._record = record
         self._store = store
         self._used = False
+        self._disabled = disabled
+        self._profile = profile
+        self._top = top
         self.extra_info = record.extra_info
 
     @property
@@ -185,29 +300,52 @@ class BenchmarkFixture:
         self._record.group = value
 
     @property
+    def disabled(self) -> bool:
+        return self._disabled
+
+    @property
     def stats(self) -> dict[str, float] | None:
         """stats is the summary of the rounds so far (seconds), None before the call."""
-        return _stats(self._record.data, self._record.iterations) if self._record.data else None
+        return _timing.stats(self._record.data, self._record.iterations) if self._record.data else None
 
     def _begin(self) -> None:
         if self._used:
-            raise RuntimeError(f"{self._record.fullname}: inferbench_benchmark can be called once per test (use parametrize for several)")
+            raise RuntimeError(f"{self._record.fullname}: the benchmark fixture can be called once per test (use parametrize for several)")
         self._used = True
+
+    def _timer(self) -> Callable[[], float]:
+        t = self._record.options.timer
+        if callable(t):
+            self._record.timer = getattr(t, "__name__", "timer")
+            return t  # type: ignore[no-any-return]
+        try:
+            fn = _timing.load_timer(str(t))
+        except ValueError as e:
+            raise pytest.UsageError(f"{self._record.fullname}: {e}") from None
+        self._record.timer = str(t).rpartition(".")[2]
+        return fn
 
     def __call__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         self._begin()
+        if self._disabled:
+            return fn(*args, **kwargs)
         o = self._record.options
-        loops = o.iterations or 0
+        timer = self._timer()
 
-        def timed(n: int, timer: Callable[[], float] = _timer) -> float:
+        def timed(n: int) -> float:
             r = range(n)
             t0 = timer()
             for _ in r:
                 fn(*args, **kwargs)
             return timer() - t0
 
-        with _untraced():
-            duration, loops = _calibrate(timed, o.min_time) if not loops else (timed(loops), loops)
+        with _untraced(), _timing.gc_off(o.disable_gc):
+            if o.iterations:
+                loops = o.iterations
+                duration = timed(loops)
+            else:
+                per_call = _timing.warm_up(timed, o.warmup_time)
+                loops, duration = _timing.calibrate(timed, per_call, _timing.min_round(o.min_time, timer))
             for _ in range(o.warmup):
                 timed(loops)
             rounds = o.rounds or max(o.min_rounds, math.ceil(o.max_time / max(duration, 1e-9)))
@@ -216,6 +354,8 @@ class BenchmarkFixture:
                 started = time.time()
                 for _ in range(rounds):
                     data.append(timed(loops) / loops)
+            if self._profile:
+                self._record.profile = _profile(lambda: timed(loops), self._profile, self._top)
         self._finish(data, loops, o.warmup, started, w)
         return fn(*args, **kwargs)
 
@@ -240,8 +380,9 @@ class BenchmarkFixture:
             raise ValueError(f"{self._record.fullname}: pedantic with setup takes iterations=1 (setup runs once per round)")
         kwargs = kwargs or {}
         result: Any = None
+        timer = self._timer() if not self._disabled else time.perf_counter
 
-        def one(timer: Callable[[], float] = _timer) -> float:
+        def one() -> float:
             nonlocal result
             a, k = args, kwargs
             if setup is not None:
@@ -262,7 +403,10 @@ class BenchmarkFixture:
                 teardown(*a, **k)
             return t
 
-        with _untraced():
+        if self._disabled:
+            one()
+            return result
+        with _untraced(), _timing.gc_off(self._record.options.disable_gc):
             for _ in range(warmup_rounds):
                 one()
             data: list[float] = []
@@ -270,6 +414,8 @@ class BenchmarkFixture:
                 started = time.time()
                 for _ in range(rounds):
                     data.append(one() / iterations)
+            if self._profile:
+                self._record.profile = _profile(one, self._profile, self._top)
         self._finish(data, iterations, warmup_rounds, started, w)
         return result
 
@@ -278,6 +424,25 @@ class BenchmarkFixture:
         r.data, r.iterations, r.warmup_rounds, r.started = data, iterations, warmup, started
         r.duration_s, r.cpu_s, r.peak_rss_mb = w.wall, w.cpu, w.peak_mb
         self._store(r)
+
+
+def _profile(round_: Callable[[], Any], sort: str, top: int) -> str:
+    """_profile runs one more round under cProfile and returns its top functions as pstats prints them."""
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        round_()
+    finally:
+        prof.disable()
+    out = io.StringIO()
+    try:
+        pstats.Stats(prof, stream=out).sort_stats(sort).print_stats(top)
+    except KeyError:
+        raise pytest.UsageError(f"--inferbench-cprofile {sort}: unknown sort key (want cumtime, tottime, ncalls, ...)") from None
+    lines = out.getvalue().splitlines()
+    # From the table's header on: the lines before it say where the profile came from.
+    start = next((i for i, ln in enumerate(lines) if "ncalls" in ln), 0)
+    return "\n".join(ln for ln in lines[start:] if ln.strip())
 
 
 @contextlib.contextmanager
@@ -294,91 +459,89 @@ def _untraced() -> Iterator[None]:
         sys.setprofile(profiler)
 
 
-def _calibrate(timed: Callable[[int], float], min_time: float) -> tuple[float, int]:
-    """_calibrate returns (round duration, iterations) with iterations the fewest whose round
-    lasts min_time and at least ten times the timer's resolution (pytest-benchmark's method)."""
-    min_time = max(min_time, _resolution() * 10)
-    estimate = min_time * 5 / 10
-    loops = 1
-    while True:
-        duration = timed(loops)
-        if duration >= min_time:
-            return duration, loops
-        if duration >= estimate:
-            loops = math.ceil(min_time * loops / duration)
-            if loops == 1:
-                return duration, loops
-        else:
-            loops *= 10
-
-
-_RES: float | None = None
-
-
-def _resolution() -> float:
-    global _RES
-    if _RES is None:
-        best = math.inf
-        for _ in range(10):
-            t0 = _timer()
-            t1 = _timer()
-            while t1 == t0:
-                t1 = _timer()
-            best = min(best, t1 - t0)
-        _RES = best
-    return _RES
-
-
-def _stats(data: list[float], iterations: int) -> dict[str, Any]:
-    """_stats is pytest-benchmark's stats object of the rounds data (seconds)."""
-    n = len(data)
-    s = sorted(data)
-    q1, median, q3 = (statistics.quantiles(s, n=4, method="inclusive") if n > 1 else [s[0]] * 3)
-    iqr = q3 - q1
-    mean = statistics.fmean(s)
-    std = statistics.stdev(s) if n > 1 else 0.0
-    lo, hi = q1 - 1.5 * iqr, q3 + 1.5 * iqr
-    return {
-        "min": s[0], "max": s[-1], "mean": mean, "stddev": std, "rounds": n, "median": median,
-        "iqr": iqr, "q1": q1, "q3": q3,
-        "iqr_outliers": sum(1 for x in s if x < lo or x > hi),
-        "stddev_outliers": sum(1 for x in s if abs(x - mean) > std),
-        "outliers": f"{sum(1 for x in s if abs(x - mean) > std)};{sum(1 for x in s if x < lo or x > hi)}",
-        "ld15iqr": next((x for x in s if x >= lo), s[0]), "hd15iqr": next((x for x in reversed(s) if x <= hi), s[-1]),
-        "ops": 1 / mean if mean > 0 else 0.0, "total": sum(s) * iterations, "iterations": iterations,
-        "data": list(data),
-    }
-
-
 _SESSION = pytest.StashKey["Session"]()
+_FIXTURES = ("inferbench_benchmark", "benchmark")
 
 
 class Session:
     """Session collects the benchmarks of a pytest session and writes, stores and compares them."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, pytest_benchmark: bool = False) -> None:
         self.config = config
+        self.pytest_benchmark = pytest_benchmark
         self.records: dict[str, Record] = {}
         self.started = _dt.datetime.now(_dt.timezone.utc)
         self.lines: list[str] = []  # what the terminal summary prints
         self.run_dir: Path | None = None
-        self.table = ""
         self.comparison: Comparison | None = None
+        self.notes: set[str] = set()
+        self.xdist = hasattr(config, "workerinput") or bool(
+            config.pluginmanager.hasplugin("xdist")
+            and (config.getoption("numprocesses", None) or config.getoption("dist", "no") not in ("no", None)))
+
+    def opt(self, name: str) -> Any:
+        """opt is the value of option inferbench_NAME, or of pytest-benchmark's benchmark_NAME of
+        the same meaning when pytest-benchmark is active and it was given."""
+        v = self.config.getoption("inferbench_" + name)
+        if not v and name in _SAME_MEANING and self.pytest_benchmark:
+            v = self.config.getoption("benchmark_" + name, None) or v
+        return v
+
+    @property
+    def disabled(self) -> bool:
+        return bool(self.opt("disable") or self.xdist)
+
+    @property
+    def tails(self) -> bool:
+        return any(".p" in g for g in self.config.getoption("inferbench_gate"))
 
     def options_for(self, item: pytest.Item) -> Options:
-        c = self.config
-        o = Options(min_rounds=c.getoption("inferbench_min_rounds"), max_time=c.getoption("inferbench_max_time"),
-                    min_time=c.getoption("inferbench_min_time"), warmup=c.getoption("inferbench_warmup"),
-                    iterations=c.getoption("inferbench_iterations"), rounds=c.getoption("inferbench_rounds"))
+        o = Options(min_rounds=self.opt("min_rounds"), max_time=self.opt("max_time"), min_time=self.opt("min_time"),
+                    warmup=self.opt("warmup"), warmup_time=self.opt("warmup_time"), iterations=self.opt("iterations"),
+                    rounds=self.opt("rounds"), timer=self.opt("timer"), disable_gc=bool(self.opt("disable_gc")),
+                    max_samples=self.opt("max_samples"))
+        known = [f.name for f in fields(Options)]
+        # pytest-benchmark's marker first, then inferbench's, which wins where both say something.
+        m = item.get_closest_marker("benchmark")
+        if m is not None and not self.pytest_benchmark:
+            for k, v in m.kwargs.items():
+                if k in _PB_MARKER_SAME:
+                    setattr(o, k, v)
+                else:
+                    why = _PB_MARKER_NOTE.get(k, "unknown to inferbench")
+                    self.note(f"@pytest.mark.benchmark({k}=...) is ignored: {why}")
         m = item.get_closest_marker("inferbench")
         if m is not None:
             for k, v in m.kwargs.items():
-                if not hasattr(o, k):
-                    raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.inferbench({k}=...): unknown option (want {', '.join(o.__dataclass_fields__)})")
+                if k not in known:
+                    raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.inferbench({k}=...): unknown option (want {', '.join(known)})")
                 setattr(o, k, v)
         return o
 
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.add(text)
+            self.lines.append(f"inferbench: {text}")
+
     # Hooks of the session (the Session is registered as a plugin).
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        skip, only = self.opt("skip"), self.opt("only")
+        theirs = 0
+        for item in items:
+            names = getattr(item, "fixturenames", ())
+            ours = "inferbench_benchmark" in names or ("benchmark" in names and not self.pytest_benchmark)
+            if "benchmark" in names and self.pytest_benchmark:
+                theirs += 1
+            if only and not ours:
+                item.add_marker(pytest.mark.skip(reason="not a benchmark (--inferbench-only)"))
+            elif skip and not only and ours:
+                item.add_marker(pytest.mark.skip(reason="a benchmark (--inferbench-skip)"))
+        if theirs and (config.getoption("inferbench_save") or config.getoption("inferbench_compare")):
+            warnings.warn(InferbenchWarning(
+                f"inferbench: {theirs} test(s) use the `benchmark` fixture, which is pytest-benchmark's here (it is installed): "
+                "their results are not in inferbench's run. Use inferbench_benchmark, or run with -p no:benchmark to make "
+                "`benchmark` inferbench's."), stacklevel=1)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         r = self.records.get(report.nodeid)
@@ -390,14 +553,16 @@ class Session:
         self.finish(session)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.records and not self.lines:
+        recs = [r for r in self.records.values() if r.data]
+        if not recs and not self.lines:
             return
         tr = terminalreporter
         tr.write_sep("-", "inferbench")
-        if self.table:
-            tr.write_line(self.table.rstrip())
-        elif self.records:
-            tr.write_line(_table(self.records.values()))
+        if recs:
+            tr.write_line(table(recs, self.config.getoption("inferbench_group_by"), self.config.getoption("inferbench_sort")).rstrip())
+        for r in sorted((r for r in recs if r.profile), key=lambda r: -sorted(r.data)[len(r.data) // 2])[:3]:
+            tr.write_line(f"\ncProfile of {r.fullname} (one calibrated round of {r.iterations} call(s)):")
+            tr.write_line(r.profile)
         for line in self.lines:
             tr.write_line(line)
 
@@ -408,13 +573,18 @@ class Session:
         for r in self.records.values():
             if not r.data:
                 continue
+            st = _timing.stats(r.data, r.iterations)
+            cap = r.options.max_samples
+            if cap is None:
+                cap = TAIL_SAMPLES if self.tails else MEDIAN_SAMPLES
+            st["data"] = _timing.summarize(r.data, cap, self.tails)
             benches.append({
                 "group": r.group, "name": r.name, "fullname": r.fullname, "params": r.params,
                 "param": None if not r.params else r.name.partition("[")[2].rstrip("]"),
                 "extra_info": r.extra_info,
                 "options": {"min_rounds": r.options.min_rounds, "max_time": r.options.max_time, "min_time": r.options.min_time,
-                            "timer": "perf_counter", "warmup": r.warmup_rounds},
-                "stats": _stats(r.data, r.iterations),
+                            "timer": r.timer, "disable_gc": r.options.disable_gc, "warmup": r.warmup_rounds},
+                "stats": st,
             })
         return {
             "machine_info": {"node": platform.node(), "processor": platform.processor(), "machine": platform.machine(),
@@ -431,17 +601,22 @@ class Session:
     def finish(self, session: pytest.Session) -> None:
         c = self.config
         if hasattr(c, "workerinput"):
-            return  # a pytest-xdist worker: its benchmarks are not gathered (docs/python.md, Limits)
+            return  # a pytest-xdist worker: benchmarks are disabled there
         save, baseline = c.getoption("inferbench_save"), c.getoption("inferbench_compare")
         doc = self.benchmark_json()
         if p := c.getoption("inferbench_json"):
             Path(p).write_text(json.dumps(doc, indent=2))
+        if hist := c.getoption("inferbench_histogram"):
+            for path in histogram_svg([r for r in self.records.values() if r.data], c.getoption("inferbench_group_by"), hist):
+                self.lines.append(f"inferbench: histogram written to {path}")
         if not save and not baseline:
             return
         if not doc["benchmarks"]:
-            hint = " (pytest-xdist runs them in workers, whose results are not gathered: run with -n 0)" if c.pluginmanager.hasplugin("xdist") and c.getoption("numprocesses", None) else ""
-            self.lines.append(f"inferbench: no benchmark ran in this session: nothing saved or compared{hint}")
-            if baseline:
+            why = "benchmarks are disabled under pytest-xdist: run them with -n 0" if self.xdist else (
+                "benchmarks are disabled (--inferbench-disable)" if self.disabled else "no test used the benchmark fixture")
+            what = "saved" if save and not baseline else "saved or compared" if save else "compared"
+            self.lines.append(f"inferbench: no benchmark ran in this session: nothing {what} ({why}); the session fails")
+            if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         try:
@@ -454,7 +629,7 @@ class Session:
                     if save:
                         # After the comparison: there "latest" is still the run before this one.
                         self._publish(run_json)
-        except Exception as e:  # the binary's errors and missing binary end the session as an error
+        except (InferbenchError, OSError, ValueError) as e:  # the binary's errors end the session as an error
             self.lines.append(f"inferbench: {e}")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if session.exitstatus == 0 else session.exitstatus
 
@@ -479,12 +654,11 @@ class Session:
         folder = base / rid if keep else tmp / "run"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "run.json"
-        path.write_text(json.dumps(run, indent=2, allow_nan=False))
+        path.write_text(json.dumps(run, indent=1, allow_nan=False))
         if keep:
-            shutil.copy(pb, folder / "pytest-benchmark.json")
+            (folder / "pytest-benchmark.json").write_text(json.dumps(doc, indent=1))
             self.run_dir = folder
             self.lines.append(f"inferbench: run {rid} written to {path}")
-        self.table = self._run(["report", str(path), "--format", "table"])
         return path
 
     def _publish(self, path: Path) -> None:
@@ -498,8 +672,9 @@ class Session:
 
     def _enrich(self, run: dict[str, Any]) -> None:
         """_enrich adds what the pytest-benchmark JSON cannot carry: each window's resources,
-        warm-up rounds, test failures, the environment and the command line."""
+        warm-up rounds, the gate, test failures, the environment and the command line."""
         by_name = {r.fullname: r for r in self.records.values()}
+        gate = [DEFAULT_GATE, *(g for g in self.config.getoption("inferbench_gate") if g != DEFAULT_GATE)]
         for s in run["scenarios"]:
             r = by_name.get(s.get("source", ""))
             if r is None:
@@ -508,14 +683,20 @@ class Session:
             s["duration_s"] = r.duration_s
             s["started_at"] = _dt.datetime.fromtimestamp(r.started, _dt.timezone.utc).isoformat().replace("+00:00", "Z")
             s["subject"] = "pytest"
+            s["gate"] = gate
             m = s["metrics"]
             if r.duration_s > 0:
                 m["cpu_pct"] = {"unit": "%", "better": "lower", "value": 100 * r.cpu_s / r.duration_s}
             m["cpu_s"] = {"unit": "s", "better": "lower", "value": r.cpu_s}
             if r.peak_rss_mb is not None:
                 m["peak_rss_mb"] = {"unit": "MB", "better": "lower", "value": r.peak_rss_mb}
+            warns = s.setdefault("warnings", [])
             if r.iterations > 1:
-                s.setdefault("warnings", []).append(f"each sample is the mean of {r.iterations} calls (a calibrated round), not one call")
+                warns.append(f"each round is {r.iterations} calls: a round's time / {r.iterations} is one per-call time")
+            kept = len(m["latency_ms"].get("samples") or [])
+            if kept and kept < len(r.data):
+                how = "evenly spaced rounds" if self.tails else f"the median of a block of {len(r.data) // kept}-{-(-len(r.data) // kept)} consecutive rounds"
+                warns.append(f"{len(r.data)} rounds summarized into {kept} samples, each {how} (--inferbench-max-samples)")
             if r.failed:
                 s["status"], s["error"] = "failed", r.failed
         ok = sum(1 for s in run["scenarios"] if s["status"] == "ok")
@@ -524,7 +705,7 @@ class Session:
         run["summary"].update(total=total, succeeded=ok, failed=failed, success_rate=ok / max(1, ok + failed))
         try:
             env = json.loads(self._run(["sysinfo", "--json"]))
-        except Exception:  # the fingerprint is context: a run without it is still a run
+        except (InferbenchError, ValueError):  # the fingerprint is context: a run without it is still a run
             env = {}
         env["pytest"] = {k.removeprefix("pytest_"): v for k, v in run.get("environment", {}).items()}
         run["environment"] = env
@@ -532,22 +713,39 @@ class Session:
         run["started_at"] = self.started.isoformat().replace("+00:00", "Z")
         run["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
 
-    def _compare(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
+    def compare_args(self, baseline: str, run_json: Path) -> list[str]:
+        """compare_args is the inferbench compare command line of the session against baseline."""
         c = self.config
         args = ["compare", baseline, str(run_json), "--results-dir", c.getoption("inferbench_output_dir")]
         if store := c.getoption("inferbench_store"):
             args += ["--store", store]
-        for t in c.getoption("inferbench_threshold"):
+        thresholds = c.getoption("inferbench_threshold")
+        if not thresholds and not (Path(c.invocation_params.dir) / THRESHOLDS_FILE).is_file():
+            thresholds = [DEFAULT_THRESHOLD]
+        for t in thresholds:
             args += ["--threshold", t]
+        for g in c.getoption("inferbench_gate"):
+            args += ["--gate", g]
+        return args
+
+    def _compare(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
+        c = self.config
+        args = self.compare_args(baseline, run_json)
         with tempfile.TemporaryDirectory(prefix="inferbench-compare-") as tmp:
             out = Path(tmp) / "compare.json"
-            p = _binary.execute([*args, "--format", "json", "-o", str(out)], cwd=c.invocation_params.dir)
+            # One comparison: the table on stdout and the JSON beside it.
+            p = _binary.execute([*args, "--format", "text", "--json", str(out)], cwd=c.invocation_params.dir)
+            if p.returncode == 2 and "unknown flag: --json" in p.stderr:
+                # A binary older than compare --json (the pure-Python wheel runs the one on PATH):
+                # the JSON, then the text, compared twice.
+                p = _binary.execute([*args, "--format", "json", "-o", str(out)], cwd=c.invocation_params.dir)
+                text = _binary.execute([*args, "--format", "text"], cwd=c.invocation_params.dir).stdout
+                p = type(p)(p.args, p.returncode, text, p.stderr)
             if p.returncode not in (0, EXIT_REGRESSION) or not out.is_file():
                 raise error_for(p.returncode or 1, args, p.stderr)
-            text = _binary.execute([*args, "--format", "text"], cwd=c.invocation_params.dir).stdout
-            verdict = parse_comparison(out.read_text(), p.returncode, text)
+            verdict = parse_comparison(out.read_text(), p.returncode, p.stdout)
         self.comparison = verdict
-        self.lines.append(text.rstrip())
+        self.lines.append(p.stdout.rstrip())
         if verdict.failed:
             self.lines.append(f"inferbench: {message_of(p.stderr)} against {baseline}: the session fails with inferbench compare's exit code {p.returncode}")
             session.exitstatus = p.returncode
@@ -572,32 +770,29 @@ def _link_latest(base: Path, rid: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-@pytest.fixture
-def inferbench_benchmark(request: pytest.FixtureRequest) -> Iterator[BenchmarkFixture]:
-    """inferbench_benchmark times a function over calibrated rounds: pytest-benchmark's
-    ``benchmark`` fixture, whose results --inferbench-save writes as an inferbench run."""
+def _fixture(request: pytest.FixtureRequest) -> BenchmarkFixture:
     sess: Session = request.config.stash[_SESSION]
     node = request.node
     callspec = getattr(node, "callspec", None)
     o = sess.options_for(node)
     rec = Record(name=node.name, fullname=node.nodeid, group=o.group,
                  params=dict(callspec.params) if callspec else None, options=o)
-    yield BenchmarkFixture(rec, lambda r: sess.records.__setitem__(r.fullname, r))
+    return BenchmarkFixture(rec, lambda r: sess.records.__setitem__(r.fullname, r), disabled=sess.disabled,
+                            profile=request.config.getoption("inferbench_cprofile"), top=request.config.getoption("inferbench_cprofile_top"))
 
 
-def _table(records: Any) -> str:
-    rows = [("BENCHMARK", "ROUNDS", "ITER", "MEDIAN", "IQR", "MIN", "MEAN")]
-    for r in records:
-        if not r.data:
-            continue
-        s = _stats(r.data, r.iterations)
-        rows.append((r.name, str(s["rounds"]), str(r.iterations), _dur(s["median"]), _dur(s["iqr"]), _dur(s["min"]), _dur(s["mean"])))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
+@pytest.fixture
+def inferbench_benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture:
+    """inferbench_benchmark times a function over calibrated rounds: pytest-benchmark's
+    ``benchmark`` fixture, whose results --inferbench-save writes as an inferbench run."""
+    return _fixture(request)
 
 
-def _dur(s: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.4g} {unit}"
-    return f"{s / 1e-9:.4g} ns"
+class _Alias:
+    """_Alias holds the ``benchmark`` fixture, registered only when pytest-benchmark is not active
+    (its fixture of that name is left alone)."""
+
+    @pytest.fixture
+    def benchmark(self, request: pytest.FixtureRequest) -> BenchmarkFixture:
+        """benchmark is inferbench_benchmark under pytest-benchmark's name."""
+        return _fixture(request)

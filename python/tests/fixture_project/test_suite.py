@@ -42,7 +42,8 @@ def test_pedantic(inferbench_benchmark):
 
     got = inferbench_benchmark.pedantic(nap, setup=setup, teardown=lambda s: seen.append(s), rounds=8, warmup_rounds=1)
     assert got == 0.001
-    assert len(seen) == 9  # teardown after every round, warm-up included
+    # teardown after every round, warm-up included; once when benchmarks are disabled (pytest-xdist)
+    assert len(seen) == (1 if inferbench_benchmark.disabled else 9)
 
 
 def test_not_a_benchmark():
