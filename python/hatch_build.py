@@ -3,7 +3,13 @@
 With INFERBENCH_WHEEL_BINARY (the binary's path) and INFERBENCH_WHEEL_PLATFORM (GOOS/GOARCH, as
 the Makefile's PLATFORMS spells it) the binary goes into the wheel's scripts, which pip installs
 into the environment's bin (Scripts on Windows), and the wheel is tagged for that platform. Without
-them the wheel is the pure-Python package (py3-none-any), which finds a binary on PATH.
+them, see below.
+
+With neither, the wheel is built from source: the binary is compiled with Go (CGO_ENABLED=0, as
+make release builds it) from the Go module this package sits in (the checkout for `pip install
+python/` or `pip install .`, the sdist's copy of the source otherwise) for the machine that builds
+it. INFERBENCH_WHEEL_PURE=1 builds the pure-Python wheel (py3-none-any) instead, which finds a
+binary on PATH.
 
 The tag comes from the binary, not from the machine that builds it: the build cross-compiles.
 The binary's header is checked against the platform asked for, so a wrong binary cannot ship
@@ -14,7 +20,11 @@ into the binary (LC_BUILD_VERSION), the oldest macOS that runs it.
 from __future__ import annotations
 
 import os
+import shutil
 import struct
+import subprocess
+import tempfile
+from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
@@ -85,6 +95,43 @@ def platform_tag(platform: str, data: bytes, path: str) -> str:
     return f"win_{goarch}"
 
 
+MODULE = "module github.com/inferbench/inferbench"
+GO_HINT = ("Go 1.26 or later builds it (https://go.dev/dl; $GO names the go command), or install a platform wheel "
+           "of pyinferbench; INFERBENCH_WHEEL_PURE=1 builds the package without the binary (it then runs the inferbench on PATH)")
+
+
+def module_root(start: Path) -> Path:
+    """module_root returns the folder of inferbench's go.mod: start or one of its two parents."""
+    for d in (start, *start.parents[:2]):
+        gomod = d / "go.mod"
+        if gomod.is_file() and MODULE in gomod.read_text(encoding="utf-8").splitlines()[0]:
+            return d
+    raise ValueError(f"{start}: no inferbench Go source here or above (go.mod of {MODULE.split()[1]}): "
+                     "build the wheel from a checkout or from the sdist that make wheels builds at the repository's root")
+
+
+def find_go() -> str:
+    for cand in (os.environ.get("GO", ""), shutil.which("go") or "", "/usr/local/go/bin/go"):
+        if cand and (shutil.which(cand) or Path(cand).is_file()):
+            return cand
+    raise ValueError(f"building the inferbench binary from source needs Go, and none was found: {GO_HINT}")
+
+
+def build_from_source(root: Path, out_dir: Path, version: str) -> tuple[str, str]:
+    """build_from_source compiles the inferbench binary of module root into out_dir for this
+    machine and returns (its path, GOOS/GOARCH)."""
+    go = find_go()
+    env = dict(os.environ, CGO_ENABLED="0")
+    goos, goarch = (subprocess.run([go, "env", k], capture_output=True, text=True, check=True, env=env).stdout.strip() for k in ("GOOS", "GOARCH"))
+    exe = out_dir / ("inferbench.exe" if goos == "windows" else "inferbench")
+    ldflags = f"-s -w -X github.com/inferbench/inferbench/internal/cli.Version={version}"
+    p = subprocess.run([go, "build", "-trimpath", "-ldflags", ldflags, "-o", str(exe), "./cmd/inferbench"], cwd=root, env=env,
+                       capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise ValueError(f"go build ./cmd/inferbench in {root} failed (exit {p.returncode}):\n{p.stderr.strip()}\n{GO_HINT}")
+    return str(exe), f"{goos}/{goarch}"
+
+
 class CustomBuildHook(BuildHookInterface):
     """CustomBuildHook adds the binary and the platform tag to a wheel; see the module's comment."""
 
@@ -93,10 +140,13 @@ class CustomBuildHook(BuildHookInterface):
             return
         binary = os.environ.get("INFERBENCH_WHEEL_BINARY", "")
         platform = os.environ.get("INFERBENCH_WHEEL_PLATFORM", "")
-        if not binary and not platform:
+        if os.environ.get("INFERBENCH_WHEEL_PURE") and not binary and not platform:
             return  # the pure-Python wheel
-        if not binary or not platform:
-            raise ValueError("INFERBENCH_WHEEL_BINARY and INFERBENCH_WHEEL_PLATFORM go together (or neither: a py3-none-any wheel)")
+        if bool(binary) != bool(platform):
+            raise ValueError("INFERBENCH_WHEEL_BINARY and INFERBENCH_WHEEL_PLATFORM go together (or neither: the binary is built from source)")
+        if not binary:
+            self._tmp = tempfile.mkdtemp(prefix="inferbench-wheel-")
+            binary, platform = build_from_source(module_root(Path(self.root)), Path(self._tmp), self.metadata.version)
         with open(binary, "rb") as f:
             data = f.read()
         tag = platform_tag(platform, data, binary)
@@ -104,3 +154,7 @@ class CustomBuildHook(BuildHookInterface):
         build_data["shared_scripts"][binary] = exe
         build_data["tag"] = f"py3-none-{tag}"
         build_data["pure_python"] = False
+
+    def finalize(self, version: str, build_data: dict, artifact_path: str) -> None:
+        if getattr(self, "_tmp", None):
+            shutil.rmtree(self._tmp, ignore_errors=True)

@@ -42,10 +42,11 @@ type workflow struct {
 }
 
 type job struct {
-	If       string `yaml:"if"`
-	Needs    any    `yaml:"needs"` // a job name or a list of them
-	RunsOn   any    `yaml:"runs-on"`
-	Strategy *struct {
+	If          string            `yaml:"if"`
+	Permissions map[string]string `yaml:"permissions"`
+	Needs       any               `yaml:"needs"` // a job name or a list of them
+	RunsOn      any               `yaml:"runs-on"`
+	Strategy    *struct {
 		FailFast *bool            `yaml:"fail-fast"`
 		Matrix   map[string][]any `yaml:"matrix"`
 	} `yaml:"strategy"`
@@ -53,24 +54,27 @@ type job struct {
 }
 
 type step struct {
-	Name string            `yaml:"name"`
-	ID   string            `yaml:"id"`
-	If   string            `yaml:"if"`
-	Uses string            `yaml:"uses"`
-	With map[string]any    `yaml:"with"`
-	Env  map[string]string `yaml:"env"`
-	Run  string            `yaml:"run"`
+	Name  string            `yaml:"name"`
+	ID    string            `yaml:"id"`
+	If    string            `yaml:"if"`
+	Uses  string            `yaml:"uses"`
+	With  map[string]any    `yaml:"with"`
+	Env   map[string]string `yaml:"env"`
+	Shell string            `yaml:"shell"`
+	Run   string            `yaml:"run"`
 }
 
-func load(t *testing.T) workflow {
+func load(t *testing.T) workflow { return loadFile(t, "github-actions.yml") }
+
+func loadFile(t *testing.T, name string) workflow {
 	t.Helper()
-	data, err := os.ReadFile("github-actions.yml")
+	data, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var w workflow
 	if err := yaml.UnmarshalWithOptions(data, &w, yaml.Strict()); err != nil {
-		t.Fatalf("github-actions.yml: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return w
 }

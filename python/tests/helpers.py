@@ -15,6 +15,13 @@ SLEEP = shutil.which("sleep")
 FIXTURE = Path(__file__).parent / "fixture_project"
 
 
+def needs_latest(fn):  # type: ignore[no-untyped-def]
+    """needs_latest skips a test that reads benchmark_results/latest where no such link is made."""
+    import pytest
+
+    return pytest.mark.skipif(sys.platform == "win32", reason="no latest link on Windows (docs/python.md, Limits)")(fn)
+
+
 def sleep_command(seconds: float) -> str:
     """sleep_command is a command line that takes about seconds, for --exec."""
     if SLEEP:

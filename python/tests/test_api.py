@@ -162,3 +162,63 @@ def test_options_become_flags(tmp_path):
         "--enable-mock", "--output-dir", "out", "--store", "h.db", "--no-store", "--baseline", "main",
         "--threads", "2", "--format", "json",
     ]
+
+
+def test_definition_error_carries_file_line_and_hint(tmp_path):
+    # Before: "1 problem(s) in benchmark definitions:" with the file:line only in e.stderr.
+    d = tmp_path / "benches"
+    d.mkdir()
+    (d / "x.yaml").write_text('name: x\nmodel: m\nsubject:\n  kind: exec\n  command: "true"\nload: {warmup_iterations: 1, measurment_iterations: 3}\n')
+    with pytest.raises(UsageError) as e:
+        inferbench.run(["benches"], no_store=True, cwd=tmp_path)
+    want = 'benches/x.yaml:6:30: unknown key "measurment_iterations" (did you mean "measurement_iterations"?)'
+    assert want in e.value.message and want in str(e.value)
+    assert "1 problem(s) in benchmark definitions" in str(e.value) and e.value.exit_code == 2
+    assert isinstance(e.value, ValueError)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="executable bits and #! scripts")
+def test_unusable_binaries_raise_the_package_errors(tmp_path, monkeypatch):
+    # Before: a bare FileNotFoundError, PermissionError or OSError from subprocess.
+    with pytest.raises(inferbench.BinaryNotFound, match=r"binary=.*nope: no such file") as e:
+        inferbench.run(exec="true", binary=tmp_path / "nope")
+    assert isinstance(e.value, InferbenchError) and isinstance(e.value, FileNotFoundError)
+    text = tmp_path / "notes.txt"
+    text.write_text("not a program\n")
+    monkeypatch.setenv("INFERBENCH_BINARY", str(text))
+    with pytest.raises(inferbench.BinaryNotFound, match=r"INFERBENCH_BINARY=.*notes.txt: not executable \(chmod \+x"):
+        inferbench.import_results(tmp_path / "x.json")
+    text.chmod(0o755)
+    with pytest.raises(inferbench.BinaryNotFound, match=r"INFERBENCH_BINARY=.*notes.txt: cannot run it: Exec format error"):
+        inferbench.import_results(tmp_path / "x.json")
+    monkeypatch.setenv("INFERBENCH_BINARY", str(tmp_path))
+    with pytest.raises(inferbench.BinaryNotFound, match="not a file"):
+        inferbench.find_binary()
+
+
+def test_timeout_raises_command_timeout(tmp_path):
+    with pytest.raises(inferbench.CommandTimeout, match=r"did not finish in 0.5 s") as e:
+        inferbench.run(exec=sleep_command(2), iterations=3, warmup=0, no_store=True, output_dir=tmp_path, cwd=tmp_path, timeout=0.5)
+    assert isinstance(e.value, TimeoutError) and isinstance(e.value, InferbenchError)
+
+
+def test_nothing_comparable_raises_exit_1(tmp_path):
+    # compare's docstring said "nothing comparable" exits 3; the command exits 1, and the API raises.
+    a = inferbench.run(exec=sleep_command(0.001), iterations=3, warmup=0, output_dir=tmp_path / "out", no_store=True, cwd=tmp_path, extra_args=["--name", "a"])
+    b = inferbench.run(exec=sleep_command(0.001), iterations=3, warmup=0, output_dir=tmp_path / "out", no_store=True, cwd=tmp_path, extra_args=["--name", "b"])
+    with pytest.raises(InferbenchError) as e:
+        inferbench.compare(a, b)
+    assert e.value.exit_code == 1 and "nothing comparable" in e.value.message
+    assert "exit 1)" in (inferbench.compare.__doc__ or "") or "Exit 1" in (inferbench.compare.__doc__ or "")
+
+
+def test_load_errors_are_result_errors(tmp_path):
+    with pytest.raises(inferbench.ResultError, match="give a run.json or a run folder"):
+        inferbench.load(tmp_path / "missing")
+    (tmp_path / "pb.json").write_text('{"benchmarks": []}')
+    with pytest.raises(inferbench.ResultError, match="not an inferbench run.json"):
+        inferbench.load(tmp_path / "pb.json")
+    r = inferbench.run(exec="true", iterations=2, warmup=0, output_dir=tmp_path / "out", no_store=True, cwd=tmp_path)
+    r.path = None  # a Run without a file cannot be compared: UsageError, a ValueError
+    with pytest.raises(UsageError, match="has no file"):
+        inferbench.compare(r, r)

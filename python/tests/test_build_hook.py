@@ -70,3 +70,64 @@ def test_platform_tag(platform, data, tag):
 def test_platform_tag_refuses(platform, data, message):
     with pytest.raises(ValueError, match=message):
         hook.platform_tag(platform, data, "bin")
+
+
+def load_version():
+    spec = importlib.util.spec_from_file_location("pyinferbench_version", Path(__file__).parents[1] / "pyinferbench_version.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.mark.parametrize(
+    "describe,want",
+    [
+        ("v1.2.3", "1.2.3"),  # a release tag
+        ("v1.2.3-4-g2e32b9a", "0.0.dev0+g1.2.3.4.g2e32b9a"),  # after a tag
+        ("2e32b9a-dirty", "0.0.dev0+g2e32b9a.dirty"),  # no tag, changes
+        ("", "0.0.dev0"),
+    ],
+)
+def test_version_from_git_describe(describe, want):
+    assert load_version().pep440(describe) == want
+
+
+def test_version_without_env_or_git(tmp_path, monkeypatch):
+    # Before: `pip install python/` failed, "environment variable INFERBENCH_PY_VERSION is not set".
+    v = load_version()
+    monkeypatch.delenv("INFERBENCH_PY_VERSION", raising=False)
+    assert v.version()  # from git here, or the fallback
+    monkeypatch.setattr(v, "_from_git", lambda here: "")
+    monkeypatch.setattr(v, "_from_pkg_info", lambda here: "")
+    assert v.version() == "0.0.dev0"
+    (tmp_path / "PKG-INFO").write_text("Metadata-Version: 2.5\nName: pyinferbench\nVersion: 1.4.0\n")
+    assert load_version()._from_pkg_info(tmp_path) == "1.4.0"  # an sdist's version
+    monkeypatch.setenv("INFERBENCH_PY_VERSION", "2.0.0")
+    assert v.version() == "2.0.0"
+
+
+def test_module_root_and_missing_go(tmp_path, monkeypatch):
+    root = Path(__file__).parents[2]
+    assert hook.module_root(root / "python") == root  # pip install python/
+    assert hook.module_root(root) == root  # pip install .
+    with pytest.raises(ValueError, match="no inferbench Go source here or above"):
+        hook.module_root(tmp_path)
+    monkeypatch.setenv("GO", str(tmp_path / "nogo"))
+    monkeypatch.setattr(hook.shutil, "which", lambda name: None)  # no go on PATH
+    monkeypatch.setattr(hook.Path, "is_file", lambda self: False)  # nor in /usr/local/go
+    with pytest.raises(ValueError, match="needs Go, and none was found: Go 1.26 or later builds it"):
+        hook.find_go()
+
+
+def test_root_and_python_projects_agree():
+    # pip install . (the root's pyproject.toml, and the sdist) and pip install python/ are one project.
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).parents[2]
+    a = tomllib.loads((root / "pyproject.toml").read_text())
+    b = tomllib.loads((root / "python" / "pyproject.toml").read_text())
+    pa, pb = dict(a["project"]), dict(b["project"])
+    assert pa.pop("readme") == "python/README.md" and pb.pop("readme") == "README.md"
+    assert pa == pb
+    assert a["build-system"] == b["build-system"]
+    assert pa["license"] == "Apache-2.0" and pa["urls"]["Source"] and pa["authors"]
+    assert (root / "LICENSE").read_text().split()[:3] == ["Apache", "License", "Version"]

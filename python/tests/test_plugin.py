@@ -11,7 +11,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURE, SCHEMA, pytest_in
+from helpers import FIXTURE, SCHEMA, needs_latest, pytest_in
 
 import inferbench
 
@@ -38,6 +38,7 @@ def test_entry_point_registered():
     assert ep.value == "inferbench.pytest_plugin"
 
 
+@needs_latest
 def test_save_then_compare_slowed_and_unchanged(project: Path):
     saved = pytest_in(project, "--inferbench-save", "base", "--inferbench-store", "h.db", *QUICK)
     assert saved.returncode == 0, saved.stdout + saved.stderr
@@ -88,6 +89,7 @@ def test_save_then_compare_slowed_and_unchanged(project: Path):
     assert "5 passed" in same.stdout
 
 
+@needs_latest
 def test_failed_test_fails_its_scenario(project: Path):
     (project / "test_suite.py").write_text(
         "def test_wrong(inferbench_benchmark):\n"

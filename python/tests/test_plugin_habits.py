@@ -12,7 +12,7 @@ import xml.dom.minidom
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURE, pytest_in
+from helpers import FIXTURE, needs_latest, pytest_in
 
 import inferbench
 
@@ -105,6 +105,7 @@ def test_saved_session_is_small_and_compared_once(project: Path, tmp_path: Path)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the spy binary is a shell script")
+@needs_latest
 def test_default_threshold_and_tail_gate(project: Path, tmp_path: Path):
     (project / "test_suite.py").write_text(THREE)
     env, log = spy_binary(tmp_path)

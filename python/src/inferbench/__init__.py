@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from inferbench._binary import BinaryNotFound, find_binary
+from inferbench._binary import find_binary
 from inferbench.api import compare, import_results, run
-from inferbench.errors import InferbenchError, RegressionError, UsageError
+from inferbench.errors import BinaryNotFound, CommandTimeout, InferbenchError, RegressionError, ResultError, UsageError
 from inferbench.results import (
     BudgetCheck,
     Comparison,
@@ -45,6 +45,7 @@ except PackageNotFoundError:  # imported from the source tree
 __all__ = [
     "BinaryNotFound",
     "BudgetCheck",
+    "CommandTimeout",
     "Comparison",
     "Config",
     "InferbenchError",
@@ -53,6 +54,7 @@ __all__ = [
     "Iterations",
     "Metric",
     "RegressionError",
+    "ResultError",
     "Row",
     "Run",
     "RunRef",

@@ -6,7 +6,8 @@ import os
 import subprocess
 import sys
 
-from inferbench._binary import BinaryNotFound, find_binary
+from inferbench._binary import find_binary
+from inferbench.errors import BinaryNotFound
 
 
 def main() -> int:

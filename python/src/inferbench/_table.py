@@ -1,5 +1,7 @@
 """The plugin's table of a session's benchmarks and its box plots (--inferbench-histogram).
 
+In instruction mode the numbers are instructions per call instead of times.
+
 One table, printed whether or not the session is saved or compared: per group (--inferbench-group-by)
 a header and a row per test with MIN, MEDIAN, MEAN, MAX, IQR (p75 - p25) of the per-call time in one
 unit per group, then ROUNDS and ITER (iterations per round), sorted by --inferbench-sort.
@@ -64,6 +66,7 @@ def unit_for(seconds: float) -> tuple[str, float]:
 def _row_stats(r: _Rec) -> dict[str, Any]:
     st = _timing.stats(r.data, r.iterations)
     st["name"], st["fullname"] = r.name, r.fullname
+    st["counted"] = getattr(r, "measure", "time") == "instructions"
     return st
 
 
@@ -77,7 +80,8 @@ def table(records: Iterable[_Rec], group_by: str = "group", sort: str = "min") -
     out: list[str] = []
     for g in sorted(groups):
         rows = sorted(groups[g], key=lambda st: st[sort])
-        unit, scale = unit_for(min(st["min"] for st in rows))
+        # Instruction mode's rows are instructions per call, not seconds.
+        unit, scale = ("instructions", 1.0) if any(st["counted"] for st in rows) else unit_for(min(st["min"] for st in rows))
         head = ["BENCHMARK", *(f"{c.upper()} ({unit})" for c in COLUMNS), "ROUNDS", "ITER"]
         body = [[st["name"], *(f"{st[c] / scale:.4g}" for c in COLUMNS), str(st["rounds"]), str(st["iterations"])] for st in rows]
         widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]

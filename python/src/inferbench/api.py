@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from inferbench._binary import execute
-from inferbench.errors import EXIT_REGRESSION, InferbenchError, RegressionError, error_for
+from inferbench.errors import EXIT_REGRESSION, InferbenchError, RegressionError, ResultError, UsageError, error_for
 from inferbench.results import Comparison, Run, parse_comparison, parse_run
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -73,9 +73,12 @@ def run(
     results go (output_dir, default benchmark_results; store, default $INFERBENCH_STORE or
     .inferbench/history.db; no_store). extra_args go to the command line as they are.
 
-    A failed scenario, a regression against baseline, or bad options raise InferbenchError
-    (UsageError for exit 2, RegressionError for exit 3) carrying the command's message, exit code
-    and the run when one was written; with check=False a written run is returned instead.
+    Exit codes: 0 returns the run; 1 (a failed scenario, an error) raises InferbenchError, 2 (bad
+    options or definitions) UsageError, 3 (a regression against baseline, an exceeded budget)
+    RegressionError, each with the command's whole message (a bad definition's file:line:col
+    and hint), the exit code and the run when one was written; with check=False a written run is
+    returned instead. A binary that cannot run raises BinaryNotFound, a run past timeout seconds
+    CommandTimeout.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -100,7 +103,8 @@ def run(
     r = _run_from(p.stdout, output_dir, cwd)
     if p.returncode != 0 and (check or r is None):
         raise error_for(p.returncode, args, p.stderr, r)
-    assert r is not None
+    if r is None:
+        raise InferbenchError(f"inferbench run printed no run (stdout starts {p.stdout[:80]!r}): is {binary or 'the binary'} inferbench?", p.returncode, args, p.stderr)
     return r
 
 
@@ -126,6 +130,7 @@ def compare(
     head: PathLike | Run,
     *,
     threshold: Mapping[str, float] | Sequence[str] | None = None,
+    gate: str | Sequence[str] | None = None,
     alpha: float | None = None,
     thresholds_file: PathLike | None = None,
     budget_file: PathLike | None = None,
@@ -142,33 +147,37 @@ def compare(
 
     base and head are what the command takes (a run.json, a run folder, a run id, "latest",
     "baseline:NAME") or a Run loaded from a file. threshold overrides the thresholds, as
-    {"latency": 10} or ["resnet:memory=30"]. The verdict's exit_code is the command's: 0 no
-    regression, 3 a regression, an exceeded budget or nothing comparable; other failures (a run
-    not found) raise InferbenchError. With text=True the verdict's text is the command's table.
+    {"latency": 10} or ["resnet:memory=30"]; gate names more metrics that fail it (compare
+    --gate, e.g. ["latency_ms.p99"]). The verdict's exit_code is the command's: 0 no regression,
+    3 a regression or an exceeded budget (returned, not raised: it is compare's answer). Exit 1
+    raises InferbenchError: a run not found, a bad file, and nothing comparable (no scenario or
+    metric in common: a verdict needs evidence); exit 2 (bad flags) UsageError. With text=True
+    the verdict's text is the command's table, from the same comparison.
     """
     refs = [_ref(base), _ref(head)]
     args = ["compare", *refs]
     if isinstance(threshold, Mapping):
         threshold = [f"{k}={v}" for k, v in threshold.items()]
-    args += _many("--threshold", threshold) + _opt("--alpha", alpha)
+    args += _many("--threshold", threshold) + _many("--gate", gate) + _opt("--alpha", alpha)
     args += _opt("--thresholds-file", thresholds_file) + _opt("--budget-file", budget_file)
     args += _opt("--store", store) + _opt("--results-dir", results_dir) + list(extra_args)
     with tempfile.TemporaryDirectory(prefix="inferbench-compare-") as tmp:
         out = Path(tmp) / "compare.json"
-        p = execute([*args, "--format", "json", "-o", str(out)], binary=binary, cwd=cwd, env=env, timeout=timeout)
+        # One comparison: the JSON, and with text=True the table of the same one.
+        fmt = ["--format", "text", "--json", str(out)] if text else ["--format", "json", "-o", str(out)]
+        p = execute([*args, *fmt], binary=binary, cwd=cwd, env=env, timeout=timeout)
         if p.returncode not in (0, EXIT_REGRESSION) or not out.is_file():
             raise error_for(p.returncode or 1, args, p.stderr)
-        table = ""
-        if text:
-            t = execute([*args, "--format", "text"], binary=binary, cwd=cwd, env=env, timeout=timeout)
-            table = t.stdout
-        return parse_comparison(out.read_text(encoding="utf-8"), p.returncode, table)
+        try:
+            return parse_comparison(out.read_text(encoding="utf-8"), p.returncode, p.stdout if text else "")
+        except ValueError as e:
+            raise ResultError(f"inferbench compare wrote a comparison this package cannot read: {e}", p.returncode, args, p.stderr) from None
 
 
 def _ref(r: PathLike | Run) -> str:
     if isinstance(r, Run):
         if r.path is None:
-            raise ValueError(f"run {r.id} has no file: compare takes runs loaded from or written to a run.json")
+            raise UsageError(f"run {r.id} has no file: compare takes runs loaded from or written to a run.json (inferbench.load(path), or the Run inferbench.run returned)")
         return str(r.path)
     return os.fspath(r)
 
@@ -184,7 +193,8 @@ def import_results(
     binary: PathLike | None = None,
 ) -> list[str]:
     """import_results records other tools' results (pytest-benchmark JSON, go test -bench,
-    hyperfine, a run.json) in the history store and returns the run ids."""
+    hyperfine, a run.json) in the history store and returns the run ids. A file that cannot be
+    read or imported raises InferbenchError (exit 1), a bad option UsageError (exit 2)."""
     if isinstance(files, (str, os.PathLike)):
         files = [files]
     args = ["import", *(os.fspath(f) for f in files), "--format", format]

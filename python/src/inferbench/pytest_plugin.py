@@ -32,6 +32,8 @@ import os
 import platform
 import pstats
 import secrets
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +45,7 @@ from typing import Any
 
 import pytest
 
-from inferbench import _binary, _timing
+from inferbench import _binary, _counted, _timing
 from inferbench._table import SORTS, group_key, histogram_svg, table
 from inferbench.errors import EXIT_REGRESSION, InferbenchError, error_for, message_of
 from inferbench.results import Comparison, parse_comparison
@@ -87,6 +89,8 @@ _OPTIONS: list[tuple[str, str | None, dict[str, Any]]] = [
      help=f"regression threshold, [BENCHMARK:]METRIC_OR_KIND=PERCENT (repeatable), as inferbench compare --threshold; default {DEFAULT_THRESHOLD} unless this or {THRESHOLDS_FILE} sets thresholds")),
     ("--inferbench-gate", None, dict(action="append", default=[], metavar="METRIC",
      help="also gate on METRIC (repeatable), as inferbench compare --gate: latency_ms.p95 or latency_ms.p99 (the tails: the rounds themselves are kept, up to 2000), peak_rss_mb, cpu_s. Default: the median per-call time only")),
+    ("--inferbench-measure", None, dict(default="time", choices=["time", "instructions"],
+     help="time: time each round (default); instructions: count each round's instructions under valgrind's callgrind (the session runs again under it: counts do not move with the machine's load; the gate is then the instructions per call)")),
     ("--inferbench-json", "--benchmark-json", dict(default=None, metavar="PATH",
      help="also write the session as pytest-benchmark JSON to PATH")),
     ("--inferbench-min-rounds", "--benchmark-min-rounds", dict(type=int, default=5, metavar="N", help="at least this many measured rounds (default 5)")),
@@ -138,6 +142,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "inferbench(group=None, min_rounds=None, max_time=None, min_time=None, warmup=None, warmup_time=None, iterations=None, rounds=None, timer=None, disable_gc=None, max_samples=None): options of the benchmark fixture for this test")
     _check_options(config)
+    if config.getoption("inferbench_measure") == _counted.MODE and not os.environ.get(_counted.ENV) and not hasattr(config, "workerinput"):
+        _run_under_callgrind(config)
     pb = _pytest_benchmark_active(config.pluginmanager)
     if not pb:
         config.addinivalue_line("markers", "benchmark(group=None, min_rounds=None, max_time=None, min_time=None, timer=None, disable_gc=None): pytest-benchmark's marker, read by inferbench where the meaning is the same")
@@ -150,6 +156,32 @@ def pytest_configure(config: pytest.Config) -> None:
             "inferbench: benchmarks disabled under pytest-xdist (-n): parallel workers share the CPUs and their "
             "timings would not be gathered; each benchmarked function runs once, untimed. Run benchmarks with -n 0 "
             "(or -p no:xdist)."), stacklevel=2)
+
+
+def _run_under_callgrind(config: pytest.Config) -> None:
+    """_run_under_callgrind runs this pytest session again under callgrind (instruction mode),
+    removes callgrind's files after it and exits with its exit code: it does not return."""
+    if sys.platform == "win32":
+        raise pytest.UsageError("--inferbench-measure instructions: valgrind does not run on Windows; measure time (drop the option)")
+    try:
+        valgrind, version = _counted.find_valgrind()
+    except _counted.Unavailable as e:
+        raise pytest.UsageError(str(e)) from None
+    out = Path(tempfile.mkdtemp(prefix="inferbench-callgrind-"))
+    capman = config.pluginmanager.getplugin("capturemanager")
+    if capman is not None:
+        capman.suspend_global_capture(in_=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        # A child rather than exec: callgrind writes its last file when the session exits, and
+        # the folder is removed only after that.
+        rc = subprocess.run(_counted.argv(valgrind, out), env=_counted.environ(out, version), check=False).returncode
+    except KeyboardInterrupt:
+        rc = 130
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    os._exit(rc if rc >= 0 else 128 - rc)
 
 
 def _check_options(config: pytest.Config) -> None:
@@ -223,6 +255,8 @@ class Record:
     failed: str = ""  # the test's failure, when it failed
     timer: str = "perf_counter"
     profile: str = ""  # cProfile's top functions, when asked
+    measure: str = "time"  # or "instructions": data is then instructions per call
+    est_cycles: list[float] = field(default_factory=list)  # instruction mode: estimated cycles per call, per round
 
 
 class _Window:
@@ -278,7 +312,9 @@ class BenchmarkFixture:
     are disabled (--inferbench-disable, pytest-xdist) each calls fn once, untimed.
     """
 
-    def __init__(self, record: Record, store: Callable[[Record], None], disabled: bool = False, profile: str | None = None, top: int = 10) -> None:
+    def __init__(self, record: Record, store: Callable[[Record], None], disabled: bool = False, profile: str | None = None, top: int = 10,
+                 counter: _counted.Counter | None = None) -> None:
+        self._counter = counter
         self._record = record
         self._store = store
         self._used = False
@@ -330,6 +366,8 @@ class BenchmarkFixture:
         if self._disabled:
             return fn(*args, **kwargs)
         o = self._record.options
+        if self._counter is not None:
+            return self._count(o.iterations, o.rounds, fn, args, kwargs)
         timer = self._timer()
 
         def timed(n: int) -> float:
@@ -349,14 +387,48 @@ class BenchmarkFixture:
             for _ in range(o.warmup):
                 timed(loops)
             rounds = o.rounds or max(o.min_rounds, math.ceil(o.max_time / max(duration, 1e-9)))
+            # The rounds stop once they have lasted max_time (and min_rounds ran): on a loaded
+            # machine they last longer than calibration said, and the session would too.
+            deadline = math.inf if o.rounds else o.max_time
             data: list[float] = []
+            spent = 0.0
             with _Window() as w:
                 started = time.time()
-                for _ in range(rounds):
-                    data.append(timed(loops) / loops)
+                for i in range(rounds):
+                    t = timed(loops)
+                    data.append(t / loops)
+                    spent += t
+                    if spent >= deadline and i + 1 >= o.min_rounds:
+                        break
             if self._profile:
                 self._record.profile = _profile(lambda: timed(loops), self._profile, self._top)
         self._finish(data, loops, o.warmup, started, w)
+        return fn(*args, **kwargs)
+
+    def _count(self, iterations: int | None, rounds: int | None, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        """_count is instruction mode: a warm-up, iterations per round from a call's time under
+        valgrind (unless given), then rounds each counted by callgrind."""
+        for _ in range(3):
+            fn(*args, **kwargs)  # warm-up: nothing is counted outside the rounds
+        if not iterations:
+            t0 = time.perf_counter()
+            fn(*args, **kwargs)
+            iterations = max(1, min(100_000, math.ceil(_counted.ROUND_TIME / max(time.perf_counter() - t0, 1e-9))))
+        n = iterations
+
+        def calls() -> None:
+            for _ in range(n):
+                fn(*args, **kwargs)
+
+        data, est = [], []
+        with _untraced(), _timing.gc_off(self._record.options.disable_gc), _Window() as w:
+            started = time.time()
+            for _ in range(rounds or _counted.ROUNDS):
+                ev = self._counter.count(calls)  # type: ignore[union-attr]
+                data.append(ev.get("Ir", 0) / n)
+                est.append(_counted.est_cycles(ev) / n)
+        self._record.measure, self._record.est_cycles = _counted.MODE, est
+        self._finish(data, n, 3, started, w)
         return fn(*args, **kwargs)
 
     def pedantic(
@@ -405,6 +477,34 @@ class BenchmarkFixture:
 
         if self._disabled:
             one()
+            return result
+        if self._counter is not None:
+            counter = self._counter
+            data, est = [], []
+            with _untraced(), _timing.gc_off(self._record.options.disable_gc):
+                for _ in range(warmup_rounds):
+                    one()
+                with _Window() as w:
+                    started = time.time()
+                    # At most ROUNDS counted: a count barely moves from round to round, and each
+                    # round costs callgrind a dump of the whole program's costs.
+                    for _ in range(min(rounds, _counted.ROUNDS)):
+                        a, k = args, kwargs
+                        if setup is not None and (got := setup()) is not None:
+                            a, k = got
+
+                        def calls(a: Any = a, k: Any = k) -> None:
+                            nonlocal result
+                            for _ in range(iterations):
+                                result = target(*a, **k)
+
+                        ev = counter.count(calls)
+                        if teardown is not None:
+                            teardown(*a, **k)
+                        data.append(ev.get("Ir", 0) / iterations)
+                        est.append(_counted.est_cycles(ev) / iterations)
+            self._record.measure, self._record.est_cycles = _counted.MODE, est
+            self._finish(data, iterations, warmup_rounds, started, w)
             return result
         with _untraced(), _timing.gc_off(self._record.options.disable_gc):
             for _ in range(warmup_rounds):
@@ -475,6 +575,9 @@ class Session:
         self.run_dir: Path | None = None
         self.comparison: Comparison | None = None
         self.notes: set[str] = set()
+        counted = os.environ.get(_counted.ENV)
+        self.counter = _counted.Counter(Path(counted)) if counted and config.getoption("inferbench_measure") == _counted.MODE else None
+        self.identity: dict[str, str] = {}
         self.xdist = hasattr(config, "workerinput") or bool(
             config.pluginmanager.hasplugin("xdist")
             and (config.getoption("numprocesses", None) or config.getoption("dist", "no") not in ("no", None)))
@@ -560,6 +663,9 @@ class Session:
         tr.write_sep("-", "inferbench")
         if recs:
             tr.write_line(table(recs, self.config.getoption("inferbench_group_by"), self.config.getoption("inferbench_sort")).rstrip())
+            if self.counter:
+                tr.write_line("inferbench: measured instructions per call under valgrind's callgrind (--inferbench-measure instructions), "
+                              "not time: the gate is their median (compare's count threshold, 0.5%)")
         for r in sorted((r for r in recs if r.profile), key=lambda r: -sorted(r.data)[len(r.data) // 2])[:3]:
             tr.write_line(f"\ncProfile of {r.fullname} (one calibrated round of {r.iterations} call(s)):")
             tr.write_line(r.profile)
@@ -573,11 +679,16 @@ class Session:
         for r in self.records.values():
             if not r.data:
                 continue
-            st = _timing.stats(r.data, r.iterations)
+            data = r.data
+            if r.measure == _counted.MODE:
+                # The import reads seconds and writes milliseconds: counts go in as count / 1000 so
+                # that the imported metric's numbers are counts (_enrich renames it instructions).
+                data = [x / 1000 for x in r.data]
+            st = _timing.stats(data, r.iterations)
             cap = r.options.max_samples
             if cap is None:
                 cap = TAIL_SAMPLES if self.tails else MEDIAN_SAMPLES
-            st["data"] = _timing.summarize(r.data, cap, self.tails)
+            st["data"] = _timing.summarize(data, cap, self.tails)
             benches.append({
                 "group": r.group, "name": r.name, "fullname": r.fullname, "params": r.params,
                 "param": None if not r.params else r.name.partition("[")[2].rstrip("]"),
@@ -619,6 +730,7 @@ class Session:
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
+        t0 = time.perf_counter()
         try:
             with tempfile.TemporaryDirectory(prefix="inferbench-pytest-") as tmp:
                 run_json = self._write_run(doc, save or "pytest", Path(tmp), keep=bool(save))
@@ -632,6 +744,9 @@ class Session:
         except (InferbenchError, OSError, ValueError) as e:  # the binary's errors end the session as an error
             self.lines.append(f"inferbench: {e}")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if session.exitstatus == 0 else session.exitstatus
+            return
+        what = "saved and compared" if save and baseline else "saved" if save else "compared"
+        self.lines.append(f"inferbench: {len(doc['benchmarks'])} benchmark(s) {what} in {time.perf_counter() - t0:.2f} s")
 
     def _run(self, args: list[str]) -> str:
         p = _binary.execute(args, cwd=self.config.invocation_params.dir)
@@ -656,7 +771,8 @@ class Session:
         path = folder / "run.json"
         path.write_text(json.dumps(run, indent=1, allow_nan=False))
         if keep:
-            (folder / "pytest-benchmark.json").write_text(json.dumps(doc, indent=1))
+            if not self.counter:  # counts are not pytest-benchmark's seconds
+                (folder / "pytest-benchmark.json").write_text(json.dumps(doc, indent=1))
             self.run_dir = folder
             self.lines.append(f"inferbench: run {rid} written to {path}")
         return path
@@ -674,6 +790,8 @@ class Session:
         """_enrich adds what the pytest-benchmark JSON cannot carry: each window's resources,
         warm-up rounds, the gate, test failures, the environment and the command line."""
         by_name = {r.fullname: r for r in self.records.values()}
+        if self.counter:
+            self.identity = _counted.identity()
         gate = [DEFAULT_GATE, *(g for g in self.config.getoption("inferbench_gate") if g != DEFAULT_GATE)]
         for s in run["scenarios"]:
             r = by_name.get(s.get("source", ""))
@@ -685,6 +803,14 @@ class Session:
             s["subject"] = "pytest"
             s["gate"] = gate
             m = s["metrics"]
+            if r.measure == _counted.MODE:
+                ins = m.pop("latency_ms")
+                ins.update(unit="count", better="lower")
+                m["instructions"] = ins
+                m.pop("iterations_per_s", None)
+                m["est_cycles"] = {"unit": "cycles", "better": "lower", "value": sum(r.est_cycles) / len(r.est_cycles)}
+                s["counted"] = self.identity
+                s["gate"] = ["instructions", *(g for g in gate[1:] if g != "instructions")]
             if r.duration_s > 0:
                 m["cpu_pct"] = {"unit": "%", "better": "lower", "value": 100 * r.cpu_s / r.duration_s}
             m["cpu_s"] = {"unit": "s", "better": "lower", "value": r.cpu_s}
@@ -693,7 +819,7 @@ class Session:
             warns = s.setdefault("warnings", [])
             if r.iterations > 1:
                 warns.append(f"each round is {r.iterations} calls: a round's time / {r.iterations} is one per-call time")
-            kept = len(m["latency_ms"].get("samples") or [])
+            kept = len((m.get("latency_ms") or m.get("instructions") or {}).get("samples") or [])
             if kept and kept < len(r.data):
                 how = "evenly spaced rounds" if self.tails else f"the median of a block of {len(r.data) // kept}-{-(-len(r.data) // kept)} consecutive rounds"
                 warns.append(f"{len(r.data)} rounds summarized into {kept} samples, each {how} (--inferbench-max-samples)")
@@ -778,7 +904,8 @@ def _fixture(request: pytest.FixtureRequest) -> BenchmarkFixture:
     rec = Record(name=node.name, fullname=node.nodeid, group=o.group,
                  params=dict(callspec.params) if callspec else None, options=o)
     return BenchmarkFixture(rec, lambda r: sess.records.__setitem__(r.fullname, r), disabled=sess.disabled,
-                            profile=request.config.getoption("inferbench_cprofile"), top=request.config.getoption("inferbench_cprofile_top"))
+                            profile=None if sess.counter else request.config.getoption("inferbench_cprofile"),
+                            top=request.config.getoption("inferbench_cprofile_top"), counter=sess.counter)
 
 
 @pytest.fixture

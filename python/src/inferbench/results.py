@@ -20,6 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
+from inferbench.errors import ResultError
+
 __all__ = [
     "BudgetCheck",
     "Comparison",
@@ -267,7 +269,8 @@ class Comparison:
     """Comparison is the verdict of `inferbench compare OLD NEW`.
 
     exit_code is the command's: 0 no regression, 3 a regression or an exceeded budget (the
-    command's other failures raise). text is the command's table when it was asked for.
+    command's other failures raise, nothing comparable among them: exit 1). text is the command's
+    table when it was asked for.
     """
 
     old: RunRef = field(default_factory=RunRef)
@@ -358,24 +361,33 @@ def decode(cls: type[T], d: dict[str, Any], where: str = "") -> T:
 
 
 def parse_run(data: str | bytes, name: str = "run.json") -> Run:
-    """parse_run decodes the text of a run.json."""
-    d = json.loads(data)
+    """parse_run decodes the text of a run.json; a text that is not one raises ResultError (a
+    ValueError)."""
+    try:
+        d = json.loads(data)
+    except ValueError as e:
+        raise ResultError(f"{name}: not JSON: {e}") from None
     if not isinstance(d, dict) or not str(d.get("schema", "")).startswith("inferbench/run/"):
-        raise ValueError(f"{name}: not an inferbench run.json (no \"schema\": \"inferbench/run/v1\")")
+        raise ResultError(f"{name}: not an inferbench run.json (no \"schema\": \"inferbench/run/v1\"; pytest-benchmark and other tools' files go through inferbench.import_results)")
     try:
         r = decode(Run, d)
     except ValueError as e:
-        raise ValueError(f"{name}: {e}") from e
+        raise ResultError(f"{name}: {e}") from e
     r.raw = d
     return r
 
 
 def load(path: str | Path) -> Run:
-    """load reads a run.json, or the run.json of a run folder (benchmark_results/latest)."""
+    """load reads a run.json, or the run.json of a run folder (benchmark_results/latest). A path
+    with no run.json raises ResultError (a ValueError) saying where it looked."""
     p = Path(path)
     if p.is_dir():
         p = p / "run.json"
-    r = parse_run(p.read_bytes(), str(p))
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise ResultError(f"{p}: {e.strerror or e} (give a run.json or a run folder, e.g. benchmark_results/latest)") from None
+    r = parse_run(data, str(p))
     r.path = p
     return r
 
