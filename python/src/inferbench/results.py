@@ -139,6 +139,8 @@ class Scenario:
     metrics: dict[str, Metric] = field(default_factory=dict)
     budgets: dict[str, str] = field(default_factory=dict)
     gate: list[str] = field(default_factory=list)
+    # counted is instruction mode's identity: what the counts depend on besides the code.
+    counted: dict[str, str] = field(default_factory=dict)
     errors: list[IterationError] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
