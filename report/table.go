@@ -27,7 +27,7 @@ func Table(w io.Writer, r *result.Run) error {
 			rows++
 		}
 	}
-	head := "SCENARIO\tSTATUS\tN\tP50 ms\tP95 ms\tP99 ms\tCV\tTHROUGHPUT/s"
+	head := "SCENARIO\tSTATUS\tN\tP50 ms\tP95 ms\tP99 ms\tCV\tTHROUGHPUT/s\tMEMORY MB"
 	if streaming {
 		head += "\tTTFT P50 ms\tTPOT P50 ms\tTOKENS/s"
 	}
@@ -45,7 +45,7 @@ func Table(w io.Writer, r *result.Run) error {
 		} else {
 			cells = append(cells, "-", "-", "-", "-", "-")
 		}
-		cells = append(cells, value(s, "throughput_ips"))
+		cells = append(cells, value(s, "throughput_ips"), memory(s))
 		if streaming {
 			// A Python class's own tokens_per_second (tokens_per_s) when nothing counted the stream's.
 			tok := value(s, "output_tokens_per_s")
@@ -163,6 +163,16 @@ func value(s *result.Scenario, name string) string {
 		return num(v)
 	}
 	return "-"
+}
+
+// memory is the console's MEMORY MB: the subject's own peak figure (memory_mb: a worker's RSS,
+// a benchmark's reported memory) when it has one, else the peak resident memory measured
+// around it (peak_rss_mb).
+func memory(s *result.Scenario) string {
+	if v := value(s, "memory_mb"); v != "-" {
+		return v
+	}
+	return value(s, "peak_rss_mb")
 }
 
 func median(s *result.Scenario, name string) string {

@@ -135,7 +135,7 @@ func (c *Checker) answer(r, dir string) string {
 		err := exec.CommandContext(ctx, py, "-c", script, arg).Run()
 		if err != nil {
 			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
-				return fmt.Sprintf("requires Python module %s: not importable by %s", arg, py)
+				return fmt.Sprintf("requires Python module '%s': not importable by %s (install it, or run with the interpreter that has it: INFERBENCH_PYTHON or subject.python)", arg, py)
 			}
 			return fmt.Sprintf("requires Python module %s: %s did not answer: %v", arg, py, err)
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,38 @@ func TestDidYouMean(t *testing.T) {
 	out, errOut := seedRun(t, dir, 0, "history", "--metric", "latency,memory", "--store", "h.db")
 	if !strings.Contains(out+errOut, "no history of latency in the last 30 days (did you mean latency_ms?)") {
 		t.Errorf("history --metric latency:\n%s%s", out, errOut)
+	}
+}
+
+// TestListPredictsSkip: seed 003's test_accuracy.py imports hf_eco2ai, which this Python lacks:
+// list names the skip that run makes, with the same reason. Before, list showed "-" and run
+// skipped it.
+func TestListPredictsSkip(t *testing.T) {
+	seedPython(t)
+	dir := seedProject(t, "003")
+	out, _ := seedRun(t, dir, 0, "list", "--json")
+	var rows []struct {
+		Benchmark string `json:"benchmark"`
+		Skip      string `json:"skip"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	skips := map[string]string{}
+	for _, r := range rows {
+		skips[r.Benchmark] = r.Skip
+	}
+	if !strings.Contains(skips["test_accuracy.benchmark_energy_tracking_accuracy"], "hf_eco2ai") {
+		t.Fatalf("list does not predict the skip of test_accuracy: %v", skips)
+	}
+	if skips["test_memory.benchmark_memory_usage"] != "" {
+		t.Errorf("test_memory, whose imports are there, listed as skipped: %q", skips["test_memory.benchmark_memory_usage"])
+	}
+	seedRun(t, dir, 0, "run", "--include", "test_accuracy", "--include", "test_memory", "--no-monitor", "--no-store", "--output-dir", "out", "--iterations", "1", "--warmup", "0")
+	r := latestRun(t, filepath.Join(dir, "out"))
+	for _, s := range r.Scenarios {
+		if want := skips[s.Benchmark]; s.SkipReason != want {
+			t.Errorf("%s: run's skip %q, list's %q", s.Benchmark, s.SkipReason, want)
+		}
 	}
 }

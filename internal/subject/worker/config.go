@@ -67,6 +67,10 @@ type Config struct {
 	// Adapter names the adapter: noop, torch_vision, torch_llm, jax_vision, onnxruntime, pyfunc,
 	// or a family (vision, llm) resolved by the scenario's framework parameter.
 	Adapter string `yaml:"adapter"`
+	// imports are the modules a benchmark file found by discovery imports at its top level and
+	// that are not files of the project (ParsePythonFile): each is a requirement, so that list
+	// names the skip that run makes when one is missing.
+	imports []string
 	// Python is the interpreter (default: $INFERBENCH_PYTHON, else the active virtual
 	// environment's, else python3 on PATH, else /usr/bin/python3; see package pyenv).
 	Python string `yaml:"python"`
@@ -178,6 +182,11 @@ func Requires(cfg any, p subject.Params) []string {
 		return nil // Open reports it
 	}
 	var out []string
+	if c.Python == "" { // the interpreter the requirements are checked with is the worker's
+		for _, m := range c.imports {
+			out = append(out, "python-module:"+m)
+		}
+	}
 	for _, m := range Adapters[adapter] {
 		out = append(out, "python-module:"+m)
 	}

@@ -3,6 +3,7 @@ package worker
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -188,6 +189,7 @@ func docLine(s string) (string, bool) {
 func ParsePythonFile(path string, data []byte) ([]subject.Found, error) {
 	stem := strings.TrimSuffix(filepath.Base(path), ".py")
 	var out []subject.Found
+	imports := externalImports(path, data)
 	for _, pb := range ScanPython(data) {
 		params := subject.Params{"file": filepath.Base(path)}
 		if pb.Class {
@@ -201,9 +203,71 @@ func ParsePythonFile(path string, data []byte) ([]subject.Found, error) {
 			Model:       stem,
 			Tags:        []string{"python"},
 			Line:        pb.Line,
-			Config:      &Config{Adapter: "pyfunc"},
+			Config:      &Config{Adapter: "pyfunc", imports: imports},
 			Params:      params,
 		})
 	}
 	return out, nil
+}
+
+// externalImports returns the top-level packages a Python file imports at its top level (`import
+// a.b, c`, `from d import e`), less relative imports, __future__, and the modules of the project
+// itself: a name that is a .py file or a folder beside the file or in a folder above it (or its
+// src/), up to six levels, since the worker puts the file's folder first on sys.path and a
+// project may install its own packages.
+func externalImports(path string, data []byte) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(mod string) {
+		name, _, _ := strings.Cut(strings.TrimSpace(mod), ".")
+		if name == "" || name == "__future__" || seen[name] || !isIdent(name) || projectModule(path, name) {
+			return
+		}
+		seen[name] = true
+		out = append(out, name)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if rest, ok := strings.CutPrefix(line, "import "); ok {
+			rest, _, _ = strings.Cut(rest, "#")
+			for _, part := range strings.Split(rest, ",") {
+				mod, _, _ := strings.Cut(strings.TrimSpace(part), " ")
+				add(mod)
+			}
+		} else if rest, ok := strings.CutPrefix(line, "from "); ok {
+			mod, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			if !strings.HasPrefix(mod, ".") {
+				add(mod)
+			}
+		}
+	}
+	return out
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// projectModule reports whether name is a module of the project around path (see
+// externalImports).
+func projectModule(path, name string) bool {
+	dir := filepath.Dir(path)
+	for range 6 {
+		for _, p := range []string{filepath.Join(dir, name+".py"), filepath.Join(dir, name), filepath.Join(dir, "src", name)} {
+			if _, err := os.Stat(p); err == nil {
+				return true
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return false
 }

@@ -1,0 +1,34 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// TestTableMemoryColumn: the console's summary has a MEMORY MB column, the subject's own
+// memory_mb when it reports one (seed 001 prints memory), else the measured peak_rss_mb. Before,
+// the console showed no memory at all.
+func TestTableMemoryColumn(t *testing.T) {
+	mem, rss := 512.0, 48.5
+	r := &result.Run{Scenarios: []result.Scenario{
+		{Benchmark: "own", Scenario: "default", Status: result.StatusOK, Metrics: map[string]result.Metric{"memory_mb": {Unit: "MB", Value: &mem}, "peak_rss_mb": {Unit: "MB", Value: &rss}}},
+		{Benchmark: "cmd", Scenario: "default", Status: result.StatusOK, Metrics: map[string]result.Metric{"peak_rss_mb": {Unit: "MB", Value: &rss}}},
+	}}
+	var b bytes.Buffer
+	if err := Table(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if !strings.Contains(lines[0], "MEMORY MB") {
+		t.Fatalf("no MEMORY MB column:\n%s", b.String())
+	}
+	if f := strings.Fields(lines[1]); f[len(f)-1] != "512.0" {
+		t.Errorf("own: %q, want its memory_mb 512.0", lines[1])
+	}
+	if f := strings.Fields(lines[2]); f[len(f)-1] != "48.50" {
+		t.Errorf("cmd: %q, want its peak_rss_mb 48.50", lines[2])
+	}
+}
