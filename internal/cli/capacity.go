@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/cobra"
 
+	"github.com/inferbench/inferbench/internal/inert"
 	"github.com/inferbench/inferbench/internal/progress"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/quick"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -82,7 +87,10 @@ capacity lower.`,
 			if !prog.Shown() {
 				opts.Log = consoleHandler(o.Stderr, opts.LogLevel, false)
 			}
-			_, err = run.Run(cmd.Context(), opts)
+			r, err := run.Run(cmd.Context(), opts)
+			if r != nil && format == "table" {
+				printCapacity(o.Stdout, r)
+			}
 			return err
 		},
 	}
@@ -113,4 +121,18 @@ capacity lower.`,
 	f.StringVar(&baseline, "baseline", "", "compare with this baseline afterwards (exit code 3 when the capacity is lower)")
 	f.BoolVar(&noStore, "no-store", false, "do not record the run in the history store")
 	return cmd
+}
+
+// printCapacity writes each capacity scenario's answer under the run's summary table, whose
+// latency columns mix the search's steps.
+func printCapacity(w io.Writer, r *result.Run) {
+	for _, sc := range r.Scenarios {
+		c, ok := sc.Metrics["capacity_rps"].Center()
+		if !ok {
+			continue
+		}
+		lo, _ := sc.Metrics["capacity_lower_rps"].Center()
+		n, _ := sc.Metrics["capacity_steps"].Center()
+		fmt.Fprintf(w, "capacity %s: %.4g req/s (95%% lower bound %.4g req/s) in %.0f steps\n", inert.Text(sc.ID()), c, lo, n)
+	}
 }

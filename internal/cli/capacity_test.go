@@ -77,6 +77,16 @@ func TestCapacityCommand(t *testing.T) {
 	}
 }
 
+// TestCapacityTableLine: on a terminal's table the answer follows the summary.
+func TestCapacityTableLine(t *testing.T) {
+	url := startMock(t, mockserver.Config{Capacity: mockserver.Capacity{Slots: 4, TokenMs: 1}, OutputTokens: workload.Fixed(4)})
+	code, out, errOut := runCLI(t, t.TempDir(), nil, "capacity", "--openai", url, "--model", "mock", "--output-tokens", "4",
+		"--slo", "ttft_ms.p90=1000", "--start-rate", "50", "--min-requests", "40", "--max-requests", "40", "--max-steps", "1", "--no-store")
+	if code != ExitOK || !strings.Contains(out, "capacity openai/default: 50 req/s (95% lower bound 50 req/s) in 1 steps") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
 // TestCapacityNeedsPercentiles: a mean SLO has no share of requests to judge.
 func TestCapacityNeedsPercentiles(t *testing.T) {
 	code, _, errOut := runCLI(t, t.TempDir(), nil, "capacity", "--openai", "http://127.0.0.1:9/v1", "--model", "m", "--slo", "ttft_ms.mean=30")
