@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -111,6 +112,9 @@ type CompareOptions struct {
 	Method string
 	// Warnings are the comparison's caveats (environment differences, partial runs).
 	Warnings []string
+	// Explain are the regressed scenarios' explanations (explain.Runs), shown below the
+	// verdicts with their differential flame graphs.
+	Explain []explain.Scenario
 }
 
 // ComparePage builds the page of comparison rep of head with base: its status and counts, per
@@ -200,6 +204,11 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 	var body bytes.Buffer
 	if err := bodyTmpl.ExecuteTemplate(&body, "compare", v); err != nil {
 		return Page{}, err
+	}
+	if len(opts.Explain) > 0 {
+		if err := bodyTmpl.ExecuteTemplate(&body, "explain", opts.Explain); err != nil {
+			return Page{}, err
+		}
 	}
 	return Page{Title: fmt.Sprintf("inferbench compare %s → %s", base.ID, head.ID), Nav: opts.Nav, Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
 }

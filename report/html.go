@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"github.com/inferbench/inferbench/explain"
 	"html/template"
 	"io"
 	"maps"
@@ -40,10 +41,16 @@ func mustAsset(name string) []byte {
 
 var (
 	pageTmpl = template.Must(template.New("page.tmpl").ParseFS(assets, "templates/page.tmpl"))
-	bodyTmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/run.tmpl", "templates/compare.tmpl", "templates/history.tmpl"))
+	bodyTmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/run.tmpl", "templates/compare.tmpl", "templates/history.tmpl", "templates/explain.tmpl"))
 )
 
 var funcs = template.FuncMap{
+	"cost":       explain.FormatCost,
+	"share":      pct,
+	"q":          qText,
+	"compared":   compared,
+	"flame":      FlameSVG,
+	"codeQuotes": codeQuotes,
 	"num": func(v any) string {
 		switch x := v.(type) {
 		case float64:

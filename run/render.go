@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/internal/sample"
 	"github.com/inferbench/inferbench/report"
@@ -56,11 +57,19 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		if err := render(out, rep); err != nil {
 			p.errs = append(p.errs, err)
 		}
+		xs := explainBaseline(dir, r, v)
+		if len(xs) > 0 {
+			fmt.Fprintln(out)
+			_ = report.ExplainText(out, xs)
+		}
 		var js, md bytes.Buffer
 		enc := finite.NewEncoder(&js)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 		_ = report.CompareMarkdown(&md, rep)
+		if len(xs) > 0 {
+			_ = report.ExplainMarkdown(&md, xs)
+		}
 		files := map[string][]byte{CompareJSONFile: js.Bytes()}
 		if v.BaselineRun != nil { // budgets alone compare with nothing: no "compared with -" page
 			files[CompareMarkdownFile] = md.Bytes()
@@ -157,4 +166,18 @@ func StepSummary(env Env, rep *compare.Report) error {
 		return err
 	}
 	return f.Close()
+}
+
+// explainBaseline explains the scenarios that regressed against the baseline from the profiles of
+// both runs: the baseline's are in its run folder when it sits beside this one (an earlier run
+// of the same results directory); otherwise the explanation says how to get one.
+func explainBaseline(dir string, r *result.Run, v *Verdict) []explain.Scenario {
+	if v.BaselineRun == nil || v.Compare.Regressions == 0 {
+		return nil
+	}
+	baseDir := filepath.Join(filepath.Dir(dir), v.BaselineRun.ID)
+	if _, err := os.Stat(filepath.Join(baseDir, result.RunFile)); err != nil {
+		baseDir = ""
+	}
+	return explain.Runs(baseDir, dir, report.ExplainPairs(v.BaselineRun, r, v.Compare, false), explain.Options{})
 }

@@ -132,7 +132,7 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 		return usageErr("%s: %v%s (see '%s --help')", c.CommandPath(), err, flagHint(c, err), c.CommandPath())
 	})
 	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
-		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newHistory(o), newImport(o), newExport(o),
+		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newExplain(o), newHistory(o), newImport(o), newExport(o),
 		newMerge(o), newMockserver(o), newReport(o), newServe(o), newCapacity(o))
 	return root
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
@@ -40,11 +41,11 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	default:
 		return nil, run.UsageError(fmt.Errorf("--format %q: want text, markdown, json, junit or html", o.Format))
 	}
-	old, err := rs.Load(ctx, oldRef)
+	old, oldDir, err := rs.LoadFolder(ctx, oldRef)
 	if err != nil {
 		return nil, err
 	}
-	nw, err := rs.Load(ctx, newRef)
+	nw, newDir, err := rs.LoadFolder(ctx, newRef)
 	if err != nil {
 		return nil, err
 	}
@@ -56,13 +57,16 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	rep.Old.Label, rep.New.Label = oldRef, newRef
 	var buf bytes.Buffer
 	if o.Format == "html" {
-		err = compareHTML(&buf, old, nw, rep)
+		err = report.CompareHTML(&buf, old, nw, rep, report.CompareOptions{Explain: explainRegressed(old, oldDir, nw, newDir, rep)})
 	} else if o.All && o.Format == "text" {
 		err = report.CompareTextAll(&buf, rep)
 	} else {
 		err = report.Comparison(&buf, rep, o.Format)
 	}
 	if err != nil {
+		return rep, err
+	}
+	if err := explainFailed(&buf, old, oldDir, nw, newDir, rep, o.Format); err != nil {
 		return rep, err
 	}
 	if o.Output == "-" || o.Output == "" {
@@ -113,7 +117,29 @@ func (rs *Source) historyStore(ctx context.Context) store.Historian {
 	return rs.st
 }
 
-// compareHTML writes `compare --format html`: the self-contained compare page.
-func compareHTML(w io.Writer, old, nw *result.Run, rep *compare.Report) error {
-	return report.CompareHTML(w, old, nw, rep, report.CompareOptions{})
+
+// explainFailed appends to a text or markdown comparison the explanation of each regressed
+// scenario, from the profiles in the run folders (or why there is none and how to get one).
+func explainFailed(w io.Writer, old *result.Run, oldDir string, nw *result.Run, newDir string, rep *compare.Report, format string) error {
+	switch format {
+	case "text", "markdown", "md":
+	default:
+		return nil
+	}
+	xs := explainRegressed(old, oldDir, nw, newDir, rep)
+	if len(xs) == 0 {
+		return nil
+	}
+	if format == "text" {
+		fmt.Fprintln(w)
+	}
+	return report.Explain(w, xs, format)
+}
+
+// explainRegressed explains the regressed scenarios of a comparison (none without a regression).
+func explainRegressed(old *result.Run, oldDir string, nw *result.Run, newDir string, rep *compare.Report) []explain.Scenario {
+	if rep.Regressions == 0 {
+		return nil
+	}
+	return explain.Runs(oldDir, newDir, report.ExplainPairs(old, nw, rep, false), explain.Options{})
 }

@@ -18,6 +18,9 @@ func (s *Server) Serve(ctx context.Context, addr, resultsDir, label string, w io
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if s.runsDir == "" {
+		s.runsDir = resultsDir
+	}
 	if resultsDir != "" {
 		go WatchResults(ctx, resultsDir, time.Second, s.Hub(), s.Metrics())
 	}

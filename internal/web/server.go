@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/internal/finite"
 	"github.com/inferbench/inferbench/report"
@@ -76,7 +79,14 @@ type Server struct {
 	token   string
 	compare func(base, head *result.Run) *compare.Report
 	handler http.Handler
+	// runsDir holds the run folders (RUN_ID/) whose profiles explain a regression on the
+	// compare page: Serve's results directory unless WithRunsDir sets it.
+	runsDir string
 }
+
+// WithRunsDir sets the folder of run folders whose profiles the compare page reads to explain a
+// regression (explain.Runs); Serve uses its results directory otherwise.
+func WithRunsDir(dir string) Option { return func(s *Server) { s.runsDir = dir } }
 
 // Option configures a Server.
 type Option func(*Server)
@@ -393,7 +403,8 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	p, err := report.ComparePage(base, head, s.compare(base, head), report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref}})
+	rep := s.compare(base, head)
+	p, err := report.ComparePage(base, head, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref}, Explain: s.explain(base, head, rep)})
 	if err != nil {
 		httpError(w, err)
 		return
@@ -529,4 +540,23 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, s.compare(base, head))
+}
+
+// explain explains a comparison's regressed scenarios from the profiles in the runs' folders
+// under runsDir (the explanation says so when a folder is not there).
+func (s *Server) explain(base, head *result.Run, rep *compare.Report) []explain.Scenario {
+	if rep.Regressions == 0 {
+		return nil
+	}
+	folder := func(id string) string {
+		if s.runsDir == "" {
+			return ""
+		}
+		d := filepath.Join(s.runsDir, id)
+		if _, err := os.Stat(filepath.Join(d, result.RunFile)); err != nil {
+			return ""
+		}
+		return d
+	}
+	return explain.Runs(folder(base.ID), folder(head.ID), report.ExplainPairs(base, head, rep, false), explain.Options{})
 }

@@ -1,6 +1,7 @@
 """profiling runs an adapter's calls under its ecosystem's profiler, apart from the measured
-iterations (the "profile" op): torch.profiler's Chrome trace (viewable in Perfetto) for torch
-adapters, cProfile's .prof (snakeviz, pstats) for the others. Then the same number of calls again
+iterations (the "profile" op), in chunks that explain compares: torch.profiler's Chrome trace
+(viewable in Perfetto) and per-operator chunks for torch adapters, cProfile's .prof (snakeviz,
+pstats) and per-function chunks for the others. Then the same number of calls again
 for memory: the Python lines that allocated most, from tracemalloc (memory_top.txt), and on CUDA
 the allocator's memory history snapshot (cuda_memory.pickle, for pytorch.org/memory_viz)."""
 
@@ -8,6 +9,7 @@ import cProfile
 import json
 import linecache
 import os
+import pstats
 import sys
 import tracemalloc
 
@@ -88,8 +90,35 @@ def memory_profile(adapter, n, out_dir, top=25):
     return files
 
 
+# The time profile is taken in CHUNKS independent chunks of calls, each of at least n/CHUNKS
+# calls and CHUNK_SECONDS: explain (inferbench explain, and below a failed gate) compares each
+# function's or operator's cost per call across the chunks of two runs, the spread across chunks
+# being the noise a change must beat. Each chunk writes a small JSON (python-K.json, torch-K.json)
+# of its entries; docs/worker-protocol.md describes it.
+CHUNKS = 8
+CHUNK_SECONDS = 0.1
+
+
+def run_chunk(adapter, n):
+    """run_chunk runs one chunk's calls and returns how many: n/CHUNKS at least, and, doubling,
+    as many as last CHUNK_SECONDS under the profiler."""
+    import time
+
+    t0 = time.perf_counter()
+    done, batch = 0, max(1, -(-n // CHUNKS))
+    while True:
+        adapter.run(batch, Recorder(), False)
+        done += batch
+        if time.perf_counter() - t0 >= CHUNK_SECONDS or done >= 10000000:
+            return done
+        batch = done
+
+
 def time_profile(adapter, adapter_name, n, out_dir):
-    """time_profile runs n calls of adapter under a profiler and returns the files written."""
+    """time_profile runs CHUNKS chunks of calls of adapter under a profiler and returns the files
+    written: torch.profiler's Chrome trace of the first chunk (torch_trace.json) and torch-K.json
+    per chunk for torch adapters; cProfile's dump of all chunks (python.prof) and python-K.json
+    per chunk for the others."""
     os.makedirs(out_dir, exist_ok=True)
     files = []
     if adapter_name in TORCH_ADAPTERS:
@@ -99,26 +128,115 @@ def time_profile(adapter, adapter_name, n, out_dir):
         acts = [ProfilerActivity.CPU]
         if torch.cuda.is_available():
             acts.append(ProfilerActivity.CUDA)
-        with tprofile(activities=acts, record_shapes=True) as prof:
-            adapter.run(n, Recorder(), False)
-        path = os.path.join(out_dir, "torch_trace.json")
-        if torch.autograd.kineto_available():
-            prof.export_chrome_trace(path)
+        chunks = []
+        for k in range(1, CHUNKS + 1):
+            with tprofile(activities=acts, record_shapes=True) as prof:
+                calls = run_chunk(adapter, n)
+            if k == 1:
+                path = os.path.join(out_dir, "torch_trace.json")
+                if torch.autograd.kineto_available():
+                    prof.export_chrome_trace(path)
+                else:
+                    write_legacy_trace(prof.events(), path)
+                files.append(path)
+            path = os.path.join(out_dir, "torch-%d.json" % k)
+            write_json(path, torch_chunk(prof, calls))
+            chunks.append(path)
+        return files + chunks
+    stats = None
+    chunks = []
+    for k in range(1, CHUNKS + 1):
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            calls = run_chunk(adapter, n)
+        finally:
+            prof.disable()
+        st = pstats.Stats(prof)
+        path = os.path.join(out_dir, "python-%d.json" % k)
+        write_json(path, python_chunk(st, calls))
+        chunks.append(path)
+        if stats is None:
+            stats = st
         else:
-            write_legacy_trace(prof.events(), path)
-        files.append(path)
-        return files
-    prof = cProfile.Profile()
-    prof.enable()
-    try:
-        adapter.run(n, Recorder(), False)
-    finally:
-        prof.disable()
+            stats.add(st)
     path = os.path.join(out_dir, "python.prof")
-    prof.dump_stats(path)
-    files.append(path)
-    return files
+    stats.dump_stats(path)
+    return [path] + chunks
 
+
+def write_json(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+
+
+def python_name(key):
+    """python_name names a cProfile entry as explain shows it: "function (file.py:12)", or the
+    built-in's own name ("<built-in method time.sleep>")."""
+    filename, line, func = key
+    if filename == "~":
+        return func
+    return "%s (%s:%d)" % (func, os.path.basename(filename), line)
+
+
+# The worker's own frames around the calls: explain's stacks start below them.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def python_chunk(st, calls):
+    """python_chunk turns one chunk's cProfile stats into explain's chunk: per function its calls,
+    own time (tottime) and time with callees (cumtime) in ms, and per caller edge the callee's
+    cumtime along it."""
+    entries, edges = [], []
+    for key, (cc, nc, tt, ct, callers) in st.stats.items():
+        if key[0].startswith(_HERE) or key[2] == "<method 'disable' of '_lsprof.Profiler' objects>":
+            continue  # the worker's loop and the profiler's own stop
+        name = python_name(key)
+        entries.append({"name": name, "count": nc, "self": tt * 1000, "incl": ct * 1000})
+        for ckey, cv in callers.items():
+            if ckey[0].startswith(_HERE):
+                continue
+            edges.append({"caller": python_name(ckey), "callee": name, "incl": cv[3] * 1000})
+    return {"source": "python", "unit": "ms", "calls": calls, "entries": entries, "edges": edges}
+
+
+def shapes_text(shapes):
+    """shapes_text writes an operator's input shapes as explain keys them: "[8×64, 64×128]" (the
+    inputs without a shape, scalars and None, left out)."""
+    parts = ["×".join(str(d) for d in s) for s in (shapes or []) if isinstance(s, (list, tuple)) and s]
+    return "[%s]" % ", ".join(parts) if parts else ""
+
+
+def torch_chunk(prof, calls):
+    """torch_chunk turns one chunk's torch.profiler events into explain's chunk: per operator and
+    input shapes its calls, self CPU time and CPU time with children in ms; on CUDA each kernel's
+    device time as an entry "cuda: KERNEL"; and the operators' call stacks (by name) with their
+    self CPU time."""
+    entries = []
+    for avg in prof.key_averages(group_by_input_shape=True):
+        name = avg.key
+        sh = shapes_text(getattr(avg, "input_shapes", None))
+        if sh:
+            name += " " + sh
+        self_cpu, cpu = avg.self_cpu_time_total / 1000, avg.cpu_time_total / 1000
+        if self_cpu > 0 or cpu > 0:
+            entries.append({"name": name, "count": avg.count, "self": self_cpu, "incl": cpu})
+        dev = getattr(avg, "self_device_time_total", None)
+        if dev is None:
+            dev = getattr(avg, "self_cuda_time_total", 0)
+        if dev and self_cpu == 0:
+            entries.append({"name": "cuda: " + avg.key, "count": avg.count, "self": dev / 1000, "incl": dev / 1000})
+    stacks = {}
+    for e in prof.events():
+        if getattr(e, "device_type", None) is not None and "CPU" not in str(e.device_type):
+            continue
+        path, p = [], e
+        while p is not None and len(path) < 64:
+            path.append(p.name.replace(";", ","))
+            p = p.cpu_parent
+        key = ";".join(reversed(path))
+        stacks[key] = stacks.get(key, 0) + e.self_cpu_time_total / 1000
+    return {"source": "torch", "unit": "ms", "calls": calls, "entries": entries, "stacks": stacks}
 
 
 def write_legacy_trace(events, path):

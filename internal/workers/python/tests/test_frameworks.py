@@ -286,6 +286,17 @@ class TorchProfileTest(unittest.TestCase):
             convs = [e for e in events if e.get("name") == "aten::conv2d"]
             self.assertGreaterEqual(len(convs), 2 * 20)  # 20 convolutions a call, 2 calls
             self.assertIn("Input Dims", convs[0].get("args", {}))
+            # explain's chunks: per operator and input shapes, the convolutions among them
+            chunks = [os.path.join(d, "torch-%d.json" % k) for k in range(1, 9)]
+            self.assertEqual(files[1:-1], chunks)
+            with open(chunks[0]) as f:
+                c = json.load(f)
+            self.assertEqual((c["source"], c["unit"]), ("torch", "ms"))
+            conv = [e for e in c["entries"] if e["name"].startswith("aten::conv2d [1×3×32×32, 64×3×7×7")]
+            self.assertEqual(len(conv), 1, [e["name"] for e in c["entries"]][:20])
+            self.assertEqual(conv[0]["count"], c["calls"])
+            self.assertGreaterEqual(conv[0]["incl"], conv[0]["self"])
+            self.assertTrue(any(k.endswith(";aten::convolution") for k in c["stacks"]), list(c["stacks"])[:10])
         check_run(self, w, 2, 1)
 
     def test_torch_llm_trace(self):
@@ -336,7 +347,7 @@ class CProfileTest(unittest.TestCase):
                                 "device": "cpu"})
         with tempfile.TemporaryDirectory() as d:
             files = w.call("profile", n=3, dir=d)["files"]
-            self.assertEqual(files, [os.path.join(d, "python.prof"), os.path.join(d, "memory_top.txt")])
+            self.assertEqual(files, [os.path.join(d, "python.prof")] + [os.path.join(d, "python-%d.json" % k) for k in range(1, 9)] + [os.path.join(d, "memory_top.txt")])
             funcs = profiled(self, files[0])
             self.assertIn(("jax_vision.py", "run"), funcs)
             # the jitted call went through JAX's dispatch (pjit), and its result was awaited
@@ -352,7 +363,7 @@ class CProfileTest(unittest.TestCase):
         w.call("setup", params={"model": "resnet18.onnx", "batch_size": 2, "threads": 1})
         with tempfile.TemporaryDirectory() as pd:
             files = w.call("profile", n=3, dir=pd)["files"]
-            self.assertEqual(files, [os.path.join(pd, "python.prof"), os.path.join(pd, "memory_top.txt")])
+            self.assertEqual(files, [os.path.join(pd, "python.prof")] + [os.path.join(pd, "python-%d.json" % k) for k in range(1, 9)] + [os.path.join(pd, "memory_top.txt")])
             funcs = profiled(self, files[0])
             self.assertIn(("ort.py", "iteration"), funcs)
             # InferenceSession.run, three times

@@ -235,16 +235,32 @@ class ProtocolTest(unittest.TestCase):
         import tempfile
 
         w = self.worker("pyfunc", cwd=DATA)
-        w.call("setup", params={"file": "seed_bench.py", "function": "run_sum_benchmark"})
+        # A function that does not print: chunks last 0.1 s, thousands of calls here, and
+        # this harness does not read the worker's stderr.
+        w.call("setup", params={"file": "seed_bench.py", "function": "benchmark_items"})
         with tempfile.TemporaryDirectory() as d:
             files = w.call("profile", n=3, dir=d)["files"]
-            # and the memory profile: tracemalloc's top lines (issue 23)
-            self.assertEqual(files, [os.path.join(d, "python.prof"), os.path.join(d, "memory_top.txt")])
+            # cProfile's dump, explain's chunks (issue 34) and the memory profile:
+            # tracemalloc's top lines (issue 23)
+            chunks = [os.path.join(d, "python-%d.json" % k) for k in range(1, 9)]
+            self.assertEqual(files, [os.path.join(d, "python.prof")] + chunks + [os.path.join(d, "memory_top.txt")])
             st = pstats.Stats(files[0])
-            self.assertTrue(any(k[2] == "run_sum_benchmark" for k in st.stats), list(st.stats)[:5])
-            with open(files[1]) as f:
+            self.assertTrue(any(k[2] == "benchmark_items" for k in st.stats), list(st.stats)[:5])
+            with open(files[-1]) as f:
                 top = f.read()
             self.assertIn("file:line", top)
+            # Each chunk: its calls (n/8 at least, as many as last 0.1 s), the user's function
+            # with its calls, own time and time with callees, and no frame of the worker's.
+            for path in chunks:
+                with open(path) as f:
+                    c = json.load(f)
+                self.assertEqual((c["source"], c["unit"]), ("python", "ms"))
+                self.assertGreaterEqual(c["calls"], 1)
+                bench = [e for e in c["entries"] if e["name"].startswith("benchmark_items (seed_bench.py:")]
+                self.assertEqual(len(bench), 1, [e["name"] for e in c["entries"]][:10])
+                self.assertEqual(bench[0]["count"], c["calls"])
+                self.assertGreaterEqual(bench[0]["incl"], bench[0]["self"])
+                self.assertFalse([e for e in c["entries"] if "inferbench_worker" in e["name"] or "pyfunc.py" in e["name"]])
 
     def test_pyfunc_class(self):
         w = self.worker("pyfunc", cwd=DATA)

@@ -1,0 +1,188 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/result"
+)
+
+// ExplainPairs returns the scenarios of a comparison to explain: each scenario with a failing row
+// (a regression of a gated metric), with the first such row's metric and change; with all, every
+// scenario of both runs, with its first primary row's.
+func ExplainPairs(old, nw *result.Run, rep *compare.Report, all bool) []explain.Pair {
+	olds := map[string]*result.Scenario{}
+	for i := range old.Scenarios {
+		olds[compare.Key(&old.Scenarios[i])] = &old.Scenarios[i]
+	}
+	var pairs []explain.Pair
+	for i := range nw.Scenarios {
+		n := &nw.Scenarios[i]
+		o := olds[compare.Key(n)]
+		if o == nil {
+			continue
+		}
+		var row *compare.Row
+		for j := range rep.Rows {
+			r := &rep.Rows[j]
+			if r.Benchmark != n.Benchmark || r.Scenario != n.Scenario {
+				continue
+			}
+			if r.Failed() {
+				row = r
+				break
+			}
+			if all && row == nil && r.Primary {
+				row = r
+			}
+		}
+		if row == nil {
+			continue
+		}
+		pairs = append(pairs, explain.Pair{Old: o, New: n, Metric: row.Metric, DeltaPct: row.Delta})
+	}
+	return pairs
+}
+
+// ExplainFormats are the renderings of explanations.
+var ExplainFormats = []string{"text", "markdown", "json"}
+
+// Explain renders explanations (explain.Runs) in one of ExplainFormats.
+func Explain(w io.Writer, xs []explain.Scenario, format string) error {
+	switch format {
+	case "text", "":
+		return ExplainText(w, xs)
+	case "markdown", "md":
+		return ExplainMarkdown(w, xs)
+	case "json":
+		for i := range xs { // the picture is report.html's; JSON keeps the numbers
+			if xs[i].Explanation != nil {
+				x := *xs[i].Explanation
+				x.Flame = nil
+				xs[i].Explanation = &x
+			}
+		}
+		enc := finite.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Scenarios []explain.Scenario `json:"scenarios"`
+		}{xs})
+	}
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(ExplainFormats, ", "))
+}
+
+// ExplainText writes each scenario's headline, then its named entries (old → new per call, self
+// and inclusive, the share of the change and the adjusted p-value), the entries added and
+// removed, and what was compared.
+func ExplainText(w io.Writer, xs []explain.Scenario) error {
+	fmt.Fprintln(w, "explain: the functions and operators whose cost per call changed (docs/explain.md)")
+	for i := range xs {
+		s := &xs[i]
+		fmt.Fprintf(w, "%s/%s: %s\n", s.Benchmark, s.Scenario, s.Headline())
+		x := s.Explanation
+		if x == nil {
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		if len(x.Named) > 0 {
+			fmt.Fprintln(tw, "  \tENTRY\tSELF PER CALL\tINCLUSIVE PER CALL\tCALLS PER CALL\tSHARE\tQ\t")
+			for _, e := range x.Named {
+				fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.Name, arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), counts(e), pct(e.Share), qText(e.Q, x.Exact))
+			}
+		}
+		for _, e := range x.Added {
+			fmt.Fprintf(tw, "  \tadded: %s\t%s\t%s\t\t\t\t\n", e.Name, explain.FormatCost(e.NewSelf, x.Unit), explain.FormatCost(e.NewIncl, x.Unit))
+		}
+		for _, e := range x.Removed {
+			fmt.Fprintf(tw, "  \tremoved: %s\t%s\t%s\t\t\t\t\n", e.Name, explain.FormatCost(e.OldSelf, x.Unit), explain.FormatCost(e.OldIncl, x.Unit))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  (%s)\n", compared(x))
+		for _, warn := range x.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+	}
+	return nil
+}
+
+// ExplainMarkdown writes the explanations for a PR comment: a headline per scenario, its table in
+// a details block.
+func ExplainMarkdown(w io.Writer, xs []explain.Scenario) error {
+	fmt.Fprintln(w, "\n### Why: the functions and operators whose cost per call changed")
+	fmt.Fprintln(w)
+	for i := range xs {
+		s := &xs[i]
+		fmt.Fprintf(w, "- **%s/%s**: %s\n", mdEscape(s.Benchmark), mdEscape(s.Scenario), s.Headline())
+		x := s.Explanation
+		if x == nil || len(x.Named)+len(x.Added)+len(x.Removed) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n  <details><summary>%d named, %d added, %d removed (%s)</summary>\n\n", len(x.Named), len(x.Added), len(x.Removed), compared(x))
+		fmt.Fprintln(w, "  | entry | self per call | inclusive per call | share | q |")
+		fmt.Fprintln(w, "  |---|---|---|---|---|")
+		for _, e := range x.Named {
+			fmt.Fprintf(w, "  | %s | %s | %s | %s | %s |\n", mdEscape(explain.QuoteName(e.Name)), arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), pct(e.Share), qText(e.Q, x.Exact))
+		}
+		for _, e := range x.Added {
+			fmt.Fprintf(w, "  | added: %s | %s | %s | | |\n", mdEscape(explain.QuoteName(e.Name)), explain.FormatCost(e.NewSelf, x.Unit), explain.FormatCost(e.NewIncl, x.Unit))
+		}
+		for _, e := range x.Removed {
+			fmt.Fprintf(w, "  | removed: %s | %s | %s | | |\n", mdEscape(explain.QuoteName(e.Name)), explain.FormatCost(e.OldSelf, x.Unit), explain.FormatCost(e.OldIncl, x.Unit))
+		}
+		fmt.Fprintln(w, "\n  </details>")
+	}
+	return nil
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func arrow(old, nw float64, unit string) string {
+	return explain.FormatCost(old, unit) + " → " + explain.FormatCost(nw, unit)
+}
+
+func counts(e explain.Entry) string {
+	if e.OldCount == 0 && e.NewCount == 0 {
+		return ""
+	}
+	return trimNum(e.OldCount) + " → " + trimNum(e.NewCount)
+}
+
+func trimNum(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
+
+func qText(q float64, exact bool) string {
+	switch {
+	case exact:
+		return "exact"
+	case q < 0.001:
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", q)
+}
+
+// compared says what was compared: the profiler, the chunks, the entries tested, the totals.
+func compared(x *explain.Explanation) string {
+	what := map[string]string{explain.SourceGo: "Go CPU profile", explain.SourcePython: "cProfile", explain.SourceTorch: "torch.profiler", explain.SourceCallgrind: "callgrind"}[x.Source]
+	if what == "" {
+		what = x.Source
+	}
+	test := fmt.Sprintf("Welch over chunks, Benjamini-Hochberg at %g", x.Alpha)
+	if x.Exact {
+		test = "exact counts"
+	}
+	return fmt.Sprintf("%s, %d and %d chunks, %d entries, %s; profiled %s → %s per call", what, x.OldChunks, x.NewChunks, x.Tested, test, explain.FormatCost(x.OldTotal, x.Unit), explain.FormatCost(x.NewTotal, x.Unit))
+}
