@@ -16,9 +16,10 @@ type Options struct {
 	// Alpha is the false discovery rate over the entries of one scenario (Benjamini-Hochberg;
 	// default 0.01: with about twenty entries, an unchanged pair names none in 99% of pairs).
 	Alpha float64
-	// MinChange is the smallest change of an entry's own cost per call, relative to the larger of
-	// its old and new cost, that is named (default 0.03): a significant change smaller than that
-	// is within the run-to-run shifts that chunks of one run cannot see (code layout, frequency).
+	// MinChange is the smallest change of an entry's share of the scenario's cost, relative to
+	// the larger of its old and new share, that is named (default 0.03): a significant change
+	// smaller than that is within the run-to-run shifts that chunks of one run cannot see (code
+	// layout, frequency).
 	MinChange float64
 	// MinShare is the smallest change, relative to the scenario's old profiled cost per call, that
 	// is named (default 0.001).
@@ -86,8 +87,8 @@ type Explanation struct {
 	// Added and Removed are the entries of one profile only that are not named, costliest first.
 	Added   []Entry `json:"added,omitempty"`
 	Removed []Entry `json:"removed,omitempty"`
-	// Denominator is the change the shares are of, per call: the named entries' change and the
-	// rest's, the rest's when it is significant (RestP <= 0.05; else it is noise, counted as none).
+	// Denominator is the change the shares are of, per call: the named entries' change, plus the
+	// rest's when it is significant (RestP <= 0.05; else it is noise, counted as none).
 	Denominator float64 `json:"denominator"`
 	RestP       float64 `json:"rest_p"`
 	// Explained is the sum of the named entries' shares.
@@ -128,6 +129,7 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	x.TotalP = welch(oldTot, newTot, x.Exact)
 	var all []Entry
 	var ps []float64
+	var shareMove [][2]float64
 	for _, n := range slices.Sorted(mapsKeys(names)) {
 		os, ns := perCall(old, n, selfOf), perCall(nw, n, selfOf)
 		e := Entry{
@@ -144,7 +146,16 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 			e.Status = "removed"
 		}
 		e.Delta = e.NewSelf - e.OldSelf
-		e.P = welch(os, ns, x.Exact)
+		// The test is of the entry's share of each chunk's cost: a chunk that ran slower as a
+		// whole (the machine busy, the clock lower) moves every entry's cost per call together,
+		// not its share.
+		if x.Exact {
+			e.P = welch(os, ns, true)
+		} else {
+			e.P = welch(shareOf(os, oldTot), shareOf(ns, newTot), false)
+		}
+		oshare, nshare := mean(shareOf(os, oldTot)), mean(shareOf(ns, newTot))
+		shareMove = append(shareMove, [2]float64{oshare, nshare})
 		ps = append(ps, e.P)
 		all = append(all, e)
 	}
@@ -156,19 +167,18 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 		d := math.Abs(e.Delta)
 		big := d > 0 && d >= o.MinShare*x.OldTotal
 		if !x.Exact {
-			big = big && d >= o.MinChange*max(math.Abs(e.OldSelf), math.Abs(e.NewSelf))
+			so, sn := shareMove[i][0], shareMove[i][1]
+			big = big && math.Abs(sn-so) >= o.MinChange*max(so, sn) && (sn-so)*e.Delta > 0
 		}
 		e.Named = testable && big && (x.Exact || e.Q <= o.Alpha)
 	}
-	// Each entry's share is of the change the named entries and the rest make together, the
-	// rest's change counted when it is beyond its noise (restAlpha): the sum of twenty entries
-	// each off by its noise would otherwise swamp a named entry's share of a small change.
-	x.Denominator = x.NewTotal - x.OldTotal
-	var named float64
+	// Each entry's share is of the named entries' change plus the rest's when the rest's change
+	// is beyond its noise (Welch over the chunks, p <= restAlpha): summed raw, twenty entries each
+	// off by its noise would swamp a named entry's share of a small change.
 	isNamed := map[string]bool{}
 	for _, e := range all {
 		if e.Named {
-			named += e.Delta
+			x.Denominator += e.Delta
 			isNamed[e.Name] = true
 		}
 	}
@@ -185,11 +195,9 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 			return xs
 		}
 		ro, rn := rest(old), rest(nw)
-		d := mean(rn) - mean(ro)
-		if x.RestP = welch(ro, rn, x.Exact); !(x.RestP <= restAlpha) {
-			d = 0
+		if x.RestP = welch(ro, rn, x.Exact); x.RestP <= restAlpha {
+			x.Denominator += mean(rn) - mean(ro)
 		}
-		x.Denominator = named + d
 	}
 	for i := range all {
 		if x.Denominator != 0 {
@@ -297,6 +305,17 @@ func welch(a, b []float64, exact bool) float64 {
 		return math.NaN()
 	}
 	return r.P
+}
+
+// shareOf divides each chunk's cost by the chunk's total.
+func shareOf(xs, totals []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i := range xs {
+		if totals[i] != 0 {
+			out[i] = xs[i] / totals[i]
+		}
+	}
+	return out
 }
 
 func variance(xs []float64) float64 {

@@ -11,6 +11,7 @@ import linecache
 import os
 import pstats
 import sys
+import time
 import tracemalloc
 
 from .common import Recorder
@@ -96,14 +97,12 @@ def memory_profile(adapter, n, out_dir, top=25):
 # being the noise a change must beat. Each chunk writes a small JSON (python-K.json, torch-K.json)
 # of its entries; docs/worker-protocol.md describes it.
 CHUNKS = 8
-CHUNK_SECONDS = 0.1
+CHUNK_SECONDS = 0.25
 
 
 def run_chunk(adapter, n):
     """run_chunk runs one chunk's calls and returns how many: n/CHUNKS at least, and, doubling,
     as many as last CHUNK_SECONDS under the profiler."""
-    import time
-
     t0 = time.perf_counter()
     done, batch = 0, max(1, -(-n // CHUNKS))
     while True:
@@ -123,30 +122,36 @@ def time_profile(adapter, adapter_name, n, out_dir):
     files = []
     if adapter_name in TORCH_ADAPTERS:
         import torch
-        from torch.profiler import ProfilerActivity, profile as tprofile
+        from torch.profiler import ProfilerActivity, profile as tprofile, record_function
 
         acts = [ProfilerActivity.CPU]
         if torch.cuda.is_available():
             acts.append(ProfilerActivity.CUDA)
-        chunks = []
-        for k in range(1, CHUNKS + 1):
-            with tprofile(activities=acts, record_shapes=True) as prof:
-                calls = run_chunk(adapter, n)
-            if k == 1:
-                path = os.path.join(out_dir, "torch_trace.json")
-                if torch.autograd.kineto_available():
-                    prof.export_chrome_trace(path)
-                else:
-                    write_legacy_trace(prof.events(), path)
-                files.append(path)
+        # One profiler session, each chunk under a marker of its own: a session's start and stop
+        # cost more than a chunk of small calls.
+        calls = []
+        with tprofile(activities=acts, record_shapes=True) as prof:
+            for k in range(1, CHUNKS + 1):
+                with record_function(CHUNK_MARK % k):
+                    calls.append(run_chunk(adapter, n))
+        path = os.path.join(out_dir, "torch_trace.json")
+        if torch.autograd.kineto_available():
+            prof.export_chrome_trace(path)
+        else:
+            write_legacy_trace(prof.events(), path)
+        files.append(path)
+        for k, doc in enumerate(torch_chunks(prof.events(), calls), 1):
             path = os.path.join(out_dir, "torch-%d.json" % k)
-            write_json(path, torch_chunk(prof, calls))
-            chunks.append(path)
-        return files + chunks
+            write_json(path, doc)
+            files.append(path)
+        return files
     stats = None
     chunks = []
     for k in range(1, CHUNKS + 1):
-        prof = cProfile.Profile()
+        # The process's CPU time, not the wall clock: a machine shared with other work (a CI
+        # runner) would otherwise charge the time this process waited to whichever function
+        # it waited in.
+        prof = cProfile.Profile(time.process_time)
         prof.enable()
         try:
             calls = run_chunk(adapter, n)
@@ -207,36 +212,50 @@ def shapes_text(shapes):
     return "[%s]" % ", ".join(parts) if parts else ""
 
 
-def torch_chunk(prof, calls):
-    """torch_chunk turns one chunk's torch.profiler events into explain's chunk: per operator and
-    input shapes its calls, self CPU time and CPU time with children in ms; on CUDA each kernel's
-    device time as an entry "cuda: KERNEL"; and the operators' call stacks (by name) with their
-    self CPU time."""
-    entries = []
-    for avg in prof.key_averages(group_by_input_shape=True):
-        name = avg.key
-        sh = shapes_text(getattr(avg, "input_shapes", None))
-        if sh:
-            name += " " + sh
-        self_cpu, cpu = avg.self_cpu_time_total / 1000, avg.cpu_time_total / 1000
-        if self_cpu > 0 or cpu > 0:
-            entries.append({"name": name, "count": avg.count, "self": self_cpu, "incl": cpu})
-        dev = getattr(avg, "self_device_time_total", None)
-        if dev is None:
-            dev = getattr(avg, "self_cuda_time_total", 0)
-        if dev and self_cpu == 0:
-            entries.append({"name": "cuda: " + avg.key, "count": avg.count, "self": dev / 1000, "incl": dev / 1000})
-    stacks = {}
-    for e in prof.events():
-        if getattr(e, "device_type", None) is not None and "CPU" not in str(e.device_type):
+CHUNK_MARK = "inferbench_chunk_%d"
+
+
+def torch_chunks(events, calls):
+    """torch_chunks turns the profiler's events into explain's chunks, one per chunk marker: per
+    operator and input shapes its calls, self CPU time and CPU time with children in ms; on CUDA
+    the device time of each operator's kernels as an entry "cuda: OPERATOR [shapes]"; and the
+    operators' call stacks (by name, below the marker) with their self CPU time."""
+    chunks = [{"source": "torch", "unit": "ms", "calls": c, "entries": {}, "stacks": {}} for c in calls]
+    marks = {CHUNK_MARK % (k + 1): k for k in range(len(calls))}
+    for e in events:
+        if e.name in marks:
             continue
-        path, p = [], e
-        while p is not None and len(path) < 64:
+        path, p, k = [], e, None
+        while p is not None:
+            if p.name in marks:
+                k = marks[p.name]
+                break
             path.append(p.name.replace(";", ","))
             p = p.cpu_parent
+        if k is None:
+            continue  # outside the chunks (a CUDA event is reached through its operator)
+        c = chunks[k]
+        name = e.name
+        sh = shapes_text(getattr(e, "input_shapes", None))
+        if sh:
+            name += " " + sh
+        ent = c["entries"].setdefault(name, {"name": name, "count": 0, "self": 0.0, "incl": 0.0})
+        ent["count"] += 1
+        ent["self"] += e.self_cpu_time_total / 1000
+        ent["incl"] += e.cpu_time_total / 1000
+        dev = getattr(e, "self_device_time_total", None)
+        if dev is None:
+            dev = getattr(e, "self_cuda_time_total", 0)
+        if dev:
+            d = c["entries"].setdefault("cuda: " + name, {"name": "cuda: " + name, "count": 0, "self": 0.0, "incl": 0.0})
+            d["count"] += 1
+            d["self"] += dev / 1000
+            d["incl"] += dev / 1000
         key = ";".join(reversed(path))
-        stacks[key] = stacks.get(key, 0) + e.self_cpu_time_total / 1000
-    return {"source": "torch", "unit": "ms", "calls": calls, "entries": entries, "stacks": stacks}
+        c["stacks"][key] = c["stacks"].get(key, 0) + e.self_cpu_time_total / 1000
+    for c in chunks:
+        c["entries"] = list(c["entries"].values())
+    return chunks
 
 
 def write_legacy_trace(events, path):

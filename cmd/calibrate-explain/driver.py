@@ -1,0 +1,110 @@
+"""driver.py is calibrate-explain's Python side: it profiles the synthetic Python program and the
+small torch model through the worker's own profile pass (inferbench_worker.profiling), one job per
+line of stdin: {"kind": "python"|"torch", "inject": INDEX or -1, "dir": DIR, "n": N}. It answers
+each job with one line {"files": [...]} (or {"error": ...}) on stdout."""
+
+import json
+import os
+import sys
+
+from inferbench_worker import profiling
+
+# The synthetic Python program: twenty functions of the same cost, each a loop of its own (its
+# own time, not a shared helper's), called once per call of the benchmark.
+WORK = [2000] * 20
+INJECT = 1.10
+
+
+def _make(i):
+    src = "def f%02d(w):\n    s = 0\n    for k in range(w):\n        s += k * k %% 7\n    return s\n" % i
+    ns = {}
+    exec(compile(src, "synthetic.py", "exec"), ns)
+    return ns["f%02d" % i]
+
+
+FUNCS = [_make(i) for i in range(20)]
+
+
+def bench(work):
+    for f, w in zip(FUNCS, work):
+        f(w)
+
+
+class Adapter:
+    """Adapter is shaped like a worker adapter: run(n, recorder, warmup) makes n calls."""
+
+    def __init__(self, call):
+        self.call = call
+
+    def run(self, n, rec, warmup):
+        call = self.call
+        for _ in range(n):
+            call()
+
+
+def torch_model():
+    """torch_model returns twelve operators without children in the profile, each keyed by its
+    name and input shapes (three matrix products of different shapes are three entries), each
+    run REPS times per call."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    # Shapes large enough that an operator takes about a millisecond: the profiler's cost is
+    # per event, and a chunk of microsecond operators would be hundreds of thousands of them.
+    x = torch.randn(256, 512)
+    w1, w2, w3 = torch.randn(512, 512), torch.randn(512, 1024), torch.randn(512, 256)
+    y = torch.randn(512, 1024)
+    ops = [
+        lambda: torch.mm(x, w1),
+        lambda: torch.mm(x, w2),
+        lambda: torch.mm(x, w3),
+        lambda: torch.tanh(y),
+        lambda: torch.sigmoid(y),
+        lambda: torch.exp(y),
+        lambda: torch.mul(y, y),
+        lambda: torch.add(y, y),
+        lambda: torch.sin(y),
+        lambda: torch.cos(y),
+        lambda: torch.abs(y),
+        lambda: torch.neg(y),
+    ]
+    return ops
+
+
+REPS = 10
+
+
+def main():
+    ops = None
+    for line in sys.stdin:
+        job = json.loads(line)
+        try:
+            os.makedirs(job["dir"], exist_ok=True)
+            inj = job["inject"]
+            if job["kind"] == "python":
+                work = [int(w * INJECT) if i == inj else w for i, w in enumerate(WORK)]
+                adapter = Adapter(lambda: bench(work))
+                files = profiling.time_profile(adapter, "pyfunc", job["n"], job["dir"])
+            else:
+                if ops is None:
+                    ops = torch_model()
+                import torch
+
+                # +10% of an operator: 11 runs of it in a call instead of 10
+                reps = [REPS + 1 if i == inj else REPS for i in range(len(ops))]
+
+                def call():
+                    with torch.no_grad():
+                        for op, r in zip(ops, reps):
+                            for _ in range(r):
+                                op()
+
+                files = profiling.time_profile(Adapter(call), "torch_vision", job["n"], job["dir"])
+            print(json.dumps({"files": files}), flush=True)
+        except Exception as e:  # the Go side reports it with the job
+            print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+// Command calibrate-explain measures how well explain names the cause of a change
+// (docs/explain.md): for each source (Go functions under the CPU profiler, Python functions
+// under cProfile, torch operators under torch.profiler), a synthetic program of about twenty
+// functions or operators is profiled as `run --profile` profiles it, once unchanged and once with
+// one function or operator, chosen at random, made 10% costlier; explain should rank it first
+// with at least 80% of the change. A third, unchanged profile paired with the first should name
+// nothing. It prints the table of docs/explain.md, with the machine's load.
+//
+//	go run ./cmd/calibrate-explain -n 100 -sources go,python,torch
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/subject/gofunc"
+	"github.com/inferbench/inferbench/subject"
+)
+
+func main() {
+	n := flag.Int("n", 100, "trials per source (each: an unchanged, an injected and a second unchanged profile)")
+	sources := flag.String("sources", "go,python,torch", "sources to calibrate")
+	python := flag.String("python", ".venv/bin/python", "the Python with torch, for the python and torch sources")
+	root := flag.String("root", ".", "the repository root (internal/workers/python holds the worker)")
+	seed := flag.Uint64("seed", 1, "random seed of the injected functions")
+	flag.Parse()
+	if err := calibrate(os.Stdout, *n, strings.Split(*sources, ","), *python, *root, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "calibrate-explain:", err)
+		os.Exit(1)
+	}
+}
+
+// tally counts one source's trials.
+type tally struct {
+	source             string
+	trials, first      int
+	clean              int
+	sharesum           float64
+	seconds            float64 // profiling wall time per profile
+	loadStart, loadEnd string
+	entries            int
+}
+
+func calibrate(w io.Writer, n int, sources []string, python, root string, seed uint64) error {
+	tmp, err := os.MkdirTemp("", "calibrate-explain")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var rows []tally
+	for _, src := range sources {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		t := tally{source: src, loadStart: loadavg()}
+		var prof func(inject int, dir string) (*explain.Profile, error)
+		names := 20
+		switch src {
+		case "go":
+			prof = goProfile
+		case "python", "torch":
+			d, err := startDriver(python, root)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			if src == "torch" {
+				names = 12
+			}
+			prof = func(inject int, dir string) (*explain.Profile, error) { return d.profile(src, inject, dir) }
+		default:
+			return fmt.Errorf("source %q: want go, python or torch", src)
+		}
+		var took time.Duration
+		for i := range n {
+			inject := rng.IntN(names)
+			dir := filepath.Join(tmp, fmt.Sprintf("%s-%d", src, i))
+			start := time.Now()
+			old, err := prof(-1, dir+"-old")
+			if err != nil {
+				return err
+			}
+			took += time.Since(start)
+			nw, err := prof(inject, dir+"-new")
+			if err != nil {
+				return err
+			}
+			same, err := prof(-1, dir+"-same")
+			if err != nil {
+				return err
+			}
+			x, err := explain.Diff(old, nw, explain.Options{})
+			if err != nil {
+				return err
+			}
+			t.trials++
+			t.entries = x.Tested
+			want := injected(src, inject)
+			if len(x.Named) > 0 && want(x.Named[0].Name) {
+				t.sharesum += x.Named[0].Share
+				if x.Named[0].Share >= 0.8 {
+					t.first++
+				}
+			}
+			y, err := explain.Diff(old, same, explain.Options{})
+			if err != nil {
+				return err
+			}
+			if len(y.Named) == 0 {
+				t.clean++
+			}
+			fmt.Fprintf(os.Stderr, "%s trial %d: injected %d, named %v; unchanged pair named %d\n", src, i+1, inject, names3(x.Named), len(y.Named))
+			os.RemoveAll(dir + "-old")
+			os.RemoveAll(dir + "-new")
+			os.RemoveAll(dir + "-same")
+		}
+		t.seconds = took.Seconds() / float64(n)
+		t.loadEnd = loadavg()
+		rows = append(rows, t)
+	}
+	fmt.Fprintf(w, "| source | trials | injected ranked first with ≥ 80%% of the change | unchanged pairs naming nothing | entries tested | profile wall time per run | load average (1, 5, 15 min) start → end |\n|---|---|---|---|---|---|---|\n")
+	for _, t := range rows {
+		fmt.Fprintf(w, "| %s | %d | %d (%.0f%%) | %d (%.0f%%) | %d | %.1f s | %s → %s |\n", t.source, t.trials, t.first, 100*float64(t.first)/float64(t.trials),
+			t.clean, 100*float64(t.clean)/float64(t.trials), t.entries, t.seconds, t.loadStart, t.loadEnd)
+	}
+	return nil
+}
+
+func names3(es []explain.Entry) []string {
+	var out []string
+	for i, e := range es {
+		if i == 3 {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s (%.0f%%)", e.Name, 100*e.Share))
+	}
+	return out
+}
+
+// injected returns whether an entry's name is the injected function's or operator's.
+func injected(src string, i int) func(string) bool {
+	switch src {
+	case "go":
+		return func(n string) bool { return n == fmt.Sprintf("main.f%02d", i) }
+	case "python":
+		return func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("f%02d (", i)) }
+	}
+	// The torch model's operators (driver.py): three matrix products of different shapes, then
+	// one operator each.
+	ops := []string{"aten::mm [256×512, 512×512]", "aten::mm [256×512, 512×1024]", "aten::mm [256×512, 512×256]",
+		"aten::tanh", "aten::sigmoid", "aten::exp", "aten::mul", "aten::add", "aten::sin", "aten::cos", "aten::abs", "aten::neg"}
+	return func(n string) bool { return strings.HasPrefix(n, ops[i]) || n == ops[i] }
+}
+
+var goWork [20]int
+
+func init() {
+	for i := range goWork {
+		goWork[i] = 20000
+	}
+	gofunc.Register("calibrate-explain/synthetic", func(context.Context) error {
+		for i, f := range synthetic {
+			f(goWork[i])
+		}
+		return nil
+	})
+}
+
+// goProfile profiles the synthetic Go program as run --profile does (gofunc's profile pass), with
+// function inject 10% costlier (none for -1).
+func goProfile(inject int, dir string) (*explain.Profile, error) {
+	for i := range goWork {
+		goWork[i] = 20000
+		if i == inject {
+			goWork[i] = 22000
+		}
+	}
+	s, err := gofunc.Open(context.Background(), subject.Spec{Config: &gofunc.Config{Func: "calibrate-explain/synthetic"}})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if _, err := s.(subject.Profiler).Profile(context.Background(), dir, 20); err != nil {
+		return nil, err
+	}
+	return explain.Load(dir, []string{"cpu.pprof"})
+}
+
+// driver is driver.py, profiling the Python program and the torch model with the worker's own
+// profile pass.
+type driver struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startDriver(python, root string) (*driver, error) {
+	cmd := exec.Command(python, filepath.Join(root, "cmd", "calibrate-explain", "driver.py"))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "internal", "workers", "python"), "OMP_NUM_THREADS=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w (see -python)", python, err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	return &driver{cmd: cmd, in: in, out: sc}, nil
+}
+
+func (d *driver) profile(kind string, inject int, dir string) (*explain.Profile, error) {
+	job, _ := json.Marshal(map[string]any{"kind": kind, "inject": inject, "dir": dir, "n": 20})
+	if _, err := d.in.Write(append(job, '\n')); err != nil {
+		return nil, err
+	}
+	if !d.out.Scan() {
+		return nil, fmt.Errorf("driver.py ended: %v", d.out.Err())
+	}
+	var reply struct {
+		Files []string `json:"files"`
+		Error string   `json:"error"`
+	}
+	if err := json.Unmarshal(d.out.Bytes(), &reply); err != nil {
+		return nil, fmt.Errorf("driver.py: %w", err)
+	}
+	if reply.Error != "" {
+		return nil, fmt.Errorf("driver.py: %s", reply.Error)
+	}
+	var rel []string
+	for _, f := range reply.Files {
+		rel = append(rel, filepath.Base(f))
+	}
+	return explain.Load(dir, rel)
+}
+
+func (d *driver) close() {
+	d.in.Close()
+	d.cmd.Wait()
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
