@@ -41,7 +41,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: calibrate-gate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
+.PHONY: calibrate-gate explain-calibrate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -168,6 +168,10 @@ bench:
 # 7 kinds, each quiet and loaded (LOAD=both): about 1.5 hours on the 2-core development machine at
 # N=100 (docs/verdicts.md).
 N ?= 100
+# explain's calibration table (docs/explain.md): N trials per source; paste the table it prints.
+explain-calibrate:
+	$(GO) run ./cmd/calibrate-explain -n $(N) -sources go,python,torch -python $(PYTHON)
+
 # LOAD: off (as the machine is), on (a busy loop on another core) or both.
 LOAD ?= both
 calibrate-gate:

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -112,9 +111,6 @@ type CompareOptions struct {
 	Method string
 	// Warnings are the comparison's caveats (environment differences, partial runs).
 	Warnings []string
-	// Explain are the regressed scenarios' explanations (explain.Runs), shown below the
-	// verdicts with their differential flame graphs.
-	Explain []explain.Scenario
 }
 
 // ComparePage builds the page of comparison rep of head with base: its status and counts, per
@@ -205,7 +201,7 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 	if err := bodyTmpl.ExecuteTemplate(&body, "compare", v); err != nil {
 		return Page{}, err
 	}
-	if len(opts.Explain) > 0 {
+	if len(opts.Explain) > 0 { // the regressed scenarios' explanations, with their flame graphs
 		if err := bodyTmpl.ExecuteTemplate(&body, "explain", opts.Explain); err != nil {
 			return Page{}, err
 		}

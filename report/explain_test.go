@@ -31,7 +31,7 @@ func TestCompareHTMLExplain(t *testing.T) {
 	base := &result.Run{ID: "a"}
 	head := &result.Run{ID: "b"}
 	var buf bytes.Buffer
-	if err := CompareHTML(&buf, base, head, &compare.Report{Regressions: 1}, CompareOptions{Explain: xs}); err != nil {
+	if err := CompareHTML(&buf, base, head, &compare.Report{Regressions: 1}, CompareOptions{HTMLOptions: HTMLOptions{Explain: xs}}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()

@@ -133,6 +133,9 @@ type HTMLOptions struct {
 	AssetBase string // see Page.AssetBase
 	// RunHref, when set, links each run id to a page (the dashboard); reports leave it empty.
 	RunHref func(id string) string
+	// Explain, in a run's report, are the explanations of the scenarios that regressed against
+	// its baseline (run --baseline), drawn below the benchmarks with their flame graphs.
+	Explain []explain.Scenario
 }
 
 // KV is one row of a key/value table.
@@ -224,6 +227,11 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 	var body bytes.Buffer
 	if err := bodyTmpl.ExecuteTemplate(&body, "run", v); err != nil {
 		return Page{}, err
+	}
+	if len(opts.Explain) > 0 {
+		if err := bodyTmpl.ExecuteTemplate(&body, "explain", opts.Explain); err != nil {
+			return Page{}, err
+		}
 	}
 	title := "inferbench run " + r.ID
 	if r.Partial {

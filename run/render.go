@@ -31,6 +31,7 @@ const (
 // $GITHUB_STEP_SUMMARY; and posts the alerts that fired.
 func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Verdict, overhead []sample.OverheadRow) {
 	out := p.o.Stdout
+	var explained []explain.Scenario // the regressions against the baseline, explained
 	switch p.o.Format {
 	case "table":
 		if err := report.Table(out, r); err != nil {
@@ -58,6 +59,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 			p.errs = append(p.errs, err)
 		}
 		xs := explainBaseline(dir, r, v)
+		explained = xs
 		if len(xs) > 0 {
 			fmt.Fprintln(out)
 			_ = report.ExplainText(out, xs)
@@ -99,7 +101,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 	wroteReport := false
 	if !p.o.NoHTMLReport {
 		var buf bytes.Buffer
-		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err != nil {
+		if err := report.RunHTML(&buf, r, report.HTMLOptions{Explain: explained}); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("html report: %w", err))
 		} else if err := result.WriteFileAtomic(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err))

@@ -57,7 +57,7 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	rep.Old.Label, rep.New.Label = oldRef, newRef
 	var buf bytes.Buffer
 	if o.Format == "html" {
-		err = report.CompareHTML(&buf, old, nw, rep, report.CompareOptions{Explain: explainRegressed(old, oldDir, nw, newDir, rep)})
+		err = report.CompareHTML(&buf, old, nw, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{Explain: explainRegressed(old, oldDir, nw, newDir, rep)}})
 	} else if o.All && o.Format == "text" {
 		err = report.CompareTextAll(&buf, rep)
 	} else {
@@ -116,7 +116,6 @@ func (rs *Source) historyStore(ctx context.Context) store.Historian {
 	}
 	return rs.st
 }
-
 
 // explainFailed appends to a text or markdown comparison the explanation of each regressed
 // scenario, from the profiles in the run folders (or why there is none and how to get one).

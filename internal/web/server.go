@@ -404,7 +404,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep := s.compare(base, head)
-	p, err := report.ComparePage(base, head, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref}, Explain: s.explain(base, head, rep)})
+	p, err := report.ComparePage(base, head, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref, Explain: s.explain(base, head, rep)}})
 	if err != nil {
 		httpError(w, err)
 		return

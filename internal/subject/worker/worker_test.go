@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/inferbench/inferbench/explain"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -443,11 +444,23 @@ func TestWorkerProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2 || files[0] != filepath.Join(dir, "python.prof") || files[1] != filepath.Join(dir, "memory_top.txt") {
-		t.Fatalf("files %v, want %s/python.prof and memory_top.txt", files, dir)
+	if len(files) != 10 || files[0] != filepath.Join(dir, "python.prof") || files[9] != filepath.Join(dir, "memory_top.txt") {
+		t.Fatalf("files %v, want %s/python.prof, python-1.json ... python-8.json and memory_top.txt", files, dir)
 	}
 	if fi, err := os.Stat(files[0]); err != nil || fi.Size() == 0 {
 		t.Errorf("%s: %v", files[0], err)
+	}
+	// explain reads the chunks: eight, each with its calls, the adapter's call among the entries.
+	var rel []string
+	for _, f := range files {
+		rel = append(rel, filepath.Base(f))
+	}
+	p, err := explain.Load(dir, rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Source != explain.SourcePython || len(p.Chunks) != 8 || p.Chunks[0].Calls < 1 {
+		t.Errorf("explain read %s with %d chunks (first of %v calls), want python, 8", p.Source, len(p.Chunks), p.Chunks[0].Calls)
 	}
 }
 
