@@ -211,7 +211,11 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 		errs = append(errs, fmt.Errorf("interrupted: run.json holds what was measured, marked partial: %w", run.ErrInterrupted))
 	}
 	if rep.Regressions > 0 || rep.BudgetsExceeded > 0 {
-		errs = append(errs, run.RegressionError(fmt.Errorf("%d regressions against %s, measured interleaved, %d budgets exceeded (results in %s)", rep.Regressions, at, rep.BudgetsExceeded, dir)))
+		what := fmt.Sprintf("%d regressions against %s, measured interleaved", rep.Regressions, at)
+		if rep.BudgetsExceeded > 0 {
+			what += fmt.Sprintf(", %d budgets exceeded", rep.BudgetsExceeded)
+		}
+		errs = append(errs, run.RegressionError(fmt.Errorf("%s (results in %s)", what, dir)))
 	}
 	return r, errors.Join(errs...)
 }
