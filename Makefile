@@ -20,7 +20,7 @@ LLAMA_SERVER  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/inferbench/llama-server-
 # `make test INFERBENCH_REQUIRE=` turns it off; .ci/run requires them all whatever exists.
 comma := ,
 INFERBENCH_REQUIRE ?= $(subst $() ,$(comma),$(strip $(if $(wildcard $(VENV_PY)),frameworks trackers) \
-	$(if $(wildcard $(LLAMA_SERVER)),llama-server)))
+	$(if $(wildcard $(LLAMA_SERVER)),llama-server) $(if $(shell command -v valgrind),valgrind)))
 # Debian's python3 (torch 1.13) is required only where asked (.ci/run installs python3-torch).
 DEBIAN_REQUIRE ?=
 # What the Go tests see: the venv as the active environment (pyenv.Find picks its interpreter)
@@ -41,7 +41,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: calibrate-gate explain-calibrate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
+.PHONY: gate-instructions calibrate-gate explain-calibrate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -162,6 +162,20 @@ fuzz-long:
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine ./stats
+
+# The project's own benchmarks gated in instruction mode (benchmarks/performance/instructions.yaml,
+# docs/verdicts.md "Instruction mode"): counted twice, and the second run compared with the first;
+# exit 3 when a count moved beyond its threshold. Needs valgrind. The binary keeps its symbols
+# (no -s): the callgrind files in the run folders name the functions.
+GATE_DIR ?= $(or $(TMPDIR),/tmp)/inferbench-gate-instructions
+gate-instructions:
+	$(GO) build -o bin/inferbench-symbols ./cmd/inferbench
+	rm -rf $(GATE_DIR) && mkdir -p $(GATE_DIR)
+	for i in 1 2; do \
+		bin/inferbench-symbols run benchmarks/performance/instructions.yaml --output-dir $(GATE_DIR) --no-store --format none --no-monitor || exit 1; \
+		cp -P $(GATE_DIR)/latest $(GATE_DIR)/run$$i; \
+	done
+	bin/inferbench-symbols compare $(GATE_DIR)/run1 $(GATE_DIR)/run2
 
 # The gate's error rates on this machine (docs/verdicts.md): per subject kind, N A/A comparisons
 # (false failures) and N with the primary metric slowed by 10% (detections). Not part of make test:

@@ -22,9 +22,10 @@ import (
 const CountThreshold = 0.5
 
 // CountTolerance is the change of a count's median, in percent, below which two counts are the
-// same: unchanged code counted in two runs differed by at most 0.0002% (a command, a Python
-// function, 0 for a Go function; docs/verdicts.md).
-const CountTolerance = 0.01
+// same: unchanged code counted in two runs differed by at most 0.02% (the engine's
+// stats.Summarize, whose calls allocate; 0 for SHA-256 in Go and a command, 0.0002% for a Python
+// function; docs/verdicts.md).
+const CountTolerance = 0.1
 
 // CountMethod is the Row.Method of a count: medians compared exactly, without a test.
 //

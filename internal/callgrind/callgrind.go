@@ -161,8 +161,10 @@ func (c Counts) Values() map[string]float64 {
 	return map[string]float64{Instructions: float64(c.Instructions()), EstCycles: float64(c.EstCycles())}
 }
 
-// ReadFile reads the totals of a callgrind file: its "totals:" line, else its "summary:" line,
-// by the names of its "events:" line.
+// ReadFile reads the totals of a callgrind file: its "summary:" line (what was counted since the
+// last zero), else its "totals:" line (the sum of its cost lines, which also holds the calls
+// that were already running when the counts were zeroed: 7% more for a Python call), by the
+// names of its "events:" line.
 func ReadFile(path string) (Counts, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -187,9 +189,9 @@ func ReadFile(path string) (Counts, error) {
 	if err := sc.Err(); err != nil {
 		return Counts{}, fmt.Errorf("%s: %w", path, err)
 	}
-	vals := totals
+	vals := summary
 	if vals == nil {
-		vals = summary
+		vals = totals
 	}
 	if len(events) == 0 || vals == nil {
 		return Counts{}, fmt.Errorf("%s: not a callgrind file (no events and totals lines); did the process end before callgrind wrote it?", path)

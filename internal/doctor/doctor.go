@@ -1,6 +1,7 @@
 // Package doctor says what inferbench's framework adapters will run with here: which Python
 // interpreter the workers start (and why that one: package pyenv), and for every adapter the
-// modules it imports, with their versions or the reason they do not import. The interpreter is
+// modules it imports, with their versions or the reason they do not import; and whether
+// instruction mode (valgrind) is available. The interpreter is
 // asked once, in one process, importing each module for real (a wheel that installs but cannot
 // load its libraries shows here, not in the middle of a run).
 package doctor
@@ -18,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/callgrind"
 	"github.com/inferbench/inferbench/internal/pyenv"
 )
 
@@ -45,6 +47,31 @@ type Report struct {
 	Prefix     string            `json:"prefix,omitempty"`     // sys.prefix: the venv's root in a venv
 	Error      string            `json:"error,omitempty"`      // the interpreter did not answer
 	Adapters   []Adapter         `json:"adapters"`
+	// Instructions says whether instruction mode (--measure instructions) can run here.
+	Instructions Instructions `json:"instructions"`
+}
+
+// Instructions is instruction mode's availability: valgrind found, and whether Go functions can
+// be counted (callgrind's client requests are issued on amd64 only).
+type Instructions struct {
+	Available bool   `json:"available"`
+	Valgrind  string `json:"valgrind,omitempty"` // its version
+	Error     string `json:"error,omitempty"`    // why not, with the package to install
+	GoFuncs   string `json:"go_functions,omitempty"`
+}
+
+func instructions() Instructions {
+	var in Instructions
+	v, err := callgrind.Find()
+	if err != nil {
+		in.Error = err.Error()
+		return in
+	}
+	in.Available, in.Valgrind = true, v.Version
+	if err := callgrind.Supported(); err != nil {
+		in.GoFuncs = err.Error()
+	}
+	return in
 }
 
 // Options say what to check.
@@ -92,7 +119,7 @@ print(json.dumps(out))
 
 // Check asks the interpreter about every adapter's modules.
 func Check(ctx context.Context, o Options) Report {
-	r := Report{Python: o.Python}
+	r := Report{Python: o.Python, Instructions: instructions()}
 	set := map[string]bool{}
 	for _, mods := range o.Required {
 		for _, m := range mods {
@@ -194,7 +221,20 @@ func (r Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, st, mod, ver, detail)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	in := r.Instructions
+	switch {
+	case !in.Available:
+		_, err := fmt.Fprintf(w, "instruction mode (--measure instructions): unavailable: %s\n", in.Error)
+		return err
+	case in.GoFuncs != "":
+		_, err := fmt.Fprintf(w, "instruction mode (--measure instructions): valgrind %s, commands and Python; not Go functions: %s\n", in.Valgrind, in.GoFuncs)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "instruction mode (--measure instructions): available (valgrind %s): commands, Go functions, Python functions and models\n", in.Valgrind)
+	return err
 }
 
 func sourceText(s string) string {

@@ -52,3 +52,22 @@ func TestCheck(t *testing.T) {
 		t.Errorf("missing interpreter: %+v", r)
 	}
 }
+
+// doctor says whether instruction mode can run: valgrind's version, or the package to install.
+func TestInstructions(t *testing.T) {
+	var b bytes.Buffer
+	r := Report{Instructions: instructions()}
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "instruction mode (--measure instructions): ") {
+		t.Errorf("no instruction mode line:\n%s", b.String())
+	}
+	t.Setenv("PATH", t.TempDir())
+	r = Report{Instructions: instructions()}
+	b.Reset()
+	r.WriteText(&b)
+	if r.Instructions.Available || !strings.Contains(b.String(), "unavailable") || !strings.Contains(b.String(), "apt-get install valgrind") {
+		t.Errorf("without valgrind: %+v\n%s", r.Instructions, b.String())
+	}
+}

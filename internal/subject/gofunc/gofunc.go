@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/registry"
+	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -304,7 +305,9 @@ func (s *Subject) Close() error {
 }
 
 // Built-in functions, available in every binary: a no-op, which measures the harness's own cost
-// per iteration, and a SHA-256 of 64 KiB, a small fixed CPU load for calibration.
+// per iteration, a SHA-256 of 64 KiB, a small fixed CPU load for calibration, and the summary of
+// 10,000 samples that every scenario's metrics go through (stats.Summarize), the engine's own
+// benchmark (benchmarks/performance/instructions.yaml).
 func init() {
 	Register("inferbench/noop", func(context.Context) error { return nil })
 	RegisterSetup("inferbench/sha256", func(_ context.Context, p subject.Params) (Func, func(), error) {
@@ -313,5 +316,14 @@ func init() {
 			buf[i] = byte(i)
 		}
 		return func(context.Context) error { sha256.Sum256(buf); return nil }, nil, nil
+	})
+	RegisterSetup("inferbench/summarize", func(_ context.Context, p subject.Params) (Func, func(), error) {
+		xs := make([]float64, p.Int("samples", 10000))
+		x := uint64(1)
+		for i := range xs { // latencies of 1 to 2 ms, the same every run
+			x = x*6364136223846793005 + 1442695040888963407
+			xs[i] = 1 + float64(x>>11)/(1<<53)
+		}
+		return func(context.Context) error { _, err := stats.Summarize(xs); return err }, nil, nil
 	})
 }

@@ -16,9 +16,9 @@ import (
 )
 
 // Instruction mode for the worker (subject.Spec.Measure): the worker process runs under
-// valgrind's callgrind with collection off, and the worker brackets each measured call with
-// callgrind's client requests (inferbench_worker/callgrind.py), dumping each call's costs into a
-// file of its own: callgrind.out.1, .2, ... in the order of the calls. Warm-up calls are not
+// valgrind's callgrind, and the worker brackets each measured call with callgrind's client
+// requests (inferbench_worker/callgrind.py): zero, the call, dump. Each call's costs, on every
+// thread (torch's intra-op threads included), go into a file of their own: callgrind.out.1, .2, ... in the order of the calls. Warm-up calls are not
 // counted. The run reply says how many calls it counted ("counted") and what the counts depend
 // on in the worker ("counted_by": the interpreter, the numeric libraries loaded).
 
@@ -63,7 +63,9 @@ func countedCommand(s subject.Spec, c *Config, argv, env []string) (*counter, []
 	if len(c.Command) == 0 {
 		argv[0] = interpreter(argv[0], s.Dir, env)
 	}
-	argv = vg.Args(callgrind.Options{Out: filepath.Join(tmp, "callgrind.out")}, argv...)
+	// Collecting from the start: collection is a thread's own, and a framework's threads work
+	// on the call beside the calling one; the zero and dump requests cover every thread.
+	argv = vg.Args(callgrind.Options{Out: filepath.Join(tmp, "callgrind.out"), AtStart: true}, argv...)
 	env = setenv(callgrind.Environ(env), countEnv, "callgrind")
 	return k, argv, env, nil
 }

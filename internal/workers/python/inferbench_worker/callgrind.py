@@ -29,7 +29,6 @@ ENV = "INFERBENCH_WORKER_COUNT"
 _RUNNING_ON_VALGRIND = 0x1001
 _DUMP_STATS = 0x43540000
 _ZERO_STATS = 0x43540001
-_TOGGLE_COLLECT = 0x43540002
 
 # unsigned long request(unsigned long args[6]): args[0] is the request, args[1..5] its arguments.
 _CODE = bytes([
@@ -78,16 +77,19 @@ class Counter:
         return self._call(self._ptr)
 
     def count(self, call):
-        """count runs call() with callgrind collecting, and dumps what it counted to a file of
-        its own. The garbage is collected first, outside the count: every call starts from the
-        same collector state."""
+        """count zeroes callgrind's counts, runs call() and dumps what every thread executed
+        since into a file of its own. The garbage is collected first, outside the count: every
+        call starts from the same collector state.
+
+        Collection stays on (the worker runs with --collect-atstart=yes): it is a thread's own
+        in callgrind, and a framework's threads (torch's intra-op pool) run the call's work
+        beside the calling one. Zeroing and dumping cover every thread; the worker starts no
+        thread of its own in this mode (no parent watcher), so nothing else runs meanwhile."""
         gc.collect()
         self._request(_ZERO_STATS)
-        self._request(_TOGGLE_COLLECT)
         try:
             call()
         finally:
-            self._request(_TOGGLE_COLLECT)
             self._request(_DUMP_STATS)
 
 
