@@ -245,4 +245,18 @@ func main() {
 		t.Fatalf("Go function 8x heavier than at HEAD~1: exit %d, want 3\n%s", code, out)
 	}
 	checkNoWorktree(t, repo)
+
+	// A ref whose program does not compile: exit 1, the ref and the compiler's error named,
+	// nothing left behind.
+	writeFiles(t, repo, map[string]string{"main.go": "package main\n\nfunc main() { undefinedCall() }\n"})
+	gitIn(t, repo, "commit", "-q", "-am", "three: broken")
+	gitIn(t, repo, "tag", "broken")
+	gitIn(t, repo, "reset", "-q", "--hard", "HEAD~1")
+	cmd = exec.Command(bin, "run", "--baseline-ref", "broken", "--include", "spin", "--no-store", "--no-monitor")
+	cmd.Dir, cmd.Env = repo, append(goEnv, "CI=1")
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "broken") || !strings.Contains(string(out), "undefinedCall") {
+		t.Errorf("a ref that does not build: %v, want exit 1 naming the ref and the compiler's error\n%s", err, out)
+	}
+	checkNoWorktree(t, repo)
 }
