@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
 )
 
 // TestTableMemoryColumn: the console's summary has a MEMORY MB column, the subject's own
@@ -30,5 +31,19 @@ func TestTableMemoryColumn(t *testing.T) {
 	}
 	if f := strings.Fields(lines[2]); f[len(f)-1] != "48.50" {
 		t.Errorf("cmd: %q, want its peak_rss_mb 48.50", lines[2])
+	}
+}
+
+// TestStartupNote: a command that reports its own latency_ms far below its process round trip
+// gets a note that its throughput counts the process's start-up (the command example: p50 0.36
+// ms beside 4.8 items/s, said nowhere before).
+func TestStartupNote(t *testing.T) {
+	own, trip := stats.Summary{N: 5, Median: 0.36}, stats.Summary{N: 5, Median: 208}
+	tp := 4.8
+	r := &result.Run{Scenarios: []result.Scenario{{Benchmark: "cmd", Scenario: "default", Status: result.StatusOK, Metrics: map[string]result.Metric{
+		"latency_ms": {Summary: &own}, "harness_latency_ms": {Summary: &trip}, "throughput_ips": {Value: &tp}}}}}
+	notes := strings.Join(Notes(r), "\n")
+	if !strings.Contains(notes, "note    cmd/default: expected: throughput counts each process's start-up") || !strings.Contains(notes, "p50 208.0 ms") {
+		t.Errorf("notes: %q", notes)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/alert"
@@ -211,6 +212,9 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 		return nil, err
 	}
 	p.learnSecrets(scenarios)
+	for _, sc := range scenarios {
+		p.selected = append(p.selected, sc.ID())
+	}
 	w, err := p.create(ctx, scenarios) // write: the run folder, run.log, a first run.json
 	if err != nil {
 		return nil, err
@@ -248,9 +252,10 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 // pipeline is one run in progress: its options with the defaults applied, and the errors of the
 // stages so far.
 type pipeline struct {
-	o    Options
-	env  Env
-	errs []error
+	o        Options
+	selected []string // the ids of the scenarios the run was to run, in order
+	env      Env
+	errs     []error
 	// red hides the run's secrets in everything it writes: it learns them here, where they
 	// enter (flags, URLs, the environment, subject configurations), and the engine runs what
 	// servers and processes send back through it (redact.go).
@@ -323,7 +328,7 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 	errs := p.errs
 	switch {
 	case r.Partial:
-		errs = append(errs, marked{ErrInterrupted, fmt.Sprintf("interrupted: partial results in %s", dir)})
+		errs = append(errs, marked{ErrInterrupted, fmt.Sprintf("interrupted: partial results in %s%s", dir, notStarted(p.selected, r))})
 	case r.Summary.Failed > 0:
 		errs = append(errs, marked{ErrFailed, fmt.Sprintf("%d of %d scenarios failed (details in %s)", r.Summary.Failed, r.Summary.Total, filepath.Join(dir, result.LogFile))})
 	case r.Summary.Total > 0 && r.Summary.Skipped == r.Summary.Total:
@@ -339,6 +344,30 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 		errs[i] = p.red.Error(errs[i])
 	}
 	return errors.Join(errs...)
+}
+
+// notStarted names the selected scenarios an interrupted run has no result of: "; 3 scenarios
+// not started: a/x, a/y, b/default" (the first ten, then how many more), or "".
+func notStarted(selected []string, r *result.Run) string {
+	done := make(map[string]bool, len(r.Scenarios))
+	for i := range r.Scenarios {
+		done[r.Scenarios[i].ID()] = true
+	}
+	var left []string
+	for _, id := range selected {
+		if !done[id] {
+			left = append(left, id)
+		}
+	}
+	if len(left) == 0 {
+		return ""
+	}
+	shown := left[:min(len(left), 10)]
+	more := ""
+	if len(left) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(left)-len(shown))
+	}
+	return fmt.Sprintf("; %d scenarios not started: %s%s", len(left), strings.Join(shown, ", "), more)
 }
 
 // allSkipped says why a run whose every scenario was skipped measured nothing: its reasons, the

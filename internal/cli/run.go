@@ -1,7 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +26,7 @@ import (
 
 // runFlags are `inferbench run`'s flags; options turns them into run.Options.
 type runFlags struct {
+	csvCopy     string // --csv: a copy of summary.csv under a name of the user's
 	sel         selection
 	quick       quickFlags
 	warmup      int
@@ -91,8 +98,8 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 			if !prog.Shown() {
 				opts.Log = consoleHandler(o.Stderr, opts.LogLevel, cmd.Flags().Changed("log-level"))
 			}
-			_, err = run.Run(cmd.Context(), opts)
-			return err
+			r, err := run.Run(cmd.Context(), opts)
+			return errors.Join(err, writeCSVCopy(o, rf.csvCopy, r))
 		},
 	}
 	f := cmd.Flags()
@@ -128,12 +135,34 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
 	f.StringVar(&rf.baselineRef, "baseline-ref", "", "run the scenarios at this git ref too (a temporary worktree; Go functions built there), interleaved with the working tree's, and compare them pairwise (exit code 3 on a regression); docs/ci.md")
 	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
+	f.StringVar(&rf.csvCopy, "csv", "", "also write the run's summary.csv to this file; {timestamp} is the run's start, YYYYMMDD_HHMMSS (seed 001's results/raw/benchmark_results_{timestamp}.csv)")
 	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
 	f.BoolVar(&rf.noRequestLog, "no-request-log", false, "do not write requests/<scenario>.jsonl (each serving request's raw timestamps)")
 	f.StringVar(&rf.live.Addr, "metrics-addr", "", "serve Prometheus /metrics and the live view here during the run (e.g. 127.0.0.1:9464)")
 	f.StringVar(&rf.live.Token, "metrics-token", "", "bearer token for --metrics-addr (default $INFERBENCH_TOKEN); required off loopback")
 	f.DurationVar(&rf.live.Linger, "metrics-linger", 0, "keep serving --metrics-addr this long after the run, for a last scrape")
 	return cmd
+}
+
+// writeCSVCopy writes the run's summary CSV to the --csv file, {timestamp} replaced by the run's
+// start (seed 001 names its results benchmark_results_20251113_134337.csv).
+func writeCSVCopy(o *IO, pattern string, r *result.Run) error {
+	if pattern == "" || r == nil {
+		return nil
+	}
+	path := inDir(o, strings.ReplaceAll(pattern, "{timestamp}", r.StartedAt.Format("20060102_150405")))
+	var buf bytes.Buffer
+	if err := result.WriteCSV(&buf, r); err != nil {
+		return fmt.Errorf("--csv %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("--csv %s: %w", path, err)
+	}
+	if err := result.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("--csv %s: %w", path, err)
+	}
+	fmt.Fprintf(o.Stderr, "csv: %s\n", path)
+	return nil
 }
 
 // options turns the flags into run.Options.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -140,5 +141,23 @@ func TestListPredictsSkip(t *testing.T) {
 		if want := skips[s.Benchmark]; s.SkipReason != want {
 			t.Errorf("%s: run's skip %q, list's %q", s.Benchmark, s.SkipReason, want)
 		}
+	}
+}
+
+// TestSeed001CSVName: seed 001 writes results/raw/benchmark_results_<timestamp>.csv; --csv gives
+// that name ({timestamp} is the run's start), the same content as the run's summary.csv. Before,
+// --output-dir gave <dir>/<id>/summary.csv only.
+func TestSeed001CSVName(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut := seedRun(t, dir, 0, "run", "--exec", "true", "--iterations", "2", "--warmup", "0", "--no-monitor", "--no-store",
+		"--output-dir", "results/raw", "--csv", "results/raw/benchmark_results_{timestamp}.csv")
+	got, _ := filepath.Glob(filepath.Join(dir, "results", "raw", "benchmark_results_*.csv"))
+	if len(got) != 1 || !regexp.MustCompile(`benchmark_results_\d{8}_\d{6}\.csv$`).MatchString(got[0]) {
+		t.Fatalf("files %v, want one benchmark_results_YYYYMMDD_HHMMSS.csv\n%s", got, errOut)
+	}
+	want, _ := os.ReadFile(filepath.Join(dir, "results", "raw", "latest", "summary.csv"))
+	data, _ := os.ReadFile(got[0])
+	if len(want) == 0 || string(data) != string(want) {
+		t.Errorf("%s differs from summary.csv", got[0])
 	}
 }

@@ -211,7 +211,7 @@ func ParsePythonFile(path string, data []byte) ([]subject.Found, error) {
 }
 
 // externalImports returns the top-level packages a Python file imports at its top level (`import
-// a.b, c`, `from d import e`), less relative imports, __future__, and the modules of the project
+// a.b, c`, `from d import e`), less relative imports, the standard library, and the modules of the project
 // itself: a name that is a .py file or a folder beside the file or in a folder above it (or its
 // src/), up to six levels, since the worker puts the file's folder first on sys.path and a
 // project may install its own packages.
@@ -220,7 +220,7 @@ func externalImports(path string, data []byte) []string {
 	var out []string
 	add := func(mod string) {
 		name, _, _ := strings.Cut(strings.TrimSpace(mod), ".")
-		if name == "" || name == "__future__" || seen[name] || !isIdent(name) || projectModule(path, name) {
+		if name == "" || stdlib[name] || seen[name] || !isIdent(name) || projectModule(path, name) {
 			return
 		}
 		seen[name] = true
@@ -270,4 +270,51 @@ func projectModule(path, name string) bool {
 		dir = parent
 	}
 	return false
+}
+
+// stdlib are the standard library's modules (Python 3.11's sys.stdlib_module_names, less the
+// private ones): always importable, so never a requirement to check.
+var stdlib = map[string]bool{
+	"abc": true, "aifc": true, "antigravity": true, "argparse": true, "array": true, "ast": true,
+	"asynchat": true, "asyncio": true, "asyncore": true, "atexit": true, "audioop": true,
+	"base64": true, "bdb": true, "binascii": true, "bisect": true, "builtins": true, "bz2": true,
+	"cProfile": true, "calendar": true, "cgi": true, "cgitb": true, "chunk": true, "cmath": true,
+	"cmd": true, "code": true, "codecs": true, "codeop": true, "collections": true,
+	"colorsys": true, "compileall": true, "concurrent": true, "configparser": true,
+	"contextlib": true, "contextvars": true, "copy": true, "copyreg": true, "crypt": true,
+	"csv": true, "ctypes": true, "curses": true, "dataclasses": true, "datetime": true,
+	"dbm": true, "decimal": true, "difflib": true, "dis": true, "distutils": true,
+	"doctest": true, "email": true, "encodings": true, "ensurepip": true, "enum": true,
+	"errno": true, "faulthandler": true, "fcntl": true, "filecmp": true, "fileinput": true,
+	"fnmatch": true, "fractions": true, "ftplib": true, "functools": true, "gc": true,
+	"genericpath": true, "getopt": true, "getpass": true, "gettext": true, "glob": true,
+	"graphlib": true, "grp": true, "gzip": true, "hashlib": true, "heapq": true, "hmac": true,
+	"html": true, "http": true, "idlelib": true, "imaplib": true, "imghdr": true, "imp": true,
+	"importlib": true, "inspect": true, "io": true, "ipaddress": true, "itertools": true,
+	"json": true, "keyword": true, "lib2to3": true, "linecache": true, "locale": true,
+	"logging": true, "lzma": true, "mailbox": true, "mailcap": true, "marshal": true,
+	"math": true, "mimetypes": true, "mmap": true, "modulefinder": true, "msilib": true,
+	"msvcrt": true, "multiprocessing": true, "netrc": true, "nis": true, "nntplib": true,
+	"nt": true, "ntpath": true, "nturl2path": true, "numbers": true, "opcode": true,
+	"operator": true, "optparse": true, "os": true, "ossaudiodev": true, "pathlib": true,
+	"pdb": true, "pickle": true, "pickletools": true, "pipes": true, "pkgutil": true,
+	"platform": true, "plistlib": true, "poplib": true, "posix": true, "posixpath": true,
+	"pprint": true, "profile": true, "pstats": true, "pty": true, "pwd": true, "py_compile": true,
+	"pyclbr": true, "pydoc": true, "pydoc_data": true, "pyexpat": true, "queue": true,
+	"quopri": true, "random": true, "re": true, "readline": true, "reprlib": true,
+	"resource": true, "rlcompleter": true, "runpy": true, "sched": true, "secrets": true,
+	"select": true, "selectors": true, "shelve": true, "shlex": true, "shutil": true,
+	"signal": true, "site": true, "smtpd": true, "smtplib": true, "sndhdr": true, "socket": true,
+	"socketserver": true, "spwd": true, "sqlite3": true, "sre_compile": true,
+	"sre_constants": true, "sre_parse": true, "ssl": true, "stat": true, "statistics": true,
+	"string": true, "stringprep": true, "struct": true, "subprocess": true, "sunau": true,
+	"symtable": true, "sys": true, "sysconfig": true, "syslog": true, "tabnanny": true,
+	"tarfile": true, "telnetlib": true, "tempfile": true, "termios": true, "textwrap": true,
+	"this": true, "threading": true, "time": true, "timeit": true, "tkinter": true, "token": true,
+	"tokenize": true, "tomllib": true, "trace": true, "traceback": true, "tracemalloc": true,
+	"tty": true, "turtle": true, "turtledemo": true, "types": true, "typing": true,
+	"unicodedata": true, "unittest": true, "urllib": true, "uu": true, "uuid": true, "venv": true,
+	"warnings": true, "wave": true, "weakref": true, "webbrowser": true, "winreg": true,
+	"winsound": true, "wsgiref": true, "xdrlib": true, "xml": true, "xmlrpc": true,
+	"zipapp": true, "zipfile": true, "zipimport": true, "zlib": true, "zoneinfo": true,
 }

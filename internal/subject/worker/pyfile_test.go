@@ -3,6 +3,7 @@ package worker
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -190,5 +191,21 @@ func TestSeedLayoutPythonModels(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"glm4/benchmark_speed.run_speed_benchmark/default", "qwen3/benchmark_speed.run_speed_benchmark/default"}, sel); diff != "" {
 		t.Errorf("--include benchmark_speed (-want +got):\n%s", diff)
+	}
+}
+
+// TestExternalImports: the requirements of a benchmark file are its top-level imports less the
+// standard library, relative imports and the project's own modules.
+func TestExternalImports(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "helpers.py"), nil, 0o644)
+	os.MkdirAll(filepath.Join(dir, "src", "mypkg"), 0o755)
+	sub := filepath.Join(dir, "benches")
+	os.MkdirAll(sub, 0o755)
+	src := "import time, json\nimport numpy as np\nfrom hf_eco2ai.x import y  # energy\nfrom . import z\nimport helpers\nfrom mypkg import a\n" +
+		"try:\n    import optional_thing\nexcept ImportError:\n    pass\ndef run_x():\n    import torch\n"
+	got := externalImports(filepath.Join(sub, "b.py"), []byte(src))
+	if want := []string{"numpy", "hf_eco2ai"}; !slices.Equal(got, want) {
+		t.Errorf("externalImports = %v, want %v", got, want)
 	}
 }
