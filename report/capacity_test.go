@@ -1,10 +1,15 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/browsertest"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -36,5 +41,50 @@ func TestCapacityChart(t *testing.T) {
 	}
 	if len(c.Marks) != 2 || c.Marks[0].X != 48 || c.Marks[1].X != 45 {
 		t.Errorf("marks %+v, want the capacity at 48 and the bound at 45", c.Marks)
+	}
+}
+
+// TestCapacityChartInBrowser: the chart renders in a browser (scatter points with error bars,
+// lines, the marks) next to a run's other charts.
+func TestCapacityChartInBrowser(t *testing.T) {
+	browser := browsertest.Require(t, "../internal/web")
+	r := testRun(1, 200)
+	raw, _ := json.Marshal(capacity.Result{CapacityRPS: 48, LowerRPS: 45,
+		Objectives: []capacity.Objective{{Name: "ttft_ms.p90", Target: 0.9}},
+		Steps: []capacity.Step{
+			{Rate: 40, Verdict: capacity.Pass, Estimates: []capacity.Estimate{{Attainment: 0.97, Lower: 0.93, Upper: 1.01}}},
+			{Rate: 80, Verdict: capacity.Fail, Estimates: []capacity.Estimate{{Attainment: 0.3, Lower: 0.2, Upper: 0.4}}},
+		},
+		Curve: [][]capacity.Point{{{Rate: 40, Attainment: 0.97}, {Rate: 80, Attainment: 0.3}}},
+	})
+	var name string
+	for i := range r.Scenarios {
+		if _, ok := r.Scenarios[i].Metrics["ttft_ms"]; ok {
+			s := &r.Scenarios[i]
+			if s.Extra.Other == nil {
+				s.Extra.Other = map[string]json.RawMessage{}
+			}
+			s.Extra.Other[sectionCapacity] = raw
+			name = s.Scenario
+			break
+		}
+	}
+	if name == "" {
+		t.Fatal("the test run has no serving scenario")
+	}
+	file := filepath.Join(t.TempDir(), "report.html")
+	var buf bytes.Buffer
+	if err := RunHTML(&buf, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := browser.Check(t, "report", file, browsertest.ShotsDir(t))
+	for _, e := range out.Errors {
+		t.Error(e)
+	}
+	if len(out.Pages) != 1 || out.Pages[0].Rendered != out.Pages[0].Charts || !slices.Contains(out.Pages[0].Drawn, "capacity: attainment against rate: "+name) {
+		t.Errorf("pages %+v: want every chart rendered, the capacity chart among them", out.Pages)
 	}
 }
