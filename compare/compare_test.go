@@ -126,7 +126,7 @@ func TestTailRows(t *testing.T) {
 		t.Errorf("--gate latency_ms: verdicts %v: want the p99 tail to regress and the median not", got)
 	}
 	// By default a function's or model's tails are information.
-	rep = Runs(run("a", scenario("m", nil, map[string][]float64{"latency_ms": old})), run("b", scenario("m", nil, map[string][]float64{"latency_ms": new})), Config{})
+	rep = Runs(run("a", scenario("m", nil, map[string][]float64{"latency_ms": old})), run("b", scenario("m", nil, map[string][]float64{"latency_ms": new})), Config{Bootstrap: stats.Bootstrap{Resamples: 400}})
 	if rep.Failed() {
 		t.Errorf("default gate: a slow tail failed the comparison (rows %+v)", rep.Rows)
 	}
