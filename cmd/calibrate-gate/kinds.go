@@ -177,9 +177,85 @@ subject: {kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock}
 	}
 }
 
-// pick returns the kinds named in names (all when empty).
-func pick(names []string) ([]kind, error) {
+// countFlags are the run flags of instruction mode's calibration: counts are the same from
+// iteration to iteration, so five measured iterations do (valgrind runs some 50 times slower).
+var countFlags = []string{"--measure", "instructions", "--iterations", "5", "--warmup", "1"}
+
+// countedKinds are the kinds of -measure instructions: each counted under callgrind, slowed by
+// 1% of its work, every pair of a few runs compared (a run costs seconds under valgrind).
+func countedKinds() []kind {
+	return []kind{
+		{
+			name:     "exec",
+			scenario: "a command: `sh -c` counting to 2,000 in a shell loop (the whole process counted)",
+			files: map[string]string{"benches/cal.yaml": `name: cal-exec
+description: "the gate's calibration (cmd/calibrate-gate): a command per iteration, counted"
+subject: {kind: exec, command: [sh, -c, 'i=0; while [ $i -lt ${CAL_N} ]; do i=$((i+1)); done']}
+`},
+			flags:    countFlags,
+			primary:  "instructions",
+			base:     map[string]string{"CAL_N": "2000"},
+			slow:     func(float64) map[string]string { return map[string]string{"CAL_N": "2020"} },
+			injected: "1.01× the loop",
+			pairs:    true,
+		},
+		{
+			name:     "gofunc",
+			scenario: "SHA-256 of 1 MiB, one call an iteration, counted in a copy of the binary",
+			files:    map[string]string{},
+			flags:    countFlags,
+			primary:  "instructions",
+			base:     map[string]string{shaBytesEnv: strconv.Itoa(1 << 20)},
+			slow: func(float64) map[string]string {
+				return map[string]string{shaBytesEnv: strconv.Itoa(101 << 20 / 100)}
+			},
+			injected: "1.01× the bytes hashed",
+			pairs:    true,
+		},
+		{
+			name:     "pyfunc",
+			scenario: "a Python function in the worker: summing 50,000 squares a call, counted around the call",
+			files: map[string]string{
+				"benches/cal_pyfunc.py": calSquares + "\n\ndef run_squares():\n    squares()\n",
+			},
+			flags:    countFlags,
+			primary:  "instructions",
+			base:     map[string]string{"CAL_N": "50000"},
+			slow:     func(float64) map[string]string { return map[string]string{"CAL_N": "50500"} },
+			injected: "1.01× the squares",
+			pairs:    true,
+		},
+		{
+			name:     "worker",
+			scenario: "torch MLP (64-128-10, batch 8) ×200 in the Python worker, counted around the call",
+			files:    timedKind("worker").files,
+			flags:    countFlags,
+			primary:  "instructions",
+			base:     map[string]string{"CAL_REPEAT": "200"},
+			slow:     func(float64) map[string]string { return map[string]string{"CAL_REPEAT": "202"} },
+			injected: "1.01× the forward passes",
+			pairs:    true,
+		},
+	}
+}
+
+// timedKind returns the kind of timed calibration named name.
+func timedKind(name string) kind {
+	for _, k := range kinds() {
+		if k.name == name {
+			return k
+		}
+	}
+	panic("calibrate-gate: no kind " + name)
+}
+
+// pick returns the kinds named in names (all when empty), of instruction mode's calibration when
+// measure is "instructions".
+func pick(names []string, measure string) ([]kind, error) {
 	all := kinds()
+	if measure == "instructions" {
+		all = countedKinds()
+	}
 	if len(names) == 0 {
 		return all, nil
 	}
@@ -193,7 +269,7 @@ func pick(names []string) ([]kind, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("-kinds: unknown kind %q (exec, exec-python, pyfunc, gofunc, mock, worker, openai)", n)
+			return nil, fmt.Errorf("-kinds: unknown kind %q (exec, exec-python, pyfunc, gofunc, mock, worker, openai; with -measure instructions: exec, gofunc, pyfunc, worker)", n)
 		}
 	}
 	return out, nil

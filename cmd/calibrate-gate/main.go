@@ -68,6 +68,7 @@ func setupSHA(ctx context.Context, p inferbench.Params) (func(context.Context) e
 }
 
 type options struct {
+	measure    string // "time" or "instructions" (countedKinds)
 	n, history int
 	iterations int // --iterations for every run; 0 keeps the definitions' default
 	kinds      []string
@@ -88,6 +89,7 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.iterations, "iterations", 0, "measured iterations (requests) per run; 0 keeps the default (30)")
 	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
 	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, exec-python, pyfunc, gofunc, mock, worker, openai (default all)")
+	fs.StringVar(&o.measure, "measure", "time", "time, or instructions: count under valgrind's callgrind (exec, gofunc, pyfunc, worker), slowed by 1%")
 	fs.StringVar(&o.load, "load", "off", "off: as the machine is; on: with a busy loop on another core, as a shared CI runner has; both: each kind quiet, then loaded")
 	fs.StringVar(&o.python, "python", "", "the worker's interpreter (INFERBENCH_PYTHON; default: inferbench's own choice)")
 	fs.StringVar(&o.write, "write", "", "put the table into this markdown file, between its calibrate-gate markers")
@@ -124,7 +126,11 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 		}
 		o.python = abs
 	}
-	ks, err := pick(o.kinds)
+	if o.measure != "time" && o.measure != "instructions" {
+		fmt.Fprintf(stderr, "calibrate-gate: -measure %q: want time or instructions\n", o.measure)
+		return 2
+	}
+	ks, err := pick(o.kinds, o.measure)
 	if err != nil {
 		fmt.Fprintln(stderr, "calibrate-gate:", err)
 		return 2
