@@ -56,12 +56,20 @@ func TestCapacityValidate(t *testing.T) {
 		c    Config
 		want string
 	}{
-		{Config{Mode: ModeCapacity}, "at least one SLO"},
 		{Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.max": 5}}, "not a percentile"},
 		{Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms": 5}, Capacity: &CapacityConfig{Tolerance: 2}}, "tolerance"},
 	} {
 		if err := tc.c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.c, err, tc.want)
 		}
+	}
+	// Without SLOs the configuration is whole (a definition may bring them), but no search
+	// starts.
+	c := Config{Mode: ModeCapacity}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Capacity(context.Background(), &streamer{}, c, newRecorder()); err == nil || !strings.Contains(err.Error(), "at least one SLO") {
+		t.Errorf("a search without SLOs: error %v", err)
 	}
 }

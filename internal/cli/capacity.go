@@ -76,7 +76,12 @@ capacity lower.`,
 				opts.Load.Seed = q.Seed
 			}
 			c := cc
-			opts.Load.Capacity = &c
+			// The flags' settings replace a definition's capacity block only when one is given.
+			for _, name := range []string{"attainment", "start-rate", "min-requests", "max-requests", "warmup-requests", "max-steps", "tolerance"} {
+				if f.Changed(name) {
+					opts.Load.Capacity = &c
+				}
+			}
 			if len(slos) > 0 {
 				if err := c.Validate(slos); err != nil {
 					return usageErr("%v", err)

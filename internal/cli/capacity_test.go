@@ -160,3 +160,28 @@ func TestLlamaCppCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityFromDefinition: `inferbench capacity PATH` runs a definition's serving scenario in
+// mode capacity with the definition's SLOs and capacity settings (its start rate here), where no
+// flag replaces them.
+func TestCapacityFromDefinition(t *testing.T) {
+	url := startMock(t, mockserver.Config{Capacity: mockserver.Capacity{Slots: 4, TokenMs: 1}, OutputTokens: workload.Fixed(4)})
+	dir := t.TempDir()
+	def := "name: cap\nsubject:\n  kind: openai\n  url: " + url + "\n  model: mock\n  metrics_url: none\n  workload: {output_tokens: 4}\n" +
+		"load:\n  mode: concurrency\n  slo: {ttft_ms.p90: 1000}\n  capacity: {start: 30, min_requests: 40, max_requests: 40, max_steps: 1}\n"
+	if err := os.MkdirAll(filepath.Join(dir, "benches"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "benches", "cap.yaml"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, dir, nil, "capacity", ".", "--format", "json", "--no-store")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	sc := decodeRun(t, out).Scenarios[0]
+	var res capacity.Result
+	if err := json.Unmarshal(sc.Extra.Other["capacity"], &res); err != nil || len(res.Steps) != 1 || res.Steps[0].Rate != 30 {
+		t.Errorf("extra.capacity %+v (%v): want one step at the definition's 30 req/s", res, err)
+	}
+}
