@@ -179,6 +179,9 @@ type Found struct {
 	Line        int
 	Config      any // the kind's configuration, as Kind.Config returns it
 	Params      Params
+	// Accepts are the parameters the benchmark reads besides Params (a Python function's
+	// arguments): --set may give them.
+	Accepts []string
 }
 
 // FileKind returns the kind that finds benchmarks in files with extension ext, and its scanner.

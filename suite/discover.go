@@ -154,7 +154,7 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 			out = append(out, &Benchmark{
 				Name: f.Name, Description: f.Description, Model: f.Model, Tags: f.Tags,
 				File: path, Line: f.Line, Dir: filepath.Dir(path), Kind: kind, Config: f.Config,
-				Params: map[string]any(f.Params),
+				Params: map[string]any(f.Params), Accepts: f.Accepts,
 			})
 		}
 		return out, err

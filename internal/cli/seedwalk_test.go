@@ -161,3 +161,23 @@ func TestSeed001CSVName(t *testing.T) {
 		t.Errorf("%s differs from summary.csv", got[0])
 	}
 }
+
+// TestSetReachesFunctionArgument: a benchmark function with a required argument fails with advice
+// that works: --set NAME=VALUE, which reaches the argument. Before, the advice was "pass it as a
+// param" and --set model_name=qwen was refused ("no selected benchmark has a parameter
+// model_name (parameters: file, function)").
+func TestSetReachesFunctionArgument(t *testing.T) {
+	seedPython(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "benches"), 0o755)
+	os.WriteFile(filepath.Join(dir, "benches", "q.py"), []byte("def run_named(model_name, batch=1):\n    return {\"name_len\": len(model_name) * batch}\n"), 0o644)
+	out, errOut := seedRun(t, dir, ExitError, "run", "--no-monitor", "--no-store", "--output-dir", "out", "--iterations", "1", "--warmup", "0")
+	if !strings.Contains(out+errOut, "needs argument 'model_name': pass it with --set model_name=VALUE") {
+		t.Errorf("the advice:\n%s%s", out, errOut)
+	}
+	seedRun(t, dir, 0, "run", "--set", "model_name=qwen", "--set", "batch=2", "--no-monitor", "--no-store", "--output-dir", "out", "--iterations", "1", "--warmup", "0")
+	r := latestRun(t, filepath.Join(dir, "out"))
+	if v, ok := r.Scenarios[0].Metrics["name_len"].Center(); !ok || v != 8 {
+		t.Errorf("name_len = %v, want len(qwen)*2 = 8: the arguments did not reach the function", v)
+	}
+}

@@ -19,6 +19,7 @@ type PyBenchmark struct {
 	Line    int      // 1-based line of the def or class
 	Doc     string   // first line of the docstring
 	Methods []string // for a class: which of setup_model, measure_latency, measure_time_to_first_token, cleanup_model it has
+	Args    []string // for a function: its arguments but logger and config (those on the def's first line)
 }
 
 var (
@@ -94,7 +95,7 @@ func ScanPython(src []byte) []PyBenchmark {
 			finish()
 			body = nil
 			if m := defRe.FindStringSubmatch(line); m != nil {
-				funcs = append(funcs, PyBenchmark{Name: m[1], Line: n})
+				funcs = append(funcs, PyBenchmark{Name: m[1], Line: n, Args: defArgs(line)})
 				last = &funcs[len(funcs)-1]
 				body = &strings.Builder{}
 				bodies[m[1]] = body
@@ -197,7 +198,12 @@ func ParsePythonFile(path string, data []byte) ([]subject.Found, error) {
 		} else {
 			params["function"] = pb.Name
 		}
+		var accepts []string
+		if !pb.Class {
+			accepts = pb.Args
+		}
 		out = append(out, subject.Found{
+			Accepts:     accepts,
 			Name:        stem + "." + pb.Name,
 			Description: pb.Doc,
 			Model:       stem,
@@ -317,4 +323,27 @@ var stdlib = map[string]bool{
 	"warnings": true, "wave": true, "weakref": true, "webbrowser": true, "winreg": true,
 	"winsound": true, "wsgiref": true, "xdrlib": true, "xml": true, "xmlrpc": true,
 	"zipapp": true, "zipfile": true, "zipimport": true, "zlib": true, "zoneinfo": true,
+}
+
+// defArgs returns the argument names of a def line, `def run_x(model_name, batch=8, *, logger)`:
+// model_name and batch (logger and config are the worker's to give; *args and **kwargs take no
+// name). Arguments on later lines of a def that spans several are not read.
+func defArgs(line string) []string {
+	_, rest, ok := strings.Cut(line, "(")
+	if !ok {
+		return nil
+	}
+	rest, _, _ = strings.Cut(rest, ")")
+	var out []string
+	for _, a := range strings.Split(rest, ",") {
+		a = strings.TrimSpace(a)
+		a, _, _ = strings.Cut(a, "=")
+		a, _, _ = strings.Cut(a, ":")
+		a = strings.TrimSpace(a)
+		if a == "" || strings.HasPrefix(a, "*") || a == "/" || a == "logger" || a == "config" || a == "self" || !isIdent(a) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

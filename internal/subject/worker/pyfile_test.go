@@ -31,7 +31,7 @@ def helper():
     pass
 `, []PyBenchmark{
 			{Name: "run_basic_performance_benchmark", Line: 4, Doc: "A basic performance benchmark example."},
-			{Name: "benchmark_memory", Line: 8},
+			{Name: "benchmark_memory", Line: 8, Args: []string{"size"}},
 		}},
 		// seed 003: run_training_benchmark(callbacks) is a helper the benchmark calls (issue 23:
 		// it was run on its own and failed for want of callbacks)

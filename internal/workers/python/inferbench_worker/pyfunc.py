@@ -218,8 +218,8 @@ def bind(fn, config, logger):
         elif p.name in config.__dict__:
             kwargs[p.name] = config.__dict__[p.name]
         elif p.default is p.empty:
-            raise BadParams("%s needs argument %r: pass it as a param"
-                            % (getattr(fn, "__name__", fn), p.name))
+            raise BadParams("%s needs argument %r: pass it with --set %s=VALUE, or give it a "
+                            "default in the function" % (getattr(fn, "__name__", fn), p.name, p.name))
     return kwargs
 
 
