@@ -1,6 +1,7 @@
 """driver.py is calibrate-explain's Python side: it profiles the synthetic Python program and the
 small torch model through the worker's own profile pass (inferbench_worker.profiling), one job per
-line of stdin: {"kind": "python"|"torch", "inject": INDEX or -1, "dir": DIR, "n": N}. It answers
+line of stdin: {"kind": "python"|"torch", "inject": INDEX or -1, "by": 0.1, "dir": DIR, "n": N}
+("by": how much costlier the injected function or operator is). It answers
 each job with one line {"files": [...]} (or {"error": ...}) on stdout."""
 
 import json
@@ -83,7 +84,8 @@ def main():
             os.makedirs(job["dir"], exist_ok=True)
             inj = job["inject"]
             if job["kind"] == "python":
-                work = [int(w * INJECT) if i == inj else w for i, w in enumerate(WORK)]
+                by = 1 + job.get("by", INJECT - 1)
+                work = [int(w * by) if i == inj else w for i, w in enumerate(WORK)]
                 adapter = Adapter(lambda: bench(work))
                 files = profiling.time_profile(adapter, "pyfunc", job["n"], job["dir"])
             else:
@@ -92,7 +94,8 @@ def main():
                 import torch
 
                 # +10% of an operator: 11 runs of it in a call instead of 10
-                reps = [REPS + 1 if i == inj else REPS for i in range(len(ops))]
+                extra = round(REPS * job.get("by", 0.1))
+                reps = [REPS + extra if i == inj else REPS for i in range(len(ops))]
 
                 def call():
                     with torch.no_grad():

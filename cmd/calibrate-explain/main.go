@@ -34,6 +34,7 @@ func main() {
 	python := flag.String("python", ".venv/bin/python", "the Python with torch, for the python and torch sources")
 	root := flag.String("root", ".", "the repository root (internal/workers/python holds the worker)")
 	seed := flag.Uint64("seed", 1, "random seed of the injected functions")
+	flag.Float64Var(&inject, "inject", 0.10, "how much costlier the injected function or operator is (0.10: +10%; torch: in steps of its 10 runs a call)")
 	flag.Parse()
 	if err := calibrate(os.Stdout, *n, strings.Split(*sources, ","), *python, *root, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "calibrate-explain:", err)
@@ -129,6 +130,7 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 		t.loadEnd = loadavg()
 		rows = append(rows, t)
 	}
+	fmt.Fprintf(w, "+%.0f%% injected:\n\n", 100*inject)
 	fmt.Fprintf(w, "| source | trials | injected ranked first | … with ≥ 80%% of the change | unchanged pairs naming nothing | entries tested | profile wall time per run | load average (1, 5, 15 min) start → end |\n|---|---|---|---|---|---|---|---|\n")
 	pc := func(k, n int) string { return fmt.Sprintf("%d (%.0f%%)", k, 100*float64(k)/float64(n)) }
 	for _, t := range rows {
@@ -164,6 +166,9 @@ func injected(src string, i int) func(string) bool {
 	return func(n string) bool { return strings.HasPrefix(n, ops[i]) || n == ops[i] }
 }
 
+// inject is the injected function's extra cost, relative (-inject).
+var inject = 0.10
+
 var goWork [20]int
 
 func init() {
@@ -180,11 +185,11 @@ func init() {
 
 // goProfile profiles the synthetic Go program as run --profile does (gofunc's profile pass), with
 // function inject 10% costlier (none for -1).
-func goProfile(inject int, dir string) (*explain.Profile, error) {
+func goProfile(injectAt int, dir string) (*explain.Profile, error) {
 	for i := range goWork {
 		goWork[i] = 20000
-		if i == inject {
-			goWork[i] = 22000
+		if i == injectAt {
+			goWork[i] = int(20000 * (1 + inject))
 		}
 	}
 	s, err := gofunc.Open(context.Background(), subject.Spec{Config: &gofunc.Config{Func: "calibrate-explain/synthetic"}})
@@ -225,8 +230,8 @@ func startDriver(python, root string) (*driver, error) {
 	return &driver{cmd: cmd, in: in, out: sc}, nil
 }
 
-func (d *driver) profile(kind string, inject int, dir string) (*explain.Profile, error) {
-	job, _ := json.Marshal(map[string]any{"kind": kind, "inject": inject, "dir": dir, "n": 20})
+func (d *driver) profile(kind string, injectAt int, dir string) (*explain.Profile, error) {
+	job, _ := json.Marshal(map[string]any{"kind": kind, "inject": injectAt, "by": inject, "dir": dir, "n": 20})
 	if _, err := d.in.Write(append(job, '\n')); err != nil {
 		return nil, err
 	}
