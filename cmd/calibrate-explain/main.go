@@ -35,7 +35,15 @@ func main() {
 	root := flag.String("root", ".", "the repository root (internal/workers/python holds the worker)")
 	seed := flag.Uint64("seed", 1, "random seed of the injected functions")
 	flag.Float64Var(&inject, "inject", 0.10, "how much costlier the injected function or operator is (0.10: +10%; torch: in steps of its 10 runs a call)")
+	from := flag.String("from", "", "tally profiles made elsewhere instead: folders KIND-SEED/ holding injects.txt (trial, injected index) and TRIAL-old, TRIAL-new, TRIAL-same of the worker's chunk files")
 	flag.Parse()
+	if *from != "" {
+		if err := tallyFrom(os.Stdout, *from); err != nil {
+			fmt.Fprintln(os.Stderr, "calibrate-explain:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := calibrate(os.Stdout, *n, strings.Split(*sources, ","), *python, *root, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "calibrate-explain:", err)
 		os.Exit(1)
@@ -130,6 +138,11 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 		t.loadEnd = loadavg()
 		rows = append(rows, t)
 	}
+	writeTable(w, rows)
+	return nil
+}
+
+func writeTable(w io.Writer, rows []tally) {
 	fmt.Fprintf(w, "+%.0f%% injected:\n\n", 100*inject)
 	fmt.Fprintf(w, "| source | trials | injected ranked first | … with ≥ 80%% of the change | unchanged pairs naming nothing | entries tested | profile wall time per run | load average (1, 5, 15 min) start → end |\n|---|---|---|---|---|---|---|---|\n")
 	pc := func(k, n int) string { return fmt.Sprintf("%d (%.0f%%)", k, 100*float64(k)/float64(n)) }
@@ -137,7 +150,6 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %d | %.1f s | %s → %s |\n", t.source, t.trials, pc(t.ranked, t.trials), pc(t.first, t.trials),
 			pc(t.clean, t.trials), t.entries, t.seconds, t.loadStart, t.loadEnd)
 	}
-	return nil
 }
 
 func names3(es []explain.Entry) []string {
@@ -270,4 +282,83 @@ func loadavg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// tallyFrom tallies trials whose profiles driver.py made on another machine (a GPU machine's idle
+// cores): each folder KIND-SEED under dir holds injects.txt ("TRIAL INJECTED SECONDS" lines, one
+// per finished trial) and the trials' profiles.
+func tallyFrom(w io.Writer, dir string) error {
+	sets, err := filepath.Glob(filepath.Join(dir, "*-*"))
+	if err != nil {
+		return err
+	}
+	byKind := map[string]*tally{}
+	var kinds []string
+	for _, set := range sets {
+		kind, _, _ := strings.Cut(filepath.Base(set), "-")
+		b, err := os.ReadFile(filepath.Join(set, "injects.txt"))
+		if err != nil {
+			return err
+		}
+		t := byKind[kind]
+		if t == nil {
+			t = &tally{source: kind, loadStart: "-", loadEnd: "-"}
+			byKind[kind] = t
+			kinds = append(kinds, kind)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var trial, inj int
+			var secs float64
+			if _, err := fmt.Sscan(line, &trial, &inj, &secs); err != nil {
+				return fmt.Errorf("%s: %q: %w", set, line, err)
+			}
+			load := func(tag string) (*explain.Profile, error) {
+				d := filepath.Join(set, fmt.Sprintf("%d-%s", trial, tag))
+				files, _ := filepath.Glob(filepath.Join(d, "*.json"))
+				var rel []string
+				for _, f := range files {
+					rel = append(rel, filepath.Base(f))
+				}
+				return explain.Load(d, rel)
+			}
+			old, err := load("old")
+			if err != nil {
+				return err
+			}
+			nw, err := load("new")
+			if err != nil {
+				return err
+			}
+			same, err := load("same")
+			if err != nil {
+				return err
+			}
+			x, err := explain.Diff(old, nw, explain.Options{})
+			if err != nil {
+				return err
+			}
+			y, err := explain.Diff(old, same, explain.Options{})
+			if err != nil {
+				return err
+			}
+			t.trials++
+			t.entries = x.Tested
+			if len(x.Named) > 0 && injected(kind, inj)(x.Named[0].Name) {
+				t.ranked++
+				if x.Named[0].Share >= 0.8 {
+					t.first++
+				}
+			}
+			if len(y.Named) == 0 {
+				t.clean++
+			}
+			fmt.Fprintf(os.Stderr, "%s trial %d: injected %d, named %v; unchanged pair named %d\n", filepath.Base(set), trial, inj, names3(x.Named), len(y.Named))
+		}
+	}
+	var rows []tally
+	for _, k := range kinds {
+		rows = append(rows, *byKind[k])
+	}
+	writeTable(w, rows)
+	return nil
 }
