@@ -57,7 +57,8 @@ type Estimate struct {
 const batches = 10
 
 // estimate judges indicators met (one per request, in arrival order) at one-sided level alpha,
-// with cluster the longest clusters of misses seen so far (1: none).
+// with cluster the clusters of misses of the step above (1: none). It returns the estimate and
+// the clusters of the sample's own misses.
 //
 // Requests that queue behind one another miss together, so the binomial variance p(1-p)/n
 // understates the attainment's by the length of a cluster of misses. Two estimates see it, and
@@ -89,15 +90,17 @@ func estimate(met []bool, alpha, cluster float64) (Estimate, float64) {
 	}
 	sum2 += float64(run * run)
 	p := float64(k) / float64(n)
-	l := cluster
-	if miss := n - k; miss >= ownClusters {
-		l = sum2 / float64(miss) // enough misses to see how they cluster here
-	} else if miss > 0 {
-		l = max(l, sum2/float64(miss))
-	}
 	// A run of misses as long as the sample is a queue that grew through it, not one cluster:
 	// a cluster is at most a batch long.
-	l = min(max(l, 1), max(float64(n)/batches, 1))
+	most := max(float64(n)/batches, 1)
+	own := 1.0 // the clusters of this sample's own misses
+	if miss := n - k; miss > 0 {
+		own = min(max(sum2/float64(miss), 1), most)
+	}
+	l := own
+	if n-k < ownClusters {
+		l = max(l, min(cluster, most)) // too few misses to see how they cluster here
+	}
 	nu := float64(n) / l
 	pj := (float64(k)/l + 0.5) / (nu + 1)
 	seBin := math.Sqrt(pj * (1 - pj) / nu)
@@ -127,7 +130,7 @@ func estimate(met []bool, alpha, cluster float64) (Estimate, float64) {
 	}
 	se := max(seBM, seBin)
 	q := tQuantile(1-alpha, float64(max(b-1, 1)))
-	return Estimate{Attainment: p, Lower: p - q*se, Upper: p + q*se, EffectiveN: pj * (1 - pj) / (se * se)}, l
+	return Estimate{Attainment: p, Lower: p - q*se, Upper: p + q*se, EffectiveN: pj * (1 - pj) / (se * se)}, own
 }
 
 // ownClusters is the misses a sample needs for its own clusters to replace those of the step
