@@ -193,6 +193,9 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 			v.Advice = append(v.Advice, a)
 		}
 	}
+	for _, why := range Unmeasured(r) {
+		v.Notes = append(v.Notes, Advice{Level: "info", Scope: "not measured on this machine", Text: why})
+	}
 	if !r.FinishedAt.IsZero() {
 		v.Duration = r.FinishedAt.Sub(r.StartedAt).Round(100 * time.Millisecond).String()
 	}

@@ -47,3 +47,27 @@ func TestStartupNote(t *testing.T) {
 		t.Errorf("notes: %q", notes)
 	}
 }
+
+// TestUnmeasuredSaid: what the monitors could not measure on this machine (energy without RAPL,
+// no GPU) is said once on the console and in report.html. Before, it was only in run.json.
+func TestUnmeasuredSaid(t *testing.T) {
+	res := &result.Resources{Unavailable: []string{"rapl: not available: no powercap zones", "gpu: not available: nvml: init: ERROR_LIBRARY_NOT_FOUND\nnvidia-smi: not found in PATH"}}
+	r := testRun(1, 20)
+	for i := range r.Scenarios {
+		r.Scenarios[i].Extra.Resources = res
+	}
+	notes := strings.Join(Notes(r), "\n")
+	for _, want := range []string{"note    not measured on this machine: energy (RAPL counters): not available: no powercap zones",
+		"note    not measured on this machine: GPU: not available: nvml: init: ERROR_LIBRARY_NOT_FOUND nvidia-smi: not found in PATH"} {
+		if strings.Count(notes, want) != 1 {
+			t.Errorf("console notes lack (once) %q:\n%s", want, notes)
+		}
+	}
+	var b bytes.Buffer
+	if err := RunHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "not measured on this machine") || !strings.Contains(b.String(), "energy (RAPL counters): not available") {
+		t.Errorf("report.html does not say what was not measured")
+	}
+}

@@ -135,7 +135,39 @@ func Notes(r *result.Run) []string {
 		}
 		skips = append(skips, fmt.Sprintf("skipped %s and %d more: %s", ids[0], len(ids)-1, why))
 	}
+	for _, why := range Unmeasured(r) {
+		expected = append(expected, "note    not measured on this machine: "+why)
+	}
 	return slices.Concat(failed, warned, skips, expected)
+}
+
+// Unmeasured says what the run's monitors could not measure on this machine (energy without
+// RAPL counters, GPUs without NVML or nvidia-smi), once each: run.json has it per scenario
+// (extra.resources.unavailable); the console and report.html say it once.
+func Unmeasured(r *result.Run) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range r.Scenarios {
+		res := r.Scenarios[i].Extra.Resources
+		if res == nil {
+			continue
+		}
+		for _, u := range res.Unavailable {
+			u = strings.Join(strings.Fields(u), " ") // one line: nvidia-smi's reason follows NVML's
+			if seen[u] {
+				continue
+			}
+			seen[u] = true
+			switch {
+			case strings.HasPrefix(u, "rapl:"):
+				u = "energy (RAPL counters): " + strings.TrimSpace(strings.TrimPrefix(u, "rapl:"))
+			case strings.HasPrefix(u, "gpu:"):
+				u = "GPU: " + strings.TrimSpace(strings.TrimPrefix(u, "gpu:"))
+			}
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // startupNote says, for a command whose own latency_ms (metrics: json) is a small part of its
