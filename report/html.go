@@ -194,7 +194,7 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 		}
 	}
 	for _, why := range Unmeasured(r) {
-		v.Notes = append(v.Notes, Advice{Level: "info", Scope: "not measured on this machine", Text: why})
+		v.Notes = append(v.Notes, Advice{Level: "info", Scope: "unmeasured on this machine", Text: why})
 	}
 	if !r.FinishedAt.IsZero() {
 		v.Duration = r.FinishedAt.Sub(r.StartedAt).Round(100 * time.Millisecond).String()

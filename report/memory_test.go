@@ -57,8 +57,8 @@ func TestUnmeasuredSaid(t *testing.T) {
 		r.Scenarios[i].Extra.Resources = res
 	}
 	notes := strings.Join(Notes(r), "\n")
-	for _, want := range []string{"note    not measured on this machine: energy (RAPL counters): not available: no powercap zones",
-		"note    not measured on this machine: GPU: not available: nvml: init: ERROR_LIBRARY_NOT_FOUND nvidia-smi: not found in PATH"} {
+	for _, want := range []string{"note    unmeasured on this machine: energy (RAPL counters): not available: no powercap zones",
+		"note    unmeasured on this machine: GPU: not available: nvml: init: ERROR_LIBRARY_NOT_FOUND nvidia-smi: not found in PATH"} {
 		if strings.Count(notes, want) != 1 {
 			t.Errorf("console notes lack (once) %q:\n%s", want, notes)
 		}
@@ -67,7 +67,7 @@ func TestUnmeasuredSaid(t *testing.T) {
 	if err := RunHTML(&b, r, HTMLOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "not measured on this machine") || !strings.Contains(b.String(), "energy (RAPL counters): not available") {
+	if !strings.Contains(b.String(), "unmeasured on this machine") || !strings.Contains(b.String(), "energy (RAPL counters): not available") {
 		t.Errorf("report.html does not say what was not measured")
 	}
 }

@@ -136,7 +136,7 @@ func Notes(r *result.Run) []string {
 		skips = append(skips, fmt.Sprintf("skipped %s and %d more: %s", ids[0], len(ids)-1, why))
 	}
 	for _, why := range Unmeasured(r) {
-		expected = append(expected, "note    not measured on this machine: "+why)
+		expected = append(expected, "note    unmeasured on this machine: "+why)
 	}
 	return slices.Concat(failed, warned, skips, expected)
 }
