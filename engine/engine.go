@@ -234,5 +234,5 @@ func (e *Engine) profile(ctx context.Context, sc *suite.Scenario, cfg load.Confi
 		r.Warnings = append(r.Warnings, fmt.Sprintf("profile: %v", err))
 		return
 	}
-	r.Warnings = append(r.Warnings, fmt.Sprintf(result.ExpectedPrefix+"profiled %d extra calls after the measured iterations (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
+	r.Warnings = append(r.Warnings, fmt.Sprintf(result.ExpectedPrefix+"profiled extra calls after the measured iterations, in chunks of at least %d (not in the figures): %s", e.profileN, strings.Join(r.Profiles, ", ")))
 }

@@ -102,6 +102,11 @@ type Explanation struct {
 // denominator of the shares.
 const restAlpha = 0.05
 
+// listShare is the smallest inclusive cost, relative to the profiled cost per call, of an entry
+// of one run only that is listed as added or removed without being named: a sampling profiler
+// catches a function of a few samples in one run and not the other.
+const listShare = 0.01
+
 // Diff compares two profiles of one scenario.
 func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	o = o.norm()
@@ -217,9 +222,9 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 				x.Named = append(x.Named, e)
 			}
 			x.Explained += e.Share
-		case e.Status == "added" && len(x.Added) < o.Max && e.NewIncl >= o.MinShare*x.OldTotal:
+		case e.Status == "added" && len(x.Added) < o.Max && e.NewIncl >= listShare*x.OldTotal:
 			x.Added = append(x.Added, e)
-		case e.Status == "removed" && len(x.Removed) < o.Max && e.OldIncl >= o.MinShare*x.OldTotal:
+		case e.Status == "removed" && len(x.Removed) < o.Max && e.OldIncl >= listShare*x.OldTotal:
 			x.Removed = append(x.Removed, e)
 		}
 	}

@@ -90,7 +90,7 @@ func (s *Scenario) Headline() string {
 		return head + "; not explained: " + s.Missing
 	}
 	if len(x.Named) == 0 {
-		return fmt.Sprintf("%s; explained 0%%: no function's change is significant (%d tested, profiled %s per call %s → %s)", head, x.Tested, x.Unit, FormatCost(x.OldTotal, x.Unit), FormatCost(x.NewTotal, x.Unit))
+		return fmt.Sprintf("%s; explained 0%%: no function's change is significant (%d tested; profiled %s → %s per call)", head, x.Tested, FormatCost(x.OldTotal, x.Unit), FormatCost(x.NewTotal, x.Unit))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s; explained %.0f%%: ", head, 100*x.Explained)

@@ -38,6 +38,9 @@ func ExplainPairs(old, nw *result.Run, rep *compare.Report, all bool) []explain.
 				row = r
 				break
 			}
+			if all && r.Gated && (row == nil || !row.Gated) {
+				row = r // a gated metric's change heads the explanation
+			}
 			if all && row == nil && r.Primary {
 				row = r
 			}
