@@ -211,7 +211,7 @@ func (k *Counted) start(ctx context.Context, s subject.Spec, exe string, params 
 	}
 	cmd.Env = callgrind.Environ(append(env[:len(env):len(env)], countFuncEnv+"="+k.name, countParamsEnv+"="+string(params)))
 	cmd.ExtraFiles = []*os.File{reqR, repW}
-	cmd.SysProcAttr = procgroup.Attr()
+	ownGroup(cmd)
 	var out io.Writer = io.Discard
 	if s.Output != nil {
 		out = s.Output
