@@ -131,3 +131,36 @@ def test_root_and_python_projects_agree():
     assert a["build-system"] == b["build-system"]
     assert pa["license"] == "Apache-2.0" and pa["urls"]["Source"] and pa["authors"]
     assert (root / "LICENSE").read_text().split()[:3] == ["Apache", "License", "Version"]
+
+
+def test_sdist_includes_what_go_builds():
+    # The sdist must hold every file `go build ./cmd/inferbench` reads (Go, assembly, embedded
+    # files) for every platform: an assembly file missing from it broke the build from the sdist.
+    import fnmatch
+    import shutil
+    import subprocess
+
+    tomllib = pytest.importorskip("tomllib")
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").is_file() else None)
+    if go is None:
+        pytest.skip("Go is not installed")
+    root = Path(__file__).parents[2]
+    sd = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["sdist"]
+    fmt = '{{if .Module}}{{if eq .Module.Path "github.com/inferbench/inferbench"}}{{range .GoFiles}}{{$.Dir}}/{{.}}\n{{end}}{{range .SFiles}}{{$.Dir}}/{{.}}\n{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}\n{{end}}{{end}}{{end}}'
+    files: set[str] = set()
+    for plat in ("linux/amd64", "darwin/arm64", "windows/amd64"):
+        env = dict(__import__("os").environ, CGO_ENABLED="0", GOOS=plat.split("/")[0], GOARCH=plat.split("/")[1])
+        out = subprocess.run([go, "list", "-deps", "-f", fmt, "./cmd/inferbench"], cwd=root, env=env, capture_output=True, text=True, check=True).stdout
+        files |= {str(Path(f).relative_to(root)) for f in out.split()}
+
+    def included(rel: str) -> bool:
+        def match(pat: str) -> bool:
+            pat = pat.lstrip("/")
+            if pat.startswith("**/") and fnmatch.fnmatch(rel, pat[3:]):  # gitignore's **/: no folder too
+                return True
+            return fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat.rstrip("/") + "/")
+
+        return any(match(p) for p in sd["include"]) and not any(fnmatch.fnmatch(Path(rel).name, p) or f"/{p.strip('/')}/" in f"/{rel}" for p in sd["exclude"])
+
+    missing = sorted(f for f in files if not included(f))
+    assert not missing, missing

@@ -33,11 +33,12 @@ BOUNDARY = "_CallPythonObject"
 CACHE = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
 FEATURES = ["sse4_2", "avx", "avx2", "fma", "bmi2", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "amx_tile", "sha_ni", "aes", "neon", "asimd", "sve"]
 L1_MISS_CYCLES, LL_MISS_CYCLES = 10, 100
-# Rounds of a counted benchmark unless --inferbench-rounds says otherwise, and the time under
-# valgrind a round aims at (its calls: enough that the callback's own instructions are a small,
-# constant part).
+# Rounds of a counted benchmark unless --inferbench-rounds says otherwise, and the instructions a
+# round aims at: its calls are enough that the callback's own instructions (a few thousand) are a
+# small part, and they are chosen from a count, not a time, so that the same code gets the same
+# iterations (a per-call count includes 1/iterations of that overhead).
 ROUNDS = 9
-ROUND_TIME = 0.05
+ROUND_INSTRUCTIONS = 5_000_000
 
 
 class Unavailable(Exception):
@@ -133,6 +134,7 @@ class Counter:
     def __init__(self, out_dir: Path) -> None:
         self.dir = out_dir
         self.proto = ctypes.CFUNCTYPE(ctypes.c_int)
+        self.warm = False
 
     def count(self, body: Callable[[], Any]) -> dict[str, int]:
         """count runs body once inside the counted boundary and returns callgrind's events of it."""
@@ -145,6 +147,11 @@ class Counter:
                 failed.append(e)
             return 0
 
+        if not self.warm:
+            # The first callback of a process runs code no later one does (ctypes sets itself
+            # up): an empty count takes it, so the first round is like the others.
+            self.warm = True
+            self.count(lambda: None)
         before = set(os.listdir(self.dir))
         self.proto(run)()
         if failed:
@@ -158,3 +165,10 @@ class Counter:
         for n in new:
             (self.dir / n).unlink(missing_ok=True)
         return ev
+
+
+def iterations_for(counter: Counter, call: Callable[[], Any]) -> int:
+    """iterations_for counts one call (after the warm-up) and returns the calls a round needs to
+    reach ROUND_INSTRUCTIONS."""
+    one = counter.count(call).get("Ir", 0)
+    return max(1, min(1_000_000, -(-ROUND_INSTRUCTIONS // max(one, 1))))

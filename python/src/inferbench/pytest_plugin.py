@@ -406,15 +406,13 @@ class BenchmarkFixture:
         return fn(*args, **kwargs)
 
     def _count(self, iterations: int | None, rounds: int | None, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        """_count is instruction mode: a warm-up, iterations per round from a call's time under
-        valgrind (unless given), then rounds each counted by callgrind."""
+        """_count is instruction mode: a warm-up, iterations per round from one call's count
+        (unless given), then rounds each counted by callgrind."""
         for _ in range(3):
             fn(*args, **kwargs)  # warm-up: nothing is counted outside the rounds
-        if not iterations:
-            t0 = time.perf_counter()
-            fn(*args, **kwargs)
-            iterations = max(1, min(100_000, math.ceil(_counted.ROUND_TIME / max(time.perf_counter() - t0, 1e-9))))
-        n = iterations
+        counter = self._counter
+        assert counter is not None
+        n = iterations or _counted.iterations_for(counter, lambda: fn(*args, **kwargs))
 
         def calls() -> None:
             for _ in range(n):
@@ -424,7 +422,7 @@ class BenchmarkFixture:
         with _untraced(), _timing.gc_off(self._record.options.disable_gc), _Window() as w:
             started = time.time()
             for _ in range(rounds or _counted.ROUNDS):
-                ev = self._counter.count(calls)  # type: ignore[union-attr]
+                ev = counter.count(calls)
                 data.append(ev.get("Ir", 0) / n)
                 est.append(_counted.est_cycles(ev) / n)
         self._record.measure, self._record.est_cycles = _counted.MODE, est
