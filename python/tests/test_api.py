@@ -113,10 +113,11 @@ def test_compare_verdict_matches_command(tmp_path):
 
 
 def test_compare_missing_run_raises(tmp_path):
-    with pytest.raises(InferbenchError) as e:
+    # A run that is not there is a usage error of compare (exit 2), with the path and a hint.
+    with pytest.raises(UsageError) as e:
         inferbench.compare(tmp_path / "nope.json", "nope2", store=tmp_path / "h.db")
-    assert e.value.exit_code == 1
-    assert "nope" in e.value.message
+    assert e.value.exit_code == 2
+    assert "nope" in e.value.message and "--results-dir" in e.value.message
     assert not isinstance(e.value, RegressionError)
 
 

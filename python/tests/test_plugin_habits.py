@@ -72,7 +72,9 @@ def test_calibrates_after_warm_up(project: Path):
     assert p.returncode == 0, p.stdout + p.stderr
     (b,) = json.loads((project / "pb.json").read_text())["benchmarks"]
     assert b["stats"]["iterations"] >= 10, b["stats"]["iterations"]
-    assert b["stats"]["median"] * b["stats"]["iterations"] >= 5e-6  # a round lasts min_time
+    # A round lasts about min_time (5 us): calibrated on the fastest of three rounds, so a machine
+    # whose load drops after calibration runs them somewhat shorter, never 25 times.
+    assert b["stats"]["median"] * b["stats"]["iterations"] >= 2e-6
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the spy binary is a shell script")

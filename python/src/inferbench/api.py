@@ -150,8 +150,8 @@ def compare(
     {"latency": 10} or ["resnet:memory=30"]; gate names more metrics that fail it (compare
     --gate, e.g. ["latency_ms.p99"]). The verdict's exit_code is the command's: 0 no regression,
     3 a regression or an exceeded budget (returned, not raised: it is compare's answer). Exit 1
-    raises InferbenchError: a run not found, a bad file, and nothing comparable (no scenario or
-    metric in common: a verdict needs evidence); exit 2 (bad flags) UsageError. With text=True
+    raises InferbenchError: a bad file, and nothing comparable (no scenario or metric in common:
+    a verdict needs evidence); exit 2 UsageError: bad flags, a run that is not there. With text=True
     the verdict's text is the command's table, from the same comparison.
     """
     refs = [_ref(base), _ref(head)]
