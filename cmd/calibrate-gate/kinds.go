@@ -65,7 +65,7 @@ subject: {kind: exec, command: [sleep, "${CAL_SLEEP_S}"]}
 			injected: "sleep + 10% of the measured latency",
 		},
 		{
-			name:     "exec-python",
+			name: "exec-python",
 			// The loop is most of the command's CPU time, so that 1.1× the loop is close to +10%:
 			// at 300,000 squares (about 16 ms of 26 ms) the slowdown measured about +6%.
 			scenario: "a CPU-bound Python command: `python3 -S` summing 1,000,000 squares (about 60 ms of CPU)",
