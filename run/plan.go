@@ -17,7 +17,7 @@ func Plan(ctx context.Context, o Options, w io.Writer) error {
 		// The shard's scenarios do not depend on the group: a dry run lists them without one.
 		o.Scaleout.Group = "dry-run"
 	}
-	if scs, _, err = SelectShard(ctx, o, scs); err != nil {
+	if scs, _, err = selectShard(ctx, o, scs); err != nil {
 		return err
 	}
 	for _, sc := range scs {

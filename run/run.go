@@ -207,7 +207,7 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 	if err != nil {
 		return nil, err
 	}
-	scenarios, sh, err := SelectShard(ctx, p.o, scenarios) // select: this shard's part (scaleout.go)
+	scenarios, sh, err := selectShard(ctx, p.o, scenarios) // select: this shard's part (scaleout.go)
 	if err != nil {
 		return nil, err
 	}

@@ -74,9 +74,9 @@ func (s Scaleout) validate() error {
 	return nil
 }
 
-// SelectShard returns the scenarios of o's shard of scenarios (all of them when o has no shard)
+// selectShard returns the scenarios of o's shard of scenarios (all of them when o has no shard)
 // and the shard's record. A shard may get none (more shards than scenarios): its run is empty.
-func SelectShard(ctx context.Context, o Options, scenarios []*suite.Scenario) ([]*suite.Scenario, *result.ShardInfo, error) {
+func selectShard(ctx context.Context, o Options, scenarios []*suite.Scenario) ([]*suite.Scenario, *result.ShardInfo, error) {
 	s := o.Scaleout
 	if err := s.validate(); err != nil {
 		return nil, nil, err

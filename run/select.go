@@ -227,19 +227,19 @@ func (s Selection) overrides() (map[string]any, error) {
 func (s Selection) flagParams() map[string]any {
 	out := map[string]any{}
 	if s.GenerateTokens > 0 {
-		out[GenerateTokensParam] = s.GenerateTokens
+		out[generateTokensParam] = s.GenerateTokens
 	}
 	if s.ModelID != "" {
-		out[ModelIDParam] = s.ModelID
+		out[modelIDParam] = s.ModelID
 	}
 	return out
 }
 
-// GenerateTokensParam is the parameter Selection.GenerateTokens sets.
-const GenerateTokensParam = "max_new_tokens"
+// generateTokensParam is the parameter Selection.GenerateTokens sets.
+const generateTokensParam = "max_new_tokens"
 
-// ModelIDParam is the parameter Selection.ModelID sets.
-const ModelIDParam = "model_id"
+// modelIDParam is the parameter Selection.ModelID sets.
+const modelIDParam = "model_id"
 
 // setStrings returns the overrides as written, for the record of the run.
 func (s Selection) setStrings() map[string]string {
