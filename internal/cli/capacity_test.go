@@ -131,12 +131,14 @@ func TestOutputShortRate(t *testing.T) {
 
 // TestLlamaCppCapacity searches llama.cpp's own server (two slots, a tiny random-weight model)
 // for its capacity under a loose end-to-end SLO: a short search, three steps of 20 requests at
-// low rates, that ends with a capacity and its curve of attainment against rate. It needs
+// low rates, that ends with a capacity and its curve of attainment against rate. The SLO is on
+// the median: 20 requests all within a p90 SLO leave the attainment's lower bound at 0.91, not
+// above 0.9, so every step stayed unknown and the capacity 0 (as it did against llama.cpp here). It needs
 // llama-server (make llama-server; INFERBENCH_REQUIRE=llama-server makes its absence a failure).
 func TestLlamaCppCapacity(t *testing.T) {
 	srv := llamatest.Start(t, 2)
 	code, out, errOut := runCLI(t, t.TempDir(), nil, "capacity", "--openai", srv.URL, "--model", srv.Model,
-		"--input-tokens", "24", "--output-tokens", "12", "--ignore-eos", "--slo", "e2e_ms.p90=5000",
+		"--input-tokens", "24", "--output-tokens", "12", "--ignore-eos", "--slo", "e2e_ms.p50=5000",
 		"--start-rate", "4", "--min-requests", "20", "--max-requests", "20", "--warmup-requests", "2", "--max-steps", "3",
 		"--format", "json", "--no-store", "--seed", "5")
 	if code != ExitOK {
@@ -151,6 +153,7 @@ func TestLlamaCppCapacity(t *testing.T) {
 		t.Fatalf("steps %+v, curve %v", res.Steps, res.Curve)
 	}
 	c, ok := sc.Metrics["capacity_rps"].Center()
+	t.Logf("steps %+v", res.Steps)
 	if !ok || c <= 0 || c < res.LowerRPS {
 		t.Errorf("capacity %v (lower bound %v)", c, res.LowerRPS)
 	}
