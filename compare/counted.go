@@ -52,18 +52,7 @@ func countVerdict(r *Row) string {
 	if math.IsNaN(r.Delta) {
 		return Unknown
 	}
-	w := worseBy(r)
-	switch {
-	case !r.Significant:
-		return Unchanged
-	case w > r.Threshold:
-		return Regression
-	case w > 0:
-		return Worse
-	case -w > r.Threshold:
-		return Improvement
-	}
-	return Better
+	return judged(r.Significant, worseBy(r), r.Threshold)
 }
 
 // isCount reports whether a metric row ("instructions", "est_cycles.p95") is a count of

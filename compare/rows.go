@@ -193,14 +193,21 @@ func verdictOf(r *Row) string {
 		}
 		return Unknown
 	}
+	return judged(r.Significant, w, r.Threshold)
+}
+
+// judged is the verdict of a change worse by w percent (negative: better) against threshold:
+// unchanged unless significant, then regression or improvement beyond the threshold, worse or
+// better within it.
+func judged(significant bool, w, threshold float64) string {
 	switch {
-	case !r.Significant:
+	case !significant:
 		return Unchanged
-	case w > r.Threshold:
+	case w > threshold:
 		return Regression
 	case w > 0:
 		return Worse
-	case -w > r.Threshold:
+	case -w > threshold:
 		return Improvement
 	}
 	return Better

@@ -7,6 +7,7 @@ package history
 import (
 	"context"
 	"fmt"
+	"github.com/inferbench/inferbench/internal/nearest"
 	"io"
 	"maps"
 	"slices"
@@ -363,45 +364,13 @@ func suggestMetric(ctx context.Context, st store.Store, o Options) string {
 	if seen[base] || len(names) == 0 {
 		return ""
 	}
-	if c := nearest(base, names); c != "" {
+	if c := nearest.Name(base, names); c != "" {
 		if stat != "" {
 			c += "." + stat
 		}
 		return fmt.Sprintf(" (did you mean %s?)", c)
 	}
 	return fmt.Sprintf(" (the newest run's metrics: %s)", strings.Join(names, ", "))
-}
-
-// nearest returns the candidate nearest s by edit distance, when it is near enough to be a typo
-// or a shortening (latency for latency_ms); "" otherwise. (suite.Suggest's rule; history sits
-// beside suite in the layers, so it keeps its own copy.)
-func nearest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+2
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // WriteBaselines writes the baselines as a table.

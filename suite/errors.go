@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"github.com/inferbench/inferbench/internal/nearest"
 	"reflect"
 	"strings"
 	"time"
@@ -56,37 +57,6 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// suggest returns the candidate closest to s by edit distance, if it is close enough to be a typo.
-func suggest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+2
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 func at(path string, n ast.Node, msg, hint string) *Error {
 	e := &Error{File: path, Msg: msg, Hint: hint}
 	if n != nil && n.GetToken() != nil {
@@ -99,7 +69,7 @@ func hint(s string, candidates []string) string {
 	if s == "" {
 		return ""
 	}
-	if c := suggest(s, candidates); c != "" {
+	if c := nearest.Name(s, candidates); c != "" {
 		return fmt.Sprintf("did you mean %q?", c)
 	}
 	return ""

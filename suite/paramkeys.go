@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"github.com/inferbench/inferbench/internal/nearest"
 	"maps"
 	"slices"
 )
@@ -29,4 +30,4 @@ func (b *Benchmark) ParamKeys() []string {
 
 // Suggest returns the candidate closest to s by edit distance when it is close enough to be a
 // typo, else "".
-func Suggest(s string, candidates []string) string { return suggest(s, candidates) }
+func Suggest(s string, candidates []string) string { return nearest.Name(s, candidates) }

@@ -41,19 +41,10 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	default:
 		return nil, run.UsageError(fmt.Errorf("--format %q: want text, markdown, json, junit or html", o.Format))
 	}
-	old, oldDir, err := rs.LoadFolder(ctx, oldRef)
+	old, oldDir, nw, newDir, rep, err := rs.comparePair(ctx, oldRef, newRef, o.Config)
 	if err != nil {
 		return nil, err
 	}
-	nw, newDir, err := rs.LoadFolder(ctx, newRef)
-	if err != nil {
-		return nil, err
-	}
-	cfg := o.Config
-	if st := rs.historyStore(ctx); st != nil && cfg.History == nil {
-		cfg.History = history.NoiseHistory(ctx, st, nw) // noise-aware thresholds (compare.NoiseOf)
-	}
-	rep := compare.Runs(old, nw, cfg)
 	rep.Old.Label, rep.New.Label = oldRef, newRef
 	var buf bytes.Buffer
 	if o.Format == "html" {
@@ -141,4 +132,20 @@ func explainRegressed(old *result.Run, oldDir string, nw *result.Run, newDir str
 		return nil
 	}
 	return explain.Runs(oldDir, newDir, report.ExplainPairs(old, nw, rep, false), explain.Options{})
+}
+
+// comparePair loads the runs oldRef and newRef name, with their folders, and compares them under
+// cfg, with noise-aware thresholds from the store's history (compare.NoiseOf) unless cfg has one.
+func (rs *Source) comparePair(ctx context.Context, oldRef, newRef string, cfg compare.Config) (old *result.Run, oldDir string, nw *result.Run, newDir string, rep *compare.Report, err error) {
+	if old, oldDir, err = rs.LoadFolder(ctx, oldRef); err != nil {
+		return
+	}
+	if nw, newDir, err = rs.LoadFolder(ctx, newRef); err != nil {
+		return
+	}
+	if st := rs.historyStore(ctx); st != nil && cfg.History == nil {
+		cfg.History = history.NoiseHistory(ctx, st, nw)
+	}
+	rep = compare.Runs(old, nw, cfg)
+	return
 }

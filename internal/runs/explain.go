@@ -9,7 +9,6 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/explain"
-	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/run"
 )
@@ -34,19 +33,10 @@ func (rs *Source) Explain(ctx context.Context, oldRef, newRef string, o ExplainO
 	default:
 		return nil, run.UsageError(fmt.Errorf("--format %q: want text, markdown or json", o.Format))
 	}
-	old, oldDir, err := rs.LoadFolder(ctx, oldRef)
+	old, oldDir, nw, newDir, rep, err := rs.comparePair(ctx, oldRef, newRef, o.Config)
 	if err != nil {
 		return nil, err
 	}
-	nw, newDir, err := rs.LoadFolder(ctx, newRef)
-	if err != nil {
-		return nil, err
-	}
-	cfg := o.Config
-	if st := rs.historyStore(ctx); st != nil && cfg.History == nil {
-		cfg.History = history.NoiseHistory(ctx, st, nw)
-	}
-	rep := compare.Runs(old, nw, cfg)
 	pairs := report.ExplainPairs(old, nw, rep, o.All)
 	if len(pairs) == 0 && !o.All {
 		pairs = report.ExplainPairs(old, nw, rep, true)
