@@ -96,8 +96,8 @@ func TestStepExtendsWhileNotKnown(t *testing.T) {
 	if len(res.Steps) != 2 || res.Steps[0].Verdict != capacity.Pass || res.Steps[1].Verdict != capacity.Unknown {
 		t.Fatalf("steps %+v, want a pass at 40 and a step not yet known at 80", res.Steps)
 	}
-	if sent[0] != 200 || sent[1] != 1600 || res.Steps[1].Looks != 4 {
-		t.Errorf("requests sent %v, looks %d: want 200 (decided at the first look) and 1600 (all four looks)", sent, res.Steps[1].Looks)
+	if sent[0] != 200 || sent[1] != 3200 || res.Steps[1].Looks != 5 {
+		t.Errorf("requests sent %v, looks %d: want 200 (decided at the first look) and 3200 (all five looks)", sent, res.Steps[1].Looks)
 	}
 }
 
@@ -158,5 +158,38 @@ func TestSearchAgainstTheModel(t *testing.T) {
 	}
 	if covered < 19 || near < 18 {
 		t.Errorf("of 20 searches the bound covered the truth in %d (want 19 or more), the estimate was within 5%% in %d (want 18 or more)", covered, near)
+	}
+}
+
+// TestEstimatePoolsTheKnee: near the knee each step reads its attainment a few points off (its
+// misses cluster); the estimate pools the steps around the crossing rather than interpolating
+// between the two beside it, and a step not yet known does not cap it the way a fail does.
+func TestEstimatePoolsTheKnee(t *testing.T) {
+	// The truth: attainment 0.9 - 0.01 × (rate - 50), the target 0.9 crossed at 50 req/s.
+	step := func(rate, noise float64, v capacity.Verdict) capacity.Step {
+		return capacity.Step{Rate: rate, Requests: 1600, Verdict: v,
+			Estimates: []capacity.Estimate{{Attainment: 0.9 - 0.01*(rate-50) + noise, EffectiveN: 100}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		steps  []capacity.Step
+		lo, hi float64
+		within float64 // of 50, as a fraction
+	}{
+		// The two steps beside the knee read 2.5 points off, in opposite directions: the
+		// isotonic fit pools them at the target and crosses at 51.
+		{name: "noisy pair at the knee", lo: 45, hi: 55, within: 0.005, steps: []capacity.Step{
+			step(45, 0, capacity.Pass), step(47.5, 0, capacity.Unknown), step(49, -0.025, capacity.Unknown),
+			step(51, 0.025, capacity.Unknown), step(52.5, 0, capacity.Unknown), step(55, 0, capacity.Fail)}},
+		// A step at 48 read 3.5 points low and left the search's bracket at 48 (the isotonic
+		// fit crosses at 47.7); the steps around it, pooled with it, say 49-50.
+		{name: "a step not yet known reads low", lo: 44, hi: 48, within: 0.02, steps: []capacity.Step{
+			step(44, 0, capacity.Pass), step(46, 0, capacity.Unknown), step(47, 0, capacity.Unknown),
+			step(48, -0.035, capacity.Unknown), step(52, 0, capacity.Unknown), step(56, 0, capacity.Fail)}},
+	} {
+		r := capacity.Finish(ttft, tc.steps, tc.lo, tc.hi)
+		if math.Abs(r.CapacityRPS-50)/50 > tc.within {
+			t.Errorf("%s: capacity %.2f req/s, want 50 within %.1f%%", tc.name, r.CapacityRPS, 100*tc.within)
+		}
 	}
 }

@@ -43,7 +43,7 @@ type Options struct {
 	Start float64
 	// Min is the measured requests of a step's first look (default: 200, or MinMisses in each
 	// of its batches at the highest target); Max the most a step
-	// sends (default 8 × Min).
+	// sends (default 8 × Min, at least 3,200).
 	Min, Max int
 	// Warmup is the requests a step sends before its measured ones, unjudged: a step starts on
 	// an idle server, whose first requests meet their SLOs more easily than a loaded one's
@@ -69,7 +69,9 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	if o.Max <= 0 {
-		o.Max = 8 * o.Min
+		// Near the knee a step's attainment reads within a few points only after thousands of
+		// requests (its misses cluster), and the estimate pools such steps.
+		o.Max = max(8*o.Min, 3200)
 	}
 	o.Max = max(o.Max, o.Min)
 	if o.Warmup <= 0 {
@@ -289,12 +291,25 @@ func (r *Result) finish(lo, hi float64) {
 		for i := range xs {
 			r.Curve[j] = append(r.Curve[j], Point{Rate: xs[i], Attainment: fit[i]})
 		}
-		est = min(est, crossing(xs, fit, o.Target))
+		ns := make([]float64, len(steps))
+		for i, s := range steps {
+			ns[i] = float64(s.Requests)
+		}
+		est = min(est, local(xs, ys, ns, o.Target, crossing(xs, fit, o.Target)))
 	}
 	if math.IsInf(est, 1) {
 		est = lo // every fitted attainment is above its target: at least the bound
 	}
-	r.CapacityRPS = math.Max(lo, math.Min(est, hi))
+	// The estimate stays between the confident verdicts: at least the highest pass, at most
+	// the lowest fail. A step not yet known bounds it no more than the fit says: one such step
+	// reads several points of attainment off near the knee.
+	failed := math.Inf(1)
+	for _, s := range steps {
+		if s.Verdict == Fail {
+			failed = min(failed, s.Rate)
+		}
+	}
+	r.CapacityRPS = math.Max(lo, math.Min(est, failed))
 }
 
 // crossing is the rate at which a non-increasing fit (ys at increasing xs) falls below target,
@@ -342,3 +357,55 @@ func antitonic(ys, ws []float64) []float64 {
 	}
 	return out
 }
+
+// local refines c, where the isotonic fit crosses target, by a straight line fitted (least
+// squares weighted by requests) to the steps within window of it: near the knee attainment falls
+// about linearly with rate, and a step's attainment there is noisy (its misses cluster), so the
+// line pools every step near the knee where the isotonic fit's crossing interpolates between
+// the two beside it. It returns c where fewer than two rates lie within the window or the line
+// does not fall.
+func local(xs, ys, ws []float64, target, c float64) float64 {
+	if math.IsInf(c, 0) || c <= 0 {
+		return c
+	}
+	for range 3 {
+		var sw, sx, sy, sxx, sxy float64
+		rates := 0
+		last := math.NaN()
+		for i, x := range xs {
+			if math.Abs(x-c) > window*c {
+				continue
+			}
+			w := ws[i]
+			sw += w
+			sx += w * x
+			sy += w * ys[i]
+			sxx += w * x * x
+			sxy += w * x * ys[i]
+			if x != last {
+				rates++
+				last = x
+			}
+		}
+		if rates < 2 {
+			return c
+		}
+		mx, my := sx/sw, sy/sw
+		vxx, vxy := sxx/sw-mx*mx, sxy/sw-mx*my
+		if !(vxx > 0) || vxy >= 0 {
+			return c
+		}
+		b := vxy / vxx
+		next := mx + (target-my)/b
+		// The line holds near the steps it was fitted to: its crossing stays within the window.
+		next = max(c*(1-window), min(next, c*(1+window)))
+		if math.Abs(next-c) <= 1e-3*c {
+			return next
+		}
+		c = next
+	}
+	return c
+}
+
+// window is the half-width of local's window, as a fraction of the rate it is centred on.
+const window = 0.1

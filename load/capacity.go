@@ -36,7 +36,7 @@ type CapacityConfig struct {
 	// must meet every limit. 0 judges each SLO by its percentile (ttft_ms.p99: 99% of requests).
 	Attainment float64 `yaml:"attainment" json:"attainment,omitempty"`
 	// MinRequests and MaxRequests are a step's measured requests at its first look and at most
-	// (defaults: 200, or 20 / (1 - target); 8 × MinRequests).
+	// (defaults: 200, or 20 / (1 - target); 8 × MinRequests, at least 3,200).
 	MinRequests int `yaml:"min_requests" json:"min_requests,omitempty"`
 	MaxRequests int `yaml:"max_requests" json:"max_requests,omitempty"`
 	// WarmupRequests are sent unmeasured at the start of every step (default MinRequests / 4).
