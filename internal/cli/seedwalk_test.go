@@ -170,7 +170,8 @@ func TestSetReachesFunctionArgument(t *testing.T) {
 	seedPython(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "benches"), 0o755)
-	os.WriteFile(filepath.Join(dir, "benches", "q.py"), []byte("def run_named(model_name, batch=1):\n    return {\"name_len\": len(model_name) * batch}\n"), 0o644)
+	// batch on a line of its own: --set reaches the parameters of a def that spans lines
+	os.WriteFile(filepath.Join(dir, "benches", "q.py"), []byte("def run_named(model_name,\n              batch=1,\n):\n    return {\"name_len\": len(model_name) * batch}\n"), 0o644)
 	out, errOut := seedRun(t, dir, ExitError, "run", "--no-monitor", "--no-store", "--output-dir", "out", "--iterations", "1", "--warmup", "0")
 	if !strings.Contains(out+errOut, "needs argument 'model_name': pass it with --set model_name=VALUE") {
 		t.Errorf("the advice:\n%s%s", out, errOut)

@@ -19,7 +19,7 @@ type PyBenchmark struct {
 	Line    int      // 1-based line of the def or class
 	Doc     string   // first line of the docstring
 	Methods []string // for a class: which of setup_model, measure_latency, measure_time_to_first_token, cleanup_model it has
-	Args    []string // for a function: its arguments but logger and config (those on the def's first line)
+	Args    []string // for a function: its arguments but logger and config
 }
 
 var (
@@ -63,10 +63,24 @@ func ScanPython(src []byte) []PyBenchmark {
 	var last *PyBenchmark
 	bodies := map[string]*strings.Builder{} // function name -> body text
 	var body *strings.Builder
+	var open *PyBenchmark   // the function whose signature goes on past the line read
+	var sig strings.Builder // its signature so far
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
+		if open != nil {
+			// A line of a signature that spans several: its parameters are the function's
+			// (the closing line is often not indented, and is no new definition).
+			sig.WriteByte('\n')
+			sig.WriteString(line)
+			if args, ok := defArgs(sig.String()); ok {
+				open.Args, open = args, nil
+			} else if n-open.Line >= maxSignatureLines {
+				open = nil // not Python this reads: the lines after it are read as usual
+			}
+			continue
+		}
 		if quote != "" {
 			if strings.Contains(line, quote) {
 				quote = ""
@@ -95,8 +109,15 @@ func ScanPython(src []byte) []PyBenchmark {
 			finish()
 			body = nil
 			if m := defRe.FindStringSubmatch(line); m != nil {
-				funcs = append(funcs, PyBenchmark{Name: m[1], Line: n, Args: defArgs(line)})
+				funcs = append(funcs, PyBenchmark{Name: m[1], Line: n})
 				last = &funcs[len(funcs)-1]
+				if args, ok := defArgs(line); ok {
+					last.Args = args
+				} else {
+					sig.Reset()
+					sig.WriteString(line)
+					open = last
+				}
 				body = &strings.Builder{}
 				bodies[m[1]] = body
 			} else if m := anyDef.FindStringSubmatch(line); m != nil {
@@ -325,17 +346,80 @@ var stdlib = map[string]bool{
 	"zipapp": true, "zipfile": true, "zipimport": true, "zlib": true, "zoneinfo": true,
 }
 
-// defArgs returns the argument names of a def line, `def run_x(model_name, batch=8, *, logger)`:
+// maxSignatureLines bounds how far a def's parameter list is followed: one left open by a
+// syntax error must not hide the benchmarks after it.
+const maxSignatureLines = 200
+
+// defArgs returns the argument names of a def, `def run_x(model_name, batch=8, *, logger)`:
 // model_name and batch (logger and config are the worker's to give; *args and **kwargs take no
-// name). Arguments on later lines of a def that spans several are not read.
-func defArgs(line string) []string {
-	_, rest, ok := strings.Cut(line, "(")
-	if !ok {
-		return nil
+// name). The def may span lines: ok is false while its parameter list is not closed in src.
+// Commas and parentheses inside brackets, strings and comments do not split or end it.
+func defArgs(src string) (args []string, ok bool) {
+	_, rest, found := strings.Cut(src, "(")
+	if !found {
+		return nil, true
 	}
-	rest, _, _ = strings.Cut(rest, ")")
+	var params []string
+	depth, from := 0, 0
+	for i := 0; i < len(rest); i++ {
+		switch c := rest[i]; c {
+		case '#':
+			nl := strings.IndexByte(rest[i:], '\n')
+			if nl < 0 {
+				return nil, false
+			}
+			rest = rest[:i] + strings.Repeat(" ", nl) + rest[i+nl:] // a comment is no parameter text
+		case '"', '\'':
+			end := pyStringEnd(rest, i)
+			if end < 0 {
+				return nil, false
+			}
+			i = end - 1
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if c == ')' {
+				params = append(params, rest[from:i])
+				return argNames(params), true
+			}
+		case ',':
+			if depth == 0 {
+				params = append(params, rest[from:i])
+				from = i + 1
+			}
+		}
+	}
+	return nil, false
+}
+
+// pyStringEnd returns the index just past the Python string literal that starts at s[i] (a
+// quote), or -1 when s ends inside it.
+func pyStringEnd(s string, i int) int {
+	q := s[i : i+1]
+	if strings.HasPrefix(s[i:], q+q+q) {
+		q = q + q + q
+	}
+	for j := i + len(q); j < len(s); j++ {
+		switch {
+		case s[j] == '\\':
+			j++
+		case strings.HasPrefix(s[j:], q):
+			return j + len(q)
+		case len(q) == 1 && s[j] == '\n':
+			return j // an unclosed one-line string ends with its line
+		}
+	}
+	return -1
+}
+
+// argNames returns the names of the parameters of a def that the worker can be given.
+func argNames(params []string) []string {
 	var out []string
-	for _, a := range strings.Split(rest, ",") {
+	for _, a := range params {
 		a = strings.TrimSpace(a)
 		a, _, _ = strings.Cut(a, "=")
 		a, _, _ = strings.Cut(a, ":")

@@ -84,6 +84,33 @@ def benchmark_kept():
 			{Name: "LlamaBenchmark", Class: true, Line: 13, Doc: "Llama, three variants.",
 				Methods: []string{"setup_model", "measure_latency", "measure_time_to_first_token"}},
 		}},
+		// a def whose parameters span several lines: every line's are read (--set reached only
+		// the first line's), whatever brackets, strings and comments they hold, and the docstring
+		// after the signature is still the doc
+		{"multiline", `
+def run_generate(
+    model_name: str,  # the checkpoint, e.g. "gpt2", not (a, b)
+    batch: tuple[int, int] = (1, 2),
+    *,
+    prompt="a, b) c",
+    logger=None,
+    **kwargs,
+):
+    """Generate with a model."""
+    return {}
+
+def benchmark_two(size,
+                  steps=lambda: dict(a=1, b=[2, 3])):
+    return size
+
+def helper(
+    n,
+):
+    pass
+`, []PyBenchmark{
+			{Name: "run_generate", Line: 2, Doc: "Generate with a model.", Args: []string{"model_name", "batch", "prompt"}},
+			{Name: "benchmark_two", Line: 13, Args: []string{"size", "steps"}},
+		}},
 		// definitions inside strings and nested functions are not benchmarks
 		{"strings", `
 text = """
