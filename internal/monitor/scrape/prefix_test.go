@@ -65,3 +65,32 @@ func find(vals []monitor.Value, name string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// TestPrefixCacheHitLlamaCpp: llama-server counts the prompt tokens it processed and, apart, those
+// it took from its cache; the hit rate is the cached over both, since the first scrape: 300
+// cached of 400 prompt tokens (75%).
+func TestPrefixCacheHitLlamaCpp(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		processed, cached := 500, 40
+		if n.Add(1) > 1 {
+			processed, cached = 600, 340
+		}
+		fmt.Fprintf(w, "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 1\n"+
+			"# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total %d\n"+
+			"# TYPE llamacpp:prompt_tokens_cached_total counter\nllamacpp:prompt_tokens_cached_total %d\n", processed, cached)
+	}))
+	defer srv.Close()
+	s := New(srv.URL, time.Millisecond)
+	t0 := time.Now()
+	if _, err := s.Sample(t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Sample(t0.Add(time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hit, ok := find(second, PrefixCacheHit); !ok || hit != 75 {
+		t.Errorf("second scrape: hit rate %v (%v), want 75%%", hit, ok)
+	}
+}

@@ -50,21 +50,30 @@ var gauges = []struct {
 		{"vllm:num_requests_waiting", 1}, {"sglang:num_queue_reqs", 1}, {"llamacpp:requests_deferred", 1}, {"tgi_queue_size", 1}}},
 	{monitor.Metric{Name: "server_kv_cache_pct", Unit: "%", Help: "the server's KV-cache use, from its Prometheus endpoint (vLLM, SGLang)"}, true, []series{
 		{"vllm:kv_cache_usage_perc", 100}, {"vllm:gpu_cache_usage_perc", 100}, {"sglang:token_usage", 100}, {"llamacpp:kv_cache_usage_ratio", 100}}},
-	{monitor.Metric{Name: PrefixCacheHit, Unit: "%", Help: "the share of prompt tokens the server found in its prefix cache, from its Prometheus endpoint (vLLM, SGLang)"}, true, []series{
+	{monitor.Metric{Name: PrefixCacheHit, Unit: "%", Help: "the share of prompt tokens the server found in its prefix cache, from its Prometheus endpoint (vLLM, SGLang, llama.cpp)"}, true, []series{
 		{"vllm:gpu_prefix_cache_hit_rate", 100}, {"sglang:cache_hit_rate", 100}}},
 	{monitor.Metric{Name: "server_batch_size", Unit: "requests", Help: "sequences per decode step at the server, from its Prometheus endpoint (llama.cpp: busy slots per decode, TGI: current batch)"}, true, []series{
 		{"llamacpp:n_busy_slots_per_decode", 1}, {"tgi_batch_current_size", 1}}},
 }
 
 // PrefixCacheHit is the gauge of the server's prefix-cache hit rate: SGLang's and older vLLM's
-// own gauge, or, from vLLM's counters of prompt tokens queried and found in the cache
-// (vllm:prefix_cache_queries, vllm:prefix_cache_hits), the hits over the queries since the
-// scenario's first scrape: the counters also hold every earlier run's.
+// own gauge, or, from a server's counters of prompt tokens (prefixCounters), the tokens found in
+// the cache over all prompt tokens since the scenario's first scrape: the counters also hold
+// every earlier run's.
 const PrefixCacheHit = "server_prefix_cache_hit_pct"
 
-// prefixCounters are vLLM's counters of prompt tokens looked up in the prefix cache and found,
-// by the names the text format gives them.
-var prefixCounters = [2][]string{{"vllm:prefix_cache_queries", "vllm:prefix_cache_queries_total"}, {"vllm:prefix_cache_hits", "vllm:prefix_cache_hits_total"}}
+// prefixCounters are the counters of prompt tokens a server found in its prefix cache, by the
+// names the text format gives them, with those of the other prompt tokens: vLLM counts the
+// tokens it looked up (queries: all of them) and found; llama.cpp (llama-server --metrics) the
+// tokens it processed (prompt_tokens_total: those it did not find) and those it took from the
+// cache (prompt_tokens_cached_total), as each response's timings.prompt_n and cache_n.
+var prefixCounters = []struct {
+	hits, other []string
+	otherAll    bool // other counts every prompt token, the hits among them
+}{
+	{hits: []string{"vllm:prefix_cache_hits", "vllm:prefix_cache_hits_total"}, other: []string{"vllm:prefix_cache_queries", "vllm:prefix_cache_queries_total"}, otherAll: true},
+	{hits: []string{"llamacpp:prompt_tokens_cached_total", "llamacpp:prompt_tokens_cached"}, other: []string{"llamacpp:prompt_tokens_total", "llamacpp:prompt_tokens"}},
+}
 
 // Sampler scrapes one Prometheus endpoint. It is a monitor.Sampler; Sample scrapes at most once
 // per Every and reports nothing between scrapes.
@@ -77,7 +86,7 @@ type Sampler struct {
 	mu     sync.Mutex
 	server string // the server the names matched ("vllm", ...), once seen
 
-	base [2]float64 // vLLM's prefix-cache counters (queries, hits) at the first scrape
+	base [2]float64 // the prefix-cache counters (prompt tokens, hits) at the first scrape
 	had  bool       // base is set
 }
 
@@ -141,25 +150,34 @@ func (s *Sampler) Sample(now time.Time, out []monitor.Value) ([]monitor.Value, e
 	return append(out, vals...), nil
 }
 
-// counters reads vLLM's prefix-cache counters, summed over their series.
+// counters reads the first server's prefix-cache counters that fams has, summed over their
+// series: the prompt tokens and those found in the cache.
 func counters(fams map[string]*dto.MetricFamily) (c [2]float64, ok bool) {
-	for i, names := range prefixCounters {
-		found := false
+	sum := func(names []string) (total float64, found bool) {
 		for _, name := range names {
 			if f, has := fams[name]; has {
 				for _, m := range f.GetMetric() {
 					if v, ok := value(m); ok {
-						c[i] += v
+						total += v
 						found = true
 					}
 				}
 			}
 		}
-		if !found {
-			return c, false
-		}
+		return total, found
 	}
-	return c, true
+	for _, pc := range prefixCounters {
+		hits, ok1 := sum(pc.hits)
+		other, ok2 := sum(pc.other)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if !pc.otherAll {
+			other += hits
+		}
+		return [2]float64{other, hits}, true
+	}
+	return c, false
 }
 
 func (s *Sampler) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {

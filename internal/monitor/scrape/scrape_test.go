@@ -144,3 +144,28 @@ func TestLlamaCppMetrics(t *testing.T) {
 		t.Errorf("server_running_requests stayed 0 while two clients kept the server busy")
 	}
 }
+
+// TestLlamaCppPrefixCacheHit: a real llama-server asked the same prompt twice finds all but its
+// last token in its cache the second time: about half of the two requests' prompt tokens.
+func TestLlamaCppPrefixCacheHit(t *testing.T) {
+	srv := llamatest.Start(t, 1)
+	s := New(srv.Base+"/metrics", time.Millisecond)
+	if _, err := s.Sample(time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"` + srv.Model + `","prompt":"write a long story about the sea and the ship and the sailors who sailed it","max_tokens":4}`
+	for range 2 {
+		resp, err := http.Post(srv.URL+"/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	vals, err := s.Sample(time.Now().Add(time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hit, ok := find(vals, PrefixCacheHit); !ok || hit < 40 || hit >= 50 {
+		t.Errorf("hit rate %v (%v), want 40-50%% (all but one token of the second prompt)", hit, ok)
+	}
+}
