@@ -196,7 +196,7 @@ calibrate-gate:
 # N searches of each of three models, on the simulated model; LIVE=1 runs them against a live
 # mockserver over HTTP (SCALE, default 0.5, its time scale).
 capacity-coverage:
-	nice $(GO) run ./cmd/capacity-coverage -n $(N) $(if $(LIVE),--live --scale $(or $(SCALE),0.5))
+	nice $(GO) run ./cmd/capacity-coverage -n $(N) $(if $(LIVE),--live --parallel $(or $(PARALLEL),1)) $(if $(SCALE),--scale $(SCALE))
 
 # The serving bars (docs/performance.md, "Serving"): throughput, accuracy, open loop, memory.
 bench-serving:

@@ -5,11 +5,17 @@
 //
 // By default each search runs on the model in simulated time (mockserver.Capacity.Prober): the
 // same search, the same model, no HTTP. With --live the searches run through the load driver
-// against a live mockserver over HTTP (`inferbench capacity` as a user runs it), with the
-// model's times scaled by --scale.
+// against a live mockserver over HTTP (`inferbench capacity` as a user runs it), each search its
+// own server, --parallel of them at once.
 //
-//	go run ./cmd/capacity-coverage -n 100              # make capacity-coverage
-//	go run ./cmd/capacity-coverage -n 5 --live --scale 0.5
+// A scale s multiplies every time of the model and every SLO limit alike: the same server s
+// times as fast, judged by SLOs s times as tight, has the same attainment at 1/s the rate, so
+// its searches take s times as long with the same requests and the same coverage. Live runs
+// take each configuration's own scale (Config.Scale: a search within 5 minutes) unless --scale
+// gives one; simulated runs scale 1.
+//
+//	go run ./cmd/capacity-coverage -n 100                        # make capacity-coverage
+//	go run ./cmd/capacity-coverage -n 5 --live --parallel 2
 package main
 
 import (
@@ -20,8 +26,8 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -36,21 +42,25 @@ type Config struct {
 	Tokens     int
 	SLOs       map[string]float64
 	Attainment float64
+	// Scale is the time scale a live run takes: the model and the SLOs that much faster, so
+	// that a search's requests (as many as at scale 1) take under 5 minutes at most.
+	Scale float64
 }
 
 // Configs are the three models of docs/serving.md's coverage table.
 var Configs = []Config{
 	{Name: "slots8-p90", Model: mockserver.Capacity{Slots: 8, PrefillMs: 4, TokenMs: 1, BatchSlowdown: 0.05}, Tokens: 32,
-		SLOs: map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}},
+		SLOs: map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}, Scale: 0.5},
 	{Name: "slots32-goodput", Model: mockserver.Capacity{Slots: 32, PrefillMs: 6, TokenMs: 2, BatchSlowdown: 0.02}, Tokens: 64,
-		SLOs: map[string]float64{"ttft_ms": 500, "itl_ms": 30}, Attainment: 0.9},
+		SLOs: map[string]float64{"ttft_ms": 500, "itl_ms": 30}, Attainment: 0.9, Scale: 0.45},
 	{Name: "slots16-p99", Model: mockserver.Capacity{Slots: 16, PrefillMs: 2, TokenMs: 0.5, BatchSlowdown: 0.1}, Tokens: 16,
-		SLOs: map[string]float64{"ttft_ms.p99": 30}},
+		SLOs: map[string]float64{"ttft_ms.p99": 30}, Scale: 0.25},
 }
 
 // Row is one configuration's figures over its searches.
 type Row struct {
 	Config                  string
+	Scale                   float64
 	Truth                   float64
 	N, Covered, Within5     int
 	MeanErr, MaxErr         float64 // |estimate - truth| / truth
@@ -65,17 +75,18 @@ func main() {
 	n := flag.Int("n", 100, "searches per configuration")
 	only := flag.String("config", "", "run only this configuration")
 	live := flag.Bool("live", false, "search a live mockserver over HTTP through the load driver (as inferbench capacity does) instead of the simulated model")
-	scale := flag.Float64("scale", 1, "with --live: the mockserver's time scale (0.5: twice as fast, twice the rate)")
+	scale := flag.Float64("scale", 0, "the time scale of the model and its SLOs (0.5: twice as fast, twice the rate, half the time; default: each configuration's own with --live, 1 without)")
+	parallel := flag.Int("parallel", 1, "searches run at once, each against its own server")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, *n, *only, *live, *scale); err != nil {
+	if err := run(ctx, os.Stdout, *n, *only, *live, *scale, max(*parallel, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity-coverage:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale float64) error {
+func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale float64, parallel int) error {
 	load0, _ := os.ReadFile("/proc/loadavg")
 	began := time.Now()
 	var rows []Row
@@ -83,7 +94,11 @@ func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale 
 		if only != "" && c.Name != only {
 			continue
 		}
-		row, err := coverage(ctx, c, n, live, scale)
+		s := scale
+		if s <= 0 && live {
+			s = c.Scale
+		}
+		row, err := coverage(ctx, c.scaled(s), n, live, parallel)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
@@ -95,78 +110,102 @@ func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale 
 	load1, _ := os.ReadFile("/proc/loadavg")
 	mode := "simulated model (mockserver.Capacity.Prober)"
 	if live {
-		mode = fmt.Sprintf("live mockserver over HTTP, scale %g", scale)
+		mode = fmt.Sprintf("live mockservers over HTTP, %d searches at once", parallel)
 	}
 	fmt.Fprintf(w, "capacity coverage: %s, %s\n", mode, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(w, "loadavg at start: %s", load0)
 	fmt.Fprintf(w, "loadavg at end:   %s", load1)
 	fmt.Fprintf(w, "total wall time: %s\n\n", time.Since(began).Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| config\t true rps\t searches\t lower ≤ true\t lower 0\t (true-lower)/true mean\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t")
+	fmt.Fprintln(tw, "| config\t scale\t true rps\t searches\t lower ≤ true\t lower 0\t (true-lower)/true mean\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "| %s\t %.1f\t %d\t %d (%.0f%%)\t %d\t %.1f%%\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t\n",
-			r.Config, r.Truth, r.N, r.Covered, 100*float64(r.Covered)/float64(max(r.N, 1)), r.NoBound, 100*r.MeanLowerGap, 100*r.MeanErr, 100*r.MaxErr, r.Within5,
+		fmt.Fprintf(tw, "| %s\t %g\t %.1f\t %d\t %d (%.0f%%)\t %d\t %.1f%%\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t\n",
+			r.Config, r.Scale, r.Truth, r.N, r.Covered, 100*float64(r.Covered)/float64(max(r.N, 1)), r.NoBound, 100*r.MeanLowerGap, 100*r.MeanErr, 100*r.MaxErr, r.Within5,
 			r.MeanSteps, r.MaxSteps, r.MeanVirtual, r.MaxVirtual, r.MeanWall, r.MaxWall)
 	}
 	tw.Flush()
 	return nil
 }
 
-// coverage runs n searches of one configuration.
-func coverage(ctx context.Context, c Config, n int, live bool, scale float64) (Row, error) {
+// scaled is c with the model's times and the SLOs' limits multiplied by s (1 or 0: c itself).
+func (c Config) scaled(s float64) Config {
+	if s <= 0 || s == 1 {
+		c.Scale = 1
+		return c
+	}
+	c.Scale = s
+	c.Model.Scale = s
+	slos := make(map[string]float64, len(c.SLOs))
+	for k, v := range c.SLOs {
+		slos[k] = v * s
+	}
+	c.SLOs = slos
+	return c
+}
+
+// coverage runs n searches of one configuration, parallel at once.
+func coverage(ctx context.Context, c Config, n int, live bool, parallel int) (Row, error) {
 	obj, err := capacity.Objectives(c.SLOs, c.Attainment)
 	if err != nil {
 		return Row{}, err
 	}
 	model := c.Model
-	if live {
-		model.Scale = scale
-	}
 	truth := model.Truth(c.Tokens, obj)
-	row := Row{Config: c.Name, Truth: truth}
-	var errs []float64
+	row := Row{Config: c.Name, Scale: c.Scale, Truth: truth}
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan int)
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				began := time.Now()
+				var res capacity.Result
+				var virtual float64
+				var err error
+				opt := Options(obj, model, c.Tokens)
+				if live {
+					res, virtual, err = searchLive(ctx, model, c, opt, uint64(i+1))
+				} else {
+					res, err = capacity.Search(ctx, model.Prober(c.Tokens, uint64(i+1), &virtual), opt)
+				}
+				wall := time.Since(began).Seconds()
+				mu.Lock()
+				if err != nil || ctx.Err() != nil {
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					continue
+				}
+				row.add(res, truth, virtual, wall)
+				if os.Getenv("CAPACITY_COVERAGE_VERBOSE") != "" {
+					fmt.Fprintf(os.Stderr, "%s #%d: truth %.2f capacity %.2f lower %.2f steps %d wall %.0f s %s\n", c.Name, i, truth, res.CapacityRPS, res.LowerRPS, len(res.Steps), wall, stepsLine(res))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
 	for i := range n {
-		if ctx.Err() != nil {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop {
 			break
 		}
-		began := time.Now()
-		var res capacity.Result
-		var virtual float64
-		opt := Options(obj, model, c.Tokens)
-		if live {
-			res, virtual, err = searchLive(ctx, model, c, opt, uint64(i+1))
-		} else {
-			res, err = capacity.Search(ctx, model.Prober(c.Tokens, uint64(i+1), &virtual), opt)
-		}
-		if err != nil {
-			return row, err
-		}
-		wall := time.Since(began).Seconds()
-		row.N++
-		if res.LowerRPS <= truth {
-			row.Covered++
-		}
-		e := math.Abs(res.CapacityRPS-truth) / truth
-		errs = append(errs, e)
-		if e <= 0.05 {
-			row.Within5++
-		}
-		row.MeanErr += e
-		row.MaxErr = max(row.MaxErr, e)
-		row.MeanSteps += float64(len(res.Steps))
-		row.MaxSteps = max(row.MaxSteps, float64(len(res.Steps)))
-		row.MeanVirtual += virtual
-		row.MaxVirtual = max(row.MaxVirtual, virtual)
-		row.MeanWall += wall
-		row.MaxWall = max(row.MaxWall, wall)
-		row.MeanLowerGap += (truth - res.LowerRPS) / truth
-		if res.LowerRPS == 0 {
-			row.NoBound++
-		}
-		if os.Getenv("CAPACITY_COVERAGE_VERBOSE") != "" {
-			fmt.Fprintf(os.Stderr, "%s #%d: truth %.2f capacity %.2f lower %.2f steps %d %s\n", c.Name, i, truth, res.CapacityRPS, res.LowerRPS, len(res.Steps), stepsLine(res))
-		}
 	}
+	close(next)
+	wg.Wait()
 	if row.N > 0 {
 		k := float64(row.N)
 		row.MeanErr /= k
@@ -175,8 +214,31 @@ func coverage(ctx context.Context, c Config, n int, live bool, scale float64) (R
 		row.MeanWall /= k
 		row.MeanLowerGap /= k
 	}
-	sort.Float64s(errs)
-	return row, nil
+	return row, first
+}
+
+// add counts one search's result.
+func (row *Row) add(res capacity.Result, truth, virtual, wall float64) {
+	row.N++
+	if res.LowerRPS <= truth {
+		row.Covered++
+	}
+	e := math.Abs(res.CapacityRPS-truth) / truth
+	if e <= 0.05 {
+		row.Within5++
+	}
+	row.MeanErr += e
+	row.MaxErr = max(row.MaxErr, e)
+	row.MeanSteps += float64(len(res.Steps))
+	row.MaxSteps = max(row.MaxSteps, float64(len(res.Steps)))
+	row.MeanVirtual += virtual
+	row.MaxVirtual = max(row.MaxVirtual, virtual)
+	row.MeanWall += wall
+	row.MaxWall = max(row.MaxWall, wall)
+	row.MeanLowerGap += (truth - res.LowerRPS) / truth
+	if res.LowerRPS == 0 {
+		row.NoBound++
+	}
 }
 
 func stepsLine(r capacity.Result) string {
