@@ -10,9 +10,12 @@ import (
 // ChunkFile is the JSON the worker writes for each chunk of profiled calls (python-K.json from
 // cProfile, torch-K.json from torch.profiler): docs/worker-protocol.md describes it.
 type ChunkFile struct {
-	Source string  `json:"source"` // "python" or "torch"
-	Unit   string  `json:"unit"`   // "ms"
+	Source string  `json:"source"` // "python", "torch", or "bytecode" (instruction mode's bytecode.json)
+	Unit   string  `json:"unit"`   // "ms"; "op" (bytecode instructions)
 	Calls  float64 `json:"calls"`  // calls of the subject in the chunk
+	// Exact is true for counts that do not vary between runs of the same code (bytecode
+	// instructions): explain needs no test to name a change.
+	Exact bool `json:"exact,omitempty"`
 	// Entries are the functions (cProfile: tottime as self, cumtime as incl, ncalls as count) or
 	// operators (torch: self CPU time, CPU time with children; on CUDA the kernels' device time
 	// as entries of their own, named "cuda: KERNEL").
@@ -51,8 +54,8 @@ func (p *Profile) addChunkJSON(r io.Reader) error {
 	}
 	switch {
 	case p.Source == "":
-		p.Source, p.Unit = cf.Source, cf.Unit
-	case p.Source != cf.Source || p.Unit != cf.Unit:
+		p.Source, p.Unit, p.Exact = cf.Source, cf.Unit, cf.Exact
+	case p.Source != cf.Source || p.Unit != cf.Unit || p.Exact != cf.Exact:
 		return fmt.Errorf("chunk of source %q in %s, after chunks of %q in %s: one scenario's chunks come from one profiler", cf.Source, cf.Unit, p.Source, p.Unit)
 	}
 	c := newChunk(cf.Calls)

@@ -308,3 +308,38 @@ func TestHeadline(t *testing.T) {
 		t.Errorf("headline %q: want how to get profiles", got)
 	}
 }
+
+// testdata/bytecode/{old,new}/bytecode.json are the worker's bytecode counts of gen.py (grow's
+// loop 10% longer in new); old also holds a callgrind file, as a counted worker keeps both: the
+// Python functions are read, and named without a test, their counts being exact.
+func TestBytecode(t *testing.T) {
+	old, err := Load("testdata/bytecode/old", []string{"callgrind.out", "bytecode.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := Load("testdata/bytecode/new", []string{"bytecode.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Source != SourceBytecode || old.Unit != "op" || !old.Exact || len(old.Files) != 1 || old.Files[0] != "bytecode.json" {
+		t.Fatalf("old profile: source %q unit %q exact %v files %v: want the exact bytecode counts read, not the callgrind file", old.Source, old.Unit, old.Exact, old.Files)
+	}
+	x, err := Diff(old, nw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Named) != 1 || x.Named[0].Name != "grow (gen.py:20)" || x.Named[0].Share < 0.99 {
+		t.Fatalf("named %+v: want only grow, with all of the change", x.Named)
+	}
+	s := Scenario{Metric: "instructions", DeltaPct: 4, Explanation: x}
+	if h := s.Headline(); h != "instructions +4.0%; explained 100%: `grow` (gen.py:20) +1100 op per call (100%)" {
+		t.Errorf("headline %q", h)
+	}
+	y, err := Diff(old, old, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(y.Named) != 0 {
+		t.Errorf("the same counts named %+v", y.Named)
+	}
+}

@@ -15,6 +15,7 @@ const (
 	SourcePython    = "python"    // cProfile, per function
 	SourceTorch     = "torch"     // torch.profiler, per operator and input shapes
 	SourceCallgrind = "callgrind" // valgrind's callgrind, instructions per function
+	SourceBytecode  = "bytecode"  // the worker's count of Python bytecode instructions per function
 )
 
 // Chunk is one independent group of profiled calls.
@@ -59,14 +60,20 @@ func (p *Profile) Calls() float64 {
 var ErrNoProfile = errors.New("no profile explain reads (run with --profile)")
 
 // Load reads a scenario's profile from files (its run.json `profiles`, relative to the run folder
-// dir): the Go CPU profile (cpu.pprof), the worker's chunks (python-K.json, torch-K.json) or
-// callgrind files (callgrind.out*, each one call). When several kinds are there, the first in
-// that order is read. It returns ErrNoProfile when none is.
+// dir): instruction mode's exact counts first, the worker's Python bytecode counts
+// (bytecode.json) or callgrind files (callgrind.out*, each one call), then the timing profilers'
+// Go CPU profile (cpu.pprof) or the worker's chunks (python-K.json, torch-K.json). When several
+// kinds are there, the first in that order is read: a Python worker counted in instruction mode
+// keeps both a callgrind file (the interpreter's C functions) and bytecode.json (its Python
+// functions), and the Python functions are what its code changes. It returns ErrNoProfile when
+// none is.
 func Load(dir string, files []string) (*Profile, error) {
-	var pprofs, chunks, callgrinds []string
+	var pprofs, chunks, callgrinds, bytecodes []string
 	for _, f := range files {
 		base := filepath.Base(f)
 		switch {
+		case base == "bytecode.json":
+			bytecodes = append(bytecodes, f)
 		case base == "cpu.pprof":
 			pprofs = append(pprofs, f)
 		case (strings.HasPrefix(base, "python-") || strings.HasPrefix(base, "torch-")) && strings.HasSuffix(base, ".json"):
@@ -76,35 +83,28 @@ func Load(dir string, files []string) (*Profile, error) {
 		}
 	}
 	read := func(f string) (*os.File, error) { return os.Open(filepath.Join(dir, filepath.FromSlash(f))) }
-	var p *Profile
-	var err error
-	switch {
-	case len(pprofs) > 0:
-		var fh *os.File
-		if fh, err = read(pprofs[0]); err != nil {
-			return nil, err
-		}
-		p, err = ReadPprof(fh)
-		fh.Close()
-		pprofs = pprofs[:1]
-		files = pprofs
-	case len(chunks) > 0:
-		slices.Sort(chunks)
-		p = &Profile{Stacks: map[string]float64{}}
-		for _, f := range chunks {
-			fh, ferr := read(f)
-			if ferr != nil {
-				return nil, ferr
+	readChunks := func(list []string) (*Profile, []string, error) {
+		slices.Sort(list)
+		p := &Profile{Stacks: map[string]float64{}}
+		for _, f := range list {
+			fh, err := read(f)
+			if err != nil {
+				return nil, list, err
 			}
 			err = p.addChunkJSON(fh)
 			fh.Close()
 			if err != nil {
-				err = fmt.Errorf("%s: %w", f, err)
-				break
+				return nil, list, fmt.Errorf("%s: %w", f, err)
 			}
 		}
 		p.finishStacks()
-		files = chunks
+		return p, list, nil
+	}
+	var p *Profile
+	var err error
+	switch {
+	case len(bytecodes) > 0:
+		p, files, err = readChunks(bytecodes[:1])
 	case len(callgrinds) > 0:
 		slices.Sort(callgrinds)
 		p = &Profile{Source: SourceCallgrind, Unit: "Ir", Exact: true, Stacks: map[string]float64{}}
@@ -122,6 +122,16 @@ func Load(dir string, files []string) (*Profile, error) {
 		}
 		p.finishStacks()
 		files = callgrinds
+	case len(pprofs) > 0:
+		var fh *os.File
+		if fh, err = read(pprofs[0]); err != nil {
+			return nil, err
+		}
+		p, err = ReadPprof(fh)
+		fh.Close()
+		files = pprofs[:1]
+	case len(chunks) > 0:
+		p, files, err = readChunks(chunks)
 	default:
 		return nil, ErrNoProfile
 	}

@@ -124,7 +124,7 @@ func QuoteName(n string) string {
 }
 
 // FormatCost writes a cost per call in its unit: milliseconds below 0.1 as µs, instructions
-// with k/M/G.
+// (Ir, and bytecode instructions, op) with k/M/G.
 func FormatCost(v float64, unit string) string {
 	a := math.Abs(v)
 	switch unit {
@@ -137,16 +137,16 @@ func FormatCost(v float64, unit string) string {
 		default:
 			return trim(fmt.Sprintf("%.3g", v)) + " ms"
 		}
-	case "Ir":
+	case "Ir", "op":
 		switch {
 		case a >= 1e9:
-			return trim(fmt.Sprintf("%.3g", v/1e9)) + "G Ir"
+			return trim(fmt.Sprintf("%.3g", v/1e9)) + "G " + unit
 		case a >= 1e6:
-			return trim(fmt.Sprintf("%.3g", v/1e6)) + "M Ir"
+			return trim(fmt.Sprintf("%.3g", v/1e6)) + "M " + unit
 		case a >= 1e4:
-			return trim(fmt.Sprintf("%.3g", v/1e3)) + "k Ir"
+			return trim(fmt.Sprintf("%.3g", v/1e3)) + "k " + unit
 		default:
-			return fmt.Sprintf("%.0f Ir", v)
+			return fmt.Sprintf("%.0f %s", v, unit)
 		}
 	}
 	return trim(fmt.Sprintf("%.3g", v)) + " " + unit

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
@@ -55,5 +56,23 @@ func TestExplainBaseline(t *testing.T) {
 	xs = explainBaseline(filepath.Join(results, "head"), runs[1], v)
 	if len(xs) != 1 || !strings.Contains(xs[0].Headline(), "not explained: the old run has no folder here") {
 		t.Errorf("without the baseline's folder: %+v", xs)
+	}
+}
+
+// run --baseline's step summary carries the explanation below the comparison.
+func TestStepSummaryExplained(t *testing.T) {
+	xs := []explain.Scenario{{Benchmark: "cg", Scenario: "default", Metric: "latency_ms", DeltaPct: 25, Missing: "the old run has no profile of cg/default: " + explain.HowTo}}
+	rep := &compare.Report{}
+	path := filepath.Join(t.TempDir(), "summary.md")
+	env := Env{Vars: []string{"GITHUB_STEP_SUMMARY=" + path}}
+	if err := StepSummary(env, rep, xs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "not explained: the old run has no profile of cg/default") {
+		t.Errorf("step summary lacks the explanation:\n%s", b)
 	}
 }

@@ -81,7 +81,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 				fmt.Fprintln(p.o.Stderr, "inferbench:", err)
 			}
 		}
-		if err := StepSummary(p.env, rep); err != nil {
+		if err := StepSummary(p.env, rep, xs); err != nil {
 			fmt.Fprintln(p.o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 		}
 	}
@@ -149,8 +149,10 @@ func (p *pipeline) postAlerts(ctx context.Context, r *result.Run, v *Verdict) {
 	}
 }
 
-// StepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when it is set.
-func StepSummary(env Env, rep *compare.Report) error {
+// StepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when it is set, with the
+// explanation of the regressed scenarios (explained; nil for none) below it, as in the PR
+// comment.
+func StepSummary(env Env, rep *compare.Report, explained []explain.Scenario) error {
 	path, ok := env.Lookup("GITHUB_STEP_SUMMARY")
 	if !ok || path == "" {
 		return nil
@@ -158,6 +160,11 @@ func StepSummary(env Env, rep *compare.Report) error {
 	var buf bytes.Buffer
 	if err := report.CompareMarkdown(&buf, rep); err != nil {
 		return err
+	}
+	if len(explained) > 0 {
+		if err := report.ExplainMarkdown(&buf, explained); err != nil {
+			return err
+		}
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

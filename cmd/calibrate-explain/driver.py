@@ -1,14 +1,16 @@
 """driver.py is calibrate-explain's Python side: it profiles the synthetic Python program and the
 small torch model through the worker's own profile pass (inferbench_worker.profiling), one job per
 line of stdin: {"kind": "python"|"torch", "inject": INDEX or -1, "by": 0.1, "dir": DIR, "n": N}
-("by": how much costlier the injected function or operator is). It answers
+("by": how much costlier the injected function or operator is). With "measure": "instructions"
+a python job counts one call's bytecode instructions per function instead, as a counted worker
+does (inferbench_worker.bytecode, after one call uncounted). It answers
 each job with one line {"files": [...]} (or {"error": ...}) on stdout."""
 
 import json
 import os
 import sys
 
-from inferbench_worker import profiling
+from inferbench_worker import bytecode, profiling
 
 # The synthetic Python program: twenty functions of the same cost, each a loop of its own (its
 # own time, not a shared helper's), called once per call of the benchmark.
@@ -87,7 +89,11 @@ def main():
                 by = 1 + job.get("by", INJECT - 1)
                 work = [int(w * by) if i == inj else w for i, w in enumerate(WORK)]
                 adapter = Adapter(lambda: bench(work))
-                files = profiling.time_profile(adapter, "pyfunc", job["n"], job["dir"])
+                if job.get("measure") == "instructions":
+                    adapter.run(1, None, True)
+                    files = [bytecode.profile(lambda: adapter.run(1, None, False), job["dir"])]
+                else:
+                    files = profiling.time_profile(adapter, "pyfunc", job["n"], job["dir"])
             else:
                 if ops is None:
                     ops = torch_model()

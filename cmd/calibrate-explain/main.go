@@ -29,12 +29,22 @@ import (
 )
 
 func main() {
+	// In instruction mode the Go source runs this binary again under callgrind, which serves
+	// the counted calls here.
+	if served, err := gofunc.ServeCounted(context.Background(), os.Getenv); served {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "calibrate-explain:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	n := flag.Int("n", 100, "trials per source (each: an unchanged, an injected and a second unchanged profile)")
 	sources := flag.String("sources", "go,python,torch", "sources to calibrate")
 	python := flag.String("python", ".venv/bin/python", "the Python with torch, for the python and torch sources")
 	root := flag.String("root", ".", "the repository root (internal/workers/python holds the worker)")
 	seed := flag.Uint64("seed", 1, "random seed of the injected functions")
 	flag.Float64Var(&inject, "inject", 0.10, "how much costlier the injected function or operator is (0.10: +10%; torch: in steps of its 10 runs a call)")
+	flag.StringVar(&measure, "measure", "time", "time: the timing profilers run --profile uses; instructions: the per-function counts of --measure instructions (Go: callgrind; Python: the worker's bytecode counts)")
 	from := flag.String("from", "", "tally profiles made elsewhere instead: folders KIND-SEED/ holding injects.txt (trial, injected index) and TRIAL-old, TRIAL-new, TRIAL-same of the worker's chunk files")
 	flag.Parse()
 	if *from != "" {
@@ -77,7 +87,13 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 		switch src {
 		case "go":
 			prof = goProfile
+			if measure == "instructions" {
+				prof = goCounted
+			}
 		case "python", "torch":
+			if measure == "instructions" && src == "torch" {
+				return fmt.Errorf("source torch: -measure instructions counts Go and Python functions; the torch model is not calibrated in instruction mode (docs/explain.md says why)")
+			}
 			d, err := startDriver(python, root)
 			if err != nil {
 				return err
@@ -87,6 +103,18 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 				names = 12
 			}
 			prof = func(inject int, dir string) (*explain.Profile, error) { return d.profile(src, inject, dir) }
+			if measure == "instructions" && src == "python" {
+				// A process per profile, as each run's worker is one: a count must not depend
+				// on what the process ran before.
+				prof = func(inject int, dir string) (*explain.Profile, error) {
+					d, err := startDriver(python, root)
+					if err != nil {
+						return nil, err
+					}
+					defer d.close()
+					return d.profile(src, inject, dir)
+				}
+			}
 		default:
 			return fmt.Errorf("source %q: want go, python or torch", src)
 		}
@@ -181,6 +209,9 @@ func injected(src string, i int) func(string) bool {
 // inject is the injected function's extra cost, relative (-inject).
 var inject = 0.10
 
+// measure is -measure: "time" or "instructions".
+var measure = "time"
+
 var goWork [20]int
 
 func init() {
@@ -193,6 +224,54 @@ func init() {
 		}
 		return nil
 	})
+	// The counted program takes its injection as parameters: it runs in a process of its own.
+	gofunc.RegisterSetup("calibrate-explain/counted", func(_ context.Context, p subject.Params) (gofunc.Func, func(), error) {
+		var work [20]int
+		at, by := p.Int("inject", -1), p.Float("by", 0)
+		for i := range work {
+			work[i] = 20000
+			if i == at {
+				work[i] = int(20000 * (1 + by))
+			}
+		}
+		return func(context.Context) error {
+			for i, f := range synthetic {
+				f(work[i])
+			}
+			return nil
+		}, nil, nil
+	})
+}
+
+// goCounted counts the synthetic Go program as run --measure instructions does (a copy of this
+// binary under callgrind, one warm-up call and one counted call), with function injectAt 10%
+// costlier (none for -1), and reads the callgrind file it keeps.
+func goCounted(injectAt int, dir string) (*explain.Profile, error) {
+	ctx := context.Background()
+	s, err := gofunc.Open(ctx, subject.Spec{
+		Config:     &gofunc.Config{Func: "calibrate-explain/counted"},
+		Params:     subject.Params{"inject": injectAt, "by": inject},
+		Measure:    subject.MeasureInstructions,
+		ProfileDir: dir,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, warm := range []bool{true, false} {
+		if _, err := s.Do(ctx, subject.Request{Warmup: warm}); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	kept := s.(subject.Counter).Kept()
+	if err := s.Close(); err != nil {
+		return nil, err
+	}
+	var rel []string
+	for _, f := range kept {
+		rel = append(rel, filepath.Base(f))
+	}
+	return explain.Load(dir, rel)
 }
 
 // goProfile profiles the synthetic Go program as run --profile does (gofunc's profile pass), with
@@ -243,7 +322,7 @@ func startDriver(python, root string) (*driver, error) {
 }
 
 func (d *driver) profile(kind string, injectAt int, dir string) (*explain.Profile, error) {
-	job, _ := json.Marshal(map[string]any{"kind": kind, "inject": injectAt, "by": inject, "dir": dir, "n": 20})
+	job, _ := json.Marshal(map[string]any{"kind": kind, "inject": injectAt, "by": inject, "dir": dir, "n": 20, "measure": measure})
 	if _, err := d.in.Write(append(job, '\n')); err != nil {
 		return nil, err
 	}

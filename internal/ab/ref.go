@@ -615,7 +615,7 @@ func writeReport(dir string, rep *compare.Report, env run.Env, stderr io.Writer)
 			fmt.Fprintln(stderr, "inferbench:", err)
 		}
 	}
-	if err := run.StepSummary(env, rep); err != nil {
+	if err := run.StepSummary(env, rep, nil); err != nil {
 		fmt.Fprintln(stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
 }

@@ -94,3 +94,22 @@ func TestExplainWithoutProfiles(t *testing.T) {
 		t.Errorf("compare: exit %d, want 3 and how to get profiles:\n%s", code, out)
 	}
 }
+
+// In CI, compare appends the markdown comparison to $GITHUB_STEP_SUMMARY: a failed gate's
+// explanation goes there too, below it.
+func TestExplainStepSummary(t *testing.T) {
+	old, nw := profiledRuns(t, false)
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	code, _, errOut := runCLI(t, "", []string{"GITHUB_STEP_SUMMARY=" + summary}, "compare", old, nw)
+	if code != 3 {
+		t.Fatalf("compare: exit %d, want 3; stderr %s", code, errOut)
+	}
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	if !strings.Contains(md, "1 regression(s)") || !strings.Contains(md, "### Why") || !strings.Contains(md, "| `grow` | 60k Ir → 120k Ir |") {
+		t.Errorf("step summary lacks the comparison or its explanation:\n%s", md)
+	}
+}

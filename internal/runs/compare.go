@@ -46,9 +46,10 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 		return nil, err
 	}
 	rep.Old.Label, rep.New.Label = oldRef, newRef
+	xs := explainRegressed(old, oldDir, nw, newDir, rep)
 	var buf bytes.Buffer
 	if o.Format == "html" {
-		err = report.CompareHTML(&buf, old, nw, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{Explain: explainRegressed(old, oldDir, nw, newDir, rep)}})
+		err = report.CompareHTML(&buf, old, nw, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{Explain: xs}})
 	} else if o.All && o.Format == "text" {
 		err = report.CompareTextAll(&buf, rep)
 	} else {
@@ -57,7 +58,7 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	if err != nil {
 		return rep, err
 	}
-	if err := explainFailed(&buf, old, oldDir, nw, newDir, rep, o.Format); err != nil {
+	if err := explainFailed(&buf, xs, o.Format); err != nil {
 		return rep, err
 	}
 	if o.Output == "-" || o.Output == "" {
@@ -76,7 +77,7 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 			return rep, fmt.Errorf("--json: %w", err)
 		}
 	}
-	if err := run.StepSummary(rs.Env, rep); err != nil && o.Stderr != nil {
+	if err := run.StepSummary(rs.Env, rep, xs); err != nil && o.Stderr != nil {
 		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
 	if rep.NoEvidence != "" { // a verdict needs evidence: an error, not a pass
@@ -110,13 +111,12 @@ func (rs *Source) historyStore(ctx context.Context) store.Historian {
 
 // explainFailed appends to a text or markdown comparison the explanation of each regressed
 // scenario, from the profiles in the run folders (or why there is none and how to get one).
-func explainFailed(w io.Writer, old *result.Run, oldDir string, nw *result.Run, newDir string, rep *compare.Report, format string) error {
+func explainFailed(w io.Writer, xs []explain.Scenario, format string) error {
 	switch format {
 	case "text", "markdown", "md":
 	default:
 		return nil
 	}
-	xs := explainRegressed(old, oldDir, nw, newDir, rep)
 	if len(xs) == 0 {
 		return nil
 	}

@@ -25,6 +25,12 @@ import (
 // countEnv turns the worker's counting on (inferbench_worker/callgrind.py's ENV).
 const countEnv = "INFERBENCH_WORKER_COUNT"
 
+// bytecodeEnv names the folder where the counted worker writes bytecode.json once: the bytecode
+// instructions each Python function executed in one more call (inferbench_worker/bytecode.py),
+// what explain compares for Python functions, whose costs callgrind's files give only as the
+// interpreter's.
+const bytecodeEnv = "INFERBENCH_WORKER_BYTECODE"
+
 // Timeouts in instruction mode where the definition sets none: under valgrind an interpreter
 // starts, and a framework imports, some 50 times slower.
 const (
@@ -67,6 +73,9 @@ func countedCommand(s subject.Spec, c *Config, argv, env []string) (*counter, []
 	// on the call beside the calling one; the zero and dump requests cover every thread.
 	argv = vg.Args(callgrind.Options{Out: filepath.Join(tmp, "callgrind.out"), AtStart: true}, argv...)
 	env = setenv(callgrind.Environ(env), countEnv, "callgrind")
+	if k.keepDir != "" {
+		env = setenv(env, bytecodeEnv, k.keepDir)
+	}
 	return k, argv, env, nil
 }
 
@@ -110,6 +119,9 @@ func (k *counter) attach(rr *runReply, obs []subject.Observation) error {
 			continue
 		}
 		os.Remove(file)
+	}
+	if rr.Bytecode != "" && k.keepDir != "" {
+		k.kept = append(k.kept, rr.Bytecode)
 	}
 	return nil
 }

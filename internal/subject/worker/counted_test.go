@@ -2,9 +2,11 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +20,8 @@ import (
 // The worker counts around each call of a Python function: the same function counted by another
 // worker making the same calls passes (within 0.2%; they agree to a few instructions), the
 // function doing 1% more work is a regression, the identity names the interpreter, and the
-// first measured call's callgrind file is kept. The work is read from a file at each call.
+// first measured call's callgrind file is kept, with the bytecode instructions of each Python
+// function in one more call (bytecode.json). The work is read from a file at each call.
 func TestCountedPythonFunction(t *testing.T) {
 	needPython(t)
 	if _, err := callgrind.Find(); err != nil {
@@ -100,7 +103,34 @@ func TestCountedPythonFunction(t *testing.T) {
 	if id := w.Identity(); id["python"] == "" || id["valgrind"] == "" {
 		t.Errorf("identity %v lacks the interpreter or valgrind", id)
 	}
-	if kept := w.Kept(); len(kept) != 1 || kept[0] != filepath.Join(keep, "callgrind.out") {
-		t.Errorf("kept %q, want %s", kept, filepath.Join(keep, "callgrind.out"))
+	if kept := w.Kept(); len(kept) != 2 || kept[0] != filepath.Join(keep, "callgrind.out") || kept[1] != filepath.Join(keep, "bytecode.json") {
+		t.Errorf("kept %q, want %s and bytecode.json", kept, filepath.Join(keep, "callgrind.out"))
+	}
+	// bytecode.json: the function's bytecode instructions in one call, exact: the loop of
+	// 10,000 iterations runs tens of thousands of them.
+	b, err := os.ReadFile(filepath.Join(keep, "bytecode.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Source  string
+		Exact   bool
+		Calls   float64
+		Entries []struct {
+			Name        string
+			Count, Self float64
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range doc.Entries {
+		if strings.HasPrefix(e.Name, "run_sum (fn.py:") {
+			found = e.Count == 1 && e.Self > 40000 && e.Self < 100000
+		}
+	}
+	if doc.Source != "bytecode" || !doc.Exact || doc.Calls != 1 || !found {
+		t.Errorf("bytecode.json %s: want run_sum (fn.py:1) with one call of 40k-100k instructions", b)
 	}
 }

@@ -32,6 +32,8 @@ type runReply struct {
 	// counts depend on in the worker.
 	Counted   int               `json:"counted"`
 	CountedBy map[string]string `json:"counted_by"`
+	// Bytecode is the bytecode.json instruction mode wrote, once (counted.go).
+	Bytecode string `json:"bytecode"`
 }
 
 // Do runs one iteration.

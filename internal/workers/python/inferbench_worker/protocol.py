@@ -35,6 +35,10 @@ STREAM = None
 # (callgrind.py); None otherwise.
 COUNTER = None
 
+# BYTECODE_ENV names the folder where instruction mode writes bytecode.json, the bytecode
+# instructions of each Python function in one call (bytecode.py); the harness sets it.
+BYTECODE_ENV = "INFERBENCH_WORKER_BYTECODE"
+
 # MODULES maps an adapter to the python modules it needs (mirrored by the Go side's Requires).
 MODULES = {
     "torch_vision": ["torch", "torchvision"],
@@ -78,6 +82,7 @@ class Server:
         self.adapter = None
         self.adapter_name = None
         self.is_setup = False
+        self.bytecode_done = False
 
     def reply(self, msg):
         self.out.write(json.dumps(msg, separators=(",", ":"), allow_nan=False, default=str))
@@ -193,6 +198,14 @@ class Server:
 
             out["counted"] = n
             out["counted_by"] = identity()
+            bc_dir = os.environ.get(BYTECODE_ENV)
+            if bc_dir and not self.bytecode_done:
+                # One more call, after the counted ones and outside their window: each Python
+                # function's bytecode instructions (bytecode.py), for explain.
+                from . import bytecode
+
+                self.bytecode_done = True
+                out["bytecode"] = bytecode.profile(lambda: a.run(1, Recorder(), False), bc_dir)
         return out
 
     def op_warmup(self, req):
