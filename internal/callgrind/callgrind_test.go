@@ -114,6 +114,12 @@ func TestArgs(t *testing.T) {
 	if strings.Contains(got, "--trace-children") {
 		t.Errorf("argv %q traces children unasked", got)
 	}
+	if strings.Contains(got, "--instr-atstart") {
+		t.Errorf("argv %q starts uninstrumented unasked", got)
+	}
+	if late := strings.Join(v.Args(Options{Out: "/t/c", Late: true}, "/bin/prog"), " "); !strings.Contains(late, "--instr-atstart=no") {
+		t.Errorf("argv %q with Late starts instrumented", late)
+	}
 	if id := v.Identity(); id["valgrind"] != "3.19.0" || id["cache"] == "" {
 		t.Errorf("identity %v lacks valgrind's version or the cache", id)
 	}

@@ -180,6 +180,8 @@ class Server:
         n = req.get("n", 1)
         if not isinstance(n, int) or n < 1:
             raise BadParams("n must be a positive integer, got %r" % (n,))
+        if COUNTER is not None:
+            COUNTER.instrument()
         t0 = time.perf_counter_ns()
         rec = Recorder()
         if COUNTER is not None and not warmup:
