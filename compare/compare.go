@@ -105,6 +105,9 @@ type Report struct {
 	NoEvidence string `json:"no_evidence,omitempty"`
 	// Strict is Config.Strict: an Unverified change fails the comparison.
 	Strict bool `json:"strict,omitempty"`
+	// StrictUnverified counts the Unverified changes that fail the comparison: all of them
+	// with Strict, else those of scenarios whose definition says `strict: true`.
+	StrictUnverified int `json:"strict_unverified,omitempty"`
 }
 
 // PrefixCacheGap is the difference, in points, between two runs' prefix-cache hit rates beyond
@@ -135,9 +138,10 @@ func prefixCacheWarning(o, n *result.Scenario) string {
 }
 
 // Failed reports whether the comparison should fail a CI job: a regression, an exceeded budget,
-// nothing comparable (NoEvidence), or with Strict an untested change beyond its threshold.
+// nothing comparable (NoEvidence), or with Strict (or a strict definition's scenario) an
+// untested change beyond its threshold.
 func (r *Report) Failed() bool {
-	return r.Regressions > 0 || r.BudgetsExceeded > 0 || r.NoEvidence != "" || (r.Strict && r.Unverified > 0)
+	return r.Regressions > 0 || r.BudgetsExceeded > 0 || r.NoEvidence != "" || (r.Strict && r.Unverified > 0) || r.StrictUnverified > 0
 }
 
 // noEvidence returns why a comparison of old and new with no row found nothing comparable.
@@ -342,6 +346,15 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	}
 
 	rep.Strict = cfg.Strict
+	at = 0
+	for i, rs := range rowsOf {
+		for _, r := range rep.Rows[at : at+len(rs)] {
+			if r.Verdict == Unverified && (cfg.Strict || pairs[i].n.Strict) {
+				rep.StrictUnverified++
+			}
+		}
+		at += len(rs)
+	}
 	rep.Budgets, rep.BudgetsExceeded = CheckRunBudgets(new, cfg.Budgets)
 	if len(rep.Rows) == 0 {
 		rep.NoEvidence = noEvidence(old, new, len(pairs))

@@ -73,7 +73,7 @@ func newResult(sc *suite.Scenario) result.Scenario {
 	return result.Scenario{
 		Benchmark: b.Name, Scenario: sc.Name, Category: b.Category, Model: sc.Model(), Tags: b.Tags,
 		Source: b.Source(), Subject: b.Kind, Params: maps.Clone(map[string]any(sc.Params)),
-		Budgets: b.Budgets, Gate: b.Gate, StartedAt: time.Now(),
+		Budgets: b.Budgets, Gate: b.Gate, Strict: b.Strict, StartedAt: time.Now(),
 	}
 }
 

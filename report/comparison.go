@@ -335,13 +335,26 @@ func Headline(rep *compare.Report) string {
 }
 
 // Outcome is what fails a comparison, for the text of its exit status: "2 regressions, 0 budgets
-// exceeded", with ", 1 untested changes beyond threshold (--strict)" when Strict fails it on those.
+// exceeded", with ", 1 untested changes beyond threshold (--strict)" when Strict (or a
+// definition's `strict: true`) fails it on those.
 func Outcome(rep *compare.Report) string {
 	s := fmt.Sprintf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)
-	if rep.Strict && rep.Unverified > 0 {
-		s += fmt.Sprintf(", %d untested changes beyond threshold (--strict)", rep.Unverified)
+	if n, why := strictFailures(rep); n > 0 {
+		s += fmt.Sprintf(", %d untested changes beyond threshold (%s)", n, why)
 	}
 	return s
+}
+
+// strictFailures returns how many untested changes fail the comparison and what makes them
+// fail: --strict, or the definitions of their scenarios.
+func strictFailures(rep *compare.Report) (int, string) {
+	switch {
+	case rep.Strict && rep.Unverified > 0:
+		return rep.Unverified, "--strict"
+	case rep.StrictUnverified > 0:
+		return rep.StrictUnverified, "strict: in the definition"
+	}
+	return 0, ""
 }
 
 func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
@@ -392,8 +405,8 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 		if rep.NoEvidence != "" {
 			parts = append(parts, "nothing comparable: "+rep.NoEvidence)
 		}
-		if rep.Strict && rep.Unverified > 0 {
-			parts = append(parts, fmt.Sprintf("%d untested change(s) beyond threshold (--strict)", rep.Unverified))
+		if n, why := strictFailures(rep); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d untested change(s) beyond threshold (%s)", n, why))
 		}
 		status = "❌ " + strings.Join(parts, ", ")
 	} else if rep.Unverified > 0 {

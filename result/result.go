@@ -85,6 +85,9 @@ type Scenario struct {
 	// e.g. ["latency_ms", "peak_rss_mb"]); empty: the subject kind's primary metrics
 	// (compare.DefaultGate). The others are compared as information.
 	Gate []string `json:"gate,omitempty"`
+	// Strict, the definition's `strict: true`, makes a gated change beyond its threshold that
+	// could not be tested fail a comparison of the scenario, as --strict does for all.
+	Strict bool `json:"strict,omitempty"`
 	// Counted, set in instruction mode (--measure instructions), is what the instruction counts
 	// depend on besides the code: the valgrind version, the CPU and its features, the simulated
 	// cache, the interpreter. compare compares counts only between equal identities.

@@ -30,6 +30,7 @@ type definition struct {
 	Budgets     map[string]string             `yaml:"budgets"`
 	Metrics     map[string]subject.MetricInfo `yaml:"metrics"`
 	Gate        []string                      `yaml:"gate"`
+	Strict      bool                          `yaml:"strict"`
 	Measure     string                        `yaml:"measure"`
 	Skip        string                        `yaml:"skip"`
 	Server      *launch.Config                `yaml:"server"`
@@ -64,6 +65,9 @@ type Benchmark struct {
 	// Gate names the metrics whose regression fails a comparison (`gate: [latency_ms,
 	// peak_rss_mb]`), in place of the subject kind's primary metrics (compare.DefaultGate).
 	Gate []string
+	// Strict fails a comparison on a gated change beyond its threshold that could not be
+	// tested (one value a side), as --strict does for every benchmark (`strict: true`).
+	Strict bool
 	// Measure is how the scenarios are measured: "" (time) or MeasureInstructions (`measure:
 	// instructions`: counted under valgrind's callgrind). --measure overrides it.
 	Measure string

@@ -155,7 +155,7 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		Name: d.Name, Description: d.Description, Category: d.Category, Model: d.Model,
 		Tags: d.Tags, File: path, Line: startOf(body).GetToken().Position.Line, Dir: filepath.Dir(path),
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
-		Budgets: d.Budgets, Metrics: d.Metrics, Gate: d.Gate, Skip: d.Skip, Server: d.Server,
+		Budgets: d.Budgets, Metrics: d.Metrics, Gate: d.Gate, Strict: d.Strict, Skip: d.Skip, Server: d.Server,
 	}
 	if m, err := ParseMeasure(d.Measure); err != nil {
 		errs = append(errs, at(path, valueNode(body, "measure"), err.Error(), "instructions counts them under valgrind's callgrind; time (the default) times them"))

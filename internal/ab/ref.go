@@ -317,7 +317,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	sc := result.Scenario{
 		Benchmark: b.Name, Scenario: s.Name, Category: b.Category, Model: s.Model(), Tags: b.Tags,
 		Source: b.Source(), Subject: b.Kind, Params: map[string]any(s.Params), Status: result.StatusOK,
-		StartedAt: time.Now(), Gate: b.Gate, Budgets: b.Budgets,
+		StartedAt: time.Now(), Gate: b.Gate, Strict: b.Strict, Budgets: b.Budgets,
 	}
 	if p.skip != "" {
 		sc.Status, sc.SkipReason = result.StatusSkipped, p.skip

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,5 +65,47 @@ func TestUntestedChangeIsNotSilent(t *testing.T) {
 	same := execRun1(t, dir, "same", `{"latency_ms": 10}`)
 	if code, out, errOut := runCLI(t, "", nil, "compare", old, same, "--strict"); code != ExitOK || strings.Contains(out, "UNTESTED") {
 		t.Errorf("no change, --strict: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestStrictDefinitionKey: `strict: true` in a definition is --strict for its scenarios: the
+// battery's 10x change with one iteration a side fails (exit 3) with the reason in the headline
+// and the exit status's text, while a benchmark without the key still passes with the caveat.
+func TestStrictDefinitionKey(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "benches"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	def := func(name, strict string) string {
+		return "name: " + name + "\nsubject: {kind: exec, command: [sh, -c, 'echo \"{\\\"latency_ms\\\": ${W}}\"'], metrics: json}\n" + strict
+	}
+	os.WriteFile(filepath.Join(dir, "benches", "s.yaml"), []byte(def("s", "strict: true\n")), 0o644)
+	os.WriteFile(filepath.Join(dir, "benches", "l.yaml"), []byte(def("l", "")), 0o644)
+	runOnce := func(bench, w string) string {
+		t.Helper()
+		out := filepath.Join(dir, bench+w)
+		code, _, errOut := runCLI(t, dir, []string{"W=" + w}, "run", "benches/"+bench+".yaml", "--no-monitor", "--iterations", "1", "--warmup", "0", "--output-dir", out, "--format", "none", "--no-store")
+		if code != ExitOK {
+			t.Fatalf("run %s W=%s: exit %d\n%s", bench, w, code, errOut)
+		}
+		return filepath.Join(out, result.LatestLink)
+	}
+	code, out, errOut := runCLI(t, dir, nil, "compare", runOnce("s", "10"), runOnce("s", "100"))
+	if code != ExitRegression {
+		t.Fatalf("strict definition, 10 → 100 untested: exit %d, want %d\n%s%s", code, ExitRegression, out, errOut)
+	}
+	if !strings.HasPrefix(out, "FAIL: 0 regressions, 0 budgets exceeded, 1 untested changes beyond threshold (strict: in the definition)") {
+		t.Errorf("headline:\n%s", out)
+	}
+	if !strings.Contains(errOut, "1 untested changes beyond threshold (strict: in the definition)") {
+		t.Errorf("the exit status's text %q does not say why", errOut)
+	}
+	if code, out, errOut := runCLI(t, dir, nil, "compare", runOnce("l", "10"), runOnce("l", "100")); code != ExitOK || !strings.HasPrefix(out, "UNTESTED") {
+		t.Errorf("no strict key: exit %d, want 0 with UNTESTED\n%s%s", code, out, errOut)
+	}
+	// The key is a boolean, checked where it is written.
+	os.WriteFile(filepath.Join(dir, "benches", "s.yaml"), []byte(def("s", "strict: yes please\n")), 0o644)
+	if code, _, errOut := runCLI(t, dir, []string{"W=1"}, "validate"); code != ExitUsage || !strings.Contains(errOut, "s.yaml:3") {
+		t.Errorf("strict: yes please: exit %d, want %d naming s.yaml:3\n%s", code, ExitUsage, errOut)
 	}
 }
