@@ -47,11 +47,7 @@ func FlameSVG(n *explain.Node, unit string) template.HTML {
 		}
 		fmt.Fprintf(&body, `<g class="frame" data-name="%s" data-change="%.4f"><title>%s</title><rect x="%.2f" y="%.0f" width="%.2f" height="%.0f" fill="%s"/>`,
 			template.HTMLEscapeString(n.Name), change, template.HTMLEscapeString(tip), x, y, w, flameRow-1, flameColor(change))
-		if chars := int((w - 6) / 7); chars >= 3 {
-			label := n.Name
-			if r := []rune(label); len(r) > chars {
-				label = string(r[:chars-1]) + "…"
-			}
+		if label := flameLabel(n.Name, w-6); label != "" {
 			fmt.Fprintf(&body, `<text x="%.2f" y="%.0f">%s</text>`, x+3, y+13, template.HTMLEscapeString(label))
 		}
 		body.WriteString("</g>\n")
@@ -73,6 +69,52 @@ func FlameSVG(n *explain.Node, unit string) template.HTML {
 	draw(n, 0, flameWidth, 0)
 	return template.HTML(fmt.Sprintf(`<svg class="flame" viewBox="0 0 %.0f %.0f" width="100%%" role="img" aria-label="differential flame graph: red grew, blue shrank" style="font: 11px sans-serif">%s</svg>`,
 		flameWidth, float64(depth)*flameRow, body.String()))
+}
+
+// flameFont is the labels' font size in px (the svg's style).
+const flameFont = 11.0
+
+// flameLabel is as much of name as fits in width px, ending in "…" when cut; "" when fewer than
+// three characters would. The widths are those of DejaVu Sans, the widest of the common sans-serif
+// fonts (Debian's default): a label fits in the frame whatever sans-serif the browser picks.
+func flameLabel(name string, width float64) string {
+	ellipsis := runeEm('…') * flameFont
+	used, cut := 0.0, -1 // cut: the runes that fit with the ellipsis after them
+	r := []rune(name)
+	for i, c := range r {
+		if used+ellipsis <= width {
+			cut = i
+		}
+		used += runeEm(c) * flameFont
+		if used > width {
+			if cut < 2 {
+				return ""
+			}
+			return string(r[:cut]) + "…"
+		}
+	}
+	return name
+}
+
+// runeEm is a character's advance width in DejaVu Sans, in em (rounded up).
+func runeEm(c rune) float64 {
+	switch {
+	case c == 'W' || c == 'm' || c == '…' || c == '%':
+		return 1.0
+	case c == 'M' || c == 'w' || c == '×' || c == '@' || c == '<' || c == '>' || c == '=' || c == '+' || c == '~':
+		return 0.87
+	case c >= 'A' && c <= 'Z':
+		return 0.8
+	case c == 'i' || c == 'j' || c == 'l' || c == '.' || c == ',' || c == ':' || c == ';' || c == '\'' || c == '|' || c == '!' || c == ' ':
+		return 0.33
+	case c == 'f' || c == 't' || c == 'r' || c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' || c == '-' || c == '/' || c == '\\':
+		return 0.43
+	case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c == '_' || c == '*' || c == '#' || c == '$' || c == '&' || c == '?' || c == '"':
+		return 0.65
+	case c < 0x2e80:
+		return 0.8 // other Latin, Greek, Cyrillic, symbols
+	}
+	return 1.0 // CJK and wider
 }
 
 // flameChange is a frame's change relative to its larger cost, in [-1, 1].

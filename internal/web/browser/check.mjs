@@ -3,6 +3,8 @@
 //   node check.mjs report FILE OUTDIR         load a report, draw every chart, screenshot it
 //   node check.mjs dashboard URL OUTDIR [TOKEN]  walk the dashboard: run list → a run → a compare → trends
 //   node check.mjs time FILE [N]              open a report N times, print load-to-first-charts times
+//   node check.mjs flame FILE OUTDIR          the differential flame graphs of a page: each frame drawn
+//                                             with a size, each label inside its frame
 //
 // It prints one JSON object: {"pages": [{name, url, charts, rendered, drawn, ms}], "errors": [...]}
 // (drawn: the titles of the charts drawn).
@@ -132,6 +134,37 @@ try {
       const sections = page.locator('section.bench');
       const n = Math.min(await sections.count(), 2);
       for (let i = 0; i < n; i++) { await sections.nth(i).screenshot({ path: path.join(outDir, `report-bench-${i + 1}.png`) }); }
+    }
+  } else if (mode === 'flame') {
+    const url = pathToFileURL(path.resolve(target)).href;
+    await page.goto(url, { waitUntil: 'load' });
+    // Per graph: its frames with a drawn size, and the labels whose text (as the browser's fonts
+    // draw it) leaves its frame's rectangle.
+    const graphs = await page.evaluate(() => Array.from(document.querySelectorAll('svg.flame')).map((svg) => {
+      const box = svg.getBoundingClientRect();
+      const frames = Array.from(svg.querySelectorAll('g.frame'));
+      const drawn = [];
+      const out = [];
+      frames.forEach((g) => {
+        const r = g.querySelector('rect').getBoundingClientRect();
+        if (r.width > 0 && r.height > 0) { drawn.push(g.getAttribute('data-name')); }
+        const t = g.querySelector('text');
+        if (!t) { return; }
+        const tb = t.getBoundingClientRect();
+        if (tb.left < r.left - 0.5 || tb.right > r.right + 0.5 || tb.top < r.top - 0.5 || tb.bottom > r.bottom + 0.5) {
+          out.push(`label "${t.textContent}" (${Math.round(tb.width)}×${Math.round(tb.height)} px) leaves its frame (${Math.round(r.width)}×${Math.round(r.height)} px)`);
+        }
+      });
+      return { width: box.width, height: box.height, frames: frames.length, drawn, out };
+    }));
+    graphs.forEach((g, i) => {
+      if (!(g.width > 0 && g.height > 0)) { errors.push(`flame graph ${i + 1}: drawn ${g.width}×${g.height} px`); }
+      g.out.forEach((o) => errors.push(`flame graph ${i + 1}: ${o}`));
+      pages.push({ name: `flame ${i + 1}`, url, charts: g.frames, rendered: g.drawn.length, drawn: g.drawn });
+    });
+    if (outDir) {
+      const svg = page.locator('svg.flame');
+      if (await svg.count() > 0) { await svg.first().screenshot({ path: path.join(outDir, 'flame.png') }); }
     }
   } else if (mode === 'time') {
     const url = pathToFileURL(path.resolve(target)).href;
