@@ -141,11 +141,11 @@ agreement:
 # testdata/fuzz (CI: a count, a few seconds each, about a minute in all); fuzz-long for minutes.
 # Note: a count, not a duration: with a duration go1.26's fuzz coordinator can fail a target with
 # "context deadline exceeded" when the time runs out on a loaded machine (golang/go#75804).
-FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv internal/subject/openai:FuzzScanner \
+FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv internal/kind/openai:FuzzScanner \
 	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode result:FuzzWriteJSON result:FuzzDecodeRun \
-	alert:FuzzParse internal/workload:FuzzParseDist internal/subject/worker:FuzzReply internal/redact:FuzzCandidates \
-	result:FuzzJournal internal/workload:FuzzReadPrompts compare:FuzzParseBudgetFile internal/subject/exec:FuzzLastLineJSON \
-	result:FuzzDecodeStream compare:FuzzParseThresholdsFile internal/inert:FuzzText
+	alert:FuzzParse internal/workload:FuzzParseDist internal/kind/worker:FuzzReply internal/redact:FuzzCandidates \
+	result:FuzzJournal internal/workload:FuzzReadPrompts compare:FuzzParseBudgetFile internal/kind/exec:FuzzLastLineJSON \
+	result:FuzzDecodeStream compare:FuzzParseThresholdsFile internal/base/inert:FuzzText
 FUZZTIME ?= 5000x
 
 fuzz-short:
@@ -211,17 +211,17 @@ peers: build
 	$(PEERS_VENV)/bin/python scripts/peers.py --bin $(BIN) --python $(PEERS_VENV)/bin/python \
 		--vllm-lib $(PEERS_VENV)/vllm-lib --out docs/peers.md $(PEERS_ARGS)
 
-# Front-end dependencies pinned by internal/web/package-lock.json (ECharts for the HTML reports,
+# Front-end dependencies pinned by internal/cli/web/package-lock.json (ECharts for the HTML reports,
 # playwright-core for the browser tests). `assets` refreshes report/assets/echarts.min.js from
 # them (docs/reports.md says why that copy is committed); web-deps installs them when missing so
 # the browser tests run (they skip with the reason without node_modules or chromium).
 assets:
-	cd internal/web && npm ci --no-audit --no-fund
-	cp internal/web/node_modules/echarts/dist/echarts.min.js report/assets/echarts.min.js
+	cd internal/cli/web && npm ci --no-audit --no-fund
+	cp internal/cli/web/node_modules/echarts/dist/echarts.min.js report/assets/echarts.min.js
 
 web-deps:
-	@if [ ! -d internal/web/node_modules ]; then \
-		if command -v npm >/dev/null 2>&1; then cd internal/web && npm ci --no-audit --no-fund; \
+	@if [ ! -d internal/cli/web/node_modules ]; then \
+		if command -v npm >/dev/null 2>&1; then cd internal/cli/web && npm ci --no-audit --no-fund; \
 		else echo "npm not found: browser tests will skip"; fi; \
 	fi
 
@@ -229,7 +229,7 @@ web-deps:
 # headless Chromium takes to open it (load event and the charts in view drawn), 5 times.
 report-bench: web-deps
 	$(GO) test ./report -run TestLargeReportSize -count=1 -v -large-report /tmp/inferbench-large-report.html | grep -E 'bytes|ok|FAIL'
-	cd internal/web && node browser/check.mjs time /tmp/inferbench-large-report.html 5
+	cd internal/cli/web && node browser/check.mjs time /tmp/inferbench-large-report.html 5
 
 vet:
 	$(GO) vet ./...

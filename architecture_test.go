@@ -84,10 +84,14 @@ func TestArchitectureTable(t *testing.T) {
 			t.Errorf("docs/architecture.md: the package table names %s, which is not a package of the module", pkg)
 		}
 	}
-	// A folder under internal/ is a top-level folder of its own: internal/subject/exec is in
-	// internal/subject, and the layers hold between internal/monitor and internal/cli as anywhere.
+	// A folder under internal/ is a top-level folder of its own (internal/monitor/gpu is in
+	// internal/monitor), and so is each package of a tier folder (internal/base/finite,
+	// internal/kind/exec): the layers hold between them as anywhere.
 	top := func(pkg string) string {
 		parts := strings.Split(pkg, "/")
+		if parts[0] == "internal" && len(parts) > 2 && tiers[parts[1]] != "" {
+			return strings.Join(parts[:3], "/")
+		}
 		if parts[0] == "internal" && len(parts) > 1 {
 			return parts[0] + "/" + parts[1]
 		}
@@ -98,8 +102,44 @@ func TestArchitectureTable(t *testing.T) {
 			if top(pkg) != top(dep) && layer[pkg] <= layer[dep] {
 				t.Errorf("%s (layer %d) imports %s (layer %d): an arrow back up; docs/architecture.md's layers say otherwise", pkg, layer[pkg], dep, layer[dep])
 			}
+			if msg := tierBreak(pkg, dep); msg != "" {
+				t.Errorf("%s imports %s: %s", pkg, dep, msg)
+			}
 		}
 	}
+}
+
+// tiers are the folders of internal/ that group packages by where they sit, so that the folder
+// layout shows the layers: base below every user, cli above run, testkit beside the tests.
+var tiers = map[string]string{
+	"base":    "ground-level helpers: they import no other package of the module but base's",
+	"kind":    "the subject kinds",
+	"stage":   "the machinery of run's stages, between engine and run",
+	"cli":     "the command line and its commands, above run",
+	"testkit": "support for tests: no non-test code outside testkit imports it",
+}
+
+// tierBreak says why an import between two packages of the module (paths relative to its root,
+// "." the root package) breaks the tier folders' promise, or "" when it keeps it.
+func tierBreak(pkg, dep string) string {
+	tier := func(p string) string {
+		if parts := strings.Split(p, "/"); parts[0] == "internal" && len(parts) > 2 && tiers[parts[1]] != "" {
+			return parts[1]
+		}
+		if p == "internal/cli" {
+			return "cli"
+		}
+		return ""
+	}
+	switch {
+	case tier(pkg) == "base" && tier(dep) != "base":
+		return "internal/base holds " + tiers["base"] + " (move the helper up, or what it needs down)"
+	case tier(dep) == "testkit" && tier(pkg) != "testkit":
+		return "internal/testkit holds " + tiers["testkit"] + " (import it from a _test.go file)"
+	case tier(dep) == "cli" && tier(pkg) != "cli" && pkg != "." && !strings.HasPrefix(pkg, "cmd/"):
+		return "internal/cli holds " + tiers["cli"] + ": only the root package and commands import it"
+	}
+	return ""
 }
 
 // TestPublicPackagesDocumented holds the public surface to docs/library.md: every package outside

@@ -19,9 +19,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/inferbench/inferbench/internal/base/procgroup"
 	"github.com/inferbench/inferbench/internal/cli"
-	"github.com/inferbench/inferbench/internal/procgroup"
-	"github.com/inferbench/inferbench/internal/subject/gofunc"
+	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/subject"
 )
 

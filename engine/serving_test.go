@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/engine"
+	_ "github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/mockserver"
-	_ "github.com/inferbench/inferbench/internal/subject/openai"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/suite"
 )

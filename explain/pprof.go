@@ -20,7 +20,7 @@ const (
 
 // harnessPrefix is the gofunc subject's methods, whose frames call the profiled function: the
 // stacks are cut below the last of them, so they start at the function itself.
-const harnessPrefix = "github.com/inferbench/inferbench/internal/subject/gofunc.(*Subject)."
+const harnessPrefix = "github.com/inferbench/inferbench/internal/kind/gofunc.(*Subject)."
 
 // ReadPprof reads a Go CPU profile whose samples carry the chunk labels (LabelChunk, LabelCalls).
 func ReadPprof(r io.Reader) (*Profile, error) {

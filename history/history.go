@@ -7,7 +7,7 @@ package history
 import (
 	"context"
 	"fmt"
-	"github.com/inferbench/inferbench/internal/nearest"
+	"github.com/inferbench/inferbench/internal/base/nearest"
 	"io"
 	"maps"
 	"slices"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"

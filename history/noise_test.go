@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/storetest"
+	"github.com/inferbench/inferbench/internal/testkit/storetest"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/store"
 	_ "github.com/inferbench/inferbench/store/sqlite"

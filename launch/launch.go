@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/internal/base/procgroup"
 	"github.com/inferbench/inferbench/internal/redact"
 )
 

@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"syscall"
 
-	"github.com/inferbench/inferbench/internal/procgroup"
+	"github.com/inferbench/inferbench/internal/base/procgroup"
 )
 
 // setProcessGroup puts the server in its own process group, so teardown reaches its children

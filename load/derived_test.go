@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
-	_ "github.com/inferbench/inferbench/internal/subject/mock"
+	_ "github.com/inferbench/inferbench/internal/kind/mock"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"

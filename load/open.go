@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/precise"
+	"github.com/inferbench/inferbench/internal/base/precise"
 	"github.com/inferbench/inferbench/subject"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/precise"
+	"github.com/inferbench/inferbench/internal/base/precise"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )

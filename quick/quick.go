@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/subject/exec"
-	"github.com/inferbench/inferbench/internal/subject/openai"
-	"github.com/inferbench/inferbench/internal/subject/worker"
+	"github.com/inferbench/inferbench/internal/kind/exec"
+	"github.com/inferbench/inferbench/internal/kind/openai"
+	"github.com/inferbench/inferbench/internal/kind/worker"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/suite"

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/capacity"
-	"github.com/inferbench/inferbench/internal/browsertest"
+	"github.com/inferbench/inferbench/internal/testkit/browsertest"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -47,7 +47,7 @@ func TestCapacityChart(t *testing.T) {
 // TestCapacityChartInBrowser: the chart renders in a browser (scatter points with error bars,
 // lines, the marks) next to a run's other charts.
 func TestCapacityChartInBrowser(t *testing.T) {
-	browser := browsertest.Require(t, "../internal/web")
+	browser := browsertest.Require(t, "../internal/cli/web")
 	r := testRun(1, 200)
 	raw, _ := json.Marshal(capacity.Result{CapacityRPS: 48, LowerRPS: 45,
 		Objectives: []capacity.Objective{{Name: "ttft_ms.p90", Target: 0.9}},

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/stats"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/explain"
-	"github.com/inferbench/inferbench/internal/browsertest"
+	"github.com/inferbench/inferbench/internal/testkit/browsertest"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -19,7 +19,7 @@ import (
 // operator's capitals, m and w) and narrow frames included. The callgrind pair of explain's
 // testdata, and a made-up tree of wide names.
 func TestFlameBrowser(t *testing.T) {
-	browser := browsertest.Require(t, "../internal/web")
+	browser := browsertest.Require(t, "../internal/cli/web")
 	xs := callgrindExplanation(t)
 	wide := strings.Repeat("W", 60)
 	tree := &explain.Node{Name: "all", Old: 10, New: 12, Children: []*explain.Node{

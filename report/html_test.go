@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/inferbench/inferbench/internal/browsertest"
+	"github.com/inferbench/inferbench/internal/testkit/browsertest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
@@ -264,7 +264,7 @@ func TestNum(t *testing.T) {
 // TestEChartsPinned checks that the embedded chart library is the one web/package-lock.json pins,
 // when `npm ci` has installed it.
 func TestEChartsPinned(t *testing.T) {
-	installed, err := os.ReadFile("../internal/web/node_modules/echarts/dist/echarts.min.js")
+	installed, err := os.ReadFile("../internal/cli/web/node_modules/echarts/dist/echarts.min.js")
 	if err != nil {
 		t.Skip("web/node_modules absent (run make assets): cannot compare the embedded ECharts with the pinned one")
 	}
@@ -299,7 +299,7 @@ func TestLargeReportSize(t *testing.T) {
 // TestReportInBrowser opens a report in headless Chromium: every chart must draw, and the console
 // must stay free of errors (an alert from an injected name would count as one).
 func TestReportInBrowser(t *testing.T) {
-	browser := browsertest.Require(t, "../internal/web")
+	browser := browsertest.Require(t, "../internal/cli/web")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	var buf bytes.Buffer

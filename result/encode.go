@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/base/finite"
 )
 
 // WriteJSON writes the run as indented JSON (two spaces, a final newline): the bytes

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/schematest"
+	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/stats"
 )
 

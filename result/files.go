@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/inert"
-	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/internal/base/inert"
+	"github.com/inferbench/inferbench/internal/base/readall"
 )
 
 // File names inside a run folder.

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/inferbench/inferbench/internal/finite"
-	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/base/readall"
 )
 
 // JournalFile is the run folder's journal of finished scenarios while a run lasts: one scenario

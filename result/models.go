@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/finite"
+	"github.com/inferbench/inferbench/internal/base/finite"
 )
 
 // Seed 004's layout: a file per model and one summary of the run, beside run.json.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/schematest"
+	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/stats"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/internal/base/readall"
 )
 
 // StreamMin is the size from which a run.json is decoded as a stream, one scenario at a time

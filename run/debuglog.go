@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/inferbench/inferbench/internal/logs"
+	"github.com/inferbench/inferbench/internal/base/logs"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/suite"
 )

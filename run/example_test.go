@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/subject/gofunc"
+	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"

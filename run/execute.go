@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/internal/finite"
-	"github.com/inferbench/inferbench/internal/logs"
-	"github.com/inferbench/inferbench/internal/recovery"
+	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/base/logs"
 	"github.com/inferbench/inferbench/internal/redact"
-	"github.com/inferbench/inferbench/internal/sample"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/internal/nsight"
+	"github.com/inferbench/inferbench/internal/stage/nsight"
 )
 
 // newGPUProfiler returns the writer of the Nsight scripts of a run (package nsight), or nil when

@@ -10,8 +10,8 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/history"
-	"github.com/inferbench/inferbench/internal/advice"
-	"github.com/inferbench/inferbench/internal/recovery"
+	"github.com/inferbench/inferbench/internal/stage/advice"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 
@@ -30,7 +30,7 @@ type Verdict struct {
 	// Compare is the comparison with the baseline, or the budgets alone (Old.ID "-"): a
 	// regression or an exceeded budget fails the run.
 	Compare *compare.Report
-	Advice  []result.Tip // the advice rules' suggestions (internal/advice), written to advice.json
+	Advice  []result.Tip // the advice rules' suggestions (internal/stage/advice), written to advice.json
 	// Alerts are the alert rules that fired; AlertNotes why some could not be evaluated.
 	Alerts     []alert.Firing
 	AlertNotes []string

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/result"
 )

@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/internal/sample"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/result"
 )
 
 // The sample stage: monitors run beside every scenario's measured window (a probe of the engine)
 // and attach what they saw to its result; with Monitor.Overhead every measured scenario runs again
-// without them. The machinery is internal/sample's; here are the options' checks and the calls.
+// without them. The machinery is internal/stage/sample's; here are the options' checks and the calls.
 
 func (m Monitor) validate() error {
 	if m.Off {

@@ -33,7 +33,7 @@ func (p *pipeline) learnSecrets(scenarios []*suite.Scenario) {
 }
 
 // Secrets returns the secrets the scenarios' definitions hold or name, for a run's redactor or an
-// A/B's (internal/ab): what a subject's configuration holds itself (an openai subject's header
+// A/B's (internal/cli/ab): what a subject's configuration holds itself (an openai subject's header
 // values, a URL's password, the values of env: variables whose names say secret), a
 // secret-named parameter's value (hf_token, from --set too), the secret env: values of a server
 // the benchmark starts, and the values of the environment variables a configuration names (an

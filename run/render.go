@@ -11,8 +11,8 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/explain"
-	"github.com/inferbench/inferbench/internal/finite"
-	"github.com/inferbench/inferbench/internal/sample"
+	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/subject/exec"
+	"github.com/inferbench/inferbench/internal/kind/exec"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )

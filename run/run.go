@@ -4,7 +4,7 @@
 //	select   (select.go)   discover definitions, expand their matrices, filter the scenarios
 //	execute  (execute.go)  run each scenario with the engine and its load driver
 //	sample   (monitor.go)  monitors beside each measured window; the on/off overhead pass
-//	                       (the machinery in internal/sample)
+//	                       (the machinery in internal/stage/sample)
 //	write    (execute.go)  the run folder: run.json after every scenario, run.log, requests/
 //	record   (judge.go)    the history store
 //	judge    (judge.go)    baseline comparison, budgets, advice, alerts
@@ -33,18 +33,18 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/internal/logs"
+	"github.com/inferbench/inferbench/internal/base/logs"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 
 	// Subject kinds available to definitions.
-	_ "github.com/inferbench/inferbench/internal/subject/exec"
-	_ "github.com/inferbench/inferbench/internal/subject/gofunc"
-	_ "github.com/inferbench/inferbench/internal/subject/mock"
-	_ "github.com/inferbench/inferbench/internal/subject/openai"
-	_ "github.com/inferbench/inferbench/internal/subject/worker"
+	_ "github.com/inferbench/inferbench/internal/kind/exec"
+	_ "github.com/inferbench/inferbench/internal/kind/gofunc"
+	_ "github.com/inferbench/inferbench/internal/kind/mock"
+	_ "github.com/inferbench/inferbench/internal/kind/openai"
+	_ "github.com/inferbench/inferbench/internal/kind/worker"
 )
 
 // Options is everything a run takes. The zero value runs every definition under the working

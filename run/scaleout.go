@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/internal/scaleout"
-	"github.com/inferbench/inferbench/internal/shard"
+	"github.com/inferbench/inferbench/internal/stage/scaleout"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 	"github.com/inferbench/inferbench/suite"
@@ -21,7 +20,7 @@ import (
 // runs its part of the selected scenarios; an agent sends its part of the load to a server that
 // other agents load too (engine.Agent). Both record their part, and `inferbench merge` (package
 // merge) makes one run of the group. The bookkeeping (the shard's plan, the agents' meeting at
-// the store) is internal/scaleout's.
+// the store) is internal/stage/scaleout's.
 
 // Scaleout makes a run one part of a group. The zero value is a whole run.
 type Scaleout struct {
@@ -52,7 +51,7 @@ func (s Scaleout) validate() error {
 		return nil
 	}
 	if s.Group == "" {
-		return usageErr("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s (derived from SLURM_ARRAY_JOB_ID, GITHUB_RUN_ID, or a Kubernetes Indexed Job's HOSTNAME)", shard.EnvGroup)
+		return usageErr("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s (derived from SLURM_ARRAY_JOB_ID, GITHUB_RUN_ID, or a Kubernetes Indexed Job's HOSTNAME)", scaleout.EnvGroup)
 	}
 	if strings.ContainsAny(s.Group, " \t\n/") {
 		return usageErr("--group %q: no spaces or slashes", s.Group)
@@ -61,7 +60,7 @@ func (s Scaleout) validate() error {
 		return usageErr("--shard and --agents: a run is one shard of a suite or one agent of a load, not both")
 	}
 	if s.Shard != nil {
-		if err := shard.Spec(*s.Shard).Validate(); err != nil {
+		if err := scaleout.Spec(*s.Shard).Validate(); err != nil {
 			return usageErr("--shard: %v", err)
 		}
 	}
@@ -95,7 +94,7 @@ func selectShard(ctx context.Context, o Options, scenarios []*suite.Scenario) ([
 			return nil, nil, usageErr("--shard-costs %s: %v", s.ShardCosts, err)
 		}
 	}
-	out, info, err := scaleout.Shard(scenarios, shard.Spec(*s.Shard), s.Group, costs, s.ShardCosts)
+	out, info, err := scaleout.Shard(scenarios, scaleout.Spec(*s.Shard), s.Group, costs, s.ShardCosts)
 	if err != nil {
 		return nil, nil, usageErr("--shard: %v", err)
 	}

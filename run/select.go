@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
+	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/internal/redact"
-	"github.com/inferbench/inferbench/internal/subject/gofunc"
 	"github.com/inferbench/inferbench/suite"
 )
 

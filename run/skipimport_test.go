@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/inferbench/inferbench/engine"
-	"github.com/inferbench/inferbench/internal/tracing"
+	"github.com/inferbench/inferbench/internal/stage/tracing"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/inferbench/inferbench/internal/otlptest"
-	"github.com/inferbench/inferbench/internal/subject/gofunc"
+	"github.com/inferbench/inferbench/internal/kind/gofunc"
+	"github.com/inferbench/inferbench/internal/testkit/otlptest"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"

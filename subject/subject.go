@@ -10,7 +10,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/registry"
+	"github.com/inferbench/inferbench/internal/base/registry"
 )
 
 // Subject is the system under test, opened once per scenario.
@@ -194,7 +194,7 @@ func FileKind(ext string) (kind string, scan func(path string, data []byte) ([]F
 	return "", nil, false
 }
 
-// kinds are the registered kinds (internal/registry, as gofunc's functions and the monitor's
+// kinds are the registered kinds (internal/base/registry, as gofunc's functions and the monitor's
 // sources are).
 var kinds = registry.New[Kind]("subject: kind")
 

@@ -3,7 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
-	"github.com/inferbench/inferbench/internal/nearest"
+	"github.com/inferbench/inferbench/internal/base/nearest"
 	"reflect"
 	"strings"
 	"time"

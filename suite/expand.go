@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/inferbench/inferbench/internal/inert"
+	"github.com/inferbench/inferbench/internal/base/inert"
 	"github.com/inferbench/inferbench/subject"
 )
 

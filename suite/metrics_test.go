@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/inferbench/inferbench/internal/subject/exec"
+	_ "github.com/inferbench/inferbench/internal/kind/exec"
 )
 
 // A definition declares the unit and direction of the metrics its subject reports; a direction

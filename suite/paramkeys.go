@@ -1,7 +1,7 @@
 package suite
 
 import (
-	"github.com/inferbench/inferbench/internal/nearest"
+	"github.com/inferbench/inferbench/internal/base/nearest"
 	"maps"
 	"slices"
 )

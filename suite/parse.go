@@ -17,8 +17,8 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/inert"
-	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/internal/base/inert"
+	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )

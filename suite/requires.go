@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/subject"
 )
 

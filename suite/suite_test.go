@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	_ "github.com/inferbench/inferbench/internal/subject/exec"
-	_ "github.com/inferbench/inferbench/internal/subject/mock"
+	_ "github.com/inferbench/inferbench/internal/kind/exec"
+	_ "github.com/inferbench/inferbench/internal/kind/mock"
 	"github.com/inferbench/inferbench/subject"
 )
 

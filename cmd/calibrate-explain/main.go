@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/explain"
-	"github.com/inferbench/inferbench/internal/subject/gofunc"
+	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/subject"
 )
 

@@ -119,7 +119,7 @@ subject: {kind: mock, latency_ms: "${CAL_MOCK_MS}"}
 			primary: "latency_ms",
 			// As for exec, 10% of the measured latency is added to the wait, which is the
 			// measured latency less the harness's overhead (the mock's waits are precise since
-			// internal/precise; on the runtime's timer alone they ended on a 1 ms grid, and
+			// internal/base/precise; on the runtime's timer alone they ended on a 1 ms grid, and
 			// 10 -> 11 ms measured +6%).
 			base: map[string]string{"CAL_MOCK_MS": "10"},
 			slow: func(m float64) map[string]string {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/mockserver"
-	"github.com/inferbench/inferbench/internal/subject/openai"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/schematest"
+	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )

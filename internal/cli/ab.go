@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/internal/ab"
-	"github.com/inferbench/inferbench/internal/progress"
+	"github.com/inferbench/inferbench/internal/cli/ab"
+	"github.com/inferbench/inferbench/internal/cli/progress"
 	"github.com/inferbench/inferbench/run"
 )
 

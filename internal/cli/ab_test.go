@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/ab"
+	"github.com/inferbench/inferbench/internal/cli/ab"
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"
 )

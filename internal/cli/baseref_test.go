@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/ab"
-	"github.com/inferbench/inferbench/internal/schematest"
+	"github.com/inferbench/inferbench/internal/cli/ab"
+	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/result"
 )
 

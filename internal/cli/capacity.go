@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/internal/inert"
-	"github.com/inferbench/inferbench/internal/progress"
+	"github.com/inferbench/inferbench/internal/base/inert"
+	"github.com/inferbench/inferbench/internal/cli/progress"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/result"

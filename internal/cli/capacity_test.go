@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/capacity"
-	"github.com/inferbench/inferbench/internal/llamatest"
 	"github.com/inferbench/inferbench/internal/mockserver"
+	"github.com/inferbench/inferbench/internal/testkit/llamatest"
 	"github.com/inferbench/inferbench/internal/workload"
 )
 

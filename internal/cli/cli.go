@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/inferbench/inferbench/internal/finite"
-	"github.com/inferbench/inferbench/internal/inert"
+	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/base/inert"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/suite"
 )

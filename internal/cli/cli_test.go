@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/inferbench/inferbench/internal/schematest"
+	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/result"
 )
 

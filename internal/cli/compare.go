@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/internal/runs"
+	"github.com/inferbench/inferbench/internal/cli/recorded"
 )
 
 type compareCmdFlags struct {
@@ -70,6 +70,6 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 	}
 	src := f.sf.runs(o)
 	defer src.Close()
-	_, err = src.Compare(cmd.Context(), oldRef, newRef, runs.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, JSON: f.json, Stdout: o.Stdout, Stderr: o.Stderr})
+	_, err = src.Compare(cmd.Context(), oldRef, newRef, recorded.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, JSON: f.json, Stdout: o.Stdout, Stderr: o.Stderr})
 	return err
 }

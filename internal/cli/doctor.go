@@ -3,9 +3,9 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/internal/doctor"
-	"github.com/inferbench/inferbench/internal/pyenv"
-	"github.com/inferbench/inferbench/internal/subject/worker"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
+	"github.com/inferbench/inferbench/internal/cli/doctor"
+	"github.com/inferbench/inferbench/internal/kind/worker"
 )
 
 func newDoctor(o *IO) *cobra.Command {

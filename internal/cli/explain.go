@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/explain"
-	"github.com/inferbench/inferbench/internal/runs"
+	"github.com/inferbench/inferbench/internal/cli/recorded"
 )
 
 type explainCmdFlags struct {
@@ -50,7 +50,7 @@ Exit code: 0 explained (whatever the change), 1 an error, 2 usage.`,
 			}
 			src := f.sf.runs(o)
 			defer src.Close()
-			_, err = src.Explain(cmd.Context(), args[0], args[1], runs.ExplainOptions{
+			_, err = src.Explain(cmd.Context(), args[0], args[1], recorded.ExplainOptions{
 				Config: cfg, All: f.all, Explain: explain.Options{Alpha: f.alpha},
 				Format: f.format, Output: f.output, Stdout: o.Stdout,
 			})

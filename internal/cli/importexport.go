@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/inferbench/inferbench/internal/runs"
+	"github.com/inferbench/inferbench/internal/cli/recorded"
 	"github.com/inferbench/inferbench/internal/tracker"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
@@ -39,7 +39,7 @@ be given to compare and baseline set.`,
   inferbench compare baseline:main "$(inferbench import new.txt)"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := runs.Import(cmd.Context(), runs.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
+			_, err := recorded.Import(cmd.Context(), recorded.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
 				Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr})
 			return err
 		},
@@ -88,7 +88,7 @@ or sends it to an experiment tracker and prints what it created (docs/trackers.m
 			src := sf.runs(o)
 			defer src.Close()
 			if format != tracker.MLflow && format != tracker.Wandb {
-				return src.Export(cmd.Context(), args[0], runs.ExportOptions{Format: format, BiggerIsBetter: bigger}, o.Stdout)
+				return src.Export(cmd.Context(), args[0], recorded.ExportOptions{Format: format, BiggerIsBetter: bigger}, o.Stdout)
 			}
 			r, dir, err := src.LoadFolder(cmd.Context(), args[0])
 			if err != nil {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/internal/mockserver"
-	"github.com/inferbench/inferbench/internal/pyenv"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/result"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/llamatest"
+	"github.com/inferbench/inferbench/internal/testkit/llamatest"
 	"github.com/inferbench/inferbench/result"
 )
 

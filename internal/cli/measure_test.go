@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/callgrind"
-	"github.com/inferbench/inferbench/internal/require"
+	"github.com/inferbench/inferbench/internal/base/callgrind"
+	"github.com/inferbench/inferbench/internal/testkit/require"
 	"github.com/inferbench/inferbench/result"
 )
 

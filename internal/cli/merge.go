@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/internal/merge"
+	"github.com/inferbench/inferbench/internal/cli/merge"
 	"github.com/inferbench/inferbench/run"
 )
 

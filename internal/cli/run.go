@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/alert"
-	"github.com/inferbench/inferbench/internal/callgrind"
+	"github.com/inferbench/inferbench/internal/base/callgrind"
+	"github.com/inferbench/inferbench/internal/cli/progress"
+	"github.com/inferbench/inferbench/internal/cli/web"
 	"github.com/inferbench/inferbench/internal/monitor"
-	"github.com/inferbench/inferbench/internal/progress"
-	"github.com/inferbench/inferbench/internal/web"
 	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"

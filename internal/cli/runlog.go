@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/inferbench/inferbench/alert"
-	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/run"
 )
 

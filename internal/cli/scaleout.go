@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/inferbench/inferbench/internal/shard"
+	"github.com/inferbench/inferbench/internal/stage/scaleout"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -17,7 +17,7 @@ import (
 type scaleoutFlags struct {
 	Shard          string // INDEX/COUNT or auto
 	ShardCosts     string
-	Group          string // "" reads the environment (shard.GroupFromEnv)
+	Group          string // "" reads the environment (scaleout.GroupFromEnv)
 	Agents         int
 	Agent          string // the 0-based index or auto
 	StartAt        string // RFC 3339, Unix seconds or barrier
@@ -46,10 +46,10 @@ func (s scaleoutFlags) scaleout(lookup func(string) (string, bool)) (run.Scaleou
 	}
 	so.Group = s.Group
 	if so.Group == "" {
-		so.Group = shard.GroupFromEnv(lookup)
+		so.Group = scaleout.GroupFromEnv(lookup)
 	}
 	if s.Shard != "" {
-		spec, err := shard.Parse(s.Shard, lookup)
+		spec, err := scaleout.Parse(s.Shard, lookup)
 		if err != nil {
 			return so, usageErr("--shard: %v", err)
 		}
@@ -71,7 +71,7 @@ func (s scaleoutFlags) scaleout(lookup func(string) (string, bool)) (run.Scaleou
 				return so, usageErr("--agents %d: give this agent's index with --agent (0 to %d) or --agent auto", s.Agents, s.Agents-1)
 			}
 		case "auto":
-			spec, err := shard.FromEnv(lookup)
+			spec, err := scaleout.FromEnv(lookup)
 			if err != nil {
 				return so, usageErr("--agent auto: %v", err)
 			}

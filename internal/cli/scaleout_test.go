@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/schematest"
+	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 )

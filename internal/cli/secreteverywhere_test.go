@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/otlptest"
-	"github.com/inferbench/inferbench/internal/tracker/mlflowtest"
+	"github.com/inferbench/inferbench/internal/testkit/mlflowtest"
+	"github.com/inferbench/inferbench/internal/testkit/otlptest"
 )
 
 // TestSecretValueEverywhere: a value equal to a known secret ($HF_TOKEN's) is masked in every

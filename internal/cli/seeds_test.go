@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/readall"
-	"github.com/inferbench/inferbench/internal/runs"
+	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/cli/recorded"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
@@ -34,8 +34,8 @@ func (sf *storeFlags) open(ctx context.Context, o *IO) (store.Store, error) {
 }
 
 // runs finds the runs the command's arguments name.
-func (sf *storeFlags) runs(o *IO) *runs.Source {
-	return &runs.Source{Env: env(o), Store: sf.url, ResultsDir: sf.resultsDir}
+func (sf *storeFlags) runs(o *IO) *recorded.Source {
+	return &recorded.Source{Env: env(o), Store: sf.url, ResultsDir: sf.resultsDir}
 }
 
 // inDir resolves a relative path against the command's directory.

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/internal/sample"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 )
 
 func newSysinfo(o *IO) *cobra.Command {

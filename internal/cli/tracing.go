@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/inferbench/inferbench/internal/tracing"
+	"github.com/inferbench/inferbench/internal/stage/tracing"
 	"github.com/inferbench/inferbench/run"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/otlptest"
+	"github.com/inferbench/inferbench/internal/testkit/otlptest"
 )
 
 // TestRunExportsOTLPFromEnvironment: with no --otlp-endpoint, the standard

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/inferbench/inferbench/internal/otlptest"
+	"github.com/inferbench/inferbench/internal/testkit/otlptest"
 )
 
 // TestRunExportsOTLP: run --otlp-endpoint sends the run, its scenarios and their iterations as

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/tracker/mlflowtest"
+	"github.com/inferbench/inferbench/internal/testkit/mlflowtest"
 	"github.com/inferbench/inferbench/result"
 )
 

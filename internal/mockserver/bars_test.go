@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/mockserver"
-	"github.com/inferbench/inferbench/internal/subject/openai"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/capacity"
-	"github.com/inferbench/inferbench/internal/precise"
+	"github.com/inferbench/inferbench/internal/base/precise"
 )
 
 // Capacity is the server's capacity model, as an inference server batches: at most Slots

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/subject/openai"
+	"github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/subject"
 )

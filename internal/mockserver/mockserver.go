@@ -25,7 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/netstamp"
+	"github.com/inferbench/inferbench/internal/base/netstamp"
 	"github.com/inferbench/inferbench/internal/workload"
 )
 

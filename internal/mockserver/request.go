@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/netstamp"
-	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/internal/base/netstamp"
+	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/internal/workload"
 )
 

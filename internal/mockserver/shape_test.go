@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/inferbench/inferbench/internal/subject/openai"
+	"github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/workload"
 )
 
@@ -95,7 +95,7 @@ func signatures(t *testing.T, text string) []string {
 func TestShapesMatchFixtures(t *testing.T) {
 	for _, shape := range Shapes {
 		t.Run(shape, func(t *testing.T) {
-			fixture, err := os.ReadFile(filepath.Join("..", "subject", "openai", "testdata", "streams", shape+"_chat.sse"))
+			fixture, err := os.ReadFile(filepath.Join("..", "kind", "openai", "testdata", "streams", shape+"_chat.sse"))
 			if err != nil {
 				t.Fatal(err)
 			}

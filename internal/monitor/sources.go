@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/registry"
+	"github.com/inferbench/inferbench/internal/base/registry"
 )
 
 // Config configures the samplers of a run. The zero value samples the real /proc and /sys at the

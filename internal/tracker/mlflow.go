@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 )
 
 // MLflow's limits on one runs/log-batch call (docs: "Request Limits").

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/inferbench/inferbench/internal/tracker/mlflowtest"
+	"github.com/inferbench/inferbench/internal/testkit/mlflowtest"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 )

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
-	"github.com/inferbench/inferbench/internal/require"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
+	"github.com/inferbench/inferbench/internal/testkit/require"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/pyenv"
-	"github.com/inferbench/inferbench/internal/tail"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
+	"github.com/inferbench/inferbench/internal/base/tail"
 )
 
 // wandbScript is the Python side of the W&B export: the payload on stdin, a JSON line per run

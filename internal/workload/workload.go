@@ -23,7 +23,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferbench/inferbench/internal/readall"
+	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/storetest"
+	"github.com/inferbench/inferbench/internal/testkit/storetest"
 	"github.com/inferbench/inferbench/store"
 )
 

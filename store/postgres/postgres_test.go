@@ -3,7 +3,7 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/inferbench/inferbench/internal/storetest"
+	"github.com/inferbench/inferbench/internal/testkit/storetest"
 	"github.com/inferbench/inferbench/store"
 	_ "github.com/inferbench/inferbench/store/postgres"
 )

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/inferbench/inferbench/internal/llamatest"
 	"github.com/inferbench/inferbench/internal/monitor"
+	"github.com/inferbench/inferbench/internal/testkit/llamatest"
 )
 
 func TestGaugesVLLM(t *testing.T) {

@@ -27,7 +27,7 @@ ENV = "INFERBENCH_PYTEST_COUNTED"  # the folder of callgrind's files, set in the
 ENV_VALGRIND = "INFERBENCH_PYTEST_VALGRIND"  # valgrind's version, for the identity
 # The round's boundary: the C function a ctypes callback runs Python code in.
 BOUNDARY = "_CallPythonObject"
-# As inferbench's own instruction mode (internal/callgrind): a fixed simulated cache, so a count
+# As inferbench's own instruction mode (internal/base/callgrind): a fixed simulated cache, so a count
 # does not depend on the caches of the machine it was made on, and the CPU flags code paths are
 # chosen by.
 CACHE = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]

@@ -30,7 +30,7 @@ HAVE_JAX = importlib.util.find_spec("jax") is not None
 HAVE_ORT = importlib.util.find_spec("onnxruntime") is not None
 
 # INFERBENCH_REQUIRE: what must be there (frameworks, llama-server, all), as for the Go tests
-# (internal/require). CI sets it so that a framework that does not import fails instead of
+# (internal/testkit/require). CI sets it so that a framework that does not import fails instead of
 # skipping (docs/frameworks.md, "Skips that fail").
 REQUIRE = {w.strip() for w in os.environ.get("INFERBENCH_REQUIRE", "").split(",") if w.strip()}
 

@@ -1,0 +1,658 @@
+package ab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/base/gitref"
+	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/sample"
+	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/stats"
+	"github.com/inferbench/inferbench/suite"
+)
+
+// RefOptions are `inferbench run --baseline-ref REF`: the run's options, and the ref whose code
+// is the baseline.
+type RefOptions struct {
+	// Ref is a branch, tag or commit of the repository holding the working directory.
+	Ref string
+	// Run holds the selection, the load overrides (--iterations is the measured calls per side,
+	// --warmup the warm-up), the output folder, the store, the thresholds (Compare.Thresholds),
+	// the format and the writers, as for a run.
+	Run run.Options
+	// Alpha is the level of each scenario's paired test, adjusted across scenarios for the false
+	// discovery rate (Benjamini-Hochberg); 0 is 0.01.
+	Alpha float64
+	// Progress, when set, receives a line per block, rewritten with \r.
+	Progress io.Writer
+}
+
+// SectionBaselineRef is the scenario's section of run.json that holds the A/B against the ref.
+const SectionBaselineRef = "baseline_ref"
+
+// RefSection is a scenario's "baseline_ref" section: the ref, the commit, the baseline side's
+// calls (the working tree's are the scenario's metrics) and the paired verdict.
+type RefSection struct {
+	Ref      string        `json:"ref"`
+	Commit   string        `json:"commit"`
+	Baseline result.Metric `json:"baseline"` // the compared metric's calls at the ref
+	Result   *Result       `json:"ab"`
+	// CPU is the same blocks' test of cpu_ms, and BaselineCPU the ref's calls, when the subject
+	// reports its CPU time per call.
+	CPU         *Result        `json:"cpu_ab,omitempty"`
+	BaselineCPU *result.Metric `json:"baseline_cpu,omitempty"`
+}
+
+// RefRun runs the selected scenarios of the working tree and the same scenarios at o.Ref (a
+// temporary worktree; Go functions built there) interleaved, in ABBA blocks, and judges each
+// scenario with Run's paired test. The run is written as a run is (run.json, whose scenarios carry
+// the working tree's calls and a "baseline_ref" section; compare.json and compare.md), recorded
+// unless NoStore, and the worktree removed, also when ctx is cancelled. The error is run.ErrUsage
+// (a ref that does not resolve, a scenario absent at the ref), run.ErrFailed (a scenario could not
+// be measured on either side), run.ErrInterrupted, or run.ErrRegression (exit 3).
+func RefRun(ctx context.Context, o RefOptions) (*result.Run, error) {
+	red := redact.New()
+	vars := o.Run.Env
+	if vars == nil {
+		vars = os.Environ()
+	}
+	red.Env(vars)
+	red.Add(o.Run.Secrets...)
+	env := run.Env{Dir: o.Run.Dir, Vars: vars}
+	if o.Run.Format == "" {
+		o.Run.Format = "table"
+	}
+	r, err := refRun(ctx, o, env, red)
+	return r, red.Error(err)
+}
+
+// pairing is one scenario of the working tree and its counterpart at the ref.
+type pairing struct {
+	b, a *suite.Scenario // b the working tree's, a the ref's
+	skip string
+}
+
+func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor) (*result.Run, error) {
+	stderr := o.Run.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if o.Run.Format != "table" && o.Run.Format != "json" && o.Run.Format != "none" {
+		return nil, run.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Run.Format))
+	}
+	if err := (load.Config{}).Merge(o.Run.Load).Validate(); err != nil {
+		return nil, run.UsageError(err)
+	}
+	sel := o.Run.Selection
+	scs, err := run.Select(sel, env)
+	if err != nil {
+		return nil, err
+	}
+	red.Add(run.Secrets(env.Vars, scs)...)
+	wt, err := gitref.Open(ctx, env.WorkDir(), o.Ref)
+	if err != nil {
+		return nil, run.UsageError(err)
+	}
+	defer func() {
+		if err := wt.Remove(); err != nil {
+			fmt.Fprintln(stderr, "inferbench: warning:", err)
+		}
+	}()
+	at := fmt.Sprintf("%s (%s)", o.Ref, wt.Short())
+	pairs, refEnv, err := pairScenarios(sel, env, wt, scs, at)
+	if err != nil {
+		return nil, err
+	}
+	red.Add(run.Secrets(env.Vars, refScenarios(pairs))...)
+
+	tmp, err := os.MkdirTemp("", "inferbench-ab-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var procs *procSides // the benchmark binaries, for Go functions
+	for _, p := range pairs {
+		if p.skip == "" && p.b.Benchmark.Kind == "gofunc" {
+			if procs, err = buildSides(ctx, wt, tmp, env, refEnv, sel, o.Run.Load); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+
+	outRoot := env.Path(o.Run.OutputDir)
+	if o.Run.OutputDir == "" {
+		outRoot = env.Path("benchmark_results")
+	}
+	started := time.Now()
+	dir, err := result.NewRunDir(outRoot, started)
+	if err != nil {
+		return nil, err
+	}
+	info := sample.Sysinfo(ctx, env.Dir, env.Python(), o.Run.Version)
+	r := &result.Run{
+		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
+		Environment: info.Map(), Config: result.Config{Args: red.Args(o.Run.Args), Dir: o.Run.Dir},
+		Scenarios: []result.Scenario{},
+	}
+	if r.Environment == nil {
+		r.Environment = map[string]any{}
+	}
+	r.Environment[SectionBaselineRef] = map[string]any{"ref": o.Ref, "commit": wt.Commit, "head": wt.Head, "dirty": wt.Dirty}
+	redact.Deep(red, r)
+	var errs []error
+	save := func() {
+		if err := result.Save(dir, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	save()
+
+	interrupted := false
+	for _, p := range pairs {
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
+		sc, _, err := measurePair(ctx, o, p, wt, procs, env, red)
+		if err != nil {
+			sc.Status, sc.Error = result.StatusFailed, red.String(err.Error())
+			errs = append(errs, fmt.Errorf("%s: %w", p.b.ID(), err))
+		}
+		redact.Deep(red, &sc) // every string, whichever field holds a value equal to a secret
+		r.Scenarios = append(r.Scenarios, sc)
+		r.Tally()
+		save()
+	}
+	if ctx.Err() != nil {
+		interrupted = true
+	}
+	r.Partial = interrupted
+	r.FinishedAt = time.Now()
+	r.Tally()
+	save()
+	if err := result.LinkLatest(outRoot, dir); err != nil {
+		fmt.Fprintln(stderr, "inferbench:", err)
+	}
+	rep := refReport(r, wt, o)
+	writeReport(dir, rep, env, stderr)
+	if !o.Run.NoStore {
+		if err := record(context.WithoutCancel(ctx), o.Run.Store, env, r); err != nil {
+			errs = append(errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
+		}
+	}
+	if !o.Run.NoHTMLReport {
+		var buf bytes.Buffer
+		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err == nil {
+			_ = result.WriteFileAtomic(filepath.Join(dir, run.ReportFile), buf.Bytes())
+		}
+	}
+	render(o, r, rep, dir, at, red)
+
+	if r.Summary.Failed > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d scenarios could not be compared with %s: %w", r.Summary.Failed, len(pairs), at, run.ErrFailed))
+	}
+	if interrupted {
+		errs = append(errs, fmt.Errorf("interrupted: run.json holds what was measured, marked partial: %w", run.ErrInterrupted))
+	}
+	if rep.Regressions > 0 || rep.BudgetsExceeded > 0 {
+		what := fmt.Sprintf("%d regressions against %s, measured interleaved", rep.Regressions, at)
+		if rep.BudgetsExceeded > 0 {
+			what += fmt.Sprintf(", %d budgets exceeded", rep.BudgetsExceeded)
+		}
+		errs = append(errs, run.RegressionError(fmt.Errorf("%s (results in %s)", what, dir)))
+	}
+	return r, errors.Join(errs...)
+}
+
+// pairScenarios finds each selected scenario of the working tree at the ref: the definitions
+// discovered at the same paths in the worktree, the quick modes' benchmarks run from the worktree.
+func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*suite.Scenario, at string) ([]pairing, run.Env, error) {
+	dir, err := wt.Map(env.WorkDir())
+	if err != nil {
+		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: the working directory: %w", at, err))
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		wd, _ := filepath.Abs(env.WorkDir())
+		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: the working directory %s is not in the tree at %s (run from a folder both have)", at, wd, at))
+	}
+	refEnv := run.Env{Dir: dir, Vars: env.Vars}
+	refSel := sel
+	refSel.Paths = nil
+	for _, p := range sel.Paths {
+		if filepath.IsAbs(p) {
+			if p, err = wt.Map(p); err != nil {
+				return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: %w", at, err))
+			}
+		}
+		refSel.Paths = append(refSel.Paths, p)
+	}
+	if sel.Benchmarks != nil {
+		refSel.Benchmarks = nil
+		for _, b := range sel.Benchmarks {
+			c := *b
+			if c.Dir != "" {
+				if c.Dir, err = wt.Map(env.Path(c.Dir)); err != nil {
+					return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: benchmark %s: %w", at, b.Name, err))
+				}
+			}
+			refSel.Benchmarks = append(refSel.Benchmarks, &c)
+		}
+	}
+	refs, err := run.Select(refSel, refEnv)
+	if err != nil {
+		return nil, env, fmt.Errorf("the definitions at %s: %w", at, err)
+	}
+	byID := map[string]*suite.Scenario{}
+	for _, s := range refs {
+		byID[s.ID()] = s
+	}
+	chk := run.Checker(sel, env)
+	var out []pairing
+	var missing []string
+	for _, s := range scs {
+		p := pairing{b: s, a: byID[s.ID()]}
+		switch {
+		case s.Skip != "":
+			p.skip = s.Skip
+		case chk != nil && chk.Check(s) != "":
+			p.skip = chk.Check(s)
+		case s.Benchmark.Server != nil:
+			return nil, env, run.UsageError(fmt.Errorf("%s: its definition starts a server, which --baseline-ref does not do (start both builds' servers and compare them with `inferbench ab openai:URL1 openai:URL2`)", s.ID()))
+		case p.a == nil:
+			missing = append(missing, s.ID())
+		}
+		out = append(out, p)
+	}
+	if len(missing) > 0 {
+		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: scenario %s is not at %s, so it has no baseline (select the scenarios both have with --include or --exclude)", at, strings.Join(missing, ", "), at))
+	}
+	return out, refEnv, nil
+}
+
+func refScenarios(ps []pairing) []*suite.Scenario {
+	var out []*suite.Scenario
+	for _, p := range ps {
+		if p.a != nil {
+			out = append(out, p.a)
+		}
+	}
+	return out
+}
+
+// design is the A/B of one scenario from its iterations: the measured calls of each side
+// (the definition's measurement_iterations, or --iterations) in pairs of blocks, at most 20 pairs
+// and at least 6 (fewer give an interval too wide to use).
+func design(cfg load.Config) (pairs, block int) {
+	n := cfg.Measurement()
+	pairs = min(20, max(6, n))
+	block = max(1, (n+pairs/2)/pairs)
+	return pairs, block
+}
+
+// cpuMetric is the per-call CPU time the iteration subjects report beside latency_ms
+// (compare.CPUMetric): compared like latency_ms from the same blocks when both sides report it.
+const cpuMetric = compare.CPUMetric
+
+// measurePair runs one scenario's A/B: the ref's side is A, the working tree's B. The latency_ms
+// test is Run's; the same blocks' cpu_ms, when the subject reports it per call, get a test of
+// their own (Analyze), in the section's CPU.
+func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor) (result.Scenario, *Result, error) {
+	s, b := p.b, p.b.Benchmark
+	sc := result.Scenario{
+		Benchmark: b.Name, Scenario: s.Name, Category: b.Category, Model: s.Model(), Tags: b.Tags,
+		Source: b.Source(), Subject: b.Kind, Params: map[string]any(s.Params), Status: result.StatusOK,
+		StartedAt: time.Now(), Gate: b.Gate, Strict: b.Strict, Budgets: b.Budgets,
+	}
+	if p.skip != "" {
+		sc.Status, sc.SkipReason = result.StatusSkipped, p.skip
+		return sc, nil, nil
+	}
+	cfg := b.Load.Merge(o.Run.Load).WithParams(s.Params)
+	if cfg.Mode != "" && cfg.Mode != "single" {
+		sc.Warnings = append(sc.Warnings, fmt.Sprintf("load mode %q: --baseline-ref calls one at a time, in blocks", cfg.Mode))
+	}
+	opts := Options{Metric: "latency_ms", Alpha: o.Alpha}
+	opts.Pairs, opts.BlockCalls = design(cfg)
+	th := o.Run.Compare.Thresholds.For(b.Name, "latency_ms")
+	opts.Threshold = &th
+	warm := cfg.Warmup()
+
+	// others collects each sampler call's other figures; the calls after the warm-up are the
+	// blocks, in order.
+	var others []map[string][]float64
+	keep := func(m map[string][]float64) { others = append(others, m) }
+	var sampler Sampler
+	if b.Kind == "gofunc" {
+		sampler = procs.sampler(s, warm, keep)
+		opts.Warmup = -1 // each block's process warms up (and sizes its iterations) itself
+	} else {
+		spec := Spec{Env: env.Vars}
+		sa, _, err := (&Variant{Name: s.ID() + " at " + wt.Ref, Scenario: p.a}).Open(ctx, spec)
+		if err != nil {
+			return sc, nil, err
+		}
+		defer sa.Close()
+		sb, _, err := (&Variant{Name: s.ID(), Scenario: s}).Open(ctx, spec)
+		if err != nil {
+			return sc, nil, err
+		}
+		defer sb.Close()
+		sampler = subjectsWith(sa, sb, cfg, opts.Metric, keep)
+		if opts.Warmup = warm; warm == 0 {
+			opts.Warmup = -1
+		}
+	}
+	var calls [2][]float64
+	var failed [2]int
+	warmups := 0
+	if opts.Warmup > 0 {
+		warmups = 2
+	}
+	opts.Progress = func(bl Block) {
+		if o.Progress != nil {
+			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\r%s: pair %d/%d, %s: median %.4g ms   ", s.ID(), bl.Pair+1, opts.Pairs, map[string]string{"A": wt.Ref, "B": "working tree"}[bl.Variant], bl.Median)))
+		}
+	}
+	calls0 := 0
+	res, err := Run(ctx, wt.Ref+" ("+wt.Short()+")", "working tree", func(ctx context.Context, v, n int) ([]float64, int, error) {
+		before := len(others)
+		xs, f, err := sampler(ctx, v, n)
+		if len(others) == before {
+			others = append(others, nil) // keep others aligned with the calls
+		}
+		if calls0++; calls0 <= warmups {
+			return xs, f, err
+		}
+		calls[v] = append(calls[v], xs...)
+		failed[v] += f
+		return xs, f, err
+	}, opts)
+	if o.Progress != nil {
+		fmt.Fprintln(o.Progress)
+	}
+	sc.DurationS = time.Since(sc.StartedAt).Seconds()
+	sc.Iterations = result.Iterations{Warmup: max(0, opts.Warmup), Measured: len(calls[1]), Failed: failed[1]}
+	if len(calls[1]) > 0 {
+		sc.Metrics = map[string]result.Metric{"latency_ms": result.SampleMetric("latency_ms", calls[1])}
+	}
+	if res != nil {
+		sc.Warnings = append(sc.Warnings, res.Warnings...)
+		sec := RefSection{Ref: wt.Ref, Commit: wt.Commit, Baseline: result.SampleMetric("latency_ms", calls[0]), Result: res}
+		if len(others) >= warmups {
+			sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, others[warmups:], opts, o.Run.Compare.Thresholds.For(b.Name, cpuMetric), sc.Metrics)
+		}
+		if raw, err := finite.Marshal(sec); err == nil {
+			sc.Extra.Other = map[string]json.RawMessage{SectionBaselineRef: raw}
+		}
+	}
+	if err != nil {
+		return sc, nil, err
+	}
+	return sc, res, nil
+}
+
+// cpuTest tests the cpu_ms of the blocks of res (others: each block's figures, in order) as Run
+// tests latency_ms, when every block reported it for every call. It returns the test, the ref's
+// calls, and metrics with the working tree's cpu_ms added.
+func cpuTest(res *Result, others []map[string][]float64, opts Options, threshold float64, metrics map[string]result.Metric) (*Result, *result.Metric, map[string]result.Metric) {
+	if len(others) < len(res.Blocks) {
+		return nil, nil, metrics
+	}
+	var calls [2][]float64
+	blocks := make([]Block, len(res.Blocks))
+	for i, bl := range res.Blocks {
+		xs := others[i][cpuMetric]
+		if len(xs) == 0 || len(xs) != bl.N {
+			return nil, nil, metrics // not reported, or not with every call
+		}
+		bl.Median = median(xs)
+		blocks[i] = bl
+		v := 0
+		if bl.Variant == "B" {
+			v = 1
+		}
+		calls[v] = append(calls[v], xs...)
+	}
+	opts.Metric, opts.Better, opts.Threshold, opts.Progress = cpuMetric, "", &threshold, nil
+	r, err := Analyze(blocks, opts)
+	if err != nil {
+		return nil, nil, metrics
+	}
+	r.A, r.B = res.A, res.B
+	base := result.SampleMetric(cpuMetric, calls[0])
+	if metrics == nil {
+		metrics = map[string]result.Metric{}
+	}
+	metrics[cpuMetric] = result.SampleMetric(cpuMetric, calls[1])
+	return r, &base, metrics
+}
+
+// refReport is the comparison of the run with the ref: a row per scenario and metric compared
+// (latency_ms, and cpu_ms where the subject reports it), from its A/B, the p-values adjusted
+// across the rows (Benjamini-Hochberg) before the verdicts, then compare's rules: a row gates
+// where compare.Config.Gated says (latency_ms for the iteration subjects), cpu_ms where the
+// scenario is CPU-bound (compare.CPUBound), and a latency regression that the CPU time does not
+// confirm is the machine's (compare.Disagree) unless the user named latency_ms.
+func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report {
+	alpha := o.Alpha
+	if alpha <= 0 || alpha >= 1 {
+		alpha = 0.01
+	}
+	cfg := o.Run.Compare
+	rep := &compare.Report{
+		Old:   compare.RunRef{ID: wt.Ref, Commit: wt.Commit},
+		New:   compare.RunRef{ID: r.ID, Label: "working tree", StartedAt: r.StartedAt, Commit: wt.Head},
+		Alpha: alpha,
+	}
+	if wt.Dirty {
+		rep.New.Label = "working tree, with uncommitted changes"
+	}
+	type scenarioRows struct {
+		sc       *result.Scenario
+		lat, cpu int // indices in rep.Rows; -1 when absent
+	}
+	var groups []scenarioRows
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		raw, ok := sc.Extra.Other[SectionBaselineRef]
+		if !ok {
+			continue
+		}
+		var sec RefSection
+		if json.Unmarshal(raw, &sec) != nil || sec.Result == nil || sec.Result.Verdict == "" {
+			continue
+		}
+		g := scenarioRows{sc: sc, lat: len(rep.Rows), cpu: -1}
+		rep.Rows = append(rep.Rows, refRow(sc, sec.Result, cfg.Gated(sc, sec.Result.Metric)))
+		if sec.CPU != nil && sec.CPU.Verdict != "" {
+			g.cpu = len(rep.Rows)
+			rep.Rows = append(rep.Rows, refRow(sc, sec.CPU, cfg.Gated(sc, cpuMetric)))
+			if rep.Rows[g.lat].Gated && !rep.Rows[g.cpu].Gated && cpuBound(sec, sc) {
+				rep.Rows[g.cpu].Gated = true
+			}
+		}
+		groups = append(groups, g)
+	}
+	ps := make([]float64, len(rep.Rows))
+	for i := range rep.Rows {
+		ps[i] = rep.Rows[i].P
+	}
+	qs := stats.BenjaminiHochberg(ps)
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		row.Q = qs[i]
+		row.Significant = row.Q <= alpha
+		row.Verdict = verdict(&Result{Better: row.Better, P: row.Q, Alpha: alpha, Ratio: 1 + row.Delta/100, Threshold: row.Threshold})
+		if !row.Gated && row.Verdict == compare.Regression {
+			row.Verdict = compare.Info
+		}
+	}
+	for _, g := range groups {
+		if g.cpu >= 0 && rep.Rows[g.cpu].Gated {
+			wallAgainstCPU(&rep.Rows[g.lat], &rep.Rows[g.cpu], asked(cfg, g.sc))
+		}
+	}
+	for _, row := range rep.Rows {
+		switch {
+		case row.Failed():
+			rep.Regressions++
+		case row.Verdict == compare.Improvement:
+			rep.Improvements++
+		case row.Verdict == compare.Info:
+			rep.Info++
+		}
+	}
+	rep.Budgets, rep.BudgetsExceeded = compare.CheckRunBudgets(r, cfg.Budgets)
+	for _, sc := range r.Scenarios {
+		if sc.Status == result.StatusFailed {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s not compared: %s", sc.ID(), sc.Error))
+		}
+	}
+	if len(rep.Rows) == 0 && len(r.Scenarios) > 0 && r.Summary.Skipped < len(r.Scenarios) {
+		rep.NoEvidence = "no scenario was measured on both sides"
+	}
+	return rep
+}
+
+// cpuBound is compare's test of a CPU-bound scenario on the two sides' calls: the median CPU
+// time over the fastest wall time (the call that waited least for a core) reaches
+// compare.CPUBoundRatio on either side.
+func cpuBound(sec RefSection, sc *result.Scenario) bool {
+	share := func(lat, cpu []float64) float64 {
+		if len(lat) < 2 || len(cpu) < 2 || !(slices.Min(lat) > 0) {
+			return 0
+		}
+		return median(cpu) / slices.Min(lat)
+	}
+	var baseCPU []float64
+	if sec.BaselineCPU != nil {
+		baseCPU = sec.BaselineCPU.Samples
+	}
+	return share(sec.Baseline.Samples, baseCPU) >= compare.CPUBoundRatio ||
+		share(sc.Metrics["latency_ms"].Samples, sc.Metrics[cpuMetric].Samples) >= compare.CPUBoundRatio
+}
+
+// refRow is the comparison row of one A/B (the verdict is set once the p-values are adjusted).
+func refRow(sc *result.Scenario, res *Result, gated bool) compare.Row {
+	row := compare.Row{
+		Benchmark: sc.Benchmark, Scenario: sc.Scenario, Metric: res.Metric, Unit: res.Unit, Better: res.Better,
+		Kind: compare.KindOf(res.Metric), Primary: true, Gated: gated,
+		Old: res.MedianA, New: res.MedianB, Delta: 100 * (res.Ratio - 1),
+		DeltaCI: &stats.Interval{Lo: 100 * (res.CI.Lo - 1), Hi: 100 * (res.CI.Hi - 1), Confidence: res.CI.Confidence},
+		P:       res.P, Method: res.Method, Threshold: res.Threshold, Warnings: res.Warnings,
+	}
+	for _, bl := range res.Blocks {
+		if bl.Variant == "A" {
+			row.OldN += bl.N
+		} else {
+			row.NewN += bl.N
+		}
+	}
+	return row
+}
+
+// asked reports whether the user named a metric to gate for sc: the definition's gate: or
+// --gate.
+func asked(cfg compare.Config, sc *result.Scenario) func(string) bool {
+	return func(m string) bool {
+		entries := append(append([]string(nil), sc.Gate...), cfg.Gate...)
+		if len(entries) == 0 {
+			return false
+		}
+		s := *sc
+		s.Gate = entries
+		return compare.Config{}.Gated(&s, m)
+	}
+}
+
+// wallAgainstCPU is compare's rule for a CPU-bound scenario whose wall time and CPU time point
+// opposite ways: a latency regression that the CPU time does not confirm is the machine's (the
+// wait for a core grew), and more CPU time with less wall time is work moved to other threads;
+// either is Disagree, unless the user named the metric.
+func wallAgainstCPU(lat, cpu *compare.Row, asked func(string) bool) {
+	change := func(r *compare.Row) string {
+		if !r.Significant {
+			return fmt.Sprintf("%s ~ (%+.1f%%, not significant)", r.Metric, r.Delta)
+		}
+		return fmt.Sprintf("%s %+.1f%%", r.Metric, r.Delta)
+	}
+	switch {
+	case lat.Verdict == compare.Regression && cpu.Verdict != compare.Regression && !asked(lat.Metric):
+		lat.Verdict = compare.Disagree
+		lat.Warnings = append(lat.Warnings, fmt.Sprintf("%s: wall time and CPU time disagree (%s, %s): the machine moved, not the code; a wait the code added (sleep, I/O, a lock) reads the same: `--gate latency_ms` fails on wall time alone", lat.ID(), change(lat), change(cpu)))
+	case cpu.Verdict == compare.Regression && (lat.Verdict == compare.Better || lat.Verdict == compare.Improvement) && !asked(cpu.Metric):
+		cpu.Verdict = compare.Disagree
+		cpu.Warnings = append(cpu.Warnings, fmt.Sprintf("%s: wall time and CPU time disagree (%s, %s): more CPU time, less wall time (work moved to other threads, or the machine got faster); `--gate cpu_ms` fails on CPU time alone", cpu.ID(), change(lat), change(cpu)))
+	}
+}
+
+// writeReport writes compare.json and compare.md into the run folder and the markdown to
+// $GITHUB_STEP_SUMMARY.
+func writeReport(dir string, rep *compare.Report, env run.Env, stderr io.Writer) {
+	var js, md bytes.Buffer
+	enc := finite.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(rep)
+	_ = report.CompareMarkdown(&md, rep)
+	for name, data := range map[string][]byte{run.CompareJSONFile: js.Bytes(), run.CompareMarkdownFile: md.Bytes()} {
+		if err := result.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+			fmt.Fprintln(stderr, "inferbench:", err)
+		}
+	}
+	if err := run.StepSummary(env, rep, nil); err != nil {
+		fmt.Fprintln(stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
+	}
+}
+
+func record(ctx context.Context, loc string, env run.Env, r *result.Run) error {
+	st, err := run.OpenStore(ctx, loc, env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return run.PutNew(ctx, st, r)
+}
+
+// render writes the summary and the comparison: the table and the comparison on Stdout, or the
+// run's JSON on Stdout and the comparison on Stderr.
+func render(o RefOptions, r *result.Run, rep *compare.Report, dir, at string, red *redact.Redactor) {
+	out := o.Run.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	w := redact.NewWriter(out, red)
+	defer w.Flush()
+	switch o.Run.Format {
+	case "table":
+		_ = report.Table(w, r)
+		fmt.Fprintf(w, "results: %s\n", dir)
+	case "json":
+		_ = result.WriteJSON(w, r)
+		w.Flush()
+		if o.Run.Stderr == nil {
+			return
+		}
+		w = redact.NewWriter(o.Run.Stderr, red)
+		defer w.Flush()
+	case "none":
+		return
+	}
+	fmt.Fprintf(w, "\ncompared with %s, run interleaved with it in this job (ABBA blocks, paired test):\n", at)
+	_ = report.CompareText(w, rep)
+}

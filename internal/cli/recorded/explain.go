@@ -1,0 +1,57 @@
+package recorded
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/run"
+)
+
+// ExplainOptions say what Source.Explain explains and where it writes.
+type ExplainOptions struct {
+	Config compare.Config // how the regressed scenarios are found
+	// All explains every scenario of both runs, not only the regressed ones; with no regression
+	// every scenario is explained anyway.
+	All     bool
+	Explain explain.Options
+	Format  string // text, markdown (md) or json
+	Output  string // "" or "-" is Stdout
+	Stdout  io.Writer
+}
+
+// Explain compares the runs oldRef and newRef name, and explains their regressed scenarios (or
+// all, with o.All or when none regressed) from the profiles in their run folders.
+func (rs *Source) Explain(ctx context.Context, oldRef, newRef string, o ExplainOptions) ([]explain.Scenario, error) {
+	switch o.Format {
+	case "text", "markdown", "md", "json":
+	default:
+		return nil, run.UsageError(fmt.Errorf("--format %q: want text, markdown or json", o.Format))
+	}
+	old, oldDir, nw, newDir, rep, err := rs.comparePair(ctx, oldRef, newRef, o.Config)
+	if err != nil {
+		return nil, err
+	}
+	pairs := report.ExplainPairs(old, nw, rep, o.All)
+	if len(pairs) == 0 && !o.All {
+		pairs = report.ExplainPairs(old, nw, rep, true)
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("%s and %s have no scenario in common to explain (compare %s %s says why)", oldRef, newRef, oldRef, newRef)
+	}
+	xs := explain.Runs(oldDir, newDir, pairs, o.Explain)
+	var buf bytes.Buffer
+	if err := report.Explain(&buf, xs, o.Format); err != nil {
+		return xs, err
+	}
+	if o.Output == "-" || o.Output == "" {
+		_, err = o.Stdout.Write(buf.Bytes())
+		return xs, err
+	}
+	return xs, os.WriteFile(rs.Env.Path(o.Output), buf.Bytes(), 0o644)
+}

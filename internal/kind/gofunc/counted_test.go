@@ -1,0 +1,136 @@
+package gofunc
+
+import (
+	"context"
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/callgrind"
+	"github.com/inferbench/inferbench/internal/testkit/require"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// TestMain serves the hidden mode: instruction mode runs this test binary again under callgrind
+// to count a function registered here.
+func TestMain(m *testing.M) {
+	if served, err := ServeCounted(context.Background(), os.Getenv); served {
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func init() {
+	// SHA-256 of `bytes` bytes: a fixed CPU load, made 1% heavier with 1.01 times the bytes.
+	RegisterSetup("test/counted-sha", func(_ context.Context, p subject.Params) (Func, func(), error) {
+		buf := make([]byte, p.Int("bytes", 1<<16))
+		return func(context.Context) error { sha256.Sum256(buf); return nil }, nil, nil
+	})
+}
+
+// counted opens the test function in instruction mode and returns the counts of n measured
+// calls after one warm-up call.
+func counted(t *testing.T, bytes, n int, keep string) ([]float64, subject.Subject) {
+	t.Helper()
+	s, err := Open(context.Background(), subject.Spec{
+		Config: &Config{Func: "test/counted-sha"}, Params: subject.Params{"bytes": bytes},
+		Measure: subject.MeasureInstructions, ProfileDir: keep,
+	})
+	if err != nil {
+		t.Error(err)
+		return nil, nil
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	var counts []float64
+	for i := range n + 1 {
+		o, err := s.Do(context.Background(), subject.Request{Index: i, Warmup: i == 0})
+		if err != nil {
+			t.Error(err)
+			return nil, nil
+		}
+		if i > 0 {
+			counts = append(counts, o.Values[callgrind.Instructions])
+		}
+	}
+	return counts, s
+}
+
+// A Go function's count is the same call after call and run after run, and a 1% heavier
+// function is a regression of the comparison's gate (instructions, with its own threshold).
+func TestCountedFunction(t *testing.T) {
+	if err := callgrind.Supported(); err != nil {
+		t.Skip(err)
+	}
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	keep := filepath.Join(t.TempDir(), "profiles", "f")
+	// Three processes side by side: valgrind's start-up is most of the time.
+	var base, again, heavier []float64
+	var s subject.Subject
+	var wg sync.WaitGroup
+	wg.Go(func() { base, s = counted(t, 1<<16, 4, keep) })
+	wg.Go(func() { again, _ = counted(t, 1<<16, 4, "") })
+	wg.Go(func() { heavier, _ = counted(t, 1<<16*101/100, 4, "") })
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for _, c := range [][]float64{base, again} {
+		for _, n := range c {
+			// Under the race detector its runtime's bookkeeping varies by a few hundred
+			// instructions a call; without it the count is exact.
+			if d := n/base[0] - 1; d != 0 && (!raceEnabled || d > 1e-3 || d < -1e-3) {
+				t.Fatalf("unchanged function counted %v and %v: want the same count", base, again)
+			}
+		}
+	}
+	// SHA-256 of 64 KiB is about two million instructions: the window holds the call, not the
+	// process.
+	if base[0] < 1e6 || base[0] > 3e6 {
+		t.Errorf("SHA-256 of 64 KiB counted %v instructions, want about 2 million", base[0])
+	}
+	if d := heavier[0]/base[0] - 1; d < 0.009 || d > 0.011 {
+		t.Errorf("1%% more bytes counted %+.3f%% more instructions, want about +1%%", 100*d)
+	}
+	run := func(c []float64, id string) *result.Run {
+		return &result.Run{ID: id, Scenarios: []result.Scenario{{
+			Benchmark: "sha", Scenario: "default", Subject: "gofunc", Status: result.StatusOK,
+			Counted: s.(subject.Counter).Identity(),
+			Metrics: map[string]result.Metric{callgrind.Instructions: {
+				Unit: "count", Better: "lower", Samples: c,
+			}},
+		}}}
+	}
+	if rep := compare.Runs(run(base, "a"), run(again, "b"), compare.Config{}); rep.Failed() {
+		t.Errorf("unchanged function failed the comparison: %+v", rep.Rows)
+	}
+	rep := compare.Runs(run(base, "a"), run(heavier, "c"), compare.Config{})
+	if !rep.Failed() || rep.Regressions != 1 {
+		t.Errorf("1%% heavier function: %d regressions (rows %+v), want the instructions row to fail", rep.Regressions, rep.Rows)
+	}
+	kept := s.(subject.Counter).Kept()
+	if len(kept) != 1 || kept[0] != filepath.Join(keep, "callgrind.out") {
+		t.Fatalf("kept %q, want %s", kept, filepath.Join(keep, "callgrind.out"))
+	}
+	// The kept file is the first measured call's costs (go test strips the binary's symbols:
+	// function names show in a built binary's file, not here).
+	if c, err := callgrind.ReadFile(kept[0]); err != nil || float64(c.Instructions()) != base[0] {
+		t.Errorf("the kept callgrind file counts %d (%v), want the call's %v", c.Instructions(), err, base[0])
+	}
+	if id := s.(subject.Counter).Identity(); id["go"] == "" || id["valgrind"] == "" {
+		t.Errorf("identity %v lacks Go's or valgrind's version", id)
+	}
+}

@@ -1,0 +1,82 @@
+package gofunc
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/subject"
+)
+
+var spinSink int
+
+//go:noinline
+func profileSpin(n int) {
+	for i := range n {
+		spinSink += i * i % 7
+	}
+}
+
+// TestProfileChunks: the CPU profile is taken in ProfileChunks labelled chunks, each with its
+// calls, which explain reads back as chunks whose costs it divides by the calls.
+func TestProfileChunks(t *testing.T) {
+	old := profileChunkTime
+	profileChunkTime = 50 * time.Millisecond
+	t.Cleanup(func() { profileChunkTime = old })
+	name := fmt.Sprintf("gofunc-test/profile-%d", registered.Add(1))
+	Register(name, func(context.Context) error { profileSpin(200_000); return nil })
+	s, err := Open(context.Background(), subject.Spec{Config: &Config{Func: name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	files, err := s.(*Subject).Profile(context.Background(), dir, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || filepath.Base(files[0]) != "cpu.pprof" {
+		t.Fatalf("files %v: want cpu.pprof and heap.pprof", files)
+	}
+	p, err := explain.Load(dir, []string{"cpu.pprof"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A chunk with no sample is not in the profile; most have some.
+	if len(p.Chunks) < ProfileChunks/2 || len(p.Chunks) > ProfileChunks {
+		t.Fatalf("%d chunks, want up to %d", len(p.Chunks), ProfileChunks)
+	}
+	for _, c := range p.Chunks {
+		if c.Calls < 2 { // n/ProfileChunks at least
+			t.Errorf("chunk of %v calls, want at least 2", c.Calls)
+		}
+	}
+	spin := "github.com/inferbench/inferbench/internal/kind/gofunc.profileSpin"
+	var self float64
+	for _, c := range p.Chunks {
+		self += c.Self[spin]
+	}
+	if self == 0 && !raceEnabled {
+		t.Errorf("no sample of %s: chunks %+v", spin, p.Chunks)
+	}
+}
+
+func TestChunkCalls(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		took time.Duration
+		want int64
+	}{
+		{20, time.Second, 3},            // slow calls: n/chunks, rounded up
+		{20, time.Millisecond, 250},     // fast calls: as many as last the chunk time
+		{0, 0, int64(profileChunkTime)}, // a call the clock cannot see: 1 ns
+		{1, 10 * time.Second, 1},        // never none
+	} {
+		if got := chunkCalls(tc.n, tc.took); got != tc.want {
+			t.Errorf("chunkCalls(%d, %v) = %d, want %d", tc.n, tc.took, got, tc.want)
+		}
+	}
+}

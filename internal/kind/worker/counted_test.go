@@ -1,0 +1,136 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/callgrind"
+	"github.com/inferbench/inferbench/internal/testkit/require"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
+)
+
+// The worker counts around each call of a Python function: the same function counted by another
+// worker making the same calls passes (within 0.2%; they agree to a few instructions), the
+// function doing 1% more work is a regression, the identity names the interpreter, and the
+// first measured call's callgrind file is kept, with the bytecode instructions of each Python
+// function in one more call (bytecode.json). The work is read from a file at each call.
+func TestCountedPythonFunction(t *testing.T) {
+	needPython(t)
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	dir := t.TempDir()
+	work := filepath.Join(dir, "n")
+	src := "def run_sum(config):\n    with open(config.work) as f:\n        n = int(f.read())\n    s = 0\n    for i in range(n):\n        s += i * i\n    return s\n"
+	if err := os.WriteFile(filepath.Join(dir, "fn.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(t.TempDir(), "profiles", "fn")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	spec := subject.Spec{Benchmark: "t", Dir: dir, Params: subject.Params{"file": "fn.py", "function": "run_sum", "work": work},
+		Measure: subject.MeasureInstructions, ProfileDir: keep}
+	if err := os.WriteFile(work, []byte("10000"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(spec subject.Spec) *Worker {
+		t.Helper()
+		w, err := OpenConfig(ctx, Config{Adapter: "pyfunc", Path: pythonDir(t)}, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		return w
+	}
+	w := open(spec)
+	batch := func(w *Worker, n int, warmup bool) []float64 {
+		t.Helper()
+		if err := os.WriteFile(work, []byte(strconv.Itoa(n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		obs, err := w.DoBatch(ctx, subject.Request{Warmup: warmup}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c []float64
+		for _, o := range obs {
+			if _, ok := o.Values[callgrind.Instructions]; ok == warmup {
+				t.Fatalf("warm-up %v, counted %v: %v", warmup, ok, o.Values)
+			}
+			c = append(c, o.Values[callgrind.Instructions])
+		}
+		return c
+	}
+	// Each side in a worker of its own after the same warm-up, as runs are: the count of a call
+	// depends on its place in the worker's sequence of calls (a later batch of the same worker
+	// counted 1-2% lower, more than 1% more work adds), and is the same at the same place.
+	side := func(n int) []float64 {
+		spec := spec
+		spec.ProfileDir = filepath.Join(t.TempDir(), "profiles", "fn")
+		w := open(spec)
+		batch(w, 10000, true)
+		return batch(w, n, false)
+	}
+	batch(w, 10000, true)
+	base := batch(w, 10000, false)
+	again := side(10000)
+	heavier := side(10100)
+	if base[0] < 1e6 {
+		t.Fatalf("a loop of 10,000 additions counted %v instructions, want millions", base)
+	}
+	run := func(c []float64, id string) *result.Run {
+		return &result.Run{ID: id, Scenarios: []result.Scenario{{
+			Benchmark: "fn", Scenario: "default", Subject: "worker", Status: result.StatusOK, Counted: w.Identity(),
+			Metrics: map[string]result.Metric{callgrind.Instructions: {Unit: "count", Better: "lower", Samples: c}},
+		}}}
+	}
+	rep := compare.Runs(run(base, "a"), run(again, "b"), compare.Config{})
+	if r := rep.Rows[0]; rep.Failed() || r.Delta > 0.2 || r.Delta < -0.2 {
+		t.Errorf("the same function counted again: %s %+.4f%% (%v against %v), want within 0.2%%", r.Verdict, r.Delta, base, again)
+	}
+	rep = compare.Runs(run(base, "a"), run(heavier, "c"), compare.Config{})
+	if r := rep.Rows[0]; !rep.Failed() || r.Delta < 0.5 {
+		t.Errorf("1%% more additions: %s %+.3f%% (%v against %v), want a regression", r.Verdict, r.Delta, base, heavier)
+	}
+	if id := w.Identity(); id["python"] == "" || id["valgrind"] == "" {
+		t.Errorf("identity %v lacks the interpreter or valgrind", id)
+	}
+	if kept := w.Kept(); len(kept) != 2 || kept[0] != filepath.Join(keep, "callgrind.out") || kept[1] != filepath.Join(keep, "bytecode.json") {
+		t.Errorf("kept %q, want %s and bytecode.json", kept, filepath.Join(keep, "callgrind.out"))
+	}
+	// bytecode.json: the function's bytecode instructions in one call, exact: the loop of
+	// 10,000 iterations runs tens of thousands of them.
+	b, err := os.ReadFile(filepath.Join(keep, "bytecode.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Source  string
+		Exact   bool
+		Calls   float64
+		Entries []struct {
+			Name        string
+			Count, Self float64
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range doc.Entries {
+		if strings.HasPrefix(e.Name, "run_sum (fn.py:") {
+			found = e.Count == 1 && e.Self > 40000 && e.Self < 100000
+		}
+	}
+	if doc.Source != "bytecode" || !doc.Exact || doc.Calls != 1 || !found {
+		t.Errorf("bytecode.json %s: want run_sum (fn.py:1) with one call of 40k-100k instructions", b)
+	}
+}
