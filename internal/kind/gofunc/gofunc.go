@@ -210,6 +210,9 @@ const ProfileChunks = 8
 
 var profileChunkTime = 250 * time.Millisecond
 
+// ProfileHz is the CPU profile's samples a second in Profile (the runtime's default is 100).
+const ProfileHz = 1000
+
 // Profile implements subject.Profiler: calls under the Go CPU profiler, written to dir/cpu.pprof
 // (go tool pprof reads it), in ProfileChunks chunks of at least n/ProfileChunks calls and
 // profileChunkTime each; each chunk's samples carry the pprof labels inferbench_chunk (its
@@ -231,6 +234,13 @@ func (s *Subject) Profile(ctx context.Context, dir string, n int) ([]string, err
 		return nil, err
 	}
 	defer f.Close()
+	// The profiler's default of 100 samples a second leaves a function of a twentieth of a 2 s
+	// pass ten samples, too few to see it change; the runtime's rate set first is kept by
+	// StartCPUProfile, which cannot set its own then and says so on stderr ("runtime: cannot
+	// set cpu profile rate until previous profile has finished"), and the profile records the
+	// rate used. When another CPU profile runs, the runtime keeps that one's rate and
+	// StartCPUProfile fails.
+	runtime.SetCPUProfileRate(ProfileHz)
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return nil, fmt.Errorf("pprof: %w (another CPU profile is running?)", err)
 	}

@@ -3,9 +3,12 @@ package gofunc
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/subject"
@@ -44,6 +47,19 @@ func TestProfileChunks(t *testing.T) {
 	p, err := explain.Load(dir, []string{"cpu.pprof"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Sampled ProfileHz times a second, not the runtime's default 100.
+	fh, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := profile.Parse(fh)
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(1e9 / ProfileHz); pp.Period != want {
+		t.Errorf("sampling period %d ns, want %d", pp.Period, want)
 	}
 	// A chunk with no sample is not in the profile; most have some.
 	if len(p.Chunks) < ProfileChunks/2 || len(p.Chunks) > ProfileChunks {
