@@ -12,6 +12,15 @@ tests would.
 
     python3 python/bench/gate_rates.py -n 100            # prints a markdown table and one JSON line
 
+Instruction mode's sessions run under valgrind (about a minute each), so its rates are measured
+from pairs instead: --pairs U,S saves U unchanged sessions and S slowed ones and compares every
+unchanged pair (U(U-1)/2 comparisons: false failures) and every slowed session against every
+unchanged one (S*U: detections) with `inferbench compare` and the thresholds the plugin's compare
+uses (a count moves with the code, not with the machine: a pair stands for a session against its
+saved run):
+
+    python3 python/bench/gate_rates.py --pairs 15,7 -- --inferbench-measure instructions
+
 The plugin and binary are the ones the interpreter finds (an installed wheel, or PYTHONPATH=python/src
 with INFERBENCH_BINARY=bin/inferbench). Extra arguments after -- go to every pytest session
 (e.g. -- --inferbench-measure instructions).
@@ -81,8 +90,12 @@ def main() -> int:
     ap.add_argument("--no-busy", action="store_true", help="no busy loop on the other core")
     ap.add_argument("--save-every", type=int, default=1, metavar="K",
                     help="save a new baseline every K trials (default 1: each trial its own; instruction mode's sessions are slow)")
+    ap.add_argument("--pairs", metavar="U,S", help="save U unchanged and S slowed sessions and compare them in pairs (instruction mode)")
     ap.add_argument("extra", nargs="*", help="arguments for every pytest session (after --)")
     a = ap.parse_args()
+    if a.pairs:
+        u, s = (int(x) for x in a.pairs.split(","))
+        return pairs(u, s, a.extra)
     load0 = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"] * 3
     busy = None if a.no_busy else subprocess.Popen([sys.executable, "-c", "while True: pass"])
     false_fail = found = errors = 0
@@ -149,6 +162,72 @@ def main() -> int:
           f"| {s['min']:+.1f}% / {s['p10']:+.1f}% / {s['p50']:+.1f}% | {' '.join(load0)}; {' '.join(load1)} |")
     print(json.dumps(res))
     return 0
+
+
+def binary() -> str:
+    """binary is the inferbench command the plugin runs."""
+    from inferbench._binary import find_binary
+
+    return str(find_binary())
+
+
+def pairs(u: int, s: int, extra: list[str]) -> int:
+    """pairs measures both rates from u unchanged and s slowed sessions compared in pairs."""
+    from inferbench.pytest_plugin import COUNT_THRESHOLD, DEFAULT_THRESHOLD
+
+    load0 = open("/proc/loadavg").read().split()[:3]
+    t_start = time.time()
+    exe = binary()
+    with tempfile.TemporaryDirectory(prefix="gate-pairs-") as tmp:
+        project = Path(tmp)
+        (project / "test_gate.py").write_text(PROJECT)
+        same: list[Path] = []
+        slowed: list[tuple[str, Path]] = []
+        took: list[float] = []
+        for i in range(u + s):
+            kind, slow = ("same", "") if i < u else ("slow", "mid" if (i - u) % 2 == 0 else "ped")
+            rc, t, out = session(project, ["--inferbench-save", f"{kind}{i}", *extra], slow)
+            if rc != 0:
+                print(f"session {i} ({kind}): exit {rc}:\n{out[-2000:]}", file=sys.stderr)
+                return 1
+            took.append(t)
+            path = (project / "benchmark_results" / "latest").resolve()
+            (same.append(path) if kind == "same" else slowed.append((slow, path)))
+            print(f"session {i} ({kind}{' ' + slow if slow else ''}): {t:.1f} s", file=sys.stderr, flush=True)
+
+        def compare(old: Path, new: Path) -> int:
+            cmd = [exe, "compare", str(old), str(new), "--threshold", DEFAULT_THRESHOLD, "--threshold", COUNT_THRESHOLD, "--format", "json"]
+            return subprocess.run(cmd, capture_output=True, text=True, check=False).returncode
+
+        errors = ff = aa = found = sl = 0
+        d_same: list[float] = []
+        d_slow: list[float] = []
+        for i in range(len(same)):
+            for j in range(i + 1, len(same)):
+                rc = compare(same[i], same[j])
+                errors += rc not in (0, 3)
+                aa += 1
+                ff += rc == 3
+                a, b = medians(same[i] / "run.json"), medians(same[j] / "run.json")
+                d_same += [100 * (b[k] / a[k] - 1) for k in a if k in b]
+        for slow, path in slowed:
+            new = medians(path / "run.json")
+            for old_path in same:
+                rc = compare(old_path, path)
+                errors += rc not in (0, 3)
+                sl += 1
+                found += rc == 3
+                old = medians(old_path / "run.json")
+                d_slow.append(100 * (new[f"test_{slow}"] / old[f"test_{slow}"] - 1))
+    load1 = open("/proc/loadavg").read().split()[:3]
+    print("| unchanged pairs failing | 10% slowdowns found | change of a test's median, unchanged (min / max) | change of the slowed test's median (min / max) | seconds per session (median) | load average (start; end) |")
+    print("|---|---|---|---|---|---|")
+    print(f"| {ff} of {aa} | {found} of {sl} | {min(d_same):+.3f}% / {max(d_same):+.3f}% | {min(d_slow):+.2f}% / {max(d_slow):+.2f}% "
+          f"| {statistics.median(took):.0f} | {' '.join(load0)}; {' '.join(load1)} |")
+    print(json.dumps({"unchanged_pairs": aa, "false_failures": ff, "slowed_pairs": sl, "detected": found, "errors": errors,
+                      "session_s_median": statistics.median(took), "minutes": round((time.time() - t_start) / 60, 1),
+                      "loadavg_start": load0, "loadavg_end": load1, "extra": extra}))
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":
