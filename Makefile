@@ -194,7 +194,8 @@ calibrate-gate:
 
 # The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
 # N searches of each of three models, on the simulated model; LIVE=1 runs them against a live
-# mockserver over HTTP (SCALE, default 0.5, its time scale).
+# mockserver over HTTP, PARALLEL at once (SCALE: the time scale of model and SLOs; default each
+# configuration's own live, 1 simulated).
 capacity-coverage:
 	nice $(GO) run ./cmd/capacity-coverage -n $(N) $(if $(LIVE),--live --parallel $(or $(PARALLEL),1)) $(if $(SCALE),--scale $(SCALE))
 
