@@ -80,7 +80,10 @@ func (q OpenAI) Benchmarks() ([]*suite.Benchmark, error) {
 	if endpoint == "" {
 		endpoint = "chat"
 	}
-	cfg := &openai.Config{URL: q.URL, Model: q.Model, Endpoint: endpoint, APIKeyEnv: q.APIKeyEnv, IgnoreEOS: q.IgnoreEOS}
+	cfg := &openai.Config{URL: q.URL, Model: q.Model, Endpoint: endpoint, APIKeyEnv: q.APIKeyEnv}
+	if q.IgnoreEOS {
+		cfg.IgnoreEOS = &q.IgnoreEOS
+	}
 	if q.NoStream {
 		f := false
 		cfg.Stream = &f

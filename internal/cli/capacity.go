@@ -117,7 +117,7 @@ capacity lower.`,
 	f.StringVar(&q.InputTokens, "input-tokens", "", "with --openai: synthetic prompt length, a number or a distribution")
 	f.StringVar(&q.OutputTokens, "output-tokens", "", "with --openai: max_tokens per request, a number or a distribution")
 	f.StringVar(&q.Prompts, "prompts", "", "with --openai: prompts from a JSONL or ShareGPT file")
-	f.BoolVar(&q.IgnoreEOS, "ignore-eos", false, "with --openai: ask the server to generate exactly max_tokens (vLLM, SGLang)")
+	f.BoolVar(&q.IgnoreEOS, "ignore-eos", false, "with --openai: always ask for exactly max_tokens (ignore_eos, min_tokens); by default requests ask where the server takes them (vLLM, SGLang, llama.cpp by /v1/models, others by a one-token request)")
 	f.Uint64Var(&q.Seed, "seed", 0, "seed of the arrival schedules and the prompts")
 	f.StringVar(&out, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
 	f.StringVar(&format, "format", "table", "summary on stdout: table, json or none")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,21 +97,34 @@ func TestCapacityNeedsPercentiles(t *testing.T) {
 }
 
 // TestOutputShortRate: a server that stops early (the mockserver's short_rate) shows in
-// output_short_rate, with a warning; asking for exact lengths (--ignore-eos, which also sends
-// min_tokens) makes it ask for, and get, every token.
+// output_short_rate, with a warning, where it refuses the fields that ask for exact lengths
+// (refuse_exact: a server /v1/models does not name, whose answer to the subject's one-token
+// request with them is HTTP 400; the run's go without, noted in the environment); a server known
+// to take them (the mockserver's owned_by) is asked for, and gives, every token by default.
 func TestOutputShortRate(t *testing.T) {
-	url := startMock(t, mockserver.Config{ShortRate: 0.3, Seed: 2})
+	taking := startMock(t, mockserver.Config{ShortRate: 0.3, Seed: 2})
+	refusing := startMock(t, mockserver.Config{ShortRate: 0.3, Seed: 2, RefuseExact: true})
 	for _, tc := range []struct {
+		url   string
 		flags []string
 		want  func(float64) bool
 		warn  bool
+		note  string // in the environment's exact_output
 	}{
-		{nil, func(r float64) bool { return r > 0.15 && r < 0.45 }, true},
-		{[]string{"--ignore-eos"}, func(r float64) bool { return r == 0 }, false},
+		{refusing, nil, func(r float64) bool { return r > 0.15 && r < 0.45 }, true, "refused ignore_eos and min_tokens (HTTP 400"},
+		{taking, nil, func(r float64) bool { return r == 0 }, false, `owned_by "inferbench"`},
+		{refusing, []string{"--ignore-eos"}, nil, false, ""},
 	} {
-		args := append([]string{"run", "--openai", url, "--model", "mock", "--concurrency", "4", "--requests", "60", "--output-tokens", "16",
+		args := append([]string{"run", "--openai", tc.url, "--model", "mock", "--concurrency", "4", "--requests", "60", "--output-tokens", "16",
 			"--format", "json", "--no-store"}, tc.flags...)
 		code, out, errOut := runCLI(t, t.TempDir(), nil, args...)
+		if tc.want == nil {
+			// --ignore-eos asks for them whatever the server says: every request refused
+			if code == ExitOK && !strings.Contains(out, "HTTP 400") {
+				t.Errorf("%v against a server refusing them: exit %d, want the requests' HTTP 400 reported\n%s", tc.flags, code, out)
+			}
+			continue
+		}
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d\n%s", tc.flags, code, errOut)
 		}
@@ -125,6 +139,9 @@ func TestOutputShortRate(t *testing.T) {
 		warned := strings.Contains(strings.Join(sc.Warnings, "\n"), "stopped before the output tokens")
 		if warned != tc.warn {
 			t.Errorf("%v: warnings %q, want the short warning %v", tc.flags, sc.Warnings, tc.warn)
+		}
+		if note := fmt.Sprint(sc.Environment["exact_output"]); !strings.Contains(note, tc.note) {
+			t.Errorf("%v: exact_output %q, want it to say %q", tc.flags, note, tc.note)
 		}
 	}
 }

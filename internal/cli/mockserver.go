@@ -69,6 +69,7 @@ with optional min= and max= clamps.`,
 	f.Float64Var(&cfg.Capacity.BatchSlowdown, "batch-slowdown", 0, "capacity model: each further sequence in the batch lengthens an iteration by this fraction")
 	f.Float64Var(&cfg.Capacity.Scale, "time-scale", 1, "capacity model: multiplies its times (0.1: ten times faster)")
 	f.Float64Var(&cfg.ShortRate, "short-rate", 0, "fraction of responses that stop early, before max_tokens, unless the request sets ignore_eos or min_tokens")
+	f.BoolVar(&cfg.RefuseExact, "refuse-exact", false, "answer requests that set ignore_eos or min_tokens with HTTP 400, as an API that takes neither")
 	f.StringVar(&cfg.Shape, "shape", "", "stream chunks as this server sends them: vllm, sglang, tgi, llamacpp or openai (default: OpenAI's layout, no extra fields)")
 	return cmd
 }

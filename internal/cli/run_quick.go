@@ -42,7 +42,7 @@ func (q *quickFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.Prompts, "prompts", "", "with --openai: prompts from a JSONL or ShareGPT file instead of synthetic ones")
 	f.IntVar(&s.SharedPrefix, "shared-prefix", 0, "with --openai: tokens of prefix shared by every prompt")
 	f.BoolVar(&s.NoStream, "no-stream", false, "with --openai: ask for whole responses (no TTFT or ITL)")
-	f.BoolVar(&s.IgnoreEOS, "ignore-eos", false, "with --openai: ask the server to generate exactly max_tokens (vLLM, SGLang)")
+	f.BoolVar(&s.IgnoreEOS, "ignore-eos", false, "with --openai: always ask for exactly max_tokens (ignore_eos, min_tokens); by default requests ask where the server takes them (vLLM, SGLang, llama.cpp by /v1/models, others by a one-token request)")
 	f.BoolVar(&s.NoUsage, "no-include-usage", false, "with --openai: do not send stream_options.include_usage (servers that reject it)")
 
 	w := &q.Framework

@@ -76,6 +76,10 @@ type Config struct {
 	// uniformly drawn length below the one asked, as a model that reaches its end-of-sequence
 	// token does; a request with ignore_eos, or min_tokens at its length, never stops early.
 	ShortRate float64 `yaml:"short_rate" json:"short_rate,omitempty"`
+	// RefuseExact answers a request that sets ignore_eos or min_tokens with HTTP 400, as an API
+	// that takes neither does (OpenAI's: "unrecognized request argument"), and lists its model as
+	// owned by "system", not "inferbench".
+	RefuseExact bool `yaml:"refuse_exact" json:"refuse_exact,omitempty"`
 
 	// Record is the number of requests whose emit times are kept for Emissions (0: none).
 	// Later requests are counted but not kept.
@@ -315,5 +319,11 @@ func (s *Server) record(e *Emission) {
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","created":0,"owned_by":"inferbench"}]}`, s.model)
+	// A client knows what a server owned by "inferbench" takes (ignore_eos, min_tokens); one
+	// that refuses them is some other API, which a client must ask.
+	owner := "inferbench"
+	if s.cfg.RefuseExact {
+		owner = "system"
+	}
+	fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","created":0,"owned_by":%q}]}`, s.model, owner)
 }

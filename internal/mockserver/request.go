@@ -88,6 +88,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "max_tokens must not be negative")
 		return
 	}
+	if s.cfg.RefuseExact && (req.IgnoreEOS || req.MinTokens > 0) {
+		s.fail(w, http.StatusBadRequest, "invalid_request_error", "Unrecognized request argument supplied: ignore_eos, min_tokens")
+		return
+	}
 	p := s.draw(seq, maxTokens, req.IgnoreEOS || (maxTokens > 0 && req.MinTokens >= maxTokens))
 	e := &Emission{ID: strconv.FormatUint(seq, 10), Stream: req.Stream, Received: received, InputTokens: inputTokens(chat, req), OutputTokens: p.tokens, Status: http.StatusOK, Fault: p.fault}
 	if p.errorState {

@@ -67,8 +67,11 @@ type Config struct {
 	// IncludeUsage sends stream_options.include_usage (default true). Turn it off for servers
 	// that reject the option.
 	IncludeUsage *bool `yaml:"include_usage" json:"include_usage,omitempty"`
-	// IgnoreEOS asks the server to generate exactly max_tokens (a vLLM and SGLang extension).
-	IgnoreEOS bool `yaml:"ignore_eos" json:"ignore_eos,omitempty"`
+	// IgnoreEOS asks the server for exactly max_tokens tokens: ignore_eos (vLLM, SGLang,
+	// llama.cpp) and min_tokens at max_tokens (vLLM). Unset, the subject asks where the server
+	// takes them (exactLengths): a server known by its /v1/models owned_by, or one that answers a
+	// one-token request with them. false never asks; true always does.
+	IgnoreEOS *bool `yaml:"ignore_eos" json:"ignore_eos,omitempty"`
 	// APIKeyEnv names the environment variable holding the API key, sent as a bearer token. The
 	// key itself is never written to results or logs.
 	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
@@ -99,6 +102,9 @@ type Subject struct {
 	chat         bool
 	stream       bool
 	includeUsage bool
+	ignoreEOS    bool   // requests send ignore_eos
+	minTokens    bool   // requests send min_tokens at max_tokens
+	exact        string // how output lengths are asked for, and why (Describe's exact_output)
 	auth         string // "Bearer <key>", or empty
 	head         []byte // the request body up to the prompt
 	client       *http.Client
@@ -213,6 +219,9 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 	if err := s.reachable(ctx, base); err != nil {
 		return nil, err
 	}
+	if err := s.exactLengths(ctx, base); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -257,7 +266,7 @@ func (s *Subject) bodyHead() ([]byte, error) {
 	if s.stream && s.includeUsage {
 		fields["stream_options"] = map[string]any{"include_usage": true}
 	}
-	if s.cfg.IgnoreEOS {
+	if s.ignoreEOS {
 		fields["ignore_eos"] = true
 	}
 	for _, k := range []string{"messages", "prompt", "max_tokens", "max_completion_tokens"} {
@@ -282,7 +291,7 @@ func (s *Subject) Turns() int { return s.src.Turns() }
 
 // Describe returns what the subject talks to; never the API key.
 func (s *Subject) Describe() map[string]any {
-	return map[string]any{"url": s.cfg.URL, "model": s.cfg.Model, "endpoint": s.endpoint, "stream": s.stream,
+	return map[string]any{"url": s.cfg.URL, "model": s.cfg.Model, "endpoint": s.endpoint, "stream": s.stream, "exact_output": s.exact,
 		// How token counts were made, as each figure is stated.
 		"token_counts": "input: the server's usage.prompt_tokens where it reports it, else " + s.src.Counted() +
 			"; output: usage.completion_tokens, else content events (the output_tokens note says so)"}

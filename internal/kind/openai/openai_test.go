@@ -33,6 +33,10 @@ func newFake(t *testing.T, status int, body string) *fake {
 	t.Helper()
 	f := &fake{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet { // no /v1/models: the subject asks for max_tokens only
+			http.NotFound(w, r)
+			return
+		}
 		var m map[string]any
 		b, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(b, &m); err != nil {
@@ -221,7 +225,7 @@ func TestRequestBody(t *testing.T) {
 	t.Setenv("TEST_OPENAI_KEY", "sk-secret")
 	f := newFake(t, 200, content(" a")+done)
 	cfg := Config{
-		URL: f.URL + "/v1/", Model: "llama", APIKeyEnv: "TEST_OPENAI_KEY", IgnoreEOS: true,
+		URL: f.URL + "/v1/", Model: "llama", APIKeyEnv: "TEST_OPENAI_KEY", IgnoreEOS: &yes,
 		Headers: map[string]string{"X-Team": "perf"}, Body: map[string]any{"temperature": 0.5},
 		Workload: workload.Config{Seed: 9, CacheKey: "k", InputTokens: workload.Fixed(5), OutputTokens: workload.Fixed(64)},
 	}

@@ -171,7 +171,7 @@ func (s *Subject) appendBody(b []byte, p workload.Prompt) ([]byte, error) {
 	if p.OutputTokens > 0 {
 		b = append(b, `,"max_tokens":`...)
 		b = strconv.AppendInt(b, int64(p.OutputTokens), 10)
-		if s.cfg.IgnoreEOS {
+		if s.minTokens {
 			b = append(b, `,"min_tokens":`...)
 			b = strconv.AppendInt(b, int64(p.OutputTokens), 10)
 		}
