@@ -236,43 +236,43 @@ func Evaluate(ctx context.Context, rules []Rule, run, baseline *result.Run, hist
 	return fired, notes
 }
 
-// SlackMessage is the JSON posted: Slack's incoming-webhook shape ("text"), which Mattermost,
+// slackMessage is the JSON posted: Slack's incoming-webhook shape ("text"), which Mattermost,
 // Rocket.Chat, Discord's /slack endpoint and most chat bridges accept; Firings is extra detail.
-type SlackMessage struct {
+type slackMessage struct {
 	Text    string   `json:"text"`
 	Run     string   `json:"run"`
 	Firings []Firing `json:"firings"`
 }
 
-// DefaultTimeout bounds a webhook's post (and an email's delivery) when $INFERBENCH_ALERT_TIMEOUT
+// defaultTimeout bounds a webhook's post (and an email's delivery) when $INFERBENCH_ALERT_TIMEOUT
 // does not: an endpoint that accepts the connection and never answers costs a run at most this.
-const DefaultTimeout = 2 * time.Second
+const defaultTimeout = 2 * time.Second
 
-// TimeoutEnv names the variable that sets the alerts' deadline (a Go duration: 5s, 1500ms).
-const TimeoutEnv = "INFERBENCH_ALERT_TIMEOUT"
+// timeoutEnv names the variable that sets the alerts' deadline (a Go duration: 5s, 1500ms).
+const timeoutEnv = "INFERBENCH_ALERT_TIMEOUT"
 
-// Timeout returns the alerts' deadline: $INFERBENCH_ALERT_TIMEOUT read through lookup, else
-// DefaultTimeout. A value that is not a positive duration is an error naming the variable.
-func Timeout(lookup func(string) (string, bool)) (time.Duration, error) {
-	v, ok := lookup(TimeoutEnv)
+// alertTimeout returns the alerts' deadline: $INFERBENCH_ALERT_TIMEOUT read through lookup, else
+// defaultTimeout. A value that is not a positive duration is an error naming the variable.
+func alertTimeout(lookup func(string) (string, bool)) (time.Duration, error) {
+	v, ok := lookup(timeoutEnv)
 	if !ok || strings.TrimSpace(v) == "" {
-		return DefaultTimeout, nil
+		return defaultTimeout, nil
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(v))
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s=%q: want a duration such as 5s", TimeoutEnv, v)
+		return 0, fmt.Errorf("%s=%q: want a duration such as 5s", timeoutEnv, v)
 	}
 	return d, nil
 }
 
-// Post sends the firings to a webhook. It returns the error for the caller to report; the caller
+// postWebhook sends the firings to a webhook. It returns the error for the caller to report; the caller
 // must not fail the run on it.
-func Post(ctx context.Context, client *http.Client, url string, run *result.Run, fired []Firing) error {
+func postWebhook(ctx context.Context, client *http.Client, url string, run *result.Run, fired []Firing) error {
 	if len(fired) == 0 {
 		return nil
 	}
 	if client == nil {
-		client = &http.Client{Timeout: DefaultTimeout}
+		client = &http.Client{Timeout: defaultTimeout}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, ":rotating_light: inferbench run %s: %d alert(s)\n", run.ID, len(fired))
@@ -283,7 +283,7 @@ func Post(ctx context.Context, client *http.Client, url string, run *result.Run,
 		}
 		fmt.Fprintf(&b, "• %s\n", f.Message)
 	}
-	body, err := json.Marshal(SlackMessage{Text: b.String(), Run: run.ID, Firings: fired})
+	body, err := json.Marshal(slackMessage{Text: b.String(), Run: run.ID, Firings: fired})
 	if err != nil {
 		return err
 	}

@@ -89,14 +89,14 @@ func TestEvaluateAndPost(t *testing.T) {
 		got = string(b)
 	}))
 	defer srv.Close()
-	if err := Post(context.Background(), nil, srv.URL, run, fired); err != nil || !strings.Contains(got, `"text":`) || !strings.Contains(got, "grew +30.0%") {
+	if err := postWebhook(context.Background(), nil, srv.URL, run, fired); err != nil || !strings.Contains(got, `"text":`) || !strings.Contains(got, "grew +30.0%") {
 		t.Errorf("Post: %v, body %s", err, got)
 	}
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(500 * time.Millisecond) }))
 	defer slow.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	err := Post(ctx, nil, slow.URL+"/secret-token", run, fired)
+	err := postWebhook(ctx, nil, slow.URL+"/secret-token", run, fired)
 	if err == nil || strings.Contains(err.Error(), "secret-token") {
 		t.Errorf("Post to a hanging webhook = %v, want a timeout error without the URL", err)
 	}

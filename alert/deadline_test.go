@@ -33,17 +33,17 @@ func TestPostBlackHole(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	err = Post(context.Background(), nil, "http://"+ln.Addr().String()+"/hook", &result.Run{ID: "r"}, []Firing{{Message: "x"}})
-	if took := time.Since(start); err == nil || took > DefaultTimeout+500*time.Millisecond {
-		t.Errorf("post to a black hole: %v after %v; want an error within %v", err, took, DefaultTimeout)
+	err = postWebhook(context.Background(), nil, "http://"+ln.Addr().String()+"/hook", &result.Run{ID: "r"}, []Firing{{Message: "x"}})
+	if took := time.Since(start); err == nil || took > defaultTimeout+500*time.Millisecond {
+		t.Errorf("post to a black hole: %v after %v; want an error within %v", err, took, defaultTimeout)
 	}
 }
 
 func TestTimeoutEnv(t *testing.T) {
-	for v, want := range map[string]time.Duration{"": DefaultTimeout, "5s": 5 * time.Second, "1500ms": 1500 * time.Millisecond, "x": 0, "-1s": 0} {
-		got, err := Timeout(func(string) (string, bool) { return v, v != "" })
+	for v, want := range map[string]time.Duration{"": defaultTimeout, "5s": 5 * time.Second, "1500ms": 1500 * time.Millisecond, "x": 0, "-1s": 0} {
+		got, err := alertTimeout(func(string) (string, bool) { return v, v != "" })
 		if got != want || (err != nil) != (want == 0) {
-			t.Errorf("%s=%q: %v, %v; want %v", TimeoutEnv, v, got, err, want)
+			t.Errorf("%s=%q: %v, %v; want %v", timeoutEnv, v, got, err, want)
 		}
 	}
 }

@@ -36,15 +36,15 @@ func Deliver(ctx context.Context, lookup func(string) (string, bool), webhookEnv
 	if len(lists) == 0 {
 		return errs
 	}
-	s, ok, err := SMTPFrom(lookup)
+	s, ok, err := smtpFrom(lookup)
 	switch {
 	case err != nil:
 		return append(errs, fmt.Errorf("alert emails not sent: %w", err))
 	case !ok:
-		return append(errs, fmt.Errorf("email alerts fired but $%s is not set: nothing sent", SMTPAddrEnv))
+		return append(errs, fmt.Errorf("email alerts fired but $%s is not set: nothing sent", smtpAddrEnv))
 	}
 	for _, to := range lists {
-		if err := Mail(ctx, s, strings.Split(to, ","), run, mails[to]); err != nil {
+		if err := mailFirings(ctx, s, strings.Split(to, ","), run, mails[to]); err != nil {
 			errs = append(errs, fmt.Errorf("alerts not delivered: %w", err))
 		}
 	}
@@ -58,14 +58,14 @@ func deliverHook(ctx context.Context, lookup func(string) (string, bool), webhoo
 		return []error{fmt.Errorf("%d alert(s) fired but $%s is not set: nothing posted", len(fired), webhookEnv)}
 	}
 	var errs []error
-	timeout, err := Timeout(lookup)
+	timeout, err := alertTimeout(lookup)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("%w (using %v instead)", err, DefaultTimeout))
-		timeout = DefaultTimeout
+		errs = append(errs, fmt.Errorf("%w (using %v instead)", err, defaultTimeout))
+		timeout = defaultTimeout
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := Post(pctx, &http.Client{Timeout: timeout}, url, run, fired); err != nil {
+	if err := postWebhook(pctx, &http.Client{Timeout: timeout}, url, run, fired); err != nil {
 		errs = append(errs, fmt.Errorf("alerts not delivered: %w", err))
 	}
 	return errs

@@ -17,15 +17,15 @@ import (
 // The variables an email alert's server is read from. Nothing else configures it: the password
 // is never a flag, never in a file inferbench reads, never written anywhere.
 const (
-	SMTPAddrEnv     = "INFERBENCH_SMTP_ADDR"     // host:port, e.g. smtp.example.com:587
-	SMTPFromEnv     = "INFERBENCH_SMTP_FROM"     // the sender (default inferbench@HOSTNAME)
-	SMTPUserEnv     = "INFERBENCH_SMTP_USER"     // the login, when the server wants one
-	SMTPPasswordEnv = "INFERBENCH_SMTP_PASSWORD" // its password
-	SMTPStartTLSEnv = "INFERBENCH_SMTP_STARTTLS" // "off" sends without STARTTLS (a relay on loopback)
+	smtpAddrEnv     = "INFERBENCH_SMTP_ADDR"     // host:port, e.g. smtp.example.com:587
+	smtpFromEnv     = "INFERBENCH_SMTP_FROM"     // the sender (default inferbench@HOSTNAME)
+	smtpUserEnv     = "INFERBENCH_SMTP_USER"     // the login, when the server wants one
+	smtpPasswordEnv = "INFERBENCH_SMTP_PASSWORD" // its password
+	smtpStartTLSEnv = "INFERBENCH_SMTP_STARTTLS" // "off" sends without STARTTLS (a relay on loopback)
 )
 
-// SMTP is the mail server email alerts go through.
-type SMTP struct {
+// smtpConfig is the mail server email alerts go through.
+type smtpConfig struct {
 	Addr, From     string
 	User, Password string
 	// NoStartTLS sends over a plain connection when the server offers no STARTTLS; otherwise a
@@ -39,39 +39,39 @@ type SMTP struct {
 	Timeout time.Duration
 }
 
-// SMTPFrom reads the mail server from the environment through lookup. ok is false when
+// smtpFrom reads the mail server from the environment through lookup. ok is false when
 // $INFERBENCH_SMTP_ADDR is not set.
-func SMTPFrom(lookup func(string) (string, bool)) (s SMTP, ok bool, err error) {
+func smtpFrom(lookup func(string) (string, bool)) (s smtpConfig, ok bool, err error) {
 	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
-	s.Addr = get(SMTPAddrEnv)
+	s.Addr = get(smtpAddrEnv)
 	if s.Addr == "" {
 		return s, false, nil
 	}
 	if _, _, err := net.SplitHostPort(s.Addr); err != nil {
-		return s, true, fmt.Errorf("%s=%q: want host:port, e.g. smtp.example.com:587", SMTPAddrEnv, s.Addr)
+		return s, true, fmt.Errorf("%s=%q: want host:port, e.g. smtp.example.com:587", smtpAddrEnv, s.Addr)
 	}
-	s.From, s.User = get(SMTPFromEnv), get(SMTPUserEnv)
-	s.Password, _ = lookup(SMTPPasswordEnv)
+	s.From, s.User = get(smtpFromEnv), get(smtpUserEnv)
+	s.Password, _ = lookup(smtpPasswordEnv)
 	if s.From == "" {
 		host, _ := os.Hostname()
 		s.From = "inferbench@" + host
 	}
-	switch v := strings.ToLower(get(SMTPStartTLSEnv)); v {
+	switch v := strings.ToLower(get(smtpStartTLSEnv)); v {
 	case "", "on", "1", "true":
 	case "off", "0", "false":
 		s.NoStartTLS = true
 	default:
-		return s, true, fmt.Errorf("%s=%q: want on or off", SMTPStartTLSEnv, v)
+		return s, true, fmt.Errorf("%s=%q: want on or off", smtpStartTLSEnv, v)
 	}
-	if s.Timeout, err = Timeout(lookup); err != nil {
+	if s.Timeout, err = alertTimeout(lookup); err != nil {
 		return s, true, err
 	}
 	return s, true, nil
 }
 
-// Mail sends the firings to the recipients in one message through the server. Like Post, it
+// mailFirings sends the firings to the recipients in one message through the server. Like postWebhook, it
 // returns the error for the caller to report and never fails a run.
-func Mail(ctx context.Context, s SMTP, to []string, run *result.Run, fired []Firing) error {
+func mailFirings(ctx context.Context, s smtpConfig, to []string, run *result.Run, fired []Firing) error {
 	if len(fired) == 0 || len(to) == 0 {
 		return nil
 	}
@@ -82,10 +82,10 @@ func Mail(ctx context.Context, s SMTP, to []string, run *result.Run, fired []Fir
 	return nil
 }
 
-func mail(ctx context.Context, s SMTP, to []string, msg []byte) error {
+func mail(ctx context.Context, s smtpConfig, to []string, msg []byte) error {
 	timeout := s.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = defaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -115,7 +115,7 @@ func mail(ctx context.Context, s SMTP, to []string, msg []byte) error {
 			return fmt.Errorf("STARTTLS: %w", err)
 		}
 	} else if !s.NoStartTLS {
-		return fmt.Errorf("the server offers no STARTTLS (set %s=off to send in clear, without a password)", SMTPStartTLSEnv)
+		return fmt.Errorf("the server offers no STARTTLS (set %s=off to send in clear, without a password)", smtpStartTLSEnv)
 	} else if s.User != "" {
 		return errors.New("the server offers no STARTTLS: the password is not sent in clear")
 	}

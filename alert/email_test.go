@@ -143,15 +143,15 @@ func (f *fakeSMTP) serve(c net.Conn) {
 // credentials of the environment.
 func TestMailSTARTTLS(t *testing.T) {
 	srv := startFakeSMTP(t, true)
-	env := map[string]string{SMTPAddrEnv: srv.addr, SMTPUserEnv: "bench", SMTPPasswordEnv: "s3cret", SMTPFromEnv: "ci@example.com"}
-	s, ok, err := SMTPFrom(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	env := map[string]string{smtpAddrEnv: srv.addr, smtpUserEnv: "bench", smtpPasswordEnv: "s3cret", smtpFromEnv: "ci@example.com"}
+	s, ok, err := smtpFrom(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if !ok || err != nil {
 		t.Fatalf("SMTPFrom: %v %v", ok, err)
 	}
 	s.TLS = &tls.Config{RootCAs: srv.roots, ServerName: "127.0.0.1"}
 	run := &result.Run{ID: "20261125_120000-abc"}
 	fired := []Firing{{Rule: "memory_mb.max > 100", Action: "email", Message: "llm/default: memory_mb.max = 300 > 100"}}
-	if err := Mail(t.Context(), s, []string{"dev-team@company.com", "ops@company.com"}, run, fired); err != nil {
+	if err := mailFirings(t.Context(), s, []string{"dev-team@company.com", "ops@company.com"}, run, fired); err != nil {
 		t.Fatal(err)
 	}
 	srv.mu.Lock()
@@ -177,15 +177,15 @@ func TestMailSTARTTLS(t *testing.T) {
 func TestMailRefusesClearText(t *testing.T) {
 	srv := startFakeSMTP(t, false)
 	run, fired := &result.Run{ID: "r"}, []Firing{{Message: "x"}}
-	err := Mail(t.Context(), SMTP{Addr: srv.addr, From: "a@b", User: "u", Password: "p"}, []string{"d@e"}, run, fired)
+	err := mailFirings(t.Context(), smtpConfig{Addr: srv.addr, From: "a@b", User: "u", Password: "p"}, []string{"d@e"}, run, fired)
 	if err == nil || !strings.Contains(err.Error(), "STARTTLS") {
 		t.Errorf("err = %v: want STARTTLS named", err)
 	}
-	err = Mail(t.Context(), SMTP{Addr: srv.addr, From: "a@b", User: "u", Password: "p", NoStartTLS: true}, []string{"d@e"}, run, fired)
+	err = mailFirings(t.Context(), smtpConfig{Addr: srv.addr, From: "a@b", User: "u", Password: "p", NoStartTLS: true}, []string{"d@e"}, run, fired)
 	if err == nil || !strings.Contains(err.Error(), "not sent in clear") {
 		t.Errorf("err = %v: want the password kept", err)
 	}
-	if err := Mail(t.Context(), SMTP{Addr: srv.addr, From: "a@b", NoStartTLS: true}, []string{"d@e"}, run, fired); err != nil {
+	if err := mailFirings(t.Context(), smtpConfig{Addr: srv.addr, From: "a@b", NoStartTLS: true}, []string{"d@e"}, run, fired); err != nil {
 		t.Errorf("a relay without login, STARTTLS off: %v", err)
 	}
 	srv.mu.Lock()

@@ -32,9 +32,9 @@ type BudgetCheck struct {
 	CI      *stats.Interval `json:"ci,omitempty"`
 }
 
-// CheckBudgets checks a scenario against its own budgets (from its definition) and those a budget
+// checkBudgets checks a scenario against its own budgets (from its definition) and those a budget
 // file gives it. A budget on a metric the scenario did not measure is reported, not exceeded.
-func CheckBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
+func checkBudgets(s *result.Scenario, file *budgetFile) []BudgetCheck {
 	var out []BudgetCheck
 	add := func(budgets map[string]string, source string) {
 		keys := slices.Sorted(maps.Keys(budgets))
@@ -63,10 +63,10 @@ func CheckBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
 
 // CheckRunBudgets checks every successful scenario of r with CheckBudgets, then the ratio budgets
 // between its scenarios (Ratio), and counts the budgets exceeded.
-func CheckRunBudgets(r *result.Run, file *BudgetFile) (checks []BudgetCheck, exceeded int) {
+func CheckRunBudgets(r *result.Run, file *budgetFile) (checks []BudgetCheck, exceeded int) {
 	for i := range r.Scenarios {
 		if r.Scenarios[i].Status == result.StatusOK {
-			checks = append(checks, CheckBudgets(&r.Scenarios[i], file)...)
+			checks = append(checks, checkBudgets(&r.Scenarios[i], file)...)
 		}
 	}
 	checks = append(checks, ratioChecks(r, file)...)
@@ -233,7 +233,7 @@ func sameExcept(a, b *result.Scenario, axis string) bool {
 // ratioChecks evaluates the ratio budgets of a run's successful scenarios (from their definitions
 // and from the budget file). A ratio whose numerator selects nothing, or whose numerator has no
 // denominator, is reported as not measured.
-func ratioChecks(r *result.Run, file *BudgetFile) []BudgetCheck {
+func ratioChecks(r *result.Run, file *budgetFile) []BudgetCheck {
 	type src struct{ bench, key, expr, source string }
 	var keys []src
 	seen := map[src]bool{}
@@ -332,7 +332,7 @@ func ratioCI(n, d *result.Scenario, metric string) *stats.Interval {
 		return nil
 	}
 	ns, ds := n.Metrics[name].Samples, d.Metrics[name].Samples
-	if need := MinTailSamples(100 * q); len(ns) < need || len(ds) < need {
+	if need := minTailSamples(100 * q); len(ns) < need || len(ds) < need {
 		return nil
 	}
 	var b stats.Bootstrap

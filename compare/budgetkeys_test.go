@@ -49,7 +49,7 @@ func TestBudgetFileKeysMapToMetrics(t *testing.T) {
 		{"max_cpu_percent", &model, "cpu_pct", 99},
 	} {
 		var got *BudgetCheck
-		for _, ch := range CheckBudgets(c.sc, bf) {
+		for _, ch := range checkBudgets(c.sc, bf) {
 			if ch.Metric == c.metric {
 				got = &ch
 			}

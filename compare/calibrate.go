@@ -34,8 +34,8 @@ type Calibration struct {
 	Notes      []string `json:"notes,omitempty"`
 }
 
-// CalibrationIterations are the iteration counts tried.
-var CalibrationIterations = []int{10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000}
+// calibrationIterations are the iteration counts tried.
+var calibrationIterations = []int{10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000}
 
 // Calibrate analyses two runs of the same scenarios taken without any change (A/A) and, for a
 // target effect in percent, recommends per metric with samples the iterations and the threshold.
@@ -90,7 +90,7 @@ func calibrate(s *result.Scenario, name string, xa, xb []float64, effect float64
 		return xs
 	}
 	var noise []float64
-	for _, n := range CalibrationIterations {
+	for _, n := range calibrationIterations {
 		hits := 0
 		noise = noise[:0]
 		for t := 0; t < trials; t++ {
@@ -122,17 +122,17 @@ func calibrate(s *result.Scenario, name string, xa, xb []float64, effect float64
 	return c
 }
 
-// MinHistoryRuns is how many stored runs of a scenario a noise-aware threshold needs
+// minHistoryRuns is how many stored runs of a scenario a noise-aware threshold needs
 // (Config.MinHistory's default).
-const MinHistoryRuns = 10
+const minHistoryRuns = 10
 
 // History returns the centers of a metric ("latency_ms", "latency_ms.p95") of scenario s in the
 // stored runs before the one compared, oldest first, for noise-aware thresholds
 // (Config.History). It must be safe for concurrent use.
 type History func(s *result.Scenario, metric string) []float64
 
-// HistoryNoise is what the stored runs of a scenario say about a metric's run-to-run noise.
-type HistoryNoise struct {
+// historyNoise is what the stored runs of a scenario say about a metric's run-to-run noise.
+type historyNoise struct {
 	Runs int // stored runs the figure comes from
 	// NoisePct is the bound on |change| between two runs with nothing changed: the larger of
 	// 2.576 robust standard deviations of the change between consecutive runs (1.4826 × the
@@ -158,18 +158,18 @@ type HistoryNoise struct {
 // NoiseOf measures the noise of centers (one per stored run, oldest first) and the threshold it
 // asks for; false with fewer than min runs (MinHistoryRuns when min <= 0) or a center that is
 // not positive and finite.
-func NoiseOf(centers []float64, min int) (HistoryNoise, bool) {
+func NoiseOf(centers []float64, min int) (historyNoise, bool) {
 	if min <= 0 {
-		min = MinHistoryRuns
+		min = minHistoryRuns
 	}
 	if len(centers) < min || len(centers) < 3 {
-		return HistoryNoise{}, false
+		return historyNoise{}, false
 	}
 	d := make([]float64, 0, len(centers)-1)
 	for i := 1; i < len(centers); i++ {
 		a, b := centers[i-1], centers[i]
 		if !(a > 0 && b > 0) || math.IsInf(a, 0) || math.IsInf(b, 0) {
-			return HistoryNoise{}, false
+			return historyNoise{}, false
 		}
 		d = append(d, math.Log(b/a))
 	}
@@ -183,7 +183,7 @@ func NoiseOf(centers []float64, min int) (HistoryNoise, bool) {
 	sigma := 1.4826 * stats.Quantile(dev, 0.5)
 	out := outliers(len(dev))
 	bound := math.Max(2.576*sigma, dev[len(dev)-1-out])
-	n := HistoryNoise{Runs: len(centers), NoisePct: 100 * (math.Exp(bound) - 1), Outliers: out}
+	n := historyNoise{Runs: len(centers), NoisePct: 100 * (math.Exp(bound) - 1), Outliers: out}
 	n.ThresholdPct = math.Max(1, math.Ceil(10*1.5*n.NoisePct)/10)
 	return n, true
 }

@@ -39,7 +39,7 @@ type Config struct {
 	// Tails are the percentiles compared by bootstrap besides the median (default 95 and 99).
 	Tails []float64
 	// Budgets from a performance-budget.yml, applied on top of each scenario's own.
-	Budgets *BudgetFile
+	Budgets *budgetFile
 	// Bootstrap settings (deterministic by default).
 	Bootstrap stats.Bootstrap
 	// Gate names metrics that fail the comparison besides each scenario's primary metrics
@@ -110,10 +110,10 @@ type Report struct {
 	StrictUnverified int `json:"strict_unverified,omitempty"`
 }
 
-// PrefixCacheGap is the difference, in points, between two runs' prefix-cache hit rates beyond
+// prefixCacheGap is the difference, in points, between two runs' prefix-cache hit rates beyond
 // which a comparison warns: one run read the server's cache and the other did not (a warm cache
 // from an earlier run, a workload whose prefixes changed), and its latencies and throughput say so.
-const PrefixCacheGap = 5.0
+const prefixCacheGap = 5.0
 
 // prefixCacheWarning warns when the server reported different prefix-cache hit rates
 // (server_prefix_cache_hit_pct, from its own metrics) in the two runs of a scenario.
@@ -131,7 +131,7 @@ func prefixCacheWarning(o, n *result.Scenario) string {
 	}
 	oh, ok1 := hit(o)
 	nh, ok2 := hit(n)
-	if !ok1 || !ok2 || math.Abs(oh-nh) <= PrefixCacheGap {
+	if !ok1 || !ok2 || math.Abs(oh-nh) <= prefixCacheGap {
 		return ""
 	}
 	return fmt.Sprintf("%s: the server's prefix-cache hit rate was %.1f%% in the old run and %.1f%% in the new: one run read prompts the cache held (a warm cache from an earlier run, a changed workload), and its latencies and throughput show it, not the code (docs/serving.md, cache_key)", n.ID(), oh, nh)
@@ -223,7 +223,7 @@ func Key(s *result.Scenario) string {
 func Runs(old, new *result.Run, cfg Config) *Report {
 	cfg = cfg.norm()
 	rep := &Report{Old: ref(old), New: ref(new), Alpha: cfg.Alpha}
-	rep.Warnings = append(rep.Warnings, EnvironmentDiff(old.Environment, new.Environment)...)
+	rep.Warnings = append(rep.Warnings, environmentDiff(old.Environment, new.Environment)...)
 	if old.Partial {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("old run %s is partial (interrupted)", old.ID))
 	}

@@ -136,8 +136,8 @@ func TestBudgets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	sc := scenario("mobile", nil, map[string][]float64{"latency_ms": lognormal(rng, 50, 100, 0.05), "memory_mb": {600}})
 	sc.Budgets = map[string]string{"latency_ms.p95": "<= 90"}
-	file := &BudgetFile{Budgets: map[string]BudgetLimits{"mobile": {MaxMemoryMB: ptr(512.0)}, "mobile/*": {MaxLatencyMS: ptr(250.0)}, "other": {MaxMemoryMB: ptr(1.0)}}}
-	checks := CheckBudgets(&sc, file)
+	file := &budgetFile{Budgets: map[string]budgetLimits{"mobile": {MaxMemoryMB: ptr(512.0)}, "mobile/*": {MaxLatencyMS: ptr(250.0)}, "other": {MaxMemoryMB: ptr(1.0)}}}
+	checks := checkBudgets(&sc, file)
 	byMetric := map[string]BudgetCheck{}
 	for _, c := range checks {
 		byMetric[c.Source+":"+c.Metric] = c
@@ -332,7 +332,7 @@ func TestSingleValues(t *testing.T) {
 	for _, c := range cases {
 		old := run("a", scenario("m", nil, map[string][]float64{c.metric: {c.old}}))
 		new := run("b", scenario("m", nil, map[string][]float64{c.metric: {c.new}}))
-		rep := Runs(old, new, Config{Gate: []string{GateAll}}) // gated: even so, no failure
+		rep := Runs(old, new, Config{Gate: []string{gateAll}}) // gated: even so, no failure
 		if got := rep.Rows[0].Verdict; got != c.want || rep.Failed() != c.fails {
 			t.Errorf("%s: verdict %s failed %v, want %s %v", c.name, got, rep.Failed(), c.want, c.fails)
 		}

@@ -69,7 +69,7 @@ func KindOf(name string) Kind {
 }
 
 // DefaultThresholds are the regressions tolerated by default, in percent of the old value.
-var DefaultThresholds = map[Kind]float64{Latency: 15, Memory: 20, Throughput: 10, CPU: 25, Other: 15, Instructions: CountThreshold}
+var DefaultThresholds = map[Kind]float64{Latency: 15, Memory: 20, Throughput: 10, CPU: 25, Other: 15, Instructions: countThreshold}
 
 // Thresholds say, in percent, how much worse a metric may get before a significant change counts
 // as a regression. The most specific entry wins: benchmark and metric, benchmark and kind, metric,
@@ -156,10 +156,10 @@ func isKind(s string) bool {
 	return false
 }
 
-// ThresholdsFile is the format of benchmark_thresholds.json: regressions tolerated, in percent.
+// thresholdsFile is the format of benchmark_thresholds.json: regressions tolerated, in percent.
 // The four *_regression_threshold keys are those other tools use; metrics and benchmarks are
 // inferbench's finer overrides.
-type ThresholdsFile struct {
+type thresholdsFile struct {
 	Latency    *float64                      `json:"latency_regression_threshold"`
 	Memory     *float64                      `json:"memory_regression_threshold"`
 	Throughput *float64                      `json:"throughput_regression_threshold"`
@@ -186,7 +186,7 @@ func (t *Thresholds) LoadFile(file string) error {
 // parseFile reads the benchmark_thresholds.json data of file into t; on an error t is left as
 // it was.
 func (t *Thresholds) parseFile(file string, data []byte) error {
-	var f ThresholdsFile
+	var f thresholdsFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 		return fileError(file, err, "keys: latency_regression_threshold, memory_regression_threshold, throughput_regression_threshold, cpu_regression_threshold, percent, metrics, benchmarks")
 	}
@@ -241,33 +241,33 @@ func (t *Thresholds) parseFile(file string, data []byte) error {
 // validPercent reports whether p can be a regression threshold: finite and not negative.
 func validPercent(p float64) bool { return p >= 0 && !math.IsInf(p, 1) }
 
-// BudgetFile is the format of performance-budget.yml: limits per benchmark or scenario. Keys are
+// budgetFile is the format of performance-budget.yml: limits per benchmark or scenario. Keys are
 // benchmark names, scenario IDs ("resnet/batch_size=8") or globs of either ("resnet/*").
 //
 //	budgets:
 //	  mobile_inference: {max_latency_ms: 250, max_memory_mb: 512, max_cpu_percent: 70}
-type BudgetFile struct {
-	Budgets map[string]BudgetLimits `yaml:"budgets"`
+type budgetFile struct {
+	Budgets map[string]budgetLimits `yaml:"budgets"`
 	// Name is the file as budget lines name it (the --budget-file the user gave); empty is
 	// BudgetFileName.
 	Name string `yaml:"-"`
 }
 
 // source is the file as budget lines name it.
-func (f *BudgetFile) source() string {
+func (f *budgetFile) source() string {
 	if f == nil || f.Name == "" {
 		return BudgetFileName
 	}
 	return f.Name
 }
 
-// BudgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of
+// budgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of
 // latency_ms (or of e2e_ms for LLM requests); max_memory_mb the peak memory_mb the subject
 // reports, else the resource monitors' peak_rss_mb; max_cpu_percent cpu_pct, the process tree's
 // mean CPU in percent of one core (the resource monitor's figure). A key whose metric the
 // scenario lacks (monitors off) is reported as not measured, with a warning, and not checked.
 // Budgets is the definition syntax for anything else, ratio budgets between scenarios included.
-type BudgetLimits struct {
+type budgetLimits struct {
 	MaxLatencyMS  *float64          `yaml:"max_latency_ms"`
 	MaxMemoryMB   *float64          `yaml:"max_memory_mb"`
 	MaxCPUPercent *float64          `yaml:"max_cpu_percent"`
@@ -278,7 +278,7 @@ type BudgetLimits struct {
 const BudgetFileName = "performance-budget.yml"
 
 // LoadBudgetFile reads a performance-budget.yml. Unknown keys are errors with their line.
-func LoadBudgetFile(file string) (*BudgetFile, error) {
+func LoadBudgetFile(file string) (*budgetFile, error) {
 	data, err := readall.File(file, readall.ConfigLimit)
 	if err != nil {
 		return nil, err
@@ -287,8 +287,8 @@ func LoadBudgetFile(file string) (*BudgetFile, error) {
 }
 
 // parseBudgetFile reads the performance-budget.yml data of file.
-func parseBudgetFile(file string, data []byte) (*BudgetFile, error) {
-	var f BudgetFile
+func parseBudgetFile(file string, data []byte) (*budgetFile, error) {
+	var f budgetFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 		return nil, fileError(file, err, "keys of a budget: max_latency_ms, max_memory_mb, max_cpu_percent, budgets")
 	}
@@ -351,7 +351,7 @@ func lineOf(data []byte, key string) int {
 // For returns the budget expressions ("latency_ms.p95" → "<= 250") that apply to a scenario.
 // The order of application is the sorted key order; a more specific key (a scenario ID) given
 // later overrides a benchmark-wide one.
-func (f *BudgetFile) For(s *result.Scenario) map[string]string {
+func (f *budgetFile) For(s *result.Scenario) map[string]string {
 	if f == nil {
 		return nil
 	}

@@ -16,16 +16,16 @@ import (
 // code, so a comparison across them is refused with what differs rather than called a
 // regression.
 
-// CountThreshold is the default threshold of instruction counts, in percent. Unchanged code
+// countThreshold is the default threshold of instruction counts, in percent. Unchanged code
 // counted twice differs by far less (docs/verdicts.md, "Instruction mode"), and a 1% heavier
 // function must fail.
-const CountThreshold = 0.5
+const countThreshold = 0.5
 
-// CountTolerance is the change of a count's median, in percent, below which two counts are the
+// countTolerance is the change of a count's median, in percent, below which two counts are the
 // same: unchanged code counted in two runs differed by at most 0.02% (the engine's
 // stats.Summarize, whose calls allocate; 0 for SHA-256 in Go and a command, 0.0002% for a Python
 // function; docs/verdicts.md).
-const CountTolerance = 0.1
+const countTolerance = 0.1
 
 // CountMethod is the Row.Method of a count: medians compared exactly, without a test.
 //
@@ -43,7 +43,7 @@ func countRow(row Row, old, new []float64) Row {
 	row.OldN, row.NewN = len(old), len(new)
 	row.Delta = delta(row.Old, row.New)
 	row.Method = CountMethod
-	row.Significant = math.Abs(row.Delta) > CountTolerance
+	row.Significant = math.Abs(row.Delta) > countTolerance
 	return row
 }
 
@@ -68,16 +68,16 @@ func incomparable(o, n *result.Scenario, name string) string {
 	if !isCount(name) {
 		return ""
 	}
-	d := IdentityDiff(o.Counted, n.Counted)
+	d := identityDiff(o.Counted, n.Counted)
 	if d == "" {
 		return ""
 	}
 	return "not compared: counted under a different identity (" + d + "); instruction counts change with valgrind's version, the CPU's features and the interpreter, not only with the code: compare runs counted on the same machine image"
 }
 
-// IdentityDiff lists what differs between two identities of instruction mode, "key old → new"
+// identityDiff lists what differs between two identities of instruction mode, "key old → new"
 // joined by "; ", or "" when they are equal.
-func IdentityDiff(old, new map[string]string) string {
+func identityDiff(old, new map[string]string) string {
 	all := maps.Clone(old)
 	if all == nil {
 		all = map[string]string{}

@@ -72,7 +72,7 @@ func TestIdentityDiff(t *testing.T) {
 		{nil, map[string]string{"valgrind": "3.19.0"}, "the old run was timed, not counted"},                 // timed against counted
 		{map[string]string{"a": "1", "b": "1"}, map[string]string{"a": "2", "b": "2"}, "a 1 → 2; b 1 → 2"},   // every difference, sorted
 	} {
-		if got := IdentityDiff(c.old, c.new); got != c.want {
+		if got := identityDiff(c.old, c.new); got != c.want {
 			t.Errorf("IdentityDiff(%v, %v) = %q, want %q", c.old, c.new, got, c.want)
 		}
 	}

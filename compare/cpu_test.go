@@ -174,7 +174,7 @@ func TestOwnMetricsGate(t *testing.T) {
 		t.Error("gate: [latency_ms]: throughput 800 → 600 failed; want the definition's list to decide")
 	}
 	// Harness figures stay information (catalogued: not the user's).
-	if OwnMetric("cpu_pct") || OwnMetric("harness_latency_ms") || OwnMetric("throughput.p95") || !OwnMetric("throughput") {
+	if ownMetric("cpu_pct") || ownMetric("harness_latency_ms") || ownMetric("throughput.p95") || !ownMetric("throughput") {
 		t.Error("OwnMetric: want catalogued names and tail rows not own, throughput own")
 	}
 }

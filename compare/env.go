@@ -10,9 +10,9 @@ import (
 // This file holds EnvironmentDiff: the differences between two runs' machines that a comparison
 // warns about.
 
-// EnvironmentDiff lists the differences between two environment fingerprints that make timings
+// environmentDiff lists the differences between two environment fingerprints that make timings
 // incomparable: CPU model and count, memory, GPU models, driver and CUDA versions, OS and arch.
-func EnvironmentDiff(old, new map[string]any) []string {
+func environmentDiff(old, new map[string]any) []string {
 	var out []string
 	check := func(what string, get func(map[string]any) string) {
 		a, b := get(old), get(new)

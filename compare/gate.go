@@ -23,8 +23,8 @@ import (
 // with the machine's load (an unchanged 0.2 µs function read +69% at p99). Serving keeps its
 // tails, which are its service levels. A name in `gate:` or --gate gates its tail rows too.
 
-// GateAll in Config.Gate gates every metric with a known direction (the behaviour before gating).
-const GateAll = "all"
+// gateAll in Config.Gate gates every metric with a known direction (the behaviour before gating).
+const gateAll = "all"
 
 // defaultGates are the primary metrics of each subject kind, in order of preference: the first
 // list of which the scenario has at least one metric is its gate.
@@ -67,9 +67,9 @@ func DefaultGate(s *result.Scenario) []string {
 	return nil
 }
 
-// PrimaryMetrics returns the metrics that gate scenario s by default: its definition's gate list
+// primaryMetrics returns the metrics that gate scenario s by default: its definition's gate list
 // (result.Scenario.Gate) when it has one, else DefaultGate.
-func PrimaryMetrics(s *result.Scenario) []string {
+func primaryMetrics(s *result.Scenario) []string {
 	if len(s.Gate) > 0 {
 		return s.Gate
 	}
@@ -98,7 +98,7 @@ func ParseGate(s string) (string, error) {
 // gateMatches reports whether gate entry e (a metric, or a metric and statistic) covers row metric
 // m ("latency_ms" or "latency_ms.p95"): the same name, or m's base name when e has no statistic.
 func gateMatches(e, m string) bool {
-	if e == GateAll || e == m {
+	if e == gateAll || e == m {
 		return true
 	}
 	base, _, _ := strings.Cut(m, ".")
@@ -143,12 +143,12 @@ func matchGate(s *result.Scenario, entries []string, m string) bool {
 	})
 }
 
-// OwnMetric reports whether metric name (a median row, not a tail) is one the user's code
+// ownMetric reports whether metric name (a median row, not a tail) is one the user's code
 // reported itself: a name the catalogue does not define (a command's JSON or CSV figures, a Python
 // function's returned dict, imported pytest-benchmark or Go benchmark figures). Such a figure is
 // what its author measures: it gates by default where its direction is known and the scenario's
 // definition has no `gate:` list of its own.
-func OwnMetric(name string) bool {
+func ownMetric(name string) bool {
 	if strings.Contains(name, ".") {
 		return false
 	}

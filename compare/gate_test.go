@@ -216,7 +216,7 @@ func TestNoiseOf(t *testing.T) {
 func TestUnknownDirectionNeverGates(t *testing.T) {
 	old := map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 1), "widgets": sampled("widgets", 100, 2)}
 	nw := map[string]result.Metric{"latency_ms": sampled("latency_ms", 10, 3), "widgets": sampled("widgets", 300, 4)}
-	for _, gate := range [][]string{{"widgets"}, {GateAll}} {
+	for _, gate := range [][]string{{"widgets"}, {gateAll}} {
 		rep := Runs(pairOf("old", "exec", nil, old), pairOf("new", "exec", nil, nw), Config{Gate: gate})
 		i := slices.IndexFunc(rep.Rows, func(r Row) bool { return r.Metric == "widgets" })
 		if rep.Failed() || rep.Rows[i].Verdict != Changed {

@@ -244,7 +244,7 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		}
 		// The user's own figures gate where their direction is known, unless the definition
 		// lists what gates.
-		if !row.Gated && len(n.Gate) == 0 && directed(better) && OwnMetric(name) {
+		if !row.Gated && len(n.Gate) == 0 && directed(better) && ownMetric(name) {
 			row.Gated = true
 		}
 		if warn != "" {
@@ -386,11 +386,11 @@ func count(m result.Metric) int {
 	return 0
 }
 
-// MinTailSamples is the smallest sample whose p-th percentile is compared: five points beyond it.
-func MinTailSamples(p float64) int { return int(math.Ceil(5 / (1 - p/100))) }
+// minTailSamples is the smallest sample whose p-th percentile is compared: five points beyond it.
+func minTailSamples(p float64) int { return int(math.Ceil(5 / (1 - p/100))) }
 
 func tailRow(base Row, old, new []float64, p float64, cfg Config) (Row, bool) {
-	need := MinTailSamples(p)
+	need := minTailSamples(p)
 	if len(old) < need || len(new) < need {
 		return Row{}, false
 	}

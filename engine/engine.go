@@ -60,8 +60,8 @@ func WithChecker(c *suite.Checker) Option { return func(e *Engine) { e.checker =
 // WithProbe adds a probe run beside every scenario.
 func WithProbe(p Probe) Option { return func(e *Engine) { e.probes = append(e.probes, p) } }
 
-// WithMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
-func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
+// withMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
+func withMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
 
 // WithKeepSamples bounds the raw samples written into results per metric (default 10,000; 0 all).
 func WithKeepSamples(n int) Option { return func(e *Engine) { e.keep = n } }
@@ -112,9 +112,9 @@ func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func
 // warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
 // load, request latency varies with each request's output length, so spread and outliers are
 // expected there and not warned about.
-// ShortCallMS is the median latency below which a high CV and many outliers are expected (a Go
+// shortCallMS is the median latency below which a high CV and many outliers are expected (a Go
 // function of a few hundred nanoseconds) and reported as such rather than as noise.
-const ShortCallMS = 0.05
+const shortCallMS = 0.05
 
 // shortDuration prints a latency in ms with a unit a reader takes in at once (300 ns, 12.5 µs).
 func shortDuration(msec float64) string {
@@ -149,7 +149,7 @@ func warnings(r *result.Scenario, serving bool) (w []string) {
 		return w
 	}
 	outliers := s.N >= 20 && float64(s.Outliers) > 0.10*float64(s.N)
-	if s.N >= 10 && s.Median < ShortCallMS {
+	if s.N >= 10 && s.Median < shortCallMS {
 		// Expected, not an alarm: one line, listed after the warnings that matter. Timer
 		// resolution, GC pauses and preemption add microseconds to some calls of a few
 		// nanoseconds, which puts them far from the median however quiet the machine.

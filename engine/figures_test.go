@@ -38,7 +38,8 @@ func collectSynthetic(t *testing.T, n int, limit float64) result.Scenario {
 		t.Fatal(err)
 	}
 	col := newCollector(0, cfg)
-	if err := load.ClosedLoop(context.Background(), synthetic{time.Unix(1000, 0)}, cfg, col); err != nil {
+	drive, _ := load.Lookup(cfg)
+	if err := drive(context.Background(), synthetic{time.Unix(1000, 0)}, cfg, col); err != nil {
 		t.Fatal(err)
 	}
 	var r result.Scenario

@@ -11,14 +11,14 @@ import (
 	"github.com/inferbench/inferbench/internal/redact"
 )
 
-// MaxOutputLog bounds a scenario's output log (WithOutputLogs): past it, the log keeps the first
+// maxOutputLog bounds a scenario's output log (WithOutputLogs): past it, the log keeps the first
 // and the last half and says how much was cut between them.
-const MaxOutputLog = 8 << 20
+const maxOutputLog = 8 << 20
 
 // WithOutputLogs keeps what each scenario's subject processes write on stdout and stderr (a
 // command's output, a worker's log with the benchmark's print() and logging output) in
 // dir/<benchmark>__<scenario>.log, also when the scenario succeeds, redacted and bounded by
-// MaxOutputLog. The file is listed in the scenario's result (Logs) when something was written.
+// maxOutputLog. The file is listed in the scenario's result (Logs) when something was written.
 func WithOutputLogs(dir string) Option { return func(e *Engine) { e.outputLogs = dir } }
 
 // outputLog is one scenario's output log. Writes only copy bytes into memory (at most max of

@@ -18,8 +18,8 @@ import (
 // to dir/<benchmark>__<scenario>.jsonl, one JSON object per line, with its raw timestamps.
 func WithRequestLog(dir string) Option { return func(e *Engine) { e.requestLog = dir } }
 
-// RequestLogName returns the file name of a scenario's request log.
-func RequestLogName(sc *suite.Scenario) string { return scenarioFileBase(sc) + ".jsonl" }
+// requestLogName returns the file name of a scenario's request log.
+func requestLogName(sc *suite.Scenario) string { return scenarioFileBase(sc) + ".jsonl" }
 
 // requestLog is a load.Sink that writes each call and passes it on. Each line holds:
 //
@@ -47,7 +47,7 @@ func openRequestLog(dir string, sc *suite.Scenario, next sink) (*requestLog, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(dir, RequestLogName(sc)))
+	f, err := os.Create(filepath.Join(dir, requestLogName(sc)))
 	if err != nil {
 		return nil, err
 	}
@@ -150,18 +150,18 @@ func (l *requestLog) close() error {
 
 var _ sink = (*requestLog)(nil)
 
-// ServingMaxSamples is the raw samples held per metric in serving scenarios unless WithMaxSamples
+// servingMaxSamples is the raw samples held per metric in serving scenarios unless WithMaxSamples
 // says otherwise. A serving scenario has seven per-request distributions (latency, TTFT, E2E,
 // TPOT, ITL, input and output tokens); at the general bound of 2^20 they hold 56 MB and a
 // million-request scenario grows the process by 180 MB with the garbage collector's headroom. Past
 // the bound, percentiles come from the HDR histogram (three significant digits) and a uniform
 // reservoir of this many samples stays for statistical tests.
-const ServingMaxSamples = 1 << 18
+const servingMaxSamples = 1 << 18
 
 // samplesFor returns the raw-sample bound for a scenario's metrics.
 func (e *Engine) samplesFor(c load.Config) int {
 	if e.maxSamples == 0 && c.Serving() {
-		return ServingMaxSamples
+		return servingMaxSamples
 	}
 	return e.maxSamples
 }

@@ -163,7 +163,7 @@ func (e *Engine) subjectSpec(ctx context.Context, s *scenario, r *result.Scenari
 	}
 	if e.outputLogs != "" {
 		name := scenarioFileBase(sc) + ".log"
-		out := newOutputLog(filepath.Join(e.outputLogs, name), MaxOutputLog, e.redact)
+		out := newOutputLog(filepath.Join(e.outputLogs, name), maxOutputLog, e.redact)
 		spec.Output = out
 		// Added before the subject's Close, so it runs after it: a worker's last words are in.
 		s.closers = append(s.closers, func(r *result.Scenario) {

@@ -15,7 +15,7 @@ import (
 const ModeCapacity = "capacity"
 
 func init() {
-	RegisterDriver(ModeCapacity, Capacity)
+	RegisterDriver(ModeCapacity, driveCapacity)
 	result.Define(
 		result.Info{Name: "capacity_rps", Unit: "1/s", Better: result.Higher, Doc: "capacity: the highest Poisson arrival rate whose SLOs hold, where the fitted attainment crosses its target"},
 		result.Info{Name: "capacity_lower_rps", Unit: "1/s", Better: result.Higher, Doc: "capacity: one-sided 95% lower confidence bound of capacity_rps (the highest rate whose step passed)"},
@@ -67,13 +67,13 @@ func (cc *CapacityConfig) Validate(slos map[string]float64) error {
 	return nil
 }
 
-// Capacity is mode capacity: a search over Poisson arrival rates for the highest rate whose SLOs
+// driveCapacity is mode capacity: a search over Poisson arrival rates for the highest rate whose SLOs
 // hold (capacity.Search). Each step is an open loop that sends its warm-up, then measured
 // requests until its verdict is known; it is a window of the scenario's figures and a row of the
 // "sweep" table, as a sweep's steps are. The result is "capacity_rps" with its lower bound
 // "capacity_lower_rps", and the search in the "capacity" section (steps, verdicts, the curve of
 // attainment against rate).
-func Capacity(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	res, err := SearchCapacity(ctx, s, c, sink)
 	rep, _ := sink.(Reporter)
 	if rep == nil || len(res.Steps) == 0 {
@@ -132,7 +132,7 @@ func SearchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink)
 		sc.WarmupIterations, sc.MeasurementIterations = &warm, &n
 		sc.WarmupTime, sc.Duration, sc.RateRamp = 0, 0, nil
 		sc.Seed = c.Seed + k // each step its own arrivals
-		offsets, nWarm := Schedule(sc, t.Rate())
+		offsets, nWarm := sendOffsets(sc, t.Rate())
 		base := w.base
 		_, err := w.step(fmt.Sprintf("capacity=%.4g", t.Rate()), t.Rate(), func(ss *servingSink) error {
 			judged := &trialSubject{Subject: s, t: t, first: base + nWarm, stop: &ss.stop}

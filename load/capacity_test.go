@@ -23,7 +23,7 @@ func TestCapacityStepsStopWhenDecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	if err := Capacity(context.Background(), s, c, rec); err != nil {
+	if err := driveCapacity(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	res, ok := rec.extra[SectionCapacity].(capacity.Result)
@@ -69,7 +69,7 @@ func TestCapacityValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := Capacity(context.Background(), &streamer{}, c, newRecorder()); err == nil || !strings.Contains(err.Error(), "at least one SLO") {
+	if err := driveCapacity(context.Background(), &streamer{}, c, newRecorder()); err == nil || !strings.Contains(err.Error(), "at least one SLO") {
 		t.Errorf("a search without SLOs: error %v", err)
 	}
 }

@@ -10,21 +10,21 @@ import (
 	"github.com/inferbench/inferbench/subject"
 )
 
-// ClosedLoop keeps Concurrency requests in flight: each of Concurrency workers sends its next
+// driveClosedLoop keeps Concurrency requests in flight: each of Concurrency workers sends its next
 // request as soon as its previous one ends. It sends warmup_iterations warm-up requests first (at
 // the same concurrency, not measured), then measures at least measurement_iterations requests and
 // for at least min_time, at most max_time. The steady-state window ends when the first worker runs
 // out of requests, before the loop drains.
-func ClosedLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveClosedLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	ss := newServingSink(sink, c)
 	err := closedLoop(ctx, s, c, max(c.Concurrency, 1), ss, 0)
 	ss.report(ss.result(ModeConcurrency), false)
 	return err
 }
 
-// Offline sends every request at once, with at most max_concurrency in flight (default 1024): a
+// driveOffline sends every request at once, with at most max_concurrency in flight (default 1024): a
 // closed loop as wide as the work, measuring throughput rather than latency.
-func Offline(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveOffline(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	ss := newServingSink(sink, c)
 	err := closedLoop(ctx, s, c, offlineWidth(c), ss, 0)
 	ss.report(ss.result(ModeOffline), false)
@@ -36,7 +36,7 @@ func Offline(ctx context.Context, s subject.Subject, c Config, sink Sink) error 
 func offlineWidth(c Config) int {
 	width := c.MaxConcurrency
 	if width == 0 {
-		width = DefaultOfflineConcurrency
+		width = defaultOfflineConcurrency
 	}
 	return max(min(width, c.Measurement()), 1)
 }

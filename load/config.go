@@ -83,9 +83,9 @@ type Config struct {
 
 // Defaults for a definition that does not say.
 const (
-	DefaultWarmup      = 3
-	DefaultMeasurement = 30
-	DefaultTimeout     = 5 * time.Minute
+	defaultWarmup      = 3
+	defaultMeasurement = 30
+	defaultTimeout     = 5 * time.Minute
 )
 
 // Merge returns c with the fields set in o replacing its own (o wins).
@@ -102,7 +102,7 @@ func (c Config) Merge(o Config) Config {
 // Warmup returns the number of warm-up iterations.
 func (c Config) Warmup() int {
 	if c.WarmupIterations == nil {
-		return DefaultWarmup
+		return defaultWarmup
 	}
 	return *c.WarmupIterations
 }
@@ -110,7 +110,7 @@ func (c Config) Warmup() int {
 // Measurement returns the number of measured iterations.
 func (c Config) Measurement() int {
 	if c.MeasurementIterations == nil {
-		return DefaultMeasurement
+		return defaultMeasurement
 	}
 	return *c.MeasurementIterations
 }
@@ -118,7 +118,7 @@ func (c Config) Measurement() int {
 // IterationTimeout returns the per-iteration timeout.
 func (c Config) IterationTimeout() time.Duration {
 	if c.Timeout <= 0 {
-		return DefaultTimeout
+		return defaultTimeout
 	}
 	return c.Timeout
 }

@@ -32,7 +32,7 @@ type Driver func(ctx context.Context, s subject.Subject, c Config, sink Sink) er
 
 var (
 	driversMu sync.RWMutex
-	drivers   = map[string]Driver{ModeSingle: Single}
+	drivers   = map[string]Driver{ModeSingle: driveSingle}
 )
 
 // RegisterDriver adds a load mode.

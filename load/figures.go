@@ -59,7 +59,7 @@ func NewFigures(maxSamples int, c Config) *Figures {
 	if c.Serving() {
 		f.sliceLen = c.Slice
 		if f.sliceLen == 0 {
-			f.sliceLen = DefaultSlice
+			f.sliceLen = defaultSlice
 		}
 	}
 	return f

@@ -14,7 +14,7 @@ func BenchmarkOpenLoopLag(b *testing.B) {
 	rec := newRecorder()
 	c := Config{Rate: 2000, Seed: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(b.N)}
 	b.ResetTimer()
-	if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+	if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 		b.Fatal(err)
 	}
 	var lags []float64

@@ -12,7 +12,7 @@ import (
 	"github.com/inferbench/inferbench/subject"
 )
 
-// OpenLoop sends requests on an arrival schedule computed before the first request from the rate,
+// driveOpenLoop sends requests on an arrival schedule computed before the first request from the rate,
 // the arrival process and the seed, whatever the server does: a slow server makes requests pile
 // up rather than slowing the load, so latencies measured from the scheduled send time are free of
 // coordinated omission. Warm-up requests come first (warmup_time long, or warmup_iterations of
@@ -21,7 +21,7 @@ import (
 // With max_concurrency, a request due while that many are in flight waits for a slot and counts
 // as late, or with overflow drop is not sent and counts as dropped. Each request's schedule lag
 // (actual minus scheduled send) is recorded; a p99 above 1 ms marks the scenario client_bound.
-func OpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveOpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	rate := c.Rate
 	if c.RateRamp != nil {
 		if err := c.RateRamp.Validate(); err != nil {
@@ -38,7 +38,7 @@ func OpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error
 	return err
 }
 
-// Schedule returns the send offsets of an open loop at rate requests per second from its start:
+// sendOffsets returns the send offsets of an open loop at rate requests per second from its start:
 // first the warm-up requests (the count is returned), then the measured ones. It is a function of
 // the configuration and the seed only.
 //
@@ -53,7 +53,7 @@ func OpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error
 // gaps drawn as for a rate of 1 and scaled to sum to n, their running sums u_k mapped to the time
 // t_k at which the ramp expects u_k requests (time rescaling of the arrival process); with a
 // duration, n is the ramp's expected count over it.
-func Schedule(c Config, rate float64) (offsets []time.Duration, warm int) {
+func sendOffsets(c Config, rate float64) (offsets []time.Duration, warm int) {
 	r := rand.New(rand.NewPCG(c.Seed, 0x5c4ed))
 	mean := 1 / rate
 	gap := func() float64 {
@@ -145,7 +145,7 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 		zero := 0
 		c.WarmupIterations, c.WarmupTime = &zero, 0
 	}
-	offsets, nWarm := Schedule(c, rate)
+	offsets, nWarm := sendOffsets(c, rate)
 	return dispatch(ctx, s, c, offsets, nWarm, ss, base)
 }
 

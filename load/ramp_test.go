@@ -29,7 +29,7 @@ func TestRampSchedule(t *testing.T) {
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			off, warm := Schedule(c, ramp.Start)
+			off, warm := sendOffsets(c, ramp.Start)
 			if warm != 0 || len(off) != tt.n {
 				t.Fatalf("%d requests (%d warm-up), want %d", len(off), warm, tt.n)
 			}
@@ -59,7 +59,7 @@ func TestRampSchedule(t *testing.T) {
 	}
 	// Without a duration, measurement_iterations requests over the ramp's own length.
 	c := Config{Mode: ModeRate, Arrival: "poisson", RateRamp: &RampConfig{Start: 10, End: 30}, MeasurementIterations: ptr(200), WarmupIterations: ptr(0)}
-	if off, _ := Schedule(c, 10); len(off) != 200 || off[199] > 10*time.Second {
+	if off, _ := sendOffsets(c, 10); len(off) != 200 || off[199] > 10*time.Second {
 		t.Errorf("%d requests, the last at %v: want 200 within the ramp's 10 s", len(off), off[len(off)-1])
 	}
 	for _, bad := range []Config{

@@ -16,10 +16,10 @@ const (
 )
 
 func init() {
-	RegisterDriver(ModeConcurrency, ClosedLoop)
-	RegisterDriver(ModeRate, OpenLoop)
-	RegisterDriver(ModeSweep, Sweep)
-	RegisterDriver(ModeOffline, Offline)
+	RegisterDriver(ModeConcurrency, driveClosedLoop)
+	RegisterDriver(ModeRate, driveOpenLoop)
+	RegisterDriver(ModeSweep, driveSweep)
+	RegisterDriver(ModeOffline, driveOffline)
 }
 
 // SweepConfig configures mode sweep. Every step sends measurement_iterations requests (or runs
@@ -32,10 +32,10 @@ type SweepConfig struct {
 	Search int `yaml:"search" json:"search,omitempty"`
 }
 
-// ClientBoundLag is the p99 of the client's own lags that move a figure by themselves (an open
+// clientBoundLag is the p99 of the client's own lags that move a figure by themselves (an open
 // loop's schedule and send delays, which the _sched figures include; event-loop stalls where
 // arrivals are read times) above which a scenario is client_bound (servingSink.lagReasons).
-const ClientBoundLag = time.Millisecond
+const clientBoundLag = time.Millisecond
 
 // Tainted are the metrics a client_bound scenario marks with TaintNote: the figures the client's
 // own limits may have set.
@@ -71,9 +71,9 @@ const (
 	ValueOutputShort = "output_short"
 )
 
-// ShortWarning is the share of requests stopping short of their asked length above which the
+// shortWarning is the share of requests stopping short of their asked length above which the
 // scenario is warned: their output lengths, and every per-token figure, are not the workload's.
-const ShortWarning = 0.01
+const shortWarning = 0.01
 
 func init() {
 	result.Define(
@@ -87,8 +87,8 @@ func init() {
 	)
 }
 
-// DefaultOfflineConcurrency caps the requests in flight in mode offline.
-const DefaultOfflineConcurrency = 1024
+// defaultOfflineConcurrency caps the requests in flight in mode offline.
+const defaultOfflineConcurrency = 1024
 
 // Reporter is an optional ability of a Sink: serving drivers report figures about the load itself
 // (goodput, schedule lag, the client's CPU, sweep steps) that no single call carries.

@@ -114,7 +114,7 @@ func TestSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			off, warm := Schedule(tt.c, tt.rate)
+			off, warm := sendOffsets(tt.c, tt.rate)
 			if len(off) != tt.n || warm != tt.warm {
 				t.Fatalf("%d offsets (%d warm-up), want %d (%d)", len(off), warm, tt.n, tt.warm)
 			}
@@ -136,7 +136,7 @@ func TestSchedule(t *testing.T) {
 			if math.Abs(cv-tt.cv) > 0.05*tt.cv+1e-6 {
 				t.Errorf("gap CV %.3f, want %.3f", cv, tt.cv)
 			}
-			again, _ := Schedule(tt.c, tt.rate)
+			again, _ := sendOffsets(tt.c, tt.rate)
 			for i := range off {
 				if off[i] != again[i] {
 					t.Fatal("same seed, different schedule")
@@ -146,7 +146,7 @@ func TestSchedule(t *testing.T) {
 	}
 	// A duration gives exactly rate × duration measured requests within it, whatever the seed.
 	for seed := uint64(1); seed <= 3; seed++ {
-		off, warm := Schedule(Config{Seed: seed, WarmupIterations: ptr(5), Duration: 30 * time.Second}, 2000)
+		off, warm := sendOffsets(Config{Seed: seed, WarmupIterations: ptr(5), Duration: 30 * time.Second}, 2000)
 		if n := len(off) - warm; n != 60000 {
 			t.Errorf("seed %d: %d measured requests in 30 s at 2000/s, want 60000", seed, n)
 		}
@@ -154,8 +154,8 @@ func TestSchedule(t *testing.T) {
 			t.Errorf("seed %d: measured requests span %v, want just under 30 s", seed, span)
 		}
 	}
-	a, _ := Schedule(Config{Seed: 1, MeasurementIterations: ptr(10)}, 10)
-	b, _ := Schedule(Config{Seed: 2, MeasurementIterations: ptr(10)}, 10)
+	a, _ := sendOffsets(Config{Seed: 1, MeasurementIterations: ptr(10)}, 10)
+	b, _ := sendOffsets(Config{Seed: 2, MeasurementIterations: ptr(10)}, 10)
 	if a[5] == b[5] {
 		t.Error("different seeds, same schedule")
 	}
@@ -168,7 +168,7 @@ func TestClosedLoop(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+	if err := driveClosedLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.peak.Load(); got != 8 {
@@ -201,7 +201,7 @@ func TestClosedLoopNoDrain(t *testing.T) {
 	}}
 	rec := newRecorder()
 	c := Config{Mode: ModeConcurrency, Concurrency: 4, WarmupIterations: ptr(8), MeasurementIterations: ptr(40)}
-	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+	if err := driveClosedLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.obs[Warmup]) != 8 || len(rec.obs[Measure]) != 40 {
@@ -234,7 +234,7 @@ func TestClosedLoopRampUp(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+	if err := driveClosedLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	var starts []time.Time
@@ -268,7 +268,7 @@ func TestClosedLoopFatal(t *testing.T) {
 		}
 		return nil
 	}}
-	err := ClosedLoop(context.Background(), s, Config{Concurrency: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, newRecorder())
+	err := driveClosedLoop(context.Background(), s, Config{Concurrency: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, newRecorder())
 	if !errors.As(err, new(fatalErr)) {
 		t.Fatalf("err = %v, want the fatal error", err)
 	}
@@ -282,7 +282,7 @@ func TestOpenLoop(t *testing.T) {
 	rec := newRecorder()
 	c := Config{Mode: ModeRate, Rate: 500, Arrival: "constant", WarmupIterations: ptr(5), MeasurementIterations: ptr(200)}
 	start := time.Now()
-	if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+	if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	// 205 requests 2 ms apart: about 0.41 s, however fast the subject is.
@@ -312,7 +312,7 @@ func TestOpenLoopCap(t *testing.T) {
 			s := &streamer{ttft: func(int) time.Duration { return 20 * time.Millisecond }}
 			rec := newRecorder()
 			c := Config{Rate: 1000, Arrival: "constant", MaxConcurrency: 2, Overflow: overflow, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
-			if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+			if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 				t.Fatal(err)
 			}
 			if s.peak.Load() > 2 {
@@ -339,7 +339,7 @@ func TestOpenLoopInterrupt(t *testing.T) {
 	defer cancel()
 	rec := newRecorder()
 	start := time.Now()
-	err := OpenLoop(ctx, &streamer{}, Config{Rate: 100, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, rec)
+	err := driveOpenLoop(ctx, &streamer{}, Config{Rate: 100, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestGoodputAndSLO(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+	if err := driveClosedLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	slo := rec.extra["slo"].(*result.SLO)
@@ -403,7 +403,7 @@ func TestSweep(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := Sweep(context.Background(), s, c, rec); err != nil {
+	if err := driveSweep(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	steps := rec.extra["sweep"].([]stepResult)
@@ -540,10 +540,10 @@ func TestClientBoundFromLag(t *testing.T) {
 			}}
 			rec := newRecorder()
 			c := Config{Mode: ModeConcurrency, Concurrency: 2, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
-			run := ClosedLoop
+			run := driveClosedLoop
 			if tt.open {
 				c = Config{Mode: ModeRate, Rate: 500, Arrival: "constant", WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
-				run = OpenLoop
+				run = driveOpenLoop
 			}
 			if err := run(context.Background(), s, c, rec); err != nil {
 				t.Fatal(err)
@@ -594,7 +594,7 @@ func TestCoalescedWarning(t *testing.T) {
 			}}
 			rec := newRecorder()
 			c := Config{Mode: ModeConcurrency, Concurrency: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(200)}
-			if err := ClosedLoop(context.Background(), s, c, rec); err != nil {
+			if err := driveClosedLoop(context.Background(), s, c, rec); err != nil {
 				t.Fatal(err)
 			}
 			var w []string

@@ -205,10 +205,10 @@ func (s *servingSink) lags() clientLags {
 	return l
 }
 
-// SendShare is the share of a closed loop's request time that the client's send delay may take
+// sendShare is the share of a closed loop's request time that the client's send delay may take
 // (its mean over the mean e2e) above which the rate is the client's: that share of every slot's
 // time passed with no request at the server.
-const SendShare = 0.01
+const sendShare = 0.01
 
 // lagReasons says which of the client's own delays moved its figures, judged by what each delay
 // can move rather than by its size:
@@ -240,13 +240,13 @@ func (s *servingSink) lagReasons(openLoop bool) []string {
 			why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) read %.1f%% of inter-token gaps as zero %s", l.read, 100*gaps, whose))
 		}
 	}
-	if !stamped && l.stall > msOf(ClientBoundLag) {
-		why = append(why, fmt.Sprintf("event-loop stalls p99 %.2f ms exceeds %v, and arrivals are read times (no kernel stamps)", l.stall, ClientBoundLag))
+	if !stamped && l.stall > msOf(clientBoundLag) {
+		why = append(why, fmt.Sprintf("event-loop stalls p99 %.2f ms exceeds %v, and arrivals are read times (no kernel stamps)", l.stall, clientBoundLag))
 	}
 	switch {
-	case openLoop && l.send > msOf(ClientBoundLag):
-		why = append(why, fmt.Sprintf("send delay p99 %.2f ms exceeds %v", l.send, ClientBoundLag))
-	case !openLoop && l.e2eMean > 0 && l.sendMean/l.e2eMean > SendShare:
+	case openLoop && l.send > msOf(clientBoundLag):
+		why = append(why, fmt.Sprintf("send delay p99 %.2f ms exceeds %v", l.send, clientBoundLag))
+	case !openLoop && l.e2eMean > 0 && l.sendMean/l.e2eMean > sendShare:
 		why = append(why, fmt.Sprintf("send delay mean %.2f ms is %.1f%% of the e2e mean %.2f ms", l.sendMean, 100*l.sendMean/l.e2eMean, l.e2eMean))
 	}
 	return why
@@ -336,7 +336,7 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	if asked > 0 {
 		r := float64(short) / float64(asked)
 		rep.Value("output_short_rate", r)
-		if r > ShortWarning {
+		if r > shortWarning {
 			rep.Warn(fmt.Sprintf("output_short_rate: %.1f%% of requests (%d of %d) stopped before the output tokens they asked for: "+
 				"output lengths, throughput and per-token figures are not the workload's; ask for exact lengths (ignore_eos: true, --ignore-eos) where the server takes it (vLLM, SGLang, llama.cpp)", 100*r, short, asked))
 		}
@@ -361,8 +361,8 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 // loop's schedule lag p99 above ClientBoundLag, or the client using over 90% of its CPUs.
 func clientBound(r stepResult, openLoop bool) []string {
 	var why []string
-	if openLoop && r.LagP99 > msOf(ClientBoundLag) {
-		why = append(why, fmt.Sprintf("schedule lag p99 %.2f ms exceeds %v", r.LagP99, ClientBoundLag))
+	if openLoop && r.LagP99 > msOf(clientBoundLag) {
+		why = append(why, fmt.Sprintf("schedule lag p99 %.2f ms exceeds %v", r.LagP99, clientBoundLag))
 	}
 	if procs := runtime.GOMAXPROCS(0); r.CPUCores > 0.9*float64(procs) {
 		why = append(why, fmt.Sprintf("the client used %.2f of its %d CPUs", r.CPUCores, procs))

@@ -14,7 +14,7 @@ import (
 // ModeSessions runs multi-turn conversations.
 const ModeSessions = "sessions"
 
-func init() { RegisterDriver(ModeSessions, Sessions) }
+func init() { RegisterDriver(ModeSessions, driveSessions) }
 
 // Turner is an optional ability of a subject whose workload makes multi-turn sessions: request
 // i is turn i mod Turns() of session i / Turns() (the openai subject with workload.turns).
@@ -38,13 +38,13 @@ func turnsOf(s subject.Subject) int {
 	return 1
 }
 
-// Sessions keeps concurrency conversations going at once: each worker takes a whole session and
+// driveSessions keeps concurrency conversations going at once: each worker takes a whole session and
 // sends its turns in order, each when the previous answer has ended and think_time has passed,
 // then takes the next session. Warm-up and measurement count whole sessions: enough of them to
 // make warmup_iterations and measurement_iterations requests. Each turn's TTFT and end-to-end
 // latency are summarised per turn (the scenario's "turns" section), since history grows with the
 // turn and so does the prompt the server must read.
-func Sessions(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	turns := turnsOf(s)
 	ss := newServingSink(sink, c)
 	warm := (c.Warmup() + turns - 1) / turns

@@ -38,7 +38,7 @@ func TestSessions(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := Sessions(context.Background(), wrapped{s}, c, rec); err != nil {
+	if err := driveSessions(context.Background(), wrapped{s}, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	// 1 warm-up session and 3 measured ones: 12 requests.

@@ -8,14 +8,14 @@ import (
 	"github.com/inferbench/inferbench/subject"
 )
 
-// Single runs warm-up iterations, then measured iterations one at a time: at least
+// driveSingle runs warm-up iterations, then measured iterations one at a time: at least
 // MeasurementIterations and for at least MinTime, but no longer than MaxTime. Each call gets its
 // own Timeout. A subject that implements subject.Batcher is asked for the measured iterations in
 // batches, so round trips to it stay out of the measurement.
 //
 // Cancelling ctx stops the loop after the current call; the call itself runs under a context that
 // only its timeout cancels, so an interrupted run keeps the iteration it was in.
-func Single(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveSingle(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	log := logger(ctx)
 	callCtx := context.WithoutCancel(ctx)
 	calls := newCaller(ctx, c.IterationTimeout())
@@ -133,10 +133,10 @@ func batchSize(left int, perCall time.Duration) int {
 	return max(1, min(k, left, 100))
 }
 
-// Fatal marks an error after which a subject cannot take more calls (its process died).
-type Fatal interface{ Fatal() bool }
+// fatal marks an error after which a subject cannot take more calls (its process died).
+type fatal interface{ Fatal() bool }
 
 func isFatal(err error) bool {
-	var f Fatal
+	var f fatal
 	return errors.As(err, &f) && f.Fatal()
 }

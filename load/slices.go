@@ -93,5 +93,5 @@ func (f *Figures) sliceStats() []SliceStat {
 	return out
 }
 
-// DefaultSlice is the time slice of serving loads when Config.Slice is zero.
-const DefaultSlice = 10 * time.Second
+// defaultSlice is the time slice of serving loads when Config.Slice is zero.
+const defaultSlice = 10 * time.Second

@@ -15,7 +15,7 @@ func TestSlices(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := OpenLoop(context.Background(), s, c, rec); err != nil {
+	if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
 	sl, ok := rec.extra[SectionSlices].([]SliceStat)

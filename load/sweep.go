@@ -9,7 +9,7 @@ import (
 	"github.com/inferbench/inferbench/subject"
 )
 
-// Sweep finds how the server behaves from idle to saturated, in steps that each send
+// driveSweep finds how the server behaves from idle to saturated, in steps that each send
 // measurement_iterations requests (or run for duration):
 //
 //  1. synchronous: one request at a time, the server's best latency and lowest rate;
@@ -20,7 +20,7 @@ import (
 //
 // Every step's observations reach the scenario (its distributions mix the steps); the per-step
 // figures are in the scenario's "sweep" section, and "slo_max_rps" is the search's answer.
-func Sweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveSweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	steps, search := 4, 0
 	if c.Sweep != nil {
 		steps, search = c.Sweep.Steps, c.Sweep.Search

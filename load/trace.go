@@ -11,7 +11,7 @@ import (
 // ModeTrace replays a timestamped trace: each request at its time.
 const ModeTrace = "trace"
 
-func init() { RegisterDriver(ModeTrace, Trace) }
+func init() { RegisterDriver(ModeTrace, driveTrace) }
 
 // Arrivals is an optional ability of a subject whose workload is a timestamped trace: when each
 // request is due, from the first, in request order (the openai subject with workload format
@@ -39,14 +39,14 @@ func arrivalsOf(s subject.Subject) []time.Duration {
 	return nil
 }
 
-// Trace sends the requests of the subject's trace at their times, divided by speedup (default 1):
+// driveTrace sends the requests of the subject's trace at their times, divided by speedup (default 1):
 // an open loop whose schedule is the trace's, so its latencies from the scheduled send
 // (ttft_sched_ms, e2e_sched_ms) are free of coordinated omission as in mode rate, and
 // max_concurrency and overflow apply the same way. The first warmup_iterations requests of the
 // trace are warm-up; the measured ones are the rest of the trace, or the first
 // measurement_iterations of them when it is set, and only those due within duration of the
 // first measured one when duration is set.
-func Trace(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveTrace(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	at := arrivalsOf(s)
 	if len(at) == 0 {
 		return fmt.Errorf("mode trace needs a subject whose workload is a trace (openai, workload.format: trace, mooncake or azure)")

@@ -42,7 +42,7 @@ func TestTrace(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if err := Trace(context.Background(), wrapped{s}, c, rec); err != nil {
+		if err := driveTrace(context.Background(), wrapped{s}, c, rec); err != nil {
 			t.Fatal(err)
 		}
 		if len(rec.obs[Warmup]) != 2 || len(rec.obs[Measure]) != 4 {
@@ -58,13 +58,13 @@ func TestTrace(t *testing.T) {
 	// measurement_iterations and duration cut the trace.
 	s := &traced{at: at, due: map[int]time.Time{}}
 	rec := newRecorder()
-	if err := Trace(context.Background(), s, Config{Mode: ModeTrace, WarmupIterations: ptr(1), Duration: 30 * time.Millisecond}, rec); err != nil {
+	if err := driveTrace(context.Background(), s, Config{Mode: ModeTrace, WarmupIterations: ptr(1), Duration: 30 * time.Millisecond}, rec); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.obs[Measure]) != 3 { // due 10, 15 and 40 ms: within 30 ms of the first measured
 		t.Errorf("%d measured within the duration, want 3", len(rec.obs[Measure]))
 	}
-	err := Trace(context.Background(), fixed{func(int) subject.Observation { return stream(1) }}, Config{Mode: ModeTrace}, newRecorder())
+	err := driveTrace(context.Background(), fixed{func(int) subject.Observation { return stream(1) }}, Config{Mode: ModeTrace}, newRecorder())
 	if err == nil || !strings.Contains(err.Error(), "workload is a trace") {
 		t.Errorf("a subject without a trace: %v", err)
 	}

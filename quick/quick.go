@@ -200,8 +200,8 @@ type Framework struct {
 	Dir        string
 }
 
-// BothModels are the names the model "both" stands for.
-var BothModels = []string{"resnet50", "vit_b_16"}
+// bothModels are the names the model "both" stands for.
+var bothModels = []string{"resnet50", "vit_b_16"}
 
 // ModelNames returns the models the benchmarks are named after: "both" expanded, resnet50 when
 // none is given. A run selects the quick benchmarks by these names.
@@ -209,7 +209,7 @@ func (q Framework) ModelNames() []string {
 	var models []string
 	for _, m := range q.Models {
 		if m == "both" {
-			models = append(models, BothModels...)
+			models = append(models, bothModels...)
 		} else {
 			models = append(models, m)
 		}
@@ -281,16 +281,16 @@ func (q Framework) Benchmarks() ([]*suite.Benchmark, error) {
 			Name: m, Model: m, Category: "performance", Tags: []string{"vision"},
 			Description: fmt.Sprintf("%s inference with random weights", m),
 			Kind:        "worker", Config: &worker.Config{Adapter: "vision"},
-			File: File, Dir: dir(q.Dir), Params: params, Axes: axes, Accepts: FrameworkParams,
+			File: File, Dir: dir(q.Dir), Params: params, Axes: axes, Accepts: frameworkParams,
 		})
 	}
 	return out, nil
 }
 
-// FrameworkParams are the parameters of the vision adapters a --framework run takes with --set
+// frameworkParams are the parameters of the vision adapters a --framework run takes with --set
 // besides its flags: seed 001's data_source as input (a folder of images, relative to the working
 // directory), max_images, compile_mode, seed, threads, dtype, variant.
-var FrameworkParams = []string{"input", "max_images", "compile_mode", "seed", "threads", "dtype", "variant"}
+var frameworkParams = []string{"input", "max_images", "compile_mode", "seed", "threads", "dtype", "variant"}
 
 // IsDType reports whether s names a dtype a framework benchmark takes.
 func IsDType(s string) bool { return validDType(s) }

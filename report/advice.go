@@ -25,9 +25,9 @@ const (
 	maxAdviceLen = 200  // warnings beyond this many are counted, not listed
 )
 
-// RunAdvice derives the advice of a run: per benchmark, the sweet spot of a batch-size or load
+// runAdvice derives the advice of a run: per benchmark, the sweet spot of a batch-size or load
 // sweep; per scenario, its failures, warnings and flagged monitor findings.
-func RunAdvice(r *result.Run) []Advice {
+func runAdvice(r *result.Run) []Advice {
 	var out []Advice
 	for _, b := range byBenchmark(r) {
 		kind := kindOf(b.scs)
@@ -38,7 +38,7 @@ func RunAdvice(r *result.Run) []Advice {
 			}
 		}
 		if len(measured) >= 2 {
-			if kind == KindServing {
+			if kind == kindServing {
 				out = append(out, servingAdvice(b.name, measured)...)
 			} else {
 				out = append(out, modelAdvice(b.name, measured)...)
@@ -78,7 +78,7 @@ func RunAdvice(r *result.Run) []Advice {
 var levelRank = map[string]int{"error": 0, "warn": 1, "info": 2}
 
 func modelAdvice(bench string, scs []*result.Scenario) []Advice {
-	x, groups := swept(scs, KindModel)
+	x, groups := swept(scs, kindModel)
 	var out []Advice
 	for _, g := range groups {
 		best, bestV := peak(g.Scs, "throughput_ips")
@@ -131,7 +131,7 @@ func groupSuffix(g group) string {
 }
 
 func servingAdvice(bench string, scs []*result.Scenario) []Advice {
-	x, groups := swept(scs, KindServing)
+	x, groups := swept(scs, kindServing)
 	var out []Advice
 	for _, g := range groups {
 		_, bestV := peak(g.Scs, "output_tokens_per_s")

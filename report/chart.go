@@ -83,18 +83,18 @@ var (
 
 // Benchmark kinds.
 const (
-	KindModel   = "model"
-	KindServing = "serving"
+	kindModel   = "model"
+	kindServing = "serving"
 )
 
 // kindOf says whether a benchmark's scenarios are serving runs (token streams) or iterations.
 func kindOf(scs []*result.Scenario) string {
 	for _, s := range scs {
 		if _, ok := s.Metrics["ttft_ms"]; ok {
-			return KindServing
+			return kindServing
 		}
 	}
-	return KindModel
+	return kindModel
 }
 
 // axis picks the parameter that varies across the scenarios and is numeric: the preferred names
@@ -242,7 +242,7 @@ type plot struct {
 
 func newPlot(scs []*result.Scenario, kind string, next func() string) *plot {
 	prefer := modelAxes
-	if kind == KindServing {
+	if kind == kindServing {
 		prefer = servingAxes
 	}
 	p := &plot{kind: kind, x: axis(scs, prefer), next: next}
@@ -562,7 +562,7 @@ func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []
 	}
 	head := "latency_ms"
 	switch kind {
-	case KindServing:
+	case kindServing:
 		head = "e2e_ms"
 		add(p.percentiles("ttft_ms", "TTFT percentiles"))
 		add(p.percentiles("itl_ms", "ITL percentiles"))
@@ -576,7 +576,7 @@ func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []
 		add(p.values("memory", "memory_mb", "gpu_memory_mb"))
 	}
 	out = append(out, distribution(measured, head, next)...)
-	if kind == KindServing {
+	if kind == kindServing {
 		out = append(out, capacityCharts(measured, next)...)
 		out = append(out, sliceCharts(measured, next)...)
 		out = append(out, turnCharts(measured, next)...)

@@ -14,7 +14,7 @@ import (
 )
 
 // Delta is one row of a compare page: one metric of one scenario in two runs, with its verdict.
-// DeltasOf makes them from a compare.Report.
+// deltasOf makes them from a compare.Report.
 type Delta struct {
 	Benchmark string  `json:"benchmark"`
 	Scenario  string  `json:"scenario"`
@@ -41,8 +41,8 @@ type Delta struct {
 	Note  string `json:"note,omitempty"`
 }
 
-// DeltasOf turns a comparison into page rows, with a line saying how verdicts were reached.
-func DeltasOf(rep *compare.Report) ([]Delta, string) {
+// deltasOf turns a comparison into page rows, with a line saying how verdicts were reached.
+func deltasOf(rep *compare.Report) ([]Delta, string) {
 	out := make([]Delta, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
 		d := Delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric, Unit: r.Unit, Better: r.Better,
@@ -120,7 +120,7 @@ type CompareOptions struct {
 func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOptions) (Page, error) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("c%d", n) }
-	deltas, method := DeltasOf(rep)
+	deltas, method := deltasOf(rep)
 	if opts.Method == "" {
 		opts.Method = method
 	}
@@ -136,7 +136,7 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 		v.Status = "FAIL"
 	case rep.Unverified > 0:
 		v.Status = "UNTESTED"
-		v.Warnings = append([]string{Headline(rep)}, v.Warnings...)
+		v.Warnings = append([]string{headlineOf(rep)}, v.Warnings...)
 	}
 	for _, b := range rep.Budgets {
 		if b.Measured && !b.OK {

@@ -15,8 +15,8 @@ import (
 	"github.com/inferbench/inferbench/stats"
 )
 
-// CompareFormats are the renderings of a comparison.
-var CompareFormats = []string{"text", "markdown", "json", "junit"}
+// compareFormats are the renderings of a comparison.
+var compareFormats = []string{"text", "markdown", "json", "junit"}
 
 // Comparison renders a comparison in one of CompareFormats.
 func Comparison(w io.Writer, rep *compare.Report, format string) error {
@@ -32,9 +32,9 @@ func Comparison(w io.Writer, rep *compare.Report, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	case "junit":
-		return CompareJUnit(w, rep)
+		return compareJUnit(w, rep)
 	}
-	return fmt.Errorf("format %q: want one of %s", format, strings.Join(CompareFormats, ", "))
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(compareFormats, ", "))
 }
 
 func cmpRef(r compare.RunRef) string {
@@ -163,7 +163,7 @@ func CompareTextAll(w io.Writer, rep *compare.Report) error { return compareText
 
 func compareText(w io.Writer, rep *compare.Report, all bool) error {
 	if rep.Unverified > 0 {
-		fmt.Fprintf(w, "%s\n\n", Headline(rep))
+		fmt.Fprintf(w, "%s\n\n", headlineOf(rep))
 	}
 	fmt.Fprintf(w, "old: %s\nnew: %s\n\n", cmpRef(rep.Old), cmpRef(rep.New))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -317,11 +317,11 @@ func gatedNames(rep *compare.Report) string {
 	return strings.Join(names, ", ")
 }
 
-// Headline is the verdict in one line: "FAIL: ..." with what failed it, "UNTESTED: ..." when a
+// headlineOf is the verdict in one line: "FAIL: ..." with what failed it, "UNTESTED: ..." when a
 // gated change beyond its threshold could not be tested (one value a side: no test can tell it
 // from noise) and nothing failed, else "ok: ...". Every rendering of a comparison leads with it,
 // so that an untested 10x change is never a quiet "ok".
-func Headline(rep *compare.Report) string {
+func headlineOf(rep *compare.Report) string {
 	switch {
 	case rep.NoEvidence != "":
 		return "FAIL: nothing comparable: " + rep.NoEvidence
@@ -583,9 +583,9 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// CompareJUnit writes the comparison as JUnit XML: a suite per benchmark, a test case per metric
+// compareJUnit writes the comparison as JUnit XML: a suite per benchmark, a test case per metric
 // row and per budget, failed when it regressed or exceeded its budget.
-func CompareJUnit(w io.Writer, rep *compare.Report) error {
+func compareJUnit(w io.Writer, rep *compare.Report) error {
 	suites := map[string]*junitSuite{}
 	var order []string
 	suite := func(b string) *junitSuite {

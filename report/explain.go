@@ -53,8 +53,8 @@ func ExplainPairs(old, nw *result.Run, rep *compare.Report, all bool) []explain.
 	return pairs
 }
 
-// ExplainFormats are the renderings of explanations.
-var ExplainFormats = []string{"text", "markdown", "json"}
+// explainFormats are the renderings of explanations.
+var explainFormats = []string{"text", "markdown", "json"}
 
 // Explain renders explanations (explain.Runs) in one of ExplainFormats.
 func Explain(w io.Writer, xs []explain.Scenario, format string) error {
@@ -77,7 +77,7 @@ func Explain(w io.Writer, xs []explain.Scenario, format string) error {
 			Scenarios []explain.Scenario `json:"scenarios"`
 		}{xs})
 	}
-	return fmt.Errorf("format %q: want one of %s", format, strings.Join(ExplainFormats, ", "))
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(explainFormats, ", "))
 }
 
 // ExplainText writes each scenario's headline, then its named entries (old → new per call, self

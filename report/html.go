@@ -186,14 +186,14 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("c%d", n) }
 	v := runView{Run: r, Env: flatten(r.Environment)}
-	for _, a := range RunAdvice(r) {
+	for _, a := range runAdvice(r) {
 		if strings.Contains(a.Scope, "/") || a.Scope == "" {
 			v.Notes = append(v.Notes, a)
 		} else {
 			v.Advice = append(v.Advice, a)
 		}
 	}
-	for _, why := range Unmeasured(r) {
+	for _, why := range unmeasuredOf(r) {
 		v.Notes = append(v.Notes, Advice{Level: "info", Scope: "unmeasured on this machine", Text: why})
 	}
 	if !r.FinishedAt.IsZero() {
@@ -202,7 +202,7 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 	var charts []Chart
 	for i, b := range byBenchmark(r) {
 		kind := kindOf(b.scs)
-		bv := benchView{Name: b.name, Anchor: fmt.Sprintf("b%d", i+1), Kind: kind, Serving: kind == KindServing}
+		bv := benchView{Name: b.name, Anchor: fmt.Sprintf("b%d", i+1), Kind: kind, Serving: kind == kindServing}
 		for _, s := range b.scs {
 			if bv.Source == "" {
 				bv.Source = s.Source

@@ -229,7 +229,7 @@ func TestBenchmarkCharts(t *testing.T) {
 
 func TestRunAdvice(t *testing.T) {
 	var got []string
-	for _, a := range RunAdvice(testRun(1, 20)) {
+	for _, a := range runAdvice(testRun(1, 20)) {
 		if !strings.Contains(a.Scope, "/") {
 			got = append(got, a.Scope+": "+a.Text)
 		}

@@ -42,7 +42,7 @@ func TestStartupNote(t *testing.T) {
 	tp := 4.8
 	r := &result.Run{Scenarios: []result.Scenario{{Benchmark: "cmd", Scenario: "default", Status: result.StatusOK, Metrics: map[string]result.Metric{
 		"latency_ms": {Summary: &own}, "harness_latency_ms": {Summary: &trip}, "throughput_ips": {Value: &tp}}}}}
-	notes := strings.Join(Notes(r), "\n")
+	notes := strings.Join(notesOf(r), "\n")
 	if !strings.Contains(notes, "note    cmd/default: expected: throughput counts each process's start-up") || !strings.Contains(notes, "p50 208.0 ms") {
 		t.Errorf("notes: %q", notes)
 	}
@@ -56,7 +56,7 @@ func TestUnmeasuredSaid(t *testing.T) {
 	for i := range r.Scenarios {
 		r.Scenarios[i].Extra.Resources = res
 	}
-	notes := strings.Join(Notes(r), "\n")
+	notes := strings.Join(notesOf(r), "\n")
 	for _, want := range []string{"note    unmeasured on this machine: energy (RAPL counters): not available: no powercap zones",
 		"note    unmeasured on this machine: GPU: not available: nvml: init: ERROR_LIBRARY_NOT_FOUND nvidia-smi: not found in PATH"} {
 		if strings.Count(notes, want) != 1 {

@@ -54,11 +54,11 @@ func skews(scs []*result.Scenario) []skewView {
 	return out
 }
 
-// Skew writes the agent skew of a run merged from load agents (inferbench merge): per scenario,
+// writeSkew writes the agent skew of a run merged from load agents (inferbench merge): per scenario,
 // the start and end spread across the agents, then one line per agent with its start lag, clock
 // offset, requests, failed requests, rate, schedule-lag p99, client CPU and client_bound flag.
 // It writes nothing for other runs.
-func Skew(w io.Writer, r *result.Run) error {
+func writeSkew(w io.Writer, r *result.Run) error {
 	scs := make([]*result.Scenario, len(r.Scenarios))
 	for i := range r.Scenarios {
 		scs[i] = &r.Scenarios[i]

@@ -68,7 +68,7 @@ func TestNotesGroupWarnings(t *testing.T) {
 			Warnings: []string{fmt.Sprintf("noisy: latency CV %d%% (above 10%%); consider more iterations or a quieter machine", 11+i)}})
 	}
 	r.Scenarios[3].Warnings = append(r.Scenarios[3].Warnings, "budget m/n=3 cpu_pct not measured")
-	notes := Notes(r)
+	notes := notesOf(r)
 	want := []string{
 		"warning m/n=0 and 11 more (each with its own figures in report.html): noisy: latency CV 11% (above 10%); consider more iterations or a quieter machine",
 		"warning m/n=3: budget m/n=3 cpu_pct not measured",

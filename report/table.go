@@ -59,10 +59,10 @@ func Table(w io.Writer, r *result.Run) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if err := Skew(w, r); err != nil {
+	if err := writeSkew(w, r); err != nil {
 		return err
 	}
-	notes := Notes(r)
+	notes := notesOf(r)
 	if len(notes) > 0 {
 		fmt.Fprintln(w)
 		for _, n := range notes {
@@ -78,11 +78,11 @@ func Table(w io.Writer, r *result.Run) error {
 	return err
 }
 
-// Notes are the lines below the table, most severe first: failures, then warnings (one line
+// notesOf are the lines below the table, most severe first: failures, then warnings (one line
 // per kind of warning), then skipped scenarios (one line per reason), then the expected effects (result.IsExpected), which
 // say why a figure looks as it does and raise no alarm. Within a severity, scenarios keep their
 // order.
-func Notes(r *result.Run) []string {
+func notesOf(r *result.Run) []string {
 	var failed, skips, expected []string
 	skipped := map[string][]string{} // reason -> scenario ids
 	var reasons []string
@@ -135,16 +135,16 @@ func Notes(r *result.Run) []string {
 		}
 		skips = append(skips, fmt.Sprintf("skipped %s and %d more: %s", ids[0], len(ids)-1, why))
 	}
-	for _, why := range Unmeasured(r) {
+	for _, why := range unmeasuredOf(r) {
 		expected = append(expected, "note    unmeasured on this machine: "+why)
 	}
 	return slices.Concat(failed, warned, skips, expected)
 }
 
-// Unmeasured says what the run's monitors could not measure on this machine (energy without
+// unmeasuredOf says what the run's monitors could not measure on this machine (energy without
 // RAPL counters, GPUs without NVML or nvidia-smi), once each: run.json has it per scenario
 // (extra.resources.unavailable); the console and report.html say it once.
-func Unmeasured(r *result.Run) []string {
+func unmeasuredOf(r *result.Run) []string {
 	var out []string
 	seen := map[string]bool{}
 	for i := range r.Scenarios {

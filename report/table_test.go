@@ -26,10 +26,10 @@ func TestNotesRanked(t *testing.T) {
 		"skipped gpu/default: no GPU",
 		"note    sha/default: expected: latency CV 240% at a median of 300ns: calls this short are spread by timer resolution, scheduling and GC pauses; the median is the stable figure to compare",
 	}
-	if diff := cmp.Diff(want, Notes(r)); diff != "" {
+	if diff := cmp.Diff(want, notesOf(r)); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}
-	adv := RunAdvice(r)
+	adv := runAdvice(r)
 	var levels []string
 	for _, a := range adv {
 		levels = append(levels, a.Level+" "+a.Scope)

@@ -52,7 +52,7 @@ func Lookup(name string) (Info, bool) {
 	if ok {
 		return i, true
 	}
-	i = Guess(name)
+	i = guess(name)
 	i.Signed = signedName(name)
 	return i, false
 }
@@ -88,7 +88,7 @@ func ParseDirection(s string) (Direction, error) {
 	return Unknown, fmt.Errorf("better %q: want higher or lower", s)
 }
 
-// Guess gives a metric that no catalogue entry or declaration describes a unit and direction from
+// guess gives a metric that no catalogue entry or declaration describes a unit and direction from
 // its name, split into words at '_', '.', '-' and spaces:
 //   - higher is better: rates (a "_per_s", "_ips", "_rps", "_qps", "_fps" suffix, "throughput",
 //     "goodput", "qps", "fps", "rps"), "accuracy", "precision", "recall", "f1", "hit" rates
@@ -101,7 +101,7 @@ func ParseDirection(s string) (Direction, error) {
 //
 // Rates win over the words of their numerator ("tokens_per_s" is higher), and "error" or "miss"
 // over "rate" ("error_rate" is lower).
-func Guess(name string) Info {
+func guess(name string) Info {
 	n := strings.ToLower(name)
 	words := strings.FieldsFunc(n, func(r rune) bool { return r == '_' || r == '.' || r == '-' || r == ' ' || r == '/' })
 	has := func(ws ...string) bool {

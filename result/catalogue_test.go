@@ -29,7 +29,7 @@ func TestGuessDirections(t *testing.T) {
 		{"batch_size", Unknown, ""},
 		{"model_size_mb", Lower, "MB"}, // a size in bytes is memory
 	} {
-		got := Guess(c.name)
+		got := guess(c.name)
 		if got.Better != c.better || got.Unit != c.unit {
 			t.Errorf("Guess(%q) = %s, %q; want %s, %q", c.name, got.Better, got.Unit, c.better, c.unit)
 		}

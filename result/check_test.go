@@ -12,15 +12,15 @@ import (
 func TestImportsRejectImpossibleValues(t *testing.T) {
 	at := time.Unix(0, 0)
 	gobench := func(src string) error {
-		_, err := ReadGoBench(strings.NewReader(src), "bench.txt", "r1", at)
+		_, err := readGoBench(strings.NewReader(src), "bench.txt", "r1", at)
 		return err
 	}
 	pytest := func(src string) error {
-		_, err := ReadPytestBenchmark(strings.NewReader(src), "pytest.json", "r1")
+		_, err := readPytestBenchmark(strings.NewReader(src), "pytest.json", "r1")
 		return err
 	}
 	hyperfine := func(src string) error {
-		_, err := ReadHyperfine(strings.NewReader(src), "hf.json", "r1", "cmds", at)
+		_, err := readHyperfine(strings.NewReader(src), "hf.json", "r1", "cmds", at)
 		return err
 	}
 	for _, tc := range []struct {

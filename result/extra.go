@@ -35,15 +35,15 @@ type Extra struct {
 // Section names in run.json.
 const (
 	SectionResources    = "resources"
-	SectionServer       = "server"
+	sectionServer       = "server"
 	SectionSLO          = "slo"
 	SectionSteadyWindow = "steady_window"
 	SectionSweep        = "sweep"
 	SectionClientBound  = "client_bound"
-	SectionErrorsByKind = "errors_by_kind"
-	SectionWindow       = "window"
-	SectionHistograms   = "histograms"
-	SectionAgents       = "agents"
+	sectionErrorsByKind = "errors_by_kind"
+	sectionWindow       = "window"
+	sectionHistograms   = "histograms"
+	sectionAgents       = "agents"
 )
 
 // Resources is the resource monitors' report of a scenario's measured window (docs/results.md,
@@ -284,7 +284,7 @@ func (e Extra) sections() map[string]any {
 		m[SectionResources] = e.Resources
 	}
 	if e.Server != nil {
-		m[SectionServer] = e.Server
+		m[sectionServer] = e.Server
 	}
 	if e.SLO != nil {
 		m[SectionSLO] = e.SLO
@@ -299,16 +299,16 @@ func (e Extra) sections() map[string]any {
 		m[SectionClientBound] = true
 	}
 	if e.ErrorsByKind != nil {
-		m[SectionErrorsByKind] = e.ErrorsByKind
+		m[sectionErrorsByKind] = e.ErrorsByKind
 	}
 	if e.Window != nil {
-		m[SectionWindow] = e.Window
+		m[sectionWindow] = e.Window
 	}
 	if e.Histograms != nil {
-		m[SectionHistograms] = e.Histograms
+		m[sectionHistograms] = e.Histograms
 	}
 	if e.Agents != nil {
-		m[SectionAgents] = e.Agents
+		m[sectionAgents] = e.Agents
 	}
 	return m
 }
@@ -338,7 +338,7 @@ func (e *Extra) setRaw(name string, data json.RawMessage) error {
 	case SectionResources:
 		e.Resources = new(Resources)
 		dst = e.Resources
-	case SectionServer:
+	case sectionServer:
 		e.Server = new(Server)
 		dst = e.Server
 	case SectionSLO:
@@ -351,14 +351,14 @@ func (e *Extra) setRaw(name string, data json.RawMessage) error {
 		dst = &e.Sweep
 	case SectionClientBound:
 		dst = &e.ClientBound
-	case SectionErrorsByKind:
+	case sectionErrorsByKind:
 		dst = &e.ErrorsByKind
-	case SectionWindow:
+	case sectionWindow:
 		e.Window = new(Window)
 		dst = e.Window
-	case SectionHistograms:
+	case sectionHistograms:
 		dst = &e.Histograms
-	case SectionAgents:
+	case sectionAgents:
 		e.Agents = new(Skew)
 		dst = e.Agents
 	default:
@@ -385,7 +385,7 @@ func (e *Extra) Set(name string, v any) error {
 			return nil
 		}
 	case *Server:
-		if name == SectionServer {
+		if name == sectionServer {
 			e.Server = x
 			return nil
 		}
@@ -410,22 +410,22 @@ func (e *Extra) Set(name string, v any) error {
 			return nil
 		}
 	case map[string]int:
-		if name == SectionErrorsByKind {
+		if name == sectionErrorsByKind {
 			e.ErrorsByKind = x
 			return nil
 		}
 	case *Window:
-		if name == SectionWindow {
+		if name == sectionWindow {
 			e.Window = x
 			return nil
 		}
 	case map[string]*stats.Histogram:
-		if name == SectionHistograms {
+		if name == sectionHistograms {
 			e.Histograms = x
 			return nil
 		}
 	case *Skew:
-		if name == SectionAgents {
+		if name == sectionAgents {
 			e.Agents = x
 			return nil
 		}

@@ -47,12 +47,12 @@ func TestReadV1Files(t *testing.T) {
 			count("timelines", e.Resources != nil && len(e.Resources.Timelines) > 0 && len(e.Resources.Timelines[0].T) > 0)
 			count("memory_growth", e.Resources != nil && e.Resources.Growth != nil && e.Resources.Growth.N > 0)
 			count("monitor_overhead", e.Resources != nil && e.Resources.Overhead != nil && e.Resources.Overhead.LatencyOffMS > 0)
-			count(SectionServer, e.Server != nil && e.Server.Command != "")
+			count(sectionServer, e.Server != nil && e.Server.Command != "")
 			count(SectionSLO, e.SLO != nil && len(e.SLO.Objectives) > 0)
 			count(SectionSteadyWindow, e.SteadyWindow != nil && e.SteadyWindow.End.After(e.SteadyWindow.Start))
 			count(SectionSweep, len(e.Sweep) > 0 && e.Sweep[0].Name != "")
 			count(SectionClientBound, e.ClientBound)
-			count(SectionErrorsByKind, len(e.ErrorsByKind) > 0)
+			count(sectionErrorsByKind, len(e.ErrorsByKind) > 0)
 		}
 		var got bytes.Buffer
 		if err := WriteJSON(&got, r); err != nil {
@@ -65,8 +65,8 @@ func TestReadV1Files(t *testing.T) {
 			t.Errorf("%s written back differs (-read +written):\n%s", path, cmp.Diff(a, b))
 		}
 	}
-	for _, name := range []string{SectionResources, "timelines", "memory_growth", "monitor_overhead", SectionServer,
-		SectionSLO, SectionSteadyWindow, SectionSweep, SectionClientBound, SectionErrorsByKind} {
+	for _, name := range []string{SectionResources, "timelines", "memory_growth", "monitor_overhead", sectionServer,
+		SectionSLO, SectionSteadyWindow, SectionSweep, SectionClientBound, sectionErrorsByKind} {
 		if seen[name] == 0 {
 			t.Errorf("no scenario of testdata/v1 has a %s section: the fixtures no longer cover it", name)
 		}

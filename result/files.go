@@ -189,8 +189,8 @@ func measured(s *Scenario, k string) string {
 	return ""
 }
 
-// DeviceType returns the kind of a device name: "cuda" for "cuda:0", "cpu", "mps", "tpu", ...
-func DeviceType(device string) string {
+// deviceType returns the kind of a device name: "cuda" for "cuda:0", "cpu", "mps", "tpu", ...
+func deviceType(device string) string {
 	t, _, _ := strings.Cut(device, ":")
 	return strings.ToLower(strings.TrimSpace(t))
 }
@@ -241,7 +241,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 			ts = s.StartedAt.UTC().Format(time.RFC3339)
 		}
 		row := []string{
-			s.Benchmark, s.Scenario, s.Model, param("framework"), device, DeviceType(device),
+			s.Benchmark, s.Scenario, s.Model, param("framework"), device, deviceType(device),
 			param("batch_size"), measured(s, "dtype"), measured(s, "input_shape"),
 			latCell(func() float64 { return lat.Median }), latCell(func() float64 { return lat.P95 }),
 			latCell(func() float64 { return lat.P99 }), latCell(func() float64 { return lat.Mean }),
@@ -251,7 +251,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 			s.Status, ts, commit,
 		}
 		for i := range row {
-			row[i] = InertCell(row[i])
+			row[i] = inertCell(row[i])
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -261,11 +261,11 @@ func WriteCSV(w io.Writer, r *Run) error {
 	return cw.Error()
 }
 
-// InertCell returns a CSV cell that a spreadsheet reads as text, never as a formula: a text
+// inertCell returns a CSV cell that a spreadsheet reads as text, never as a formula: a text
 // starting with =, +, -, @, a tab or a carriage return (=HYPERLINK(...) in a benchmark's name or
 // a parameter, a formula injection) gets a leading single quote, as OWASP recommends and
 // spreadsheets hide. A number (-3.5, +2, 1e-3) is kept as it is, so it stays a number.
-func InertCell(s string) string {
+func inertCell(s string) string {
 	s = inert.Text(s) // control characters inside a cell too
 	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return s

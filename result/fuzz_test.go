@@ -33,7 +33,7 @@ func FuzzReadGoBench(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ReadGoBench(bytes.NewReader(data), "fuzz.txt", "r1", time.Unix(0, 0))
+		r, err := readGoBench(bytes.NewReader(data), "fuzz.txt", "r1", time.Unix(0, 0))
 		if err == nil {
 			checkImported(t, r)
 		}
@@ -50,7 +50,7 @@ func FuzzReadPytestBenchmark(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ReadPytestBenchmark(bytes.NewReader(data), "fuzz.json", "r1")
+		r, err := readPytestBenchmark(bytes.NewReader(data), "fuzz.json", "r1")
 		if err == nil {
 			checkImported(t, r)
 		}
@@ -67,7 +67,7 @@ func FuzzReadHyperfine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ReadHyperfine(bytes.NewReader(data), "fuzz.json", "r1", "cmds", time.Unix(0, 0))
+		r, err := readHyperfine(bytes.NewReader(data), "fuzz.json", "r1", "cmds", time.Unix(0, 0))
 		if err == nil {
 			checkImported(t, r)
 		}

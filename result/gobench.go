@@ -43,7 +43,7 @@ func WriteGoBench(w io.Writer, r *Run) error {
 		if s.Status != StatusOK {
 			continue
 		}
-		name := GoBenchName(s)
+		name := goBenchName(s)
 		metrics := slices.Sorted(maps.Keys(s.Metrics))
 		for _, m := range metrics {
 			met := s.Metrics[m]
@@ -72,9 +72,9 @@ func WriteGoBench(w io.Writer, r *Run) error {
 
 var goBenchUnsafe = regexp.MustCompile(`\s+`)
 
-// GoBenchName is a scenario's name in the Go benchmark format: "Benchmark" + benchmark +
+// goBenchName is a scenario's name in the Go benchmark format: "Benchmark" + benchmark +
 // "/" + scenario, without blanks.
-func GoBenchName(s *Scenario) string {
+func goBenchName(s *Scenario) string {
 	b := goBenchUnsafe.ReplaceAllString(s.Benchmark, "_")
 	if b != "" {
 		b = strings.ToUpper(b[:1]) + b[1:]
@@ -88,12 +88,12 @@ func GoBenchName(s *Scenario) string {
 
 func fmtFloat(v float64) string { return fmt.Sprintf("%.10g", v) }
 
-// ReadGoBench reads `go test -bench` output (or anything in the Go benchmark format) into a run:
+// readGoBench reads `go test -bench` output (or anything in the Go benchmark format) into a run:
 // each benchmark is a scenario of the benchmark named by its first name element
 // (BenchmarkTokenize/len=64-8 → benchmark "Tokenize", scenario "len=64"), each line a sample.
 // sec/op becomes latency_ms; B/op memory_bytes_per_op; allocs/op allocs_per_op; other units keep
 // their name.
-func ReadGoBench(rd io.Reader, name string, id string, at time.Time) (*Run, error) {
+func readGoBench(rd io.Reader, name string, id string, at time.Time) (*Run, error) {
 	br := benchfmt.NewReader(rd, name)
 	type key struct{ bench, sc string }
 	scen := map[key]map[string][]float64{}

@@ -36,10 +36,10 @@ type pytestFile struct {
 	} `json:"benchmarks"`
 }
 
-// ReadPytestBenchmark reads pytest-benchmark's JSON into a run: each benchmark a scenario of the
+// readPytestBenchmark reads pytest-benchmark's JSON into a run: each benchmark a scenario of the
 // benchmark named by its group (or its name without parameters), times in milliseconds. The raw
 // rounds are kept when the file has them (--benchmark-save-data); else the summary is used.
-func ReadPytestBenchmark(rd io.Reader, name, id string) (*Run, error) {
+func readPytestBenchmark(rd io.Reader, name, id string) (*Run, error) {
 	var f pytestFile
 	if err := json.NewDecoder(rd).Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: not pytest-benchmark JSON: %w", name, err)
@@ -116,9 +116,9 @@ type hyperfineFile struct {
 	} `json:"results"`
 }
 
-// ReadHyperfine reads hyperfine's JSON (--export-json): each command a scenario of the benchmark
+// readHyperfine reads hyperfine's JSON (--export-json): each command a scenario of the benchmark
 // bench, with its run times as latency samples in milliseconds.
-func ReadHyperfine(rd io.Reader, name, id, bench string, at time.Time) (*Run, error) {
+func readHyperfine(rd io.Reader, name, id, bench string, at time.Time) (*Run, error) {
 	var f hyperfineFile
 	if err := json.NewDecoder(rd).Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: not hyperfine JSON: %w", name, err)
@@ -244,14 +244,14 @@ func Import(data []byte, name, format, id, bench string, at time.Time) (*Run, er
 	var err error
 	switch format {
 	case "gobench":
-		r, err = ReadGoBench(bytes.NewReader(data), name, id, at)
+		r, err = readGoBench(bytes.NewReader(data), name, id, at)
 	case "pytest":
-		r, err = ReadPytestBenchmark(bytes.NewReader(data), name, id)
+		r, err = readPytestBenchmark(bytes.NewReader(data), name, id)
 		if err == nil && r.StartedAt.IsZero() {
 			r.StartedAt, r.FinishedAt = at, at
 		}
 	case "hyperfine":
-		r, err = ReadHyperfine(bytes.NewReader(data), name, id, bench, at)
+		r, err = readHyperfine(bytes.NewReader(data), name, id, bench, at)
 	case "inferbench":
 		r, err = Decode(data, name)
 	default:

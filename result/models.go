@@ -16,13 +16,13 @@ import (
 
 // Seed 004's layout: a file per model and one summary of the run, beside run.json.
 const (
-	// ModelsDir holds models/<model>.json: a run.json (schema inferbench/run/v1) with only that
+	// modelsDir holds models/<model>.json: a run.json (schema inferbench/run/v1) with only that
 	// model's scenarios and without raw samples, which stay in run.json.
-	ModelsDir = "models"
+	modelsDir = "models"
 	// BenchmarkSummaryFile holds each model's scenarios with their status and headline metrics.
 	BenchmarkSummaryFile = "benchmark_summary.json"
-	// BenchmarkSummarySchema identifies the version of benchmark_summary.json.
-	BenchmarkSummarySchema = "inferbench/benchmark-summary/v1"
+	// benchmarkSummarySchema identifies the version of benchmark_summary.json.
+	benchmarkSummarySchema = "inferbench/benchmark-summary/v1"
 )
 
 // Note: the per-model files are views of run.json, not a second record: they are rewritten with
@@ -93,12 +93,12 @@ func ModelFile(model string) string {
 		sum := sha256.Sum256([]byte(model))
 		name += "~" + hex.EncodeToString(sum[:4])
 	}
-	return ModelsDir + "/" + name + ".json"
+	return modelsDir + "/" + name + ".json"
 }
 
 // Summarize returns r's BenchmarkSummary: its models in the order their first scenario ran.
 func Summarize(r *Run) *BenchmarkSummary {
-	bs := &BenchmarkSummary{Schema: BenchmarkSummarySchema, RunID: r.ID, Partial: r.Partial,
+	bs := &BenchmarkSummary{Schema: benchmarkSummarySchema, RunID: r.ID, Partial: r.Partial,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Summary: r.Summary, Models: []ModelSummary{}}
 	for _, m := range models(r) {
 		ms := ModelSummary{Model: m.name, Summary: m.run.Summary}

@@ -64,7 +64,7 @@ func TestSaveWritesModelFiles(t *testing.T) {
 	if err := json.Unmarshal(data, &bs); err != nil {
 		t.Fatal(err)
 	}
-	if bs.Schema != BenchmarkSummarySchema || bs.RunID != r.ID || bs.Summary.Total != 4 || len(bs.Models) != 3 {
+	if bs.Schema != benchmarkSummarySchema || bs.RunID != r.ID || bs.Summary.Total != 4 || len(bs.Models) != 3 {
 		t.Fatalf("benchmark_summary.json: %s", data)
 	}
 	g := bs.Models[0]

@@ -12,10 +12,10 @@ import (
 	"github.com/inferbench/inferbench/internal/base/readall"
 )
 
-// StreamMin is the size from which a run.json is decoded as a stream, one scenario at a time
+// streamMin is the size from which a run.json is decoded as a stream, one scenario at a time
 // (decodeStream), instead of read whole first: the file's bytes are then never all in memory
 // beside the run they make. docs/reliability.md states the memory each way costs.
-const StreamMin = 16 << 20
+const streamMin = 16 << 20
 
 // batchBytes is about how much of a run.json's scenarios decodeStream decodes at once.
 var batchBytes = 4 << 20 // a variable for tests
@@ -225,7 +225,7 @@ func loadStream(path, name string, asImport bool) (r *Run, done bool, err error)
 		return nil, true, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() < StreamMin || fi.Size() > readall.RunLimit {
+	if fi, err := f.Stat(); err != nil || fi.Size() < streamMin || fi.Size() > readall.RunLimit {
 		return nil, false, nil
 	}
 	var run Run

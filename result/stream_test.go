@@ -67,7 +67,7 @@ func TestLoadStreams(t *testing.T) {
 	path := filepath.Join(t.TempDir(), RunFile)
 	// Padding after the last key, as white space, makes it large without more scenarios.
 	doc := append(bytes.TrimRight(b.Bytes(), "}\n"), '\n')
-	doc = append(append(doc, bytes.Repeat([]byte(" "), StreamMin)...), "}\n"...)
+	doc = append(append(doc, bytes.Repeat([]byte(" "), streamMin)...), "}\n"...)
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestExpandLinearInIncludes(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	scs, err := Expand(Selection{}, bs)
+	scs, err := expandSelection(Selection{}, bs)
 	if err != nil {
 		t.Fatal(err)
 	}

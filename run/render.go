@@ -22,7 +22,7 @@ const (
 	ReportFile          = "report.html"  // every run, unless NoHTMLReport
 	CompareJSONFile     = "compare.json" // when compared with a baseline or budgets were checked
 	CompareMarkdownFile = "compare.md"   // the same, as markdown
-	AdviceFile          = "advice.json"  // when there is advice
+	adviceFile          = "advice.json"  // when there is advice
 )
 
 // render writes the summary (Format), the verdict, the advice and the overhead table to Stdout
@@ -91,7 +91,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 			fmt.Fprintf(out, "advice  %s (%s): %s\n", t.Scenario, t.Rule, t.Text)
 		}
 		if data, err := finite.MarshalIndent(v.Advice, "", "  "); err == nil {
-			_ = result.WriteFileAtomic(filepath.Join(dir, AdviceFile), append(data, '\n'))
+			_ = result.WriteFileAtomic(filepath.Join(dir, adviceFile), append(data, '\n'))
 		}
 	}
 	p.postAlerts(ctx, r, v)

@@ -76,7 +76,7 @@ func Select(sel Selection, env Env) ([]*suite.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	scenarios, err := Expand(sel, benches)
+	scenarios, err := expandSelection(sel, benches)
 	if err != nil {
 		return nil, err
 	}
@@ -145,9 +145,9 @@ func funcBenchmarks(defined []*suite.Benchmark) []*suite.Benchmark {
 	return out
 }
 
-// Expand expands the benchmarks' matrices with sel.Set applied and keeps the scenarios
+// expandSelection expands the benchmarks' matrices with sel.Set applied and keeps the scenarios
 // sel.Filter matches.
-func Expand(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error) {
+func expandSelection(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenario, error) {
 	set, err := sel.overrides()
 	if err != nil {
 		return nil, err
@@ -304,7 +304,7 @@ func List(sel Selection, env Env) (rows []ListRow, benchmarks int, err error) {
 	if len(benches) == 0 && sel.Benchmarks == nil {
 		return nil, 0, usageErr("no benchmark found: %s", suite.SearchDescription(roots(sel, env)))
 	}
-	scs, err := Expand(sel, benches)
+	scs, err := expandSelection(sel, benches)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -22,10 +22,10 @@ func BenjaminiHochberg(ps []float64) []float64 {
 	return adj
 }
 
-// Holm returns Holm-Bonferroni adjusted p-values of ps, in the same order. It controls the
+// holmAdjust returns Holm-Bonferroni adjusted p-values of ps, in the same order. It controls the
 // family-wise error rate (the chance of any false discovery) under any dependence, at the cost of
 // power when many tests are made.
-func Holm(ps []float64) []float64 {
+func holmAdjust(ps []float64) []float64 {
 	n := len(ps)
 	adj := make([]float64, n)
 	p, idx := ranked(ps)

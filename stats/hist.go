@@ -158,7 +158,7 @@ func histSummary(h *hdrhistogram.Histogram, m moments, why string) Summary {
 		v := q(99.9)
 		s.P999 = &v
 	}
-	if lo, hi, ok := MedianCI(n, 0.95); ok {
+	if lo, hi, ok := medianCI(n, 0.95); ok {
 		loP, hiP := 100*float64(lo)/float64(n-1), 100*float64(hi)/float64(n-1)
 		s.MedianCI = &Interval{Lo: q(loP), Hi: q(hiP), Confidence: 0.95}
 	}
@@ -205,8 +205,8 @@ func (g *Histogram) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// MaxEncodedHistogram bounds the compressed size accepted by UnmarshalJSON.
-const MaxEncodedHistogram = 4 << 20
+// maxEncodedHistogram bounds the compressed size accepted by UnmarshalJSON.
+const maxEncodedHistogram = 4 << 20
 
 // UnmarshalJSON implements json.Unmarshaler. It rejects histograms of another resolution and
 // counts that disagree with n.
@@ -218,7 +218,7 @@ func (g *Histogram) UnmarshalJSON(data []byte) error {
 	if j.Scale != histScale {
 		return fmt.Errorf("histogram: scale %v, want %v", j.Scale, float64(histScale))
 	}
-	if len(j.HDR) == 0 || len(j.HDR) > MaxEncodedHistogram {
+	if len(j.HDR) == 0 || len(j.HDR) > maxEncodedHistogram {
 		return errors.New("histogram: missing or oversized hdr encoding")
 	}
 	h, err := hdrhistogram.Decode(j.HDR)

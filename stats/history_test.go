@@ -17,7 +17,7 @@ func TestBenjaminiHochberg(t *testing.T) {
 	if d := cmp.Diff([]float64{0.025, 0.05, 0.05, 0.025, 0.5}, BenjaminiHochberg(ps), approx); d != "" {
 		t.Errorf("BH (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]float64{0.04, 0.09, 0.09, 0.025, 0.5}, Holm(ps), approx); d != "" {
+	if d := cmp.Diff([]float64{0.04, 0.09, 0.09, 0.025, 0.5}, holmAdjust(ps), approx); d != "" {
 		t.Errorf("Holm (-want +got):\n%s", d)
 	}
 }

@@ -44,8 +44,8 @@ type Interval struct {
 // ErrNoSamples is returned when a summary is asked of an empty sample.
 var ErrNoSamples = errors.New("no samples")
 
-// MinSamplesForCI is the smallest sample whose median has a 95% distribution-free interval.
-const MinSamplesForCI = 6
+// minSamplesForCI is the smallest sample whose median has a 95% distribution-free interval.
+const minSamplesForCI = 6
 
 // Summarize computes the summary of xs. It does not modify xs.
 func Summarize(xs []float64) (Summary, error) {
@@ -82,10 +82,10 @@ func summarizeSorted(s []float64) Summary {
 	if mean != 0 {
 		sum.CV = std / math.Abs(mean)
 	}
-	if lo, hi, ok := MedianCI(n, 0.95); ok {
+	if lo, hi, ok := medianCI(n, 0.95); ok {
 		sum.MedianCI = &Interval{Lo: s[lo], Hi: s[hi], Confidence: 0.95}
 	} else {
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%d samples: need at least %d for a 95%% confidence interval of the median", n, MinSamplesForCI))
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%d samples: need at least %d for a 95%% confidence interval of the median", n, minSamplesForCI))
 	}
 	iqr := sum.P75 - sum.P25
 	loFence, hiFence := sum.P25-1.5*iqr, sum.P75+1.5*iqr
@@ -112,10 +112,10 @@ func Quantile(sorted []float64, q float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-// MedianCI returns the 0-based ranks (lo, hi) of the order statistics that bound the median of a
+// medianCI returns the 0-based ranks (lo, hi) of the order statistics that bound the median of a
 // sample of n with at least the given confidence, and false when n is too small for it. It uses
 // the exact binomial distribution up to n = 1000 and the normal approximation above.
-func MedianCI(n int, confidence float64) (lo, hi int, ok bool) {
+func medianCI(n int, confidence float64) (lo, hi int, ok bool) {
 	if n < 2 {
 		return 0, 0, false
 	}

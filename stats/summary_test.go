@@ -73,17 +73,17 @@ func TestMedianCICoverage(t *testing.T) {
 	// Exact binomial up to n = 1000, normal approximation above: both bracket the middle and
 	// widen as the confidence grows.
 	for _, n := range []int{6, 10, 30, 100, 999, 1001, 100000} {
-		lo, hi, ok := MedianCI(n, 0.95)
+		lo, hi, ok := medianCI(n, 0.95)
 		if !ok || lo < 0 || hi >= n || lo > n/2 || hi < (n-1)/2 {
 			t.Errorf("n=%d: (%d, %d, %v)", n, lo, hi, ok)
 		}
-		lo99, hi99, ok99 := MedianCI(n, 0.99)
+		lo99, hi99, ok99 := medianCI(n, 0.99)
 		if ok99 && (lo99 > lo || hi99 < hi) {
 			t.Errorf("n=%d: 99%% interval (%d,%d) narrower than 95%% (%d,%d)", n, lo99, hi99, lo, hi)
 		}
 	}
 	// Known value: n = 30 gives ranks 10 and 21 (1-based), as tables of the sign test give.
-	if lo, hi, _ := MedianCI(30, 0.95); lo != 9 || hi != 20 {
+	if lo, hi, _ := medianCI(30, 0.95); lo != 9 || hi != 20 {
 		t.Errorf("n=30: (%d, %d), want (9, 20)", lo, hi)
 	}
 }

@@ -130,9 +130,9 @@ type Point struct {
 	Params map[string]any `json:"params,omitempty"`
 }
 
-// Stats are the statistics of a metric kept as queryable columns, with the column that holds
+// stats are the statistics of a metric kept as queryable columns, with the column that holds
 // each. "center" is a value metric's value or a distribution's median.
-var Stats = map[string]string{
+var stats = map[string]string{
 	"center": "center", "value": "center",
 	"mean": "mean", "std": "std", "min": "min", "max": "max", "cv": "cv",
 	"p50": "p50", "median": "p50", "p90": "p90", "p95": "p95", "p99": "p99",
@@ -146,9 +146,9 @@ func SplitMetric(m string) (name, column string, err error) {
 	if !ok {
 		return m, "center", nil
 	}
-	col, ok := Stats[stat]
+	col, ok := stats[stat]
 	if !ok {
-		keys := slices.Sorted(maps.Keys(Stats))
+		keys := slices.Sorted(maps.Keys(stats))
 		return "", "", fmt.Errorf("metric %q: unknown statistic %q (want one of %s)", m, stat, strings.Join(keys, ", "))
 	}
 	if name == "" {
@@ -185,9 +185,9 @@ func Register(open Opener, schemes ...string) {
 	}
 }
 
-// Scheme returns the backend scheme a URL selects: the part before "://" or ":" when it names a
+// schemeOf returns the backend scheme a URL selects: the part before "://" or ":" when it names a
 // registered backend, else "sqlite" (a file path).
-func Scheme(url string) string {
+func schemeOf(url string) string {
 	if i := strings.Index(url, ":"); i > 1 { // i > 1 keeps Windows drive letters as paths
 		s := url[:i]
 		regMu.RLock()
@@ -202,7 +202,7 @@ func Scheme(url string) string {
 
 // Open opens the store that p.URL names, running its migrations.
 func Open(ctx context.Context, p Params) (Store, error) {
-	s := Scheme(p.URL)
+	s := schemeOf(p.URL)
 	regMu.RLock()
 	open, ok := openers[s]
 	regMu.RUnlock()

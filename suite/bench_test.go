@@ -15,7 +15,7 @@ func BenchmarkParseSize(b *testing.B) {
 		s.WriteString("name: big\nsubject: {kind: mock}\nparams:\n")
 		for m := range mappings {
 			fmt.Fprintf(&s, "  m%d:\n", m)
-			for k := range MaxKeys / 2 {
+			for k := range maxKeys / 2 {
 				fmt.Fprintf(&s, "    k%d: %d\n", k, k)
 			}
 		}

@@ -11,27 +11,27 @@ import (
 // Bounds on a definition file. Definitions are written by hand: these are far above any real one
 // and keep a hostile or generated file from taking unbounded memory or time.
 const (
-	// MaxFileSize bounds a definition file's size in bytes.
-	MaxFileSize = 4 << 20
-	// MaxDepth bounds the nesting of mappings and lists (the YAML parser recurses on it).
-	MaxDepth = 64
-	// MaxKeys bounds the keys of one block mapping: the YAML parser's time grows with the square
+	// maxFileSize bounds a definition file's size in bytes.
+	maxFileSize = 4 << 20
+	// maxDepth bounds the nesting of mappings and lists (the YAML parser recurses on it).
+	maxDepth = 64
+	// maxKeys bounds the keys of one block mapping: the YAML parser's time grows with the square
 	// of a block mapping's keys, so this bound keeps parse time linear in the file's size.
-	MaxKeys = 1000
-	// MaxNodes bounds the values a document's aliases stand for once expanded (a "billion laughs"
+	maxKeys = 1000
+	// maxNodes bounds the values a document's aliases stand for once expanded (a "billion laughs"
 	// file is a few lines that expand to millions).
-	MaxNodes = 100_000
+	maxNodes = 100_000
 	// MaxScenarios bounds the points of one benchmark's matrix (six axes of ten values would be a
 	// million scenarios, expanded in memory before the first one runs).
 	MaxScenarios = 10_000
-	// MaxRunScenarios bounds the scenarios of all the definitions a run loads together: every
+	// maxRunScenarios bounds the scenarios of all the definitions a run loads together: every
 	// document of every file, with their matrices and include entries. Each benchmark within
 	// MaxScenarios, hundreds of documents made millions of scenarios before the first ran.
-	MaxRunScenarios = 100_000
-	// MaxValueSize bounds a value after ${VAR} expansion, and MaxFileSize what the expansions
+	maxRunScenarios = 100_000
+	// maxValueSize bounds a value after ${VAR} expansion, and MaxFileSize what the expansions
 	// of one file add in all: a 6 KB definition whose values repeat a large variable made a
 	// parameter of 200 MB.
-	MaxValueSize = 1 << 20
+	maxValueSize = 1 << 20
 )
 
 // size is an upper bound of the scenarios b expands to: its matrix points and its include
@@ -39,8 +39,8 @@ const (
 func (b *Benchmark) size() int {
 	n := 1
 	for _, a := range b.Axes {
-		if n *= len(a.Values); n > MaxRunScenarios {
-			return MaxRunScenarios + 1
+		if n *= len(a.Values); n > maxRunScenarios {
+			return maxRunScenarios + 1
 		}
 	}
 	if len(b.Axes) == 0 {
@@ -63,11 +63,11 @@ func checkRunSize(bs []*Benchmark) *Error {
 			largest = b
 		}
 	}
-	if total <= MaxRunScenarios {
+	if total <= maxRunScenarios {
 		return nil
 	}
 	return &Error{File: largest.File, Line: largest.Line, Col: 1,
-		Msg:  fmt.Sprintf("the definitions make more than %d scenarios together (MaxRunScenarios); %s makes %d of them", MaxRunScenarios, largest.Name, largest.size()),
+		Msg:  fmt.Sprintf("the definitions make more than %d scenarios together (MaxRunScenarios); %s makes %d of them", maxRunScenarios, largest.Name, largest.size()),
 		Hint: "select fewer files or benchmarks, or split the run"}
 }
 
@@ -81,8 +81,8 @@ var coreTags = map[string]bool{"!!str": true, "!!int": true, "!!float": true, "!
 
 // checkTokens checks data's size, nesting, keys per block mapping and tags before it is parsed.
 func checkTokens(path string, data []byte) *Error {
-	if len(data) > MaxFileSize {
-		return &Error{File: path, Msg: fmt.Sprintf("definition file is %d bytes, over the limit of %d (MaxFileSize)", len(data), MaxFileSize)}
+	if len(data) > maxFileSize {
+		return &Error{File: path, Msg: fmt.Sprintf("definition file is %d bytes, over the limit of %d (MaxFileSize)", len(data), maxFileSize)}
 	}
 	tokens := lexer.Tokenize(string(data))
 	// Block structure by column: a stack of the columns of open mappings and lists with their key
@@ -123,16 +123,16 @@ func checkTokens(path string, data []byte) *Error {
 			key := tokens[i-1]
 			b := open(key, key.Position.Column)
 			b.keys++
-			if b.keys > MaxKeys {
-				return errAt(key, fmt.Sprintf("a mapping with more than %d keys (MaxKeys): split it or use a list", MaxKeys))
+			if b.keys > maxKeys {
+				return errAt(key, fmt.Sprintf("a mapping with more than %d keys (MaxKeys): split it or use a list", maxKeys))
 			}
 		case token.TagType:
 			if !coreTags[tk.Value] {
 				return errAt(tk, fmt.Sprintf("YAML tag %s is not supported in definitions (only %s)", tk.Value, "!!str, !!int, !!float, !!bool, !!null"))
 			}
 		}
-		if len(stack)+flow > MaxDepth {
-			return errAt(tk, fmt.Sprintf("values nested more than %d deep (MaxDepth)", MaxDepth))
+		if len(stack)+flow > maxDepth {
+			return errAt(tk, fmt.Sprintf("values nested more than %d deep (MaxDepth)", maxDepth))
 		}
 	}
 	return nil
@@ -144,10 +144,10 @@ func checkAliases(path string, doc ast.Node) *Error {
 	aliased := 0               // values that aliases stand for
 	var last, culprit ast.Node // the alias being expanded, and the one that went over
 	over := func(int) bool {
-		if aliased > MaxNodes && culprit == nil {
+		if aliased > maxNodes && culprit == nil {
 			culprit = last
 		}
-		return aliased > MaxNodes
+		return aliased > maxNodes
 	}
 	var size func(n ast.Node, depth int) int
 	// items is the size of a mapping or a sequence: itself and its k items (item(i)), stopping
@@ -163,7 +163,7 @@ func checkAliases(path string, doc ast.Node) *Error {
 		return total
 	}
 	size = func(n ast.Node, depth int) int {
-		if n == nil || depth > 4*MaxDepth {
+		if n == nil || depth > 4*maxDepth {
 			return 0
 		}
 		switch v := n.(type) {
@@ -194,11 +194,11 @@ func checkAliases(path string, doc ast.Node) *Error {
 		}
 		return 1
 	}
-	if size(doc, 0); aliased > MaxNodes {
+	if size(doc, 0); aliased > maxNodes {
 		if culprit == nil {
 			culprit = doc
 		}
-		return at(path, culprit, fmt.Sprintf("the aliases of this document stand for more than %d values (MaxNodes)", MaxNodes), "")
+		return at(path, culprit, fmt.Sprintf("the aliases of this document stand for more than %d values (MaxNodes)", maxNodes), "")
 	}
 	return nil
 }

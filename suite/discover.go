@@ -146,7 +146,7 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 		// Names found in files come from file names: in a models/NAME/ folder (seed 000's
 		// src/**/models/NAME/benchmarks/) the model is NAME and the name NAME/..., so one file
 		// name in two model folders is two benchmarks.
-		model := ModelFromPath(path)
+		model := modelFromPath(path)
 		for _, f := range found {
 			if model != "" {
 				f.Name, f.Model = model+"/"+f.Name, model
@@ -191,8 +191,8 @@ func SearchDescription(roots []string) string {
 		strings.Join(roots, ", "))
 }
 
-// ModelFromPath returns NAME when path lies under a models/NAME/ folder (the innermost one), or "".
-func ModelFromPath(path string) string {
+// modelFromPath returns NAME when path lies under a models/NAME/ folder (the innermost one), or "".
+func modelFromPath(path string) string {
 	parts := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")
 	for i := len(parts) - 2; i >= 0; i-- {
 		if parts[i] == "models" && parts[i+1] != "" {
@@ -214,7 +214,7 @@ func Load(env func(string) (string, bool), roots ...string) ([]*Benchmark, error
 	var errs Errors
 	seen := map[string]*Benchmark{}
 	for _, f := range files {
-		bs, err := ParseFile(f, env)
+		bs, err := parseFile(f, env)
 		var es Errors
 		if errors.As(err, &es) {
 			errs = append(errs, es...)

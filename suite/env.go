@@ -24,12 +24,12 @@ func expandEnv(path string, root ast.Node, env func(string) (string, bool)) Erro
 		if s == nil || !strings.Contains(s.Value, "${") {
 			return
 		}
-		out, err := ExpandEnv(s.Value, env)
+		out, err := expandEnvVars(s.Value, env)
 		if err != nil {
 			errs = append(errs, at(path, n, err.Error(), ""))
 			return
 		}
-		if added += len(out) - len(s.Value); added > MaxFileSize {
+		if added += len(out) - len(s.Value); added > maxFileSize {
 			if len(errs) == 0 || errs[len(errs)-1].Msg != errExpansions {
 				errs = append(errs, at(path, n, errExpansions, ""))
 			}
@@ -46,13 +46,13 @@ type visitFunc func(ast.Node)
 
 func (f visitFunc) Visit(n ast.Node) ast.Visitor { f(n); return f }
 
-// ExpandEnv expands ${VAR} and ${VAR:-default} in s. An unset variable without a default is an
+// expandEnvVars expands ${VAR} and ${VAR:-default} in s. An unset variable without a default is an
 // error, and so is a value over MaxValueSize bytes once expanded; "$$" stands for a literal "$".
-func ExpandEnv(s string, env func(string) (string, bool)) (string, error) {
+func expandEnvVars(s string, env func(string) (string, bool)) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if b.Len() > MaxValueSize {
-			return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", MaxValueSize)
+		if b.Len() > maxValueSize {
+			return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", maxValueSize)
 		}
 		switch {
 		case strings.HasPrefix(s[i:], "$$"):
@@ -77,8 +77,8 @@ func ExpandEnv(s string, env func(string) (string, bool)) (string, error) {
 			b.WriteByte(s[i])
 		}
 	}
-	if b.Len() > MaxValueSize {
-		return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", MaxValueSize)
+	if b.Len() > maxValueSize {
+		return "", fmt.Errorf("a value is over %d bytes after ${VAR} expansion (MaxValueSize)", maxValueSize)
 	}
 	return b.String(), nil
 }

@@ -276,7 +276,7 @@ func (f Filter) match(s *Scenario, inc, exc []namePattern) bool {
 	return true
 }
 
-// MatchName reports whether an --include/--exclude pattern names the scenario on its own: a
+// matchNames reports whether an --include/--exclude pattern names the scenario on its own: a
 // glob matching the benchmark's name or the scenario's ID ("llm-mock/*"), a bare name (no glob
 // characters, no '/') equal to one part of the benchmark's name split at '.' and '/', as seed 004
 // writes them ("--include llama_benchmark" selects llama_benchmark.LlamaBenchmark, ...), or a bare
@@ -284,7 +284,7 @@ func (f Filter) match(s *Scenario, inc, exc []namePattern) bool {
 // scenario in view: a bare name matches file names only when it names no benchmark, so
 // "--include llm-mock" selects the benchmark llm-mock and not the other benchmarks of
 // llm-mock.yaml, while "--include exec-python" selects the benchmarks of exec-python.yaml.
-func MatchName(pattern string, s *Scenario) bool {
+func matchNames(pattern string, s *Scenario) bool {
 	return matchName(pattern, s) || bare(pattern) && matchFile(pattern, s)
 }
 
@@ -292,7 +292,7 @@ func MatchName(pattern string, s *Scenario) bool {
 // to one part of the benchmark's name.
 func matchName(pattern string, s *Scenario) bool {
 	b := s.Benchmark
-	if Glob(pattern, b.Name) || Glob(pattern, s.ID()) {
+	if glob(pattern, b.Name) || glob(pattern, s.ID()) {
 		return true
 	}
 	return bare(pattern) && slices.Contains(strings.FieldsFunc(b.Name, func(r rune) bool { return r == '.' || r == '/' }), pattern)
@@ -314,7 +314,7 @@ func (f Filter) Unmatched(scenarios []*Scenario) []string {
 	var out []string
 	check := func(flag string, pats []string) {
 		for _, p := range pats {
-			if !slices.ContainsFunc(scenarios, func(s *Scenario) bool { return MatchName(p, s) }) {
+			if !slices.ContainsFunc(scenarios, func(s *Scenario) bool { return matchNames(p, s) }) {
 				out = append(out, flag+" "+p)
 			}
 		}
@@ -324,9 +324,9 @@ func (f Filter) Unmatched(scenarios []*Scenario) []string {
 	return out
 }
 
-// Glob reports whether name matches pattern, where * matches any run of characters (including
+// glob reports whether name matches pattern, where * matches any run of characters (including
 // '/'), ? one character, and [...] a class.
-func Glob(pattern, name string) bool {
+func glob(pattern, name string) bool {
 	re, err := globRegexp(pattern)
 	if err != nil {
 		return pattern == name
@@ -366,7 +366,7 @@ func globRegexp(pattern string) (*regexp.Regexp, error) {
 func anyGlob(patterns []string, names ...string) bool {
 	for _, p := range patterns {
 		for _, n := range names {
-			if Glob(p, n) {
+			if glob(p, n) {
 				return true
 			}
 		}

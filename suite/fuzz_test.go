@@ -53,15 +53,15 @@ func FuzzExpandEnv(f *testing.F) {
 		return "", false
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out, err := ExpandEnv(s, env)
+		out, err := expandEnvVars(s, env)
 		if err != nil {
 			return
 		}
 		if !strings.Contains(s, "$") && out != s {
-			t.Fatalf("ExpandEnv(%q) = %q: changed text without a $", s, out)
+			t.Fatalf("expandEnvVars(%q) = %q: changed text without a $", s, out)
 		}
 		if len(out) > len(s)+strings.Count(s, "${")*len("resnet50") {
-			t.Fatalf("ExpandEnv(%q) = %q: longer than its substitutions allow", s, out)
+			t.Fatalf("expandEnvVars(%q) = %q: longer than its substitutions allow", s, out)
 		}
 	})
 }

@@ -34,7 +34,7 @@ func TestRunScenarioLimit(t *testing.T) {
 	}
 	// Two files of 10,000 scenarios a document: the bound is on the run, not on a file.
 	var one, two strings.Builder
-	for i := range MaxRunScenarios/MaxScenarios + 1 {
+	for i := range maxRunScenarios/MaxScenarios + 1 {
 		if i%2 == 0 {
 			one.WriteString(doc(i))
 		} else {

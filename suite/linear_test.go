@@ -31,14 +31,14 @@ func TestParseLinear(t *testing.T) {
 			s.WriteString("name: big\nsubject: {kind: mock}\nparams:\n")
 			for m := range n {
 				fmt.Fprintf(&s, "  m%d:\n", m)
-				for k := range MaxKeys / 2 {
+				for k := range maxKeys / 2 {
 					fmt.Fprintf(&s, "    k%d: %d\n", k, k)
 				}
 			}
 			return []byte(s.String())
 		}},
 		{"one-mapping", func(n int) []byte {
-			return oneMapping("name: big\nsubject: {kind: mock}\nparams:\n  m:\n", 2*MaxKeys*n)
+			return oneMapping("name: big\nsubject: {kind: mock}\nparams:\n  m:\n", 2*maxKeys*n)
 		}},
 		{"documents", func(n int) []byte {
 			var s strings.Builder
@@ -66,7 +66,7 @@ func TestParseLinear(t *testing.T) {
 		})
 	}
 	// The control: the YAML parser alone, on one mapping of 500 and 4,000 keys.
-	small, large := oneMapping("m:\n", MaxKeys/2), oneMapping("m:\n", 4*MaxKeys)
+	small, large := oneMapping("m:\n", maxKeys/2), oneMapping("m:\n", 4*maxKeys)
 	bs, bl := allocated(func() { parseYAMLUnbounded(small) }), allocated(func() { parseYAMLUnbounded(large) })
 	t.Logf("control: %.1f times the bytes allocated per input byte", ratio(bs, bl, small, large))
 	if r := ratio(bs, bl, small, large); r <= 2 {

@@ -28,9 +28,9 @@ import (
 // the strict key checks and the lookups in the YAML tree, env.go the ${VAR} expansion, errors.go
 // how a problem becomes an Error with its position.
 
-// ParseFile reads one definition file. A file holds one benchmark per YAML document. Every problem
+// parseFile reads one definition file. A file holds one benchmark per YAML document. Every problem
 // found is returned as Errors; benchmarks without problems are returned beside them.
-func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, error) {
+func parseFile(path string, env func(string) (string, bool)) ([]*Benchmark, error) {
 	data, err := readBounded(path)
 	if err != nil {
 		// The error names path itself (os, readall): the Error's prefix names it once.
@@ -46,7 +46,7 @@ func ParseFile(path string, env func(string) (string, bool)) ([]*Benchmark, erro
 		return bs, err
 	}
 	bs, err := Parse(path, data, env)
-	if m := ModelFromPath(path); m != "" {
+	if m := modelFromPath(path); m != "" {
 		for _, b := range bs {
 			if b.Model == "" {
 				b.Model = m
@@ -63,12 +63,12 @@ func readBounded(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("definition file is over the limit of %d bytes (MaxFileSize)", MaxFileSize)
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("definition file is over the limit of %d bytes (MaxFileSize)", maxFileSize)
 	}
 	return data, nil
 }

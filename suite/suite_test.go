@@ -30,7 +30,7 @@ func TestDefinitionErrorsGolden(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			_, err := ParseFile(f, noEnv)
+			_, err := parseFile(f, noEnv)
 			var es Errors
 			if !errors.As(err, &es) {
 				t.Fatalf("want Errors, got %v", err)
@@ -314,7 +314,7 @@ func TestExpandEnv(t *testing.T) {
 		{"${A", "", "unterminated"},
 	}
 	for _, c := range cases {
-		got, err := ExpandEnv(c.in, env)
+		got, err := expandEnvVars(c.in, env)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: err %v, want %q", c.in, err, c.err)
@@ -333,28 +333,28 @@ func TestExpandEnv(t *testing.T) {
 func TestBounds(t *testing.T) {
 	var keys strings.Builder
 	keys.WriteString("name: k\nsubject: {kind: mock}\nparams:\n")
-	for i := range MaxKeys + 1 {
+	for i := range maxKeys + 1 {
 		fmt.Fprintf(&keys, "  k%d: 1\n", i)
 	}
 	// A list of small mappings is many keys, but not in one mapping.
 	var list strings.Builder
 	list.WriteString("name: l\nsubject: {kind: mock}\nparams:\n  xs:\n")
-	for i := range 2 * MaxKeys {
+	for i := range 2 * maxKeys {
 		fmt.Fprintf(&list, "    - a: %d\n      b: 2\n", i)
 	}
 	for _, tc := range []struct {
 		name, src, want string
 	}{
 		// One mapping over MaxKeys: refused at the first key past the bound.
-		{"keys", keys.String(), fmt.Sprintf("x.yaml:%d:3: a mapping with more than %d keys", MaxKeys+4, MaxKeys)},
+		{"keys", keys.String(), fmt.Sprintf("x.yaml:%d:3: a mapping with more than %d keys", maxKeys+4, maxKeys)},
 		// Many small mappings in a list are fine.
 		{"list", list.String(), ""},
 		// Flow nesting far past MaxDepth.
 		{"flow-depth", "name: d\nsubject: {kind: mock}\nparams: {a: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}\n", "x.yaml:3:"},
 		// Block nesting past MaxDepth.
-		{"block-depth", "name: d\nsubject: {kind: mock}\nparams:\n" + blockNest(MaxDepth+2), "values nested more than"},
+		{"block-depth", "name: d\nsubject: {kind: mock}\nparams:\n" + blockNest(maxDepth+2), "values nested more than"},
 		// A file over MaxFileSize.
-		{"size", "name: s\nsubject: {kind: mock}\ndescription: " + strings.Repeat("x", MaxFileSize) + "\n", "over the limit"},
+		{"size", "name: s\nsubject: {kind: mock}\ndescription: " + strings.Repeat("x", maxFileSize) + "\n", "over the limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("x.yaml", []byte(tc.src), noEnv)

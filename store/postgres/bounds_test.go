@@ -78,9 +78,9 @@ func (hung) Put(ctx context.Context, r *result.Run) error {
 // TestOpTimeout checks that a store operation that never gets an answer ends at OpTimeout with
 // an error naming the store and the bound.
 func TestOpTimeout(t *testing.T) {
-	old := OpTimeout
-	OpTimeout = 50 * time.Millisecond
-	defer func() { OpTimeout = old }()
+	old := opTimeout
+	opTimeout = 50 * time.Millisecond
+	defer func() { opTimeout = old }()
 	b := &bounded{Store: hung{}, where: "postgres db:5432"}
 	err := b.Put(context.Background(), &result.Run{})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "postgres db:5432: put: no answer within 50ms") {

@@ -23,26 +23,26 @@ import (
 	"github.com/inferbench/inferbench/store/internal/sqlstore"
 )
 
-func init() { store.Register(Open, "postgres", "postgresql") }
+func init() { store.Register(open, "postgres", "postgresql") }
 
-var _ store.Opener = Open
+var _ store.Opener = open
 
 // Time bounds of the store's calls (variables so tests can shorten them).
 var (
 	// ConnectTimeout bounds establishing one connection, authentication included, when the URL
 	// has no connect_timeout.
 	ConnectTimeout = 10 * time.Second
-	// OpenTimeout bounds Open: the first connection and the migrations.
-	OpenTimeout = time.Minute
-	// OpTimeout bounds each store operation (Put of a large run included).
-	OpTimeout = 2 * time.Minute
+	// openTimeout bounds Open: the first connection and the migrations.
+	openTimeout = time.Minute
+	// opTimeout bounds each store operation (Put of a large run included).
+	opTimeout = 2 * time.Minute
 )
 
 // migrationLock is the advisory lock key held while migrating ("inferbnc" in ASCII).
 const migrationLock = 0x696e666572626e63
 
-// Open connects to the database p.URL names and runs the migrations.
-func Open(ctx context.Context, p store.Params) (store.Store, error) {
+// open connects to the database p.URL names and runs the migrations.
+func open(ctx context.Context, p store.Params) (store.Store, error) {
 	cfg, err := pgx.ParseConfig(p.URL)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func Open(ctx context.Context, p store.Params) (store.Store, error) {
 	}
 	where := fmt.Sprintf("postgres %s:%d", cfg.Host, cfg.Port)
 	db := stdlib.OpenDB(*cfg)
-	octx, cancel := context.WithTimeout(ctx, OpenTimeout)
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	s, err := sqlstore.New(octx, db, sqlstore.Dialect{
 		Name: "postgres", Numbered: true, Blob: "BYTEA", MaxParams: 60000,
@@ -68,7 +68,7 @@ func Open(ctx context.Context, p store.Params) (store.Store, error) {
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || octx.Err() != nil || isTimeout(err)) {
 			return nil, fmt.Errorf("%s: no answer within %v (connect_timeout) or %v (opening): the server accepted the connection but did not respond: %w",
-				where, cfg.ConnectTimeout, OpenTimeout, err)
+				where, cfg.ConnectTimeout, openTimeout, err)
 		}
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -89,11 +89,11 @@ type bounded struct {
 // bound runs one operation of the wrapped store (op names it in errors) under OpTimeout, and says
 // so when the bound, not the caller, ended it.
 func bound[T any](b *bounded, ctx context.Context, op string, call func(context.Context) (T, error)) (T, error) {
-	octx, cancel := context.WithTimeout(ctx, OpTimeout)
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	v, err := call(octx)
 	if err != nil && ctx.Err() == nil && octx.Err() != nil {
-		err = fmt.Errorf("%s: %s: no answer within %v (OpTimeout): %w", b.where, op, OpTimeout, err)
+		err = fmt.Errorf("%s: %s: no answer within %v (OpTimeout): %w", b.where, op, opTimeout, err)
 	}
 	return v, err
 }

@@ -10,13 +10,13 @@ import (
 
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
-	"github.com/inferbench/inferbench/store/sqlite"
+	_ "github.com/inferbench/inferbench/store/sqlite"
 )
 
-// Open opens (and creates, with its folder) the SQLite file a location names: "sqlite:PATH", or
-// a plain path, relative to Params.Dir. Importing the package registers it with store.Open
-// for the schemes sqlite: and file:. A run is stored once: a second Put of its id is ErrExists.
-func ExampleOpen() {
+// Importing the package registers it with store.Open for the schemes sqlite: and file:, which
+// opens (and creates, with its folder) the SQLite file a location names: "sqlite:PATH", or a
+// plain path, relative to Params.Dir. A run is stored once: a second Put of its id is ErrExists.
+func Example() {
 	dir, err := os.MkdirTemp("", "inferbench-example")
 	if err != nil {
 		log.Fatal(err)
@@ -24,7 +24,7 @@ func ExampleOpen() {
 	defer os.RemoveAll(dir)
 
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, store.Params{URL: "sqlite:.inferbench/history.db", Dir: dir})
+	st, err := store.Open(ctx, store.Params{URL: "sqlite:.inferbench/history.db", Dir: dir})
 	if err != nil {
 		log.Fatal(err)
 	}

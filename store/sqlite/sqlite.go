@@ -18,12 +18,12 @@ import (
 	"github.com/inferbench/inferbench/store/internal/sqlstore"
 )
 
-func init() { store.Register(Open, "sqlite", "file") }
+func init() { store.Register(open, "sqlite", "file") }
 
-var _ store.Opener = Open
+var _ store.Opener = open
 
-// Open opens (creating when needed) the SQLite store that p names: store.SQLitePath(p.URL, p.Dir).
-func Open(ctx context.Context, p store.Params) (store.Store, error) {
+// open opens (creating when needed) the SQLite store that p names: store.SQLitePath(p.URL, p.Dir).
+func open(ctx context.Context, p store.Params) (store.Store, error) {
 	path := store.SQLitePath(p.URL, p.Dir)
 	if path != ":memory:" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // Subjects returns the Sampler of two opened subjects: a block of n calls is n measured calls of
-// load.Single (one at a time, each bounded by cfg's timeout; a subject that batches is asked in
+// the single load mode (one at a time, each bounded by cfg's timeout; a subject that batches is asked in
 // batches), and the value of a call is the metric the subject reported for it, or for latency_ms
 // the round trip when the subject did not time itself (e2e_ms: the round trip; ttft_ms: the
 // first token's arrival, for streaming servers).
@@ -30,12 +30,17 @@ func subjectsWith(a, b subject.Subject, cfg load.Config, metric string, others f
 		zero := 0
 		c.WarmupIterations, c.MeasurementIterations = &zero, &n
 		c.MinTime, c.MaxTime = 0, 0
+		c.Mode = load.ModeSingle
+		drive, ok := load.Lookup(c)
+		if !ok {
+			return nil, 0, fmt.Errorf("no driver for load mode %q (load registers it)", c.Mode)
+		}
 		sink := &blockSink{metric: metric}
 		if others != nil {
 			sink.others = map[string][]float64{}
 			defer func() { others(sink.others) }()
 		}
-		if err := load.Single(ctx, subs[v], c, sink); err != nil {
+		if err := drive(ctx, subs[v], c, sink); err != nil {
 			return sink.values, sink.failed, err
 		}
 		if sink.failed > 0 && len(sink.values) == 0 {
