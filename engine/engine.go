@@ -60,8 +60,8 @@ func WithChecker(c *suite.Checker) Option { return func(e *Engine) { e.checker =
 // WithProbe adds a probe run beside every scenario.
 func WithProbe(p Probe) Option { return func(e *Engine) { e.probes = append(e.probes, p) } }
 
-// withMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
-func withMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
+// WithMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
+func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
 
 // WithKeepSamples bounds the raw samples written into results per metric (default 10,000; 0 all).
 func WithKeepSamples(n int) Option { return func(e *Engine) { e.keep = n } }

@@ -191,9 +191,14 @@ func fmtF(v float64) string { b, _ := json.Marshal(v); return string(b) }
 func TestRunRecordsBudgetsAndAlerts(t *testing.T) {
 	dir := t.TempDir()
 	var mu sync.Mutex
-	var posted []alert.SlackMessage
+	type slackMessage struct { // the webhook's JSON body
+		Text    string         `json:"text"`
+		Run     string         `json:"run"`
+		Firings []alert.Firing `json:"firings"`
+	}
+	var posted []slackMessage
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m alert.SlackMessage
+		var m slackMessage
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &m)
 		mu.Lock()
