@@ -183,8 +183,13 @@ gate-instructions:
 # N=100 (docs/verdicts.md).
 N ?= 100
 # explain's calibration table (docs/explain.md): N trials per source; paste the table it prints.
+# MEASURE=instructions calibrates instruction mode's exact counts (Go and Python functions, and a
+# Go program run as a command).
+MEASURE ?= time
+EXPLAIN_SOURCES = $(if $(filter instructions,$(MEASURE)),go$(comma)python$(comma)command,go$(comma)python$(comma)torch)
+comma := ,
 explain-calibrate:
-	$(GO) run ./cmd/calibrate-explain -n $(N) -sources go,python,torch -python $(PYTHON)
+	$(GO) run ./cmd/calibrate-explain -n $(N) -measure $(MEASURE) -sources $(EXPLAIN_SOURCES) -python $(PYTHON)
 
 # LOAD: off (as the machine is), on (a busy loop on another core) or both.
 LOAD ?= both

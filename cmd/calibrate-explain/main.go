@@ -6,7 +6,14 @@
 // with at least 80% of the change. A third, unchanged profile paired with the first should name
 // nothing. It prints the table of docs/explain.md, with the machine's load.
 //
+// With -measure instructions it calibrates instruction mode's exact counts instead: the Go program
+// counted as a Go function under callgrind (a copy of this binary, as run --measure instructions
+// counts a gofunc scenario), the Python program's bytecode instructions per function (the counted
+// worker's bytecode.json, in a Python process per profile), and the Go program run as a command
+// under callgrind (source command, as an exec scenario is counted).
+//
 //	go run ./cmd/calibrate-explain -n 100 -sources go,python,torch
+//	go run ./cmd/calibrate-explain -n 100 -measure instructions -sources go,python,command
 package main
 
 import (
@@ -20,10 +27,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/inferbench/inferbench/explain"
+	command "github.com/inferbench/inferbench/internal/kind/exec"
 	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -35,6 +44,19 @@ func main() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "calibrate-explain:", err)
 			os.Exit(1)
+		}
+		return
+	}
+	// The command source's child: the synthetic program once, with function INDEX made costlier.
+	if len(os.Args) == 4 && os.Args[1] == "-synthetic-child" {
+		at, _ := strconv.Atoi(os.Args[2])
+		by, _ := strconv.ParseFloat(os.Args[3], 64)
+		for i, f := range synthetic {
+			w := 20000
+			if i == at {
+				w = int(20000 * (1 + by))
+			}
+			f(w)
 		}
 		return
 	}
@@ -90,6 +112,11 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 			if measure == "instructions" {
 				prof = goCounted
 			}
+		case "command":
+			if measure != "instructions" {
+				return fmt.Errorf("source command: commands have no timing profiler; use -measure instructions")
+			}
+			prof = commandCounted
 		case "python", "torch":
 			if measure == "instructions" && src == "torch" {
 				return fmt.Errorf("source torch: -measure instructions counts Go and Python functions; the torch model is not calibrated in instruction mode (docs/explain.md says why)")
@@ -116,7 +143,7 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 				}
 			}
 		default:
-			return fmt.Errorf("source %q: want go, python or torch", src)
+			return fmt.Errorf("source %q: want go, python, torch or command", src)
 		}
 		var took time.Duration
 		for i := range n {
@@ -194,7 +221,7 @@ func names3(es []explain.Entry) []string {
 // injected returns whether an entry's name is the injected function's or operator's.
 func injected(src string, i int) func(string) bool {
 	switch src {
-	case "go":
+	case "go", "command":
 		return func(n string) bool { return n == fmt.Sprintf("main.f%02d", i) }
 	case "python":
 		return func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("f%02d (", i)) }
@@ -292,6 +319,40 @@ func goProfile(injectAt int, dir string) (*explain.Profile, error) {
 		return nil, err
 	}
 	return explain.Load(dir, []string{"cpu.pprof"})
+}
+
+// commandCounted counts the synthetic Go program run as a command, as run --measure
+// instructions counts an exec scenario (the whole process under callgrind, the Go runtime's
+// start and its background threads included), with function injectAt costlier (none for -1).
+func commandCounted(injectAt int, dir string) (*explain.Profile, error) {
+	ctx := context.Background()
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	s, err := command.Open(ctx, subject.Spec{
+		Config:     &command.Config{Command: []any{self, "-synthetic-child", strconv.Itoa(injectAt), strconv.FormatFloat(inject, 'g', -1, 64)}},
+		Measure:    subject.MeasureInstructions,
+		ProfileDir: dir,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, warm := range []bool{true, false} {
+		if _, err := s.Do(ctx, subject.Request{Warmup: warm}); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	kept := s.(subject.Counter).Kept()
+	if err := s.Close(); err != nil {
+		return nil, err
+	}
+	var rel []string
+	for _, f := range kept {
+		rel = append(rel, filepath.Base(f))
+	}
+	return explain.Load(dir, rel)
 }
 
 // driver is driver.py, profiling the Python program and the torch model with the worker's own
