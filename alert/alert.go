@@ -37,7 +37,8 @@ type Rule struct {
 	Metric string        // "latency_ms.p95"
 	Growth time.Duration // > 0: the relative growth of Metric over this window
 	Op     string        // >, >=, <, <=
-	// The right-hand side: Value, or the baseline's value of Metric times Factor.
+	// Baseline, Factor and Value are the right-hand side: Value, or with Baseline the baseline's
+	// value of Metric times Factor.
 	Baseline bool
 	Factor   float64
 	Value    float64

@@ -166,11 +166,11 @@ func MetricStat(s *result.Scenario, key string) (float64, bool) {
 	return math.NaN(), false
 }
 
-// Ratio is an overhead budget between two scenarios of one run, as seed 003 asks ("tracking adds
-// less than 5%"): `ratio(callback/baseline).latency_ms.p50: "<= 1.05"`. Num and Den select
-// scenarios of the budget's benchmark: a scenario name ("variant=callback"), a parameter
-// ("variant=callback"), or a bare parameter value ("callback"). Each scenario Num selects is
-// divided by the scenario Den selects that has the same parameters otherwise, so a matrix with
+// Ratio is an overhead budget between two scenarios of one run, such as an experiment tracker's
+// promise that "tracking adds less than 5%": `ratio(callback/baseline).latency_ms.p50: "<= 1.05"`.
+// Num and Den select scenarios of the budget's benchmark: a scenario name ("variant=callback"), a
+// parameter ("variant=callback"), or a bare parameter value ("callback"). Each scenario Num selects
+// is divided by the scenario Den selects that has the same parameters otherwise, so a matrix with
 // more axes (batch sizes) gets one check per point.
 type Ratio struct {
 	Num, Den string

@@ -88,7 +88,7 @@ type Report struct {
 	OnlyOld  []string      `json:"only_old,omitempty"` // scenarios without a match in the new run
 	OnlyNew  []string      `json:"only_new,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
-	// Counts.
+	// Regressions, Improvements and Unverified count the rows of those verdicts.
 	Regressions  int `json:"regressions"`
 	Improvements int `json:"improvements"`
 	Unverified   int `json:"unverified"` // single values of gated metrics beyond their threshold, not tested

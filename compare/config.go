@@ -34,10 +34,11 @@ const (
 	Instructions Kind = "instructions"
 )
 
-// KindOf classifies a metric from its name and catalogue entry (or the guess from its name):
-// names mentioning cpu are CPU (but cpu_ms, an iteration's CPU time, is latency), sizes in bytes and names with memory or rss are memory,
-// higher-is-better figures are throughput, lower-is-better times (a time unit, or latency, time,
-// duration, elapsed in the name: seed 000's execution_time) are latency.
+// KindOf classifies a metric from its name and catalogue entry (or the guess from its name): names
+// mentioning cpu are CPU (but cpu_ms, an iteration's CPU time, is latency), sizes in bytes and
+// names with memory or rss are memory, higher-is-better figures are throughput, lower-is-better
+// times (a time unit, or latency, time, duration, elapsed in the name: a benchmark's own
+// execution_time) are latency.
 func KindOf(name string) Kind {
 	info, _ := result.Lookup(name)
 	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '.' || r == '-' })

@@ -163,7 +163,7 @@ func verdict(r *Row) string {
 }
 
 // Note: a single value beyond its threshold used to fail for peak memory (memory_mb, peak_rss_mb),
-// "a maximum, not a timing". Issue 22 measured a sampled peak of an exec subject moving by +20-50%
+// "a maximum, not a timing". A sampled peak of an exec subject was measured moving by +20-50%
 // between unchanged runs (the fork's shared pages, the monitor's interval): one value cannot tell
 // that from a regression. Single values now fail only through a budget.
 

@@ -109,9 +109,6 @@ func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func
 	return ctx.Err()
 }
 
-// warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
-// load, request latency varies with each request's output length, so spread and outliers are
-// expected there and not warned about.
 // shortCallMS is the median latency below which a high CV and many outliers are expected (a Go
 // function of a few hundred nanoseconds) and reported as such rather than as noise.
 const shortCallMS = 0.05
@@ -134,6 +131,9 @@ func sequentialWarning(subj subject.Subject, cfg load.Config) string {
 		cfg.Mode, s.OneAtATime())
 }
 
+// warnings are the caveats a reader should see next to the scenario's numbers. Under a serving
+// load, request latency varies with each request's output length, so spread and outliers are
+// expected there and not warned about.
 func warnings(r *result.Scenario, serving bool) (w []string) {
 	// First tokens read together with the next are warned about by the serving load, which knows
 	// what the server sent together (load.CoalescedWarning).

@@ -49,8 +49,9 @@ type Entry struct {
 	Name string `json:"name"`
 	// Status is "changed", "added" (only in the new profile) or "removed" (only in the old).
 	Status string `json:"status"`
-	// Self is the entry's own cost per call, Incl with what it called, Count its calls per
-	// call of the subject (0 when the profiler does not count).
+	// OldSelf and NewSelf are the entry's own cost per call in each profile, the Incl pair with
+	// what it called, the Count pair its calls per call of the subject (0 when the profiler does
+	// not count).
 	OldSelf  float64 `json:"old_self"`
 	NewSelf  float64 `json:"new_self"`
 	OldIncl  float64 `json:"old_incl"`

@@ -288,8 +288,8 @@ func (q Framework) Benchmarks() ([]*suite.Benchmark, error) {
 }
 
 // frameworkParams are the parameters of the vision adapters a --framework run takes with --set
-// besides its flags: seed 001's data_source as input (a folder of images, relative to the working
-// directory), max_images, compile_mode, seed, threads, dtype, variant.
+// besides its flags: input (a folder of images, relative to the working directory: a vision
+// runner's data_source), max_images, compile_mode, seed, threads, dtype, variant.
 var frameworkParams = []string{"input", "max_images", "compile_mode", "seed", "threads", "dtype", "variant"}
 
 // IsDType reports whether s names a dtype a framework benchmark takes.

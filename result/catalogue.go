@@ -17,8 +17,8 @@ const (
 	Higher Direction = "higher"
 )
 
-// Info describes a metric: its unit, which way is better, and a one-line definition. docs/metrics.md
-// gives the full definitions; a test keeps the two in step.
+// Info describes a metric: its unit, which way is better, and a one-line definition.
+// docs/metrics.md gives the full definitions; a test keeps the two in step.
 type Info struct {
 	Name   string
 	Unit   string
@@ -59,8 +59,8 @@ func Lookup(name string) (Info, bool) {
 
 // signedName reports whether a metric name outside the catalogue says it is a change or a
 // difference, which may be negative: it has a word growth, delta, change, diff, difference,
-// slope, overhead, gain, improvement, reduction or saving(s). Seed 003's overhead_percent, a
-// difference of two times, is slightly negative when noise makes the tracked run the faster.
+// slope, overhead, gain, improvement, reduction or saving(s). An overhead_percent, a difference of
+// two times, is slightly negative when noise makes the tracked run the faster.
 // Amounts stay non-negative: cpu_percent, gpu_util_percent, memory_percent, error_rate.
 func signedName(name string) bool {
 	for _, w := range strings.Split(strings.ToLower(name), "_") {
@@ -96,7 +96,7 @@ func ParseDirection(s string) (Direction, error) {
 //   - lower is better: times ("latency", "time", "duration", "elapsed", an "_ms", "_us", "_ns",
 //     "_s" suffix), memory ("memory", "rss", an "_mb", "_gb", "_kb", "_bytes" suffix), "error",
 //     "errors", "loss", "overhead", energy ("_j", "energy", "power", "_w");
-//   - anything else: Unknown. A plain "size" is a count (seed 000's result_size is len(result)):
+//   - anything else: Unknown. A plain "size" is a count (a benchmark's result_size is len(result)):
 //     unknown, unless a byte suffix makes it memory (model_size_mb).
 //
 // Rates win over the words of their numerator ("tokens_per_s" is higher), and "error" or "miss"

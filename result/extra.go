@@ -23,8 +23,8 @@ type Extra struct {
 	Sweep        []SweepStep    // "sweep": the steps of a sweep load
 	ClientBound  bool           // "client_bound": the client may have limited the figures (see the warnings)
 	ErrorsByKind map[string]int // "errors_by_kind": failed measured calls by kind (http_503, timeout, ...)
-	// Scale-out (docs/scale-out.md): what load agents keep so that their merge is exact, and
-	// what the merge says of them.
+	// Window, Histograms and Agents are scale-out's (docs/scale-out.md): what load agents keep so
+	// that their merge is exact, and what the merge says of them.
 	Window     *Window                     // "window": the measured window and its counts
 	Histograms map[string]*stats.Histogram // "histograms": full-resolution, by metric name
 	Agents     *Skew                       // "agents": how the agents of a merged scenario lined up
@@ -230,7 +230,8 @@ type Overhead struct {
 
 // Server is the server a definition's server block started for the scenario, or reused.
 type Server struct {
-	// Fields in the order of their JSON keys, sorted as this section has always been written.
+	// Command is the server's command line. The fields stand in the order of their JSON keys,
+	// sorted as this section has always been written.
 	Command string  `json:"command"`
 	Log     string  `json:"log,omitempty"`     // its output, in the run folder
 	Reused  bool    `json:"reused,omitempty"`  // the previous scenario's server, same command

@@ -89,8 +89,8 @@ func WriteFileAtomic(path string, data []byte) error {
 	})
 }
 
-// Save writes run.json and summary.csv into dir, atomically, and seed 004's views of them:
-// models/<model>.json and benchmark_summary.json (saveModels).
+// Save writes run.json and summary.csv into dir, atomically, and the per-model views of them
+// that LLM benchmark scripts write: models/<model>.json and benchmark_summary.json (saveModels).
 func Save(dir string, r *Run) error {
 	// run.json is encoded straight into its file (a merged run's is hundreds of MB).
 	if err := writeFileAtomic(filepath.Join(dir, RunFile), func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {

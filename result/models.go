@@ -14,7 +14,8 @@ import (
 	"github.com/inferbench/inferbench/internal/base/finite"
 )
 
-// Seed 004's layout: a file per model and one summary of the run, beside run.json.
+// The layout LLM benchmark scripts write: a file per model and one summary of the run, beside
+// run.json.
 const (
 	// modelsDir holds models/<model>.json: a run.json (schema inferbench/run/v1) with only that
 	// model's scenarios and without raw samples, which stay in run.json.
@@ -28,7 +29,7 @@ const (
 // Note: the per-model files are views of run.json, not a second record: they are rewritten with
 // it (Save), keep its schema so that every reader of run.json reads them (report, compare,
 // import), and leave the samples out, so that they add summaries, not a copy of the run.
-// An export command that wrote them on request was rejected: seed 004's users look for them in
+// An export command that wrote them on request was rejected: users of such scripts look for them in
 // the results folder after a run.
 
 // BenchmarkSummary is benchmark_summary.json: per model, its scenarios' status and headline

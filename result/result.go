@@ -31,7 +31,8 @@ type Run struct {
 	Config      Config         `json:"config"`
 	Summary     Summary        `json:"summary"`
 	Scenarios   []Scenario     `json:"scenarios"`
-	// Scale-out (scaleout.go): one shard or agent of a group, or a merge of a group's runs.
+	// Shard, Agent and Merged are scale-out's (scaleout.go): one shard or agent of a group, or a
+	// merge of a group's runs.
 	Shard  *ShardInfo `json:"shard,omitempty"`
 	Agent  *AgentInfo `json:"agent,omitempty"`
 	Merged *MergeInfo `json:"merged,omitempty"`
@@ -94,7 +95,7 @@ type Scenario struct {
 	Counted map[string]string `json:"counted,omitempty"`
 	// Errors holds the first failed iterations' errors (bounded; Iterations.Failed has the count).
 	Errors []IterationError `json:"errors,omitempty"`
-	// Subject-provided description: framework, versions, device.
+	// Environment is the subject's own description: framework, versions, device.
 	Environment map[string]any `json:"environment,omitempty"`
 	// Extra holds the typed sections beyond the metrics: resources and their timelines, the
 	// server, SLOs, the steady window, sweep steps, errors by kind (see Extra).

@@ -101,15 +101,15 @@ type Options struct {
 	Format string
 	// Stdout receives the summary, the verdict and advice; Stderr warnings. Nil discards.
 	Stdout, Stderr io.Writer
-	// Log receives the run's log records besides run.log (which always gets them), e.g. a text
-	// handler on stderr when no progress bar is shown. LogLevel is the lowest level logged
-	// (run.log always keeps info and above).
 	// Profile is the number of calls each scenario runs under its subject's profiler after its
 	// measured iterations (--profile); 0 profiles nothing. Files go to the run folder's profiles/.
 	Profile int
 	// Measure overrides every definition's measure: "instructions" counts each iteration's
 	// instructions under valgrind's callgrind (--measure instructions); "" keeps the definitions'.
-	Measure  string
+	Measure string
+	// Log receives the run's log records besides run.log (which always gets them), e.g. a text
+	// handler on stderr when no progress bar is shown. LogLevel is the lowest level logged
+	// (run.log always keeps info and above).
 	Log      slog.Handler
 	LogLevel slog.Level
 	// Tracing exports the run as OpenTelemetry traces (tracing.go); the zero value exports only

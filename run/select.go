@@ -31,10 +31,10 @@ type Selection struct {
 	// generating subjects (mock, torch_llm, OpenAI servers) generate per call. Unlike a --set
 	// key, a benchmark need not declare it.
 	GenerateTokens int
-	// ModelID, when set, sets model_id in every scenario: the model to benchmark (seed 004's
-	// --model-id). torch_llm loads these weights (a local directory or a Hugging Face id in the
-	// local cache), Python benchmarks read it as config.model_id, an OpenAI server is asked for
-	// this model. Like GenerateTokens, a benchmark need not declare it.
+	// ModelID, when set, sets model_id in every scenario: the model to benchmark (--model-id).
+	// torch_llm loads these weights (a local directory or a Hugging Face id in the local cache),
+	// Python benchmarks read it as config.model_id, an OpenAI server is asked for this model. Like
+	// GenerateTokens, a benchmark need not declare it.
 	ModelID string
 }
 
@@ -168,8 +168,8 @@ func expandSelection(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenar
 			declared[k] = true
 		}
 	}
-	// A pattern naming nothing is a typo or a stale name (seed 004's --exclude mock_benchmark
-	// was a silent no-op): say so instead of running something else.
+	// A pattern naming nothing is a typo or a stale name (an --exclude mock_benchmark that matched
+	// nothing was once a silent no-op): say so instead of running something else.
 	if len(all) > 0 {
 		if bad := sel.Filter.Unmatched(all); len(bad) > 0 {
 			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or else a file name)", strings.Join(bad, ", "))

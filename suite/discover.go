@@ -21,11 +21,11 @@ var skipDirs = map[string]bool{
 
 // Discover finds definition files below each root: every .yaml/.yml file (and every file of a
 // registered type, such as .py) under a directory named "benches" (benches/, models/NAME/benches/,
-// ...) or under "benchmarks/unit", "benchmarks/integration" or "benchmarks/performance" (the
-// layout of seed 000: benchmarks/{unit,integration,performance}/ and
+// ...) or under "benchmarks/unit", "benchmarks/integration" or "benchmarks/performance" (the layout
+// of projects with benchmarks/{unit,integration,performance}/ and
 // src/**/models/NAME/benchmarks/{unit,...}/). Python files named test_*.py or bench_*.py directly
-// in a benchmarks folder are found too (seed 003's flat layout, flatBenchmark). A root that is a
-// file is taken as a definition file itself. The result is sorted.
+// in a benchmarks folder are found too (pytest-benchmark's flat layout, flatBenchmark). A root that
+// is a file is taken as a definition file itself. The result is sorted.
 //
 // The rules read the folders the root lies in as well as those below it, up to the project's
 // folder (projectRoot), so that naming a folder never changes what is a benchmark: `cd benches &&
@@ -41,7 +41,7 @@ func Discover(roots ...string) ([]string, error) {
 }
 
 // Unread returns the YAML files below roots that lie in a benchmarks folder but not where
-// definitions are read (benchmarks/x.yaml beside seed 003's flat test_*.py files,
+// definitions are read (benchmarks/x.yaml beside flat test_*.py files,
 // benchmarks/scripts/...): the commands name each with the way to have it read, so that no file
 // of a benchmark folder is passed over silently.
 func Unread(roots ...string) []string {
@@ -102,8 +102,8 @@ var projectMarkers = []string{".git", "go.mod", "pyproject.toml", "setup.py", "r
 
 // enclosing returns the names of the folders root lies in, outermost first, from below the
 // project's folder (the nearest one up holding a projectMarkers file; at most 8 levels) to root
-// itself: ["benches"] for `cd benches && inferbench run .`, ["benchmarks", "unit"] inside seed
-// 000's benchmarks/unit.
+// itself: ["benches"] for `cd benches && inferbench run .`, ["benchmarks", "unit"] inside a
+// project's benchmarks/unit.
 func enclosing(root string) []string {
 	dir, err := filepath.Abs(root)
 	if err != nil {
@@ -143,8 +143,8 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 	return func(path string, data []byte) ([]*Benchmark, error) {
 		found, err := scan(path, data)
 		out := make([]*Benchmark, 0, len(found))
-		// Names found in files come from file names: in a models/NAME/ folder (seed 000's
-		// src/**/models/NAME/benchmarks/) the model is NAME and the name NAME/..., so one file
+		// Names found in files come from file names: in a models/NAME/ folder
+		// (src/**/models/NAME/benchmarks/) the model is NAME and the name NAME/..., so one file
 		// name in two model folders is two benchmarks.
 		model := modelFromPath(path)
 		for _, f := range found {
@@ -162,7 +162,7 @@ func fileType(ext string) func(path string, data []byte) ([]*Benchmark, error) {
 }
 
 // flatBenchmark reports whether a file (its folders, parts, and its name) is a benchmark file of
-// pytest-benchmark's flat layout, seed 003's benchmarks/test_overhead.py: a test_*.py or
+// pytest-benchmark's flat layout, such as benchmarks/test_overhead.py: a test_*.py or
 // bench_*.py file directly in a folder named benchmarks (whose other files, such as config.py and
 // profile_memory.py, are not benchmarks).
 func flatBenchmark(parts []string, base string) bool {

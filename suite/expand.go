@@ -276,12 +276,12 @@ func (f Filter) match(s *Scenario, inc, exc []namePattern) bool {
 	return true
 }
 
-// matchNames reports whether an --include/--exclude pattern names the scenario on its own: a
-// glob matching the benchmark's name or the scenario's ID ("llm-mock/*"), a bare name (no glob
-// characters, no '/') equal to one part of the benchmark's name split at '.' and '/', as seed 004
-// writes them ("--include llama_benchmark" selects llama_benchmark.LlamaBenchmark, ...), or a bare
-// name equal to its file name without extension. Filter.Select decides the last with every
-// scenario in view: a bare name matches file names only when it names no benchmark, so
+// matchNames reports whether an --include/--exclude pattern names the scenario on its own: a glob
+// matching the benchmark's name or the scenario's ID ("llm-mock/*"), a bare name (no glob
+// characters, no '/') equal to one part of the benchmark's name split at '.' and '/', as Python
+// benchmark scripts write them ("--include llama_benchmark" selects llama_benchmark.LlamaBenchmark,
+// ...), or a bare name equal to its file name without extension. Filter.Select decides the last
+// with every scenario in view: a bare name matches file names only when it names no benchmark, so
 // "--include llm-mock" selects the benchmark llm-mock and not the other benchmarks of
 // llm-mock.yaml, while "--include exec-python" selects the benchmarks of exec-python.yaml.
 func matchNames(pattern string, s *Scenario) bool {

@@ -151,8 +151,8 @@ func (c *Checker) answer(r, dir string) string {
 }
 
 // mockFile reports whether path is a Python benchmark file named as a mock (mock_benchmark.py,
-// mock.py, llm_mock.py): seed 004's mock benchmark is "skipped by default" and runs only with
-// --enable-mock, like a definition whose subject is the simulated model.
+// mock.py, llm_mock.py): a mock benchmark is "skipped by default" in the scripts that ship one,
+// and runs only with --enable-mock, like a definition whose subject is the simulated model.
 func mockFile(path string) bool {
 	if filepath.Ext(path) != ".py" {
 		return false

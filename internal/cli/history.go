@@ -75,7 +75,8 @@ func runHistory(cmd *cobra.Command, o *IO, f *historyFlags, bench string) error 
 	if f.asJSON {
 		opts.Format = "json"
 	}
-	// Several metrics (seed 002's --metrics latency,memory,throughput): one section each.
+	// Several metrics (--metric latency,memory,throughput, as a regression script lists them): one
+	// section each.
 	metrics := strings.Split(f.metric, ",")
 	for i, m := range metrics {
 		metrics[i] = strings.TrimSpace(m)

@@ -145,7 +145,8 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 }
 
 // writeCSVCopy writes the run's summary CSV to the --csv file, {timestamp} replaced by the run's
-// start (seed 001 names its results benchmark_results_20251113_134337.csv).
+// start, so that a script that names its results benchmark_results_20251113_134337.csv finds
+// them where it did.
 func writeCSVCopy(o *IO, pattern string, r *result.Run) error {
 	if pattern == "" || r == nil {
 		return nil
@@ -225,7 +226,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	sel := &opts.Selection
 	models := sel.Filter.Model
 	if rf.quick.OpenAI.URL != "" && len(models) == 0 && sel.ModelID != "" {
-		models = []string{sel.ModelID} // seed 004's --model-id names the served model
+		models = []string{sel.ModelID} // --model-id names the served model
 	}
 	if sel.Benchmarks, sel.Filter.Model, err = quick.Modes(rf.quick).Benchmarks(models, env(o).WorkDir()); err != nil {
 		return opts, usageErr("%v", err)

@@ -80,10 +80,10 @@ func isExec(p string) bool {
 var rootMarkers = []string{"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git"}
 
 // ProjectRoot returns the root of the Python project that holds dir: the nearest ancestor of dir
-// (dir included) holding pyproject.toml, setup.py, setup.cfg, requirements.txt or .git. Without
-// one it returns cwd when cwd is an ancestor of dir, else "". A benchmark's code imports its
-// project's modules from there, as `python run_benchmarks.py` run at the root would (seed 004's
-// `from framework import ...`, seed 000's `from src.pkg import ...`).
+// (dir included) holding pyproject.toml, setup.py, setup.cfg, requirements.txt or .git. Without one
+// it returns cwd when cwd is an ancestor of dir, else "". A benchmark's code imports its project's
+// modules from there, as `python run_benchmarks.py` run at the root would (with
+// `from framework import ...` or `from src.pkg import ...`).
 func ProjectRoot(dir, cwd string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -37,8 +37,8 @@ var classMethods = []string{"setup_model", "measure_latency", "measure_time_to_f
 // setup_model and measure_latency (or measure_time_to_first_token) that are not abstract. A
 // function whose body names one of those classes is the entry point of the classes' own runner
 // and is left out; so is a run_* or benchmark_* function another function of the file calls (a
-// helper such as seed 003's run_training_benchmark(callbacks), called by the benchmark that
-// compares its runs). Lines inside triple-quoted strings are ignored.
+// helper such as run_training_benchmark(callbacks), called by the benchmark that compares
+// its runs). Lines inside triple-quoted strings are ignored.
 func ScanPython(src []byte) []PyBenchmark {
 	var funcs, classes []PyBenchmark
 	var cls *PyBenchmark
@@ -238,9 +238,9 @@ func ParsePythonFile(path string, data []byte) ([]subject.Found, error) {
 }
 
 // externalImports returns the top-level packages a Python file imports at its top level (`import
-// a.b, c`, `from d import e`), less relative imports, the standard library, and the modules of the project
-// itself: a name that is a .py file or a folder beside the file or in a folder above it (or its
-// src/), up to six levels, since the worker puts the file's folder first on sys.path and a
+// a.b, c`, `from d import e`), less relative imports, the standard library, and the modules of the
+// project itself: a name that is a .py file or a folder beside the file or in a folder above it (or
+// its src/), up to six levels, since the worker puts the file's folder first on sys.path and a
 // project may install its own packages.
 func externalImports(path string, data []byte) []string {
 	seen := map[string]bool{}
