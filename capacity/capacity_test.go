@@ -2,6 +2,7 @@ package capacity_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -191,5 +192,38 @@ func TestEstimatePoolsTheKnee(t *testing.T) {
 		if math.Abs(r.CapacityRPS-50)/50 > tc.within {
 			t.Errorf("%s: capacity %.2f req/s, want 50 within %.1f%%", tc.name, r.CapacityRPS, 100*tc.within)
 		}
+	}
+}
+
+// TestEarlyPassNearSaturation: above 40 req/s the server cannot keep up, but a step there starts
+// on an idle server, whose first 200 requests meet the SLO before its queue grows; from 63 none
+// does. The search doubles from 31 to 62, which passes at its first look, and every step above
+// fails at once: a pass at a first look, which a step above with long clusters of misses no
+// longer lets hold, must not hold the search's bracket either, or the search converges at 62.
+// The bound stays at or below 40 and the estimate near it.
+func TestEarlyPassNearSaturation(t *testing.T) {
+	probe := func(ctx context.Context, tr *capacity.Trial) error {
+		for i := range tr.Max() {
+			met := tr.Rate() < 40 || (tr.Rate() < 63 && i < 200)
+			m := capacity.Measures{TTFT: 1, E2E: 1, ITLMax: math.NaN(), TPOT: math.NaN()}
+			if !met {
+				m.TTFT = 1e9
+			}
+			if tr.Observe(i, m) {
+				break
+			}
+		}
+		return nil
+	}
+	res, err := capacity.Search(context.Background(), probe, capacity.Options{Objectives: ttft, Start: 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, s := range res.Steps {
+		steps = append(steps, fmt.Sprintf("%.1f:%s/%d", s.Rate, s.Verdict, s.Requests))
+	}
+	if res.LowerRPS > 40 || math.Abs(res.CapacityRPS-40)/40 > 0.1 {
+		t.Errorf("capacity %.1f, lower bound %.1f req/s; want the bound at most 40 and the estimate within 10%% of it (steps %v)", res.CapacityRPS, res.LowerRPS, steps)
 	}
 }

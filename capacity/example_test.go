@@ -35,7 +35,7 @@ func ExampleSearch() {
 		fmt.Printf("%.1f req/s: %s after %d requests\n", s.Rate, s.Verdict, s.Requests)
 	}
 	// Output:
-	// capacity 60.1 req/s, lower bound 60.0 req/s, 9 steps
+	// capacity 59.4 req/s, lower bound 59.4 req/s, 10 steps
 	// 10.0 req/s: pass after 200 requests
 	// 20.0 req/s: pass after 200 requests
 	// 40.0 req/s: pass after 200 requests

@@ -160,9 +160,13 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	var trials []*Trial // by step, as res.Steps
 	// hint is the clusters of misses a step at rate should expect: as long as those of the step
 	// nearest above it (queues, and with them clusters, grow with the rate), 1 without one.
+	// A pass taken early that no longer holds saw too few requests to say how misses cluster.
 	hint := func(rate float64) float64 {
 		near, l := math.Inf(1), 1.0
 		for _, t := range trials {
+			if t.verdict == Unknown && t.judged < t.max {
+				continue
+			}
 			if t.rate > rate && t.rate < near {
 				near, l = t.rate, t.seen
 			}
@@ -195,16 +199,44 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		}
 		return st, true
 	}
+	// rejudge judges every pass again with the clusters of misses of the step nearest above it:
+	// a pass is judged with the clusters seen up to its step, and one taken before the search had
+	// a step above it may not hold with that step's.
+	rejudge := func() {
+		bound = 0
+		for i, t := range trials {
+			res.Steps[i].Verdict = t.rejudge(hint(t.rate))
+			res.Steps[i].Estimates = t.est
+			if res.Steps[i].Verdict == Pass {
+				bound = max(bound, t.rate)
+			}
+		}
+	}
+	// bracket sets lo and hi from every step so far, judged again: a pass, or a step not yet
+	// known whose attainment reads above its target over all its requests, holds the rate; a
+	// fail, or a step not yet known reading below, does not. A pass taken early (at a look
+	// before the last) that no longer holds says little either way: near saturation the first
+	// requests of a step, sent to an idle server, meet their SLOs before the queue grows.
+	bracket := func() {
+		rejudge()
+		lo, hi = 0, math.Inf(1)
+		for i, s := range res.Steps {
+			switch {
+			case s.Verdict == Pass:
+				lo = max(lo, s.Rate)
+			case s.Verdict == Unknown && trials[i].judged < o.Max:
+			case s.Verdict == Unknown && s.above(o.Objectives):
+				lo = max(lo, s.Rate)
+			default:
+				hi = min(hi, s.Rate)
+			}
+		}
+	}
 	for len(res.Steps) < o.MaxSteps {
-		st, ok := step(rate)
-		if !ok {
+		if _, ok := step(rate); !ok {
 			break
 		}
-		if st.Verdict == Pass || (st.Verdict == Unknown && st.above(o.Objectives)) {
-			lo = max(lo, rate)
-		} else {
-			hi = min(hi, rate)
-		}
+		bracket()
 		switch {
 		case math.IsInf(hi, 1):
 			rate *= 2
@@ -220,18 +252,6 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	}
 	// Near the knee steps may end not yet known, and leave no pass close below the estimate: the
 	// steps left go to one, each further below the estimate (5%, 10%, 20%, ...).
-	// A pass is judged with the clusters of misses seen up to its step; one taken before the
-	// search had a step above it is judged again with that step's.
-	rejudge := func() {
-		bound = 0
-		for i, t := range trials {
-			res.Steps[i].Verdict = t.rejudge(hint(t.rate))
-			res.Steps[i].Estimates = t.est
-			if res.Steps[i].Verdict == Pass {
-				bound = max(bound, t.rate)
-			}
-		}
-	}
 	rejudge()
 	if converged && err == nil {
 		res.finish(bound, hi)

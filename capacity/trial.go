@@ -16,6 +16,8 @@ type Trial struct {
 	warmup     int
 	alpha      float64 // one-sided, per look
 	cluster    float64 // the longest clusters of misses the search has seen (estimate)
+	cluster0   float64 // cluster as the step ended
+	passed     bool    // the step ended in a pass
 
 	mu      sync.Mutex
 	met     [][]bool  // by objective, by request index (arrival order)
@@ -155,23 +157,28 @@ func rising(xs []float64) bool {
 	return b-a > tQuantile(0.95, 2*(k-1))*math.Sqrt(va+vb)
 }
 
-// rejudge judges the step's last look again with cluster, the longest clusters of misses the
-// whole search saw, and returns its verdict: a pass taken before the search had seen how long
-// its misses cluster may not hold.
+// rejudge judges the step's last look again with cluster, the clusters of misses of the step
+// nearest above it, and returns its verdict: a pass taken before the search had seen how long
+// its misses cluster may not hold. The step's own verdict stays: a later step nearer above, whose
+// misses cluster less, judges it again from it.
 func (t *Trial) rejudge(cluster float64) Verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.verdict != Pass || cluster <= t.cluster {
+	if !t.passed {
 		return t.verdict
 	}
-	t.cluster = cluster
-	t.looks--
-	t.judge(t.judged)
-	if t.verdict == Pass {
-		return Pass
+	c := max(cluster, t.cluster0)
+	if c == t.cluster {
+		return t.verdict
 	}
-	t.verdict = Unknown
-	return Unknown
+	t.cluster = c
+	looks := t.looks
+	t.judge(t.judged)
+	t.looks = looks
+	if t.verdict != Pass {
+		t.verdict = Unknown
+	}
+	return t.verdict
 }
 
 // finish judges a step that ended before its next look (interrupted, or the prober sent fewer
@@ -183,4 +190,5 @@ func (t *Trial) finish() {
 		t.judge(t.prefix)
 	}
 	t.done = true
+	t.passed, t.cluster0 = t.verdict == Pass, t.cluster
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync/atomic"
 
 	"github.com/inferbench/inferbench/capacity"
 	"github.com/inferbench/inferbench/internal/kind/openai"
@@ -13,33 +15,46 @@ import (
 )
 
 // searchLive runs one search as `inferbench capacity` does, through the load driver and the
-// openai subject, against a mockserver serving model m in this process. It returns the result
-// and the seconds its steps took.
-func searchLive(ctx context.Context, m mockserver.Capacity, c Config, o capacity.Options, seed uint64) (capacity.Result, float64, error) {
+// openai subject, against a mockserver serving model m in this process. It returns the result,
+// the seconds its steps took, the requests it sent and whether the load driver warned that the
+// client may have paced a step (client_bound: its own delays as large as the SLOs).
+func searchLive(ctx context.Context, m mockserver.Capacity, c Config, o capacity.Options, seed uint64) (capacity.Result, float64, int64, bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	url, err := mockserver.New(mockserver.Config{Capacity: m, OutputTokens: workload.Fixed(float64(c.Tokens))}).Start(ctx, "")
 	if err != nil {
-		return capacity.Result{}, 0, err
+		return capacity.Result{}, 0, 0, false, err
 	}
 	subj, err := openai.Open(ctx, openai.Config{URL: url, Model: "mock", MetricsURL: "none",
 		Workload: workload.Config{Seed: seed, InputTokens: workload.Fixed(8), OutputTokens: workload.Fixed(float64(c.Tokens))}}, nil, "")
 	if err != nil {
-		return capacity.Result{}, 0, fmt.Errorf("live: %w", err)
+		return capacity.Result{}, 0, 0, false, fmt.Errorf("live: %w", err)
 	}
 	defer subj.Close()
 	cfg := load.Config{Mode: load.ModeCapacity, SLO: c.SLOs, Seed: seed,
 		Capacity: &load.CapacityConfig{Start: o.Start, Attainment: c.Attainment}}
-	res, err := load.SearchCapacity(ctx, subj, cfg, discard{})
+	sink := &counting{}
+	res, err := load.SearchCapacity(ctx, subj, cfg, sink)
 	secs := 0.0
 	for _, st := range res.Steps {
 		secs += st.Seconds
 	}
-	return res, secs, err
+	return res, secs, sink.n.Load(), sink.bound.Load(), err
 }
 
-// discard is a sink that keeps nothing: the search's figures are its result.
-type discard struct{}
+// counting is a sink that counts the requests sent and notes a client_bound warning; the
+// search's figures are its result.
+type counting struct {
+	n     atomic.Int64
+	bound atomic.Bool
+}
 
-func (discard) Begin(load.Phase)                               {}
-func (discard) Observe(load.Phase, subject.Observation, error) {}
+func (*counting) Begin(load.Phase)                                 {}
+func (s *counting) Observe(load.Phase, subject.Observation, error) { s.n.Add(1) }
+func (*counting) Value(string, float64)                            {}
+func (*counting) Extra(string, any)                                {}
+func (s *counting) Warn(msg string) {
+	if strings.Contains(msg, "client") {
+		s.bound.Store(true)
+	}
+}

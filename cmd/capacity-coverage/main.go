@@ -28,6 +28,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -69,6 +70,10 @@ type Row struct {
 	MeanWall, MaxWall       float64 // seconds
 	MeanLowerGap            float64 // (truth - lower) / truth
 	NoBound                 int     // searches whose lower bound is 0 (no step passed)
+	Requests                int64   // requests sent, live
+	ClientBound             int     // live searches the load driver warned were client_bound
+	TimedOut                int     // searches that ran past --search-timeout (not in the figures)
+	CPU                     float64 // seconds of this process's CPU over the configuration's searches
 }
 
 func main() {
@@ -77,9 +82,12 @@ func main() {
 	live := flag.Bool("live", false, "search a live mockserver over HTTP through the load driver (as inferbench capacity does) instead of the simulated model")
 	scale := flag.Float64("scale", 0, "the time scale of the model and its SLOs (0.5: twice as fast, twice the rate, half the time; default: each configuration's own with --live, 1 without)")
 	parallel := flag.Int("parallel", 1, "searches run at once, each against its own server")
+	seed := flag.Uint64("seed", 1, "the first search's seed: search i draws its arrivals from seed+i")
+	timeout := flag.Duration("search-timeout", 15*time.Minute, "with --live: a search that runs longer is stopped and counted apart")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	searchTimeout, firstSeed = *timeout, *seed
 	if err := run(ctx, os.Stdout, *n, *only, *live, *scale, max(*parallel, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity-coverage:", err)
 		os.Exit(1)
@@ -117,11 +125,16 @@ func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale 
 	fmt.Fprintf(w, "loadavg at end:   %s", load1)
 	fmt.Fprintf(w, "total wall time: %s\n\n", time.Since(began).Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| config\t scale\t true rps\t searches\t lower ≤ true\t lower 0\t (true-lower)/true mean\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t")
+	fmt.Fprintln(tw, "| config\t scale\t true rps\t searches\t lower ≤ true\t lower 0\t (true-lower)/true mean\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t requests/search\t CPU ms/request\t client_bound\t timed out\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "| %s\t %g\t %.1f\t %d\t %d (%.0f%%)\t %d\t %.1f%%\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t\n",
+		perReq, cpuPer := "-", "-"
+		if r.Requests > 0 {
+			perReq = fmt.Sprintf("%.0f", float64(r.Requests)/float64(max(r.N, 1)))
+			cpuPer = fmt.Sprintf("%.2f", 1e3*r.CPU/float64(r.Requests))
+		}
+		fmt.Fprintf(tw, "| %s\t %g\t %.1f\t %d\t %d (%.0f%%)\t %d\t %.1f%%\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t %s\t %s\t %d\t %d\t\n",
 			r.Config, r.Scale, r.Truth, r.N, r.Covered, 100*float64(r.Covered)/float64(max(r.N, 1)), r.NoBound, 100*r.MeanLowerGap, 100*r.MeanErr, 100*r.MaxErr, r.Within5,
-			r.MeanSteps, r.MaxSteps, r.MeanVirtual, r.MaxVirtual, r.MeanWall, r.MaxWall)
+			r.MeanSteps, r.MaxSteps, r.MeanVirtual, r.MaxVirtual, r.MeanWall, r.MaxWall, perReq, cpuPer, r.ClientBound, r.TimedOut)
 	}
 	tw.Flush()
 	return nil
@@ -158,6 +171,7 @@ func coverage(ctx context.Context, c Config, n int, live bool, parallel int) (Ro
 		wg    sync.WaitGroup
 	)
 	next := make(chan int)
+	cpu0 := cpuSeconds()
 	for range parallel {
 		wg.Add(1)
 		go func() {
@@ -167,14 +181,32 @@ func coverage(ctx context.Context, c Config, n int, live bool, parallel int) (Ro
 				var res capacity.Result
 				var virtual float64
 				var err error
+				var sent int64
+				var bound bool
 				opt := Options(obj, model, c.Tokens)
 				if live {
-					res, virtual, err = searchLive(ctx, model, c, opt, uint64(i+1))
+					sctx, cancel := context.WithTimeout(ctx, searchTimeout)
+					res, virtual, sent, bound, err = searchLive(sctx, model, c, opt, firstSeed+uint64(i))
+					timedOut := sctx.Err() != nil && ctx.Err() == nil
+					cancel()
+					if timedOut {
+						mu.Lock()
+						row.TimedOut++
+						mu.Unlock()
+						if os.Getenv("CAPACITY_COVERAGE_VERBOSE") != "" {
+							fmt.Fprintf(os.Stderr, "%s #%d: ran past %v, stopped: %s\n", c.Name, i, searchTimeout, stepsLine(res))
+						}
+						continue
+					}
 				} else {
-					res, err = capacity.Search(ctx, model.Prober(c.Tokens, uint64(i+1), &virtual), opt)
+					res, err = capacity.Search(ctx, model.Prober(c.Tokens, firstSeed+uint64(i), &virtual), opt)
 				}
 				wall := time.Since(began).Seconds()
 				mu.Lock()
+				row.Requests += sent
+				if bound {
+					row.ClientBound++
+				}
 				if err != nil || ctx.Err() != nil {
 					if first == nil {
 						first = err
@@ -206,6 +238,7 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	row.CPU = cpuSeconds() - cpu0
 	if row.N > 0 {
 		k := float64(row.N)
 		row.MeanErr /= k
@@ -253,4 +286,19 @@ func stepsLine(r capacity.Result) string {
 // as `inferbench capacity` starts at half the throughput its first step measured.
 func Options(obj []capacity.Objective, m mockserver.Capacity, tokens int) capacity.Options {
 	return capacity.Options{Objectives: obj, Start: m.Saturation(tokens) / 2}
+}
+
+// searchTimeout bounds a live search (--search-timeout).
+var searchTimeout = 15 * time.Minute
+
+// firstSeed is the first search's seed (--seed).
+var firstSeed uint64 = 1
+
+// cpuSeconds is the CPU this process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
