@@ -228,12 +228,24 @@ func (s *Subject) Profile(ctx context.Context, dir string, n int) ([]string, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	// One call unprofiled, timed, sets the chunks' calls.
+	// One call unprofiled, timed, sets the chunks' calls: by its CPU time where the thread has a
+	// clock, since the profiler samples CPU time. On a machine busy with other work a call's wall
+	// time is several times its CPU time, and chunks sized by wall time held a fraction of the
+	// samples; chunks of 0.25 s of CPU time hold as many however busy the machine is, and take
+	// longer there.
+	runtime.LockOSThread()
+	cpu0, cpuOK := threadCPU()
 	start := time.Now()
-	if err := s.fn(ctx); err != nil {
+	err := s.fn(ctx)
+	took := time.Since(start)
+	if cpu1, _ := threadCPU(); cpuOK && cpu1 > cpu0 {
+		took = time.Duration(cpu1 - cpu0)
+	}
+	runtime.UnlockOSThread()
+	if err != nil {
 		return nil, fmt.Errorf("profiling: %w", err)
 	}
-	calls := chunkCalls(n, time.Since(start))
+	calls := chunkCalls(n, took)
 	path := filepath.Join(dir, "cpu.pprof")
 	f, err := os.Create(path)
 	if err != nil {
@@ -274,7 +286,7 @@ func (s *Subject) Profile(ctx context.Context, dir string, n int) ([]string, err
 }
 
 // chunkCalls returns the calls of one profiled chunk: n/ProfileChunks at least, and as many as
-// last profileChunkTime when one call took took (at most maxCalls).
+// take profileChunkTime when one call took took (its CPU time; at most maxCalls).
 func chunkCalls(n int, took time.Duration) int64 {
 	c := int64((n + ProfileChunks - 1) / ProfileChunks)
 	if took <= 0 {

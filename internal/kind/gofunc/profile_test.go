@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -93,6 +94,58 @@ func TestChunkCalls(t *testing.T) {
 	} {
 		if got := chunkCalls(tc.n, tc.took); got != tc.want {
 			t.Errorf("chunkCalls(%d, %v) = %d, want %d", tc.n, tc.took, got, tc.want)
+		}
+	}
+}
+
+// A chunk holds profileChunkTime of CPU time, the profiler's clock, not of wall time: a call
+// that waits 2 ms for 0.2 ms of work gets about 100 calls a chunk of 20 ms, not 10, so that its
+// work has samples however long it waits (or waits for a core on a busy machine).
+func TestProfileChunksByCPU(t *testing.T) {
+	if _, ok := threadCPU(); !ok {
+		t.Skip("no thread CPU clock on this platform: chunks are sized by wall time")
+	}
+	old := profileChunkTime
+	profileChunkTime = 20 * time.Millisecond
+	t.Cleanup(func() { profileChunkTime = old })
+	name := fmt.Sprintf("gofunc-test/profile-cpu-%d", registered.Add(1))
+	Register(name, func(context.Context) error {
+		time.Sleep(2 * time.Millisecond)
+		deadline := time.Now().Add(200 * time.Microsecond)
+		for time.Now().Before(deadline) {
+		}
+		return nil
+	})
+	s, err := Open(context.Background(), subject.Spec{Config: &Config{Func: name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	if _, err := s.(*Subject).Profile(context.Background(), dir, 8); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cpu.pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]bool{}
+	for _, smp := range pp.Sample {
+		for _, v := range smp.Label["inferbench_calls"] {
+			calls[v] = true
+		}
+	}
+	if len(calls) == 0 {
+		t.Fatal("no sample of the chunks' calls")
+	}
+	for c := range calls {
+		// Sized by wall time a chunk would have ceil(20 / 2.2) = 10 calls.
+		if n, _ := strconv.Atoi(c); n < 40 {
+			t.Errorf("chunks of %d calls, want about 100 (20 ms of CPU time at 0.2 ms a call)", n)
 		}
 	}
 }
