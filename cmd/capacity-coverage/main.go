@@ -51,11 +51,11 @@ type Config struct {
 // Configs are the three models of docs/serving.md's coverage table.
 var Configs = []Config{
 	{Name: "slots8-p90", Model: mockserver.Capacity{Slots: 8, PrefillMs: 4, TokenMs: 1, BatchSlowdown: 0.05}, Tokens: 32,
-		SLOs: map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}, Scale: 0.5},
+		SLOs: map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}, Scale: 0.45},
 	{Name: "slots32-goodput", Model: mockserver.Capacity{Slots: 32, PrefillMs: 6, TokenMs: 2, BatchSlowdown: 0.02}, Tokens: 64,
-		SLOs: map[string]float64{"ttft_ms": 500, "itl_ms": 30}, Attainment: 0.9, Scale: 0.45},
+		SLOs: map[string]float64{"ttft_ms": 500, "itl_ms": 30}, Attainment: 0.9, Scale: 0.35},
 	{Name: "slots16-p99", Model: mockserver.Capacity{Slots: 16, PrefillMs: 2, TokenMs: 0.5, BatchSlowdown: 0.1}, Tokens: 16,
-		SLOs: map[string]float64{"ttft_ms.p99": 30}, Scale: 0.25},
+		SLOs: map[string]float64{"ttft_ms.p99": 30}, Scale: 0.2},
 }
 
 // Row is one configuration's figures over its searches.
