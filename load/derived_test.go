@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	_ "github.com/inferbench/inferbench/internal/kind/mock"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/logs"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/internal/stage/sample"

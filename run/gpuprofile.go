@@ -3,7 +3,7 @@ package run
 import (
 	"strconv"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/stage/nsight"
 )
 

@@ -3,17 +3,17 @@ package run
 import (
 	"context"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/result"
 )
 
 // Observer follows a run, e.g. the progress bar, the live view and Prometheus /metrics of
 // `inferbench run --metrics-addr` (web.LiveRun), or a Go program: it takes part in an event by
-// implementing that event's interface, the engine's (engine.Observer: a scenario started, its
-// calls, its measured window, its result) or the run's below, in the order they come: Starter,
-// the engine's, ScenariosFinisher, VerdictObserver, Finisher. Options.Observers lists them; one
-// that implements none is a usage error.
-type Observer = engine.Observer
+// implementing that event's interface, in the order they come: Starter, the scenarios' (a
+// scenario started, its calls, its measured window, its result), ScenariosFinisher,
+// VerdictObserver, Finisher. Options.Observers lists them; one that implements none is a usage
+// error.
+type Observer any
 
 // Starter is an Observer told the run folder before any scenario runs; an error stops the run
 // (the observers started before it are finished).

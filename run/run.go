@@ -32,8 +32,8 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/engine"
 	"github.com/inferbench/inferbench/internal/base/logs"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/report"

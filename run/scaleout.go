@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/stage/scaleout"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"

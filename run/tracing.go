@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/stage/tracing"
 	"github.com/inferbench/inferbench/result"
 )

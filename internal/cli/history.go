@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/stats"
 )
 

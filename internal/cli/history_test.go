@@ -16,7 +16,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/internal/testkit/storetest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"

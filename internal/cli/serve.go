@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/internal/cli/web"
+	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"

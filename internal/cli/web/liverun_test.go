@@ -1,7 +1,7 @@
 package web
 
 import (
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/run"
 )
 

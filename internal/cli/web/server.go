@@ -24,8 +24,8 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/explain"
-	"github.com/inferbench/inferbench/history"
 	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"

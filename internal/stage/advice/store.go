@@ -3,7 +3,7 @@ package advice
 import (
 	"context"
 
-	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
 

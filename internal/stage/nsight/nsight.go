@@ -16,7 +16,7 @@ import (
 
 	"github.com/kballard/go-shellquote"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/suite"

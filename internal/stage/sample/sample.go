@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/monitor"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"

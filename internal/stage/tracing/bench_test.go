@@ -6,7 +6,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	_ "github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"

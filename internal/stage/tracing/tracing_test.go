@@ -16,7 +16,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	_ "github.com/inferbench/inferbench/internal/kind/mock"
 	_ "github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/testkit/otlptest"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/suite"
 )

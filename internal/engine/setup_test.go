@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/subject"
 )
 

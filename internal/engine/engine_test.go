@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	_ "github.com/inferbench/inferbench/internal/kind/exec"
 	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	_ "github.com/inferbench/inferbench/internal/kind/mock"

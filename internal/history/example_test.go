@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/inferbench/inferbench/history"
+	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/store"

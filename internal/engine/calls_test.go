@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/inferbench/inferbench/engine"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
