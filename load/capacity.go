@@ -107,12 +107,7 @@ func SearchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink)
 
 	start := cc.Start
 	if start == 0 {
-		noWarm := c
-		zero := 0
-		noWarm.WarmupIterations = &zero
-		top, err := w.step("throughput", 0, func(ss *servingSink) error {
-			return closedLoop(ctx, s, noWarm, offlineWidth(c), ss, w.base)
-		})
+		top, err := w.throughput(ctx, s)
 		if err != nil || ctx.Err() != nil {
 			return capacity.Result{}, err
 		}

@@ -40,12 +40,7 @@ func driveSweep(ctx context.Context, s subject.Subject, c Config, sink Sink) err
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	noWarm := c
-	zero := 0
-	noWarm.WarmupIterations = &zero
-	top, err := w.step("throughput", 0, func(ss *servingSink) error {
-		return closedLoop(ctx, s, noWarm, offlineWidth(c), ss, w.base)
-	})
+	top, err := w.throughput(ctx, s)
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
@@ -115,6 +110,17 @@ func (w *sweep) step(name string, target float64, run func(ss *servingSink) erro
 	w.lagged[name] = ss.lagReasons(target > 0)
 	w.base += r.Requests + w.c.Warmup()
 	return r, err
+}
+
+// throughput runs the throughput step: a closed loop as wide as an offline load, without warm-up
+// iterations, whose rate is the highest the server gave.
+func (w *sweep) throughput(ctx context.Context, s subject.Subject) (stepResult, error) {
+	noWarm := w.c
+	zero := 0
+	noWarm.WarmupIterations = &zero
+	return w.step("throughput", 0, func(ss *servingSink) error {
+		return closedLoop(ctx, s, noWarm, offlineWidth(w.c), ss, w.base)
+	})
 }
 
 func (w *sweep) value(name string, v float64) {

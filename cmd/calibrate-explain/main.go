@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/base/sysinfo"
 	command "github.com/inferbench/inferbench/internal/kind/exec"
 	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/subject"
@@ -103,7 +104,7 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 	var rows []tally
 	for _, src := range sources {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		t := tally{source: src, loadStart: loadavg()}
+		t := tally{source: src, loadStart: sysinfo.LoadAvg()}
 		var prof func(inject int, dir string) (*explain.Profile, error)
 		names := 20
 		switch src {
@@ -190,7 +191,7 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 			os.RemoveAll(dir + "-same")
 		}
 		t.seconds = took.Seconds() / float64(n)
-		t.loadEnd = loadavg()
+		t.loadEnd = sysinfo.LoadAvg()
 		rows = append(rows, t)
 	}
 	writeTable(w, rows)
@@ -284,6 +285,12 @@ func goCounted(injectAt int, dir string) (*explain.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return countOnce(ctx, s, dir)
+}
+
+// countOnce makes a counted subject's warm-up call and one counted call, closes it, and reads
+// the callgrind files it kept in dir.
+func countOnce(ctx context.Context, s subject.Subject, dir string) (*explain.Profile, error) {
 	for _, warm := range []bool{true, false} {
 		if _, err := s.Do(ctx, subject.Request{Warmup: warm}); err != nil {
 			s.Close()
@@ -338,21 +345,7 @@ func commandCounted(injectAt int, dir string) (*explain.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, warm := range []bool{true, false} {
-		if _, err := s.Do(ctx, subject.Request{Warmup: warm}); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
-	kept := s.(subject.Counter).Kept()
-	if err := s.Close(); err != nil {
-		return nil, err
-	}
-	var rel []string
-	for _, f := range kept {
-		rel = append(rel, filepath.Base(f))
-	}
-	return explain.Load(dir, rel)
+	return countOnce(ctx, s, dir)
 }
 
 // driver is driver.py, profiling the Python program and the torch model with the worker's own
@@ -410,18 +403,6 @@ func (d *driver) profile(kind string, injectAt int, dir string) (*explain.Profil
 func (d *driver) close() {
 	d.in.Close()
 	d.cmd.Wait()
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // tallyFrom tallies trials whose profiles driver.py made on another machine (a GPU machine's idle

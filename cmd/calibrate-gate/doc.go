@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/base/sysinfo"
 )
 
 // document is the generated section of docs/verdicts.md.
 func document(o options, ts []*tally, table string, started time.Time, load0 string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s UTC (%s), commit %s, on %s; load average %s at the start, %s at the end.\n\n",
-		started.Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), commit(), machine(), load0, loadavg())
+		started.Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), commit(), machine(), load0, sysinfo.LoadAvg())
 	fmt.Fprintf(&b, "Command: `make calibrate-gate N=%d`, which runs `%s`.\n\n", o.n, strings.TrimSpace(o.command))
 	b.WriteString(table)
 	fmt.Fprintf(&b, `

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench"
+	"github.com/inferbench/inferbench/internal/base/sysinfo"
 )
 
 const (
@@ -152,7 +153,7 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	started := time.Now().UTC()
-	load0 := loadavg()
+	load0 := sysinfo.LoadAvg()
 	var ts []*tally
 	failed := false
 	for _, loaded := range conditions {
@@ -521,18 +522,6 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return strings.TrimSpace(string(b))
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // machine describes this machine for the document.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferbench/inferbench/capacity"
 	"github.com/inferbench/inferbench/internal/base/precise"
+	"github.com/inferbench/inferbench/internal/base/unit"
 )
 
 // Capacity is the server's capacity model, as an inference server batches: at most Slots
@@ -181,12 +182,11 @@ func (c Capacity) Simulate(arrivals []Arrival) []Timing {
 
 // Measures returns the figures of a simulated request as a capacity search judges them (ms).
 func (tm Timing) Measures(tokens int) capacity.Measures {
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	m := capacity.Measures{TTFT: ms(tm.First), E2E: ms(tm.End), ITLMax: math.NaN(), TPOT: math.NaN()}
+	m := capacity.Measures{TTFT: unit.MS(tm.First), E2E: unit.MS(tm.End), ITLMax: math.NaN(), TPOT: math.NaN()}
 	m.TTFTSched, m.E2ESched = m.TTFT, m.E2E
 	if tokens > 1 {
-		m.ITLMax = ms(tm.MaxGap)
-		m.TPOT = ms(tm.End-tm.First) / float64(tokens-1)
+		m.ITLMax = unit.MS(tm.MaxGap)
+		m.TPOT = unit.MS(tm.End-tm.First) / float64(tokens-1)
 	}
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/internal/workload"
 )
 
@@ -215,9 +216,9 @@ func (s *Server) appendTimings(b []byte, e *Emission, tokens int) []byte {
 	now := time.Now()
 	prompt, predicted := 0.0, 0.0
 	if !e.FirstToken.IsZero() {
-		prompt, predicted = ms2(e.FirstToken.Sub(e.Received)), ms2(now.Sub(e.FirstToken))
+		prompt, predicted = unit.MS(e.FirstToken.Sub(e.Received)), unit.MS(now.Sub(e.FirstToken))
 	} else {
-		prompt = ms2(now.Sub(e.Received))
+		prompt = unit.MS(now.Sub(e.Received))
 	}
 	b = append(b, `,"timings":{"cache_n":0,"prompt_n":`...)
 	b = strconv.AppendInt(b, int64(e.InputTokens), 10)
@@ -231,8 +232,6 @@ func (s *Server) appendTimings(b []byte, e *Emission, tokens int) []byte {
 	b = strconv.AppendFloat(b, predicted/float64(max(tokens, 1)), 'f', 3, 64)
 	return append(b, '}')
 }
-
-func ms2(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // whole waits as long as the stream would have taken and answers with one JSON body.
 func (s *Server) whole(ctx context.Context, w http.ResponseWriter, chat bool, p *plan, e *Emission, bp *[]byte) {

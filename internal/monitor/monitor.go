@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -229,7 +230,7 @@ func (m *Monitor) Stop() *result.Resources {
 	m.mu.Lock()
 	if !m.started {
 		m.mu.Unlock()
-		return &result.Resources{IntervalMS: ms(m.interval), Unavailable: m.unavailable}
+		return &result.Resources{IntervalMS: unit.MS(m.interval), Unavailable: m.unavailable}
 	}
 	if m.stopped {
 		r := m.rec.Report()
@@ -263,7 +264,7 @@ func (m *Monitor) finish(r *result.Resources) *result.Resources {
 	if m.started {
 		m.explain(r)
 	}
-	r.IntervalMS = ms(m.interval)
+	r.IntervalMS = unit.MS(m.interval)
 	r.DurationS = r.Duration().Seconds()
 	r.CostS = m.cost.Seconds()
 	r.CostClock = "wall"
@@ -281,8 +282,6 @@ func (m *Monitor) finish(r *result.Resources) *result.Resources {
 	}
 	return r
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Close releases samplers that hold resources (NVML handles, nvidia-smi processes).
 func Close(samplers []Sampler) error {

@@ -299,3 +299,18 @@ func ParseNvidiaSMI(out string) []GPU {
 	}
 	return gpus
 }
+
+// LoadAvg returns the 1, 5 and 15 minute load averages as /proc/loadavg gives them ("0.52 0.58
+// 0.59"), or "?" where the system has no such file: a measurement prints them at its start and
+// end, so that a reader can tell a quiet machine from a busy one.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/subject"
@@ -106,9 +107,9 @@ func BenchmarkAccuracy(b *testing.B) {
 					mu.Unlock()
 					continue
 				}
-				firsts = append(firsts, msOf(o.FirstToken.Sub(o.Start)))
+				firsts = append(firsts, unit.MS(o.FirstToken.Sub(o.Start)))
 				for k := 1; k < len(o.Tokens); k++ {
-					gaps = append(gaps, msOf(o.Tokens[k].At.Sub(o.Tokens[k-1].At)))
+					gaps = append(gaps, unit.MS(o.Tokens[k].At.Sub(o.Tokens[k-1].At)))
 				}
 			}
 			mu.Lock()
@@ -125,9 +126,9 @@ func BenchmarkAccuracy(b *testing.B) {
 	}
 	var sitl, sttft []float64
 	for _, e := range ms.Emissions() {
-		sttft = append(sttft, msOf(e.FirstToken.Sub(e.Received)))
+		sttft = append(sttft, unit.MS(e.FirstToken.Sub(e.Received)))
 		for k := 1; k < len(e.Events); k++ {
-			sitl = append(sitl, msOf(e.Events[k].Sub(e.Events[k-1])))
+			sitl = append(sitl, unit.MS(e.Events[k].Sub(e.Events[k-1])))
 		}
 	}
 	b.ReportMetric(pct(itl, 50), "client-itl-p50-ms")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/netstamp"
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
@@ -81,7 +82,7 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		if !rs.gotAt.IsZero() {
 			// From having a connection to the request's last byte written: the transport's
 			// writer goroutine waiting for a CPU shows here.
-			setValue(&o, load.ValueSendDelay, msOf(o.Start.Sub(rs.gotAt)))
+			setValue(&o, load.ValueSendDelay, unit.MS(o.Start.Sub(rs.gotAt)))
 		}
 	}
 	if err != nil {

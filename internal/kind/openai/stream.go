@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/netstamp"
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/valyala/fastjson"
@@ -102,7 +103,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 		o.End = ev.At
 	}
 	if sc.tr.stamp != nil {
-		setValue(o, load.ValueReadDelay, msOf(sc.tr.maxDelay))
+		setValue(o, load.ValueReadDelay, unit.MS(sc.tr.maxDelay))
 	}
 	setOutputTokens(o, usageOut)
 	switch {
@@ -123,8 +124,6 @@ func setValue(o *subject.Observation, name string, v float64) {
 	}
 	o.Values[name] = v
 }
-
-func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // setOutputTokens takes the usage figure when there is one (spreading it over the content events
 // when events carried several tokens), else counts events.

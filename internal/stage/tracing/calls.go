@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
@@ -132,10 +133,10 @@ func (c *calls) record(id trace.SpanID, call *engine.Call) {
 		attribute.String("inferbench.phase", phase),
 		attribute.String("inferbench.status", status))
 	if !o.Start.IsZero() {
-		kv = append(kv, attribute.Float64("inferbench.latency_ms", ms(call.Latency())))
+		kv = append(kv, attribute.Float64("inferbench.latency_ms", unit.MS(call.Latency())))
 	}
 	if !o.FirstToken.IsZero() {
-		kv = append(kv, attribute.Float64("inferbench.ttft_ms", ms(o.FirstToken.Sub(o.Start))))
+		kv = append(kv, attribute.Float64("inferbench.ttft_ms", unit.MS(o.FirstToken.Sub(o.Start))))
 	}
 	if o.InputTokens > 0 {
 		kv = append(kv, attribute.Int("inferbench.input_tokens", o.InputTokens))
@@ -161,8 +162,6 @@ func (c *calls) record(id trace.SpanID, call *engine.Call) {
 	span.End(trace.WithTimestamp(end))
 	c.recorded.Add(1)
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // bucket is a token bucket: rate tokens a second, holding at most one second's worth (and at
 // least one token, unless the rate is 0).

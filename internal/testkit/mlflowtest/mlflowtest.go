@@ -58,6 +58,18 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// run is the run a request names by its run_id, or MLflow's error for a missing or unknown one.
+func (s *Server) run(id *string) (*Run, *apiErr) {
+	if id == nil {
+		return nil, fail(400, "INVALID_PARAMETER_VALUE", "missing run_id")
+	}
+	run, ok := s.runs[*id]
+	if !ok {
+		return nil, fail(404, "RESOURCE_DOES_NOT_EXIST", "no run %s", *id)
+	}
+	return run, nil
+}
+
 // Runs returns the runs in the order they were created.
 func (s *Server) Runs() []*Run {
 	s.mu.Lock()
@@ -234,12 +246,9 @@ func (s *Server) serve(r *http.Request) (any, *apiErr) {
 		if e := decode(r, &in); e != nil {
 			return nil, e
 		}
-		if in.RunID == nil {
-			return nil, fail(400, "INVALID_PARAMETER_VALUE", "missing run_id")
-		}
-		run, ok := s.runs[*in.RunID]
-		if !ok {
-			return nil, fail(404, "RESOURCE_DOES_NOT_EXIST", "no run %s", *in.RunID)
+		run, e := s.run(in.RunID)
+		if e != nil {
+			return nil, e
 		}
 		if run.Status != "RUNNING" {
 			return nil, fail(400, "INVALID_STATE", "run %s is %s", run.ID, run.Status)
@@ -289,12 +298,9 @@ func (s *Server) serve(r *http.Request) (any, *apiErr) {
 		if e := decode(r, &in); e != nil {
 			return nil, e
 		}
-		if in.RunID == nil {
-			return nil, fail(400, "INVALID_PARAMETER_VALUE", "missing run_id")
-		}
-		run, ok := s.runs[*in.RunID]
-		if !ok {
-			return nil, fail(404, "RESOURCE_DOES_NOT_EXIST", "no run %s", *in.RunID)
+		run, e := s.run(in.RunID)
+		if e != nil {
+			return nil, e
 		}
 		switch in.Status {
 		case "RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED":
