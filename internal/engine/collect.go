@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -74,8 +75,6 @@ func (c *collector) WithFigures(f func(*load.Figures)) {
 	f(c.figs)
 }
 
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
 func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -119,7 +118,7 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	if o.Start.IsZero() {
 		return
 	}
-	round := ms(o.End.Sub(o.Start))
+	round := unit.MS(o.End.Sub(o.Start))
 	if v, ok := o.Values["latency_ms"]; ok {
 		c.figs.Add("latency_ms", v)
 		c.figs.Add("harness_latency_ms", round)
@@ -202,7 +201,7 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 	// minus the steady state is not a compile time for a function or a command that compiles
 	// nothing, and showed there as noise. first_iteration_ms keeps the first call's cost.
 	if c.firstSeen {
-		setValue(r, "first_iteration_ms", ms(c.first))
+		setValue(r, "first_iteration_ms", unit.MS(c.first))
 	}
 	if c.measured > 0 {
 		setValue(r, "success_rate", float64(c.measured-c.failed)/float64(c.measured))

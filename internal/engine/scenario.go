@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
@@ -265,7 +266,7 @@ func (e *Engine) finish(ctx context.Context, s *scenario, derr error, r *result.
 	if e.profileDir != "" && derr == nil && ctx.Err() == nil {
 		e.profile(ctx, sc, cfg, subj, r)
 	}
-	setValue(r, "load_time_ms", ms(s.loadTime))
+	setValue(r, "load_time_ms", unit.MS(s.loadTime))
 	if su, ok := subj.(subject.Setup); ok {
 		for k, v := range su.SetupValues() {
 			if err := result.CheckValue(k, v); err != nil {
