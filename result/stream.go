@@ -33,6 +33,11 @@ var errNotStreamable = errors.New("not in the form read as a stream")
 // merges, unescapes or folds them), "scenarios" not a list, a value encoding/json refuses,
 // anything after the document. keys gets the top-level keys.
 func decodeStream(r io.Reader, run *Run, keys map[string]bool) error {
+	return decodeWith(r, run, keys, (*window).scenarios)
+}
+
+// decodeWith is decodeStream with the list of scenarios read by list.
+func decodeWith(r io.Reader, run *Run, keys map[string]bool, list func(*window) ([]Scenario, bool)) error {
 	w := &window{r: r}
 	if !w.byte('{') {
 		return errNotStreamable
@@ -60,7 +65,7 @@ func decodeStream(r io.Reader, run *Run, keys map[string]bool) error {
 		switch {
 		case key == "scenarios":
 			var ok bool
-			if scenarios, ok = w.scenarios(); !ok {
+			if scenarios, ok = list(w); !ok {
 				return errNotStreamable
 			}
 		case strings.EqualFold(key, "scenarios"):
@@ -215,7 +220,175 @@ func (w *window) scenarios() ([]Scenario, bool) {
 	}
 }
 
-// loadStream decodes the run.json at path as a stream when it is at least StreamMin bytes and
+// skipScenarios reads over the list of scenarios, checking that each is a JSON value, and
+// decodes none of them.
+func (w *window) skipScenarios() ([]Scenario, bool) {
+	if !w.byte('[') {
+		return nil, false
+	}
+	if w.peek() == ']' {
+		w.off++
+		return []Scenario{}, true
+	}
+	for {
+		if _, ok := w.value((*lifter).skip); !ok {
+			return nil, false
+		}
+		switch w.peek() {
+		case ',':
+			w.off++
+		case ']':
+			w.off++
+			return []Scenario{}, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// ErrNotStreamable is the error of a Scanner that met a scenario it does not read as
+// encoding/json reads it, or one Decode refuses: the file is to be read whole, which gives
+// Decode's result or error.
+var ErrNotStreamable = errNotStreamable
+
+// Scanner reads a run.json for a caller that keeps the run's scenarios elsewhere (the store, on
+// import), holding a batch of them at a time rather than the run, as bufio.Scanner reads
+// tokens: Head is the run without its scenarios, Scan reads the next batch (about batchBytes of
+// the file), Batch returns it and Err the error that ended the batches, nil at their end. The
+// scenarios are those Load gives, checked as it checks them; on any error the file is to be
+// read whole (ErrNotStreamable), which gives Load's error.
+type Scanner struct {
+	f     io.Closer
+	w     *window
+	head  *Run
+	name  string
+	doc   []byte
+	batch []Scenario
+	end   bool
+	err   error
+}
+
+// OpenScanner opens the run.json at path (name in messages) for a Scanner. It reads the whole
+// file once first, to check its form and decode every key but the scenarios, which it skips:
+// ok is false, and s nil, when the file is not one to read so (not in the form decodeStream
+// reads, larger than readall.RunLimit, a header Decode refuses, or with asImport the JSON of
+// another tool or without a schema): the caller reads it whole. err is an error opening the
+// file. Close the Scanner when done.
+func OpenScanner(path, name string, asImport bool) (s *Scanner, ok bool, err error) {
+	f, err := readall.Open(path)
+	if err != nil {
+		return nil, true, err
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() > readall.RunLimit {
+		f.Close()
+		return nil, false, nil
+	}
+	var head Run
+	keys := map[string]bool{}
+	if decodeWith(bufio.NewReaderSize(f, 1<<20), &head, keys, (*window).skipScenarios) != nil ||
+		(asImport && (keys["benchmarks"] || keys["results"] || !keys["schema"])) {
+		f.Close()
+		return nil, false, nil
+	}
+	h, err := check(&head, name)
+	if err != nil { // Decode's error may be another, of a scenario: the whole reading says
+		f.Close()
+		return nil, false, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, true, err
+	}
+	s = &Scanner{f: f, w: &window{r: bufio.NewReaderSize(f, 1<<20)}, head: h, name: name}
+	s.end = !s.toScenarios()
+	return s, true, nil
+}
+
+// toScenarios moves the window to the first scenario; false when there is none (no list, or
+// an empty one). The first reading found the document well formed.
+func (s *Scanner) toScenarios() bool {
+	w := s.w
+	if !w.byte('{') {
+		return false
+	}
+	for {
+		keyRaw, ok := w.value(func(l *lifter) bool { return l.peek() == '"' && l.skipString() })
+		if !ok || !w.byte(':') {
+			return false
+		}
+		if string(keyRaw) == `"scenarios"` {
+			if !w.byte('[') {
+				return false
+			}
+			if w.peek() == ']' {
+				return false
+			}
+			return true
+		}
+		if _, ok := w.value((*lifter).skip); !ok || !w.byte(',') {
+			return false
+		}
+	}
+}
+
+// Head returns the run without its scenarios (checked as Decode checks a run; Partial when it
+// did not finish).
+func (s *Scanner) Head() *Run { return s.head }
+
+// Scan reads the next batch of scenarios; false at their end or on an error (Err).
+func (s *Scanner) Scan() bool {
+	s.batch = nil
+	if s.end || s.err != nil {
+		return false
+	}
+	doc := append(s.doc[:0], `{"scenarios":[`...)
+	n := 0
+	for !s.end && (n == 0 || len(doc) < batchBytes) {
+		v, ok := s.w.value((*lifter).skip)
+		if !ok {
+			s.err = fmt.Errorf("%s: %w", s.name, ErrNotStreamable)
+			return false
+		}
+		if n > 0 {
+			doc = append(doc, ',')
+		}
+		doc, n = append(doc, v...), n+1
+		switch s.w.peek() {
+		case ',':
+			s.w.off++
+		case ']':
+			s.w.off++
+			s.end = true
+		default:
+			s.err = fmt.Errorf("%s: %w", s.name, ErrNotStreamable)
+			return false
+		}
+	}
+	doc = append(doc, "]}"...)
+	s.doc = doc
+	var one Run
+	// A batch that does not decode or check is the whole reading's to report: Decode's error
+	// may be another, of a later scenario.
+	if err := decodeRun(doc, &one); err != nil || len(one.Scenarios) != n || one.CheckValues() != nil {
+		s.err = fmt.Errorf("%s: %w", s.name, ErrNotStreamable)
+		return false
+	}
+	inertNames(&one)
+	s.batch = one.Scenarios
+	return true
+}
+
+// Batch returns the scenarios Scan read.
+func (s *Scanner) Batch() []Scenario { return s.batch }
+
+// Err returns the error that ended the batches, wrapping ErrNotStreamable (the file is to be
+// read whole), or nil at their end.
+func (s *Scanner) Err() error { return s.err }
+
+// Close closes the file.
+func (s *Scanner) Close() error { return s.f.Close() }
+
+// loadStream decodes the run.json at path as a stream when it is at least streamMin bytes and
 // in the form decodeStream reads, and checks it as Decode does; done is false when it was not
 // (the caller reads the file whole). With asImport, a document holding the keys of another
 // tool's JSON (benchmarks, results) or no schema is left to Import's detection.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -96,4 +97,72 @@ func FuzzDecodeStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkStream(t, data)
 	})
+}
+
+// scanAll reads the run.json at path with a Scanner: the run its head and batches make, the
+// number of batches, and whether the file was read so.
+func scanAll(t *testing.T, path string) (r *Run, batches int, ok bool, err error) {
+	t.Helper()
+	s, ok, err := OpenScanner(path, path, false)
+	if !ok || err != nil {
+		return nil, 0, ok, err
+	}
+	defer s.Close()
+	got := *s.Head()
+	for s.Scan() {
+		got.Scenarios = append(got.Scenarios, s.Batch()...)
+		batches++
+	}
+	return &got, batches, true, s.Err()
+}
+
+// TestScannerAgrees: a run.json read by a Scanner, a batch of scenarios at a time after its
+// head, is the run Decode gives (checks and errors included), in batches of any size; the forms
+// decodeStream leaves to the whole reading are left to it.
+func TestScannerAgrees(t *testing.T) {
+	defer func(n int) { batchBytes = n }(batchBytes)
+	var many bytes.Buffer
+	if err := WriteJSON(&many, manyScenarios(40)); err != nil {
+		t.Fatal(err)
+	}
+	docs := append([]string{many.String(),
+		// a scenario encoding/json refuses, after good ones: left to the whole reading
+		`{"schema":"inferbench/run/v1","id":"x","scenarios":[{"benchmark":"a"},{"benchmark":7}]}`,
+		// a value the check refuses: Decode's error
+		`{"schema":"inferbench/run/v1","id":"x","scenarios":[{"benchmark":"a","metrics":{"latency_ms":{"value":-1}}}]}`,
+		// keys after the scenarios, none at all, another schema
+		`{"scenarios":[{"benchmark":"a"}],"schema":"inferbench/run/v1","id":"late","merged":{"group":"g"}}`,
+		`{"schema":"inferbench/run/v1","id":"none"}`,
+		`{"schema":"other","scenarios":[]}`,
+	}, runDocs...)
+	dir := t.TempDir()
+	for i, doc := range docs {
+		path := filepath.Join(dir, fmt.Sprint(i, ".json"))
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, werr := Decode([]byte(doc), path)
+		for _, n := range []int{1, 1000, 1 << 20} {
+			batchBytes = n
+			got, batches, ok, err := scanAll(t, path)
+			switch {
+			case !ok:
+				if i == 0 {
+					t.Fatalf("the run WriteJSON writes was not read by a Scanner")
+				}
+			case errors.Is(err, ErrNotStreamable):
+				if werr == nil {
+					t.Errorf("%s: left to the whole reading, which reads it", doc)
+				}
+			case werr != nil || err != nil:
+				if werr == nil || err == nil || err.Error() != werr.Error() {
+					t.Errorf("%s, batches of %d bytes: error %v, Decode's %v", doc, n, err, werr)
+				}
+			case !reflect.DeepEqual(got, want):
+				t.Errorf("%s, batches of %d bytes: scanned %+v, Decode %+v", doc, n, got, want)
+			case i == 0 && n == 1 && batches != 40:
+				t.Errorf("batches of 1 byte: %d batches of 40 scenarios, want 40", batches)
+			}
+		}
+	}
 }

@@ -50,6 +50,25 @@ type Runs interface {
 	List(ctx context.Context, f Filter) ([]RunInfo, error)
 }
 
+// Batches yields a run's scenarios a batch at a time, as bufio.Scanner yields tokens: Scan
+// reads the next batch, Batch returns it (valid until the next Scan) and Err the error that
+// ended them, nil at their end.
+type Batches interface {
+	Scan() bool
+	Batch() []result.Scenario
+	Err() error
+}
+
+// Streamer is a Runs that records a run from batches of its scenarios, holding one batch at a
+// time rather than the whole run (importing a large run.json). store/sqlite and store/postgres
+// are Streamers.
+type Streamer interface {
+	// PutStream records head (its Scenarios left out) with the scenarios b yields, in order, as
+	// Put records a run: all of it, or nothing when anything fails (b's Err included). A run
+	// whose ID is already stored is an error wrapping ErrExists, returned before b is read.
+	PutStream(ctx context.Context, head *result.Run, b Batches) error
+}
+
 // Baselines names runs: "main", "release-1.2".
 type Baselines interface {
 	// SetBaseline points name at a stored run, replacing any previous run of that name.

@@ -108,6 +108,10 @@ func (b *bounded) Put(ctx context.Context, r *result.Run) error {
 	return boundErr(b, ctx, "put", func(ctx context.Context) error { return b.Store.Put(ctx, r) })
 }
 
+func (b *bounded) PutStream(ctx context.Context, head *result.Run, bs store.Batches) error {
+	return boundErr(b, ctx, "put", func(ctx context.Context) error { return b.Store.(store.Streamer).PutStream(ctx, head, bs) })
+}
+
 func (b *bounded) Get(ctx context.Context, id string) (*result.Run, error) {
 	return bound(b, ctx, "get", func(ctx context.Context) (*result.Run, error) { return b.Store.Get(ctx, id) })
 }
@@ -132,14 +136,16 @@ func (b *bounded) History(ctx context.Context, q store.Query) ([]store.Point, er
 	return bound(b, ctx, "history", func(ctx context.Context) ([]store.Point, error) { return b.Store.History(ctx, q) })
 }
 
-// The store's optional interfaces (store.Barrier, store.Clock) pass through the bound too: a
+// The store's optional interfaces (store.Barrier, store.Clock, store.Streamer) pass through the bound too: a
 // wrapper that hid them made --start-at barrier say "the store has no barrier".
 var (
-	_ store.Barrier = (*bounded)(nil)
-	_ store.Clock   = (*bounded)(nil)
+	_ store.Barrier  = (*bounded)(nil)
+	_ store.Clock    = (*bounded)(nil)
+	_ store.Streamer = (*bounded)(nil)
 	// What bounded wraps has them: the assertions below cannot fail.
-	_ store.Barrier = (*sqlstore.DB)(nil)
-	_ store.Clock   = (*sqlstore.DB)(nil)
+	_ store.Barrier  = (*sqlstore.DB)(nil)
+	_ store.Clock    = (*sqlstore.DB)(nil)
+	_ store.Streamer = (*sqlstore.DB)(nil)
 )
 
 func (b *bounded) Arrive(ctx context.Context, group string, index int, host string, at time.Time) error {

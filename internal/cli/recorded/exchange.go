@@ -16,6 +16,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/store"
 )
 
 // ImportOptions say which results of other tools Import records, and how (`inferbench import`).
@@ -32,8 +33,10 @@ type ImportOptions struct {
 }
 
 // Import records each file as a run in the history store (result.Import reads it) and returns
-// the runs (`inferbench import`). A file that cannot be read as the format is run.ErrUsage.
-func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
+// the ids of the runs (`inferbench import`). A file that cannot be read as the format is
+// run.ErrUsage. An inferbench run.json of streamMin bytes or more goes to the store a batch of
+// scenarios at a time (importStream), never whole in memory.
+func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 	st, err := run.OpenStore(ctx, o.Store, o.Env)
 	if err != nil {
 		return nil, err
@@ -45,7 +48,7 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 			return nil, run.UsageError(fmt.Errorf("--time %q: want RFC 3339, e.g. 2026-03-01T12:00:00Z", o.Time))
 		}
 	}
-	var runs []*result.Run
+	var runs []string
 	for i, file := range o.Files {
 		path := o.Env.Path(file)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
@@ -66,6 +69,16 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 		if b == "" {
 			b = base
 		}
+		asked := o.ID != ""
+		head, n, given, done, err := importStream(ctx, st, path, file, o.Format, func(id string) bool { return asked && id == runID })
+		if done {
+			if err != nil {
+				return runs, err
+			}
+			runs = append(runs, head.ID)
+			importedLine(o, file, head, n, given)
+			continue
+		}
 		r, err := result.ImportFile(path, file, o.Format, runID, b, started)
 		var pe *fs.PathError
 		if errors.As(err, &pe) || errors.Is(err, readall.ErrNotRegular) || errors.Is(err, readall.ErrTooLarge) {
@@ -78,8 +91,8 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 		if err != nil {
 			return runs, run.UsageError(err)
 		}
-		given := r.ID
-		if o.ID != "" && r.ID == runID {
+		given = r.ID
+		if asked && r.ID == runID {
 			err = st.Put(ctx, r) // an id asked for: taken is an error
 		} else {
 			err = run.PutNew(ctx, st, r) // taken: a new id, never a replaced run
@@ -87,18 +100,87 @@ func Import(ctx context.Context, o ImportOptions) ([]*result.Run, error) {
 		if err != nil {
 			return runs, err
 		}
-		runs = append(runs, r)
-		fmt.Fprintln(o.Stdout, r.ID)
-		note := ""
-		if r.ID != given {
-			note = fmt.Sprintf(" (id %s was taken in the store)", given)
-		}
-		if r.Partial {
-			note += " (partial: the run did not finish)"
-		}
-		fmt.Fprintf(o.Stderr, "imported %s: run %s, %d scenarios%s\n", file, r.ID, len(r.Scenarios), note)
+		runs = append(runs, r.ID)
+		importedLine(o, file, r, len(r.Scenarios), given)
 	}
 	return runs, nil
+}
+
+// importedLine says what Import recorded: the run's id on stdout, and on stderr the file, the
+// run and its n scenarios, and why the id is not the one given.
+func importedLine(o ImportOptions, file string, r *result.Run, n int, given string) {
+	fmt.Fprintln(o.Stdout, r.ID)
+	note := ""
+	if r.ID != given {
+		note = fmt.Sprintf(" (id %s was taken in the store)", given)
+	}
+	if r.Partial {
+		note += " (partial: the run did not finish)"
+	}
+	fmt.Fprintf(o.Stderr, "imported %s: run %s, %d scenarios%s\n", file, r.ID, n, note)
+}
+
+// streamMin is the size from which an inferbench run.json is imported a batch of scenarios at a
+// time, the size from which result.Load streams one (a variable for tests).
+var streamMin int64 = 16 << 20
+
+// importStream records the inferbench run.json at path (name in messages) as result.Scanner
+// reads it, a batch of scenarios at a time, into a store that takes batches (store.Streamer):
+// the import holds one batch, not the run. done is false, and nothing is stored, when the file
+// is not one to read so: under streamMin bytes, another format, a form the Scanner leaves to the
+// whole reading (found before or while storing), or a killed run with a journal (whose
+// scenarios are added to the run whole). exact says whether an id taken in the store is an
+// error (an id asked for) rather than a reason to give the run a new one. given is the file's
+// run id, n the scenarios stored.
+func importStream(ctx context.Context, st store.Store, path, name, format string, exact func(id string) bool) (head *result.Run, n int, given string, done bool, err error) {
+	streamer, ok := st.(store.Streamer)
+	if !ok || (format != "inferbench" && format != "auto") {
+		return nil, 0, "", false, nil
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() < streamMin {
+		return nil, 0, "", false, nil
+	}
+	sc, ok, err := result.OpenScanner(path, name, format == "auto")
+	if !ok || err != nil {
+		return nil, 0, "", false, nil // the whole reading says what is wrong
+	}
+	defer sc.Close()
+	head = sc.Head()
+	if head.FinishedAt.IsZero() && filepath.Base(path) == result.RunFile {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), result.JournalFile)); err == nil {
+			return nil, 0, "", false, nil
+		}
+	}
+	given = head.ID
+	counted := &counting{Batches: sc}
+	for try := 0; ; try++ {
+		err = streamer.PutStream(ctx, head, counted)
+		if !errors.Is(err, store.ErrExists) || exact(given) {
+			break
+		}
+		if try == 4 {
+			return head, 0, given, true, fmt.Errorf("run %s: no free run id after 5 tries: %w", head.ID, store.ErrExists)
+		}
+		head.ID = result.NewID(head.StartedAt) // taken: a new id, never a replaced run
+	}
+	if errors.Is(err, result.ErrNotStreamable) {
+		return nil, 0, "", false, nil
+	}
+	return head, counted.n, given, true, err
+}
+
+// counting counts the scenarios of the batches read.
+type counting struct {
+	store.Batches
+	n int
+}
+
+func (c *counting) Scan() bool {
+	if !c.Batches.Scan() {
+		return false
+	}
+	c.n += len(c.Batches.Batch())
+	return true
 }
 
 // ExportOptions say how Export writes a run.

@@ -59,6 +59,35 @@ func MakeRun(id string, at time.Time, seed uint64, center float64, benchmarks []
 	return r
 }
 
+// Batches yields Scenarios Size at a time (store.Batches); with Fail, Scan fails with it once
+// FailAt batches were read.
+type Batches struct {
+	Scenarios []result.Scenario
+	Size      int
+	FailAt    int
+	Fail      error
+	Scans     int // batches read
+	batch     []result.Scenario
+	err       error
+}
+
+func (b *Batches) Scan() bool {
+	if b.Fail != nil && b.Scans >= b.FailAt {
+		b.err = b.Fail
+		return false
+	}
+	k := min(b.Size, len(b.Scenarios))
+	if k == 0 {
+		return false
+	}
+	b.Scans++
+	b.batch, b.Scenarios = b.Scenarios[:k], b.Scenarios[k:]
+	return true
+}
+
+func (b *Batches) Batch() []result.Scenario { return b.batch }
+func (b *Batches) Err() error               { return b.err }
+
 // Fresh returns the parameters of a new, empty store of the backend under test.
 type Fresh func(t *testing.T) store.Params
 
@@ -96,6 +125,48 @@ func Run(t *testing.T, fresh Fresh) {
 		if _, err := s.Get(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get(missing) = %v, want ErrNotFound", err)
 		}
+	})
+
+	t.Run("PutStream", func(t *testing.T) {
+		// A run recorded from batches of its scenarios (store.PutStream: an import of a large
+		// run.json) reads back as the same run put whole; a taken ID is known before a batch is
+		// read; a stream that fails stores nothing, and the ID stays free.
+		st := open(t, fresh(t))
+		s, ok := st.(store.Streamer)
+		if !ok {
+			t.Skip("the backend is no store.Streamer")
+		}
+		want := MakeRun("s1", T0, 1, 10, bs, 5, 7)
+		head := *want
+		head.Scenarios = []result.Scenario{}
+		must(t, s.PutStream(ctx, &head, &Batches{Scenarios: want.Scenarios, Size: 3}))
+		got, err := st.Get(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got, cmpopts.EquateApproxTime(time.Microsecond)); d != "" {
+			t.Errorf("Get after PutStream (-want +got):\n%s", d)
+		}
+		if infos, err := st.List(ctx, store.Filter{}); err != nil || len(infos) != 1 || infos[0].Scenarios != 10 {
+			t.Errorf("List after PutStream: %+v, %v; want 1 run of 10 scenarios", infos, err)
+		}
+		taken := &Batches{Scenarios: want.Scenarios, Size: 3}
+		if err := s.PutStream(ctx, &head, taken); !errors.Is(err, store.ErrExists) || taken.Scans > 0 {
+			t.Errorf("PutStream of a stored ID = %v after %d batches read, want ErrExists before any", err, taken.Scans)
+		}
+		other := head
+		other.ID = "s2"
+		boom := errors.New("the file ends early")
+		if err := s.PutStream(ctx, &other, &Batches{Scenarios: want.Scenarios, Size: 3, FailAt: 2, Fail: boom}); !errors.Is(err, boom) {
+			t.Errorf("PutStream of a failing stream = %v, want its error", err)
+		}
+		if _, err := st.Get(ctx, "s2"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after a failed stream, Get = %v, want ErrNotFound", err)
+		}
+		if pts, err := st.History(ctx, store.Query{Metric: "latency_ms"}); err != nil || len(pts) != 10 {
+			t.Errorf("history has %d points (%v), want the first run's 10", len(pts), err)
+		}
+		must(t, s.PutStream(ctx, &other, &Batches{Scenarios: want.Scenarios, Size: 4}))
 	})
 
 	t.Run("PutNeverReplaces", func(t *testing.T) {

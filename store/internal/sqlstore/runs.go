@@ -32,143 +32,139 @@ func (s *DB) exists(ctx context.Context, id string) bool {
 	return err == nil && n > 0
 }
 
-// Put records r. The primary key on runs.id makes a second Put of the same ID fail (ErrExists)
-// in every process: there is no ON CONFLICT clause, so nothing stored is ever replaced.
-//
-// Its memory is bounded by the run's document and one batch of rows: the document (the run
-// without its samples) is encoded a scenario at a time, and the scenario and metric rows are
-// built and inserted putBatch scenarios at a time. (Built whole, the rows of a 297 MB run of
-// 200,000 scenarios held 2.4 GB; docs/reliability.md.)
+// Put records r: PutStream of its scenarios, putBatch at a time.
 func (s *DB) Put(ctx context.Context, r *result.Run) error {
-	if r.ID == "" {
+	return s.PutStream(ctx, r, &sliceBatches{rest: r.Scenarios})
+}
+
+// PutStream records head and the scenarios b yields. The primary key on runs.id makes a second
+// run of the same ID fail (ErrExists) in every process: there is no ON CONFLICT clause, so
+// nothing stored is ever replaced; the runs row is inserted first, so that a taken ID is known
+// before b is read.
+//
+// Its memory is one batch: the runs row holds the run's header (the run without scenarios),
+// and each scenario's row its own document (the scenario without samples), built and inserted
+// with the metric rows a batch at a time. (The whole run's document and rows held 2.4 GB for a
+// 297 MB run.json of 200,000 scenarios; docs/reliability.md.)
+func (s *DB) PutStream(ctx context.Context, head *result.Run, b store.Batches) error {
+	if head.ID == "" {
 		return errors.New("put run: empty run id")
 	}
-	doc, err := runDoc(r)
-	if err != nil {
-		return fmt.Errorf("put run %s: %w", r.ID, err)
+	hdr := *head
+	if hdr.Scenarios != nil {
+		hdr.Scenarios = []result.Scenario{}
 	}
-	summary, _ := finite.Marshal(r.Summary)
+	doc, err := finite.Marshal(&hdr)
+	if err != nil {
+		return fmt.Errorf("put run %s: %w", head.ID, err)
+	}
+	summary, _ := finite.Marshal(head.Summary)
 
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("put run %s: %w", r.ID, err)
+		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
 	defer tx.Rollback()
-	start := micros(r.StartedAt)
-	host, _ := r.Environment["hostname"].(string)
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, started_at, finished_at, partial, git_commit, git_branch, host, n_scenarios, summary, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		r.ID, start, micros(r.FinishedAt), boolInt(r.Partial), gitField(r, "commit"),
-		gitField(r, "branch"), host, len(r.Scenarios), string(summary), doc); err != nil {
+	start := micros(head.StartedAt)
+	host, _ := head.Environment["hostname"].(string)
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, started_at, finished_at, partial, git_commit, git_branch, host, n_scenarios, summary, doc, scenario_docs)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`),
+		head.ID, start, micros(head.FinishedAt), boolInt(head.Partial), gitField(head, "commit"),
+		gitField(head, "branch"), host, 0, string(summary), doc); err != nil {
 		tx.Rollback()
-		if s.exists(ctx, r.ID) {
-			return fmt.Errorf("put run %s: %w (a store never replaces a run)", r.ID, store.ErrExists)
+		if s.exists(ctx, head.ID) {
+			return fmt.Errorf("put run %s: %w (a store never replaces a run)", head.ID, store.ErrExists)
 		}
-		return fmt.Errorf("put run %s: %w", r.ID, err)
+		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
-	doc = nil // the rows below do not need it: let the collector have it
+	n := 0
 	var scRows, mRows [][]any
-	flush := func() error {
-		if err := s.insertMany(ctx, tx, "scenarios", "run_id, idx, benchmark, scenario, status, params", 6, scRows); err != nil {
-			return err
+	for b.Scan() {
+		batch := b.Batch()
+		for k := range batch {
+			sc := &batch[k]
+			if err := scenarioRows(head.ID, n, start, sc, &scRows, &mRows); err != nil {
+				return fmt.Errorf("put run %s: scenario %s: %w", head.ID, sc.ID(), err)
+			}
+			n++
+		}
+		if err := s.insertMany(ctx, tx, "scenarios", "run_id, idx, benchmark, scenario, status, params, doc", 7, scRows); err != nil {
+			return fmt.Errorf("put run %s: %w", head.ID, err)
 		}
 		if err := s.insertMany(ctx, tx, "metrics", "run_id, scenario_idx, name, benchmark, scenario, started_at, unit, better, n, center, mean, std, min, max, cv, p50, p90, p95, p99, samples", metricCols, mRows); err != nil {
-			return err
+			return fmt.Errorf("put run %s: %w", head.ID, err)
 		}
 		clear(scRows)
 		clear(mRows)
 		scRows, mRows = scRows[:0], mRows[:0]
-		return nil
 	}
-	for i := range r.Scenarios {
-		sc := &r.Scenarios[i]
-		params, err := json.Marshal(sc.Params)
-		if err != nil || sc.Params == nil {
-			params = []byte("{}")
-		}
-		scRows = append(scRows, []any{r.ID, i, sc.Benchmark, sc.Scenario, sc.Status, string(params)})
-		names := slices.Sorted(maps.Keys(sc.Metrics))
-		for _, name := range names {
-			m := sc.Metrics[name]
-			row := []any{r.ID, i, name, sc.Benchmark, sc.Scenario, start, m.Unit, m.Better, 0}
-			center, ok := m.Center()
-			row = append(row, nullable(center, ok))
-			if sm := m.Summary; sm != nil {
-				row[8] = sm.N
-				row = append(row, sm.Mean, sm.Std, sm.Min, sm.Max, sm.CV, sm.Median, sm.P90, sm.P95, sm.P99)
-			} else {
-				n := 0
-				if ok {
-					n = 1
-				}
-				row[8] = n
-				row = append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil)
-			}
-			var blob any
-			if b := EncodeSamples(m.Samples); b != nil {
-				blob = b
-			}
-			mRows = append(mRows, append(row, blob))
-		}
-		if len(scRows) >= putBatch {
-			if err := flush(); err != nil {
-				return fmt.Errorf("put run %s: %w", r.ID, err)
-			}
-		}
+	if err := b.Err(); err != nil {
+		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
-	if err := flush(); err != nil {
-		return fmt.Errorf("put run %s: %w", r.ID, err)
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET n_scenarios = ? WHERE id = ?`), n, head.ID); err != nil {
+		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("put run %s: %w", r.ID, err)
+		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
 	return nil
 }
 
-// putBatch is how many scenarios' rows Put builds before inserting them.
+// scenarioRows appends the row of the run's scenario number idx, with its document, and the
+// rows of its metrics with their samples.
+func scenarioRows(id string, idx int, start int64, sc *result.Scenario, scRows, mRows *[][]any) error {
+	params, err := json.Marshal(sc.Params)
+	if err != nil || sc.Params == nil {
+		params = []byte("{}")
+	}
+	stripped := *sc
+	stripped.Metrics = withoutSamples(sc.Metrics)
+	doc, err := finite.Marshal(&stripped)
+	if err != nil {
+		return err
+	}
+	*scRows = append(*scRows, []any{id, idx, sc.Benchmark, sc.Scenario, sc.Status, string(params), doc})
+	for _, name := range slices.Sorted(maps.Keys(sc.Metrics)) {
+		m := sc.Metrics[name]
+		row := []any{id, idx, name, sc.Benchmark, sc.Scenario, start, m.Unit, m.Better, 0}
+		center, ok := m.Center()
+		row = append(row, nullable(center, ok))
+		if sm := m.Summary; sm != nil {
+			row[8] = sm.N
+			row = append(row, sm.Mean, sm.Std, sm.Min, sm.Max, sm.CV, sm.Median, sm.P90, sm.P95, sm.P99)
+		} else {
+			n := 0
+			if ok {
+				n = 1
+			}
+			row[8] = n
+			row = append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+		}
+		var blob any
+		if b := EncodeSamples(m.Samples); b != nil {
+			blob = b
+		}
+		*mRows = append(*mRows, append(row, blob))
+	}
+	return nil
+}
+
+// putBatch is how many scenarios of a run Put inserts at a time.
 const putBatch = 1000
 
-// runDoc encodes the run's document: the run without its samples (they go to the metrics rows),
-// a scenario at a time, so that no copy of the scenarios is made beside the encoding.
-func runDoc(r *result.Run) ([]byte, error) {
-	head := *r
-	head.Scenarios = []result.Scenario{}
-	hdr, err := finite.Marshal(&head)
-	if err != nil {
-		return nil, err
-	}
-	const mark = `"scenarios":[]`
-	i := bytes.Index(hdr, []byte(mark))
-	if i < 0 || bytes.Count(hdr, []byte(mark)) != 1 {
-		return stripAll(r) // a key of that name elsewhere: the plain way
-	}
-	doc := make([]byte, 0, len(hdr)+len(r.Scenarios)*256)
-	doc = append(doc, hdr[:i+len(mark)-1]...)
-	for j := range r.Scenarios {
-		sc := r.Scenarios[j]
-		sc.Metrics = withoutSamples(sc.Metrics)
-		b, err := finite.Marshal(&sc)
-		if err != nil {
-			return nil, err
-		}
-		if j > 0 {
-			doc = append(doc, ',')
-		}
-		doc = append(doc, b...)
-	}
-	return append(doc, hdr[i+len(mark)-1:]...), nil
+// sliceBatches yields the scenarios of a run in memory putBatch at a time.
+type sliceBatches struct {
+	rest, batch []result.Scenario
 }
 
-// stripAll encodes the run's document with a stripped copy of every scenario.
-func stripAll(r *result.Run) ([]byte, error) {
-	stripped := *r
-	stripped.Scenarios = make([]result.Scenario, len(r.Scenarios))
-	for i, sc := range r.Scenarios {
-		sc.Metrics = withoutSamples(sc.Metrics)
-		stripped.Scenarios[i] = sc
-	}
-	return finite.Marshal(&stripped)
+func (b *sliceBatches) Scan() bool {
+	k := min(putBatch, len(b.rest))
+	b.batch, b.rest = b.rest[:k], b.rest[k:]
+	return k > 0
 }
+
+func (b *sliceBatches) Batch() []result.Scenario { return b.batch }
+func (b *sliceBatches) Err() error               { return nil }
 
 // withoutSamples returns the metrics with their samples left out (a copy when any has some).
 func withoutSamples(ms map[string]result.Metric) map[string]result.Metric {
@@ -241,10 +237,13 @@ func gitField(r *result.Run, key string) string {
 	return v
 }
 
-// Get returns a stored run with its samples.
+// Get returns a stored run with its samples: its header (or, for a run stored before the
+// scenarios had documents of their own, its whole document), each scenario's document in order,
+// then the samples of its metrics. It holds the run and one row at a time.
 func (s *DB) Get(ctx context.Context, id string) (*result.Run, error) {
 	var doc []byte
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT doc FROM runs WHERE id = ?`), id).Scan(&doc)
+	var perScenario int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT doc, scenario_docs FROM runs WHERE id = ?`), id).Scan(&doc, &perScenario)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %q: %w (see 'inferbench history --runs')", id, store.ErrNotFound)
 	}
@@ -254,6 +253,12 @@ func (s *DB) Get(ctx context.Context, id string) (*result.Run, error) {
 	var r result.Run
 	if err := json.NewDecoder(bytes.NewReader(doc)).Decode(&r); err != nil {
 		return nil, fmt.Errorf("run %q: corrupt stored document: %w", id, err)
+	}
+	doc = nil
+	if perScenario != 0 {
+		if err := s.scenarioDocs(ctx, id, &r); err != nil {
+			return nil, fmt.Errorf("run %q: %w", id, err)
+		}
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT scenario_idx, name, samples FROM metrics WHERE run_id = ? AND samples IS NOT NULL`), id)
 	if err != nil {
@@ -280,6 +285,28 @@ func (s *DB) Get(ctx context.Context, id string) (*result.Run, error) {
 		return nil, fmt.Errorf("run %q: %w", id, err)
 	}
 	return &r, nil
+}
+
+// scenarioDocs appends to r the documents of its scenarios' rows, in order.
+func (s *DB) scenarioDocs(ctx context.Context, id string, r *result.Run) error {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT idx, doc FROM scenarios WHERE run_id = ? ORDER BY idx`), id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var idx int
+		var doc []byte
+		if err := rows.Scan(&idx, &doc); err != nil {
+			return err
+		}
+		var sc result.Scenario
+		if idx != len(r.Scenarios) || json.Unmarshal(doc, &sc) != nil {
+			return fmt.Errorf("corrupt stored document of scenario %d", idx)
+		}
+		r.Scenarios = append(r.Scenarios, sc)
+	}
+	return rows.Err()
 }
 
 // List returns run headers, newest first.

@@ -69,12 +69,24 @@ var migrations = []string{
 	// 2: each scenario's parameters (JSON), so that a history point carries its scenario's
 	// identity without reading the run. NULL for runs stored before: unknown.
 	`ALTER TABLE scenarios ADD COLUMN params TEXT`,
+	// 3: each scenario's document (the scenario without its samples, JSON) in its row, and in
+	// runs.doc only the run's header, so that a run is written and read a scenario at a time;
+	// scenario_docs says a run is stored so. Runs stored before keep their whole document in
+	// runs.doc (scenario_docs 0), and are read as they were.
+	`ALTER TABLE scenarios ADD COLUMN doc BLOB;
+	ALTER TABLE runs ADD COLUMN scenario_docs INTEGER NOT NULL DEFAULT 0`,
 }
 
 // Version is the schema version this code writes.
 var Version = len(migrations)
 
-func (s *DB) migrate(ctx context.Context) error {
+// Note: runs stored before migration 3 are not rewritten a scenario at a time when the store
+// is opened: that would hold each such run whole (the memory the layout saves), make the first
+// open of a large store slow, and take a lock other processes wait on. Get reads both layouts.
+
+// migrate applies the migrations up to version upTo (len(migrations) but in tests of a store
+// an older inferbench left).
+func (s *DB) migrate(ctx context.Context, upTo int) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -90,7 +102,7 @@ func (s *DB) migrate(ctx context.Context) error {
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	for v := 1; v <= len(migrations); v++ {
+	for v := 1; v <= upTo; v++ {
 		if err := s.apply(ctx, conn, v); err != nil {
 			return fmt.Errorf("migration %d: %w", v, err)
 		}

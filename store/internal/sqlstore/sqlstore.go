@@ -54,7 +54,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, len(migrations)); err != nil {
 		db.Close()
 		return nil, err
 	}
