@@ -71,6 +71,7 @@ type Batches struct {
 	err       error
 }
 
+// Scan reads the next batch.
 func (b *Batches) Scan() bool {
 	if b.Fail != nil && b.Scans >= b.FailAt {
 		b.err = b.Fail
@@ -85,8 +86,11 @@ func (b *Batches) Scan() bool {
 	return true
 }
 
+// Batch returns the batch Scan read.
 func (b *Batches) Batch() []result.Scenario { return b.batch }
-func (b *Batches) Err() error               { return b.err }
+
+// Err returns Fail once Scan failed with it.
+func (b *Batches) Err() error { return b.err }
 
 // Fresh returns the parameters of a new, empty store of the backend under test.
 type Fresh func(t *testing.T) store.Params

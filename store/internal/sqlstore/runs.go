@@ -157,14 +157,18 @@ type sliceBatches struct {
 	rest, batch []result.Scenario
 }
 
+// Scan takes the next putBatch scenarios.
 func (b *sliceBatches) Scan() bool {
 	k := min(putBatch, len(b.rest))
 	b.batch, b.rest = b.rest[:k], b.rest[k:]
 	return k > 0
 }
 
+// Batch returns the batch Scan took.
 func (b *sliceBatches) Batch() []result.Scenario { return b.batch }
-func (b *sliceBatches) Err() error               { return nil }
+
+// Err is nil: a slice does not fail.
+func (b *sliceBatches) Err() error { return nil }
 
 // withoutSamples returns the metrics with their samples left out (a copy when any has some).
 func withoutSamples(ms map[string]result.Metric) map[string]result.Metric {
