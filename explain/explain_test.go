@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // testdata/callgrind.out.old and .new are valgrind 3.19's callgrind of testdata/callgrind.c (gcc
@@ -341,5 +343,19 @@ func TestBytecode(t *testing.T) {
 	}
 	if len(y.Named) != 0 {
 		t.Errorf("the same counts named %+v", y.Named)
+	}
+}
+
+// A counted worker's run from before bytecode.json, against a newer one that keeps both files:
+// the two compare on what both kept, the callgrind file.
+func TestBytecodeAgainstCallgrindOnly(t *testing.T) {
+	old := &result.Scenario{Benchmark: "b", Scenario: "s", Profiles: []string{"callgrind.out.old"}}
+	nw := &result.Scenario{Benchmark: "b", Scenario: "s", Profiles: []string{"callgrind.out.new", "bytecode/new/bytecode.json"}}
+	xs := Runs("testdata", "testdata", []Pair{{Old: old, New: nw, Metric: "instructions", DeltaPct: 20}}, Options{})
+	if xs[0].Explanation == nil {
+		t.Fatalf("not explained: %s", xs[0].Missing)
+	}
+	if x := xs[0].Explanation; x.Source != SourceCallgrind || len(x.Named) == 0 || x.Named[0].Name != "grow" {
+		t.Errorf("source %s, named %+v: want the callgrind files compared, grow named", x.Source, x.Named)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/inferbench/inferbench/result"
@@ -49,6 +50,9 @@ func Runs(oldDir, newDir string, pairs []Pair, o Options) []Scenario {
 			}
 			s.Missing = strings.Join(why, "; ")
 		default:
+			if old.Source != nw.Source {
+				old, nw = common(oldDir, p.Old, old, newDir, p.New, nw)
+			}
 			x, err := Diff(old, nw, o)
 			if err != nil {
 				s.Missing = err.Error()
@@ -58,6 +62,33 @@ func Runs(oldDir, newDir string, pairs []Pair, o Options) []Scenario {
 		out = append(out, s)
 	}
 	return out
+}
+
+// common returns profiles of one source when the two runs' preferred ones differ but both runs
+// kept another: a counted worker's run made before bytecode.json existed has only the callgrind
+// file, which a newer run keeps too. Otherwise it returns the profiles as they are (Diff says
+// why they do not compare).
+func common(oldDir string, oldSc *result.Scenario, old *Profile, newDir string, newSc *result.Scenario, nw *Profile) (*Profile, *Profile) {
+	without := func(files []string, base string) []string {
+		var out []string
+		for _, f := range files {
+			if filepath.Base(f) != base {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	for _, drop := range []*Profile{old, nw} {
+		if drop.Source != SourceBytecode {
+			continue
+		}
+		o, err1 := Load(oldDir, without(oldSc.Profiles, "bytecode.json"))
+		n, err2 := Load(newDir, without(newSc.Profiles, "bytecode.json"))
+		if err1 == nil && err2 == nil && o.Source == n.Source {
+			return o, n
+		}
+	}
+	return old, nw
 }
 
 func load(side, dir string, sc *result.Scenario) (*Profile, error) {
