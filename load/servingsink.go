@@ -325,10 +325,10 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 	if r.SLOsHold != nil {
 		rep.Extra(result.SectionSLO, &result.SLO{Hold: *r.SLOsHold, Failures: r.SLOFailures, Objectives: sloMap(s.slos)})
 	}
-	var sl []SliceStat
+	var sl []result.SliceStat
 	s.keeper.WithFigures(func(f *Figures) { sl = f.sliceStats() })
 	if len(sl) > 1 {
-		rep.Extra(SectionSlices, sl)
+		rep.Extra(result.SectionSlices, sl)
 	}
 	s.mu.Lock()
 	asked, short := s.asked, s.short

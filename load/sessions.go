@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/precise"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -99,23 +100,9 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	r := ss.result(ModeSessions)
 	ss.report(r, false)
 	if rep, ok := sink.(Reporter); ok && turns > 1 {
-		rep.Extra(SectionTurns, ss.turnStats())
+		rep.Extra(result.SectionTurns, ss.turnStats())
 	}
 	return fatalCause(ctx)
-}
-
-// SectionTurns is the scenario's section (in run.json's extra) of per-turn figures of mode
-// sessions: a list of TurnStat.
-const SectionTurns = "turns"
-
-// TurnStat summarises one turn of the measured sessions.
-type TurnStat struct {
-	Turn     int     `json:"turn"` // from 1
-	Requests int     `json:"requests"`
-	TTFTP50  float64 `json:"ttft_ms_p50"`
-	TTFTP99  float64 `json:"ttft_ms_p99"`
-	E2EP50   float64 `json:"e2e_ms_p50"`
-	E2EP99   float64 `json:"e2e_ms_p99"`
 }
 
 // turnDists are the per-turn distributions of a servingSink.
@@ -138,12 +125,12 @@ func (s *servingSink) addTurn(t int, o subject.Observation) {
 }
 
 // turnStats returns the per-turn summaries.
-func (s *servingSink) turnStats() []TurnStat {
+func (s *servingSink) turnStats() []result.TurnStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]TurnStat, 0, len(s.turns))
+	out := make([]result.TurnStat, 0, len(s.turns))
 	for t, d := range s.turns {
-		st := TurnStat{Turn: t + 1}
+		st := result.TurnStat{Turn: t + 1}
 		if x, err := d.e2e.Summary(); err == nil {
 			st.Requests, st.E2EP50, st.E2EP99 = x.N, x.Median, x.P99
 		}

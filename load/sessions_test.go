@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"github.com/inferbench/inferbench/result"
 	"sync"
 	"testing"
 	"time"
@@ -53,9 +54,9 @@ func TestSessions(t *testing.T) {
 			t.Errorf("request %d started %v after turn %d ended, want the think time %v", i, gap, i%3-1, c.ThinkTime)
 		}
 	}
-	turns, ok := rec.extra[SectionTurns].([]TurnStat)
+	turns, ok := rec.extra[result.SectionTurns].([]result.TurnStat)
 	if !ok || len(turns) != 3 {
-		t.Fatalf("turns section %#v", rec.extra[SectionTurns])
+		t.Fatalf("turns section %#v", rec.extra[result.SectionTurns])
 	}
 	for k, st := range turns {
 		if st.Turn != k+1 || st.Requests != 3 || st.TTFTP50 <= 0 {

@@ -3,22 +3,9 @@ package load
 import (
 	"time"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
-
-// SectionSlices is the scenario's section (in run.json's extra) of time-slice figures: a list of
-// SliceStat, one per Config.Slice of the measured phase.
-const SectionSlices = "slices"
-
-// SliceStat is what the requests sent in one time slice of the measured phase did.
-type SliceStat struct {
-	StartS    float64            `json:"start_s"` // the slice's start, in seconds from the measured phase's
-	EndS      float64            `json:"end_s"`
-	Requests  int                `json:"requests"` // requests sent in the slice
-	Failed    int                `json:"failed"`
-	RPS       float64            `json:"requests_per_s"` // successful requests sent in the slice / its length
-	Quantiles map[string]float64 `json:"quantiles"`      // "ttft_ms.p50", "tpot_ms.p99", ... of those requests
-}
 
 // sliceMetrics are the per-request metrics summarised per slice: one sample a request each.
 //
@@ -75,11 +62,11 @@ const sliceSamples = 1 << 10
 const maxSlices = 10000
 
 // sliceStats returns the slices' figures.
-func (f *Figures) sliceStats() []SliceStat {
-	out := make([]SliceStat, 0, len(f.slices))
+func (f *Figures) sliceStats() []result.SliceStat {
+	out := make([]result.SliceStat, 0, len(f.slices))
 	secs := f.sliceLen.Seconds()
 	for k, sl := range f.slices {
-		st := SliceStat{StartS: float64(k) * secs, EndS: float64(k+1) * secs, Requests: sl.requests, Failed: sl.failed,
+		st := result.SliceStat{StartS: float64(k) * secs, EndS: float64(k+1) * secs, Requests: sl.requests, Failed: sl.failed,
 			RPS: float64(sl.requests-sl.failed) / secs, Quantiles: map[string]float64{}}
 		for _, m := range sliceMetrics {
 			if d, ok := sl.dists[m]; ok {

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"github.com/inferbench/inferbench/result"
 	"testing"
 	"time"
 )
@@ -18,9 +19,9 @@ func TestSlices(t *testing.T) {
 	if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
-	sl, ok := rec.extra[SectionSlices].([]SliceStat)
+	sl, ok := rec.extra[result.SectionSlices].([]result.SliceStat)
 	if !ok || len(sl) < 3 || len(sl) > 6 {
-		t.Fatalf("slices %#v, want 3 (a few more with late sends on a busy machine)", rec.extra[SectionSlices])
+		t.Fatalf("slices %#v, want 3 (a few more with late sends on a busy machine)", rec.extra[result.SectionSlices])
 	}
 	n := 0
 	for k, st := range sl {

@@ -7,32 +7,8 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
-// The serving load's sections this file charts (docs/serving.md): run.json's extra.slices and
-// extra.turns, as package load writes them. The report reads them from the raw sections rather
-// than importing load, which sits above it.
-const (
-	sectionSlices = "slices"
-	sectionTurns  = "turns"
-)
-
-// sliceStat is one time slice of a measured phase (load.SliceStat).
-type sliceStat struct {
-	StartS    float64            `json:"start_s"`
-	EndS      float64            `json:"end_s"`
-	RPS       float64            `json:"requests_per_s"`
-	Quantiles map[string]float64 `json:"quantiles"`
-}
-
-// turnStat is one turn of measured sessions (load.TurnStat).
-type turnStat struct {
-	Turn    int     `json:"turn"`
-	TTFTP50 float64 `json:"ttft_ms_p50"`
-	TTFTP99 float64 `json:"ttft_ms_p99"`
-	E2EP50  float64 `json:"e2e_ms_p50"`
-	E2EP99  float64 `json:"e2e_ms_p99"`
-}
-
-// section decodes a scenario's extra section name into v; false when absent or unreadable.
+// section decodes a scenario's extra section name, one result does not type, into v; false
+// when absent or unreadable.
 func section(s *result.Scenario, name string, v any) bool {
 	raw, ok := s.Extra.Other[name]
 	return ok && json.Unmarshal(raw, v) == nil
@@ -61,8 +37,8 @@ const (
 func sliceCharts(scs []*result.Scenario, next func() string) []Chart {
 	var out []Chart
 	for _, s := range scs {
-		var sl []sliceStat
-		if !section(s, sectionSlices, &sl) || len(sl) < 2 {
+		sl := s.Extra.Slices
+		if len(sl) < 2 {
 			continue
 		}
 		step := max(1, (len(sl)+maxSlicePoints-1)/maxSlicePoints)
@@ -101,20 +77,20 @@ func sliceCharts(scs []*result.Scenario, next func() string) []Chart {
 func turnCharts(scs []*result.Scenario, next func() string) []Chart {
 	var out []Chart
 	for _, s := range scs {
-		var ts []turnStat
-		if !section(s, sectionTurns, &ts) || len(ts) < 2 {
+		ts := s.Extra.Turns
+		if len(ts) < 2 {
 			continue
 		}
 		c := Chart{ID: next(), Title: "turns: " + s.Scenario, Kind: "line", XName: "turn", YName: "ms (log)", YLog: true}
 		series := []struct {
 			name, color string
-			pick        func(turnStat) float64
+			pick        func(result.TurnStat) float64
 			dashed      bool
 		}{
-			{"TTFT p50", colorTTFT, func(t turnStat) float64 { return t.TTFTP50 }, false},
-			{"TTFT p99", colorTTFT, func(t turnStat) float64 { return t.TTFTP99 }, true},
-			{"E2E p50", colorE2E, func(t turnStat) float64 { return t.E2EP50 }, false},
-			{"E2E p99", colorE2E, func(t turnStat) float64 { return t.E2EP99 }, true},
+			{"TTFT p50", colorTTFT, func(t result.TurnStat) float64 { return t.TTFTP50 }, false},
+			{"TTFT p99", colorTTFT, func(t result.TurnStat) float64 { return t.TTFTP99 }, true},
+			{"E2E p50", colorE2E, func(t result.TurnStat) float64 { return t.E2EP50 }, false},
+			{"E2E p99", colorE2E, func(t result.TurnStat) float64 { return t.E2EP99 }, true},
 		}
 		for _, t := range ts {
 			c.Categories = append(c.Categories, strconv.Itoa(t.Turn))

@@ -28,7 +28,7 @@ func servingExtra(c int, ttft float64) result.Extra {
 				"quantiles": map[string]float64{"ttft_ms.p50": t, "ttft_ms.p90": 1.5 * t, "ttft_ms.p99": 2 * t, "tpot_ms.p50": 1.6, "tpot_ms.p90": 1.9, "tpot_ms.p99": 2.4,
 					"e2e_ms.p50": t + 200, "e2e_ms.p90": 1.5*t + 220, "e2e_ms.p99": 2*t + 250}})
 		}
-		other[sectionSlices], _ = json.Marshal(sl)
+		other[result.SectionSlices], _ = json.Marshal(sl)
 	}
 	if c == 4 {
 		var ts []map[string]any
@@ -36,12 +36,15 @@ func servingExtra(c int, ttft float64) result.Extra {
 			t := ttft * float64(turn)
 			ts = append(ts, map[string]any{"turn": turn, "requests": 40, "ttft_ms_p50": t, "ttft_ms_p99": 1.8 * t, "e2e_ms_p50": t + 200, "e2e_ms_p99": 1.8*t + 260})
 		}
-		other[sectionTurns], _ = json.Marshal(ts)
+		other[result.SectionTurns], _ = json.Marshal(ts)
 	}
-	if len(other) == 0 {
-		return result.Extra{}
+	var e result.Extra
+	for k, v := range other {
+		if err := e.Set(k, v); err != nil {
+			panic(err)
+		}
 	}
-	return result.Extra{Other: other}
+	return e
 }
 
 // TestPhaseCharts checks the time-slice and per-turn charts of a serving benchmark: one per
@@ -81,10 +84,12 @@ func TestPhaseCharts(t *testing.T) {
 func TestPhaseChartPoints(t *testing.T) {
 	sc := func(name string, v any) *result.Scenario {
 		raw, _ := json.Marshal(v)
-		return &result.Scenario{Scenario: "s", Extra: result.Extra{Other: map[string]json.RawMessage{name: raw}}}
+		sc := &result.Scenario{Scenario: "s"}
+		_ = sc.Extra.Set(name, json.RawMessage(raw)) // "not a list" fails: the section stays absent
+		return sc
 	}
 	next := func() string { return "c" }
-	slices := sc(sectionSlices, []map[string]any{
+	slices := sc(result.SectionSlices, []map[string]any{
 		{"start_s": 0, "end_s": 10, "requests_per_s": 7, "quantiles": map[string]float64{"ttft_ms.p50": 20, "ttft_ms.p99": 0}},
 		{"start_s": 10, "end_s": 20, "requests_per_s": 9, "quantiles": map[string]float64{"ttft_ms.p50": 30, "ttft_ms.p99": 45}},
 	})
@@ -97,7 +102,7 @@ func TestPhaseChartPoints(t *testing.T) {
 		t.Errorf("slice series = %s\nwant %s", b, want)
 	}
 
-	turns := sc(sectionTurns, []map[string]any{{"turn": 1, "ttft_ms_p50": 20, "e2e_ms_p50": 220}, {"turn": 2, "ttft_ms_p50": 35, "e2e_ms_p50": 240}})
+	turns := sc(result.SectionTurns, []map[string]any{{"turn": 1, "ttft_ms_p50": 20, "e2e_ms_p50": 220}, {"turn": 2, "ttft_ms_p50": 35, "e2e_ms_p50": 240}})
 	cs = turnCharts([]*result.Scenario{turns}, next)
 	if len(cs) != 1 {
 		t.Fatalf("%d turn charts, want 1", len(cs))
@@ -111,7 +116,7 @@ func TestPhaseChartPoints(t *testing.T) {
 	for k := range 1000 {
 		long = append(long, map[string]any{"start_s": k, "end_s": k + 1, "requests_per_s": 1, "quantiles": map[string]float64{"e2e_ms.p50": 100}})
 	}
-	cs = sliceCharts([]*result.Scenario{sc(sectionSlices, long)}, next)
+	cs = sliceCharts([]*result.Scenario{sc(result.SectionSlices, long)}, next)
 	for _, s := range cs[0].Series {
 		if n := len(s.Data.([][2]Num)); n > maxSlicePoints || n < maxSlicePoints/2 {
 			t.Errorf("series %s has %d points of 1000 slices, want at most %d", s.Name, n, maxSlicePoints)
@@ -120,12 +125,12 @@ func TestPhaseChartPoints(t *testing.T) {
 
 	// One slice, one turn, or an unreadable section: no chart.
 	for _, s := range []*result.Scenario{
-		sc(sectionSlices, []map[string]any{{"start_s": 0, "end_s": 10}}),
-		sc(sectionTurns, []map[string]any{{"turn": 1, "ttft_ms_p50": 20}}),
-		sc(sectionTurns, "not a list"),
+		sc(result.SectionSlices, []map[string]any{{"start_s": 0, "end_s": 10}}),
+		sc(result.SectionTurns, []map[string]any{{"turn": 1, "ttft_ms_p50": 20}}),
+		sc(result.SectionTurns, "not a list"),
 	} {
 		if n := len(sliceCharts([]*result.Scenario{s}, next)) + len(turnCharts([]*result.Scenario{s}, next)); n != 0 {
-			t.Errorf("%s: %d charts, want none", s.Extra.Other, n)
+			t.Errorf("%+v: %d charts, want none", s.Extra, n)
 		}
 	}
 }

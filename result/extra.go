@@ -21,6 +21,8 @@ type Extra struct {
 	SLO          *SLO           // "slo": the serving SLOs over the measured requests
 	SteadyWindow *SteadyWindow  // "steady_window": closed loop, until the first worker stopped
 	Sweep        []SweepStep    // "sweep": the steps of a sweep load
+	Slices       []SliceStat    // "slices": a serving load's measured phase, slice by slice
+	Turns        []TurnStat     // "turns": the measured sessions of mode sessions, turn by turn
 	ClientBound  bool           // "client_bound": the client may have limited the figures (see the warnings)
 	ErrorsByKind map[string]int // "errors_by_kind": failed measured calls by kind (http_503, timeout, ...)
 	// Window, Histograms and Agents are scale-out's (docs/scale-out.md): what load agents keep so
@@ -39,6 +41,8 @@ const (
 	SectionSLO          = "slo"
 	SectionSteadyWindow = "steady_window"
 	SectionSweep        = "sweep"
+	SectionSlices       = "slices"
+	SectionTurns        = "turns"
 	SectionClientBound  = "client_bound"
 	sectionErrorsByKind = "errors_by_kind"
 	sectionWindow       = "window"
@@ -268,10 +272,32 @@ type SweepStep struct {
 	CPUCores    float64            `json:"client_cpu_cores"`
 }
 
+// SliceStat is what the requests sent in one time slice of a serving load's measured phase did
+// (extra.slices, one per load.Config.Slice; docs/serving.md).
+type SliceStat struct {
+	StartS    float64            `json:"start_s"` // the slice's start, in seconds from the measured phase's
+	EndS      float64            `json:"end_s"`
+	Requests  int                `json:"requests"` // requests sent in the slice
+	Failed    int                `json:"failed"`
+	RPS       float64            `json:"requests_per_s"` // successful requests sent in the slice / its length
+	Quantiles map[string]float64 `json:"quantiles"`      // "ttft_ms.p50", "tpot_ms.p99", ... of those requests
+}
+
+// TurnStat summarises one turn of the measured sessions of load mode sessions (extra.turns):
+// the requests of that turn that streamed, and their TTFT and end-to-end latency.
+type TurnStat struct {
+	Turn     int     `json:"turn"` // from 1
+	Requests int     `json:"requests"`
+	TTFTP50  float64 `json:"ttft_ms_p50"`
+	TTFTP99  float64 `json:"ttft_ms_p99"`
+	E2EP50   float64 `json:"e2e_ms_p50"`
+	E2EP99   float64 `json:"e2e_ms_p99"`
+}
+
 // IsZero reports whether no section is present (run.json then has no "extra").
 func (e Extra) IsZero() bool {
 	return e.Resources == nil && e.Server == nil && e.SLO == nil && e.SteadyWindow == nil &&
-		e.Sweep == nil && !e.ClientBound && e.ErrorsByKind == nil && e.Window == nil &&
+		e.Sweep == nil && e.Slices == nil && e.Turns == nil && !e.ClientBound && e.ErrorsByKind == nil && e.Window == nil &&
 		e.Histograms == nil && e.Agents == nil && len(e.Other) == 0
 }
 
@@ -295,6 +321,12 @@ func (e Extra) sections() map[string]any {
 	}
 	if e.Sweep != nil {
 		m[SectionSweep] = e.Sweep
+	}
+	if e.Slices != nil {
+		m[SectionSlices] = e.Slices
+	}
+	if e.Turns != nil {
+		m[SectionTurns] = e.Turns
 	}
 	if e.ClientBound {
 		m[SectionClientBound] = true
@@ -350,6 +382,10 @@ func (e *Extra) setRaw(name string, data json.RawMessage) error {
 		dst = e.SteadyWindow
 	case SectionSweep:
 		dst = &e.Sweep
+	case SectionSlices:
+		dst = &e.Slices
+	case SectionTurns:
+		dst = &e.Turns
 	case SectionClientBound:
 		dst = &e.ClientBound
 	case sectionErrorsByKind:
@@ -403,6 +439,16 @@ func (e *Extra) Set(name string, v any) error {
 	case []SweepStep:
 		if name == SectionSweep {
 			e.Sweep = x
+			return nil
+		}
+	case []SliceStat:
+		if name == SectionSlices {
+			e.Slices = x
+			return nil
+		}
+	case []TurnStat:
+		if name == SectionTurns {
+			e.Turns = x
 			return nil
 		}
 	case bool:

@@ -2,7 +2,6 @@ package tracker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,31 +11,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/inferbench/inferbench/internal/testkit/mlflowtest"
-	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 )
 
 // fixture returns a run folder written from a real run.json (result/testdata/v1/serving.json:
 // iteration and serving scenarios), its serving scenario concurrency=4 given two time slices as
-// the serving load writes them (load.SliceStat), and the run.
+// the serving load writes them (result.SliceStat), and the run.
 func fixture(t *testing.T) (string, *result.Run) {
 	t.Helper()
 	r, err := result.Load("../../result/testdata/v1/serving.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl, err := json.Marshal([]load.SliceStat{
+	s := scenarioOf(t, r, "serving-mock/concurrency=4")
+	s.Extra.Slices = []result.SliceStat{
 		{StartS: 0, EndS: 1, Requests: 10, RPS: 10, Quantiles: map[string]float64{"ttft_ms.p50": 11, "ttft_ms.p99": 19}},
 		{StartS: 1, EndS: 2, Requests: 12, RPS: 12, Quantiles: map[string]float64{"ttft_ms.p50": 12, "ttft_ms.p99": 29}},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	s := scenarioOf(t, r, "serving-mock/concurrency=4")
-	if s.Extra.Other == nil {
-		s.Extra.Other = map[string]json.RawMessage{}
-	}
-	s.Extra.Other[load.SectionSlices] = sl
 	dir := t.TempDir()
 	if err := result.Save(dir, r); err != nil {
 		t.Fatal(err)

@@ -196,30 +196,17 @@ func paramValue(v any) string {
 	return string(b)
 }
 
-// slice is one entry of a serving scenario's extra.slices (load.SliceStat, docs/serving.md).
-type slice struct {
-	StartS    float64            `json:"start_s"`
-	RPS       *float64           `json:"requests_per_s"`
-	Quantiles map[string]float64 `json:"quantiles"`
-}
-
 // steps returns the scenario's time slices as steps: slices/requests_per_s and
 // slices/ttft_ms.p50 and the other quantiles of each slice.
 func steps(s *result.Scenario) []Step {
-	raw, ok := s.Extra.Other["slices"]
-	if !ok {
-		return nil
-	}
-	var sl []slice
-	if err := json.Unmarshal(raw, &sl); err != nil {
+	sl := s.Extra.Slices
+	if sl == nil {
 		return nil
 	}
 	out := make([]Step, 0, len(sl))
 	for i, x := range sl {
 		st := Step{Step: i, StartS: x.StartS, Metrics: map[string]float64{}}
-		if x.RPS != nil {
-			st.Metrics[SlicePrefix+"requests_per_s"] = *x.RPS
-		}
+		st.Metrics[SlicePrefix+"requests_per_s"] = x.RPS
 		for q, v := range x.Quantiles {
 			if ValidName(q) && !math.IsNaN(v) && !math.IsInf(v, 0) {
 				st.Metrics[SlicePrefix+q] = v
