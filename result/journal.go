@@ -80,6 +80,26 @@ func addJournal(path string, data []byte, r *Run) error {
 	for i := range r.Scenarios {
 		have[r.Scenarios[i].ID()] = true
 	}
+	added, err := journalScenarios(path, data, have)
+	if err != nil {
+		return err
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	all := *r
+	all.Scenarios = append(slices.Clip(r.Scenarios), added...)
+	if err := all.CheckValues(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	r.Scenarios = all.Scenarios
+	r.Tally()
+	return nil
+}
+
+// journalScenarios returns the scenarios of the journal's bytes, data, read from path, whose ids
+// are not in have (adding them), in their order.
+func journalScenarios(path string, data []byte, have map[string]bool) ([]Scenario, error) {
 	var added []Scenario
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
@@ -97,22 +117,12 @@ func addJournal(path string, data []byte, r *Run) error {
 			if data[len(data)-1] != '\n' && bytes.HasSuffix(data, line) {
 				break // the last line, cut short by the kill
 			}
-			return fmt.Errorf("%s:%d: corrupt journal line: %w", path, n, err)
+			return nil, fmt.Errorf("%s:%d: corrupt journal line: %w", path, n, err)
 		}
 		if !have[s.ID()] {
 			have[s.ID()] = true
 			added = append(added, s)
 		}
 	}
-	if len(added) == 0 {
-		return nil
-	}
-	all := *r
-	all.Scenarios = append(slices.Clip(r.Scenarios), added...)
-	if err := all.CheckValues(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	r.Scenarios = all.Scenarios
-	r.Tally()
-	return nil
+	return added, nil
 }

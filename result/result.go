@@ -170,22 +170,33 @@ func (m Metric) Center() (float64, bool) {
 
 // Tally recomputes the run summary from the scenarios.
 func (r *Run) Tally() {
-	s := Summary{Total: len(r.Scenarios)}
-	for _, sc := range r.Scenarios {
-		switch sc.Status {
-		case StatusOK:
-			s.Succeeded++
-		case StatusFailed:
-			s.Failed++
-		case StatusSkipped:
-			s.Skipped++
-		}
+	var s Summary
+	for i := range r.Scenarios {
+		s.count(r.Scenarios[i].Status)
 	}
+	s.rate()
+	r.Summary = s
+}
+
+// count counts one scenario of this status.
+func (s *Summary) count(status string) {
+	s.Total++
+	switch status {
+	case StatusOK:
+		s.Succeeded++
+	case StatusFailed:
+		s.Failed++
+	case StatusSkipped:
+		s.Skipped++
+	}
+}
+
+// rate sets SuccessRate from the counts.
+func (s *Summary) rate() {
 	s.SuccessRate = 1
 	if ran := s.Total - s.Skipped; ran > 0 {
 		s.SuccessRate = float64(s.Succeeded) / float64(ran)
 	}
-	r.Summary = s
 }
 
 // Declare sets the unit and better direction of a metric of the scenario, where the metric was

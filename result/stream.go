@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -266,6 +268,11 @@ type Scanner struct {
 	batch []Scenario
 	end   bool
 	err   error
+	// The journal AddJournal adds (path, bytes), the ids of the scenarios read, their tally.
+	journal     string
+	journalData []byte
+	have        map[string]bool
+	tally       Summary
 }
 
 // OpenScanner opens the run.json at path (name in messages) for a Scanner. It reads the whole
@@ -335,11 +342,62 @@ func (s *Scanner) toScenarios() bool {
 // did not finish).
 func (s *Scanner) Head() *Run { return s.head }
 
+// AddJournal makes the Scanner add, after the file's scenarios, the scenarios of the journal in
+// dir that the file lacks, as AddJournal adds them to a run that never finished (a finished run
+// is left as it is): they are the last batch, and once it is read Head's Summary counts them.
+// Call it before Scan. A journal that does not read ends the batches with ErrNotStreamable (the
+// whole reading gives AddJournal's error).
+func (s *Scanner) AddJournal(dir string) error {
+	if !s.head.FinishedAt.IsZero() {
+		return nil
+	}
+	path := filepath.Join(dir, JournalFile)
+	data, err := readall.File(path, readall.RunLimit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.journal, s.journalData, s.have = path, data, map[string]bool{}
+	return nil
+}
+
+// journalBatch reads the journal's scenarios that the file lacked; false when there are none.
+func (s *Scanner) journalBatch() bool {
+	data := s.journalData
+	if data == nil {
+		return false
+	}
+	s.journalData = nil
+	added, err := journalScenarios(s.journal, data, s.have)
+	if err == nil && len(added) > 0 {
+		err = (&Run{Scenarios: added}).CheckValues()
+	}
+	if err != nil {
+		s.err = fmt.Errorf("%s: %w", s.journal, ErrNotStreamable)
+		return false
+	}
+	if len(added) == 0 {
+		return false
+	}
+	for i := range added {
+		s.tally.count(added[i].Status)
+	}
+	s.tally.rate()
+	s.head.Summary = s.tally
+	s.batch = added
+	return true
+}
+
 // Scan reads the next batch of scenarios; false at their end or on an error (Err).
 func (s *Scanner) Scan() bool {
 	s.batch = nil
-	if s.end || s.err != nil {
+	if s.err != nil {
 		return false
+	}
+	if s.end {
+		return s.journalBatch()
 	}
 	doc := append(s.doc[:0], `{"scenarios":[`...)
 	n := 0
@@ -374,6 +432,12 @@ func (s *Scanner) Scan() bool {
 		return false
 	}
 	inertNames(&one)
+	if s.have != nil {
+		for i := range one.Scenarios {
+			s.have[one.Scenarios[i].ID()] = true
+			s.tally.count(one.Scenarios[i].Status)
+		}
+	}
 	s.batch = one.Scenarios
 	return true
 }

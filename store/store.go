@@ -64,8 +64,9 @@ type Batches interface {
 // are Streamers.
 type Streamer interface {
 	// PutStream records head (its Scenarios left out) with the scenarios b yields, in order, as
-	// Put records a run: all of it, or nothing when anything fails (b's Err included). A run
-	// whose ID is already stored is an error wrapping ErrExists, returned before b is read.
+	// Put records a run: all of it, or nothing when anything fails (b's Err included). head is
+	// recorded as it is once b is read to its end (b may complete it: a summary). A run whose
+	// ID is already stored is an error wrapping ErrExists, returned before b is read.
 	PutStream(ctx context.Context, head *result.Run, b Batches) error
 }
 

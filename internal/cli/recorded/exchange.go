@@ -126,10 +126,9 @@ var streamMin int64 = 16 << 20
 
 // importStream records the inferbench run.json at path (name in messages) as result.Scanner
 // reads it, a batch of scenarios at a time, into a store that takes batches (store.Streamer):
-// the import holds one batch, not the run. done is false, and nothing is stored, when the file
-// is not one to read so: under streamMin bytes, another format, a form the Scanner leaves to the
-// whole reading (found before or while storing), or a killed run with a journal (whose
-// scenarios are added to the run whole). exact says whether an id taken in the store is an
+// the import holds one batch, not the run (and a killed run's journal). done is false, and
+// nothing is stored, when the file is not one to read so: under streamMin bytes, another format,
+// a form the Scanner leaves to the whole reading (found before or while storing). exact says whether an id taken in the store is an
 // error (an id asked for) rather than a reason to give the run a new one. given is the file's
 // run id, n the scenarios stored.
 func importStream(ctx context.Context, st store.Store, path, name, format string, exact func(id string) bool) (head *result.Run, n int, given string, done bool, err error) {
@@ -146,8 +145,9 @@ func importStream(ctx context.Context, st store.Store, path, name, format string
 	}
 	defer sc.Close()
 	head = sc.Head()
-	if head.FinishedAt.IsZero() && filepath.Base(path) == result.RunFile {
-		if _, err := os.Stat(filepath.Join(filepath.Dir(path), result.JournalFile)); err == nil {
+	if filepath.Base(path) == result.RunFile {
+		// A killed run's scenarios since its last rewrite of run.json are in its journal.
+		if err := sc.AddJournal(filepath.Dir(path)); err != nil {
 			return nil, 0, "", false, nil
 		}
 	}

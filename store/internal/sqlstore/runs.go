@@ -50,15 +50,10 @@ func (s *DB) PutStream(ctx context.Context, head *result.Run, b store.Batches) e
 	if head.ID == "" {
 		return errors.New("put run: empty run id")
 	}
-	hdr := *head
-	if hdr.Scenarios != nil {
-		hdr.Scenarios = []result.Scenario{}
-	}
-	doc, err := finite.Marshal(&hdr)
+	doc, summary, err := header(head)
 	if err != nil {
 		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
-	summary, _ := finite.Marshal(head.Summary)
 
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -70,7 +65,7 @@ func (s *DB) PutStream(ctx context.Context, head *result.Run, b store.Batches) e
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, started_at, finished_at, partial, git_commit, git_branch, host, n_scenarios, summary, doc, scenario_docs)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`),
 		head.ID, start, micros(head.FinishedAt), boolInt(head.Partial), gitField(head, "commit"),
-		gitField(head, "branch"), host, 0, string(summary), doc); err != nil {
+		gitField(head, "branch"), host, 0, summary, doc); err != nil {
 		tx.Rollback()
 		if s.exists(ctx, head.ID) {
 			return fmt.Errorf("put run %s: %w (a store never replaces a run)", head.ID, store.ErrExists)
@@ -101,13 +96,31 @@ func (s *DB) PutStream(ctx context.Context, head *result.Run, b store.Batches) e
 	if err := b.Err(); err != nil {
 		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET n_scenarios = ? WHERE id = ?`), n, head.ID); err != nil {
+	// The header as it is now: a reader completes it as it reads (a killed run's summary
+	// counts the scenarios of its journal).
+	if doc, summary, err = header(head); err != nil {
+		return fmt.Errorf("put run %s: %w", head.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET n_scenarios = ?, summary = ?, doc = ? WHERE id = ?`), n, summary, doc, head.ID); err != nil {
 		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("put run %s: %w", head.ID, err)
 	}
 	return nil
+}
+
+// header returns the run's document without its scenarios, and its summary.
+func header(head *result.Run) (doc []byte, summary string, err error) {
+	hdr := *head
+	if hdr.Scenarios != nil {
+		hdr.Scenarios = []result.Scenario{}
+	}
+	if doc, err = finite.Marshal(&hdr); err != nil {
+		return nil, "", err
+	}
+	sum, _ := finite.Marshal(head.Summary)
+	return doc, string(sum), nil
 }
 
 // scenarioRows appends the row of the run's scenario number idx, with its document, and the
