@@ -2,13 +2,16 @@ package load_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/cli/ab"
 	"github.com/inferbench/inferbench/internal/engine"
 	_ "github.com/inferbench/inferbench/internal/kind/mock"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 )
 
@@ -62,4 +65,91 @@ func runAll(t *testing.T, e *engine.Engine, scs []*suite.Scenario) *result.Run {
 		t.Fatal(err)
 	}
 	return run
+}
+
+// halfStreamed is a subject of 2-turn sessions whose odd requests answer without streaming a
+// token (a server that sent an empty answer): they have a latency but no TTFT or end-to-end
+// generation latency.
+type halfStreamed struct{}
+
+func (halfStreamed) Turns() int   { return 2 }
+func (halfStreamed) Close() error { return nil }
+func (halfStreamed) Do(_ context.Context, r subject.Request) (subject.Observation, error) {
+	start := time.Now()
+	o := subject.Observation{Start: start, End: start.Add(3 * time.Millisecond)}
+	if r.Index%2 == 0 {
+		o.FirstToken = start.Add(time.Millisecond)
+		o.Tokens = []subject.TokenEvent{{At: o.FirstToken, Tokens: 1}, {At: o.End, Tokens: 1}}
+		o.Streamed = true
+	}
+	return o, nil
+}
+
+// reporter is a Sink that keeps the sections a driver reports.
+type reporter struct {
+	mu       sync.Mutex
+	measured int
+	extra    map[string]any
+}
+
+func (r *reporter) Begin(load.Phase) {}
+func (r *reporter) Observe(p load.Phase, _ subject.Observation, _ error) {
+	if p == load.Measure {
+		r.mu.Lock()
+		r.measured++
+		r.mu.Unlock()
+	}
+}
+func (r *reporter) Value(string, float64) {}
+func (r *reporter) Warn(string)           {}
+func (r *reporter) Extra(section string, v any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.extra[section] = v
+}
+
+// TestTurnsDerivedAsRunJSON: mode sessions' per-turn figures are those of run.json's ttft_ms and
+// e2e_ms, by the same derivation (load.StreamMetrics), so a turn counts the requests that
+// streamed and its end-to-end latency leaves out those that did not.
+func TestTurnsDerivedAsRunJSON(t *testing.T) {
+	c := load.Config{Mode: load.ModeSessions, Concurrency: 1, WarmupIterations: new(0), MeasurementIterations: new(8)}
+	drive, ok := load.Lookup(c)
+	if err := c.Validate(); err != nil || !ok {
+		t.Fatal(err, ok)
+	}
+	rec := &reporter{extra: map[string]any{}}
+	before := load.Derivations()
+	if err := drive(context.Background(), halfStreamed{}, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	derived := load.Derivations() - before
+	turns, _ := rec.extra[result.SectionTurns].([]result.TurnStat)
+	if len(turns) != 2 || rec.measured != 8 {
+		t.Fatalf("%d measured, turns %+v; want 8 and 2 turns", rec.measured, turns)
+	}
+	// Turn 1 (even requests) streamed, turn 2 did not.
+	if turns[0].Requests != 4 || turns[1].Requests != 0 || turns[0].E2EP50 != 3 || turns[1].E2EP50 != 0 {
+		t.Errorf("turns %+v: want 4 streamed requests of 3 ms in turn 1, none in turn 2", turns)
+	}
+	if derived != 4 {
+		t.Errorf("%d derivations for 4 streamed requests: want one each", derived)
+	}
+}
+
+// TestABDerivedAsRunJSON: ab's value of a call for a generation metric is run.json's for it
+// (load.StreamMetrics, once a call): a call that streamed nothing has no e2e_ms, where ab took
+// its round trip before.
+func TestABDerivedAsRunJSON(t *testing.T) {
+	cfg := load.Config{}
+	before := load.Derivations()
+	vals, failed, err := ab.Subjects(halfStreamed{}, halfStreamed{}, cfg, "e2e_ms")(context.Background(), 0, 4)
+	if err != nil || failed != 0 {
+		t.Fatal(err, failed)
+	}
+	if len(vals) != 2 || vals[0] != 3 || vals[1] != 3 {
+		t.Errorf("e2e_ms of 4 calls, 2 streamed: %v, want [3 3]", vals)
+	}
+	if d := load.Derivations() - before; d != 2 {
+		t.Errorf("%d derivations for 2 streamed calls, want 2", d)
+	}
 }

@@ -289,6 +289,15 @@ func StreamMetrics(o subject.Observation, f func(metric string, v float64)) (out
 		return 0, false
 	}
 	derivations.Add(1)
+	return streamMetrics(o, f)
+}
+
+// streamMetrics is StreamMetrics uncounted: the per-turn figures of mode sessions read a
+// request's TTFT and end-to-end latency again, by the same definitions, for its turn's window.
+func streamMetrics(o subject.Observation, f func(metric string, v float64)) (out int, ok bool) {
+	if o.FirstToken.IsZero() || o.Start.IsZero() {
+		return 0, false
+	}
 	f("ttft_ms", msOf(o.FirstToken.Sub(o.Start)))
 	f("e2e_ms", msOf(o.End.Sub(o.Start)))
 	if !o.Scheduled.IsZero() && !o.Scheduled.Equal(o.Start) {

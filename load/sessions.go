@@ -108,7 +108,8 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 // turnDists are the per-turn distributions of a servingSink.
 type turnDists struct{ ttft, e2e *stats.Dist }
 
-// addTurn records a measured turn's TTFT and end-to-end latency.
+// addTurn records a measured turn's TTFT and end-to-end latency, as run.json's are derived
+// (StreamMetrics): a request that streamed no token has neither.
 func (s *servingSink) addTurn(t int, o subject.Observation) {
 	if o.Start.IsZero() {
 		return
@@ -118,10 +119,14 @@ func (s *servingSink) addTurn(t int, o subject.Observation) {
 	for len(s.turns) <= t {
 		s.turns = append(s.turns, turnDists{stats.NewDist(sampleLimit), stats.NewDist(sampleLimit)})
 	}
-	if !o.FirstToken.IsZero() {
-		s.turns[t].ttft.Add(msOf(o.FirstToken.Sub(o.Start)))
-	}
-	s.turns[t].e2e.Add(msOf(o.End.Sub(o.Start)))
+	streamMetrics(o, func(m string, v float64) {
+		switch m {
+		case "ttft_ms":
+			s.turns[t].ttft.Add(v)
+		case "e2e_ms":
+			s.turns[t].e2e.Add(v)
+		}
+	})
 }
 
 // turnStats returns the per-turn summaries.

@@ -2,11 +2,11 @@ package load
 
 import (
 	"context"
-	"github.com/inferbench/inferbench/result"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
 

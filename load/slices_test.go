@@ -2,9 +2,10 @@ package load
 
 import (
 	"context"
-	"github.com/inferbench/inferbench/result"
 	"testing"
 	"time"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // TestSlices: the measured phase is cut into slices of Slice, each with the requests sent in it

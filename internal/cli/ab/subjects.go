@@ -12,8 +12,8 @@ import (
 // Subjects returns the Sampler of two opened subjects: a block of n calls is n measured calls of
 // the single load mode (one at a time, each bounded by cfg's timeout; a subject that batches is asked in
 // batches), and the value of a call is the metric the subject reported for it, or for latency_ms
-// the round trip when the subject did not time itself (e2e_ms: the round trip; ttft_ms: the
-// first token's arrival, for streaming servers).
+// the round trip when the subject did not time itself; a generation metric (ttft_ms, e2e_ms,
+// tpot_ms) is derived from a streamed call as run.json's is (load.StreamMetrics).
 func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
 	return subjectsWith(a, b, cfg, metric, nil)
 }
@@ -90,15 +90,23 @@ func (s *blockSink) Observe(p load.Phase, o subject.Observation, err error) {
 		s.values = append(s.values, v)
 		return
 	}
-	switch {
-	case (s.metric == "latency_ms" || s.metric == "e2e_ms") && !o.Start.IsZero():
+	if s.metric == "latency_ms" && !o.Start.IsZero() {
 		s.values = append(s.values, float64(o.End.Sub(o.Start))/1e6)
 		return
-	case s.metric == "ttft_ms" && !o.FirstToken.IsZero():
-		s.values = append(s.values, float64(o.FirstToken.Sub(o.Start))/1e6)
-		return
 	}
-	s.missing++
+	// A generation metric is what run.json has for the call (load.StreamMetrics): only a call
+	// that streamed has one. itl_ms is one value a token, not a call.
+	found := false
+	if s.metric != "itl_ms" {
+		load.StreamMetrics(o, func(m string, v float64) {
+			if m == s.metric && !found {
+				s.values, found = append(s.values, v), true
+			}
+		})
+	}
+	if !found {
+		s.missing++
+	}
 }
 
 var _ load.Sink = (*blockSink)(nil)
