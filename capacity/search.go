@@ -12,8 +12,8 @@
 // The rates follow MLPerf LoadGen's shape: double (or halve) from the start until a step passes and
 // one fails, then bisect between the highest pass and the lowest fail until they are within
 // Tolerance. The estimate is where the isotonic (non-increasing) fit of attainment against rate,
-// over every step, crosses the target (AIPerf fits its margins so); the lower bound is the highest
-// rate that passed. A step at a rate above the true capacity passes only by chance, at most
+// over every step, crosses the target (AIPerf fits its margins so), refined by a line through the
+// steps near that crossing; the lower bound is the highest rate that passed. A step at a rate above the true capacity passes only by chance, at most
 // alpha per look, and the looks of every step share the bound's 5%.
 //
 // Note: LoadGen's early stopping is binomial (every query independent) and AIPerf bootstraps over
