@@ -43,7 +43,9 @@ type LiveScenario struct {
 const maxLiveScenarios = 500
 
 // Hub holds the live state and fans its changes out to server-sent-event subscribers. It is safe
-// for concurrent use; a slow subscriber misses intermediate states, never the latest one.
+// for concurrent use; a slow subscriber misses intermediate states, never the latest one. Its
+// methods are named for what they do to the state, not for a run's events (run/observer.go), so
+// that it takes part in none: LiveRun is the observer that feeds it.
 type Hub struct {
 	mu    sync.Mutex
 	state LiveState
@@ -64,25 +66,25 @@ func (h *Hub) State() LiveState {
 	return s
 }
 
-// RunStarted resets the state for a new run.
-func (h *Hub) RunStarted(id string, at time.Time, total int) {
+// Reset resets the state for a new run.
+func (h *Hub) Reset(id string, at time.Time, total int) {
 	h.update(func(s *LiveState) {
 		*s = LiveState{RunID: id, StartedAt: at, Running: true, Total: total, Scenarios: []LiveScenario{}}
 	})
 }
 
-// ScenarioStarted marks a scenario as the one being measured.
-func (h *Hub) ScenarioStarted(id string) {
+// SetCurrent marks a scenario as the one being measured.
+func (h *Hub) SetCurrent(id string) {
 	h.update(func(s *LiveState) { s.Running, s.Current = true, id })
 }
 
-// ScenarioDone records a finished scenario.
-func (h *Hub) ScenarioDone(sc *result.Scenario) {
+// Add records a finished scenario.
+func (h *Hub) Add(sc *result.Scenario) {
 	h.update(func(s *LiveState) { s.add(sc) })
 }
 
-// RunFinished marks the run as over.
-func (h *Hub) RunFinished() {
+// Finish marks the run as over.
+func (h *Hub) Finish() {
 	h.update(func(s *LiveState) { s.Running, s.Current = false, "" })
 }
 

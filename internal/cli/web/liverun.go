@@ -15,10 +15,12 @@ import (
 )
 
 // LiveRun serves /metrics and the live view of one run while it lasts (`inferbench run
-// --metrics-addr`): scenarios reach it as the run folder's run.json is rewritten after each one,
-// and Measuring marks the one being measured. It is a run.Observer: started with the run folder
-// (run.Starter), told of each measured window (engine.MeasureStarter), finished with the run
-// (run.Finisher).
+// --metrics-addr`). It is a run.Observer: started with the run folder (run.Starter), told of
+// each measured window (Measuring marks the scenario being measured) and given each scenario as
+// it is done, finished with the run (run.Finisher).
+//
+// Note: the live view used to re-read the run folder's run.json every 250 ms; an observer hears
+// each scenario once, when it is done, and reads no file.
 type LiveRun struct {
 	Addr   string        // host:port
 	Token  string        // bearer token clients must send ("" on loopback only; see ServerToken)
@@ -37,13 +39,12 @@ func (l *LiveRun) RunStarted(ctx context.Context, dir string) error {
 		return fmt.Errorf("--metrics-addr %s: %w", l.Addr, err)
 	}
 	l.srv = New(nil, WithToken(l.Token))
-	hub, metrics := l.srv.Hub(), l.srv.Metrics()
-	hub.RunStarted(filepath.Base(dir), time.Now(), 0)
+	hub := l.srv.Hub()
+	hub.Reset(filepath.Base(dir), time.Now(), 0)
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l.cancel = cancel
 	l.done = make(chan error, 1)
 	go func() { l.done <- ServeUntilDone(sctx, ln, l.srv) }()
-	go WatchRun(sctx, func() string { return filepath.Join(dir, result.RunFile) }, 250*time.Millisecond, hub, metrics)
 	if l.Log != nil {
 		fmt.Fprintf(l.Log, "inferbench: live metrics on http://%s/metrics, live view on http://%s/live\n", ln.Addr(), ln.Addr())
 	}
@@ -52,14 +53,20 @@ func (l *LiveRun) RunStarted(ctx context.Context, dir string) error {
 
 // Measuring marks the scenario whose measured window just opened.
 func (l *LiveRun) Measuring(sc *suite.Scenario) {
-	l.srv.Hub().ScenarioStarted(sc.Benchmark.Name + "/" + sc.Name)
+	l.srv.Hub().SetCurrent(sc.Benchmark.Name + "/" + sc.Name)
 	l.srv.Metrics().Started(sc.Benchmark.Name, sc.Name)
+}
+
+// ScenarioDone publishes a finished scenario in the live view and /metrics.
+func (l *LiveRun) ScenarioDone(r *result.Scenario) {
+	l.srv.Hub().Add(r)
+	l.srv.Metrics().Add(r)
 }
 
 // RunFinished publishes the finished run, serves it Linger longer, and stops.
 func (l *LiveRun) RunFinished(ctx context.Context, r *result.Run) error {
 	l.srv.Hub().SetRun(r)
-	l.srv.Hub().RunFinished()
+	l.srv.Hub().Finish()
 	l.srv.Metrics().SetRun(r)
 	if l.Linger > 0 {
 		select {

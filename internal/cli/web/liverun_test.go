@@ -1,13 +1,62 @@
 package web
 
 import (
+	"context"
+	"testing"
+
 	"github.com/inferbench/inferbench/internal/engine"
+	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 )
 
-// A LiveRun is a run.Observer with three abilities (package web imports neither run nor engine).
+// A LiveRun is a run.Observer with four abilities (package web imports neither run nor engine).
 var (
-	_ run.Starter           = (*LiveRun)(nil)
-	_ engine.MeasureStarter = (*LiveRun)(nil)
-	_ run.Finisher          = (*LiveRun)(nil)
+	_ run.Starter             = (*LiveRun)(nil)
+	_ engine.MeasureStarter   = (*LiveRun)(nil)
+	_ engine.ScenarioFinisher = (*LiveRun)(nil)
+	_ run.Finisher            = (*LiveRun)(nil)
 )
+
+// TestHubTakesPartInNoEvent: the hub's methods are not named like the run's events, so that
+// handing a hub to a run as an observer is not silently a partial one (its ScenarioDone took a
+// result.Scenario, as engine.ScenarioFinisher does).
+func TestHubTakesPartInNoEvent(t *testing.T) {
+	var h any = NewHub()
+	for name, ok := range map[string]bool{
+		"run.Starter":             is[run.Starter](h),
+		"run.ScenariosFinisher":   is[run.ScenariosFinisher](h),
+		"run.VerdictObserver":     is[run.VerdictObserver](h),
+		"run.Finisher":            is[run.Finisher](h),
+		"engine.ScenarioStarter":  is[engine.ScenarioStarter](h),
+		"engine.CallCounter":      is[engine.CallCounter](h),
+		"engine.MeasureStarter":   is[engine.MeasureStarter](h),
+		"engine.ScenarioFinisher": is[engine.ScenarioFinisher](h),
+		"engine.CallHooker":       is[engine.CallHooker](h),
+	} {
+		if ok {
+			t.Errorf("Hub implements %s", name)
+		}
+	}
+}
+
+func is[T any](v any) bool { _, ok := v.(T); return ok }
+
+// TestLiveRunObservesScenarios: a finished scenario reaches the live view when the run hands it
+// over, with no run.json in the run folder to read.
+func TestLiveRunObservesScenarios(t *testing.T) {
+	l := &LiveRun{Addr: "127.0.0.1:0"}
+	ctx := context.Background()
+	if err := l.RunStarted(ctx, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	l.ScenarioDone(&result.Scenario{Benchmark: "b", Scenario: "s", Status: result.StatusOK})
+	if st := l.srv.Hub().State(); len(st.Scenarios) != 1 || !st.Running {
+		t.Errorf("live state %+v: want the scenario, running", st)
+	}
+	if err := l.RunFinished(ctx, &result.Run{ID: "r", Scenarios: []result.Scenario{{Benchmark: "b", Scenario: "s", Status: result.StatusOK}}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.srv.Hub().State(); st.Running || len(st.Scenarios) != 1 {
+		t.Errorf("live state %+v after the run: want it over, with its scenario", st)
+	}
+}

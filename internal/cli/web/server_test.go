@@ -324,8 +324,8 @@ func TestLiveEvents(t *testing.T) {
 	if s := next(); s.Running {
 		t.Errorf("first state = %+v, want idle", s)
 	}
-	srv.Hub().RunStarted("r1", time.Now(), 2)
-	srv.Hub().ScenarioStarted("b/s1")
+	srv.Hub().Reset("r1", time.Now(), 2)
+	srv.Hub().SetCurrent("b/s1")
 	if s := next(); !s.Running || s.RunID != "r1" {
 		t.Errorf("after start: %+v", s)
 	}
@@ -333,7 +333,7 @@ func TestLiveEvents(t *testing.T) {
 		t.Errorf("current = %q, want b/s1", s.Current)
 	}
 	p50 := 4.0
-	srv.Hub().ScenarioDone(&result.Scenario{Benchmark: "b", Scenario: "s1", Status: result.StatusOK,
+	srv.Hub().Add(&result.Scenario{Benchmark: "b", Scenario: "s1", Status: result.StatusOK,
 		Metrics: map[string]result.Metric{"latency_ms": {Summary: &stats.Summary{N: 1, Median: p50, P95: p50}}}})
 	s := next()
 	if s.Done != 1 || s.OK != 1 || len(s.Scenarios) != 1 || *s.Scenarios[0].P50 != 4 || s.Current != "" {
@@ -398,9 +398,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Hub().RunStarted("run13", storetest.T0.Add(13*time.Hour), 12)
+	srv.Hub().Reset("run13", storetest.T0.Add(13*time.Hour), 12)
 	for i := range 3 {
-		srv.Hub().ScenarioDone(&prev.Scenarios[i])
+		srv.Hub().Add(&prev.Scenarios[i])
 	}
 	// More than six scenarios with names as long as the demo's: the live chart's x labels
 	// rotate, and check.mjs fails when any text of the chart covers another or leaves it.
@@ -409,9 +409,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	for i := range 6 {
 		sc := prev.Scenarios[i%3]
 		sc.Benchmark, sc.Scenario = "python_functions.EchoModelBenchmark", fmt.Sprintf("variant=kernelized,batch_size=%d", i)
-		srv.Hub().ScenarioDone(&sc)
+		srv.Hub().Add(&sc)
 	}
-	srv.Hub().ScenarioStarted("llm/concurrency=1")
+	srv.Hub().SetCurrent("llm/concurrency=1")
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	out := browser.Check(t, "dashboard", ts.URL, browsertest.ShotsDir(t), "tok")
