@@ -278,6 +278,10 @@ func TestTraceparentJoinsRequestSpan(t *testing.T) {
 	var mu sync.Mutex
 	var parents []string // traceparent of each request the server got
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet { // no model list: the subject asks for max_tokens alone, unprobed
+			http.NotFound(w, r)
+			return
+		}
 		io.Copy(io.Discard, r.Body)
 		mu.Lock()
 		parents = append(parents, r.Header.Get("traceparent"))
