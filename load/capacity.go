@@ -6,7 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -74,7 +74,7 @@ func (cc *CapacityConfig) Validate(slos map[string]float64) error {
 // "capacity_lower_rps", and the search in the "capacity" section (steps, verdicts, the curve of
 // attainment against rate).
 func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
-	res, err := SearchCapacity(ctx, s, c, sink)
+	res, err := searchCapacity(ctx, s, c, sink)
 	rep, _ := sink.(Reporter)
 	if rep == nil || len(res.Steps) == 0 {
 		return err
@@ -89,9 +89,9 @@ func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	return err
 }
 
-// SearchCapacity runs the search of mode capacity and returns what it found, without reporting
+// searchCapacity runs the search of mode capacity and returns what it found, without reporting
 // the result's values (the steps are reported as a sweep's).
-func SearchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) (capacity.Result, error) {
+func searchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) (capacity.Result, error) {
 	cc := CapacityConfig{}
 	if c.Capacity != nil {
 		cc = *c.Capacity

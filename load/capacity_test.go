@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/result"
 )
 

@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/result"
 )
 

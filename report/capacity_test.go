@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/internal/testkit/browsertest"
 	"github.com/inferbench/inferbench/result"
 )

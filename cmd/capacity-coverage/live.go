@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"
@@ -34,7 +34,9 @@ func searchLive(ctx context.Context, m mockserver.Capacity, c Config, o capacity
 	cfg := load.Config{Mode: load.ModeCapacity, SLO: c.SLOs, Seed: seed,
 		Capacity: &load.CapacityConfig{Start: o.Start, Attainment: c.Attainment}}
 	sink := &counting{}
-	res, err := load.SearchCapacity(ctx, subj, cfg, sink)
+	drive, _ := load.Lookup(cfg)
+	err = drive(ctx, subj, cfg, sink)
+	res := sink.res
 	secs := 0.0
 	for _, st := range res.Steps {
 		secs += st.Seconds
@@ -42,17 +44,22 @@ func searchLive(ctx context.Context, m mockserver.Capacity, c Config, o capacity
 	return res, secs, sink.n.Load(), sink.bound.Load(), err
 }
 
-// counting is a sink that counts the requests sent and notes a client_bound warning; the
-// search's figures are its result.
+// counting is a sink that counts the requests sent, notes a client_bound warning and keeps the
+// search's result (the "capacity" section the driver reports).
 type counting struct {
 	n     atomic.Int64
 	bound atomic.Bool
+	res   capacity.Result
 }
 
 func (*counting) Begin(load.Phase)                                 {}
 func (s *counting) Observe(load.Phase, subject.Observation, error) { s.n.Add(1) }
 func (*counting) Value(string, float64)                            {}
-func (*counting) Extra(string, any)                                {}
+func (s *counting) Extra(_ string, v any) {
+	if r, ok := v.(capacity.Result); ok {
+		s.res = r
+	}
+}
 func (s *counting) Warn(msg string) {
 	if strings.Contains(msg, "client") {
 		s.bound.Store(true)

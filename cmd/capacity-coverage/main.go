@@ -32,7 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/internal/mockserver"
 )
 

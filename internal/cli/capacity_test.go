@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/testkit/llamatest"
 	"github.com/inferbench/inferbench/internal/workload"

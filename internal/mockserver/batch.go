@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferbench/inferbench/capacity"
 	"github.com/inferbench/inferbench/internal/base/precise"
 	"github.com/inferbench/inferbench/internal/base/unit"
+	"github.com/inferbench/inferbench/internal/capacity"
 )
 
 // Capacity is the server's capacity model, as an inference server batches: at most Slots

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/inferbench/inferbench/capacity"
+	"github.com/inferbench/inferbench/internal/capacity"
 )
 
 // A search against a server simulated in the prober: every request meets its TTFT limit of 100 ms
