@@ -225,7 +225,7 @@ func (l logObserver) ScenarioStarted(sc *suite.Scenario, index, total int) {
 		"params", fmt.Sprint(map[string]any(sc.Params)), "load", jsonText(sc.Benchmark.Load))
 }
 
-func (l logObserver) ScenarioDone(r *result.Scenario) {
+func (l logObserver) ScenarioFinished(r *result.Scenario) {
 	attrs := []any{"scenario", r.ID(), "status", r.Status, "duration_s", fmt.Sprintf("%.2f", r.DurationS)}
 	if lat := r.Metrics["latency_ms"].Summary; lat != nil {
 		attrs = append(attrs, "n", lat.N, "p50_ms", fmt.Sprintf("%.3f", lat.Median), "p99_ms", fmt.Sprintf("%.3f", lat.P99))

@@ -16,7 +16,7 @@ import (
 // cancelAfterFirst cancels the run when its first scenario is done, as Ctrl-C would.
 type cancelAfterFirst struct{ cancel context.CancelFunc }
 
-func (c cancelAfterFirst) ScenarioDone(*result.Scenario) { c.cancel() }
+func (c cancelAfterFirst) ScenarioFinished(*result.Scenario) { c.cancel() }
 
 // TestInterruptNamesNotStarted: a run interrupted after its first scenario says which of the
 // selected scenarios it did not start. Before, it said "interrupted: partial results in DIR"

@@ -54,9 +54,9 @@ func (o *everyEvent) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	o.add(fmt.Sprintf("scenario %s started (%d of %d)", sc.ID(), index+1, total))
 }
 
-func (o *everyEvent) Measuring(sc *suite.Scenario) { o.add("measuring " + sc.ID()) }
+func (o *everyEvent) MeasureStarted(sc *suite.Scenario) { o.add("measuring " + sc.ID()) }
 
-func (o *everyEvent) Observed(_ *suite.Scenario, phase load.Phase, done int) {
+func (o *everyEvent) CallCounted(_ *suite.Scenario, phase load.Phase, done int) {
 	if phase == load.Measure {
 		o.mu.Lock()
 		o.counted = done
@@ -78,13 +78,13 @@ func (o *everyEvent) After(_ context.Context, c engine.Call) {
 	}
 }
 
-func (o *everyEvent) ScenarioDone(r *result.Scenario) {
+func (o *everyEvent) ScenarioFinished(r *result.Scenario) {
 	o.add(fmt.Sprintf("scenario %s done (%s)", r.ID(), r.Status))
 }
 
-func (o *everyEvent) ScenariosDone() { o.add("scenarios done") }
+func (o *everyEvent) ScenariosFinished() { o.add("scenarios done") }
 
-func (o *everyEvent) Judged(v *run.Verdict) {
+func (o *everyEvent) RunJudged(v *run.Verdict) {
 	o.verdict = v
 	o.add("judged")
 }
@@ -96,15 +96,15 @@ func (o *everyEvent) RunFinished(_ context.Context, r *result.Run) error {
 }
 
 var (
-	_ run.Starter             = (*everyEvent)(nil)
+	_ run.RunStarter          = (*everyEvent)(nil)
 	_ engine.ScenarioStarter  = (*everyEvent)(nil)
 	_ engine.MeasureStarter   = (*everyEvent)(nil)
 	_ engine.CallCounter      = (*everyEvent)(nil)
 	_ engine.CallHooker       = (*everyEvent)(nil)
 	_ engine.ScenarioFinisher = (*everyEvent)(nil)
 	_ run.ScenariosFinisher   = (*everyEvent)(nil)
-	_ run.VerdictObserver     = (*everyEvent)(nil)
-	_ run.Finisher            = (*everyEvent)(nil)
+	_ run.RunJudger           = (*everyEvent)(nil)
+	_ run.RunFinisher         = (*everyEvent)(nil)
 )
 
 // TestObserverHearsEveryEvent: one observer implementing every ability hears every event of a run

@@ -27,12 +27,12 @@ type countingObserver struct {
 	done, finished int
 }
 
-func (l *countingObserver) ScenarioDone(*result.Scenario) {
+func (l *countingObserver) ScenarioFinished(*result.Scenario) {
 	l.mu.Lock()
 	l.done++
 	l.mu.Unlock()
 }
-func (l *countingObserver) ScenariosDone() { l.finished++ }
+func (l *countingObserver) ScenariosFinished() { l.finished++ }
 
 var registerTraced sync.Once
 

@@ -209,7 +209,7 @@ func (e *runExport) RunStarted(_ context.Context, dir string) error {
 	return nil
 }
 
-func (e *runExport) Judged(v *run.Verdict) {
+func (e *runExport) RunJudged(v *run.Verdict) {
 	if v != nil && v.Compare != nil {
 		e.verdict = map[bool]string{true: "fail", false: "pass"}[v.Failed()]
 	}
@@ -234,7 +234,7 @@ func (e *runExport) RunFinished(ctx context.Context, r *result.Run) error {
 }
 
 var (
-	_ run.Starter         = (*runExport)(nil)
-	_ run.VerdictObserver = (*runExport)(nil)
-	_ run.Finisher        = (*runExport)(nil)
+	_ run.RunStarter  = (*runExport)(nil)
+	_ run.RunJudger   = (*runExport)(nil)
+	_ run.RunFinisher = (*runExport)(nil)
 )

@@ -9,8 +9,8 @@ import (
 // Observer follows a run: it takes part in an event by implementing that event's interface. The
 // engine's events are a scenario starting (ScenarioStarter), the calls done in each phase
 // (CallCounter), the measured window opening (MeasureStarter), each call (CallHooker) and a
-// scenario done (ScenarioFinisher); package run adds the run's own (run.Starter,
-// run.ScenariosFinisher, run.VerdictObserver, run.Finisher). The method names differ, so one type
+// scenario done (ScenarioFinisher); package run adds the run's own (run.RunStarter,
+// run.ScenariosFinisher, run.RunJudger, run.RunFinisher). The method names differ, so one type
 // may implement any of them. The progress bar, the live view, the trace and a library caller are
 // all observers. Every method may be called from the driver's goroutines.
 type Observer any
@@ -22,18 +22,18 @@ type ScenarioStarter interface {
 
 // CallCounter is an Observer told the calls done so far in the scenario's phase, after each call.
 type CallCounter interface {
-	Observed(sc *suite.Scenario, phase load.Phase, done int)
+	CallCounted(sc *suite.Scenario, phase load.Phase, done int)
 }
 
 // MeasureStarter is an Observer told when a scenario's measured window opens (its warm-up is over).
 type MeasureStarter interface {
-	Measuring(sc *suite.Scenario)
+	MeasureStarted(sc *suite.Scenario)
 }
 
 // ScenarioFinisher is an Observer given each scenario's result as it is done, skipped ones
 // included.
 type ScenarioFinisher interface {
-	ScenarioDone(r *result.Scenario)
+	ScenarioFinished(r *result.Scenario)
 }
 
 // CallHooker is an Observer that sees every call of a scenario through the CallHook it returns
@@ -93,18 +93,18 @@ func (obs *observers) scenarioStarted(sc *suite.Scenario, index, total int) {
 
 func (obs *observers) observed(sc *suite.Scenario, phase load.Phase, done int) {
 	for _, o := range obs.counters {
-		o.Observed(sc, phase, done)
+		o.CallCounted(sc, phase, done)
 	}
 }
 
 func (obs *observers) measure(sc *suite.Scenario) {
 	for _, o := range obs.measuring {
-		o.Measuring(sc)
+		o.MeasureStarted(sc)
 	}
 }
 
 func (obs *observers) scenarioDone(r *result.Scenario) {
 	for _, o := range obs.done {
-		o.ScenarioDone(r)
+		o.ScenarioFinished(r)
 	}
 }

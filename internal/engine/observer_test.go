@@ -18,13 +18,13 @@ type measureCounter struct {
 	events []string
 }
 
-func (m *measureCounter) Measuring(sc *suite.Scenario) {
+func (m *measureCounter) MeasureStarted(sc *suite.Scenario) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.events = append(m.events, "measuring "+sc.ID())
 }
 
-func (m *measureCounter) Observed(_ *suite.Scenario, phase load.Phase, done int) {
+func (m *measureCounter) CallCounted(_ *suite.Scenario, phase load.Phase, done int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	what := "measure"

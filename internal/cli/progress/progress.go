@@ -70,7 +70,7 @@ func (p *Bar) ScenarioStarted(sc *suite.Scenario, index, total int) {
 }
 
 // Observed describes the scenario's phase and the calls done in it.
-func (p *Bar) Observed(sc *suite.Scenario, phase load.Phase, done int) {
+func (p *Bar) CallCounted(sc *suite.Scenario, phase load.Phase, done int) {
 	if p.bar == nil {
 		return
 	}
@@ -84,7 +84,7 @@ func (p *Bar) Observed(sc *suite.Scenario, phase load.Phase, done int) {
 }
 
 // ScenarioDone advances the bar.
-func (p *Bar) ScenarioDone(r *result.Scenario) {
+func (p *Bar) ScenarioFinished(r *result.Scenario) {
 	if p.bar == nil {
 		return
 	}
@@ -94,7 +94,7 @@ func (p *Bar) ScenarioDone(r *result.Scenario) {
 }
 
 // ScenariosDone clears the bar when the scenarios are done, before the summary is printed.
-func (p *Bar) ScenariosDone() {
+func (p *Bar) ScenariosFinished() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}

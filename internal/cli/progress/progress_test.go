@@ -34,8 +34,8 @@ func TestShownOnlyOnATerminal(t *testing.T) {
 		if tc.w.Shown() {
 			t.Errorf("%s: the bar is shown", tc.name)
 		}
-		tc.w.ScenarioDone(nil) // no bar: nothing to advance, no panic
-		tc.w.ScenariosDone()
+		tc.w.ScenarioFinished(nil) // no bar: nothing to advance, no panic
+		tc.w.ScenariosFinished()
 	}
 	if Interactive(os.Stdout, env(map[string]string{"CI": "1"})) {
 		t.Error("Interactive with CI set: want false")

@@ -15,9 +15,9 @@ import (
 )
 
 // LiveRun serves /metrics and the live view of one run while it lasts (`inferbench run
-// --metrics-addr`). It is a run.Observer: started with the run folder (run.Starter), told of
+// --metrics-addr`). It is a run.Observer: started with the run folder (run.RunStarter), told of
 // each measured window (Measuring marks the scenario being measured) and given each scenario as
-// it is done, finished with the run (run.Finisher).
+// it is done, finished with the run (run.RunFinisher).
 //
 // Note: the live view used to re-read the run folder's run.json every 250 ms; an observer hears
 // each scenario once, when it is done, and reads no file.
@@ -52,13 +52,13 @@ func (l *LiveRun) RunStarted(ctx context.Context, dir string) error {
 }
 
 // Measuring marks the scenario whose measured window just opened.
-func (l *LiveRun) Measuring(sc *suite.Scenario) {
+func (l *LiveRun) MeasureStarted(sc *suite.Scenario) {
 	l.srv.Hub().SetCurrent(sc.Benchmark.Name + "/" + sc.Name)
 	l.srv.Metrics().Started(sc.Benchmark.Name, sc.Name)
 }
 
 // ScenarioDone publishes a finished scenario in the live view and /metrics.
-func (l *LiveRun) ScenarioDone(r *result.Scenario) {
+func (l *LiveRun) ScenarioFinished(r *result.Scenario) {
 	l.srv.Hub().Add(r)
 	l.srv.Metrics().Add(r)
 }

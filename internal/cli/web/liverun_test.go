@@ -11,10 +11,10 @@ import (
 
 // A LiveRun is a run.Observer with four abilities (package web imports neither run nor engine).
 var (
-	_ run.Starter             = (*LiveRun)(nil)
+	_ run.RunStarter          = (*LiveRun)(nil)
 	_ engine.MeasureStarter   = (*LiveRun)(nil)
 	_ engine.ScenarioFinisher = (*LiveRun)(nil)
-	_ run.Finisher            = (*LiveRun)(nil)
+	_ run.RunFinisher         = (*LiveRun)(nil)
 )
 
 // TestHubTakesPartInNoEvent: the hub's methods are not named like the run's events, so that
@@ -23,10 +23,10 @@ var (
 func TestHubTakesPartInNoEvent(t *testing.T) {
 	var h any = NewHub()
 	for name, ok := range map[string]bool{
-		"run.Starter":             is[run.Starter](h),
+		"run.RunStarter":          is[run.RunStarter](h),
 		"run.ScenariosFinisher":   is[run.ScenariosFinisher](h),
-		"run.VerdictObserver":     is[run.VerdictObserver](h),
-		"run.Finisher":            is[run.Finisher](h),
+		"run.RunJudger":           is[run.RunJudger](h),
+		"run.RunFinisher":         is[run.RunFinisher](h),
 		"engine.ScenarioStarter":  is[engine.ScenarioStarter](h),
 		"engine.CallCounter":      is[engine.CallCounter](h),
 		"engine.MeasureStarter":   is[engine.MeasureStarter](h),
@@ -49,7 +49,7 @@ func TestLiveRunObservesScenarios(t *testing.T) {
 	if err := l.RunStarted(ctx, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	l.ScenarioDone(&result.Scenario{Benchmark: "b", Scenario: "s", Status: result.StatusOK})
+	l.ScenarioFinished(&result.Scenario{Benchmark: "b", Scenario: "s", Status: result.StatusOK})
 	if st := l.srv.Hub().State(); len(st.Scenarios) != 1 || !st.Running {
 		t.Errorf("live state %+v: want the scenario, running", st)
 	}

@@ -272,7 +272,7 @@ func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 
 // ScenarioDone implements engine.ScenarioFinisher: the metrics become attributes (a summary as its
 // median, p95 and p99; a value as itself) and the span ends.
-func (r *Run) ScenarioDone(s *result.Scenario) {
+func (r *Run) ScenarioFinished(s *result.Scenario) {
 	r.mu.Lock()
 	st, ok := r.spans[s.ID()]
 	delete(r.spans, s.ID())

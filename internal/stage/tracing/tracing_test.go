@@ -41,7 +41,7 @@ func TestOTLPRoundTrip(t *testing.T) {
 	tr.ScenarioStarted(sc, 0, 1)
 	lat := result.NewMetric("latency_ms")
 	lat.Summary = &stats.Summary{N: 20, Median: 45, P95: 48, P99: 50}
-	tr.ScenarioDone(&result.Scenario{Benchmark: "llm-mock", Scenario: "batch_size=1", Status: result.StatusOK,
+	tr.ScenarioFinished(&result.Scenario{Benchmark: "llm-mock", Scenario: "batch_size=1", Status: result.StatusOK,
 		Metrics: map[string]result.Metric{"latency_ms": lat}})
 	if err := tr.Finish(ctx, &result.Run{ID: "r1", Summary: result.Summary{Total: 1}}); err != nil {
 		t.Fatal(err)
