@@ -59,18 +59,29 @@ func (j *Journal) Close() error { return j.f.Close() }
 // finished; a finished run is left as it is. A last line cut short
 // by the kill is skipped; any other line that does not read is an error naming the file and line.
 func AddJournal(dir string, r *Run) error {
+	path, data, err := readJournal(dir, r)
+	if path == "" || err != nil {
+		return err
+	}
+	return addJournal(path, data, r)
+}
+
+// readJournal reads the journal in dir for the run r, read from the run.json in dir: its path and
+// bytes, or an empty path when there is none to read (the run finished, so its run.json is
+// whole, or it has no journal).
+func readJournal(dir string, r *Run) (string, []byte, error) {
 	if !r.FinishedAt.IsZero() {
-		return nil
+		return "", nil, nil
 	}
 	path := filepath.Join(dir, JournalFile)
 	data, err := readall.File(path, readall.RunLimit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return "", nil, nil
 	}
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	return addJournal(path, data, r)
+	return path, data, nil
 }
 
 // addJournal is AddJournal on the journal's bytes, data, read from path. On an error r is left

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -132,6 +130,17 @@ func (w *window) fill() bool {
 }
 
 // peek returns the next byte after white space, reading more when needed (0 at the end).
+// afterElement reads what follows an element of a JSON array: ',' when another comes, ']' at the
+// array's end, and 0, reading nothing, on anything else.
+func (w *window) afterElement() byte {
+	switch c := w.peek(); c {
+	case ',', ']':
+		w.off++
+		return c
+	}
+	return 0
+}
+
 func (w *window) peek() byte {
 	for {
 		if w.off = skipSpace(w.buf, w.off); w.off < len(w.buf) {
@@ -210,13 +219,10 @@ func (w *window) scenarios() ([]Scenario, bool) {
 		if len(doc) >= batchBytes && !flush() {
 			return nil, false
 		}
-		switch w.peek() {
-		case ',':
-			w.off++
+		switch w.afterElement() {
 		case ']':
-			w.off++
 			return out, flush()
-		default:
+		case 0:
 			return nil, false
 		}
 	}
@@ -236,13 +242,10 @@ func (w *window) skipScenarios() ([]Scenario, bool) {
 		if _, ok := w.value((*lifter).skip); !ok {
 			return nil, false
 		}
-		switch w.peek() {
-		case ',':
-			w.off++
+		switch w.afterElement() {
 		case ']':
-			w.off++
 			return []Scenario{}, true
-		default:
+		case 0:
 			return nil, false
 		}
 	}
@@ -348,15 +351,8 @@ func (s *Scanner) Head() *Run { return s.head }
 // Call it before Scan. A journal that does not read ends the batches with ErrNotStreamable (the
 // whole reading gives AddJournal's error).
 func (s *Scanner) AddJournal(dir string) error {
-	if !s.head.FinishedAt.IsZero() {
-		return nil
-	}
-	path := filepath.Join(dir, JournalFile)
-	data, err := readall.File(path, readall.RunLimit)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	path, data, err := readJournal(dir, s.head)
+	if path == "" || err != nil {
 		return err
 	}
 	s.journal, s.journalData, s.have = path, data, map[string]bool{}
@@ -411,13 +407,10 @@ func (s *Scanner) Scan() bool {
 			doc = append(doc, ',')
 		}
 		doc, n = append(doc, v...), n+1
-		switch s.w.peek() {
-		case ',':
-			s.w.off++
+		switch s.w.afterElement() {
 		case ']':
-			s.w.off++
 			s.end = true
-		default:
+		case 0:
 			s.err = fmt.Errorf("%s: %w", s.name, ErrNotStreamable)
 			return false
 		}
