@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
 )
 
 // Serving modes.
@@ -146,27 +147,9 @@ func (c Config) validateServing() error {
 // "rate" and "max_concurrency". A matrix axis over them sweeps the load, one scenario per value:
 // matrix: {concurrency: [1, 8, 64]}.
 func (c Config) WithParams(p map[string]any) Config {
-	num := func(key string) (float64, bool) {
-		switch v := p[key].(type) {
-		case int:
-			return float64(v), true
-		case int64:
-			return float64(v), true
-		case uint64:
-			return float64(v), true
-		case float64:
-			return v, true
-		}
-		return 0, false
-	}
-	if v, ok := num("concurrency"); ok {
-		c.Concurrency = int(v)
-	}
-	if v, ok := num("rate"); ok {
-		c.Rate = v
-	}
-	if v, ok := num("max_concurrency"); ok {
-		c.MaxConcurrency = int(v)
-	}
+	ps := subject.Params(p)
+	c.Concurrency = ps.Int("concurrency", c.Concurrency)
+	c.Rate = ps.Float("rate", c.Rate)
+	c.MaxConcurrency = ps.Int("max_concurrency", c.MaxConcurrency)
 	return c
 }

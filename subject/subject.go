@@ -72,17 +72,10 @@ func (p Params) String(key, def string) string {
 
 // Int returns the parameter as an int, or def when it is absent or not a number.
 func (p Params) Int(key string, def int) int {
-	switch v := p[key].(type) {
-	case int:
+	if v, ok := p[key].(int); ok {
 		return v
-	case int64:
-		return int(v)
-	case uint64:
-		return int(v)
-	case float64:
-		return int(v)
 	}
-	return def
+	return int(p.Float(key, float64(def)))
 }
 
 // Float returns the parameter as a float64, or def when it is absent or not a number.
