@@ -191,7 +191,7 @@ func (w *walker) clean(v reflect.Value, depth int) (reflect.Value, bool) {
 			n.SetFloat(w.s64)
 		}
 		return n, true
-	case reflect.Pointer:
+	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return v, false
 		}
@@ -199,16 +199,10 @@ func (w *walker) clean(v reflect.Value, depth int) (reflect.Value, bool) {
 		if !changed {
 			return v, false
 		}
-		p := reflect.New(t.Elem())
-		p.Elem().Set(e)
-		return p, true
-	case reflect.Interface:
-		if v.IsNil() {
-			return v, false
-		}
-		e, changed := w.clean(v.Elem(), depth+1)
-		if !changed {
-			return v, false
+		if v.Kind() == reflect.Pointer {
+			p := reflect.New(t.Elem())
+			p.Elem().Set(e)
+			return p, true
 		}
 		n := reflect.New(t).Elem()
 		n.Set(e)

@@ -205,25 +205,9 @@ func orDefault(d, def time.Duration) time.Duration {
 func jsonable(v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = c
-		}
-		return out, nil
+		return jsonableMap(x)
 	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, fmt.Errorf("%v: %w", k, err)
-			}
-			out[fmt.Sprint(k)] = c
-		}
-		return out, nil
+		return jsonableMap(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -242,4 +226,17 @@ func jsonable(v any) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// jsonableMap is jsonable on a map, whose keys become strings as fmt prints them.
+func jsonableMap[K comparable](x map[K]any) (map[string]any, error) {
+	out := make(map[string]any, len(x))
+	for k, e := range x {
+		c, err := jsonable(e)
+		if err != nil {
+			return nil, fmt.Errorf("%v: %w", k, err)
+		}
+		out[fmt.Sprint(k)] = c
+	}
+	return out, nil
 }

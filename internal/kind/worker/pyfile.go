@@ -301,50 +301,31 @@ func projectModule(path, name string) bool {
 
 // stdlib are the standard library's modules (Python 3.11's sys.stdlib_module_names, less the
 // private ones): always importable, so never a requirement to check.
-var stdlib = map[string]bool{
-	"abc": true, "aifc": true, "antigravity": true, "argparse": true, "array": true, "ast": true,
-	"asynchat": true, "asyncio": true, "asyncore": true, "atexit": true, "audioop": true,
-	"base64": true, "bdb": true, "binascii": true, "bisect": true, "builtins": true, "bz2": true,
-	"cProfile": true, "calendar": true, "cgi": true, "cgitb": true, "chunk": true, "cmath": true,
-	"cmd": true, "code": true, "codecs": true, "codeop": true, "collections": true,
-	"colorsys": true, "compileall": true, "concurrent": true, "configparser": true,
-	"contextlib": true, "contextvars": true, "copy": true, "copyreg": true, "crypt": true,
-	"csv": true, "ctypes": true, "curses": true, "dataclasses": true, "datetime": true,
-	"dbm": true, "decimal": true, "difflib": true, "dis": true, "distutils": true,
-	"doctest": true, "email": true, "encodings": true, "ensurepip": true, "enum": true,
-	"errno": true, "faulthandler": true, "fcntl": true, "filecmp": true, "fileinput": true,
-	"fnmatch": true, "fractions": true, "ftplib": true, "functools": true, "gc": true,
-	"genericpath": true, "getopt": true, "getpass": true, "gettext": true, "glob": true,
-	"graphlib": true, "grp": true, "gzip": true, "hashlib": true, "heapq": true, "hmac": true,
-	"html": true, "http": true, "idlelib": true, "imaplib": true, "imghdr": true, "imp": true,
-	"importlib": true, "inspect": true, "io": true, "ipaddress": true, "itertools": true,
-	"json": true, "keyword": true, "lib2to3": true, "linecache": true, "locale": true,
-	"logging": true, "lzma": true, "mailbox": true, "mailcap": true, "marshal": true,
-	"math": true, "mimetypes": true, "mmap": true, "modulefinder": true, "msilib": true,
-	"msvcrt": true, "multiprocessing": true, "netrc": true, "nis": true, "nntplib": true,
-	"nt": true, "ntpath": true, "nturl2path": true, "numbers": true, "opcode": true,
-	"operator": true, "optparse": true, "os": true, "ossaudiodev": true, "pathlib": true,
-	"pdb": true, "pickle": true, "pickletools": true, "pipes": true, "pkgutil": true,
-	"platform": true, "plistlib": true, "poplib": true, "posix": true, "posixpath": true,
-	"pprint": true, "profile": true, "pstats": true, "pty": true, "pwd": true, "py_compile": true,
-	"pyclbr": true, "pydoc": true, "pydoc_data": true, "pyexpat": true, "queue": true,
-	"quopri": true, "random": true, "re": true, "readline": true, "reprlib": true,
-	"resource": true, "rlcompleter": true, "runpy": true, "sched": true, "secrets": true,
-	"select": true, "selectors": true, "shelve": true, "shlex": true, "shutil": true,
-	"signal": true, "site": true, "smtpd": true, "smtplib": true, "sndhdr": true, "socket": true,
-	"socketserver": true, "spwd": true, "sqlite3": true, "sre_compile": true,
-	"sre_constants": true, "sre_parse": true, "ssl": true, "stat": true, "statistics": true,
-	"string": true, "stringprep": true, "struct": true, "subprocess": true, "sunau": true,
-	"symtable": true, "sys": true, "sysconfig": true, "syslog": true, "tabnanny": true,
-	"tarfile": true, "telnetlib": true, "tempfile": true, "termios": true, "textwrap": true,
-	"this": true, "threading": true, "time": true, "timeit": true, "tkinter": true, "token": true,
-	"tokenize": true, "tomllib": true, "trace": true, "traceback": true, "tracemalloc": true,
-	"tty": true, "turtle": true, "turtledemo": true, "types": true, "typing": true,
-	"unicodedata": true, "unittest": true, "urllib": true, "uu": true, "uuid": true, "venv": true,
-	"warnings": true, "wave": true, "weakref": true, "webbrowser": true, "winreg": true,
-	"winsound": true, "wsgiref": true, "xdrlib": true, "xml": true, "xmlrpc": true,
-	"zipapp": true, "zipfile": true, "zipimport": true, "zlib": true, "zoneinfo": true,
-}
+var stdlib = func() map[string]bool {
+	m := map[string]bool{}
+	for _, name := range strings.Fields(`
+abc aifc antigravity argparse array ast asynchat asyncio asyncore atexit audioop base64 bdb
+binascii bisect builtins bz2 cProfile calendar cgi cgitb chunk cmath cmd code codecs codeop
+collections colorsys compileall concurrent configparser contextlib contextvars copy copyreg
+crypt csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest email
+encodings ensurepip enum errno faulthandler fcntl filecmp fileinput fnmatch fractions ftplib
+functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac html
+http idlelib imaplib imghdr imp importlib inspect io ipaddress itertools json keyword lib2to3
+linecache locale logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder msilib
+msvcrt multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode operator optparse
+os ossaudiodev pathlib pdb pickle pickletools pipes pkgutil platform plistlib poplib posix
+posixpath pprint profile pstats pty pwd py_compile pyclbr pydoc pydoc_data pyexpat queue quopri
+random re readline reprlib resource rlcompleter runpy sched secrets select selectors shelve
+shlex shutil signal site smtpd smtplib sndhdr socket socketserver spwd sqlite3 sre_compile
+sre_constants sre_parse ssl stat statistics string stringprep struct subprocess sunau symtable
+sys sysconfig syslog tabnanny tarfile telnetlib tempfile termios textwrap this threading time
+timeit tkinter token tokenize tomllib trace traceback tracemalloc tty turtle turtledemo types
+typing unicodedata unittest urllib uu uuid venv warnings wave weakref webbrowser winreg winsound
+wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zlib zoneinfo`) {
+		m[name] = true
+	}
+	return m
+}()
 
 // maxSignatureLines bounds how far a def's parameter list is followed: one left open by a
 // syntax error must not hide the benchmarks after it.
