@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"time"
 
@@ -294,54 +295,49 @@ type TurnStat struct {
 	E2EP99   float64 `json:"e2e_ms_p99"`
 }
 
-// IsZero reports whether no section is present (run.json then has no "extra").
-func (e Extra) IsZero() bool {
-	return e.Resources == nil && e.Server == nil && e.SLO == nil && e.SteadyWindow == nil &&
-		e.Sweep == nil && e.Slices == nil && e.Turns == nil && !e.ClientBound && e.ErrorsByKind == nil && e.Window == nil &&
-		e.Histograms == nil && e.Agents == nil && len(e.Other) == 0
+// fields returns e's typed sections by name, each a pointer to its field: the one list of them
+// that writing, reading and setting a section all go by.
+func (e *Extra) fields() map[string]any {
+	return map[string]any{
+		SectionResources:    &e.Resources,
+		sectionServer:       &e.Server,
+		SectionSLO:          &e.SLO,
+		SectionSteadyWindow: &e.SteadyWindow,
+		SectionSweep:        &e.Sweep,
+		SectionSlices:       &e.Slices,
+		SectionTurns:        &e.Turns,
+		SectionClientBound:  &e.ClientBound,
+		sectionErrorsByKind: &e.ErrorsByKind,
+		sectionWindow:       &e.Window,
+		sectionHistograms:   &e.Histograms,
+		sectionAgents:       &e.Agents,
+	}
 }
 
-// sections returns the present sections by name.
+// IsZero reports whether no section is present (run.json then has no "extra").
+func (e Extra) IsZero() bool {
+	if len(e.Other) > 0 {
+		return false
+	}
+	for _, p := range e.fields() {
+		if !reflect.ValueOf(p).Elem().IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// sections returns the present sections by name: a typed one is present when its field is not
+// nil (or false).
 func (e Extra) sections() map[string]any {
 	m := map[string]any{}
 	for k, v := range e.Other {
 		m[k] = v
 	}
-	if e.Resources != nil {
-		m[SectionResources] = e.Resources
-	}
-	if e.Server != nil {
-		m[sectionServer] = e.Server
-	}
-	if e.SLO != nil {
-		m[SectionSLO] = e.SLO
-	}
-	if e.SteadyWindow != nil {
-		m[SectionSteadyWindow] = e.SteadyWindow
-	}
-	if e.Sweep != nil {
-		m[SectionSweep] = e.Sweep
-	}
-	if e.Slices != nil {
-		m[SectionSlices] = e.Slices
-	}
-	if e.Turns != nil {
-		m[SectionTurns] = e.Turns
-	}
-	if e.ClientBound {
-		m[SectionClientBound] = true
-	}
-	if e.ErrorsByKind != nil {
-		m[sectionErrorsByKind] = e.ErrorsByKind
-	}
-	if e.Window != nil {
-		m[sectionWindow] = e.Window
-	}
-	if e.Histograms != nil {
-		m[sectionHistograms] = e.Histograms
-	}
-	if e.Agents != nil {
-		m[sectionAgents] = e.Agents
+	for name, p := range e.fields() {
+		if v := reflect.ValueOf(p).Elem(); !v.IsZero() {
+			m[name] = v.Interface()
+		}
 	}
 	return m
 }
@@ -356,54 +352,29 @@ func (e *Extra) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*e = Extra{}
+	fields := e.fields()
 	for k, v := range raw {
-		if err := e.setRaw(k, v); err != nil {
+		if err := e.setRaw(fields, k, v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// setRaw decodes one section from JSON.
-func (e *Extra) setRaw(name string, data json.RawMessage) error {
-	var dst any
-	switch name {
-	case SectionResources:
-		e.Resources = new(Resources)
-		dst = e.Resources
-	case sectionServer:
-		e.Server = new(Server)
-		dst = e.Server
-	case SectionSLO:
-		e.SLO = new(SLO)
-		dst = e.SLO
-	case SectionSteadyWindow:
-		e.SteadyWindow = new(SteadyWindow)
-		dst = e.SteadyWindow
-	case SectionSweep:
-		dst = &e.Sweep
-	case SectionSlices:
-		dst = &e.Slices
-	case SectionTurns:
-		dst = &e.Turns
-	case SectionClientBound:
-		dst = &e.ClientBound
-	case sectionErrorsByKind:
-		dst = &e.ErrorsByKind
-	case sectionWindow:
-		e.Window = new(Window)
-		dst = e.Window
-	case sectionHistograms:
-		dst = &e.Histograms
-	case sectionAgents:
-		e.Agents = new(Skew)
-		dst = e.Agents
-	default:
+// setRaw decodes one section from JSON into its field among fields (e's), or into Other. A
+// section held by a pointer is a new value even when its JSON is null.
+func (e *Extra) setRaw(fields map[string]any, name string, data json.RawMessage) error {
+	dst, ok := fields[name]
+	if !ok {
 		if e.Other == nil {
 			e.Other = map[string]json.RawMessage{}
 		}
 		e.Other[name] = append(json.RawMessage(nil), data...)
 		return nil
+	}
+	if f := reflect.ValueOf(dst).Elem(); f.Kind() == reflect.Pointer {
+		f.Set(reflect.New(f.Type().Elem()))
+		dst = f.Interface()
 	}
 	if err := json.Unmarshal(data, dst); err != nil {
 		return fmt.Errorf("extra.%s: %w", name, err)
@@ -415,65 +386,10 @@ func (e *Extra) setRaw(name string, data json.RawMessage) error {
 // the section's type is kept as it is; any other value is converted through its JSON form, and
 // a name no field takes goes to Other.
 func (e *Extra) Set(name string, v any) error {
-	switch x := v.(type) {
-	case *Resources:
-		if name == SectionResources {
-			e.Resources = x
-			return nil
-		}
-	case *Server:
-		if name == sectionServer {
-			e.Server = x
-			return nil
-		}
-	case *SLO:
-		if name == SectionSLO {
-			e.SLO = x
-			return nil
-		}
-	case *SteadyWindow:
-		if name == SectionSteadyWindow {
-			e.SteadyWindow = x
-			return nil
-		}
-	case []SweepStep:
-		if name == SectionSweep {
-			e.Sweep = x
-			return nil
-		}
-	case []SliceStat:
-		if name == SectionSlices {
-			e.Slices = x
-			return nil
-		}
-	case []TurnStat:
-		if name == SectionTurns {
-			e.Turns = x
-			return nil
-		}
-	case bool:
-		if name == SectionClientBound {
-			e.ClientBound = x
-			return nil
-		}
-	case map[string]int:
-		if name == sectionErrorsByKind {
-			e.ErrorsByKind = x
-			return nil
-		}
-	case *Window:
-		if name == sectionWindow {
-			e.Window = x
-			return nil
-		}
-	case map[string]*stats.Histogram:
-		if name == sectionHistograms {
-			e.Histograms = x
-			return nil
-		}
-	case *Skew:
-		if name == sectionAgents {
-			e.Agents = x
+	fields := e.fields()
+	if dst, ok := fields[name]; ok {
+		if f := reflect.ValueOf(dst).Elem(); v != nil && reflect.TypeOf(v) == f.Type() {
+			f.Set(reflect.ValueOf(v))
 			return nil
 		}
 	}
@@ -481,5 +397,5 @@ func (e *Extra) Set(name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("extra.%s: %w", name, err)
 	}
-	return e.setRaw(name, data)
+	return e.setRaw(fields, name, data)
 }
