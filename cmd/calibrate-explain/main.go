@@ -89,10 +89,33 @@ type tally struct {
 	trials, first      int
 	ranked             int // ranked first, whatever its share
 	clean              int
-	sharesum           float64
 	seconds            float64 // profiling wall time per profile
 	loadStart, loadEnd string
 	entries            int
+}
+
+// count counts one trial: x explains old against nw, in which the entry that want names was
+// slowed (ranked first, and first with at least 80% of the change), and y old against same, an
+// unchanged profile (clean when it names nothing).
+func (t *tally) count(old, nw, same *explain.Profile, want func(string) bool) (x, y *explain.Explanation, err error) {
+	if x, err = explain.Diff(old, nw, explain.Options{}); err != nil {
+		return nil, nil, err
+	}
+	if y, err = explain.Diff(old, same, explain.Options{}); err != nil {
+		return nil, nil, err
+	}
+	t.trials++
+	t.entries = x.Tested
+	if len(x.Named) > 0 && want(x.Named[0].Name) {
+		t.ranked++
+		if x.Named[0].Share >= 0.8 {
+			t.first++
+		}
+	}
+	if len(y.Named) == 0 {
+		t.clean++
+	}
+	return x, y, nil
 }
 
 func calibrate(w io.Writer, n int, sources []string, python, root string, seed uint64) error {
@@ -164,26 +187,9 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 			if err != nil {
 				return err
 			}
-			x, err := explain.Diff(old, nw, explain.Options{})
+			x, y, err := t.count(old, nw, same, injected(src, inject))
 			if err != nil {
 				return err
-			}
-			t.trials++
-			t.entries = x.Tested
-			want := injected(src, inject)
-			if len(x.Named) > 0 && want(x.Named[0].Name) {
-				t.ranked++
-				t.sharesum += x.Named[0].Share
-				if x.Named[0].Share >= 0.8 {
-					t.first++
-				}
-			}
-			y, err := explain.Diff(old, same, explain.Options{})
-			if err != nil {
-				return err
-			}
-			if len(y.Named) == 0 {
-				t.clean++
 			}
 			fmt.Fprintf(os.Stderr, "%s trial %d: injected %d, named %v; unchanged pair named %d\n", src, i+1, inject, names3(x.Named), len(y.Named))
 			os.RemoveAll(dir + "-old")
@@ -454,24 +460,9 @@ func tallyFrom(w io.Writer, dir string) error {
 			if err != nil {
 				return err
 			}
-			x, err := explain.Diff(old, nw, explain.Options{})
+			x, y, err := t.count(old, nw, same, injected(kind, inj))
 			if err != nil {
 				return err
-			}
-			y, err := explain.Diff(old, same, explain.Options{})
-			if err != nil {
-				return err
-			}
-			t.trials++
-			t.entries = x.Tested
-			if len(x.Named) > 0 && injected(kind, inj)(x.Named[0].Name) {
-				t.ranked++
-				if x.Named[0].Share >= 0.8 {
-					t.first++
-				}
-			}
-			if len(y.Named) == 0 {
-				t.clean++
 			}
 			fmt.Fprintf(os.Stderr, "%s trial %d: injected %d, named %v; unchanged pair named %d\n", filepath.Base(set), trial, inj, names3(x.Named), len(y.Named))
 		}

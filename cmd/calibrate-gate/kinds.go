@@ -76,11 +76,9 @@ subject: {kind: exec, command: ["${` + pythonEnv + `}", -S, cal_cpu.py]}
 `,
 				"benches/cal_cpu.py": calSquares + "\n\nsquares()\n",
 			},
-			primary: "latency_ms",
-			base:    map[string]string{"CAL_N": "1000000"},
-			slow: func(float64) map[string]string {
-				return map[string]string{"CAL_N": "1100000"}
-			},
+			primary:  "latency_ms",
+			base:     map[string]string{"CAL_N": "1000000"},
+			slow:     fixed(map[string]string{"CAL_N": "1100000"}),
 			injected: "1.1× the squares (the interpreter's start-up stays)",
 		},
 		{
@@ -89,23 +87,19 @@ subject: {kind: exec, command: ["${` + pythonEnv + `}", -S, cal_cpu.py]}
 			files: map[string]string{
 				"benches/cal_pyfunc.py": calSquares + "\n\ndef run_squares():\n    squares()\n",
 			},
-			primary: "latency_ms",
-			base:    map[string]string{"CAL_N": "50000"},
-			slow: func(float64) map[string]string {
-				return map[string]string{"CAL_N": "55000"}
-			},
+			primary:  "latency_ms",
+			base:     map[string]string{"CAL_N": "50000"},
+			slow:     fixed(map[string]string{"CAL_N": "55000"}),
 			injected: "1.1× the squares",
 		},
 		{
 			name:     "gofunc",
 			scenario: "SHA-256 of 1 MiB, as many calls an iteration as last 20 ms (`iteration_time`)",
 			// The registered function is its own benchmark, calibrate/sha256: no definition.
-			files:   map[string]string{},
-			primary: "latency_ms",
-			base:    map[string]string{shaBytesEnv: strconv.Itoa(1 << 20)},
-			slow: func(float64) map[string]string {
-				return map[string]string{shaBytesEnv: strconv.Itoa(11 << 20 / 10)}
-			},
+			files:    map[string]string{},
+			primary:  "latency_ms",
+			base:     map[string]string{shaBytesEnv: strconv.Itoa(1 << 20)},
+			slow:     fixed(map[string]string{shaBytesEnv: strconv.Itoa(11 << 20 / 10)}),
 			injected: "1.1× the bytes hashed",
 		},
 		{
@@ -147,11 +141,9 @@ def run_tiny_mlp():
         for _ in range(_repeat):
             _model(_x)
 `},
-			primary: "latency_ms",
-			base:    map[string]string{"CAL_REPEAT": "200"},
-			slow: func(float64) map[string]string {
-				return map[string]string{"CAL_REPEAT": "220"}
-			},
+			primary:  "latency_ms",
+			base:     map[string]string{"CAL_REPEAT": "200"},
+			slow:     fixed(map[string]string{"CAL_REPEAT": "220"}),
 			injected: "1.1× the forward passes",
 			pairs:    true,
 		},
@@ -168,10 +160,8 @@ subject: {kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock}
 			primary: "ttft_ms",
 			// Whole milliseconds, as for the mock: the server's TTFT 10 -> 11 ms; its
 			// inter-token gap stays 1 ms (1.1 would end on the same grid).
-			base: map[string]string{"CAL_TTFT_MS": "10"},
-			slow: func(float64) map[string]string {
-				return map[string]string{"CAL_TTFT_MS": "11"}
-			},
+			base:     map[string]string{"CAL_TTFT_MS": "10"},
+			slow:     fixed(map[string]string{"CAL_TTFT_MS": "11"}),
 			injected: "the server's TTFT 10 → 11 ms",
 		},
 	}
@@ -206,9 +196,7 @@ subject: {kind: exec, command: [sh, -c, 'i=0; while [ $i -lt ${CAL_N} ]; do i=$(
 			flags:    countFlags,
 			primary:  "instructions",
 			base:     map[string]string{shaBytesEnv: strconv.Itoa(1 << 20)},
-			slow: func(float64) map[string]string {
-				return map[string]string{shaBytesEnv: strconv.Itoa(101 << 20 / 100)}
-			},
+			slow:     fixed(map[string]string{shaBytesEnv: strconv.Itoa(101 << 20 / 100)}),
 			injected: "1.01× the bytes hashed",
 			pairs:    true,
 		},
@@ -273,4 +261,9 @@ func pick(names []string, measure string) ([]kind, error) {
 		}
 	}
 	return out, nil
+}
+
+// fixed is the slow environment of a kind whose slowdown does not depend on what was measured.
+func fixed(env map[string]string) func(float64) map[string]string {
+	return func(float64) map[string]string { return env }
 }
