@@ -3,6 +3,7 @@ package explain
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -136,7 +137,7 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	var all []Entry
 	var ps []float64
 	var shareMove [][2]float64
-	for _, n := range slices.Sorted(mapsKeys(names)) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		os, ns := perCall(old, n, selfOf), perCall(nw, n, selfOf)
 		e := Entry{
 			Name:    n,
@@ -233,16 +234,6 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	slices.SortStableFunc(x.Removed, func(a, b Entry) int { return cmp.Compare(b.OldIncl, a.OldIncl) })
 	x.Flame = Flame(old.Stacks, nw.Stacks)
 	return x, nil
-}
-
-func mapsKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func selfOf(c *Chunk, n string) float64  { return c.Self[n] }

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -25,7 +26,7 @@ func Flame(old, nw map[string]float64) *Node {
 	root := &Node{Name: "all"}
 	index := map[*Node]map[string]*Node{}
 	add := func(stacks map[string]float64, isNew bool) {
-		for _, k := range slices.Sorted(keysOf(stacks)) {
+		for _, k := range slices.Sorted(maps.Keys(stacks)) {
 			v := stacks[k]
 			n := root
 			bump := func(n *Node) {
@@ -66,14 +67,4 @@ func Flame(old, nw map[string]float64) *Node {
 	}
 	prune(root)
 	return root
-}
-
-func keysOf(m map[string]float64) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -132,20 +133,10 @@ func (st *noiseState) noise() result.GPUNoise {
 	if len(st.mask) > 0 {
 		n.Reasons = st.mask
 	}
-	for _, p := range slices.Sorted(mapsKeys(st.procs)) {
+	for _, p := range slices.Sorted(maps.Keys(st.procs)) {
 		n.Processes = append(n.Processes, strings.TrimSpace(strconv.Itoa(p)+" "+st.procs[p]))
 	}
 	return n
-}
-
-func mapsKeys(m map[int]string) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // processName reads a process's command name (Linux), or "" (another PID namespace, gone).
