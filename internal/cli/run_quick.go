@@ -21,8 +21,7 @@ func (q *quickFlags) register(f *pflag.FlagSet) {
 
 	s := &q.OpenAI
 	f.StringVar(&s.URL, "openai", "", "benchmark an OpenAI-compatible server at this base URL (e.g. http://127.0.0.1:8000/v1; no definition needed; --model names the model)")
-	f.StringVar(&s.Endpoint, "endpoint", "chat", "with --openai: chat or completions")
-	f.StringVar(&s.APIKeyEnv, "api-key-env", "", "with --openai: environment variable holding the API key (never written anywhere)")
+	serverFlags(f, s)
 	f.IntSliceVar(&s.Concurrency, "concurrency", nil, "with --openai: closed loop with this many requests in flight; several make one scenario each: --concurrency 1,8,64")
 	f.Float64SliceVar(&s.Rates, "rate", nil, "with --openai: open loop at this many requests/s; several make one scenario each: --rate 5,10,20")
 	f.StringVar(&s.Arrival, "arrival", "poisson", "with --rate: arrival process: poisson, constant or gamma")
@@ -38,11 +37,9 @@ func (q *quickFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&s.SLOSearch, "slo-search", 0, "with --sweep and --slo: bisection probes for the highest rate whose SLOs hold")
 	f.BoolVar(&s.Offline, "offline", false, "with --openai: send every request at once (--max-concurrency in flight)")
 	f.StringVar(&s.InputTokens, "input-tokens", "", "with --openai: synthetic prompt length, a number or a distribution: lognormal(mean=550,std=150)")
-	f.StringVar(&s.OutputTokens, "output-tokens", "", "with --openai: max_tokens per request, a number or a distribution")
 	f.StringVar(&s.Prompts, "prompts", "", "with --openai: prompts from a JSONL or ShareGPT file instead of synthetic ones")
 	f.IntVar(&s.SharedPrefix, "shared-prefix", 0, "with --openai: tokens of prefix shared by every prompt")
 	f.BoolVar(&s.NoStream, "no-stream", false, "with --openai: ask for whole responses (no TTFT or ITL)")
-	f.BoolVar(&s.IgnoreEOS, "ignore-eos", false, "with --openai: always ask for exactly max_tokens (ignore_eos, min_tokens); by default requests ask where the server takes them (vLLM, SGLang, llama.cpp by /v1/models, others by a one-token request)")
 	f.BoolVar(&s.NoUsage, "no-include-usage", false, "with --openai: do not send stream_options.include_usage (servers that reject it)")
 
 	w := &q.Framework
@@ -53,6 +50,21 @@ func (q *quickFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&w.Device, "device", "auto", "with --framework: auto (cuda > mps > cpu), cpu, cuda, cuda:N, mps")
 	f.IntVar(&w.ImageSize, "image-size", 224, "with --framework: input height and width")
 	f.IntVar(&w.Threads, "threads", 0, "with --framework: torch intra-op threads (0: the framework's default)")
+}
+
+// serverFlags registers the flags of a server under load that run's quick mode and capacity
+// both take, in the same words.
+func serverFlags(f *pflag.FlagSet, s *quick.OpenAI) {
+	f.StringVar(&s.Endpoint, "endpoint", "chat", "with --openai: chat or completions")
+	f.StringVar(&s.APIKeyEnv, "api-key-env", "", "with --openai: environment variable holding the API key (never written anywhere)")
+	f.StringVar(&s.OutputTokens, "output-tokens", "", "with --openai: max_tokens per request, a number or a distribution")
+	f.BoolVar(&s.IgnoreEOS, "ignore-eos", false, "with --openai: always ask for exactly max_tokens (ignore_eos, min_tokens); by default requests ask where the server takes them (vLLM, SGLang, llama.cpp by /v1/models, others by a one-token request)")
+}
+
+// outputFlags registers where a run that measures goes and what it prints (run, capacity).
+func outputFlags(f *pflag.FlagSet, dir, format *string) {
+	f.StringVar(dir, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
+	f.StringVar(format, "format", "table", "summary on stdout: table, json or none")
 }
 
 // listFlags are the flags whose values may also be given space-separated, as other benchmark
