@@ -201,11 +201,7 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 	if err := bodyTmpl.ExecuteTemplate(&body, "compare", v); err != nil {
 		return Page{}, err
 	}
-	if len(opts.Explain) > 0 { // the regressed scenarios' explanations, with their flame graphs
-		if err := bodyTmpl.ExecuteTemplate(&body, "explain", opts.Explain); err != nil {
-			return Page{}, err
-		}
-	}
+	body.WriteString(string(opts.Explain)) // the regressed scenarios' explanations, with their flame graphs
 	return Page{Title: fmt.Sprintf("inferbench compare %s → %s", base.ID, head.ID), Nav: opts.Nav, Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
 }
 

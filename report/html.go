@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"github.com/inferbench/inferbench/explain"
 	"html/template"
 	"io"
 	"maps"
@@ -41,16 +40,10 @@ func mustAsset(name string) []byte {
 
 var (
 	pageTmpl = template.Must(template.New("page.tmpl").ParseFS(assets, "templates/page.tmpl"))
-	bodyTmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/run.tmpl", "templates/compare.tmpl", "templates/history.tmpl", "templates/explain.tmpl"))
+	bodyTmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/run.tmpl", "templates/compare.tmpl", "templates/history.tmpl"))
 )
 
 var funcs = template.FuncMap{
-	"cost":       explain.FormatCost,
-	"share":      pct,
-	"q":          qText,
-	"compared":   compared,
-	"flame":      FlameSVG,
-	"codeQuotes": codeQuotes,
 	"num": func(v any) string {
 		switch x := v.(type) {
 		case float64:
@@ -133,9 +126,9 @@ type HTMLOptions struct {
 	AssetBase string // see Page.AssetBase
 	// RunHref, when set, links each run id to a page (the dashboard); reports leave it empty.
 	RunHref func(id string) string
-	// Explain, in a run's report, are the explanations of the scenarios that regressed against
+	// Explain, in a run's report, is the section explaining the scenarios that regressed against
 	// its baseline (run --baseline), drawn below the benchmarks with their flame graphs.
-	Explain []explain.Scenario
+	Explain template.HTML
 }
 
 // KV is one row of a key/value table.
@@ -231,11 +224,7 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 	if err := bodyTmpl.ExecuteTemplate(&body, "run", v); err != nil {
 		return Page{}, err
 	}
-	if len(opts.Explain) > 0 {
-		if err := bodyTmpl.ExecuteTemplate(&body, "explain", opts.Explain); err != nil {
-			return Page{}, err
-		}
-	}
+	body.WriteString(string(opts.Explain))
 	title := "inferbench run " + r.ID
 	if r.Partial {
 		title += " (partial)"

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
@@ -31,7 +30,7 @@ func TestExplainBaseline(t *testing.T) {
 		runs[i] = &result.Run{Schema: result.Schema, ID: id, Environment: map[string]any{}, Scenarios: []result.Scenario{{
 			Benchmark: "cg", Scenario: "default", Subject: "exec", Status: result.StatusOK, Iterations: result.Iterations{Measured: 30},
 			Metrics: map[string]result.Metric{"latency_ms": m}, Profiles: []string{"profiles/cg/callgrind.out"}}}}
-		b, err := os.ReadFile(filepath.Join("..", "explain", "testdata", "callgrind.out."+[]string{"old", "new"}[i]))
+		b, err := os.ReadFile(filepath.Join("..", "internal", "explain", "testdata", "callgrind.out."+[]string{"old", "new"}[i]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,23 +55,5 @@ func TestExplainBaseline(t *testing.T) {
 	xs = explainBaseline(filepath.Join(results, "head"), runs[1], v)
 	if len(xs) != 1 || !strings.Contains(xs[0].Headline(), "not explained: the old run has no folder here") {
 		t.Errorf("without the baseline's folder: %+v", xs)
-	}
-}
-
-// run --baseline's step summary carries the explanation below the comparison.
-func TestStepSummaryExplained(t *testing.T) {
-	xs := []explain.Scenario{{Benchmark: "cg", Scenario: "default", Metric: "latency_ms", DeltaPct: 25, Missing: "the old run has no profile of cg/default: " + explain.HowTo}}
-	rep := &compare.Report{}
-	path := filepath.Join(t.TempDir(), "summary.md")
-	env := Env{Vars: []string{"GITHUB_STEP_SUMMARY=" + path}}
-	if err := StepSummary(env, rep, xs); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "not explained: the old run has no profile of cg/default") {
-		t.Errorf("step summary lacks the explanation:\n%s", b)
 	}
 }

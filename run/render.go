@@ -9,8 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/inferbench/inferbench/alert"
-	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/report"
@@ -62,7 +61,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		explained = xs
 		if len(xs) > 0 {
 			fmt.Fprintln(out)
-			_ = report.ExplainText(out, xs)
+			_ = explain.Text(out, xs)
 		}
 		var js, md bytes.Buffer
 		enc := finite.NewEncoder(&js)
@@ -70,7 +69,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		_ = enc.Encode(rep)
 		_ = report.CompareMarkdown(&md, rep)
 		if len(xs) > 0 {
-			_ = report.ExplainMarkdown(&md, xs)
+			_ = explain.Markdown(&md, xs)
 		}
 		files := map[string][]byte{CompareJSONFile: js.Bytes()}
 		if v.BaselineRun != nil { // budgets alone compare with nothing: no "compared with -" page
@@ -81,7 +80,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 				fmt.Fprintln(p.o.Stderr, "inferbench:", err)
 			}
 		}
-		if err := StepSummary(p.env, rep, xs); err != nil {
+		if err := explain.StepSummary(p.env.Lookup, rep, xs); err != nil {
 			fmt.Fprintln(p.o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 		}
 	}
@@ -101,7 +100,11 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 	wroteReport := false
 	if !p.o.NoHTMLReport {
 		var buf bytes.Buffer
-		if err := report.RunHTML(&buf, r, report.HTMLOptions{Explain: explained}); err != nil {
+		section, err := explain.HTML(explained)
+		if err == nil {
+			err = report.RunHTML(&buf, r, report.HTMLOptions{Explain: section})
+		}
+		if err != nil {
 			p.errs = append(p.errs, fmt.Errorf("html report: %w", err))
 		} else if err := result.WriteFileAtomic(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err))
@@ -149,34 +152,6 @@ func (p *pipeline) postAlerts(ctx context.Context, r *result.Run, v *Verdict) {
 	}
 }
 
-// StepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when it is set, with the
-// explanation of the regressed scenarios (explained; nil for none) below it, as in the PR
-// comment.
-func StepSummary(env Env, rep *compare.Report, explained []explain.Scenario) error {
-	path, ok := env.Lookup("GITHUB_STEP_SUMMARY")
-	if !ok || path == "" {
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := report.CompareMarkdown(&buf, rep); err != nil {
-		return err
-	}
-	if len(explained) > 0 {
-		if err := report.ExplainMarkdown(&buf, explained); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // explainBaseline explains the scenarios that regressed against the baseline from the profiles of
 // both runs: the baseline's are in its run folder when it sits beside this one (an earlier run
 // of the same results directory); otherwise the explanation says how to get one.
@@ -188,5 +163,5 @@ func explainBaseline(dir string, r *result.Run, v *Verdict) []explain.Scenario {
 	if _, err := os.Stat(filepath.Join(baseDir, result.RunFile)); err != nil {
 		baseDir = ""
 	}
-	return explain.Runs(baseDir, dir, report.ExplainPairs(v.BaselineRun, r, v.Compare, false), explain.Options{})
+	return explain.Runs(baseDir, dir, explain.Pairs(v.BaselineRun, r, v.Compare, false), explain.Options{})
 }

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/base/sysinfo"
 	command "github.com/inferbench/inferbench/internal/kind/exec"
 	"github.com/inferbench/inferbench/internal/kind/gofunc"

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/cli/recorded"
 )
 

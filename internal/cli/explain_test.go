@@ -36,7 +36,7 @@ func profiledRuns(t *testing.T, noProfile bool) (string, string) {
 		paths[i] = filepath.Join(dir, r.ID)
 		if !noProfile {
 			src := []string{"callgrind.out.old", "callgrind.out.new"}[i]
-			b, err := os.ReadFile(filepath.Join("..", "..", "explain", "testdata", src))
+			b, err := os.ReadFile(filepath.Join("..", "explain", "testdata", src))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/inferbench/inferbench/internal/explain"
 	"io"
 	"os"
 	"path/filepath"
@@ -615,7 +616,7 @@ func writeReport(dir string, rep *compare.Report, env run.Env, stderr io.Writer)
 			fmt.Fprintln(stderr, "inferbench:", err)
 		}
 	}
-	if err := run.StepSummary(env, rep, nil); err != nil {
+	if err := explain.StepSummary(env.Lookup, rep, nil); err != nil {
 		fmt.Fprintln(stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
 }

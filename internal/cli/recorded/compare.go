@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"os"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
@@ -49,7 +50,10 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	xs := explainRegressed(old, oldDir, nw, newDir, rep)
 	var buf bytes.Buffer
 	if o.Format == "html" {
-		err = report.CompareHTML(&buf, old, nw, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{Explain: xs}})
+		var section template.HTML
+		if section, err = explain.HTML(xs); err == nil {
+			err = report.CompareHTML(&buf, old, nw, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{Explain: section}})
+		}
 	} else if o.All && o.Format == "text" {
 		err = report.CompareTextAll(&buf, rep)
 	} else {
@@ -77,7 +81,7 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 			return rep, fmt.Errorf("--json: %w", err)
 		}
 	}
-	if err := run.StepSummary(rs.Env, rep, xs); err != nil && o.Stderr != nil {
+	if err := explain.StepSummary(rs.Env.Lookup, rep, xs); err != nil && o.Stderr != nil {
 		fmt.Fprintln(o.Stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
 	}
 	if rep.NoEvidence != "" { // a verdict needs evidence: an error, not a pass
@@ -123,7 +127,7 @@ func explainFailed(w io.Writer, xs []explain.Scenario, format string) error {
 	if format == "text" {
 		fmt.Fprintln(w)
 	}
-	return report.Explain(w, xs, format)
+	return explain.Render(w, xs, format)
 }
 
 // explainRegressed explains the regressed scenarios of a comparison (none without a regression).
@@ -131,7 +135,7 @@ func explainRegressed(old *result.Run, oldDir string, nw *result.Run, newDir str
 	if rep.Regressions == 0 {
 		return nil
 	}
-	return explain.Runs(oldDir, newDir, report.ExplainPairs(old, nw, rep, false), explain.Options{})
+	return explain.Runs(oldDir, newDir, explain.Pairs(old, nw, rep, false), explain.Options{})
 }
 
 // comparePair loads the runs oldRef and newRef name, with their folders, and compares them under

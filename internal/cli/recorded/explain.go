@@ -8,8 +8,7 @@ import (
 	"os"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
-	"github.com/inferbench/inferbench/report"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/run"
 )
 
@@ -37,16 +36,16 @@ func (rs *Source) Explain(ctx context.Context, oldRef, newRef string, o ExplainO
 	if err != nil {
 		return nil, err
 	}
-	pairs := report.ExplainPairs(old, nw, rep, o.All)
+	pairs := explain.Pairs(old, nw, rep, o.All)
 	if len(pairs) == 0 && !o.All {
-		pairs = report.ExplainPairs(old, nw, rep, true)
+		pairs = explain.Pairs(old, nw, rep, true)
 	}
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("%s and %s have no scenario in common to explain (compare %s %s says why)", oldRef, newRef, oldRef, newRef)
 	}
 	xs := explain.Runs(oldDir, newDir, pairs, o.Explain)
 	var buf bytes.Buffer
-	if err := report.Explain(&buf, xs, o.Format); err != nil {
+	if err := explain.Render(&buf, xs, o.Format); err != nil {
 		return xs, err
 	}
 	if o.Output == "-" || o.Output == "" {

@@ -43,7 +43,7 @@ func TestComparePageExplains(t *testing.T) {
 		if err := st.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join("..", "..", "..", "explain", "testdata", "callgrind.out."+id))
+		b, err := os.ReadFile(filepath.Join("..", "..", "explain", "testdata", "callgrind.out."+id))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/report"
@@ -404,7 +404,12 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep := s.compare(base, head)
-	p, err := report.ComparePage(base, head, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref, Explain: s.explain(base, head, rep)}})
+	section, err := explain.HTML(s.explain(base, head, rep))
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	p, err := report.ComparePage(base, head, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref, Explain: section}})
 	if err != nil {
 		httpError(w, err)
 		return
@@ -558,5 +563,5 @@ func (s *Server) explain(base, head *result.Run, rep *compare.Report) []explain.
 		}
 		return d
 	}
-	return explain.Runs(folder(base.ID), folder(head.ID), report.ExplainPairs(base, head, rep, false), explain.Options{})
+	return explain.Runs(folder(base.ID), folder(head.ID), explain.Pairs(base, head, rep, false), explain.Options{})
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/explain"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -1,4 +1,4 @@
-package report
+package explain
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/inferbench/inferbench/explain"
 )
 
 // The differential flame graph is drawn as an icicle, root on top, in SVG made here: it needs no
@@ -22,22 +21,22 @@ const (
 	flameMinPix = 0.5 // narrower frames are not drawn
 )
 
-// FlameSVG draws the differential flame graph of n (explain.Flame) as inline SVG.
-func FlameSVG(n *explain.Node, unit string) template.HTML {
+// flameSVG draws the differential flame graph of n (Flame) as inline SVG.
+func flameSVG(n *Node, unit string) template.HTML {
 	if n == nil || max(n.Old, n.New) <= 0 {
 		return ""
 	}
 	var body bytes.Buffer
 	depth := 0
-	var draw func(n *explain.Node, x, w float64, d int)
-	draw = func(n *explain.Node, x, w float64, d int) {
+	var draw func(n *Node, x, w float64, d int)
+	draw = func(n *Node, x, w float64, d int) {
 		if w < flameMinPix || d >= flameDepth {
 			return
 		}
 		depth = max(depth, d+1)
 		y := float64(d) * flameRow
 		change := flameChange(n.Old, n.New)
-		tip := fmt.Sprintf("%s: %s → %s per call", n.Name, explain.FormatCost(n.Old, unit), explain.FormatCost(n.New, unit))
+		tip := fmt.Sprintf("%s: %s → %s per call", n.Name, FormatCost(n.Old, unit), FormatCost(n.New, unit))
 		if !math.IsNaN(change) && n.Old > 0 && n.New > 0 {
 			tip += fmt.Sprintf(" (%+.1f%%)", 100*(n.New/n.Old-1))
 		} else if n.Old == 0 {

@@ -1,27 +1,29 @@
-package report
+package explain
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )
 
-// ExplainPairs returns the scenarios of a comparison to explain: each scenario with a failing row
+// Pairs returns the scenarios of a comparison to explain: each scenario with a failing row
 // (a regression of a gated metric), with the first such row's metric and change; with all, every
 // scenario of both runs, with its first primary row's.
-func ExplainPairs(old, nw *result.Run, rep *compare.Report, all bool) []explain.Pair {
+func Pairs(old, nw *result.Run, rep *compare.Report, all bool) []Pair {
 	olds := map[string]*result.Scenario{}
 	for i := range old.Scenarios {
 		olds[compare.Key(&old.Scenarios[i])] = &old.Scenarios[i]
 	}
-	var pairs []explain.Pair
+	var pairs []Pair
 	for i := range nw.Scenarios {
 		n := &nw.Scenarios[i]
 		o := olds[compare.Key(n)]
@@ -48,21 +50,21 @@ func ExplainPairs(old, nw *result.Run, rep *compare.Report, all bool) []explain.
 		if row == nil {
 			continue
 		}
-		pairs = append(pairs, explain.Pair{Old: o, New: n, Metric: row.Metric, DeltaPct: row.Delta})
+		pairs = append(pairs, Pair{Old: o, New: n, Metric: row.Metric, DeltaPct: row.Delta})
 	}
 	return pairs
 }
 
-// explainFormats are the renderings of explanations.
-var explainFormats = []string{"text", "markdown", "json"}
+// formats are the renderings of explanations.
+var formats = []string{"text", "markdown", "json"}
 
-// Explain renders explanations (explain.Runs) in one of ExplainFormats.
-func Explain(w io.Writer, xs []explain.Scenario, format string) error {
+// Render writes explanations (Runs) in one of formats: text, markdown or json.
+func Render(w io.Writer, xs []Scenario, format string) error {
 	switch format {
 	case "text", "":
-		return ExplainText(w, xs)
+		return Text(w, xs)
 	case "markdown", "md":
-		return ExplainMarkdown(w, xs)
+		return Markdown(w, xs)
 	case "json":
 		for i := range xs { // the picture is report.html's; JSON keeps the numbers
 			if xs[i].Explanation != nil {
@@ -74,17 +76,17 @@ func Explain(w io.Writer, xs []explain.Scenario, format string) error {
 		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Scenarios []explain.Scenario `json:"scenarios"`
+			Scenarios []Scenario `json:"scenarios"`
 		}{xs})
 	}
-	return fmt.Errorf("format %q: want one of %s", format, strings.Join(explainFormats, ", "))
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(formats, ", "))
 }
 
-// ExplainText writes each scenario's headline, then its named entries (old → new per call, self
+// Text writes each scenario's headline, then its named entries (old → new per call, self
 // and inclusive, the share of the change and the adjusted p-value), the entries added and
 // removed, and what was compared.
-func ExplainText(w io.Writer, xs []explain.Scenario) error {
-	fmt.Fprintln(w, "explain: the functions and operators whose cost per call changed (docs/explain.md)")
+func Text(w io.Writer, xs []Scenario) error {
+	fmt.Fprintln(w, "explain: the functions and operators whose cost per call changed (docs/md)")
 	for i := range xs {
 		s := &xs[i]
 		fmt.Fprintf(w, "%s/%s: %s\n", s.Benchmark, s.Scenario, s.Headline())
@@ -100,10 +102,10 @@ func ExplainText(w io.Writer, xs []explain.Scenario) error {
 			}
 		}
 		for _, e := range x.Added {
-			fmt.Fprintf(tw, "  \tadded: %s\t%s\t%s\t\t\t\t\n", e.Name, explain.FormatCost(e.NewSelf, x.Unit), explain.FormatCost(e.NewIncl, x.Unit))
+			fmt.Fprintf(tw, "  \tadded: %s\t%s\t%s\t\t\t\t\n", e.Name, FormatCost(e.NewSelf, x.Unit), FormatCost(e.NewIncl, x.Unit))
 		}
 		for _, e := range x.Removed {
-			fmt.Fprintf(tw, "  \tremoved: %s\t%s\t%s\t\t\t\t\n", e.Name, explain.FormatCost(e.OldSelf, x.Unit), explain.FormatCost(e.OldIncl, x.Unit))
+			fmt.Fprintf(tw, "  \tremoved: %s\t%s\t%s\t\t\t\t\n", e.Name, FormatCost(e.OldSelf, x.Unit), FormatCost(e.OldIncl, x.Unit))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -116,9 +118,9 @@ func ExplainText(w io.Writer, xs []explain.Scenario) error {
 	return nil
 }
 
-// ExplainMarkdown writes the explanations for a PR comment: a headline per scenario, its table in
+// Markdown writes the explanations for a PR comment: a headline per scenario, its table in
 // a details block.
-func ExplainMarkdown(w io.Writer, xs []explain.Scenario) error {
+func Markdown(w io.Writer, xs []Scenario) error {
 	fmt.Fprintln(w, "\n### Why: the functions and operators whose cost per call changed")
 	fmt.Fprintln(w)
 	for i := range xs {
@@ -132,13 +134,13 @@ func ExplainMarkdown(w io.Writer, xs []explain.Scenario) error {
 		fmt.Fprintln(w, "  | entry | self per call | inclusive per call | share | q |")
 		fmt.Fprintln(w, "  |---|---|---|---|---|")
 		for _, e := range x.Named {
-			fmt.Fprintf(w, "  | %s | %s | %s | %s | %s |\n", mdEscape(explain.QuoteName(e.Name)), arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), pct(e.Share), qText(e.Q, x.Exact))
+			fmt.Fprintf(w, "  | %s | %s | %s | %s | %s |\n", mdEscape(QuoteName(e.Name)), arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), pct(e.Share), qText(e.Q, x.Exact))
 		}
 		for _, e := range x.Added {
-			fmt.Fprintf(w, "  | added: %s | %s | %s | | |\n", mdEscape(explain.QuoteName(e.Name)), explain.FormatCost(e.NewSelf, x.Unit), explain.FormatCost(e.NewIncl, x.Unit))
+			fmt.Fprintf(w, "  | added: %s | %s | %s | | |\n", mdEscape(QuoteName(e.Name)), FormatCost(e.NewSelf, x.Unit), FormatCost(e.NewIncl, x.Unit))
 		}
 		for _, e := range x.Removed {
-			fmt.Fprintf(w, "  | removed: %s | %s | %s | | |\n", mdEscape(explain.QuoteName(e.Name)), explain.FormatCost(e.OldSelf, x.Unit), explain.FormatCost(e.OldIncl, x.Unit))
+			fmt.Fprintf(w, "  | removed: %s | %s | %s | | |\n", mdEscape(QuoteName(e.Name)), FormatCost(e.OldSelf, x.Unit), FormatCost(e.OldIncl, x.Unit))
 		}
 		fmt.Fprintln(w, "\n  </details>")
 	}
@@ -148,10 +150,10 @@ func ExplainMarkdown(w io.Writer, xs []explain.Scenario) error {
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 func arrow(old, nw float64, unit string) string {
-	return explain.FormatCost(old, unit) + " → " + explain.FormatCost(nw, unit)
+	return FormatCost(old, unit) + " → " + FormatCost(nw, unit)
 }
 
-func counts(e explain.Entry) string {
+func counts(e Entry) string {
 	if e.OldCount == 0 && e.NewCount == 0 {
 		return ""
 	}
@@ -178,8 +180,8 @@ func qText(q float64, exact bool) string {
 }
 
 // compared says what was compared: the profiler, the chunks, the entries tested, the totals.
-func compared(x *explain.Explanation) string {
-	what := map[string]string{explain.SourceGo: "Go CPU profile", explain.SourcePython: "cProfile", explain.SourceTorch: "torch.profiler", explain.SourceCallgrind: "callgrind"}[x.Source]
+func compared(x *Explanation) string {
+	what := map[string]string{SourceGo: "Go CPU profile", SourcePython: "cProfile", SourceTorch: "torch.profiler", SourceCallgrind: "callgrind"}[x.Source]
 	if what == "" {
 		what = x.Source
 	}
@@ -187,5 +189,33 @@ func compared(x *explain.Explanation) string {
 	if x.Exact {
 		test = "exact counts"
 	}
-	return fmt.Sprintf("%s, %d and %d chunks, %d entries, %s; profiled %s → %s per call", what, x.OldChunks, x.NewChunks, x.Tested, test, explain.FormatCost(x.OldTotal, x.Unit), explain.FormatCost(x.NewTotal, x.Unit))
+	return fmt.Sprintf("%s, %d and %d chunks, %d entries, %s; profiled %s → %s per call", what, x.OldChunks, x.NewChunks, x.Tested, test, FormatCost(x.OldTotal, x.Unit), FormatCost(x.NewTotal, x.Unit))
+}
+
+// StepSummary appends the markdown comparison to $GITHUB_STEP_SUMMARY when lookup finds it set,
+// with the explanation of the regressed scenarios (explained; nil for none) below it, as in the
+// PR comment.
+func StepSummary(lookup func(string) (string, bool), rep *compare.Report, explained []Scenario) error {
+	path, ok := lookup("GITHUB_STEP_SUMMARY")
+	if !ok || path == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := report.CompareMarkdown(&buf, rep); err != nil {
+		return err
+	}
+	if len(explained) > 0 {
+		if err := Markdown(&buf, explained); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,4 +1,4 @@
-package report
+package explain
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
 	"github.com/inferbench/inferbench/internal/testkit/browsertest"
+	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -19,11 +19,11 @@ import (
 // operator's capitals, m and w) and narrow frames included. The callgrind pair of explain's
 // testdata, and a made-up tree of wide names.
 func TestFlameBrowser(t *testing.T) {
-	browser := browsertest.Require(t, "../internal/cli/web")
+	browser := browsertest.Require(t, "../cli/web")
 	xs := callgrindExplanation(t)
 	wide := strings.Repeat("W", 60)
-	tree := &explain.Node{Name: "all", Old: 10, New: 12, Children: []*explain.Node{
-		{Name: "main.(*Model).Forward", Old: 6, New: 8, Children: []*explain.Node{
+	tree := &Node{Name: "all", Old: 10, New: 12, Children: []*Node{
+		{Name: "main.(*Model).Forward", Old: 6, New: 8, Children: []*Node{
 			{Name: "aten::MKLDNN_CONVOLUTION_BACKWARD_WEIGHTS [64×3×7×7]", Old: 3, New: 4.5},
 			{Name: wide, Old: 2, New: 2.4},
 			{Name: "mmmmmmmmmmmmmmmmmmmmwwwwwwwwwwwwwwwwwwww", Old: 0.4, New: 0.4},
@@ -31,10 +31,10 @@ func TestFlameBrowser(t *testing.T) {
 		}},
 		{Name: "runtime.mallocgc", Old: 4, New: 4},
 	}}
-	xs = append(xs, explain.Scenario{Benchmark: "wide", Scenario: "names", Metric: "latency_ms", DeltaPct: 20,
-		Explanation: &explain.Explanation{Source: explain.SourceGo, Unit: "ms", OldTotal: 10, NewTotal: 12, Flame: tree}})
+	xs = append(xs, Scenario{Benchmark: "wide", Scenario: "names", Metric: "latency_ms", DeltaPct: 20,
+		Explanation: &Explanation{Source: SourceGo, Unit: "ms", OldTotal: 10, NewTotal: 12, Flame: tree}})
 	var buf bytes.Buffer
-	if err := CompareHTML(&buf, &result.Run{ID: "a"}, &result.Run{ID: "b"}, &compare.Report{Regressions: 2}, CompareOptions{HTMLOptions: HTMLOptions{Explain: xs}}); err != nil {
+	if err := report.CompareHTML(&buf, &result.Run{ID: "a"}, &result.Run{ID: "b"}, &compare.Report{Regressions: 2}, report.CompareOptions{HTMLOptions: report.HTMLOptions{Explain: mustHTML(t, xs)}}); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "compare.html")

@@ -1,23 +1,26 @@
-package report
+package explain
 
 import (
 	"bytes"
+	"html/template"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )
 
 // callgrindExplanation explains explain's testdata pair: grow loops twice as long in the new run.
-func callgrindExplanation(t *testing.T) []explain.Scenario {
+func callgrindExplanation(t *testing.T) []Scenario {
 	t.Helper()
 	old := &result.Scenario{Benchmark: "cg", Scenario: "default", Profiles: []string{"callgrind.out.old"}}
 	nw := &result.Scenario{Benchmark: "cg", Scenario: "default", Profiles: []string{"callgrind.out.new"}}
-	xs := explain.Runs("../explain/testdata", "../explain/testdata", []explain.Pair{{Old: old, New: nw, Metric: "latency_ms", DeltaPct: 19.9}}, explain.Options{})
+	xs := Runs("testdata", "testdata", []Pair{{Old: old, New: nw, Metric: "latency_ms", DeltaPct: 19.9}}, Options{})
 	if xs[0].Explanation == nil {
 		t.Fatal(xs[0].Missing)
 	}
@@ -31,7 +34,7 @@ func TestCompareHTMLExplain(t *testing.T) {
 	base := &result.Run{ID: "a"}
 	head := &result.Run{ID: "b"}
 	var buf bytes.Buffer
-	if err := CompareHTML(&buf, base, head, &compare.Report{Regressions: 1}, CompareOptions{HTMLOptions: HTMLOptions{Explain: xs}}); err != nil {
+	if err := report.CompareHTML(&buf, base, head, &compare.Report{Regressions: 1}, report.CompareOptions{HTMLOptions: report.HTMLOptions{Explain: mustHTML(t, xs)}}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -84,13 +87,41 @@ func TestFlameColor(t *testing.T) {
 	}
 }
 
-func TestExplainMarkdown(t *testing.T) {
+func TestMarkdown(t *testing.T) {
 	var buf bytes.Buffer
-	if err := ExplainMarkdown(&buf, callgrindExplanation(t)); err != nil {
+	if err := Markdown(&buf, callgrindExplanation(t)); err != nil {
 		t.Fatal(err)
 	}
 	want := "- **cg/default**: latency_ms +19.9%; explained 100%: `grow` +60k Ir per call (100%)"
 	if !strings.Contains(buf.String(), want) || !strings.Contains(buf.String(), "| `grow` | 60k Ir → 120k Ir | 60k Ir → 120k Ir | 100% | exact |") {
 		t.Errorf("markdown:\n%s\nwant %s and grow's row", buf.String(), want)
+	}
+}
+
+// mustHTML renders explanations as an HTML report's section.
+func mustHTML(t *testing.T, xs []Scenario) template.HTML {
+	t.Helper()
+	h, err := HTML(xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// run --baseline's step summary carries the explanation below the comparison.
+func TestStepSummaryExplained(t *testing.T) {
+	xs := []Scenario{{Benchmark: "cg", Scenario: "default", Metric: "latency_ms", DeltaPct: 25, Missing: "the old run has no profile of cg/default: " + HowTo}}
+	rep := &compare.Report{}
+	path := filepath.Join(t.TempDir(), "summary.md")
+	lookup := func(k string) (string, bool) { return path, k == "GITHUB_STEP_SUMMARY" }
+	if err := StepSummary(lookup, rep, xs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "not explained: the old run has no profile of cg/default") {
+		t.Errorf("step summary lacks the explanation:\n%s", b)
 	}
 }

@@ -3,7 +3,7 @@ package explain_test
 import (
 	"fmt"
 
-	"github.com/inferbench/inferbench/explain"
+	"github.com/inferbench/inferbench/internal/explain"
 )
 
 // Two runs' callgrind profiles of one command: grow loops twice as long in the new one.
