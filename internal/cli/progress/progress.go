@@ -69,7 +69,7 @@ func (p *Bar) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	p.bar.Describe(sc.ID())
 }
 
-// Observed describes the scenario's phase and the calls done in it.
+// CallCounted describes the scenario's phase and the calls done in it.
 func (p *Bar) CallCounted(sc *suite.Scenario, phase load.Phase, done int) {
 	if p.bar == nil {
 		return
@@ -83,7 +83,7 @@ func (p *Bar) CallCounted(sc *suite.Scenario, phase load.Phase, done int) {
 	p.bar.Describe(fmt.Sprintf("%s  %s %d", sc.ID(), what, done))
 }
 
-// ScenarioDone advances the bar.
+// ScenarioFinished advances the bar.
 func (p *Bar) ScenarioFinished(r *result.Scenario) {
 	if p.bar == nil {
 		return
@@ -93,7 +93,7 @@ func (p *Bar) ScenarioFinished(r *result.Scenario) {
 	_ = p.bar.Add(1)
 }
 
-// ScenariosDone clears the bar when the scenarios are done, before the summary is printed.
+// ScenariosFinished clears the bar when the scenarios are done, before the summary is printed.
 func (p *Bar) ScenariosFinished() {
 	if p.bar != nil {
 		_ = p.bar.Finish()

@@ -51,13 +51,13 @@ func (l *LiveRun) RunStarted(ctx context.Context, dir string) error {
 	return nil
 }
 
-// Measuring marks the scenario whose measured window just opened.
+// MeasureStarted marks the scenario whose measured window just opened.
 func (l *LiveRun) MeasureStarted(sc *suite.Scenario) {
 	l.srv.Hub().SetCurrent(sc.Benchmark.Name + "/" + sc.Name)
 	l.srv.Metrics().Started(sc.Benchmark.Name, sc.Name)
 }
 
-// ScenarioDone publishes a finished scenario in the live view and /metrics.
+// ScenarioFinished publishes a finished scenario in the live view and /metrics.
 func (l *LiveRun) ScenarioFinished(r *result.Scenario) {
 	l.srv.Hub().Add(r)
 	l.srv.Metrics().Add(r)

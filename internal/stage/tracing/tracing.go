@@ -270,7 +270,7 @@ func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	r.mu.Unlock()
 }
 
-// ScenarioDone implements engine.ScenarioFinisher: the metrics become attributes (a summary as its
+// ScenarioFinished implements engine.ScenarioFinisher: the metrics become attributes (a summary as its
 // median, p95 and p99; a value as itself) and the span ends.
 func (r *Run) ScenarioFinished(s *result.Scenario) {
 	r.mu.Lock()
