@@ -337,9 +337,9 @@ func itl(events []subject.TokenEvent, f func(metric string, v float64)) {
 	}
 }
 
-// Together counts the content events of one request that arrived in one read with the event
+// countTogether counts the content events of one request that arrived in one read with the event
 // before them (the same arrival time), and whether the first two did.
-func Together(events []subject.TokenEvent) (gaps, together int, first bool) {
+func countTogether(events []subject.TokenEvent) (gaps, together int, first bool) {
 	for i := 1; i < len(events); i++ {
 		if events[i].At.Equal(events[i-1].At) {
 			together++

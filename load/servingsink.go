@@ -81,7 +81,7 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 	var gaps, together int
 	var first bool
 	if err == nil && !o.FirstToken.IsZero() {
-		gaps, together, first = Together(o.Tokens)
+		gaps, together, first = countTogether(o.Tokens)
 	}
 	if !o.Scheduled.IsZero() && !o.Start.IsZero() {
 		if o.Values == nil {

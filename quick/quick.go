@@ -21,8 +21,8 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-// File is the definition file quick benchmarks name as their source.
-const File = "(command line)"
+// commandLineFile is the definition file quick benchmarks name as their source.
+const commandLineFile = "(command line)"
 
 // Exec is a benchmark of a command (`inferbench run --exec 'CMD'`).
 type Exec struct {
@@ -46,7 +46,7 @@ func (q Exec) Benchmarks() ([]*suite.Benchmark, error) {
 	if name == "" {
 		name = "exec"
 	}
-	return []*suite.Benchmark{{Name: name, Kind: "exec", Config: cfg, File: File, Dir: dir(q.Dir)}}, nil
+	return []*suite.Benchmark{{Name: name, Kind: "exec", Config: cfg, File: commandLineFile, Dir: dir(q.Dir)}}, nil
 }
 
 // OpenAI is an LLM server benchmark without a definition (`inferbench run --openai URL --model m
@@ -160,7 +160,7 @@ func (q OpenAI) Benchmarks() ([]*suite.Benchmark, error) {
 	return []*suite.Benchmark{{
 		Name: "openai", Model: q.Model, Category: "performance", Tags: []string{"llm", "serving"},
 		Description: "OpenAI-compatible server at " + q.URL,
-		Kind:        "openai", Config: cfg, File: File, Dir: dir(q.Dir), Axes: axes, Load: lc,
+		Kind:        "openai", Config: cfg, File: commandLineFile, Dir: dir(q.Dir), Axes: axes, Load: lc,
 	}}, nil
 }
 
@@ -281,7 +281,7 @@ func (q Framework) Benchmarks() ([]*suite.Benchmark, error) {
 			Name: m, Model: m, Category: "performance", Tags: []string{"vision"},
 			Description: fmt.Sprintf("%s inference with random weights", m),
 			Kind:        "worker", Config: &worker.Config{Adapter: "vision"},
-			File: File, Dir: dir(q.Dir), Params: params, Axes: axes, Accepts: frameworkParams,
+			File: commandLineFile, Dir: dir(q.Dir), Params: params, Axes: axes, Accepts: frameworkParams,
 		})
 	}
 	return out, nil

@@ -9,9 +9,9 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
-// Advice is one thing a reader of a run should know or try: a sweet spot in a sweep, a noisy
+// advice is one thing a reader of a run should know or try: a sweet spot in a sweep, a noisy
 // scenario, a failure, a flagged resource trend.
-type Advice struct {
+type advice struct {
 	Level string `json:"level"` // "info", "warn" or "error"
 	Scope string `json:"scope"` // benchmark or benchmark/scenario
 	Text  string `json:"text"`
@@ -27,8 +27,8 @@ const (
 
 // runAdvice derives the advice of a run: per benchmark, the sweet spot of a batch-size or load
 // sweep; per scenario, its failures, warnings and flagged monitor findings.
-func runAdvice(r *result.Run) []Advice {
-	var out []Advice
+func runAdvice(r *result.Run) []advice {
+	var out []advice
 	for _, b := range byBenchmark(r) {
 		kind := kindOf(b.scs)
 		var measured []*result.Scenario
@@ -45,31 +45,31 @@ func runAdvice(r *result.Run) []Advice {
 			}
 		}
 	}
-	var notes []Advice
+	var notes []advice
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		switch {
 		case s.Status == result.StatusFailed:
-			notes = append(notes, Advice{"error", s.ID(), "failed: " + s.Error})
+			notes = append(notes, advice{"error", s.ID(), "failed: " + s.Error})
 		case s.Status == result.StatusSkipped:
-			notes = append(notes, Advice{"info", s.ID(), "skipped: " + s.SkipReason})
+			notes = append(notes, advice{"info", s.ID(), "skipped: " + s.SkipReason})
 		}
 		for _, w := range s.Warnings {
 			level := "warn"
 			if result.IsExpected(w) {
 				level = "info" // an expected effect, said once, not an alarm
 			}
-			notes = append(notes, Advice{level, s.ID(), w})
+			notes = append(notes, advice{level, s.ID(), w})
 		}
 		for _, f := range flagged(s) {
-			notes = append(notes, Advice{"warn", s.ID(), f})
+			notes = append(notes, advice{"warn", s.ID(), f})
 		}
 	}
 	// What matters first: failures, then warnings, then skips and expected effects.
-	slices.SortStableFunc(notes, func(a, b Advice) int { return levelRank[a.Level] - levelRank[b.Level] })
+	slices.SortStableFunc(notes, func(a, b advice) int { return levelRank[a.Level] - levelRank[b.Level] })
 	if len(notes) > maxAdviceLen {
 		extra := len(notes) - maxAdviceLen
-		notes = append(notes[:maxAdviceLen], Advice{"info", "", fmt.Sprintf("%d more notes; see run.json", extra)})
+		notes = append(notes[:maxAdviceLen], advice{"info", "", fmt.Sprintf("%d more notes; see run.json", extra)})
 	}
 	return append(out, notes...)
 }
@@ -77,9 +77,9 @@ func runAdvice(r *result.Run) []Advice {
 // levelRank orders advice levels by severity.
 var levelRank = map[string]int{"error": 0, "warn": 1, "info": 2}
 
-func modelAdvice(bench string, scs []*result.Scenario) []Advice {
+func modelAdvice(bench string, scs []*result.Scenario) []advice {
 	x, groups := swept(scs, kindModel)
-	var out []Advice
+	var out []advice
 	for _, g := range groups {
 		best, bestV := peak(g.Scs, "throughput_ips")
 		if best == nil {
@@ -89,7 +89,7 @@ func modelAdvice(bench string, scs []*result.Scenario) []Advice {
 		if lat := best.Metrics["latency_ms"].Summary; lat != nil {
 			text += fmt.Sprintf("; p95 latency there is %s ms", num(lat.P95))
 		}
-		out = append(out, Advice{"info", bench, text})
+		out = append(out, advice{"info", bench, text})
 		for i := 1; i < len(g.Scs); i++ {
 			a, b := g.Scs[i-1], g.Scs[i]
 			ta, ok1 := a.Metrics["throughput_ips"].Center()
@@ -100,7 +100,7 @@ func modelAdvice(bench string, scs []*result.Scenario) []Advice {
 			}
 			gain, cost := tb/ta-1, lb.P95/la.P95-1
 			if gain < kneeGain && cost > kneeCost {
-				out = append(out, Advice{"info", bench, fmt.Sprintf(
+				out = append(out, advice{"info", bench, fmt.Sprintf(
 					"past %s=%v%s, raising %s to %v changes throughput by %+.0f%% and p95 latency by %+.0f%%: %s=%v is the knee",
 					x, a.Params[x], groupSuffix(g), x, b.Params[x], 100*gain, 100*cost, x, a.Params[x])})
 				break
@@ -130,9 +130,9 @@ func groupSuffix(g group) string {
 	return " (" + g.Name + ")"
 }
 
-func servingAdvice(bench string, scs []*result.Scenario) []Advice {
+func servingAdvice(bench string, scs []*result.Scenario) []advice {
 	x, groups := swept(scs, kindServing)
-	var out []Advice
+	var out []advice
 	for _, g := range groups {
 		_, bestV := peak(g.Scs, "output_tokens_per_s")
 		if bestV <= 0 {
@@ -151,7 +151,7 @@ func servingAdvice(bench string, scs []*result.Scenario) []Advice {
 				text += fmt.Sprintf("; TTFT p95 there is %s ms against %s ms at %s=%v", num(t1.P95), num(t0.P95), x, first.Params[x])
 			}
 			text += "; more load past this point mostly adds queueing"
-			out = append(out, Advice{"info", bench, text})
+			out = append(out, advice{"info", bench, text})
 			break
 		}
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
-// Delta is one row of a compare page: one metric of one scenario in two runs, with its verdict.
+// delta is one row of a compare page: one metric of one scenario in two runs, with its verdict.
 // deltasOf makes them from a compare.Report.
-type Delta struct {
+type delta struct {
 	Benchmark string  `json:"benchmark"`
 	Scenario  string  `json:"scenario"`
 	Metric    string  `json:"metric"`
@@ -42,10 +42,10 @@ type Delta struct {
 }
 
 // deltasOf turns a comparison into page rows, with a line saying how verdicts were reached.
-func deltasOf(rep *compare.Report) ([]Delta, string) {
-	out := make([]Delta, 0, len(rep.Rows))
+func deltasOf(rep *compare.Report) ([]delta, string) {
+	out := make([]delta, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
-		d := Delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric, Unit: r.Unit, Better: r.Better,
+		d := delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric, Unit: r.Unit, Better: r.Better,
 			Base: r.Old, Head: r.New, Verdict: r.Verdict, Gated: r.Gated, Mark: r.Mark(), Note: strings.Join(r.Warnings, "; ")}
 		if r.ThresholdRuns > 0 {
 			d.Note = strings.TrimSuffix(fmt.Sprintf("threshold %s from %d runs; %s", pctText(r.Threshold), r.ThresholdRuns, d.Note), "; ")
@@ -97,7 +97,7 @@ type compareView struct {
 
 type compareBench struct {
 	Name, Anchor string
-	Rows         []Delta
+	Rows         []delta
 	Charts       []Chart
 }
 

@@ -131,17 +131,17 @@ type HTMLOptions struct {
 	Explain template.HTML
 }
 
-// KV is one row of a key/value table.
-type KV struct{ Key, Value string }
+// kv is one row of a key/value table.
+type kv struct{ Key, Value string }
 
 // runView is what templates/run.tmpl shows.
 type runView struct {
 	Run        *result.Run
 	Duration   string
-	Env        []KV
+	Env        []kv
 	Benchmarks []benchView
-	Advice     []Advice // per benchmark: sweet spots
-	Notes      []Advice // per scenario: failures, warnings, findings
+	Advice     []advice // per benchmark: sweet spots
+	Notes      []advice // per scenario: failures, warnings, findings
 }
 
 type benchView struct {
@@ -149,7 +149,7 @@ type benchView struct {
 	Serving                    bool
 	Rows                       []row
 	Charts                     []Chart
-	Advice                     []Advice
+	Advice                     []advice
 	OK, Failed, Skipped        int
 	Skew                       []skewView // scenarios merged from load agents
 }
@@ -187,7 +187,7 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 		}
 	}
 	for _, why := range unmeasuredOf(r) {
-		v.Notes = append(v.Notes, Advice{Level: "info", Scope: "unmeasured on this machine", Text: why})
+		v.Notes = append(v.Notes, advice{Level: "info", Scope: "unmeasured on this machine", Text: why})
 	}
 	if !r.FinishedAt.IsZero() {
 		v.Duration = r.FinishedAt.Sub(r.StartedAt).Round(100 * time.Millisecond).String()
@@ -282,8 +282,8 @@ func params(p map[string]any) string {
 }
 
 // flatten turns a nested environment map into dotted keys, sorted.
-func flatten(m map[string]any) []KV {
-	var out []KV
+func flatten(m map[string]any) []kv {
+	var out []kv
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
 		switch x := v.(type) {
@@ -300,9 +300,9 @@ func flatten(m map[string]any) []KV {
 			for i, e := range x {
 				parts[i] = fmt.Sprint(e)
 			}
-			out = append(out, KV{prefix, strings.Join(parts, ", ")})
+			out = append(out, kv{prefix, strings.Join(parts, ", ")})
 		default:
-			out = append(out, KV{prefix, fmt.Sprint(v)})
+			out = append(out, kv{prefix, fmt.Sprint(v)})
 		}
 	}
 	walk("", m)

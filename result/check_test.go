@@ -1,7 +1,6 @@
 package result
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,15 +92,5 @@ func TestSignedMetricsMayBeNegative(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("CheckValue(%s, -2.5) = %v, want ok=%v", name, err, ok)
 		}
-	}
-}
-
-// TestRankWarnings: expected effects go after the alarms, each group in its order.
-func TestRankWarnings(t *testing.T) {
-	ws := []string{"expected: profiled 20 extra calls", "noisy: latency CV 30%", "expected: latency CV 240%", "only 5 latency samples"}
-	RankWarnings(ws)
-	want := []string{"noisy: latency CV 30%", "only 5 latency samples", "expected: profiled 20 extra calls", "expected: latency CV 240%"}
-	if !slices.Equal(ws, want) {
-		t.Errorf("ranked %q, want %q", ws, want)
 	}
 }

@@ -40,46 +40,6 @@ func NewID(t time.Time) string {
 
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding) // Crockford's alphabet
 
-// NewRunDir creates a folder for a new run under root, named by a new run id (NewID), and
-// returns its path: the id is the folder's name.
-func NewRunDir(root string, t time.Time) (string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("output dir %s: %w", root, err)
-	}
-	for {
-		dir := filepath.Join(root, NewID(t))
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("output dir %s: %w", dir, err)
-		}
-	}
-}
-
-// LinkLatest points root/latest at dir (a relative symlink, replaced atomically). Runs that
-// finish at once into one root (CI jobs sharing a folder) each link through a temporary name of
-// their own, so none fails or leaves one behind, and latest ends at one of them. A latest that is
-// not a symlink (a folder or file of the user's) is left as it is, and the error says so.
-func LinkLatest(root, dir string) error {
-	latest := filepath.Join(root, LatestLink)
-	if fi, err := os.Lstat(latest); err == nil && fi.Mode()&os.ModeSymlink == 0 {
-		return fmt.Errorf("%s is not a symlink: left as it is, not pointed at %s", latest, filepath.Base(dir))
-	}
-	var b [5]byte
-	_, _ = rand.Read(b[:])
-	tmp := filepath.Join(root, ".latest.tmp-"+strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
-	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, latest); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
 // WriteFileAtomic writes data to path through a temporary file and a rename, so a reader never
 // sees a half-written file and a crash leaves the previous version.
 func WriteFileAtomic(path string, data []byte) error {

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
-	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/readall"
 )
 
@@ -22,37 +20,6 @@ import (
 // Load reads it back into a run that never finished, and the run removes it once its final
 // run.json is written.
 const JournalFile = "scenarios.journal.jsonl"
-
-// Journal appends finished scenarios to a run folder's journal.
-type Journal struct {
-	f *os.File
-}
-
-// OpenJournal creates (or truncates) the journal in dir.
-func OpenJournal(dir string) (*Journal, error) {
-	f, err := os.OpenFile(filepath.Join(dir, JournalFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &Journal{f: f}, nil
-}
-
-// Add appends one scenario as a line, in one write: a process killed in the middle leaves at most
-// a last line cut short, which Load skips. It does not sync: the journal survives the death of
-// the process (the SIGKILL or OOM it is for), not of the machine.
-func (j *Journal) Add(sc *Scenario) error {
-	line, err := finite.Marshal(sc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", j.f.Name(), err)
-	}
-	if _, err := j.f.Write(append(line, '\n')); err != nil {
-		return err
-	}
-	return nil
-}
-
-// Close closes the journal.
-func (j *Journal) Close() error { return j.f.Close() }
 
 // AddJournal adds to r, read from the run.json in dir, the scenarios of the journal in dir that
 // run.json lacks (those finished after its last rewrite), in their order, when the run never

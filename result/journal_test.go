@@ -76,29 +76,3 @@ func TestJournalReadBack(t *testing.T) {
 		t.Error("a journal line with a negative latency was accepted")
 	}
 }
-
-// TestJournalAdd: what Add writes reads back.
-func TestJournalAdd(t *testing.T) {
-	dir := t.TempDir()
-	r := &Run{Schema: Schema, ID: "20260101_000000-abcdefgh", Partial: true, StartedAt: time.Unix(1, 0).UTC(), Scenarios: []Scenario{}}
-	if err := Save(dir, r); err != nil {
-		t.Fatal(err)
-	}
-	j, err := OpenJournal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"a", "b", "c"} {
-		if err := j.Add(&Scenario{Benchmark: "x", Scenario: name, Status: StatusFailed, Error: "boom\nline"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	j.Close()
-	got, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Scenarios) != 3 || got.Scenarios[2].Scenario != "c" || got.Summary.Failed != 3 || got.Scenarios[0].Error != "boom\nline" {
-		t.Errorf("read back %+v", got.Scenarios)
-	}
-}

@@ -97,8 +97,8 @@ func ModelFile(model string) string {
 	return modelsDir + "/" + name + ".json"
 }
 
-// Summarize returns r's BenchmarkSummary: its models in the order their first scenario ran.
-func Summarize(r *Run) *BenchmarkSummary {
+// summarize returns r's BenchmarkSummary: its models in the order their first scenario ran.
+func summarize(r *Run) *BenchmarkSummary {
 	bs := &BenchmarkSummary{Schema: benchmarkSummarySchema, RunID: r.ID, Partial: r.Partial,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Summary: r.Summary, Models: []ModelSummary{}}
 	for _, m := range models(r) {
@@ -174,7 +174,7 @@ func saveModels(dir string, r *Run) error {
 	err := writeFileAtomic(path, func(w io.Writer) error {
 		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(Summarize(r))
+		return enc.Encode(summarize(r))
 	})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

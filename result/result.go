@@ -2,7 +2,6 @@ package result
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -109,24 +108,6 @@ const ExpectedPrefix = "expected: "
 
 // IsExpected reports whether warning w explains an expected effect (ExpectedPrefix).
 func IsExpected(w string) bool { return strings.HasPrefix(w, ExpectedPrefix) }
-
-// RankWarnings orders warnings by severity, keeping their order within a severity: the alarms
-// first, the expected effects (IsExpected) last.
-func RankWarnings(ws []string) {
-	slices.SortStableFunc(ws, func(a, b string) int {
-		return cmpBool(IsExpected(a), IsExpected(b))
-	})
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
 
 // ID returns "benchmark/scenario".
 func (s *Scenario) ID() string { return s.Benchmark + "/" + s.Scenario }

@@ -37,7 +37,7 @@ type writer struct {
 	alt       string           // the folder under tmp that holds the whole run, when it went there
 	gpus      int              // NVIDIA GPUs of the machine (sysinfo)
 	red       *redact.Redactor // the run's: every string of what is written passes through it
-	journal   *result.Journal
+	journal   *recovery.Journal
 	saved     time.Time     // the last rewrite of run.json
 	saveCost  time.Duration // what it took
 }
@@ -53,7 +53,7 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 		w.tmp = t
 	}
 	started := time.Now()
-	dir, err := result.NewRunDir(w.root, started)
+	dir, err := recovery.NewDir(w.root, started)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (p *pipeline) create(ctx context.Context, scenarios []*suite.Scenario) (*wr
 		w.close()
 		return nil, err
 	}
-	if w.journal, err = result.OpenJournal(dir); err != nil {
+	if w.journal, err = recovery.OpenJournal(dir); err != nil {
 		w.log.Warn("no journal: run.json is rewritten after every scenario", "err", err)
 	}
 	w.log.Info("run started", "dir", dir, "scenarios", len(scenarios))
@@ -173,7 +173,7 @@ func (w *writer) finish(r *result.Run) {
 	if err := os.Remove(filepath.Join(w.dir, result.JournalFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		w.log.Warn("could not remove the journal", "err", err)
 	}
-	if err := result.LinkLatest(w.root, w.dir); err != nil {
+	if err := recovery.LinkLatest(w.root, w.dir); err != nil {
 		w.log.Warn("could not link latest", "err", err)
 	}
 	w.log.Info("run finished", "dir", w.dir, "ok", r.Summary.Succeeded, "failed", r.Summary.Failed, "skipped", r.Summary.Skipped, "partial", r.Partial)

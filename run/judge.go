@@ -75,12 +75,12 @@ func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
-	if err := PutNew(ctx, st, r); err != nil {
+	if err := recovery.PutNew(ctx, st, r); err != nil {
 		st.Close()
 		p.errs = append(p.errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
 		return nil
 	}
-	ids, err := recovery.Record(ctx, st, filepath.Dir(dir), dir, PutNew)
+	ids, err := recovery.Record(ctx, st, filepath.Dir(dir), dir, recovery.PutNew)
 	for _, id := range ids {
 		fmt.Fprintf(p.o.Stderr, "inferbench: recorded killed run %s from %s, marked partial\n", id, filepath.Dir(dir))
 	}
@@ -93,20 +93,6 @@ func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.
 		}
 	}
 	return st
-}
-
-// PutNew records r in st. When r's ID is already stored (a run from another process or host),
-// r gets a new ID (result.NewID) and is put again: a stored run is never replaced and r is never
-// dropped.
-func PutNew(ctx context.Context, st store.Runs, r *result.Run) error {
-	for range 5 {
-		err := st.Put(ctx, r)
-		if !errors.Is(err, store.ErrExists) {
-			return err
-		}
-		r.ID = result.NewID(r.StartedAt)
-	}
-	return fmt.Errorf("run %s: no free run id after 5 tries: %w", r.ID, store.ErrExists)
 }
 
 // judge compares the run with the baseline (or checks its budgets alone), and evaluates the

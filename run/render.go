@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/inferbench/inferbench/alert"
-	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"

@@ -10,8 +10,8 @@ import (
 	"github.com/inferbench/inferbench/subject"
 )
 
-// Categories a benchmark can have; a directory of that name gives it.
-var Categories = []string{"unit", "integration", "performance"}
+// categories a benchmark can have; a directory of that name gives it.
+var categories = []string{"unit", "integration", "performance"}
 
 // definition is the YAML shape of one benchmark. Keys are checked strictly against its fields.
 type definition struct {

@@ -177,7 +177,7 @@ func underBenches(parts []string) bool {
 		if part == "benches" {
 			return true
 		}
-		if part == "benchmarks" && i+1 < len(parts) && slices.Contains(Categories, parts[i+1]) {
+		if part == "benchmarks" && i+1 < len(parts) && slices.Contains(categories, parts[i+1]) {
 			return true
 		}
 	}

@@ -193,8 +193,8 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	}
 	if b.Category == "" {
 		b.Category = categoryFromPath(path)
-	} else if !slices.Contains(Categories, b.Category) {
-		errs = append(errs, at(path, valueNode(body, "category"), fmt.Sprintf("unknown category %q", b.Category), hint(b.Category, Categories)))
+	} else if !slices.Contains(categories, b.Category) {
+		errs = append(errs, at(path, valueNode(body, "category"), fmt.Sprintf("unknown category %q", b.Category), hint(b.Category, categories)))
 	}
 	errs = append(errs, decodeSubject(path, body, d.Subject, b)...)
 	errs = append(errs, modelParam(path, body, d, b)...)
@@ -352,7 +352,7 @@ func decodeSubject(path string, body ast.Node, raw map[string]any, b *Benchmark)
 func categoryFromPath(path string) string {
 	parts := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")
 	for i := len(parts) - 1; i >= 0; i-- {
-		if slices.Contains(Categories, parts[i]) {
+		if slices.Contains(categories, parts[i]) {
 			return parts[i]
 		}
 	}

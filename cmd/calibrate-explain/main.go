@@ -31,8 +31,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/base/sysinfo"
+	"github.com/inferbench/inferbench/internal/explain"
 	command "github.com/inferbench/inferbench/internal/kind/exec"
 	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/subject"

@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/cli/recorded"
+	"github.com/inferbench/inferbench/internal/explain"
 )
 
 type explainCmdFlags struct {

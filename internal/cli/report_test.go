@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -26,7 +27,7 @@ func TestReportCommand(t *testing.T) {
 	if err := result.Save(runDir, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := result.LinkLatest(filepath.Join(dir, "benchmark_results"), runDir); err != nil {
+	if err := recovery.LinkLatest(filepath.Join(dir, "benchmark_results"), runDir); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/internal/testkit/storetest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
@@ -148,7 +149,7 @@ func TestImportKilledRunWithJournal(t *testing.T) {
 	if err := result.Save(p, r); err != nil {
 		t.Fatal(err)
 	}
-	j, err := result.OpenJournal(p)
+	j, err := recovery.OpenJournal(p)
 	if err != nil {
 		t.Fatal(err)
 	}

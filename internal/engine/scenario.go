@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/unit"
@@ -24,7 +25,7 @@ import (
 func (e *Engine) RunScenario(ctx context.Context, sc *suite.Scenario) (r result.Scenario) {
 	r = newResult(sc)
 	defer e.redactScenario(&r)
-	defer func() { result.RankWarnings(r.Warnings) }() // what matters first: expected effects after the alarms
+	defer func() { rankWarnings(r.Warnings) }() // what matters first: expected effects after the alarms
 	if why := e.checker.Check(sc); why != "" {
 		r.Status, r.SkipReason = result.StatusSkipped, why
 		return r
@@ -310,4 +311,22 @@ func (e *Engine) settle(ctx context.Context, s *scenario, derr error, r *result.
 	default:
 		r.Status = result.StatusOK
 	}
+}
+
+// rankWarnings orders warnings by severity, keeping their order within a severity: the alarms
+// first, the expected effects (result.IsExpected) last.
+func rankWarnings(ws []string) {
+	slices.SortStableFunc(ws, func(a, b string) int {
+		return cmpBool(result.IsExpected(a), result.IsExpected(b))
+	})
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,5 +67,15 @@ func TestSequentialSubjectUnderConcurrency(t *testing.T) {
 		if (got != "") != tc.warn || (tc.warn && !strings.Contains(got, "one worker process")) {
 			t.Errorf("%+v: warning %q, want one: %v", tc.cfg, got, tc.warn)
 		}
+	}
+}
+
+// TestRankWarnings: expected effects go after the alarms, each group in its order.
+func TestRankWarnings(t *testing.T) {
+	ws := []string{"expected: profiled 20 extra calls", "noisy: latency CV 30%", "expected: latency CV 240%", "only 5 latency samples"}
+	rankWarnings(ws)
+	want := []string{"noisy: latency CV 30%", "only 5 latency samples", "expected: profiled 20 extra calls", "expected: latency CV 240%"}
+	if !slices.Equal(ws, want) {
+		t.Errorf("ranked %q, want %q", ws, want)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"math"
 	"strings"
-
 )
 
 // The differential flame graph is drawn as an icicle, root on top, in SVG made here: it needs no

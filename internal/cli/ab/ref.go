@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/inferbench/inferbench/internal/explain"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +16,9 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/gitref"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/report"
@@ -141,7 +142,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 		outRoot = env.Path("benchmark_results")
 	}
 	started := time.Now()
-	dir, err := result.NewRunDir(outRoot, started)
+	dir, err := recovery.NewDir(outRoot, started)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	r.FinishedAt = time.Now()
 	r.Tally()
 	save()
-	if err := result.LinkLatest(outRoot, dir); err != nil {
+	if err := recovery.LinkLatest(outRoot, dir); err != nil {
 		fmt.Fprintln(stderr, "inferbench:", err)
 	}
 	rep := refReport(r, wt, o)
@@ -627,7 +628,7 @@ func record(ctx context.Context, loc string, env run.Env, r *result.Run) error {
 		return err
 	}
 	defer st.Close()
-	return run.PutNew(ctx, st, r)
+	return recovery.PutNew(ctx, st, r)
 }
 
 // render writes the summary and the comparison: the table and the comparison on Stdout, or the

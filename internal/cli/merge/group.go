@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
@@ -54,7 +55,7 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 		return nil, "", run.UsageError(fmt.Errorf("%v", err))
 	}
 	outRoot := env.Path(o.OutputDir)
-	dir, err := result.NewRunDir(outRoot, time.Now())
+	dir, err := recovery.NewDir(outRoot, time.Now())
 	if err != nil {
 		return m, "", err
 	}
@@ -70,7 +71,7 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 	if err := result.Save(dir, m); err != nil {
 		return m, dir, fmt.Errorf("merged run could not be written: %w", err)
 	}
-	_ = result.LinkLatest(outRoot, dir)
+	_ = recovery.LinkLatest(outRoot, dir)
 	if o.Format == "table" && o.Stdout != nil {
 		fmt.Fprintf(o.Stdout, "merged %d of %d %s of group %s\n", len(m.Merged.Parts), m.Merged.Count, m.Merged.Kind, m.Merged.Group)
 		for _, miss := range m.Merged.Missing {

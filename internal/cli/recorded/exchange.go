@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
@@ -95,7 +96,7 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 		if asked && r.ID == runID {
 			err = st.Put(ctx, r) // an id asked for: taken is an error
 		} else {
-			err = run.PutNew(ctx, st, r) // taken: a new id, never a replaced run
+			err = recovery.PutNew(ctx, st, r) // taken: a new id, never a replaced run
 		}
 		if err != nil {
 			return runs, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
@@ -192,7 +193,7 @@ func (rs *Source) SetBaseline(ctx context.Context, name, ref, note string) (*res
 	case err == nil && !sameRun(stored, r):
 		// Another run holds this id (an old per-second id, another host): record this one
 		// under a new id rather than point the baseline at the wrong run.
-		err = run.PutNew(ctx, st, r)
+		err = recovery.PutNew(ctx, st, r)
 	}
 	if err != nil {
 		return nil, err

@@ -23,8 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"

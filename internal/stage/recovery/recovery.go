@@ -2,13 +2,17 @@
 // lasts (Lock); the kernel drops it when the process dies, however it dies. The record stage of
 // the next run into the same output folder (package run) finds the folders of runs that were
 // killed — run.json partial, without finished_at, run.log not locked — and records them in the
-// store, marked partial, unless they are there already (Record).
+// store, marked partial, unless they are there already (Record). The run folder's making is here
+// too, for run, merge and ab alike: a new folder named by a run id (NewDir), the journal of its
+// finished scenarios that result.Load reads back after a kill (OpenJournal), latest pointed at
+// it (LinkLatest), and a run recorded under a new id when its own is taken (PutNew).
 package recovery
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +23,7 @@ import (
 )
 
 // Record records with put the killed runs under root (other than skip) that st lacks, and
-// returns their ids. put is how the caller records a run (run.PutNew: a new id when the run's is
+// returns their ids. put is how the caller records a run (PutNew: a new id when the run's is
 // taken).
 func Record(ctx context.Context, st store.Store, root, skip string, put func(context.Context, store.Runs, *result.Run) error) ([]string, error) {
 	entries, err := os.ReadDir(root)
@@ -70,4 +74,18 @@ func killedHead(path string) bool {
 	}
 	head = head[:i]
 	return bytes.Contains(head, []byte(`"partial": true`)) && !bytes.Contains(head, []byte(`"finished_at"`))
+}
+
+// PutNew records r in st. When r's ID is already stored (a run from another process or host),
+// r gets a new ID (result.NewID) and is put again: a stored run is never replaced and r is never
+// dropped.
+func PutNew(ctx context.Context, st store.Runs, r *result.Run) error {
+	for range 5 {
+		err := st.Put(ctx, r)
+		if !errors.Is(err, store.ErrExists) {
+			return err
+		}
+		r.ID = result.NewID(r.StartedAt)
+	}
+	return fmt.Errorf("run %s: no free run id after 5 tries: %w", r.ID, store.ErrExists)
 }

@@ -1,4 +1,4 @@
-package result
+package recovery
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inferbench/inferbench/result"
 )
 
 // TestLinkLatestConcurrent: runs that finish at once into one folder each point latest at their
@@ -35,7 +37,7 @@ func TestLinkLatestConcurrent(t *testing.T) {
 				t.Fatalf("round %d: %v", round, err)
 			}
 		}
-		target, err := os.Readlink(filepath.Join(root, LatestLink))
+		target, err := os.Readlink(filepath.Join(root, result.LatestLink))
 		if err != nil || !strings.HasPrefix(target, "run") {
 			t.Fatalf("round %d: latest -> %q, %v", round, target, err)
 		}
@@ -52,7 +54,7 @@ func TestLinkLatestConcurrent(t *testing.T) {
 // silently kept: the error names it.
 func TestLinkLatestLeavesUserFolder(t *testing.T) {
 	root := t.TempDir()
-	latest := filepath.Join(root, LatestLink)
+	latest := filepath.Join(root, result.LatestLink)
 	if err := os.MkdirAll(filepath.Join(latest, "mine"), 0o755); err != nil {
 		t.Fatal(err)
 	}
