@@ -1,14 +1,10 @@
 package result
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -285,29 +281,4 @@ func appendFloat(b []byte, f float64) ([]byte, bool) {
 		}
 	}
 	return b, true
-}
-
-// writeFileAtomic is WriteFileAtomic with the content written by write, through a buffer.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	werr := write(bw)
-	if werr == nil {
-		werr = bw.Flush()
-	}
-	perr := f.Chmod(0o644) // CreateTemp makes 0600; results are meant to be shared
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, perr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }

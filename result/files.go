@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/base/inert"
 	"github.com/inferbench/inferbench/internal/base/readall"
 )
@@ -40,27 +41,18 @@ func NewID(t time.Time) string {
 
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding) // Crockford's alphabet
 
-// WriteFileAtomic writes data to path through a temporary file and a rename, so a reader never
-// sees a half-written file and a crash leaves the previous version.
-func WriteFileAtomic(path string, data []byte) error {
-	return writeFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
 // Save writes run.json and summary.csv into dir, atomically, and the per-model views of them
 // that LLM benchmark scripts write: models/<model>.json and benchmark_summary.json (saveModels).
 func Save(dir string, r *Run) error {
 	// run.json is encoded straight into its file (a merged run's is hundreds of MB).
-	if err := writeFileAtomic(filepath.Join(dir, RunFile), func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, RunFile), func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, RunFile), err)
 	}
 	var csvBuf bytes.Buffer
 	if err := WriteCSV(&csvBuf, r); err != nil {
 		return fmt.Errorf("encode %s: %w", SummaryFile, err)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, SummaryFile), csvBuf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, SummaryFile), csvBuf.Bytes()); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, SummaryFile), err)
 	}
 	return saveModels(dir, r)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/base/finite"
 )
 
@@ -166,12 +167,12 @@ func saveModels(dir string, r *Run) error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
-		if err := writeFileAtomic(path, func(w io.Writer) error { return WriteJSON(w, m.run) }); err != nil {
+		if err := atomicfile.Write(path, func(w io.Writer) error { return WriteJSON(w, m.run) }); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
 	path := filepath.Join(dir, BenchmarkSummaryFile)
-	err := writeFileAtomic(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
 		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(summarize(r))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/stage/sample"
@@ -76,7 +77,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 			files[CompareMarkdownFile] = md.Bytes()
 		}
 		for name, data := range files {
-			if err := result.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+			if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
 				fmt.Fprintln(p.o.Stderr, "inferbench:", err)
 			}
 		}
@@ -90,7 +91,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 			fmt.Fprintf(out, "advice  %s (%s): %s\n", t.Scenario, t.Rule, t.Text)
 		}
 		if data, err := finite.MarshalIndent(v.Advice, "", "  "); err == nil {
-			_ = result.WriteFileAtomic(filepath.Join(dir, adviceFile), append(data, '\n'))
+			_ = atomicfile.WriteFile(filepath.Join(dir, adviceFile), append(data, '\n'))
 		}
 	}
 	p.postAlerts(ctx, r, v)
@@ -106,7 +107,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		}
 		if err != nil {
 			p.errs = append(p.errs, fmt.Errorf("html report: %w", err))
-		} else if err := result.WriteFileAtomic(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
+		} else if err := atomicfile.WriteFile(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err))
 		} else {
 			wroteReport = true

@@ -10,10 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
 	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/base/callgrind"
 	"github.com/inferbench/inferbench/internal/cli/progress"
 	"github.com/inferbench/inferbench/internal/cli/web"
@@ -22,6 +20,8 @@ import (
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/suite"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // runFlags are `inferbench run`'s flags; options turns them into run.Options.
@@ -158,7 +158,7 @@ func writeCSVCopy(o *IO, pattern string, r *result.Run) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("--csv %s: %w", path, err)
 	}
-	if err := result.WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("--csv %s: %w", path, err)
 	}
 	fmt.Fprintf(o.Stderr, "csv: %s\n", path)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/gitref"
 	"github.com/inferbench/inferbench/internal/explain"
@@ -201,7 +202,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	if !o.Run.NoHTMLReport {
 		var buf bytes.Buffer
 		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err == nil {
-			_ = result.WriteFileAtomic(filepath.Join(dir, run.ReportFile), buf.Bytes())
+			_ = atomicfile.WriteFile(filepath.Join(dir, run.ReportFile), buf.Bytes())
 		}
 	}
 	render(o, r, rep, dir, at, red)
@@ -613,7 +614,7 @@ func writeReport(dir string, rep *compare.Report, env run.Env, stderr io.Writer)
 	_ = enc.Encode(rep)
 	_ = report.CompareMarkdown(&md, rep)
 	for name, data := range map[string][]byte{run.CompareJSONFile: js.Bytes(), run.CompareMarkdownFile: md.Bytes()} {
-		if err := result.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
 			fmt.Fprintln(stderr, "inferbench:", err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/report"
@@ -169,7 +170,7 @@ func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.W
 	default:
 		output = rs.Env.Path(output)
 	}
-	if err := result.WriteFileAtomic(output, buf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(output, buf.Bytes()); err != nil {
 		return "", fmt.Errorf("write %s: %w", output, err)
 	}
 	return output, nil
