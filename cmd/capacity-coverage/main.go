@@ -28,7 +28,6 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -293,12 +292,3 @@ var searchTimeout = 15 * time.Minute
 
 // firstSeed is the first search's seed (--seed).
 var firstSeed uint64 = 1
-
-// cpuSeconds is the CPU this process has used, user and system.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
