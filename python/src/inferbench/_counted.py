@@ -13,7 +13,6 @@ records as the scenario's identity (`counted`) and compare refuses to compare ac
 from __future__ import annotations
 
 import ctypes
-import mmap
 import os
 import platform
 import shutil
@@ -40,39 +39,6 @@ L1_MISS_CYCLES, LL_MISS_CYCLES = 10, 100
 # iterations (a per-call count includes 1/iterations of that overhead).
 ROUNDS = 9
 ROUND_INSTRUCTIONS = 5_000_000
-# The session starts uninstrumented (--instr-atstart=no) where the plugin can issue callgrind's
-# client request that turns instrumentation on (x86-64: a few bytes of machine code, as
-# valgrind.h's VALGRIND_DO_CLIENT_REQUEST_EXPR), before its first round: the interpreter's and
-# pytest's start, collection and imports run some 6 times faster, and nothing is counted there.
-_START_INSTRUMENTATION = 0x43540004  # VG_USERREQ_TOOL_BASE('C','T') + 4, callgrind.h
-_REQUEST = bytes([
-    0x48, 0x89, 0xF8,        # mov  %rdi,%rax     (the arguments' address, where valgrind reads it)
-    0x31, 0xD2,              # xor  %edx,%edx     (the answer outside valgrind: 0)
-    0x48, 0xC1, 0xC7, 0x03,  # rol  $3,%rdi       the preamble: four rotations, 128 bits in all
-    0x48, 0xC1, 0xC7, 0x0D,  # rol  $13,%rdi
-    0x48, 0xC1, 0xC7, 0x3D,  # rol  $61,%rdi
-    0x48, 0xC1, 0xC7, 0x33,  # rol  $51,%rdi
-    0x48, 0x87, 0xDB,        # xchg %rbx,%rbx     the request: %rdx = request(%rax)
-    0x48, 0x89, 0xD0,        # mov  %rdx,%rax
-    0xC3,                    # ret
-])
-
-
-def late_instrumentation() -> bool:
-    """late_instrumentation reports whether the session can start uninstrumented: the client
-    request that turns instrumentation on is amd64 machine code."""
-    return platform.machine().lower() in ("x86_64", "amd64")
-
-
-def start_instrumentation() -> None:
-    """start_instrumentation turns callgrind's instrumentation on (a client request from an
-    executable page, called through ctypes; outside valgrind it does nothing)."""
-    page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-    page.write(_REQUEST)
-    call = ctypes.CFUNCTYPE(ctypes.c_ulong, ctypes.c_void_p)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
-    args = (ctypes.c_ulong * 6)(_START_INSTRUMENTATION)
-    call(ctypes.addressof(args))
-    del call
 
 
 class Unavailable(Exception):
@@ -94,7 +60,6 @@ def argv(valgrind: str, out_dir: Path) -> list[str]:
     """argv is the command line that runs this pytest session again under callgrind."""
     return [valgrind, "--tool=callgrind", "-q", "--cache-sim=yes", *CACHE, f"--callgrind-out-file={out_dir}/cg.%p",
             "--collect-atstart=no", f"--toggle-collect={BOUNDARY}", f"--dump-after={BOUNDARY}",
-            *(["--instr-atstart=no"] if late_instrumentation() else []),
             "--", sys.executable, *sys.orig_argv[1:]]
 
 
@@ -184,11 +149,8 @@ class Counter:
 
         if not self.warm:
             # The first callback of a process runs code no later one does (ctypes sets itself
-            # up): an empty count takes it, so the first round is like the others. The session
-            # started uninstrumented: instrumentation goes on before it.
+            # up): an empty count takes it, so the first round is like the others.
             self.warm = True
-            if late_instrumentation():
-                start_instrumentation()
             self.count(lambda: None)
         before = set(os.listdir(self.dir))
         self.proto(run)()
