@@ -46,12 +46,7 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	if s.stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
-	if s.auth != "" {
-		req.Header.Set("Authorization", s.auth)
-	}
-	for k, v := range s.cfg.Headers {
-		req.Header.Set(k, v)
-	}
+	s.headers(req)
 	// W3C traceparent (and tracestate) when the call runs under a trace (tracing's call hook),
 	// so that the server's own spans join the request's; none otherwise.
 	if trace.SpanContextFromContext(ctx).IsValid() {
