@@ -202,22 +202,21 @@ def pairs(u: int, s: int, extra: list[str]) -> int:
         errors = ff = aa = found = sl = 0
         d_same: list[float] = []
         d_slow: list[float] = []
+        med = [medians(p / "run.json") for p in same]  # each unchanged session's, read once
         for i in range(len(same)):
             for j in range(i + 1, len(same)):
                 rc = compare(same[i], same[j])
                 errors += rc not in (0, 3)
                 aa += 1
                 ff += rc == 3
-                a, b = medians(same[i] / "run.json"), medians(same[j] / "run.json")
-                d_same += [100 * (b[k] / a[k] - 1) for k in a if k in b]
+                d_same += [100 * (med[j][k] / med[i][k] - 1) for k in med[i] if k in med[j]]
         for slow, path in slowed:
             new = medians(path / "run.json")
-            for old_path in same:
+            for old_path, old in zip(same, med):
                 rc = compare(old_path, path)
                 errors += rc not in (0, 3)
                 sl += 1
                 found += rc == 3
-                old = medians(old_path / "run.json")
                 d_slow.append(100 * (new[f"test_{slow}"] / old[f"test_{slow}"] - 1))
     load1 = open("/proc/loadavg").read().split()[:3]
     print("| unchanged pairs failing | 10% slowdowns found | change of a test's median, unchanged (min / max) | change of the slowed test's median (min / max) | seconds per session (median) | load average (start; end) |")
