@@ -7,10 +7,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
@@ -30,21 +32,52 @@ func open(ctx context.Context, p store.Params) (store.Store, error) {
 			return nil, err
 		}
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(30000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, err
 	}
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1) // every connection would be its own database
+	} else if err := walMode(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s, err := sqlstore.New(ctx, db, sqlstore.Dialect{Name: "sqlite", Blob: "BLOB", MaxParams: 32000})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
+}
+
+// dsn is the data source name of the file at path: the settings each connection starts with.
+func dsn(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// walMode puts the file in WAL mode, which stays with the file. Processes that open a new file
+// together race to convert it, and SQLite answers the loser SQLITE_BUSY at once, without its busy
+// timeout: so the conversion is retried here, for as long as that timeout.
+func walMode(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil {
+			return nil
+		}
+		var coded interface{ Code() int }
+		busy := errors.As(err, &coded) && coded.Code()&0xff == 5 // SQLITE_BUSY and its extended codes
+		if !busy || time.Now().After(deadline) {
+			return fmt.Errorf("journal mode WAL: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
