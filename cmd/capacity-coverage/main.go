@@ -26,6 +26,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -83,12 +84,26 @@ func main() {
 	parallel := flag.Int("parallel", 1, "searches run at once, each against its own server")
 	seed := flag.Uint64("seed", 1, "the first search's seed: search i draws its arrivals from seed+i")
 	timeout := flag.Duration("search-timeout", 15*time.Minute, "with --live: a search that runs longer is stopped and counted apart")
+	cpuprofile := flag.String("cpuprofile", "", "write this process's CPU profile (client, servers and searches together) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "capacity-coverage: --cpuprofile:", err)
+			os.Exit(2)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	searchTimeout, firstSeed = *timeout, *seed
 	if err := run(ctx, os.Stdout, *n, *only, *live, *scale, max(*parallel, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity-coverage:", err)
+		stop()
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
