@@ -100,14 +100,8 @@ var (
 )
 
 func (c *Command) declare(d map[string]subject.MetricInfo) {
-	if len(d) == 0 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.decls == nil {
-		c.decls = map[string]subject.MetricInfo{}
-	}
 	maps.Copy(c.decls, d)
 }
 
@@ -163,7 +157,7 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 			setID = true
 		}
 	}
-	cmd := &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", setID: setID, output: s.Output}
+	cmd := &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", setID: setID, output: s.Output, decls: map[string]subject.MetricInfo{}}
 	if s.Measure == subject.MeasureInstructions {
 		if cmd.count, err = newCounter(s.ProfileDir); err != nil {
 			return nil, err

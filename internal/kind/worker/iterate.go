@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ func (w *Worker) DoBatch(ctx context.Context, r subject.Request, n int) ([]subje
 	if err := rr.check(); err != nil {
 		return nil, fmt.Errorf("worker %s: %s reply: %w", w.p.label, op, err)
 	}
-	w.declare(rr.Metrics) // w.mu is held
+	maps.Copy(w.decls, rr.Metrics) // w.mu is held: the latest declaration wins
 	obs := observations(&rr, n, t0, t1)
 	if w.count != nil && !r.Warmup {
 		if err := w.count.attach(&rr, obs); err != nil {

@@ -127,7 +127,7 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 		return nil, fmt.Errorf("worker %s: %w", label, err)
 	}
 	p.log = dlog
-	w := &Worker{p: p, cfg: c, count: count}
+	w := &Worker{p: p, cfg: c, count: count, decls: map[string]subject.MetricInfo{}}
 	fail := func(err error) (*Worker, error) {
 		p.kill()
 		<-p.exited
@@ -244,17 +244,6 @@ func (w *Worker) Warnings() []string {
 		out = append(out, w.hello.Adapter+": "+m)
 	}
 	return out
-}
-
-// declare keeps declarations of a run reply; the caller holds w.mu.
-func (w *Worker) declare(d map[string]subject.MetricInfo) {
-	if len(d) == 0 {
-		return
-	}
-	if w.decls == nil {
-		w.decls = map[string]subject.MetricInfo{}
-	}
-	maps.Copy(w.decls, d)
 }
 
 // Declared returns the units and directions the worker declared in its setup and run replies
