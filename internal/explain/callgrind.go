@@ -20,13 +20,13 @@ import (
 // --separate-recs): the levels are one function here.
 var recursion = regexp.MustCompile(`'[0-9]+$`)
 
-// addCallgrind reads one callgrind file into the profile's single chunk: the files of one
+// addCallgrind reads one callgrind file into the profile's last chunk: the files of one
 // measured iteration (the command's process and those it started) are together one call.
 func (p *Profile) addCallgrind(r io.Reader) error {
 	if len(p.Chunks) == 0 {
 		p.Chunks = append(p.Chunks, newChunk(1))
 	}
-	c := &p.Chunks[0]
+	c := &p.Chunks[len(p.Chunks)-1]
 	g := newGraph()
 	names := map[string]string{}
 	resolve := func(v string) (string, error) {

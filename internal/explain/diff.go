@@ -66,6 +66,10 @@ type Entry struct {
 	// (both 0 for an exact profile's change).
 	P float64 `json:"p"`
 	Q float64 `json:"q"`
+	// Varies is true for an entry of an exact profile whose count differed between the chunks
+	// of one run (identical runs of the same code): its change is tested over the chunks, as a
+	// timed entry's is, instead of taken as exact.
+	Varies bool `json:"varies,omitempty"`
 	// Named: significant (Q <= Alpha, or exact) and large enough (Options.MinChange, MinShare).
 	Named bool `json:"named"`
 }
@@ -83,14 +87,18 @@ type Explanation struct {
 	OldChunks int     `json:"old_chunks"`
 	NewChunks int     `json:"new_chunks"`
 	Tested    int     `json:"tested"` // entries tested
-	Alpha     float64 `json:"alpha"`
+	// Varied is how many entries of an exact profile varied between a run's chunks (Entry.Varies).
+	Varied int     `json:"varied,omitempty"`
+	Alpha  float64 `json:"alpha"`
 	// Named are the entries whose change is named, the largest contribution to the change first.
 	Named []Entry `json:"named"`
 	// Added and Removed are the entries of one profile only that are not named, costliest first.
 	Added   []Entry `json:"added,omitempty"`
 	Removed []Entry `json:"removed,omitempty"`
 	// Denominator is the change the shares are of, per call: the named entries' change, plus the
-	// rest's when it is significant (RestP <= 0.05; else it is noise, counted as none).
+	// rest's when it is significant (RestP <= 0.05; else it is noise, counted as none). In an
+	// exact profile the rest's steady counts add their change, and RestP is the test of the
+	// entries that varied (Entry.Varies), whose change adds when RestP <= Alpha.
 	Denominator float64 `json:"denominator"`
 	RestP       float64 `json:"rest_p"`
 	// Explained is the sum of the named entries' shares.
@@ -157,7 +165,13 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 		// whole (the machine busy, the clock lower) moves every entry's cost per call together,
 		// not its share.
 		if x.Exact {
+			// Counts compare as counts. One that varied between the identical runs of one
+			// profile is noise, to be tested as such.
+			e.Varies = spread(os) > 0 || spread(ns) > 0
 			e.P = welch(os, ns, true)
+			if e.Varies {
+				x.Varied++
+			}
 		} else {
 			e.P = welch(shareOf(os, oldTot), shareOf(ns, newTot), false)
 		}
@@ -177,7 +191,7 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 			so, sn := shareMove[i][0], shareMove[i][1]
 			big = big && math.Abs(sn-so) >= o.MinChange*max(so, sn) && (sn-so)*e.Delta > 0
 		}
-		e.Named = testable && big && (x.Exact || e.Q <= o.Alpha)
+		e.Named = testable && big && ((x.Exact && !e.Varies) || e.Q <= o.Alpha)
 	}
 	// Each entry's share is of the named entries' change plus the rest's when the rest's change
 	// is beyond its noise (Welch over the chunks, p <= restAlpha): summed raw, twenty entries each
@@ -189,7 +203,34 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 			isNamed[e.Name] = true
 		}
 	}
-	if testable {
+	switch {
+	case testable && x.Exact:
+		// The rest's steady counts changed by exactly what they changed. The varying ones'
+		// change is noise unless it is significant at the level entries are named at.
+		var varied []string
+		for _, e := range all {
+			switch {
+			case e.Named:
+			case e.Varies:
+				varied = append(varied, e.Name)
+			default:
+				x.Denominator += e.Delta
+			}
+		}
+		sum := func(p *Profile) []float64 {
+			xs := make([]float64, len(p.Chunks))
+			for i, c := range p.Chunks {
+				for _, n := range varied {
+					xs[i] += c.Self[n] / c.Calls
+				}
+			}
+			return xs
+		}
+		vo, vn := sum(old), sum(nw)
+		if x.RestP = welch(vo, vn, true); x.RestP <= o.Alpha {
+			x.Denominator += mean(vn) - mean(vo)
+		}
+	case testable:
 		rest := func(p *Profile) []float64 {
 			xs := totals(p)
 			for i, c := range p.Chunks {
@@ -202,7 +243,7 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 			return xs
 		}
 		ro, rn := rest(old), rest(nw)
-		if x.RestP = welch(ro, rn, x.Exact); x.RestP <= restAlpha {
+		if x.RestP = welch(ro, rn, false); x.RestP <= restAlpha {
 			x.Denominator += mean(rn) - mean(ro)
 		}
 	}
@@ -285,10 +326,11 @@ func mean(xs []float64) float64 {
 }
 
 // welch returns the two-sided p-value of Welch's t-test of the chunks' means. Exact profiles
-// need no test: 0 when the means differ, 1 when not. Chunks without spread on both sides compare
-// as exact; fewer than two chunks on a side give NaN (no test).
+// need no test where their counts are steady: 0 when the means differ, 1 when not. Chunks without
+// spread on both sides compare as exact; fewer than two chunks on a side give NaN (no test), as
+// does a count that varies on one side and has a single chunk on the other.
 func welch(a, b []float64, exact bool) float64 {
-	if exact || (spread(a) == 0 && spread(b) == 0 && len(a) >= 2 && len(b) >= 2) {
+	if spread(a) == 0 && spread(b) == 0 && (exact || (len(a) >= 2 && len(b) >= 2)) {
 		if mean(a) == mean(b) {
 			return 1
 		}

@@ -359,3 +359,112 @@ func TestBytecodeAgainstCallgrindOnly(t *testing.T) {
 		t.Errorf("source %s, named %+v: want the callgrind files compared, grow named", x.Source, x.Named)
 	}
 }
+
+// TestCallgrindChunkPerFolder: the callgrind files of one folder are one counted run, a chunk;
+// a command keeps several runs, one a folder (issue 34).
+func TestCallgrindChunkPerFolder(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "callgrind.out.old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"callgrind.out", "callgrind.out.2", "iteration-2/callgrind.out", "iteration-2/callgrind.out.2"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Load(dir, []string{"iteration-2/callgrind.out.2", "callgrind.out", "iteration-2/callgrind.out", "callgrind.out.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := Load("testdata", []string{"callgrind.out.old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Chunks) != 2 {
+		t.Fatalf("%d chunks, want 2: one per folder", len(p.Chunks))
+	}
+	for i, c := range p.Chunks {
+		if c.Calls != 1 || c.Self["grow"] != 2*one.Chunks[0].Self["grow"] {
+			t.Errorf("chunk %d: %v calls, grow %v: want one call of two processes, grow %v", i, c.Calls, c.Self["grow"], 2*one.Chunks[0].Self["grow"])
+		}
+	}
+}
+
+// counted returns an exact profile of k counted runs of a program of 20 functions of 360k
+// instructions each (inject's 10% more), with what a Go program's runtime adds: a search of the
+// page allocator in some runs only (0 or 45k to 90k instructions) and stack walks of 40k ± 20k.
+func counted(rng *rand.Rand, k, inject int) *Profile {
+	p := &Profile{Source: SourceCallgrind, Unit: "Ir", Exact: true, Stacks: map[string]float64{}}
+	for range k {
+		c := newChunk(1)
+		for f := range 20 {
+			v := 360000.0
+			if f == inject {
+				v *= 1.1
+			}
+			name := fmt.Sprintf("main.f%02d", f)
+			c.Self[name], c.Incl[name], c.Count[name] = v, v, 1
+		}
+		if rng.IntN(2) == 0 {
+			c.Self["runtime.(*pageAlloc).find"] = 45000 + 45000*rng.Float64()
+		}
+		c.Self["runtime.pcvalue"] = 40000 + 20000*rng.NormFloat64()
+		c.Self["runtime.main"] = 200000
+		p.Chunks = append(p.Chunks, c)
+	}
+	return p
+}
+
+// TestDiffCountsThatVary: in an exact profile of several counted runs, an entry whose count
+// varies between the runs of one profile is noise to be tested, not an exact change: unchanged
+// pairs name nothing, and a +10% function is named first with all of the change (issue 34).
+func TestDiffCountsThatVary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const trials = 50
+	for i := range trials {
+		y, err := Diff(counted(rng, 5, -1), counted(rng, 5, -1), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(y.Named) > 0 {
+			t.Fatalf("unchanged pair %d named %+v: want nothing", i, y.Named)
+		}
+		if y.Varied != 2 {
+			t.Errorf("unchanged pair %d: %d entries varied, want 2", i, y.Varied)
+		}
+		x, err := Diff(counted(rng, 5, -1), counted(rng, 5, i%20), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("main.f%02d", i%20)
+		if len(x.Named) != 1 || x.Named[0].Name != want || x.Named[0].Varies || x.Named[0].Share < 0.8 || x.Named[0].Share > 1.2 {
+			t.Fatalf("injected %s: named %+v (denominator %v, rest p %v): want it alone, exact, with all of the change", want, x.Named, x.Denominator, x.RestP)
+		}
+	}
+	// The steady rest's change counts exactly: a +10% function beside a steady one grown by
+	// 36k instructions shares the change with it.
+	old, nw := counted(rng, 5, -1), counted(rng, 5, 3)
+	for i := range nw.Chunks {
+		nw.Chunks[i].Self["runtime.main"] += 36000
+	}
+	x, err := Diff(old, nw, Options{MinShare: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Named) != 0 || math.Abs(x.Denominator-72000) > 1e-6 {
+		t.Errorf("named %v, denominator %v: want nothing named above MinShare, the steady change 72000 counted", x.Named, x.Denominator)
+	}
+	// The text says the varying entries were tested.
+	if x, err = Diff(counted(rng, 5, -1), counted(rng, 5, 0), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Text(&buf, []Scenario{{Scenario: "cmd/default", Metric: "instructions", DeltaPct: 0.5, Explanation: x}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "2 entries varied between a run's chunks, tested") {
+		t.Errorf("text %q: want it to say the varying entries were tested", buf.String())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,8 +37,9 @@ type Profile struct {
 	Source string
 	// Unit of the costs: "ms" for times, "Ir" (instructions) for callgrind.
 	Unit string
-	// Exact costs are counts that do not vary between identical runs (instructions): a change
-	// needs no test.
+	// Exact costs are counts (instructions), the same in identical runs for most programs: a
+	// change needs no test. An entry whose count varies between the chunks of one profile (a Go
+	// program's runtime, whose work depends on its scheduling) is tested like a timed one.
 	Exact  bool
 	Chunks []Chunk
 	// Stacks are the folded call stacks ("root;caller;callee") with the self cost of their last
@@ -61,7 +63,8 @@ var ErrNoProfile = errors.New("no profile explain reads (run with --profile)")
 
 // Load reads a scenario's profile from files (its run.json `profiles`, relative to the run folder
 // dir): instruction mode's exact counts first, the worker's Python bytecode counts
-// (bytecode.json) or callgrind files (callgrind.out*, each one call), then the timing profilers'
+// (bytecode.json) or callgrind files (callgrind.out*; those of one folder are one counted call,
+// a chunk), then the timing profilers'
 // Go CPU profile (cpu.pprof) or the worker's chunks (python-K.json, torch-K.json). When several
 // kinds are there, the first in that order is read: a Python worker counted in instruction mode
 // keeps both a callgrind file (the interpreter's C functions) and bytecode.json (its Python
@@ -106,9 +109,21 @@ func Load(dir string, files []string) (*Profile, error) {
 	case len(bytecodes) > 0:
 		p, files, err = readChunks(bytecodes[:1])
 	case len(callgrinds) > 0:
-		slices.Sort(callgrinds)
+		// The files of one folder are one counted run (the command's process and those it
+		// started): one chunk. A command keeps several runs, each in a folder of its own.
+		slices.SortFunc(callgrinds, func(a, b string) int {
+			if c := strings.Compare(path.Dir(filepath.ToSlash(a)), path.Dir(filepath.ToSlash(b))); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
 		p = &Profile{Source: SourceCallgrind, Unit: "Ir", Exact: true, Stacks: map[string]float64{}}
-		for _, f := range callgrinds {
+		chunkDir := ""
+		for i, f := range callgrinds {
+			if d := path.Dir(filepath.ToSlash(f)); i == 0 || d != chunkDir {
+				chunkDir = d
+				p.Chunks = append(p.Chunks, newChunk(1))
+			}
 			fh, ferr := read(f)
 			if ferr != nil {
 				return nil, ferr

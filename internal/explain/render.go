@@ -98,7 +98,7 @@ func Text(w io.Writer, xs []Scenario) error {
 		if len(x.Named) > 0 {
 			fmt.Fprintln(tw, "  \tENTRY\tSELF PER CALL\tINCLUSIVE PER CALL\tCALLS PER CALL\tSHARE\tQ\t")
 			for _, e := range x.Named {
-				fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.Name, arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), counts(e), pct(e.Share), qText(e.Q, x.Exact))
+				fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.Name, arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), counts(e), pct(e.Share), qText(e.Q, x.Exact && !e.Varies))
 			}
 		}
 		for _, e := range x.Added {
@@ -134,7 +134,7 @@ func Markdown(w io.Writer, xs []Scenario) error {
 		fmt.Fprintln(w, "  | entry | self per call | inclusive per call | share | q |")
 		fmt.Fprintln(w, "  |---|---|---|---|---|")
 		for _, e := range x.Named {
-			fmt.Fprintf(w, "  | %s | %s | %s | %s | %s |\n", mdEscape(QuoteName(e.Name)), arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), pct(e.Share), qText(e.Q, x.Exact))
+			fmt.Fprintf(w, "  | %s | %s | %s | %s | %s |\n", mdEscape(QuoteName(e.Name)), arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), pct(e.Share), qText(e.Q, x.Exact && !e.Varies))
 		}
 		for _, e := range x.Added {
 			fmt.Fprintf(w, "  | added: %s | %s | %s | | |\n", mdEscape(QuoteName(e.Name)), FormatCost(e.NewSelf, x.Unit), FormatCost(e.NewIncl, x.Unit))
@@ -188,6 +188,9 @@ func compared(x *Explanation) string {
 	test := fmt.Sprintf("Welch over chunks, Benjamini-Hochberg at %g", x.Alpha)
 	if x.Exact {
 		test = "exact counts"
+		if x.Varied > 0 {
+			test = fmt.Sprintf("exact counts; %d entries varied between a run's chunks, tested (Welch, Benjamini-Hochberg at %g)", x.Varied, x.Alpha)
+		}
 	}
 	return fmt.Sprintf("%s, %d and %d chunks, %d entries, %s; profiled %s → %s per call", what, x.OldChunks, x.NewChunks, x.Tested, test, FormatCost(x.OldTotal, x.Unit), FormatCost(x.NewTotal, x.Unit))
 }
