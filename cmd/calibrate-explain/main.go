@@ -68,6 +68,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed of the injected functions")
 	flag.Float64Var(&inject, "inject", 0.10, "how much costlier the injected function or operator is (0.10: +10%; torch: in steps of its 10 runs a call)")
 	flag.StringVar(&measure, "measure", "time", "time: the timing profilers run --profile uses; instructions: the per-function counts of --measure instructions (Go: callgrind; Python: the worker's bytecode counts)")
+	flag.IntVar(&commandRuns, "runs", 5, "source command: measured iterations per profile (run --iterations; each a chunk, as many as an exec scenario keeps)")
 	from := flag.String("from", "", "tally profiles made elsewhere instead: folders KIND-SEED/ holding injects.txt (trial, injected index) and TRIAL-old, TRIAL-new, TRIAL-same of the worker's chunk files")
 	flag.Parse()
 	if *from != "" {
@@ -291,14 +292,14 @@ func goCounted(injectAt int, dir string) (*explain.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return countOnce(ctx, s, dir)
+	return count(ctx, s, dir, 1, 1)
 }
 
-// countOnce makes a counted subject's warm-up call and one counted call, closes it, and reads
-// the callgrind files it kept in dir.
-func countOnce(ctx context.Context, s subject.Subject, dir string) (*explain.Profile, error) {
-	for _, warm := range []bool{true, false} {
-		if _, err := s.Do(ctx, subject.Request{Warmup: warm}); err != nil {
+// count makes a counted subject's warm-up calls and counted calls, closes it, and reads the
+// callgrind files it kept in dir.
+func count(ctx context.Context, s subject.Subject, dir string, warmups, counted int) (*explain.Profile, error) {
+	for i := range warmups + counted {
+		if _, err := s.Do(ctx, subject.Request{Index: i, Warmup: i < warmups}); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -309,7 +310,11 @@ func countOnce(ctx context.Context, s subject.Subject, dir string) (*explain.Pro
 	}
 	var rel []string
 	for _, f := range kept {
-		rel = append(rel, filepath.Base(f))
+		r, err := filepath.Rel(dir, f)
+		if err != nil {
+			return nil, err
+		}
+		rel = append(rel, r)
 	}
 	return explain.Load(dir, rel)
 }
@@ -335,8 +340,9 @@ func goProfile(injectAt int, dir string) (*explain.Profile, error) {
 }
 
 // commandCounted counts the synthetic Go program run as a command, as run --measure
-// instructions counts an exec scenario (the whole process under callgrind, the Go runtime's
-// start and its background threads included), with function injectAt costlier (none for -1).
+// instructions --iterations RUNS --warmup 0 counts an exec scenario (the whole process under
+// callgrind, the Go runtime's start and its background threads included; each measured iteration's
+// files kept, up to the command's limit), with function injectAt costlier (none for -1).
 func commandCounted(injectAt int, dir string) (*explain.Profile, error) {
 	ctx := context.Background()
 	self, err := os.Executable()
@@ -351,8 +357,11 @@ func commandCounted(injectAt int, dir string) (*explain.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return countOnce(ctx, s, dir)
+	return count(ctx, s, dir, 0, commandRuns)
 }
+
+// commandRuns is -runs: the command source's measured iterations per profile.
+var commandRuns = 5
 
 // driver is driver.py, profiling the Python program and the torch model with the worker's own
 // profile pass.

@@ -14,21 +14,31 @@ import (
 
 // counter is instruction mode for a command (subject.Spec.Measure): every iteration runs the
 // whole command, and the processes it starts, under valgrind's callgrind; the iteration's count
-// is the sum of their totals. One measured iteration's callgrind files are kept.
+// is the sum of their totals. The callgrind files of the first measured iterations (keepRuns)
+// are kept, each iteration's in a folder of its own: explain compares them as chunks, so that a
+// function whose count varies between identical runs (a Go program's runtime, whose work depends
+// on its threads' timing) is told from one that changed.
 type counter struct {
-	vg      callgrind.Valgrind
-	keepDir string // the scenario's profiles folder; "" keeps nothing
+	vg       callgrind.Valgrind
+	keepDir  string // the scenario's profiles folder; "" keeps nothing
+	keepRuns int    // how many measured iterations are kept
 
 	mu   sync.Mutex
 	kept []string
+	runs int // measured iterations kept so far
 }
+
+// keepRuns is how many measured iterations' callgrind files a command keeps: a few runs give
+// each function's count its spread between identical runs; each run's files are some hundreds of
+// kilobytes for a small Go program (about 440 KB), more for a large one.
+const keepRuns = 5
 
 func newCounter(profileDir string) (*counter, error) {
 	vg, err := callgrind.Find()
 	if err != nil {
 		return nil, err
 	}
-	return &counter{vg: vg, keepDir: profileDir}, nil
+	return &counter{vg: vg, keepDir: profileDir, keepRuns: keepRuns}, nil
 }
 
 // prepare returns the argv and environment that count argv in a new temporary folder, and the
@@ -43,7 +53,8 @@ func (k *counter) prepare(argv, env []string) (cargv, cenv []string, tmp string,
 }
 
 // collect reads what the iteration counted in tmp (pid is the command's process, whose file
-// comes first), keeps the files of the first measured iteration, and removes tmp.
+// comes first), keeps the files of the first keepRuns measured iterations (the first in keepDir,
+// the next in keepDir/iteration-2, -3, ...), and removes tmp.
 func (k *counter) collect(tmp string, pid int, measured bool) (map[string]float64, error) {
 	defer os.RemoveAll(tmp)
 	files, err := filepath.Glob(filepath.Join(tmp, "callgrind.out.*"))
@@ -70,11 +81,21 @@ func (k *counter) collect(tmp string, pid int, measured bool) (map[string]float6
 	}
 	if measured && k.keepDir != "" {
 		k.mu.Lock()
-		if k.kept == nil {
-			k.kept, err = callgrind.Keep(k.keepDir, files)
-			if k.kept == nil {
-				k.kept = []string{}
+		if k.runs < k.keepRuns {
+			k.runs++
+			dir := k.keepDir
+			if k.runs == 1 {
+				// An earlier run's iterations in the same folder are not this run's.
+				old, _ := filepath.Glob(filepath.Join(k.keepDir, "iteration-*"))
+				for _, d := range old {
+					os.RemoveAll(d)
+				}
+			} else {
+				dir = filepath.Join(k.keepDir, "iteration-"+strconv.Itoa(k.runs))
 			}
+			var kept []string
+			kept, err = callgrind.Keep(dir, files)
+			k.kept = append(k.kept, kept...)
 		}
 		k.mu.Unlock()
 		if err != nil {
@@ -92,7 +113,8 @@ func (c *Command) Identity() map[string]string {
 	return c.count.vg.Identity()
 }
 
-// Kept implements subject.Counter: the callgrind files of the first measured iteration.
+// Kept implements subject.Counter: the callgrind files of the first measured iterations, the
+// first iteration's first.
 func (c *Command) Kept() []string {
 	if c.count == nil {
 		return nil

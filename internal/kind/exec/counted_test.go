@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/inferbench/inferbench/internal/base/callgrind"
@@ -19,8 +20,9 @@ func needValgrind(t *testing.T) {
 }
 
 // A command counted twice gives the same count: instruction mode's promise (the whole process,
-// a shell and the command it starts, under callgrind). The first measured iteration's callgrind
-// files are kept under the scenario's profiles folder.
+// a shell and the command it starts, under callgrind). The first measured iterations' callgrind
+// files are kept under the scenario's profiles folder, each iteration's in a folder of its own
+// (the first's at the top), as many as keepRuns (issue 34: explain's chunks).
 func TestCountedTwice(t *testing.T) {
 	needValgrind(t)
 	if _, err := exec.LookPath("sh"); err != nil {
@@ -34,8 +36,9 @@ func TestCountedTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.(*Command).count.keepRuns = 2
 	var counts []float64
-	for i := range 3 {
+	for i := range 4 {
 		o, err := s.Do(context.Background(), subject.Request{Index: i, Warmup: i == 0})
 		if err != nil {
 			t.Fatal(err)
@@ -49,19 +52,22 @@ func TestCountedTwice(t *testing.T) {
 		}
 		counts = append(counts, n)
 	}
-	if counts[1] != counts[2] {
-		t.Errorf("the same command counted %v then %v instructions", counts[1], counts[2])
+	if counts[1] != counts[2] || counts[2] != counts[3] {
+		t.Errorf("the same command counted %v instructions", counts[1:])
 	}
 	kept := s.(subject.Counter).Kept()
-	if len(kept) != 2 { // sh, and the /bin/true it starts
-		t.Fatalf("kept %q, want the two processes' callgrind files", kept)
+	want := []string{ // sh, and the /bin/true it starts; two measured iterations of three
+		filepath.Join(keep, "callgrind.out"), filepath.Join(keep, "callgrind.out.2"),
+		filepath.Join(keep, "iteration-2", "callgrind.out"), filepath.Join(keep, "iteration-2", "callgrind.out.2"),
 	}
-	if kept[0] != filepath.Join(keep, "callgrind.out") {
-		t.Errorf("kept %q first, want %s", kept[0], filepath.Join(keep, "callgrind.out"))
+	if !slices.Equal(kept, want) {
+		t.Fatalf("kept %q, want %q", kept, want)
 	}
-	c, err := callgrind.ReadFiles(kept)
-	if err != nil || float64(c.Instructions()) != counts[1] {
-		t.Errorf("the kept files count %d (%v), want the measured iteration's %v", c.Instructions(), err, counts[1])
+	for i := range 2 {
+		c, err := callgrind.ReadFiles(kept[2*i : 2*i+2])
+		if err != nil || float64(c.Instructions()) != counts[1+i] {
+			t.Errorf("iteration %d's kept files count %d (%v), want the measured iteration's %v", i+1, c.Instructions(), err, counts[1+i])
+		}
 	}
 	if id := s.(subject.Counter).Identity(); id["valgrind"] == "" {
 		t.Errorf("identity %v has no valgrind version", id)
