@@ -183,9 +183,10 @@ func (w *writer) finish(r *result.Run) {
 // stage) and the observers following them, and returns the run, marked partial when ctx was
 // cancelled.
 func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *sample.Monitors) *result.Run {
+	logHooks, _ := engineHooks(logObserver{w.log})
 	opts := []engine.Option{
 		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
-		engine.WithObserver(logObserver{w.log}), engine.WithKeepSamples(p.o.KeepSamples),
+		engine.WithHooks(logHooks), engine.WithKeepSamples(p.o.KeepSamples),
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
 		engine.WithRedactor(p.red), engine.WithLogger(w.log),
 		engine.WithOutputLogs(filepath.Join(w.dir, "logs")),
@@ -246,8 +247,8 @@ func (l logObserver) ScenarioFinished(r *result.Scenario) {
 }
 
 var (
-	_ engine.ScenarioStarter  = logObserver{}
-	_ engine.ScenarioFinisher = logObserver{}
+	_ ScenarioStarter  = logObserver{}
+	_ ScenarioFinisher = logObserver{}
 )
 
 // jsonText is v as compact JSON for a log line ("" when it cannot be encoded).

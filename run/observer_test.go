@@ -96,15 +96,14 @@ func (o *everyEvent) RunFinished(_ context.Context, r *result.Run) error {
 }
 
 var (
-	_ run.RunStarter          = (*everyEvent)(nil)
-	_ engine.ScenarioStarter  = (*everyEvent)(nil)
-	_ engine.MeasureStarter   = (*everyEvent)(nil)
-	_ engine.CallCounter      = (*everyEvent)(nil)
-	_ engine.CallHooker       = (*everyEvent)(nil)
-	_ engine.ScenarioFinisher = (*everyEvent)(nil)
-	_ run.ScenariosFinisher   = (*everyEvent)(nil)
-	_ run.RunJudger           = (*everyEvent)(nil)
-	_ run.RunFinisher         = (*everyEvent)(nil)
+	_ run.RunStarter        = (*everyEvent)(nil)
+	_ run.ScenarioStarter   = (*everyEvent)(nil)
+	_ run.MeasureStarter    = (*everyEvent)(nil)
+	_ run.CallCounter       = (*everyEvent)(nil)
+	_ run.ScenarioFinisher  = (*everyEvent)(nil)
+	_ run.ScenariosFinisher = (*everyEvent)(nil)
+	_ run.RunJudger         = (*everyEvent)(nil)
+	_ run.RunFinisher       = (*everyEvent)(nil)
 )
 
 // TestObserverHearsEveryEvent: one observer implementing every ability hears every event of a run

@@ -51,9 +51,17 @@ func (p *pipeline) startTrace(ctx context.Context) (*trace, error) {
 	if err != nil {
 		return nil, usageErr("%v", p.red.Error(err))
 	}
-	p.engineOpts = append(p.engineOpts, engine.WithObserver(tr))
+	h, _ := engineHooks(tr)
+	p.engineOpts = append(p.engineOpts, engine.WithHooks(h))
 	return &trace{tr: tr, p: p}, nil
 }
+
+// The trace is an observer of the scenarios' events (observer.go).
+var (
+	_ ScenarioStarter  = (*tracing.Run)(nil)
+	_ callHooker       = (*tracing.Run)(nil)
+	_ ScenarioFinisher = (*tracing.Run)(nil)
+)
 
 // finish ends the run's span with the run's totals (r is nil when the run stopped before it
 // began) and flushes every span; an export that fails is a warning on Stderr, never the run's

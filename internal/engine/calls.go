@@ -43,7 +43,10 @@ func (c Call) Latency() time.Duration {
 // callHooks returns the hooks the engine's observers have for a scenario.
 func (e *Engine) callHooks(sc *suite.Scenario, cfg load.Config) []CallHook {
 	var hs []CallHook
-	for _, h := range e.observers.hookers {
+	for _, h := range e.hooks {
+		if h.CallHook == nil {
+			continue
+		}
 		if hook := h.CallHook(sc, cfg); hook != nil {
 			hs = append(hs, hook)
 		}

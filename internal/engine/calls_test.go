@@ -64,7 +64,7 @@ load: {mode: concurrency, concurrency: 4, warmup_iterations: 2, measurement_iter
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &hookObserver{}
-			e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithObserver(l))
+			e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithHooks(engine.Hooks{CallHook: l.CallHook}))
 			run := runAll(t, e, scenarios(t, tc.src))
 			sc := run.Scenarios[0]
 			n := sc.Iterations.Warmup + sc.Iterations.Measured

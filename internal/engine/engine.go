@@ -28,7 +28,7 @@ type Engine struct {
 	load        load.Config // overrides from the command line
 	checker     *suite.Checker
 	probes      []Probe
-	observers   observers
+	hooks       hooks
 	maxSamples  int
 	keep        int
 	profileDir  string // --profile: where profiles go ("" none)
@@ -101,9 +101,9 @@ func (e *Engine) Run(ctx context.Context, scenarios []*suite.Scenario, done func
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		e.observers.scenarioStarted(sc, i, len(scenarios))
+		e.hooks.scenarioStarted(sc, i, len(scenarios))
 		r := e.RunScenario(ctx, sc)
-		e.observers.scenarioDone(&r)
+		e.hooks.scenarioFinished(&r)
 		done(r)
 	}
 	return ctx.Err()

@@ -190,12 +190,12 @@ func (e *Engine) drive(ctx context.Context, s *scenario, r *result.Scenario) err
 	}
 	s.col.onPhase = func(p load.Phase) {
 		if p == load.Measure {
-			e.observers.measure(sc)
+			e.hooks.measureStarted(sc)
 			s.stops = append(s.stops, e.startProbes(ctx, sc, s.subj, r)...)
 		}
 	}
-	if len(e.observers.counters) > 0 {
-		s.col.onObserve = func(p load.Phase, n int) { e.observers.observed(sc, p, n) }
+	if e.hooks.counting() {
+		s.col.onObserve = func(p load.Phase, n int) { e.hooks.callCounted(sc, p, n) }
 	}
 	chain := e.sinks(s, r)
 	// Hooks see each call as the subject does (renumbered by agentSubject).

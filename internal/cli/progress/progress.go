@@ -13,7 +13,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
@@ -99,9 +98,3 @@ func (p *Bar) ScenariosFinished() {
 		_ = p.bar.Finish()
 	}
 }
-
-var (
-	_ engine.ScenarioStarter  = (*Bar)(nil)
-	_ engine.CallCounter      = (*Bar)(nil)
-	_ engine.ScenarioFinisher = (*Bar)(nil)
-)

@@ -8,8 +8,14 @@ import (
 	"github.com/inferbench/inferbench/run"
 )
 
-// The bar clears itself when the run's scenarios are done (package progress does not import run).
-var _ run.ScenariosFinisher = (*Bar)(nil)
+// The bar is an observer of the scenarios (package progress does not import run): it counts
+// their calls and clears itself when they are done.
+var (
+	_ run.ScenarioStarter   = (*Bar)(nil)
+	_ run.CallCounter       = (*Bar)(nil)
+	_ run.ScenarioFinisher  = (*Bar)(nil)
+	_ run.ScenariosFinisher = (*Bar)(nil)
+)
 
 func env(vars map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }

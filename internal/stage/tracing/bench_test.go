@@ -49,7 +49,7 @@ func BenchmarkIteration(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				opts = append(opts, engine.WithObserver(tr))
+				opts = append(opts, engine.WithHooks(hooksOf(tr)))
 			}
 			e := engine.New(opts...)
 			var r result.Scenario

@@ -19,7 +19,7 @@ import (
 	"github.com/inferbench/inferbench/suite"
 )
 
-// CallHook implements engine.CallHooker: it returns the hook that records the calls of a scenario
+// CallHook is the trace's call hook, one of a run's events (run/observer.go): it returns the hook that records the calls of a scenario
 // whose span is open, as spans named "request" under a serving load or against an openai
 // subject, "iteration" otherwise.
 //

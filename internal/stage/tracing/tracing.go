@@ -30,7 +30,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -62,9 +61,8 @@ func EnvEndpoint(lookup func(string) (string, bool)) (endpoint, name string) {
 	return "", ""
 }
 
-// Run is the trace of one run, an engine.Observer: each scenario becomes a span
-// (engine.ScenarioStarter, engine.ScenarioFinisher), and each iteration or request a span below
-// its scenario's (engine.CallHooker).
+// Run is the trace of one run, a run.Observer: each scenario becomes a span (ScenarioStarted,
+// ScenarioFinished), and each iteration or request a span below its scenario's (CallHook).
 type Run struct {
 	tp      *sdktrace.TracerProvider
 	exp     *countingExporter
@@ -84,12 +82,6 @@ type scenarioTrace struct {
 	ctx   context.Context // carries span
 	calls *calls          // nil until the engine asks for the hook
 }
-
-var (
-	_ engine.ScenarioStarter  = (*Run)(nil)
-	_ engine.ScenarioFinisher = (*Run)(nil)
-	_ engine.CallHooker       = (*Run)(nil)
-)
 
 // DefaultSpanRate is the most iteration or request spans recorded per second in a scenario,
 // unless WithSpanRate says otherwise (--otlp-span-rate).
@@ -256,7 +248,7 @@ func Sampler(lookup func(string) (string, bool)) (sdktrace.Sampler, error) {
 	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%q: not supported (always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio)", name)
 }
 
-// ScenarioStarted implements engine.ScenarioStarter: the scenario's span starts.
+// ScenarioStarted implements run.ScenarioStarter: the scenario's span starts.
 func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	ctx, span := r.tracer.Start(r.ctx, "scenario "+sc.ID(), trace.WithAttributes(
 		attribute.String("inferbench.benchmark", sc.Benchmark.Name),
@@ -270,7 +262,7 @@ func (r *Run) ScenarioStarted(sc *suite.Scenario, index, total int) {
 	r.mu.Unlock()
 }
 
-// ScenarioFinished implements engine.ScenarioFinisher: the metrics become attributes (a summary as its
+// ScenarioFinished implements run.ScenarioFinisher: the metrics become attributes (a summary as its
 // median, p95 and p99; a value as itself) and the span ends.
 func (r *Run) ScenarioFinished(s *result.Scenario) {
 	r.mu.Lock()

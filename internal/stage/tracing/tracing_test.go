@@ -86,7 +86,7 @@ func runScenarios(t *testing.T, tr *Run, src string) []result.Scenario {
 		scs = append(scs, b.Expand(nil)...)
 	}
 	var out []result.Scenario
-	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithObserver(tr))
+	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithHooks(hooksOf(tr)))
 	ctx := context.Background()
 	if err := e.Run(ctx, scs, func(r result.Scenario) { out = append(out, r) }); err != nil {
 		t.Fatal(err)
@@ -370,4 +370,9 @@ func TestUnsampledRequestContext(t *testing.T) {
 	if n := tr.spans[sc.ID()].calls.recorded.Load(); n != 0 {
 		t.Errorf("%d spans recorded in an unsampled run", n)
 	}
+}
+
+// hooksOf is the trace's events as the engine's hooks, as run gives them to the engine.
+func hooksOf(tr *Run) engine.Hooks {
+	return engine.Hooks{ScenarioStarted: tr.ScenarioStarted, CallHook: tr.CallHook, ScenarioFinished: tr.ScenarioFinished}
 }

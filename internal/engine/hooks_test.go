@@ -34,12 +34,12 @@ func (m *measureCounter) CallCounted(_ *suite.Scenario, phase load.Phase, done i
 	m.events = append(m.events, fmt.Sprintf("%s %d", what, done))
 }
 
-// TestObserverAbilities: an observer hears the events whose interfaces it implements, here the
-// measured window opening after the warm-up calls and before the measured ones; a value with none
-// of the abilities observes nothing.
-func TestObserverAbilities(t *testing.T) {
+// TestHooks: the hooks set are called, here the measured window opening after the warm-up calls
+// and before the measured ones; those left nil are not.
+func TestHooks(t *testing.T) {
 	m := &measureCounter{}
-	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithObserver(m))
+	e := engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}),
+		engine.WithHooks(engine.Hooks{MeasureStarted: m.MeasureStarted, CallCounted: m.CallCounted}))
 	runAll(t, e, scenarios(t, `name: s
 subject: {kind: mock, latency_ms: 1}
 load: {warmup_iterations: 2, measurement_iterations: 3}
@@ -47,11 +47,5 @@ load: {warmup_iterations: 2, measurement_iterations: 3}
 	want := []string{"warm-up 1", "warm-up 2", "measuring s/default", "measure 1", "measure 2", "measure 3"}
 	if diff := cmp.Diff(want, m.events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
-	}
-	if !engine.Observes(m) {
-		t.Error("Observes(a MeasureStarter and CallCounter) = false")
-	}
-	if engine.Observes(struct{}{}) || engine.Observes(nil) {
-		t.Error("Observes(a value with no ability) = true")
 	}
 }
