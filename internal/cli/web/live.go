@@ -1,11 +1,8 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -209,60 +206,6 @@ func (h *Hub) ServeEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fl.Flush()
-		}
-	}
-}
-
-// WatchResults follows the newest run folder under root (root/latest, as `inferbench run` links
-// it) and mirrors its run into the hub and the metrics while it changes: each finished scenario
-// is in run.json or its journal, so the live view follows a run started in another process.
-// It returns when ctx is done.
-func WatchResults(ctx context.Context, root string, every time.Duration, h *Hub, m *Metrics) {
-	WatchRun(ctx, func() string {
-		if dir, err := filepath.EvalSymlinks(filepath.Join(root, result.LatestLink)); err == nil {
-			return filepath.Join(dir, result.RunFile)
-		}
-		return ""
-	}, every, h, m)
-}
-
-// runModTime is the last change of a run: of its run.json or, while it runs, of the journal of
-// scenarios beside it (run.json is rewritten only from time to time; result.JournalFile).
-func runModTime(runJSON string) (time.Time, bool) {
-	fi, err := os.Stat(runJSON)
-	if err != nil {
-		return time.Time{}, false
-	}
-	mod := fi.ModTime()
-	if j, err := os.Stat(filepath.Join(filepath.Dir(runJSON), result.JournalFile)); err == nil && j.ModTime().After(mod) {
-		mod = j.ModTime()
-	}
-	return mod, true
-}
-
-// WatchRun polls the run.json that path returns and mirrors each new version into the hub and,
-// while the run is partial, into the metrics. It returns when ctx is done.
-func WatchRun(ctx context.Context, path func() string, every time.Duration, h *Hub, m *Metrics) {
-	var lastMod time.Time
-	var lastPath string
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if p := path(); p != "" {
-			if mod, ok := runModTime(p); ok && (p != lastPath || !mod.Equal(lastMod)) {
-				if r, err := result.Load(p); err == nil {
-					lastPath, lastMod = p, mod
-					h.SetRun(r)
-					if m != nil && r.Partial {
-						m.SetRun(r)
-					}
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
 		}
 	}
 }

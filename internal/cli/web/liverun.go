@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/inferbench/inferbench/result"
@@ -16,8 +15,9 @@ import (
 
 // LiveRun serves /metrics and the live view of one run while it lasts (`inferbench run
 // --metrics-addr`). It is a run.Observer: started with the run folder (run.RunStarter), told of
-// each measured window (Measuring marks the scenario being measured) and given each scenario as
-// it is done, finished with the run (run.RunFinisher).
+// each measured window (MeasureStarted marks the scenario being measured) and given each scenario as
+// it is done, finished with the run (run.RunFinisher): what it hears goes to the server's view,
+// the observer that `inferbench serve` feeds from a run folder (WatchResults).
 //
 // Note: the live view used to re-read the run folder's run.json every 250 ms; an observer hears
 // each scenario once, when it is done, and reads no file.
@@ -28,19 +28,20 @@ type LiveRun struct {
 	Log    io.Writer     // where the addresses are announced (nil: nowhere)
 
 	srv    *Server
+	view   view // the live view and /metrics of srv
 	cancel context.CancelFunc
 	done   chan error
 }
 
-// RunStarted listens on Addr and serves until RunFinished, following dir/run.json.
+// RunStarted listens on Addr and serves until RunFinished.
 func (l *LiveRun) RunStarted(ctx context.Context, dir string) error {
 	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
 		return fmt.Errorf("--metrics-addr %s: %w", l.Addr, err)
 	}
 	l.srv = New(nil, WithToken(l.Token))
-	hub := l.srv.Hub()
-	hub.Reset(filepath.Base(dir), time.Now(), 0)
+	l.view = view{l.srv.Hub(), l.srv.Metrics()}
+	_ = l.view.RunStarted(ctx, dir)
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l.cancel = cancel
 	l.done = make(chan error, 1)
@@ -52,22 +53,14 @@ func (l *LiveRun) RunStarted(ctx context.Context, dir string) error {
 }
 
 // MeasureStarted marks the scenario whose measured window just opened.
-func (l *LiveRun) MeasureStarted(sc *suite.Scenario) {
-	l.srv.Hub().SetCurrent(sc.Benchmark.Name + "/" + sc.Name)
-	l.srv.Metrics().Started(sc.Benchmark.Name, sc.Name)
-}
+func (l *LiveRun) MeasureStarted(sc *suite.Scenario) { l.view.MeasureStarted(sc) }
 
 // ScenarioFinished publishes a finished scenario in the live view and /metrics.
-func (l *LiveRun) ScenarioFinished(r *result.Scenario) {
-	l.srv.Hub().Add(r)
-	l.srv.Metrics().Add(r)
-}
+func (l *LiveRun) ScenarioFinished(r *result.Scenario) { l.view.ScenarioFinished(r) }
 
 // RunFinished publishes the finished run, serves it Linger longer, and stops.
 func (l *LiveRun) RunFinished(ctx context.Context, r *result.Run) error {
-	l.srv.Hub().SetRun(r)
-	l.srv.Hub().Finish()
-	l.srv.Metrics().SetRun(r)
+	_ = l.view.RunFinished(ctx, r)
 	if l.Linger > 0 {
 		select {
 		case <-time.After(l.Linger):

@@ -349,45 +349,6 @@ func TestLiveEvents(t *testing.T) {
 	io.Copy(io.Discard, strings.NewReader(""))
 }
 
-// TestWatchRun follows a run.json rewritten as scenarios finish, as serve does with a run started
-// in another process.
-func TestWatchRun(t *testing.T) {
-	dir := t.TempDir()
-	r := storetest.MakeRun("w1", storetest.T0, 1, 10, []string{"b"}, 2, 10)
-	r.Partial, r.FinishedAt = true, time.Time{} // in progress
-	all := r.Scenarios
-	r.Scenarios = all[:1]
-	if err := result.Save(dir, r); err != nil {
-		t.Fatal(err)
-	}
-	h, m := NewHub(), NewMetrics()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		WatchRun(ctx, func() string { return filepath.Join(dir, result.RunFile) }, 10*time.Millisecond, h, m)
-		close(done)
-	}()
-	wait := func(cond func(LiveState) bool) {
-		t.Helper()
-		for i := 0; i < 500; i++ {
-			if cond(h.State()) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("state never matched: %+v", h.State())
-	}
-	wait(func(s LiveState) bool { return s.RunID == "w1" && s.Done == 1 && s.Running })
-	r.Scenarios, r.Partial, r.FinishedAt = all, false, storetest.T0.Add(time.Minute)
-	time.Sleep(20 * time.Millisecond) // a new modification time
-	if err := result.Save(dir, r); err != nil {
-		t.Fatal(err)
-	}
-	wait(func(s LiveState) bool { return s.Done == 2 && !s.Running })
-	cancel()
-	<-done
-}
-
 // TestDashboardInBrowser walks the dashboard in headless Chromium: the run list, a click to a run,
 // back and a click to a compare, the trends and the live view; every chart must draw and the
 // console must stay clean.
