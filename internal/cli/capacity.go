@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/internal/base/inert"
 	"github.com/inferbench/inferbench/internal/cli/progress"
@@ -26,6 +27,7 @@ func newCapacity(o *IO) *cobra.Command {
 		baseline string
 		noStore  bool
 	)
+	search := searchFlags(&cc)
 	cmd := &cobra.Command{
 		Use:   "capacity [PATH...]",
 		Short: "Find the highest request rate a server holds within its SLOs",
@@ -76,12 +78,12 @@ capacity lower.`,
 				opts.Load.Seed = q.Seed
 			}
 			c := cc
-			// The flags' settings replace a definition's capacity block only when one is given.
-			for _, name := range []string{"attainment", "start-rate", "min-requests", "max-requests", "warmup-requests", "max-steps", "tolerance"} {
-				if f.Changed(name) {
+			// The search's flags replace a definition's capacity block only when one is given.
+			search.VisitAll(func(fl *pflag.Flag) {
+				if fl.Changed {
 					opts.Load.Capacity = &c
 				}
-			}
+			})
 			if len(slos) > 0 {
 				if err := c.Validate(slos); err != nil {
 					return usageErr("%v", err)
@@ -104,13 +106,7 @@ capacity lower.`,
 	f.StringVar(&q.URL, "openai", "", "search the OpenAI-compatible server at this base URL (no definition needed; --model names the model)")
 	serverFlags(f, &q)
 	f.StringArrayVar(&q.SLOs, "slo", nil, "service-level objective metric.pNN=limit, e.g. --slo ttft_ms.p99=500 (repeatable; a percentile: the share of requests within the limit)")
-	f.Float64Var(&cc.Attainment, "attainment", 0, "judge the SLOs together, as goodput: this fraction of requests must meet every limit (e.g. 0.9); default: each SLO by its percentile")
-	f.Float64Var(&cc.Start, "start-rate", 0, "first rate tried, requests/s (default: half of what a first throughput step completes)")
-	f.IntVar(&cc.MinRequests, "min-requests", 0, "measured requests at a step's first look (default 200, or 20/(1-target): 2000 at p99)")
-	f.IntVar(&cc.MaxRequests, "max-requests", 0, "measured requests a step sends at most (default 8 × --min-requests)")
-	f.IntVar(&cc.WarmupRequests, "warmup-requests", 0, "requests sent unmeasured at the start of each step (default --min-requests / 4)")
-	f.IntVar(&cc.MaxSteps, "max-steps", 0, "steps at most (default 12)")
-	f.Float64Var(&cc.Tolerance, "tolerance", 0, "stop when the highest pass and the lowest fail are this close, as a fraction (default 0.03)")
+	f.AddFlagSet(search)
 	f.IntVar(&q.Requests, "requests", 0, "with --openai and no --start-rate: requests of the throughput step (default 100)")
 	f.IntVar(&q.MaxConcurrency, "max-concurrency", 0, "with --openai: cap on requests in flight")
 	f.StringVar(&q.InputTokens, "input-tokens", "", "with --openai: synthetic prompt length, a number or a distribution")
@@ -122,6 +118,20 @@ capacity lower.`,
 	f.StringVar(&baseline, "baseline", "", "compare with this baseline afterwards (exit code 3 when the capacity is lower)")
 	f.BoolVar(&noStore, "no-store", false, "do not record the run in the history store")
 	return cmd
+}
+
+// searchFlags are the capacity search's settings, in a set of their own: given on the command
+// line, they replace a definition's capacity block.
+func searchFlags(cc *load.CapacityConfig) *pflag.FlagSet {
+	f := pflag.NewFlagSet("search", pflag.ContinueOnError)
+	f.Float64Var(&cc.Attainment, "attainment", 0, "judge the SLOs together, as goodput: this fraction of requests must meet every limit (e.g. 0.9); default: each SLO by its percentile")
+	f.Float64Var(&cc.Start, "start-rate", 0, "first rate tried, requests/s (default: half of what a first throughput step completes)")
+	f.IntVar(&cc.MinRequests, "min-requests", 0, "measured requests at a step's first look (default 200, or 20/(1-target): 2000 at p99)")
+	f.IntVar(&cc.MaxRequests, "max-requests", 0, "measured requests a step sends at most (default 8 × --min-requests)")
+	f.IntVar(&cc.WarmupRequests, "warmup-requests", 0, "requests sent unmeasured at the start of each step (default --min-requests / 4)")
+	f.IntVar(&cc.MaxSteps, "max-steps", 0, "steps at most (default 12)")
+	f.Float64Var(&cc.Tolerance, "tolerance", 0, "stop when the highest pass and the lowest fail are this close, as a fraction (default 0.03)")
+	return f
 }
 
 // printCapacity writes each capacity scenario's answer under the run's summary table, whose

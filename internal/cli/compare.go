@@ -7,8 +7,7 @@ import (
 )
 
 type compareCmdFlags struct {
-	sf     storeFlags
-	cf     compareFlags
+	runs   twoRunFlags
 	format string
 	output string
 	json   string
@@ -53,9 +52,7 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 		},
 	}
 	fl := cmd.Flags()
-	f.sf.register(fl)
-	f.sf.registerResults(fl)
-	f.cf.register(fl)
+	f.runs.register(fl)
 	fl.StringVar(&f.format, "format", "text", "text, markdown, json, junit or html")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
 	fl.StringVar(&f.json, "json", "", "also write the comparison as JSON to this file (the same comparison as --format's output: compared once)")
@@ -64,11 +61,10 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 }
 
 func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef string) error {
-	cfg, err := f.cf.config(o, cmd.Flags())
+	src, cfg, err := f.runs.open(o, cmd.Flags())
 	if err != nil {
 		return err
 	}
-	src := f.sf.runs(o)
 	defer src.Close()
 	_, err = src.Compare(cmd.Context(), oldRef, newRef, recorded.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, JSON: f.json, Stdout: o.Stdout, Stderr: o.Stderr})
 	return err

@@ -8,8 +8,7 @@ import (
 )
 
 type explainCmdFlags struct {
-	sf     storeFlags
-	cf     compareFlags
+	runs   twoRunFlags
 	format string
 	output string
 	all    bool
@@ -44,11 +43,10 @@ Exit code: 0 explained (whatever the change), 1 an error, 2 usage.`,
   inferbench explain old/run.json new/run.json --all-scenarios --format json -o explain.json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.cf.config(o, cmd.Flags())
+			src, cfg, err := f.runs.open(o, cmd.Flags())
 			if err != nil {
 				return err
 			}
-			src := f.sf.runs(o)
 			defer src.Close()
 			_, err = src.Explain(cmd.Context(), args[0], args[1], recorded.ExplainOptions{
 				Config: cfg, All: f.all, Explain: explain.Options{Alpha: f.alpha},
@@ -58,9 +56,7 @@ Exit code: 0 explained (whatever the change), 1 an error, 2 usage.`,
 		},
 	}
 	fl := cmd.Flags()
-	f.sf.register(fl)
-	f.sf.registerResults(fl)
-	f.cf.register(fl)
+	f.runs.register(fl)
 	fl.StringVar(&f.format, "format", "text", "text, markdown or json")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the explanation here (- for stdout)")
 	fl.BoolVar(&f.all, "all-scenarios", false, "explain every scenario of both runs, not only the regressed ones")

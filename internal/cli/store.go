@@ -38,6 +38,29 @@ func (sf *storeFlags) runs(o *IO) *recorded.Source {
 	return &recorded.Source{Env: env(o), Store: sf.url, ResultsDir: sf.resultsDir}
 }
 
+// twoRunFlags are how compare and explain find the two runs their arguments name (in
+// --results-dir, then in the store) and judge them.
+type twoRunFlags struct {
+	sf storeFlags
+	cf compareFlags
+}
+
+func (t *twoRunFlags) register(f *pflag.FlagSet) {
+	t.sf.register(f)
+	t.sf.registerResults(f)
+	t.cf.register(f)
+}
+
+// open returns the source of the runs and the configuration that judges them; the caller closes
+// the source.
+func (t *twoRunFlags) open(o *IO, f *pflag.FlagSet) (*recorded.Source, compare.Config, error) {
+	cfg, err := t.cf.config(o, f)
+	if err != nil {
+		return nil, cfg, err
+	}
+	return t.sf.runs(o), cfg, nil
+}
+
 // inDir resolves a relative path against the command's directory.
 func inDir(o *IO, p string) string { return env(o).Path(p) }
 
