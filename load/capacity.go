@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/inferbench/inferbench/internal/capacity"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -161,8 +162,9 @@ func (j *trialSubject) Do(ctx context.Context, r subject.Request) (subject.Obser
 	return o, err
 }
 
-// measures are a call's figures as the capacity search judges them (StreamMetrics' definitions;
-// itl_ms the longest gap of the request, as goodput judges it).
+// measures are a call's figures as the capacity search judges them: figures.StreamMetrics'
+// derivation, read again (figures.Rederive); itl_ms the longest gap of the request, as goodput
+// judges it, and the _sched figures the unscheduled ones where the call had no schedule.
 func measures(o subject.Observation, err error) capacity.Measures {
 	nan := math.NaN()
 	m := capacity.Measures{TTFT: nan, ITLMax: nan, TPOT: nan, E2E: nan, TTFTSched: nan, E2ESched: nan}
@@ -170,27 +172,27 @@ func measures(o subject.Observation, err error) capacity.Measures {
 		m.Failed = true
 		return m
 	}
-	if o.FirstToken.IsZero() {
-		return m
-	}
-	m.TTFT, m.E2E = msOf(o.FirstToken.Sub(o.Start)), msOf(o.End.Sub(o.Start))
-	m.TTFTSched, m.E2ESched = m.TTFT, m.E2E
-	if !o.Scheduled.IsZero() {
-		m.TTFTSched, m.E2ESched = msOf(o.FirstToken.Sub(o.Scheduled)), msOf(o.End.Sub(o.Scheduled))
-	}
-	itl(o.Tokens, func(_ string, v float64) {
-		if math.IsNaN(m.ITLMax) || v > m.ITLMax {
-			m.ITLMax = v
+	sched := false
+	figures.Rederive(o, func(metric string, v float64) {
+		switch metric {
+		case "ttft_ms":
+			m.TTFT = v
+		case "e2e_ms":
+			m.E2E = v
+		case "ttft_sched_ms":
+			m.TTFTSched, sched = v, true
+		case "e2e_sched_ms":
+			m.E2ESched = v
+		case "itl_ms":
+			if math.IsNaN(m.ITLMax) || v > m.ITLMax {
+				m.ITLMax = v
+			}
+		case "tpot_ms":
+			m.TPOT = v
 		}
 	})
-	out := o.OutputTokens
-	if out == 0 {
-		for _, t := range o.Tokens {
-			out += max(t.Tokens, 1)
-		}
-	}
-	if out > 1 {
-		m.TPOT = msOf(o.End.Sub(o.FirstToken)) / float64(out-1)
+	if !sched {
+		m.TTFTSched, m.E2ESched = m.TTFT, m.E2E
 	}
 	return m
 }

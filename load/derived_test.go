@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/cli/ab"
 	"github.com/inferbench/inferbench/internal/engine"
+	"github.com/inferbench/inferbench/internal/figures"
 	_ "github.com/inferbench/inferbench/internal/kind/mock"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -16,7 +17,7 @@ import (
 )
 
 // TestDerivedOncePerRequest: each measured request's generation metrics are derived once
-// (load.StreamMetrics), though run.json, the SLO verdict, goodput, the slices and a sweep's steps
+// (figures.StreamMetrics), though run.json, the SLO verdict, goodput, the slices and a sweep's steps
 // all read them. Warm-up requests are not derived at all.
 func TestDerivedOncePerRequest(t *testing.T) {
 	for _, tc := range []struct{ name, load string }{
@@ -31,13 +32,13 @@ func TestDerivedOncePerRequest(t *testing.T) {
 			scs := scenarios(t, `name: once
 subject: {kind: mock, latency_ms: 1, generate: {output_tokens: 3, ttft_ms: 1, itl_ms: 1}}
 load: `+tc.load+"\n")
-			before := load.Derivations()
+			before := figures.Derivations()
 			run := runAll(t, engine.New(engine.WithChecker(&suite.Checker{EnableMock: true}), engine.WithRequestLog(t.TempDir())), scs)
 			sc := run.Scenarios[0]
 			if sc.Status != result.StatusOK || sc.Extra.SLO == nil && tc.name != "sweep" {
 				t.Fatalf("status %s %s, slo %v", sc.Status, sc.Error, sc.Extra.SLO)
 			}
-			derived := load.Derivations() - before
+			derived := figures.Derivations() - before
 			if n := int64(sc.Metrics["ttft_ms"].Summary.N); derived != n || n != int64(sc.Iterations.Measured) {
 				t.Errorf("%d derivations for %d measured requests (%d TTFTs): want one each", derived, sc.Iterations.Measured, n)
 			}
@@ -109,7 +110,7 @@ func (r *reporter) Extra(section string, v any) {
 }
 
 // TestTurnsDerivedAsRunJSON: mode sessions' per-turn figures are those of run.json's ttft_ms and
-// e2e_ms, by the same derivation (load.StreamMetrics), so a turn counts the requests that
+// e2e_ms, by the same derivation (figures.StreamMetrics), so a turn counts the requests that
 // streamed and its end-to-end latency leaves out those that did not.
 func TestTurnsDerivedAsRunJSON(t *testing.T) {
 	c := load.Config{Mode: load.ModeSessions, Concurrency: 1, WarmupIterations: new(0), MeasurementIterations: new(8)}
@@ -118,11 +119,11 @@ func TestTurnsDerivedAsRunJSON(t *testing.T) {
 		t.Fatal(err, ok)
 	}
 	rec := &reporter{extra: map[string]any{}}
-	before := load.Derivations()
+	before := figures.Derivations()
 	if err := drive(context.Background(), halfStreamed{}, c, rec); err != nil {
 		t.Fatal(err)
 	}
-	derived := load.Derivations() - before
+	derived := figures.Derivations() - before
 	turns, _ := rec.extra[result.SectionTurns].([]result.TurnStat)
 	if len(turns) != 2 || rec.measured != 8 {
 		t.Fatalf("%d measured, turns %+v; want 8 and 2 turns", rec.measured, turns)
@@ -137,11 +138,11 @@ func TestTurnsDerivedAsRunJSON(t *testing.T) {
 }
 
 // TestABDerivedAsRunJSON: ab's value of a call for a generation metric is run.json's for it
-// (load.StreamMetrics, once a call): a call that streamed nothing has no e2e_ms, where ab took
+// (figures.StreamMetrics, once a call): a call that streamed nothing has no e2e_ms, where ab took
 // its round trip before.
 func TestABDerivedAsRunJSON(t *testing.T) {
 	cfg := load.Config{}
-	before := load.Derivations()
+	before := figures.Derivations()
 	vals, failed, err := ab.Subjects(halfStreamed{}, halfStreamed{}, cfg, "e2e_ms")(context.Background(), 0, 4)
 	if err != nil || failed != 0 {
 		t.Fatal(err, failed)
@@ -149,7 +150,7 @@ func TestABDerivedAsRunJSON(t *testing.T) {
 	if len(vals) != 2 || vals[0] != 3 || vals[1] != 3 {
 		t.Errorf("e2e_ms of 4 calls, 2 streamed: %v, want [3 3]", vals)
 	}
-	if d := load.Derivations() - before; d != 2 {
+	if d := figures.Derivations() - before; d != 2 {
 		t.Errorf("%d derivations for 2 streamed calls, want 2", d)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -38,40 +39,6 @@ type SweepConfig struct {
 // arrivals are read times) above which a scenario is client_bound (servingSink.lagReasons).
 const clientBoundLag = time.Millisecond
 
-// Tainted are the metrics a client_bound scenario marks with TaintNote: the figures the client's
-// own limits may have set.
-var Tainted = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttft_sched_ms", "e2e_sched_ms", "latency_ms",
-	"requests_per_s", "output_tokens_per_s", "throughput_ips", "iterations_per_s", "goodput_rps", "steady_requests_per_s"}
-
-// TaintNote is the note of a Tainted metric in a client_bound scenario.
-const TaintNote = "client_bound: the client's own limits may have set this figure (see the scenario's warnings)"
-
-// CoalescedWarning is the fraction of first tokens (or of inter-token gaps) that the client read
-// together with the next event although the server sent them apart (or, when the server does not
-// say, at all) above which the scenario is warned.
-const CoalescedWarning = 0.01
-
-// Per-request values a subject may report (subject.Observation.Values) about the client's own
-// delays and, where the server says, what the server sent together. The delays become metrics of
-// the scenario; the server's figures are read here and removed.
-const (
-	// ValueSendDelay is the time from the call to the request's last byte leaving, in ms.
-	ValueSendDelay = "send_delay_ms"
-	// ValueReadDelay is the longest time from the kernel receiving response bytes to the
-	// client reading them, in ms.
-	ValueReadDelay = "read_delay_ms"
-	// ValueServerTogether is the number of content events the server wrote in one write with
-	// the event before them.
-	ValueServerTogether = "server_events_together"
-	// ValueServerFirstTogether is 1 when the server wrote the first two content events in one
-	// write, else 0.
-	ValueServerFirstTogether = "server_first_together"
-	// ValueOutputShort is 1 when a request asked for a number of output tokens and the server
-	// stopped before it, else 0 (absent when none was asked). Serving loads count them
-	// (output_short_rate) and remove it.
-	ValueOutputShort = "output_short"
-)
-
 // shortWarning is the share of requests stopping short of their asked length above which the
 // scenario is warned: their output lengths, and every per-token figure, are not the workload's.
 const shortWarning = 0.01
@@ -80,11 +47,11 @@ func init() {
 	result.Define(
 		result.Info{Name: "itl_coalesced_rate", Unit: "ratio", Better: result.Lower, Doc: "inter-token gaps of zero because the two events arrived in one read, over all inter-token gaps"},
 		result.Info{Name: "output_short_rate", Unit: "ratio", Better: result.Lower, Doc: "requests that stopped before the output tokens they asked for, over the requests that asked for a number"},
-		result.Info{Name: ValueOutputShort, Unit: "ratio", Better: result.Lower, Doc: "1 when a request stopped before the output tokens it asked for, else 0 (serving loads count them as output_short_rate)"},
+		result.Info{Name: figures.ValueOutputShort, Unit: "ratio", Better: result.Lower, Doc: "1 when a request stopped before the output tokens it asked for, else 0 (serving loads count them as output_short_rate)"},
 		result.Info{Name: "client_stall_p99_ms", Unit: "ms", Better: result.Lower, Doc: "p99 of how late the client's event loop woke from a 5 ms sleep during the measured phase"},
 		// Read by the serving loads and removed; a single-call load keeps them as metrics.
-		result.Info{Name: ValueServerFirstTogether, Unit: "ratio", Better: result.Lower, Doc: "mockserver: 1 when the server wrote a request's first two content events in one write, else 0 (its mean is the server's share)"},
-		result.Info{Name: ValueServerTogether, Unit: "events", Better: result.Lower, Doc: "mockserver: content events of a request the server wrote in one write with the event before them"},
+		result.Info{Name: figures.ValueServerFirstTogether, Unit: "ratio", Better: result.Lower, Doc: "mockserver: 1 when the server wrote a request's first two content events in one write, else 0 (its mean is the server's share)"},
+		result.Info{Name: figures.ValueServerTogether, Unit: "events", Better: result.Lower, Doc: "mockserver: content events of a request the server wrote in one write with the event before them"},
 	)
 }
 
@@ -134,7 +101,7 @@ func (c Config) validateServing() error {
 			return err
 		}
 	}
-	if _, err := ParseSLOs(c.SLO); err != nil {
+	if _, err := figures.ParseSLOs(c.SLO); err != nil {
 		return err
 	}
 	if c.mode() == ModeCapacity {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -388,10 +389,10 @@ func TestGoodputAndSLO(t *testing.T) {
 	for _, o := range rec.obs[Measure] {
 		ss.Observe(Measure, o, nil)
 	}
-	var good int
-	ss.keeper.WithFigures(func(f *Figures) { good = f.all.good })
-	if good != 20 {
-		t.Errorf("%d requests met the SLOs, want 20", good)
+	var st result.SweepStep
+	ss.keeper.WithFigures(func(f *figures.Figures) { st = f.Step("") })
+	if good := st.GoodputRPS / st.RPS; math.Abs(good-0.5) > 1e-9 {
+		t.Errorf("%v of the requests met the SLOs, want 0.5 (20 of 40)", good)
 	}
 }
 
@@ -448,36 +449,6 @@ func TestValidateServing(t *testing.T) {
 			t.Errorf("Validate(%+v) = %v, want %q", tt.c, err, tt.err)
 		}
 	}
-	slos, err := ParseSLOs(map[string]float64{"itl_ms.p99.9": 5, "e2e_ms": 100})
-	if err != nil || len(slos) != 2 || slos[0].Stat != "p99" || slos[1].Stat != "p99.9" {
-		t.Errorf("ParseSLOs = %+v, %v", slos, err)
-	}
-}
-
-// TestStreamMetrics checks the one definition the engine and the SLO checks share: events read
-// together are one delivery whose gap is spread over them, and a send on schedule has no
-// separate scheduled latencies.
-func TestStreamMetrics(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	o := subject.Observation{Scheduled: t0, Start: t0, FirstToken: at(5), End: at(25),
-		Tokens: []subject.TokenEvent{{At: at(5), Tokens: 1}, {At: at(25), Tokens: 1}, {At: at(25), Tokens: 1}}}
-	got := map[string][]float64{}
-	out, ok := StreamMetrics(o, func(m string, v float64) { got[m] = append(got[m], v) })
-	if !ok || out != 3 {
-		t.Fatalf("out %d, ok %v", out, ok)
-	}
-	// As they arrived: the second and third events came in one read 20 ms after the first. The
-	// gap was spread over them ([10 10]), a figure neither side saw.
-	if itl := got["itl_ms"]; len(itl) != 2 || itl[0] != 20 || itl[1] != 0 {
-		t.Errorf("itl_ms %v, want [20 0]: two events read together 20 ms after the first", itl)
-	}
-	if _, sched := got["ttft_sched_ms"]; sched {
-		t.Errorf("ttft_sched_ms for a request sent on schedule: %v", got)
-	}
-	if tpot := got["tpot_ms"]; len(tpot) != 1 || tpot[0] != 10 {
-		t.Errorf("tpot_ms %v, want [10]", tpot)
-	}
 }
 
 // fixed is a subject whose every observation is made by obs.
@@ -508,7 +479,9 @@ func stream(ms ...int) subject.Observation {
 // stamped by the kernel, so a late read moves a time only when it merges events the server sent
 // apart, and a late send delays the request, not its TTFT.
 func TestClientBoundFromLag(t *testing.T) {
-	apart := func(o *subject.Observation) { o.Values[ValueServerFirstTogether], o.Values[ValueServerTogether] = 0, 0 }
+	apart := func(o *subject.Observation) {
+		o.Values[figures.ValueServerFirstTogether], o.Values[figures.ValueServerTogether] = 0, 0
+	}
 	for _, tt := range []struct {
 		name   string
 		open   bool  // an open loop at 500 req/s, else a closed loop of 2
@@ -517,17 +490,17 @@ func TestClientBoundFromLag(t *testing.T) {
 		server func(*subject.Observation)
 		want   string // in the warning; "" for not client_bound
 	}{
-		{"late reads merged first tokens", false, []int{10, 10, 15}, map[string]float64{ValueReadDelay: 4, ValueSendDelay: 0.05}, apart,
+		{"late reads merged first tokens", false, []int{10, 10, 15}, map[string]float64{figures.ValueReadDelay: 4, figures.ValueSendDelay: 0.05}, apart,
 			"late reads (read delay p99 4.00 ms) took 100.0% of first tokens in one read with the next event although the server sent them apart"},
-		{"late reads, nothing merged", false, []int{5, 10, 15}, map[string]float64{ValueReadDelay: 4, ValueSendDelay: 0.05}, apart, ""},
-		{"server silent, reads later than a token", false, []int{10, 10, 15}, map[string]float64{ValueReadDelay: 8, ValueSendDelay: 0.05}, nil,
+		{"late reads, nothing merged", false, []int{5, 10, 15}, map[string]float64{figures.ValueReadDelay: 4, figures.ValueSendDelay: 0.05}, apart, ""},
+		{"server silent, reads later than a token", false, []int{10, 10, 15}, map[string]float64{figures.ValueReadDelay: 8, figures.ValueSendDelay: 0.05}, nil,
 			"took 100.0% of first tokens in one read with the next event (the server does not say"},
-		{"server silent, reads within a token", false, []int{10, 10, 15}, map[string]float64{ValueReadDelay: 2, ValueSendDelay: 0.05}, nil, ""},
-		{"closed loop, send delay a fifth of e2e", false, []int{5, 10, 15}, map[string]float64{ValueReadDelay: 0.05, ValueSendDelay: 3}, nil,
+		{"server silent, reads within a token", false, []int{10, 10, 15}, map[string]float64{figures.ValueReadDelay: 2, figures.ValueSendDelay: 0.05}, nil, ""},
+		{"closed loop, send delay a fifth of e2e", false, []int{5, 10, 15}, map[string]float64{figures.ValueReadDelay: 0.05, figures.ValueSendDelay: 3}, nil,
 			"send delay mean 3.00 ms is 20.0% of the e2e mean 15.00 ms"},
-		{"closed loop, send delay 0.5% of e2e", false, []int{5, 300, 600}, map[string]float64{ValueReadDelay: 0.05, ValueSendDelay: 3}, nil, ""},
-		{"open loop, send delay", true, []int{5, 10, 15}, map[string]float64{ValueReadDelay: 0.05, ValueSendDelay: 3}, nil, "send delay p99 3.00 ms exceeds 1ms"},
-		{"on time", false, []int{5, 10, 15}, map[string]float64{ValueReadDelay: 0.05, ValueSendDelay: 0.05}, nil, ""},
+		{"closed loop, send delay 0.5% of e2e", false, []int{5, 300, 600}, map[string]float64{figures.ValueReadDelay: 0.05, figures.ValueSendDelay: 3}, nil, ""},
+		{"open loop, send delay", true, []int{5, 10, 15}, map[string]float64{figures.ValueReadDelay: 0.05, figures.ValueSendDelay: 3}, nil, "send delay p99 3.00 ms exceeds 1ms"},
+		{"on time", false, []int{5, 10, 15}, map[string]float64{figures.ValueReadDelay: 0.05, figures.ValueSendDelay: 0.05}, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := fixed{func(int) subject.Observation {
@@ -588,7 +561,7 @@ func TestCoalescedWarning(t *testing.T) {
 					if i < tt.server {
 						first = 1
 					}
-					o.Values = map[string]float64{ValueServerFirstTogether: first, ValueServerTogether: first}
+					o.Values = map[string]float64{figures.ValueServerFirstTogether: first, figures.ValueServerTogether: first}
 				}
 				return o
 			}}
@@ -608,7 +581,7 @@ func TestCoalescedWarning(t *testing.T) {
 				t.Errorf("warnings %q, want %q", got, tt.want)
 			}
 			for _, o := range rec.obs[Measure] {
-				if _, ok := o.Values[ValueServerFirstTogether]; ok {
+				if _, ok := o.Values[figures.ValueServerFirstTogether]; ok {
 					t.Fatalf("the server's figure reached the engine as a value: %v", o.Values)
 				}
 			}

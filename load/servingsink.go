@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -16,12 +19,12 @@ import (
 // servingSink stands between a serving driver and the engine's sink. It stamps each measured call
 // with its schedule lag, counts what the client read together, and measures the client's CPU and
 // stalls. The per-request figures (distributions, window, goodput, slices) are the keeper's
-// (Figures): its verdicts are read from there.
+// (figures.Figures): its verdicts are read from there.
 type servingSink struct {
-	next   Sink   // a Keeper (keeping)
-	keeper Keeper // next
+	next   Sink           // a figures.Keeper (keeping)
+	keeper figures.Keeper // next
 	rep    Reporter
-	slos   []SLO
+	slos   map[string]float64
 
 	// stop, once set, ends an open loop's sending: a capacity step whose verdict is known sends
 	// no more (its requests in flight still end and are observed).
@@ -49,10 +52,9 @@ type servingSink struct {
 const sampleLimit = 1 << 14
 
 func newServingSink(next Sink, c Config) *servingSink {
-	slos, _ := ParseSLOs(c.SLO) // validated with the config
 	rep, _ := next.(Reporter)
 	next = keeping(next, c)
-	return &servingSink{next: next, keeper: next.(Keeper), rep: rep, slos: slos, stallP99: math.NaN()}
+	return &servingSink{next: next, keeper: next.(figures.Keeper), rep: rep, slos: maps.Clone(c.SLO), stallP99: math.NaN()}
 }
 
 func (s *servingSink) Begin(p Phase) {
@@ -87,11 +89,11 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 		if o.Values == nil {
 			o.Values = map[string]float64{}
 		}
-		o.Values["schedule_lag_ms"] = msOf(o.Start.Sub(o.Scheduled))
+		o.Values["schedule_lag_ms"] = unit.MS(o.Start.Sub(o.Scheduled))
 	}
-	short, asked := o.Values[ValueOutputShort]
+	short, asked := o.Values[figures.ValueOutputShort]
 	if asked {
-		delete(o.Values, ValueOutputShort)
+		delete(o.Values, figures.ValueOutputShort)
 		s.mu.Lock()
 		s.asked++
 		if short > 0 {
@@ -99,11 +101,11 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 		}
 		s.mu.Unlock()
 	}
-	serverFirst, firstSaid := o.Values[ValueServerFirstTogether]
-	serverTogether := o.Values[ValueServerTogether]
+	serverFirst, firstSaid := o.Values[figures.ValueServerFirstTogether]
+	serverTogether := o.Values[figures.ValueServerTogether]
 	if firstSaid {
-		delete(o.Values, ValueServerFirstTogether)
-		delete(o.Values, ValueServerTogether)
+		delete(o.Values, figures.ValueServerFirstTogether)
+		delete(o.Values, figures.ValueServerTogether)
 	}
 	if err != nil {
 		return
@@ -148,16 +150,16 @@ func (s *servingSink) countLate()    { s.mu.Lock(); s.late++; s.mu.Unlock() }
 func (s *servingSink) countDropped() { s.mu.Lock(); s.dropped++; s.mu.Unlock() }
 
 // startStep makes the keeper's figures begin a sweep step: result reads the step's.
-func (s *servingSink) startStep() { s.keeper.WithFigures((*Figures).startStep) }
+func (s *servingSink) startStep() { s.keeper.WithFigures((*figures.Figures).StartStep) }
 
 // stepResult summarises what a servingSink saw: one sweep step, or a whole scenario.
 type stepResult = result.SweepStep
 
-// result reads the keeper's figures of the current window (Figures.result) and adds the client's
+// result reads the keeper's figures of the current window (figures.Figures.Step) and adds the client's
 // CPU; it stops the stall watch.
 func (s *servingSink) result(name string) stepResult {
 	var r stepResult
-	s.keeper.WithFigures(func(f *Figures) { r = f.result(name) })
+	s.keeper.WithFigures(func(f *figures.Figures) { r = f.Step(name) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.began.IsZero() {
@@ -184,18 +186,17 @@ type clientLags struct {
 func (s *servingSink) lags() clientLags {
 	nan := math.NaN()
 	l := clientLags{nan, nan, nan, nan, nan, nan}
-	s.keeper.WithFigures(func(f *Figures) {
-		w := f.current()
-		if x, ok := w.summary(ValueSendDelay); ok {
+	s.keeper.WithFigures(func(f *figures.Figures) {
+		if x, ok := f.Summary(figures.ValueSendDelay); ok {
 			l.send, l.sendMean = x.P99, x.Mean
 		}
-		if x, ok := w.summary(ValueReadDelay); ok {
+		if x, ok := f.Summary(figures.ValueReadDelay); ok {
 			l.read = x.P99
 		}
-		if x, ok := w.summary("e2e_ms"); ok {
+		if x, ok := f.Summary("e2e_ms"); ok {
 			l.e2eMean = x.Mean
 		}
-		if x, ok := w.summary("tpot_ms"); ok {
+		if x, ok := f.Summary("tpot_ms"); ok {
 			l.tpotP50 = x.Median
 		}
 	})
@@ -214,7 +215,7 @@ const sendShare = 0.01
 // can move rather than by its size:
 //   - a late read moves a time only by merging events the server sent apart, because reads are
 //     stamped by the kernel (package netstamp): the client's share of merged first tokens or gaps
-//     above CoalescedWarning (where the server does not say what it sent together: all of them,
+//     above figures.CoalescedWarning (where the server does not say what it sent together: all of them,
 //     when the read delay p99 also exceeds the median time per output token);
 //   - without kernel stamps every arrival is the read's own time: event-loop stalls p99 above
 //     ClientBoundLag;
@@ -233,18 +234,18 @@ func (s *servingSink) lagReasons(openLoop bool) []string {
 		whose = "(the server does not say whether it sent them together)"
 	}
 	if stamped && (said || l.read > l.tpotP50) {
-		if first > CoalescedWarning {
+		if first > figures.CoalescedWarning {
 			why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) took %.1f%% of first tokens in one read with the next event %s", l.read, 100*first, whose))
 		}
-		if gaps > CoalescedWarning {
+		if gaps > figures.CoalescedWarning {
 			why = append(why, fmt.Sprintf("late reads (read delay p99 %.2f ms) read %.1f%% of inter-token gaps as zero %s", l.read, 100*gaps, whose))
 		}
 	}
-	if !stamped && l.stall > msOf(clientBoundLag) {
+	if !stamped && l.stall > unit.MS(clientBoundLag) {
 		why = append(why, fmt.Sprintf("event-loop stalls p99 %.2f ms exceeds %v, and arrivals are read times (no kernel stamps)", l.stall, clientBoundLag))
 	}
 	switch {
-	case openLoop && l.send > msOf(clientBoundLag):
+	case openLoop && l.send > unit.MS(clientBoundLag):
 		why = append(why, fmt.Sprintf("send delay p99 %.2f ms exceeds %v", l.send, clientBoundLag))
 	case !openLoop && l.e2eMean > 0 && l.sendMean/l.e2eMean > sendShare:
 		why = append(why, fmt.Sprintf("send delay mean %.2f ms is %.1f%% of the e2e mean %.2f ms", l.sendMean, 100*l.sendMean/l.e2eMean, l.e2eMean))
@@ -281,21 +282,21 @@ func (s *servingSink) coalescing() (rate float64, warn []string) {
 	rate = share(s.gapsTogether, s.gaps)
 	first, gaps, said := s.mergedLocked()
 	if said {
-		if first > CoalescedWarning {
+		if first > figures.CoalescedWarning {
 			warn = append(warn, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next although the server sent them apart (the server sent %.1f%% together): "+
 				"those TTFTs are when the later one arrived, up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", 100*first, 100*share(s.serverFirst, s.streamed)))
 		}
-		if gaps > CoalescedWarning {
+		if gaps > figures.CoalescedWarning {
 			warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero because the client read the events together although the server sent them apart (the server sent %.1f%% together): "+
 				"each such read shows one long gap and zeros (docs/metrics.md, itl_coalesced_rate)", 100*gaps, 100*share(s.serverGaps, s.gaps)))
 		}
 		return rate, warn
 	}
-	if first > CoalescedWarning {
+	if first > figures.CoalescedWarning {
 		warn = append(warn, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next and the server does not say whether it sent them together: "+
 			"if it sent them apart, those TTFTs are up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", 100*first))
 	}
-	if gaps > CoalescedWarning {
+	if gaps > figures.CoalescedWarning {
 		warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero: the events arrived in one read, and the server does not say whether it sent them together (docs/metrics.md, itl_coalesced_rate)", 100*gaps))
 	}
 	return rate, warn
@@ -323,10 +324,10 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 		rep.Extra(result.SectionSteadyWindow, &result.SteadyWindow{Start: began, End: steadyEnd, Requests: steadyN})
 	}
 	if r.SLOsHold != nil {
-		rep.Extra(result.SectionSLO, &result.SLO{Hold: *r.SLOsHold, Failures: r.SLOFailures, Objectives: sloMap(s.slos)})
+		rep.Extra(result.SectionSLO, &result.SLO{Hold: *r.SLOsHold, Failures: r.SLOFailures, Objectives: s.slos})
 	}
 	var sl []result.SliceStat
-	s.keeper.WithFigures(func(f *Figures) { sl = f.sliceStats() })
+	s.keeper.WithFigures(func(f *figures.Figures) { sl = f.Slices() })
 	if len(sl) > 1 {
 		rep.Extra(result.SectionSlices, sl)
 	}
@@ -361,7 +362,7 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 // loop's schedule lag p99 above ClientBoundLag, or the client using over 90% of its CPUs.
 func clientBound(r stepResult, openLoop bool) []string {
 	var why []string
-	if openLoop && r.LagP99 > msOf(clientBoundLag) {
+	if openLoop && r.LagP99 > unit.MS(clientBoundLag) {
 		why = append(why, fmt.Sprintf("schedule lag p99 %.2f ms exceeds %v", r.LagP99, clientBoundLag))
 	}
 	if procs := runtime.GOMAXPROCS(0); r.CPUCores > 0.9*float64(procs) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/precise"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
@@ -109,7 +110,7 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 type turnDists struct{ ttft, e2e *stats.Dist }
 
 // addTurn records a measured turn's TTFT and end-to-end latency, as run.json's are derived
-// (StreamMetrics): a request that streamed no token has neither.
+// (figures.StreamMetrics): a request that streamed no token has neither.
 func (s *servingSink) addTurn(t int, o subject.Observation) {
 	if o.Start.IsZero() {
 		return
@@ -119,7 +120,7 @@ func (s *servingSink) addTurn(t int, o subject.Observation) {
 	for len(s.turns) <= t {
 		s.turns = append(s.turns, turnDists{stats.NewDist(sampleLimit), stats.NewDist(sampleLimit)})
 	}
-	streamMetrics(o, func(m string, v float64) {
+	figures.Rederive(o, func(m string, v float64) {
 		switch m {
 		case "ttft_ms":
 			s.turns[t].ttft.Add(v)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/stats"
 )
 
@@ -34,7 +35,7 @@ func watchStalls() *stallWatch {
 				w.done <- p99
 				return
 			case <-t.C: // the channel's time leaves out the wait for a CPU: time.Since does not
-				d.Add(max(msOf(time.Since(due)), 0))
+				d.Add(max(unit.MS(time.Since(due)), 0))
 				t.Reset(stallTick)
 			}
 		}

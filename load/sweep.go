@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -101,7 +102,7 @@ type sweep struct {
 
 // step runs one step (run) as a window of the figures and adds its row to the table.
 func (w *sweep) step(name string, target float64, run func(ss *servingSink) error) (stepResult, error) {
-	ss := newServingSink(&stepSink{Sink: w.kept, Keeper: w.kept.(Keeper), begun: &w.begun}, w.c)
+	ss := newServingSink(&stepSink{Sink: w.kept, Keeper: w.kept.(figures.Keeper), begun: &w.begun}, w.c)
 	ss.startStep()
 	err := run(ss)
 	r := ss.result(name)
@@ -150,7 +151,7 @@ func (w *sweep) report() {
 // stepSink passes a sweep step's calls on, announcing each phase to the engine once.
 type stepSink struct {
 	Sink
-	Keeper
+	figures.Keeper
 	begun *bool
 }
 

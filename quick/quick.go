@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/internal/kind/exec"
 	"github.com/inferbench/inferbench/internal/kind/openai"
 	"github.com/inferbench/inferbench/internal/kind/worker"
@@ -179,7 +180,7 @@ func ParseSLOs(specs []string) (map[string]float64, error) {
 		}
 		m[strings.TrimSpace(k)] = limit
 	}
-	if _, err := load.ParseSLOs(m); err != nil {
+	if _, err := figures.ParseSLOs(m); err != nil {
 		return nil, fmt.Errorf("--slo: %w", err)
 	}
 	return m, nil

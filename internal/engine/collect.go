@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/unit"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -15,15 +16,15 @@ import (
 
 // collector is the engine's Sink: it turns observations into metric distributions as they arrive,
 // holding only numbers (never whole observations), so memory stays bounded by the Dist limits.
-// The distributions and the measured window are its load.Figures, where each request's figures
+// The distributions and the measured window are its figures.Figures, where each request's figures
 // are derived once: a serving load reads its SLO verdicts, goodput and sweep steps from them
-// (load.Keeper), so they are judged on the samples run.json reports.
+// (figures.Keeper), so they are judged on the samples run.json reports.
 type collector struct {
 	mu        sync.Mutex
 	onPhase   func(load.Phase)
 	onObserve func(load.Phase, int)
 
-	figs     *load.Figures
+	figs     *figures.Figures
 	peaks    map[string]float64
 	warmup   int
 	measured int
@@ -50,7 +51,7 @@ type collector struct {
 // newCollector returns a collector of a scenario under load c, holding at most maxSamples raw
 // samples per metric.
 func newCollector(maxSamples int, c load.Config) *collector {
-	return &collector{figs: load.NewFigures(maxSamples, c), peaks: map[string]float64{}, errKinds: map[string]int{}}
+	return &collector{figs: figures.New(maxSamples, c.SLO, c.Serving(), c.Slice), peaks: map[string]float64{}, errKinds: map[string]int{}}
 }
 
 // peakMetrics are subject values reported as their maximum rather than a distribution
@@ -68,8 +69,8 @@ func (c *collector) Begin(p load.Phase) {
 	}
 }
 
-// WithFigures implements load.Keeper.
-func (c *collector) WithFigures(f func(*load.Figures)) {
+// WithFigures implements figures.Keeper.
+func (c *collector) WithFigures(f func(*figures.Figures)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(c.figs)
@@ -262,6 +263,6 @@ func thin(xs []float64, keep int) []float64 {
 }
 
 var (
-	_ load.Sink   = (*collector)(nil)
-	_ load.Keeper = (*collector)(nil)
+	_ load.Sink      = (*collector)(nil)
+	_ figures.Keeper = (*collector)(nil)
 )

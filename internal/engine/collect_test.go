@@ -38,7 +38,7 @@ func TestCoalescedFirstToken(t *testing.T) {
 		t.Fatalf("ttft_coalesced_rate %+v, want 0.25", m)
 	}
 	// The warning is the serving load's, which compares with what the server sent together
-	// (load.CoalescedWarning); the engine alone cannot tell and does not warn.
+	// (figures.CoalescedWarning); the engine alone cannot tell and does not warn.
 	if w := strings.Join(warnings(&r, true), "\n"); strings.Contains(w, "first tokens") {
 		t.Errorf("engine warning about first tokens: %q", w)
 	}

@@ -136,7 +136,7 @@ func sequentialWarning(subj subject.Subject, cfg load.Config) string {
 // expected there and not warned about.
 func warnings(r *result.Scenario, serving bool) (w []string) {
 	// First tokens read together with the next are warned about by the serving load, which knows
-	// what the server sent together (load.CoalescedWarning).
+	// what the server sent together (figures.CoalescedWarning).
 	lat, ok := r.Metrics["latency_ms"]
 	if !ok || lat.Summary == nil {
 		return nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 )
@@ -58,10 +59,10 @@ func (rp *reported) fill(r *result.Scenario) {
 	}
 	r.Warnings = append(r.Warnings, rp.warnings...)
 	if r.Extra.ClientBound {
-		// Beside every figure the client's limits may have set (load.Tainted).
-		for _, name := range load.Tainted {
+		// Beside every figure the client's limits may have set (figures.Tainted).
+		for _, name := range figures.Tainted {
 			if m, ok := r.Metrics[name]; ok {
-				m.Note = strings.TrimPrefix(m.Note+"; "+load.TaintNote, "; ")
+				m.Note = strings.TrimPrefix(m.Note+"; "+figures.TaintNote, "; ")
 				r.Metrics[name] = m
 			}
 		}

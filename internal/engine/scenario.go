@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/unit"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
@@ -230,7 +231,7 @@ func (e *Engine) startProbes(ctx context.Context, sc *suite.Scenario, subj subje
 type sink interface {
 	load.Sink
 	load.Reporter
-	load.Keeper
+	figures.Keeper
 }
 
 // sinks builds the chain the driver's calls go through: redacted (redact.go), logged

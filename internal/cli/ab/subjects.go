@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -13,7 +14,7 @@ import (
 // the single load mode (one at a time, each bounded by cfg's timeout; a subject that batches is asked in
 // batches), and the value of a call is the metric the subject reported for it, or for latency_ms
 // the round trip when the subject did not time itself; a generation metric (ttft_ms, e2e_ms,
-// tpot_ms) is derived from a streamed call as run.json's is (load.StreamMetrics).
+// tpot_ms) is derived from a streamed call as run.json's is (figures.StreamMetrics).
 func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
 	return subjectsWith(a, b, cfg, metric, nil)
 }
@@ -94,11 +95,11 @@ func (s *blockSink) Observe(p load.Phase, o subject.Observation, err error) {
 		s.values = append(s.values, float64(o.End.Sub(o.Start))/1e6)
 		return
 	}
-	// A generation metric is what run.json has for the call (load.StreamMetrics): only a call
+	// A generation metric is what run.json has for the call (figures.StreamMetrics): only a call
 	// that streamed has one. itl_ms is one value a token, not a call.
 	found := false
 	if s.metric != "itl_ms" {
-		load.StreamMetrics(o, func(m string, v float64) {
+		figures.StreamMetrics(o, func(m string, v float64) {
 			if m == s.metric && !found {
 				s.values, found = append(s.values, v), true
 			}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/valyala/fastjson"
 )
@@ -35,7 +35,7 @@ type emitInfo struct {
 }
 
 // values adds the server's figures to an observation's values, for the load's coalescing
-// warning (load.ValueServerFirstTogether).
+// warning (figures.ValueServerFirstTogether).
 func (e *emitInfo) values(o *subject.Observation) {
 	if e == nil {
 		return
@@ -47,8 +47,8 @@ func (e *emitInfo) values(o *subject.Observation) {
 	if e.first {
 		first = 1
 	}
-	o.Values[load.ValueServerFirstTogether] = first
-	o.Values[load.ValueServerTogether] = float64(max(e.together, 0))
+	o.Values[figures.ValueServerFirstTogether] = first
+	o.Values[figures.ValueServerTogether] = float64(max(e.together, 0))
 }
 
 // serverTimings is llama.cpp's per-request "timings" object (its server sends it with the last

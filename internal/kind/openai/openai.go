@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -37,8 +38,8 @@ func init() {
 		result.Info{Name: "server_prompt_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own prompt-processing time of a request (timings.prompt_ms)"},
 		result.Info{Name: "server_predicted_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's own generation time of a request (timings.predicted_ms)"},
 		result.Info{Name: "server_predicted_per_token_ms", Unit: "ms", Better: result.Lower, Doc: "llama.cpp: the server's generation time per generated token (timings.predicted_per_token_ms)"},
-		result.Info{Name: load.ValueSendDelay, Unit: "ms", Better: result.Lower, Doc: "the client's delay from having a connection to the request's last byte written"},
-		result.Info{Name: load.ValueReadDelay, Unit: "ms", Better: result.Lower, Doc: "the client's longest delay in a request from the kernel receiving response bytes to reading them"},
+		result.Info{Name: figures.ValueSendDelay, Unit: "ms", Better: result.Lower, Doc: "the client's delay from having a connection to the request's last byte written"},
+		result.Info{Name: figures.ValueReadDelay, Unit: "ms", Better: result.Lower, Doc: "the client's longest delay in a request from the kernel receiving response bytes to reading them"},
 	)
 	subject.Register(subject.Kind{
 		Name:   "openai",

@@ -13,8 +13,8 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/netstamp"
 	"github.com/inferbench/inferbench/internal/base/unit"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/internal/workload"
-	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -77,7 +77,7 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		if !rs.gotAt.IsZero() {
 			// From having a connection to the request's last byte written: the transport's
 			// writer goroutine waiting for a CPU shows here.
-			setValue(&o, load.ValueSendDelay, unit.MS(o.Start.Sub(rs.gotAt)))
+			setValue(&o, figures.ValueSendDelay, unit.MS(o.Start.Sub(rs.gotAt)))
 		}
 	}
 	if err != nil {
@@ -105,7 +105,7 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		if o.OutputTokens < p.OutputTokens {
 			short = 1
 		}
-		setValue(&o, load.ValueOutputShort, short)
+		setValue(&o, figures.ValueOutputShort, short)
 	}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (after %v)", ctx.Err(), time.Since(o.Start).Round(time.Millisecond))

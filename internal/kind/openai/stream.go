@@ -9,7 +9,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/netstamp"
 	"github.com/inferbench/inferbench/internal/base/unit"
-	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/valyala/fastjson"
 )
@@ -103,7 +103,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 		o.End = ev.At
 	}
 	if sc.tr.stamp != nil {
-		setValue(o, load.ValueReadDelay, unit.MS(sc.tr.maxDelay))
+		setValue(o, figures.ValueReadDelay, unit.MS(sc.tr.maxDelay))
 	}
 	setOutputTokens(o, usageOut)
 	switch {

@@ -1,4 +1,4 @@
-package load
+package figures
 
 import (
 	"time"
@@ -61,8 +61,8 @@ const sliceSamples = 1 << 10
 // maxSlices bounds the slices of one scenario.
 const maxSlices = 10000
 
-// sliceStats returns the slices' figures.
-func (f *Figures) sliceStats() []result.SliceStat {
+// Slices returns the figures of the measured phase's time slices (run.json's extra.slices).
+func (f *Figures) Slices() []result.SliceStat {
 	out := make([]result.SliceStat, 0, len(f.slices))
 	secs := f.sliceLen.Seconds()
 	for k, sl := range f.slices {
@@ -80,5 +80,5 @@ func (f *Figures) sliceStats() []result.SliceStat {
 	return out
 }
 
-// defaultSlice is the time slice of serving loads when Config.Slice is zero.
-const defaultSlice = 10 * time.Second
+// DefaultSlice is the time slice of serving loads when load.Config's Slice is zero.
+const DefaultSlice = 10 * time.Second

@@ -1,4 +1,4 @@
-package load
+package figures
 
 import (
 	"fmt"
@@ -98,11 +98,3 @@ func judge(slos []SLO, sum func(metric string) (stats.Summary, bool), failed int
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
-
-func sloMap(slos []SLO) map[string]float64 {
-	m := map[string]float64{}
-	for _, s := range slos {
-		m[s.Key] = s.Limit
-	}
-	return m
-}
