@@ -468,3 +468,31 @@ func TestDiffCountsThatVary(t *testing.T) {
 		t.Errorf("text %q: want it to say the varying entries were tested", buf.String())
 	}
 }
+
+// TestFoldCycle: a path into a cycle from within it carries a share of all the edges into the
+// node, not of the few from outside the cycle: CPython's interpreter under callgrind (hundreds
+// of C functions calling each other) otherwise multiplied its costs along each turn of a cycle,
+// and folding one run of `python3 -c` took 24 GB before it was stopped (issue 34).
+func TestFoldCycle(t *testing.T) {
+	g := newGraph()
+	// main calls eval; eval and call call each other; x calls call a little.
+	for n, v := range map[string][2]float64{"main": {0, 1001}, "eval": {400, 1000}, "call": {501, 900}, "x": {0, 1}} {
+		g.self[n], g.incl[n] = v[0], v[1]
+	}
+	g.edge("main", "eval", 1000)
+	g.edge("eval", "call", 900)
+	g.edge("call", "eval", 500)
+	g.edge("x", "call", 1)
+	g.edge("main", "x", 1)
+	stacks := map[string]float64{}
+	g.fold(stacks)
+	var cycle float64
+	for k, v := range stacks {
+		if strings.HasPrefix(k, "main;eval") {
+			cycle += v
+		}
+	}
+	if cycle > 2*1000 {
+		t.Errorf("stacks %v: main's call of eval folds into %v, want at most twice its 1000", stacks, cycle)
+	}
+}

@@ -31,10 +31,14 @@ func (g *graph) edge(caller, callee string, incl float64) {
 // Folding a graph into stacks is gprof's approximation: a node reached along a path gets the
 // share of its cost that the path's edge carries of all its callers' edges. Expansions carrying less than
 // foldMin of the total, deeper than foldDepth or into a frame already on the path (recursion) stop;
-// their cost stays with the frame above, so the stacks still add up to the total.
+// their cost stays with the frame above, so the stacks still add up to the total. After
+// foldStacks stacks nothing more is expanded: an interpreter's call graph (CPython's, hundreds
+// of C functions calling each other in cycles) has more paths above foldMin than a picture can
+// show or memory hold.
 const (
-	foldMin   = 1e-4
-	foldDepth = 64
+	foldMin    = 1e-4
+	foldDepth  = 64
+	foldStacks = 20000
 )
 
 // fold adds the graph's stacks to stacks: every root (a node nothing calls) expanded.
@@ -53,16 +57,22 @@ func (g *graph) fold(stacks map[string]float64) {
 		}
 	}
 	slices.Sort(roots)
-	entry := g.entries()
+	entry, comp := g.entries()
 	var path []string
+	expanded := 0
 	var expand func(n string, v float64)
 	expand = func(n string, v float64) {
 		path = append(path, n)
 		defer func() { path = path[:len(path)-1] }()
 		// The node's cost along this path is the path's share of the edges into it from outside
 		// its cycle (all of it for a root): every function's frames add up to its inclusive cost, even where a
-		// profiler's edges do not add up to it (callgrind's "(below main)").
+		// profiler's edges do not add up to it (callgrind's "(below main)"). A path that reached
+		// it from within its cycle carries a share of all the edges into it: of the few from
+		// outside, the share would exceed the whole, and grow along each turn of the cycle.
 		in := entry[n]
+		if len(path) > 1 && comp[path[len(path)-2]] == comp[n] {
+			in = 0
+		}
 		if in <= 0 {
 			in = g.in[n]
 		}
@@ -76,10 +86,11 @@ func (g *graph) fold(stacks map[string]float64) {
 		self := g.self[n] * f
 		for _, c := range slices.Sorted(maps.Keys(g.out[n])) {
 			cv := g.out[n][c] * f
-			if cv < foldMin*total || len(path) >= foldDepth || slices.Contains(path, c) {
+			if cv < foldMin*total || len(path) >= foldDepth || expanded >= foldStacks || slices.Contains(path, c) {
 				self += cv
 				continue
 			}
+			expanded++
 			expand(c, cv)
 		}
 		if self > 0 {
@@ -92,9 +103,10 @@ func (g *graph) fold(stacks map[string]float64) {
 }
 
 // entries returns, for each node, the cost of the edges into it from outside its strongly
-// connected component: a cycle's edges back into a node (callgrind's two "(below main)", one
-// calling libc that calls the other) would otherwise count its cost twice.
-func (g *graph) entries() map[string]float64 {
+// connected component (a cycle's edges back into a node, callgrind's two "(below main)", one
+// calling libc that calls the other, would otherwise count its cost twice), and each node's
+// component.
+func (g *graph) entries() (map[string]float64, map[string]int) {
 	comp := map[string]int{}
 	index, low := map[string]int{}, map[string]int{}
 	onStack := map[string]bool{}
@@ -150,5 +162,5 @@ func (g *graph) entries() map[string]float64 {
 			}
 		}
 	}
-	return in
+	return in, comp
 }
