@@ -10,6 +10,9 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
+// thresholdsFileName is the thresholds file the command line reads from the project directory.
+const thresholdsFileName = "benchmark_thresholds.json"
+
 func valueMetric(name string, v float64) result.Metric {
 	m := result.NewMetric(name)
 	m.Value = &v
@@ -30,7 +33,7 @@ func TestBudgetFileKeysMapToMetrics(t *testing.T) {
 	command := scenario("cmd", nil, map[string][]float64{"latency_ms": lognormal(rng, 200, 10, 0.05)})
 	command.Metrics["peak_rss_mb"] = valueMetric("peak_rss_mb", 700)
 	dir := t.TempDir()
-	file := filepath.Join(dir, BudgetFileName)
+	file := filepath.Join(dir, budgetFileName)
 	os.WriteFile(file, []byte("budgets:\n  mobile_inference:\n    max_latency_ms: 250\n    max_memory_mb: 512\n    max_cpu_percent: 70\n  chat:\n    max_latency_ms: 250\n  cmd:\n    max_memory_mb: 512\n"), 0o644)
 	bf, err := LoadBudgetFile(file)
 	if err != nil {
@@ -63,7 +66,7 @@ func TestBudgetFileKeysMapToMetrics(t *testing.T) {
 // An unknown key in either file is an error naming the file, line and column.
 func TestUnknownKeysNameFileAndLine(t *testing.T) {
 	dir := t.TempDir()
-	bf := filepath.Join(dir, BudgetFileName)
+	bf := filepath.Join(dir, budgetFileName)
 	os.WriteFile(bf, []byte("budgets:\n  mobile:\n    max_latency_ms: 250\n    max_cpu_pct: 70\n"), 0o644)
 	if _, err := LoadBudgetFile(bf); err == nil || !strings.Contains(err.Error(), bf+":4:5: unknown key \"max_cpu_pct\"") {
 		t.Errorf("budget file with max_cpu_pct: %v", err)
@@ -72,7 +75,7 @@ func TestUnknownKeysNameFileAndLine(t *testing.T) {
 	if _, err := LoadBudgetFile(bf); err == nil || !strings.Contains(err.Error(), bf+":3:") {
 		t.Errorf("budget file with a bad expression: %v", err)
 	}
-	tf := filepath.Join(dir, ThresholdsFileName)
+	tf := filepath.Join(dir, thresholdsFileName)
 	os.WriteFile(tf, []byte("{\n  \"latency_regression_threshold\": 15.0,  # 15% increase fails\n  \"disk_regression_threshold\": 5\n}\n"), 0o644)
 	var th Thresholds
 	if err := th.LoadFile(tf); err == nil || !strings.Contains(err.Error(), tf+":3:3: unknown key \"disk_regression_threshold\"") {
@@ -97,7 +100,7 @@ func TestRegressionThresholdKeys(t *testing.T) {
 	} {
 		for _, limit := range []string{"10", "20"} {
 			dir := t.TempDir()
-			tf := filepath.Join(dir, ThresholdsFileName)
+			tf := filepath.Join(dir, thresholdsFileName)
 			os.WriteFile(tf, []byte(`{"`+c.key+`": `+limit+`}`), 0o644)
 			var th Thresholds
 			if err := th.LoadFile(tf); err != nil {

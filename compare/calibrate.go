@@ -2,125 +2,11 @@ package compare
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
-
-// Calibration is what an A/A comparison (a scenario run twice, unchanged) says about one metric
-// on this machine.
-type Calibration struct {
-	Benchmark string  `json:"benchmark"`
-	Scenario  string  `json:"scenario"`
-	Metric    string  `json:"metric"`
-	N1        int     `json:"n1"`
-	N2        int     `json:"n2"`
-	CV        float64 `json:"cv"`         // pooled coefficient of variation of the samples
-	DriftPct  float64 `json:"drift_pct"`  // median of the second run vs the first, percent
-	DriftP    float64 `json:"drift_p"`    // Mann-Whitney p of the two runs (small: the runs differ although nothing changed)
-	EffectPct float64 `json:"effect_pct"` // the effect size asked for
-	// Iterations is the smallest measured-iteration count at which the effect is detected with
-	// at least 95% power (0: not within 1,000).
-	Iterations int `json:"iterations"`
-	// NoisePct is the 99th percentile of |median delta| between two A/A samples of Iterations.
-	NoisePct float64 `json:"noise_pct"`
-	// ThresholdPct is the recommended regression threshold: above the noise and the run-to-run
-	// drift, so A/A runs do not fail.
-	ThresholdPct float64 `json:"threshold_pct"`
-	// Resolvable: the threshold is below the effect, so a change of that size would be caught.
-	Resolvable bool     `json:"resolvable"`
-	Notes      []string `json:"notes,omitempty"`
-}
-
-// calibrationIterations are the iteration counts tried.
-var calibrationIterations = []int{10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000}
-
-// Calibrate analyses two runs of the same scenarios taken without any change (A/A) and, for a
-// target effect in percent, recommends per metric with samples the iterations and the threshold.
-// Power is estimated by resampling the pooled samples (seeded: deterministic).
-func Calibrate(a, b *result.Run, effectPct float64, seed uint64) []Calibration {
-	byKey := map[string]*result.Scenario{}
-	for i := range a.Scenarios {
-		byKey[Key(&a.Scenarios[i])] = &a.Scenarios[i]
-	}
-	var out []Calibration
-	for i := range b.Scenarios {
-		sb := &b.Scenarios[i]
-		sa, ok := byKey[Key(sb)]
-		if !ok || sa.Status != result.StatusOK || sb.Status != result.StatusOK {
-			continue
-		}
-		names := make([]string, 0, len(sb.Metrics))
-		for k, m := range sb.Metrics {
-			if len(m.Samples) >= 5 && len(sa.Metrics[k].Samples) >= 5 {
-				names = append(names, k)
-			}
-		}
-		slices.Sort(names)
-		for _, name := range names {
-			xa, xb := sa.Metrics[name].Samples, sb.Metrics[name].Samples
-			out = append(out, calibrate(sb, name, xa, xb, effectPct, seed))
-		}
-	}
-	return out
-}
-
-func calibrate(s *result.Scenario, name string, xa, xb []float64, effect float64, seed uint64) Calibration {
-	c := Calibration{Benchmark: s.Benchmark, Scenario: s.Scenario, Metric: name, N1: len(xa), N2: len(xb), EffectPct: effect}
-	pooled := append(slices.Clone(xa), xb...)
-	if sum, err := stats.Summarize(pooled); err == nil {
-		c.CV = sum.CV
-	}
-	ma, _, _ := stats.MedianInterval(xa, 0.95)
-	mb, _, _ := stats.MedianInterval(xb, 0.95)
-	c.DriftPct = delta(ma, mb)
-	c.DriftP = stats.MannWhitney(xa, xb, 0).P
-	if c.DriftP <= stats.DefaultAlpha {
-		c.Notes = append(c.Notes, "the two unchanged runs differ significantly: the machine drifts between runs (thermal, frequency scaling, neighbours); pin CPUs or use a quieter runner")
-	}
-	rng := rand.New(rand.NewPCG(seed, 0xca11b))
-	const trials = 200
-	draw := func(n int, f float64) []float64 {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = pooled[rng.IntN(len(pooled))] * f
-		}
-		return xs
-	}
-	var noise []float64
-	for _, n := range calibrationIterations {
-		hits := 0
-		noise = noise[:0]
-		for t := 0; t < trials; t++ {
-			x, y := draw(n, 1), draw(n, 1+effect/100)
-			if stats.MannWhitney(x, y, 0).P <= stats.DefaultAlpha {
-				hits++
-			}
-			x0, y0 := draw(n, 1), draw(n, 1)
-			m0, _, _ := stats.MedianInterval(x0, 0.95)
-			m1, _, _ := stats.MedianInterval(y0, 0.95)
-			noise = append(noise, math.Abs(delta(m0, m1)))
-		}
-		if float64(hits) >= 0.95*trials {
-			c.Iterations = n
-			break
-		}
-	}
-	if c.Iterations == 0 {
-		c.Notes = append(c.Notes, "a change of this size is not detected with 95% power within 1,000 iterations")
-	}
-	slices.Sort(noise)
-	c.NoisePct = stats.Quantile(noise, 0.99)
-	c.ThresholdPct = math.Ceil(math.Max(c.NoisePct, math.Abs(c.DriftPct)) * 1.5)
-	c.ThresholdPct = math.Max(c.ThresholdPct, 1)
-	c.Resolvable = c.Iterations > 0 && c.ThresholdPct < effect
-	if !c.Resolvable && c.Iterations > 0 {
-		c.Notes = append(c.Notes, "the threshold this noise needs is not below the effect: a change of this size would be significant but not a regression")
-	}
-	return c
-}
 
 // minHistoryRuns is how many stored runs of a scenario a noise-aware threshold needs
 // (Config.MinHistory's default).
@@ -150,15 +36,15 @@ type historyNoise struct {
 	NoisePct float64
 	// Outliers is how many of the largest changes the bound left out.
 	Outliers int
-	// ThresholdPct is Calibrate's rule applied to it: 1.5 × NoisePct, at least 1%, rounded up to
+	// ThresholdPct is the calibrate command's rule applied to it: 1.5 × NoisePct, at least 1%, rounded up to
 	// a tenth of a percent.
 	ThresholdPct float64
 }
 
-// NoiseOf measures the noise of centers (one per stored run, oldest first) and the threshold it
+// noiseOf measures the noise of centers (one per stored run, oldest first) and the threshold it
 // asks for; false with fewer than min runs (MinHistoryRuns when min <= 0) or a center that is
 // not positive and finite.
-func NoiseOf(centers []float64, min int) (historyNoise, bool) {
+func noiseOf(centers []float64, min int) (historyNoise, bool) {
 	if min <= 0 {
 		min = minHistoryRuns
 	}

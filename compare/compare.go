@@ -32,7 +32,7 @@ import (
 type Config struct {
 	// Alpha is the false discovery rate across all tests of the comparison (default 0.05).
 	Alpha float64
-	// Thresholds per metric, kind and benchmark (DefaultThresholds when empty).
+	// Thresholds per metric, kind and benchmark (defaultThresholds when empty).
 	Thresholds Thresholds
 	// MinSamples: fewer samples on either side gives a warning (default 10).
 	MinSamples int
@@ -47,7 +47,7 @@ type Config struct {
 	// them (ParseGate). See Gated.
 	Gate []string
 	// History, when set, gives the stored runs of a scenario: a gated metric with samples whose
-	// threshold no override sets gets its threshold from their run-to-run noise (NoiseOf) once
+	// threshold no override sets gets its threshold from their run-to-run noise (noiseOf) once
 	// there are MinHistory of them (default MinHistoryRuns), and its row says so (ThresholdRuns).
 	History    History
 	MinHistory int

@@ -69,12 +69,12 @@ func KindOf(name string) Kind {
 	return Other
 }
 
-// DefaultThresholds are the regressions tolerated by default, in percent of the old value.
-var DefaultThresholds = map[Kind]float64{Latency: 15, Memory: 20, Throughput: 10, CPU: 25, Other: 15, Instructions: countThreshold}
+// defaultThresholds are the regressions tolerated by default, in percent of the old value.
+var defaultThresholds = map[Kind]float64{Latency: 15, Memory: 20, Throughput: 10, CPU: 25, Other: 15, Instructions: countThreshold}
 
 // Thresholds say, in percent, how much worse a metric may get before a significant change counts
 // as a regression. The most specific entry wins: benchmark and metric, benchmark and kind, metric,
-// kind, then DefaultThresholds. Metric keys are names ("ttft_ms") or name and statistic
+// kind, then defaultThresholds. Metric keys are names ("ttft_ms") or name and statistic
 // ("latency_ms.p95", which falls back on "latency_ms").
 type Thresholds struct {
 	Kinds      map[Kind]float64
@@ -89,7 +89,7 @@ func (t Thresholds) For(benchmark, metric string) float64 {
 }
 
 // Lookup is For, and whether an override (a --threshold, a thresholds file) gave the threshold
-// rather than DefaultThresholds.
+// rather than defaultThresholds.
 func (t Thresholds) Lookup(benchmark, metric string) (float64, bool) {
 	base, _, _ := strings.Cut(metric, ".")
 	kind := KindOf(base)
@@ -108,7 +108,7 @@ func (t Thresholds) Lookup(benchmark, metric string) (float64, bool) {
 	if v, ok := t.Kinds[kind]; ok {
 		return v, true
 	}
-	return DefaultThresholds[kind], false
+	return defaultThresholds[kind], false
 }
 
 // Set parses one override, "[BENCHMARK:]METRIC_OR_KIND=PERCENT" (latency=10, ttft_ms=5,
@@ -169,9 +169,6 @@ type thresholdsFile struct {
 	Metrics    map[string]float64            `json:"metrics"`
 	Benchmarks map[string]map[string]float64 `json:"benchmarks"`
 }
-
-// ThresholdsFileName is read from the project directory when present.
-const ThresholdsFileName = "benchmark_thresholds.json"
 
 // LoadFile reads a benchmark_thresholds.json into t. Unknown keys are errors naming the file,
 // line and column. The file is JSON; "# ..." comments after a value, as the seed documents write
@@ -257,7 +254,7 @@ type budgetFile struct {
 // source is the file as budget lines name it.
 func (f *budgetFile) source() string {
 	if f == nil || f.Name == "" {
-		return BudgetFileName
+		return budgetFileName
 	}
 	return f.Name
 }
@@ -275,8 +272,9 @@ type budgetLimits struct {
 	Budgets       map[string]string `yaml:"budgets"`
 }
 
-// BudgetFileName is read from the project directory when present.
-const BudgetFileName = "performance-budget.yml"
+// budgetFileName names a budget file in budget lines when its caller gave no name (the command
+// line reads the file of this name from the project directory when present).
+const budgetFileName = "performance-budget.yml"
 
 // LoadBudgetFile reads a performance-budget.yml. Unknown keys are errors with their line.
 func LoadBudgetFile(file string) (*budgetFile, error) {

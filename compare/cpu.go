@@ -17,7 +17,7 @@ import (
 // confirm is the machine's, not the code's (verdict Disagree).
 
 // CPUBoundRatio is the share of an iteration's wall time spent on a CPU from which a scenario
-// counts as CPU-bound (CPUShare). A single-threaded computation measures 0.9-1.0 (a Go
+// counts as CPU-bound (cpuShare). A single-threaded computation measures 0.9-1.0 (a Go
 // function's thread clock, a Python function's process clock) and a Python command about 0.9
 // (its start-up reads files); a sleep, an HTTP call or a GPU wait measures below 0.3. 0.8
 // leaves the computation's own page faults and reads their margin. One of the two runs compared
@@ -28,14 +28,14 @@ const CPUBoundRatio = 0.8
 // CPUMetric is the per-iteration CPU time (ms) the iteration subjects record beside latency_ms.
 const CPUMetric = "cpu_ms"
 
-// CPUShare is the share of scenario s's wall time spent on a CPU: its median cpu_ms over its
+// cpuShare is the share of scenario s's wall time spent on a CPU: its median cpu_ms over its
 // fastest latency_ms, the iteration that waited least for a core. false without samples of both.
 //
 // Note: the median over the median (0.9 for `python3 -S` on a quiet machine) fell to 0.12-0.41
 // for the same command when twenty processes shared the two cores (load average 20): every
 // iteration waited, so neither run of a comparison said CPU-bound. Its fastest iteration still
 // did (0.43-1.28, most above 0.8), and a sleep's stays near 0.1 however busy the machine.
-func CPUShare(s *result.Scenario) (float64, bool) {
+func cpuShare(s *result.Scenario) (float64, bool) {
 	lat, cpu := s.Metrics["latency_ms"].Samples, s.Metrics[CPUMetric].Samples
 	if len(lat) < 2 || len(cpu) < 2 {
 		return 0, false
@@ -47,11 +47,11 @@ func CPUShare(s *result.Scenario) (float64, bool) {
 	return quantile(cpu, 0.5) / fastest, true
 }
 
-// CPUBound reports whether a scenario compared in runs old and new is CPU-bound: its CPUShare
+// cpuBound reports whether a scenario compared in runs old and new is CPU-bound: its cpuShare
 // is at least CPUBoundRatio in either run.
-func CPUBound(old, new *result.Scenario) bool {
+func cpuBound(old, new *result.Scenario) bool {
 	for _, s := range []*result.Scenario{old, new} {
-		if r, ok := CPUShare(s); ok && r >= CPUBoundRatio {
+		if r, ok := cpuShare(s); ok && r >= CPUBoundRatio {
 			return true
 		}
 	}
@@ -68,7 +68,7 @@ func medianRow(rows []Row, name string) int {
 // scenario's, compared in o and s), with the noise-aware threshold a gated row gets.
 func gateCPU(rows []Row, o, s *result.Scenario, cfg Config) {
 	l, c := medianRow(rows, "latency_ms"), medianRow(rows, CPUMetric)
-	if l < 0 || c < 0 || !rows[l].Gated || rows[c].Gated || !CPUBound(o, s) {
+	if l < 0 || c < 0 || !rows[l].Gated || rows[c].Gated || !cpuBound(o, s) {
 		return
 	}
 	rows[c].Gated = true
@@ -84,7 +84,7 @@ func gateCPU(rows []Row, o, s *result.Scenario, cfg Config) {
 // CPU time cannot tell from a busy machine.
 func wallAgainstCPU(rows []Row, o, s *result.Scenario, cfg Config) {
 	l, c := medianRow(rows, "latency_ms"), medianRow(rows, CPUMetric)
-	if l < 0 || c < 0 || !rows[c].Gated || !CPUBound(o, s) {
+	if l < 0 || c < 0 || !rows[c].Gated || !cpuBound(o, s) {
 		return
 	}
 	lat, cpu := &rows[l], &rows[c]

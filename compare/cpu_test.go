@@ -133,7 +133,7 @@ func TestCPUBound(t *testing.T) {
 		{"no CPU time recorded", noCPU, noCPU, false},
 	}
 	for _, c := range cases {
-		if got := CPUBound(c.old, c.new); got != c.want {
+		if got := cpuBound(c.old, c.new); got != c.want {
 			t.Errorf("%s: CPUBound = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -228,7 +228,7 @@ func TestNoiseOfLeavesWorstMomentsOut(t *testing.T) {
 			xs[i] *= 1.3
 		}
 	}
-	n, ok := NoiseOf(xs, 0)
+	n, ok := noiseOf(xs, 0)
 	if !ok || n.ThresholdPct >= 10.9 || n.Outliers != 4 {
 		t.Errorf("30 runs within 4%%, two moments +30%%: %+v; want a threshold below 10.9%% with 4 changes left out", n)
 	}

@@ -181,7 +181,7 @@ func TestNoiseAwareThreshold(t *testing.T) {
 	// Too few runs: the default.
 	few := func(*result.Scenario, string) []float64 { return quiet[:5] }
 	rep = Runs(pairOf("old", "exec", nil, old), pairOf("new", "exec", nil, nw), Config{History: few})
-	if r := lat(rep); r.Threshold != DefaultThresholds[Latency] || r.ThresholdRuns != 0 {
+	if r := lat(rep); r.Threshold != defaultThresholds[Latency] || r.ThresholdRuns != 0 {
 		t.Errorf("5 stored runs: threshold %.1f from %d runs, want the default", r.Threshold, r.ThresholdRuns)
 	}
 }
@@ -193,7 +193,7 @@ func TestNoiseOf(t *testing.T) {
 	for i := range noisy {
 		noisy[i] = 10 * (1 + 0.10*rng.NormFloat64())
 	}
-	n, ok := NoiseOf(noisy, 0)
+	n, ok := noiseOf(noisy, 0)
 	if !ok || n.ThresholdPct < 20 {
 		t.Errorf("CV 10%% between runs: %+v, want a threshold above 20%%", n)
 	}
@@ -204,10 +204,10 @@ func TestNoiseOf(t *testing.T) {
 			shifted[i] *= 1.3
 		}
 	}
-	if n, ok := NoiseOf(shifted, 0); !ok || n.ThresholdPct > 5 {
+	if n, ok := noiseOf(shifted, 0); !ok || n.ThresholdPct > 5 {
 		t.Errorf("quiet history with one +30%% shift: %+v, want a threshold below 5%%", n)
 	}
-	if _, ok := NoiseOf([]float64{1, 2, 3}, 0); ok {
+	if _, ok := noiseOf([]float64{1, 2, 3}, 0); ok {
 		t.Error("3 runs: a noise threshold, want none")
 	}
 }

@@ -15,7 +15,7 @@ func TestNoiseOfTail(t *testing.T) {
 		}
 		twoStates = append(twoStates, v*(1+0.001*float64(i%2)))
 	}
-	n, ok := NoiseOf(twoStates, 0)
+	n, ok := noiseOf(twoStates, 0)
 	if !ok || n.NoisePct < 25 || n.ThresholdPct < 37.5 {
 		t.Errorf("runs in two states 25%% apart: %+v, want noise of at least 25%% and a threshold of at least 37.5%%", n)
 	}
@@ -28,7 +28,7 @@ func TestNoiseOfTail(t *testing.T) {
 		}
 		moved = append(moved, v)
 	}
-	if n, ok := NoiseOf(moved, 0); !ok || n.ThresholdPct > 2 {
+	if n, ok := noiseOf(moved, 0); !ok || n.ThresholdPct > 2 {
 		t.Errorf("quiet history with one +30%% shift: %+v, want a threshold below 2%%", n)
 	}
 }

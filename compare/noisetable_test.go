@@ -89,7 +89,7 @@ func TestNoiseTable(t *testing.T) {
 					xs[i] = c.run(r)
 				}
 				old := secondLargestThreshold(xs)
-				nn, _ := NoiseOf(xs, 0)
+				nn, _ := noiseOf(xs, 0)
 				thOld, thNew = append(thOld, old), append(thNew, nn.ThresholdPct)
 				a, next := xs[n-1], c.run(r)
 				aa, slow := 100*(next/a-1), 100*(1.1*next/a-1)

@@ -362,7 +362,7 @@ func unitDirection(unit string) result.Direction {
 }
 
 // noiseThreshold sets the threshold of a gated row with samples from the run-to-run noise of its
-// scenario's stored runs (cfg.History, NoiseOf), unless an override sets it.
+// scenario's stored runs (cfg.History, noiseOf), unless an override sets it.
 func noiseThreshold(r *Row, s *result.Scenario, cfg Config) {
 	// Counts have no run-to-run noise to learn from: their threshold is CountThreshold.
 	if cfg.History == nil || !r.Gated || !directed(r.Better) || r.Kind == Instructions {
@@ -371,7 +371,7 @@ func noiseThreshold(r *Row, s *result.Scenario, cfg Config) {
 	if _, set := cfg.Thresholds.Lookup(s.Benchmark, r.Metric); set {
 		return
 	}
-	if n, ok := NoiseOf(cfg.History(s, r.Metric), cfg.MinHistory); ok {
+	if n, ok := noiseOf(cfg.History(s, r.Metric), cfg.MinHistory); ok {
 		r.Threshold, r.ThresholdRuns = n.ThresholdPct, n.Runs
 	}
 }

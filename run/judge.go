@@ -100,7 +100,7 @@ func (p *pipeline) record(ctx context.Context, dir string, r *result.Run) store.
 func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Verdict {
 	cfg := p.o.Compare
 	if st != nil && cfg.History == nil {
-		cfg.History = history.NoiseHistory(ctx, st, r) // noise-aware thresholds (compare.NoiseOf)
+		cfg.History = history.NoiseHistory(ctx, st, r) // noise-aware thresholds (compare's noiseOf)
 	}
 	v := &Verdict{}
 	if p.o.Baseline != "" && st != nil {

@@ -31,7 +31,7 @@ held to, and in how many comparisons that threshold came from the stored runs' n
 A kind marked "(loaded)" ran with a busy loop beside it (-load): one thread of this program
 spinning for the whole of the kind's runs and comparisons, as a neighbour's build or test does on
 a shared 2-core CI runner. The command, the Go function and the Python functions are CPU-bound
-(compare.CPUShare), so they are judged by their CPU time (`+"`cpu_ms`"+`) beside their wall time; the
+(compare's cpuShare), so they are judged by their CPU time (`+"`cpu_ms`"+`) beside their wall time; the
 "primary threshold" column then gives `+"`cpu_ms`"+`'s too.
 
 The worker's runs cost seconds each (the Python worker imports torch), so it is measured in

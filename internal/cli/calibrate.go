@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/result"
 )
@@ -83,8 +82,8 @@ from failing. Nothing is recorded in the history store.`,
 // 1) in a results folder of its own, outputDir, whose latest run calibrate reads. It returns, per
 // metric with samples, the noise, the drift between the two runs, the iterations needed to detect
 // a change of effect percent and the threshold that keeps unchanged runs from failing
-// (compare.Calibrate). Each run is announced on log.
-func calibrate(ctx context.Context, effect float64, log io.Writer, runOnce func(ctx context.Context, i int, outputDir string) error) ([]compare.Calibration, error) {
+// (calibrateRuns). Each run is announced on log.
+func calibrate(ctx context.Context, effect float64, log io.Writer, runOnce func(ctx context.Context, i int, outputDir string) error) ([]calibration, error) {
 	tmp, err := os.MkdirTemp("", "inferbench-calibrate-")
 	if err != nil {
 		return nil, err
@@ -101,13 +100,13 @@ func calibrate(ctx context.Context, effect float64, log io.Writer, runOnce func(
 			return nil, err
 		}
 	}
-	return compare.Calibrate(runs[0], runs[1], effect, 1), nil
+	return calibrateRuns(runs[0], runs[1], effect, 1), nil
 }
 
 // calibrationText writes the A/A calibration of `inferbench calibrate` as a table per scenario
 // and metric (noise, drift, iterations to detect effect percent, the threshold to use), then the
 // notes and how to use the figures.
-func calibrationText(w io.Writer, cals []compare.Calibration, effect float64) error {
+func calibrationText(w io.Writer, cals []calibration, effect float64) error {
 	if len(cals) == 0 {
 		_, err := fmt.Fprintln(w, "no metric with samples to calibrate (need at least 5 measured iterations)")
 		return err

@@ -67,12 +67,12 @@ func TestCompareCommand(t *testing.T) {
 	}
 
 	// A budget file makes an otherwise clean comparison fail.
-	os.WriteFile(filepath.Join(dir, compare.BudgetFileName), []byte("budgets:\n  resnet:\n    max_latency_ms: 5\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, budgetFileName), []byte("budgets:\n  resnet:\n    max_latency_ms: 5\n"), 0o644)
 	code, out, _ = runCLI(t, dir, nil, "compare", "old", "same", "--format", "markdown")
 	if code != ExitRegression || !strings.Contains(out, "Budgets exceeded") {
 		t.Errorf("compare with a budget of 5 ms: exit %d\n%s", code, out)
 	}
-	os.Remove(filepath.Join(dir, compare.BudgetFileName))
+	os.Remove(filepath.Join(dir, budgetFileName))
 
 	cases := []struct {
 		name string
@@ -90,13 +90,13 @@ func TestCompareCommand(t *testing.T) {
 		}
 	}
 	// benchmark_thresholds.json is read from the project.
-	os.WriteFile(filepath.Join(dir, compare.ThresholdsFileName), []byte(`{"latency_regression_threshold": 40, "percent": true}`), 0o644)
+	os.WriteFile(filepath.Join(dir, thresholdsFileName), []byte(`{"latency_regression_threshold": 40, "percent": true}`), 0o644)
 	if code, out, _ := runCLI(t, dir, nil, "compare", "old", "slow"); code != ExitOK {
-		t.Errorf("with a 40%% latency threshold from %s: exit %d\n%s", compare.ThresholdsFileName, code, out)
+		t.Errorf("with a 40%% latency threshold from %s: exit %d\n%s", thresholdsFileName, code, out)
 	}
-	os.WriteFile(filepath.Join(dir, compare.ThresholdsFileName), []byte(`{"latency": 40}`), 0o644)
-	if code, _, errOut := runCLI(t, dir, nil, "compare", "old", "slow"); code != ExitUsage || !strings.Contains(errOut, compare.ThresholdsFileName+":1:2: unknown key \"latency\"") {
-		t.Errorf("unknown key in %s: exit %d, %s", compare.ThresholdsFileName, code, errOut)
+	os.WriteFile(filepath.Join(dir, thresholdsFileName), []byte(`{"latency": 40}`), 0o644)
+	if code, _, errOut := runCLI(t, dir, nil, "compare", "old", "slow"); code != ExitUsage || !strings.Contains(errOut, thresholdsFileName+":1:2: unknown key \"latency\"") {
+		t.Errorf("unknown key in %s: exit %d, %s", thresholdsFileName, code, errOut)
 	}
 }
 
@@ -232,7 +232,7 @@ func TestRunRecordsBudgetsAndAlerts(t *testing.T) {
 		t.Errorf("run --baseline left no %s: %v", run.CompareJSONFile, err)
 	}
 	// A budget exceeded exits 3, with or without a baseline.
-	os.WriteFile(filepath.Join(dir, compare.BudgetFileName), []byte("budgets:\n  exec:\n    max_latency_ms: 0.000001\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, budgetFileName), []byte("budgets:\n  exec:\n    max_latency_ms: 0.000001\n"), 0o644)
 	if code, out, errOut := runCLI(t, dir, nil, args...); code != ExitRegression || !strings.Contains(out, "BUDGET EXCEEDED") {
 		t.Errorf("run over budget: exit %d, want 3\n%s%s", code, out, errOut)
 	}

@@ -64,6 +64,13 @@ func (t *twoRunFlags) open(o *IO, f *pflag.FlagSet) (*recorded.Source, compare.C
 // inDir resolves a relative path against the command's directory.
 func inDir(o *IO, p string) string { return env(o).Path(p) }
 
+// The thresholds and budget files read from the project directory when present (--thresholds-file,
+// --budget-file).
+const (
+	thresholdsFileName = "benchmark_thresholds.json"
+	budgetFileName     = "performance-budget.yml"
+)
+
 // compareFlags configure a comparison (compare, run --baseline).
 type compareFlags struct {
 	thresholds     []string
@@ -76,8 +83,8 @@ type compareFlags struct {
 
 func (cf *compareFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&cf.thresholds, "threshold", nil, "regression threshold override, [BENCHMARK:]METRIC_OR_KIND=PERCENT (repeatable; kinds: latency, memory, throughput, cpu)")
-	f.StringVar(&cf.thresholdsFile, "thresholds-file", compare.ThresholdsFileName, "thresholds file (read when present)")
-	f.StringVar(&cf.budgetFile, "budget-file", compare.BudgetFileName, "performance budget file (read when present)")
+	f.StringVar(&cf.thresholdsFile, "thresholds-file", thresholdsFileName, "thresholds file (read when present)")
+	f.StringVar(&cf.budgetFile, "budget-file", budgetFileName, "performance budget file (read when present)")
 	f.Float64Var(&cf.alpha, "alpha", 0.05, "false discovery rate across the comparison's tests")
 	f.StringArrayVar(&cf.gate, "gate", nil, "also fail on this metric, [BENCHMARK:]METRIC (repeatable; e.g. peak_rss_mb, cpu_pct, latency_ms.p99, or all); by default only each scenario's primary metrics and budgets fail")
 	f.BoolVar(&cf.strict, "strict", false, "also fail (exit 3) on a gated change beyond its threshold that could not be tested (a single value a side)")

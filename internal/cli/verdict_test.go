@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/result"
 )
@@ -160,7 +159,7 @@ func TestBudgetFileOnExecRun(t *testing.T) {
 		t.Errorf("max_memory_mb 1 on a command: exit %d, want 3 with peak_rss_mb exceeded and every budget measured\n%s", code, all)
 	}
 	// The budget lines name the file given, not the default name.
-	if !strings.Contains(all, "("+bf+")") || strings.Contains(all, compare.BudgetFileName) {
+	if !strings.Contains(all, "("+bf+")") || strings.Contains(all, budgetFileName) {
 		t.Errorf("--budget-file %s: the budget lines do not name it\n%s", bf, all)
 	}
 	// With the monitors off, the command's own peak RSS (the exec subject's, from the kernel) is

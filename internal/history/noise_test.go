@@ -54,7 +54,7 @@ func TestNoiseHistoryThreshold(t *testing.T) {
 			lat = &rep.Rows[i]
 		}
 	}
-	if lat == nil || lat.ThresholdRuns != 12 || lat.Threshold >= compare.DefaultThresholds[compare.Latency] || !lat.Failed() {
+	if lat == nil || lat.ThresholdRuns != 12 || lat.Threshold >= (compare.Thresholds{}).For(lat.Benchmark, "latency_ms") || !lat.Failed() {
 		t.Fatalf("latency_ms row %+v: want a threshold below the default from 12 runs, and a regression", lat)
 	}
 	var b bytes.Buffer
