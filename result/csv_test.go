@@ -85,7 +85,7 @@ func TestCSVInert(t *testing.T) {
 // TestNamesInert: the names of a run read from a file (run.json, another tool's results) hold no
 // control character: a Go benchmark named with an escape sequence is shown escaped.
 func TestNamesInert(t *testing.T) {
-	r, err := Import([]byte("BenchmarkA\x1b[2J-8  100  5000 ns/op\n"), "bench.txt", "gobench", "id", "", time.Time{})
+	r, err := importData([]byte("BenchmarkA\x1b[2J-8  100  5000 ns/op\n"), "bench.txt", "gobench", "id", "", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 // File names inside a run folder.
 const (
 	RunFile     = "run.json"
-	SummaryFile = "summary.csv"
+	summaryFile = "summary.csv"
 	LogFile     = "run.log"
 	LatestLink  = "latest"
 )
@@ -50,10 +50,10 @@ func Save(dir string, r *Run) error {
 	}
 	var csvBuf bytes.Buffer
 	if err := WriteCSV(&csvBuf, r); err != nil {
-		return fmt.Errorf("encode %s: %w", SummaryFile, err)
+		return fmt.Errorf("encode %s: %w", summaryFile, err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, SummaryFile), csvBuf.Bytes()); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Join(dir, SummaryFile), err)
+	if err := atomicfile.WriteFile(filepath.Join(dir, summaryFile), csvBuf.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Join(dir, summaryFile), err)
 	}
 	return saveModels(dir, r)
 }
@@ -147,18 +147,18 @@ func deviceType(device string) string {
 	return strings.ToLower(strings.TrimSpace(t))
 }
 
-// CSVHeader is the header of summary.csv.
-var CSVHeader = []string{
+// csvHeader is the header of summary.csv.
+var csvHeader = []string{
 	"benchmark", "scenario", "model", "framework", "device", "device_type", "batch_size", "dtype",
 	"input_shape", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_mean_ms", "latency_std_ms",
 	"latency_min_ms", "latency_max_ms", "throughput_ips", "memory_mb", "compilation_time_ms",
 	"status", "timestamp", "git_commit",
 }
 
-// WriteCSV writes one row per scenario, in CSVHeader's columns. Absent figures are empty cells.
+// WriteCSV writes one row per scenario, in csvHeader's columns. Absent figures are empty cells.
 func WriteCSV(w io.Writer, r *Run) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
 	commit, _ := EnvValue(r.Environment, "git", "commit").(string)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -169,58 +167,8 @@ func summaryMetric(name string, n int, scale, mean, std, lo, hi, median, q1, q3 
 	return m
 }
 
-// GitHubBenchmark is one entry of github-action-benchmark's custom JSON format.
-type GitHubBenchmark struct {
-	Name  string  `json:"name"`
-	Unit  string  `json:"unit"`
-	Value float64 `json:"value"`
-	Range string  `json:"range,omitempty"`
-	Extra string  `json:"extra,omitempty"`
-}
-
-// GitHubActionBenchmark returns a run's metrics in github-action-benchmark's custom format, for
-// its "customSmallerIsBetter" (better = Lower) or "customBiggerIsBetter" (Higher) tool: one entry
-// per scenario and metric of that direction, valued at the median.
-func GitHubActionBenchmark(r *Run, better Direction) []GitHubBenchmark {
-	out := []GitHubBenchmark{}
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		if s.Status != StatusOK {
-			continue
-		}
-		names := slices.Sorted(maps.Keys(s.Metrics))
-		for _, k := range names {
-			m := s.Metrics[k]
-			dir := Direction(m.Better)
-			if dir == "" {
-				info, _ := Lookup(k)
-				dir = info.Better
-			}
-			if dir != better {
-				continue
-			}
-			v, ok := m.Center()
-			if !ok {
-				continue
-			}
-			e := GitHubBenchmark{Name: s.ID() + " " + k, Unit: m.Unit, Value: v}
-			if m.Summary != nil {
-				if ci := m.Summary.MedianCI; ci != nil {
-					e.Range = fmt.Sprintf("± %.4g", (ci.Hi-ci.Lo)/2)
-				}
-				e.Extra = fmt.Sprintf("n=%d p95=%.4g p99=%.4g", m.Summary.N, m.Summary.P95, m.Summary.P99)
-			}
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Import reads one file of another tool's results as a run: format is "gobench", "pytest"
-// (pytest-benchmark JSON), "hyperfine" (JSON), "inferbench" (a run.json) or "auto" (detected from
-// the content). name is the file's name for messages; id, bench and at are the run id, the
-// benchmark name hyperfine results lack, and the time of results that do not carry their own.
-func Import(data []byte, name, format, id, bench string, at time.Time) (*Run, error) {
+// importData reads the content of one file of another tool's results as a run (ImportFile).
+func importData(data []byte, name, format, id, bench string, at time.Time) (*Run, error) {
 	if format == "auto" {
 		format = "gobench"
 		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {

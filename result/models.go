@@ -21,8 +21,8 @@ const (
 	// modelsDir holds models/<model>.json: a run.json (schema inferbench/run/v1) with only that
 	// model's scenarios and without raw samples, which stay in run.json.
 	modelsDir = "models"
-	// BenchmarkSummaryFile holds each model's scenarios with their status and headline metrics.
-	BenchmarkSummaryFile = "benchmark_summary.json"
+	// benchmarkSummaryFile holds each model's scenarios with their status and headline metrics.
+	benchmarkSummaryFile = "benchmark_summary.json"
 	// benchmarkSummarySchema identifies the version of benchmark_summary.json.
 	benchmarkSummarySchema = "inferbench/benchmark-summary/v1"
 )
@@ -33,29 +33,29 @@ const (
 // An export command that wrote them on request was rejected: users of such scripts look for them in
 // the results folder after a run.
 
-// BenchmarkSummary is benchmark_summary.json: per model, its scenarios' status and headline
+// benchmarkSummary is benchmark_summary.json: per model, its scenarios' status and headline
 // metrics (Primary), summaries without samples.
-type BenchmarkSummary struct {
+type benchmarkSummary struct {
 	Schema     string         `json:"schema"`
 	RunID      string         `json:"run_id"`
 	Partial    bool           `json:"partial"`
 	StartedAt  time.Time      `json:"started_at"`
 	FinishedAt time.Time      `json:"finished_at,omitzero"`
 	Summary    Summary        `json:"summary"`
-	Models     []ModelSummary `json:"models"`
+	Models     []modelSummary `json:"models"`
 }
 
-// ModelSummary is one model's part of BenchmarkSummary. Scenarios without a model are listed
+// modelSummary is one model's part of benchmarkSummary. Scenarios without a model are listed
 // under the model "", with no file.
-type ModelSummary struct {
+type modelSummary struct {
 	Model     string            `json:"model"`
 	File      string            `json:"file,omitempty"` // models/<model>.json, relative to the run folder
 	Summary   Summary           `json:"summary"`
-	Scenarios []ScenarioSummary `json:"scenarios"`
+	Scenarios []scenarioSummary `json:"scenarios"`
 }
 
-// ScenarioSummary is one scenario in BenchmarkSummary.
-type ScenarioSummary struct {
+// scenarioSummary is one scenario in benchmarkSummary.
+type scenarioSummary struct {
 	Benchmark  string            `json:"benchmark"`
 	Scenario   string            `json:"scenario"`
 	Status     string            `json:"status"`
@@ -64,12 +64,12 @@ type ScenarioSummary struct {
 	Metrics    map[string]Metric `json:"metrics,omitempty"`
 }
 
-// ModelFile returns the path of a model's file inside a run folder, relative to it: models/ and
+// modelFile returns the path of a model's file inside a run folder, relative to it: models/ and
 // the model's name made a safe file name ("meta-llama/Llama-2-7b" →
 // models/meta-llama__Llama-2-7b~8291f529.json). A name that is not kept as it is (a byte outside
 // [A-Za-z0-9._=,+-], an upper-case letter, "/", "__") ends with "~" and eight hex digits of its
 // SHA-256, so that two models never share a file, on case-folding file systems too.
-func ModelFile(model string) string {
+func modelFile(model string) string {
 	var b strings.Builder
 	lossy := strings.Contains(model, "__") || strings.Trim(model, ".") == ""
 	for i := 0; i < len(model); i++ {
@@ -98,18 +98,18 @@ func ModelFile(model string) string {
 	return modelsDir + "/" + name + ".json"
 }
 
-// summarize returns r's BenchmarkSummary: its models in the order their first scenario ran.
-func summarize(r *Run) *BenchmarkSummary {
-	bs := &BenchmarkSummary{Schema: benchmarkSummarySchema, RunID: r.ID, Partial: r.Partial,
-		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Summary: r.Summary, Models: []ModelSummary{}}
+// summarize returns r's benchmarkSummary: its models in the order their first scenario ran.
+func summarize(r *Run) *benchmarkSummary {
+	bs := &benchmarkSummary{Schema: benchmarkSummarySchema, RunID: r.ID, Partial: r.Partial,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Summary: r.Summary, Models: []modelSummary{}}
 	for _, m := range models(r) {
-		ms := ModelSummary{Model: m.name, Summary: m.run.Summary}
+		ms := modelSummary{Model: m.name, Summary: m.run.Summary}
 		if m.name != "" {
-			ms.File = ModelFile(m.name)
+			ms.File = modelFile(m.name)
 		}
 		for i := range m.run.Scenarios {
 			s := &m.run.Scenarios[i]
-			ss := ScenarioSummary{Benchmark: s.Benchmark, Scenario: s.Scenario, Status: s.Status, Error: s.Error, SkipReason: s.SkipReason}
+			ss := scenarioSummary{Benchmark: s.Benchmark, Scenario: s.Scenario, Status: s.Status, Error: s.Error, SkipReason: s.SkipReason}
 			for name, met := range s.Metrics {
 				if Primary(name) {
 					if ss.Metrics == nil {
@@ -163,7 +163,7 @@ func saveModels(dir string, r *Run) error {
 		if m.name == "" {
 			continue
 		}
-		path := filepath.Join(dir, filepath.FromSlash(ModelFile(m.name)))
+		path := filepath.Join(dir, filepath.FromSlash(modelFile(m.name)))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
@@ -171,7 +171,7 @@ func saveModels(dir string, r *Run) error {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
-	path := filepath.Join(dir, BenchmarkSummaryFile)
+	path := filepath.Join(dir, benchmarkSummaryFile)
 	err := atomicfile.Write(path, func(w io.Writer) error {
 		enc := finite.NewEncoder(w)
 		enc.SetIndent("", "  ")

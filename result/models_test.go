@@ -45,19 +45,19 @@ func TestSaveWritesModelFiles(t *testing.T) {
 	if r.Scenarios[0].Metrics["latency_ms"].Samples == nil {
 		t.Error("writing the model files dropped the run's own samples")
 	}
-	llama := ModelFile("meta-llama/Llama-2-7b")
+	llama := modelFile("meta-llama/Llama-2-7b")
 	if _, err := os.Stat(filepath.Join(dir, llama)); err != nil || filepath.Dir(llama) != "models" {
 		t.Errorf("%s: %v", llama, err)
 	}
 	if llama != "models/meta-llama__Llama-2-7b~8291f529.json" { // as docs/results.md writes it
 		t.Errorf("ModelFile: %s", llama)
 	}
-	if ModelFile("m/A") == ModelFile("m/a") || ModelFile("a/b") == ModelFile("a__b") {
+	if modelFile("m/A") == modelFile("m/a") || modelFile("a/b") == modelFile("a__b") {
 		t.Error("two models share a file")
 	}
 
-	var bs BenchmarkSummary
-	data, err = os.ReadFile(filepath.Join(dir, BenchmarkSummaryFile))
+	var bs benchmarkSummary
+	data, err = os.ReadFile(filepath.Join(dir, benchmarkSummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

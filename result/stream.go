@@ -448,7 +448,7 @@ func (s *Scanner) Close() error { return s.f.Close() }
 // loadStream decodes the run.json at path as a stream when it is at least streamMin bytes and
 // in the form decodeStream reads, and checks it as Decode does; done is false when it was not
 // (the caller reads the file whole). With asImport, a document holding the keys of another
-// tool's JSON (benchmarks, results) or no schema is left to Import's detection.
+// tool's JSON (benchmarks, results) or no schema is left to importData's detection.
 func loadStream(path, name string, asImport bool) (r *Run, done bool, err error) {
 	f, err := readall.Open(path)
 	if err != nil {
@@ -485,8 +485,12 @@ func check(r *Run, path string) (*Run, error) {
 	return r, nil
 }
 
-// ImportFile is Import of the file at path, read through readall (a regular file, at most
-// readall.RunLimit bytes). A large run.json is decoded as a stream (loadStream).
+// ImportFile reads the file at path, one file of another tool's results, as a run: format is
+// "gobench", "pytest" (pytest-benchmark JSON), "hyperfine" (JSON), "inferbench" (a run.json) or
+// "auto" (detected from the content). name is the file's name for messages; id, bench and at are
+// the run id, the benchmark name hyperfine results lack, and the time of results that do not
+// carry their own. The file is read through readall (a regular file, at most readall.RunLimit
+// bytes); a large run.json is decoded as a stream (loadStream).
 func ImportFile(path, name, format, id, bench string, at time.Time) (*Run, error) {
 	if format == "inferbench" || format == "auto" {
 		if r, done, err := loadStream(path, name, format == "auto"); done {
@@ -497,5 +501,5 @@ func ImportFile(path, name, format, id, bench string, at time.Time) (*Run, error
 	if err != nil {
 		return nil, err
 	}
-	return Import(data, name, format, id, bench, at)
+	return importData(data, name, format, id, bench, at)
 }

@@ -135,11 +135,11 @@ func TestRunWritesResults(t *testing.T) {
 	if r.Partial || r.Summary != (result.Summary{Total: 4, Succeeded: 3, Skipped: 1, SuccessRate: 1}) {
 		t.Errorf("summary %+v partial %v", r.Summary, r.Partial)
 	}
-	csv, _ := os.ReadFile(filepath.Join(latest, result.SummaryFile))
+	csv, _ := os.ReadFile(filepath.Join(latest, "summary.csv"))
 	if lines := strings.Count(string(csv), "\n"); lines != 5 {
 		t.Errorf("summary.csv has %d lines, want header + 4", lines)
 	}
-	if !strings.HasPrefix(string(csv), strings.Join(result.CSVHeader, ",")+"\n") {
+	if !strings.HasPrefix(string(csv), "benchmark,scenario,model,framework,device,device_type,batch_size,dtype,input_shape,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_mean_ms,latency_std_ms,latency_min_ms,latency_max_ms,throughput_ips,memory_mb,compilation_time_ms,status,timestamp,git_commit\n") {
 		t.Errorf("summary.csv header: %q", strings.SplitN(string(csv), "\n", 2)[0])
 	}
 	log, _ := os.ReadFile(filepath.Join(latest, result.LogFile))

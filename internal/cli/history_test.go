@@ -168,7 +168,7 @@ func TestImportExport(t *testing.T) {
 			t.Fatalf("import %s: exit %d\n%s%s", c.file, code, out, errOut)
 		}
 		code, out, errOut = runCLI(t, dir, nil, "export", c.id, "--format", "github-action-benchmark")
-		var entries []result.GitHubBenchmark
+		var entries []struct{ Name string }
 		if err := json.Unmarshal([]byte(out), &entries); err != nil || code != ExitOK || len(entries) == 0 || !strings.HasPrefix(entries[0].Name, c.wantScenario+" ") {
 			t.Errorf("export %s: exit %d, %v, %+v\n%s", c.id, code, err, entries, errOut)
 		}

@@ -374,23 +374,37 @@ func TestSeed004(t *testing.T) {
 	}
 	// The seed's per-model file and benchmark_summary.json, beside run.json.
 	runDir := filepath.Join(dir, "my_results", result.LatestLink)
-	model, err := result.Load(filepath.Join(runDir, result.ModelFile(s.Model)))
+	// A model name that is already a safe file name ("gpt2") is kept as it is.
+	const modelFile, summaryFile = "models/gpt2.json", "benchmark_summary.json"
+	if s.Model != "gpt2" {
+		t.Fatalf("model %q, want gpt2", s.Model)
+	}
+	model, err := result.Load(filepath.Join(runDir, modelFile))
 	if err != nil {
 		t.Fatalf("the model's file: %v", err)
 	}
 	if got := seedIDs(model); len(got) != 1 || got[0] != s.ID()+" ok" || model.Scenarios[0].Metrics["tokens_per_s"].Summary == nil {
-		t.Errorf("%s holds %q, want %s with its metrics", result.ModelFile(s.Model), got, s.ID())
+		t.Errorf("%s holds %q, want %s with its metrics", modelFile, got, s.ID())
 	}
-	var bs result.BenchmarkSummary
-	if data, err := os.ReadFile(filepath.Join(runDir, result.BenchmarkSummaryFile)); err != nil {
+	var bs struct {
+		Summary result.Summary
+		Models  []struct {
+			Model, File string
+			Scenarios   []struct {
+				Status  string
+				Metrics map[string]result.Metric
+			}
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(runDir, summaryFile)); err != nil {
 		t.Fatal(err)
 	} else if err := json.Unmarshal(data, &bs); err != nil {
-		t.Fatalf("%s: %v", result.BenchmarkSummaryFile, err)
+		t.Fatalf("%s: %v", summaryFile, err)
 	}
-	if len(bs.Models) != 1 || bs.Models[0].Model != s.Model || bs.Models[0].File != result.ModelFile(s.Model) ||
+	if len(bs.Models) != 1 || bs.Models[0].Model != s.Model || bs.Models[0].File != modelFile ||
 		len(bs.Models[0].Scenarios) != 1 || bs.Models[0].Scenarios[0].Status != result.StatusOK ||
 		bs.Models[0].Scenarios[0].Metrics["tokens_per_s"].Summary == nil || bs.Summary.Succeeded != 1 {
-		t.Errorf("%s: %+v", result.BenchmarkSummaryFile, bs)
+		t.Errorf("%s: %+v", summaryFile, bs)
 	}
 	lines := strings.Split(out, "\n")
 	if !strings.Contains(lines[0], "TOKENS/s") || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {

@@ -53,7 +53,7 @@ func TestExportMLflowCommand(t *testing.T) {
 		!strings.Contains(out, "scenario serving-mock/concurrency=4: ") {
 		t.Errorf("stdout does not list the runs made:\n%s", out)
 	}
-	if len(runs[0].Artifacts[result.RunFile]) == 0 || len(runs[0].Artifacts[result.SummaryFile]) == 0 {
+	if len(runs[0].Artifacts[result.RunFile]) == 0 || len(runs[0].Artifacts["summary.csv"]) == 0 {
 		t.Errorf("artifacts %v: want run.json and summary.csv", runs[0].Artifacts)
 	}
 	// A server that fails: exit 1, the error names the URL.

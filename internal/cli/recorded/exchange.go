@@ -33,7 +33,7 @@ type ImportOptions struct {
 	Stdout, Stderr io.Writer
 }
 
-// Import records each file as a run in the history store (result.Import reads it) and returns
+// Import records each file as a run in the history store (result.ImportFile reads it) and returns
 // the ids of the runs (`inferbench import`). A file that cannot be read as the format is
 // run.ErrUsage. An inferbench run.json of streamMin bytes or more goes to the store a batch of
 // scenarios at a time (importStream), never whole in memory.
@@ -211,7 +211,7 @@ func (rs *Source) Export(ctx context.Context, ref string, o ExportOptions, w io.
 		}
 		enc := finite.NewEncoder(bw)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(result.GitHubActionBenchmark(r, dir))
+		err = enc.Encode(gitHubActionBenchmark(r, dir))
 	default:
 		return run.UsageError(fmt.Errorf("--format %q: want gobench or github-action-benchmark", o.Format))
 	}

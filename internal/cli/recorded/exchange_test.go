@@ -47,7 +47,7 @@ func TestExportDirection(t *testing.T) {
 		if err := src.Export(t.Context(), "r1", ExportOptions{Format: "github-action-benchmark", BiggerIsBetter: tc.bigger}, &buf); err != nil {
 			t.Fatal(err)
 		}
-		var got []result.GitHubBenchmark
+		var got []gitHubBenchmark
 		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 			t.Fatalf("%v:\n%s", err, buf.Bytes())
 		}
