@@ -218,12 +218,12 @@ peers: build
 		--vllm-lib $(PEERS_VENV)/vllm-lib --out docs/peers.md $(PEERS_ARGS)
 
 # Front-end dependencies pinned by internal/cli/web/package-lock.json (ECharts for the HTML reports,
-# playwright-core for the browser tests). `assets` refreshes report/assets/echarts.min.js from
+# playwright-core for the browser tests). `assets` refreshes internal/page/assets/echarts.min.js from
 # them (docs/reports.md says why that copy is committed); web-deps installs them when missing so
 # the browser tests run (they skip with the reason without node_modules or chromium).
 assets:
 	cd internal/cli/web && npm ci --no-audit --no-fund
-	cp internal/cli/web/node_modules/echarts/dist/echarts.min.js report/assets/echarts.min.js
+	cp internal/cli/web/node_modules/echarts/dist/echarts.min.js internal/page/assets/echarts.min.js
 
 web-deps:
 	@if [ ! -d internal/cli/web/node_modules ]; then \

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/internal/capacity"
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/internal/testkit/browsertest"
 	"github.com/inferbench/inferbench/result"
 )
@@ -36,7 +37,7 @@ func TestCapacityChart(t *testing.T) {
 	if len(c.Series) != 3 || c.Series[0].Type != "scatter" || len(c.Series[0].Err) != 3 || !c.Series[2].Dashed {
 		t.Errorf("series %+v: want the steps with intervals, the fit, the dashed target", c.Series)
 	}
-	if target := c.Series[2].Data.([][2]Num); target[0] != [2]Num{40, 0.9} || target[1] != [2]Num{80, 0.9} {
+	if target := c.Series[2].Data.([][2]page.Num); target[0] != [2]page.Num{40, 0.9} || target[1] != [2]page.Num{80, 0.9} {
 		t.Errorf("target line %v, want 0.9 from 40 to 80 req/s", target)
 	}
 	if len(c.Marks) != 2 || c.Marks[0].X != 48 || c.Marks[1].X != 45 {

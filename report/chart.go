@@ -10,70 +10,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
 
-// Chart is one chart of an HTML page, as data: the page's script turns it into an ECharts option.
-// Keeping the shape here (not in JavaScript) keeps the choices testable and the script small.
-type Chart struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Kind is "line" (value or category x axis), "bar", "boxplot" or "scatter".
-	Kind       string   `json:"kind"`
-	XName      string   `json:"x_name,omitempty"`
-	YName      string   `json:"y_name,omitempty"`
-	Y2Name     string   `json:"y2_name,omitempty"`
-	Categories []string `json:"categories,omitempty"` // category x axis; value axis when empty
-	XTime      bool     `json:"x_time,omitempty"`     // x values are Unix milliseconds
-	YLog       bool     `json:"y_log,omitempty"`
-	Series     []Series `json:"series"`
-	// Marks are vertical lines at x positions (change points on a trend).
-	Marks []Mark `json:"marks,omitempty"`
-	// Show is how many series the legend selects at first (0: all).
-	Show int `json:"show,omitempty"`
-}
-
-// Series is one line, set of bars or boxes. Data holds [x, y] pairs on a value axis, or one value
-// (or one box: min, p25, median, p75, p99) per category.
-type Series struct {
-	Name   string `json:"name"`
-	Data   any    `json:"data"`
-	Dashed bool   `json:"dashed,omitempty"`
-	Y2     bool   `json:"y2,omitempty"`
-	Type   string `json:"type,omitempty"` // overrides the chart's kind for this series
-	Step   bool   `json:"step,omitempty"`
-	Color  string `json:"color,omitempty"` // a CSS colour; the palette's next when empty
-	// Err holds [x, lo, hi] error bars (confidence intervals) drawn over the series.
-	Err [][3]Num `json:"err,omitempty"`
-	// Marks are vertical lines drawn with this series (its change points).
-	Marks []Mark `json:"marks,omitempty"`
-}
-
-// Mark is a labelled vertical line.
-type Mark struct {
-	X     Num    `json:"x"`
-	Label string `json:"label"`
-}
-
-// Num is a figure in a page's chart data: four significant digits (a chart cannot show more) and
-// null for NaN or infinities, which JSON cannot carry.
-type Num float64
-
-// MarshalJSON writes the number with four significant digits.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return strconv.AppendFloat(nil, f, 'f', -1, 64), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', 4, 64), nil
-}
-
 // nan marks a missing point.
-var nan = Num(math.NaN())
+var nan = page.Num(math.NaN())
 
 // Params that make the x axis, in order of preference, for each kind of benchmark.
 var (
@@ -262,31 +205,31 @@ func newPlot(scs []*result.Scenario, kind string, next func() string) *plot {
 func (p *plot) line(g group, get func(*result.Scenario) (float64, bool)) (any, bool) {
 	found := false
 	if p.x == "" {
-		data := make([]Num, len(p.cats))
+		data := make([]page.Num, len(p.cats))
 		for i := range data {
 			data[i] = nan
 		}
 		for _, s := range g.Scs {
 			if v, ok := get(s); ok {
-				data[p.catIdx[s.Scenario]] = Num(v)
+				data[p.catIdx[s.Scenario]] = page.Num(v)
 				found = true
 			}
 		}
 		return data, found
 	}
-	var data [][2]Num
+	var data [][2]page.Num
 	for _, s := range g.Scs {
 		x, _ := toFloat(s.Params[p.x])
 		if v, ok := get(s); ok {
-			data = append(data, [2]Num{Num(x), Num(v)})
+			data = append(data, [2]page.Num{page.Num(x), page.Num(v)})
 			found = true
 		}
 	}
 	return data, found
 }
 
-func (p *plot) chart(title, yName string) Chart {
-	c := Chart{ID: p.next(), Title: title, Kind: "line", XName: p.x, YName: yName, Categories: p.cats}
+func (p *plot) chart(title, yName string) page.Chart {
+	c := page.Chart{ID: p.next(), Title: title, Kind: "line", XName: p.x, YName: yName, Categories: p.cats}
 	if p.x == "" {
 		c.XName = "scenario"
 	}
@@ -331,21 +274,21 @@ var pcts = []struct {
 }
 
 // percentiles charts p50/p95/p99 of a distribution metric, with the median's confidence interval.
-func (p *plot) percentiles(metric, title string) (Chart, bool) {
+func (p *plot) percentiles(metric, title string) (page.Chart, bool) {
 	info, _ := result.Lookup(metric)
-	c := p.chart(title, unitName(metric, info.Unit))
+	c := p.chart(title, page.UnitName(metric, info.Unit))
 	for _, g := range p.groups {
 		for _, pc := range pcts {
 			data, ok := p.line(g, percentile(metric, pc.pick))
 			if !ok {
 				continue
 			}
-			sr := Series{Name: p.label(g, pc.name), Data: data, Dashed: pc.dashed}
+			sr := page.Series{Name: p.label(g, pc.name), Data: data, Dashed: pc.dashed}
 			if pc.name == "p50" && p.x != "" {
 				for _, s := range g.Scs {
 					if sum := s.Metrics[metric].Summary; sum != nil && sum.MedianCI != nil {
 						x, _ := toFloat(s.Params[p.x])
-						sr.Err = append(sr.Err, [3]Num{Num(x), Num(sum.MedianCI.Lo), Num(sum.MedianCI.Hi)})
+						sr.Err = append(sr.Err, [3]page.Num{page.Num(x), page.Num(sum.MedianCI.Lo), page.Num(sum.MedianCI.Hi)})
 					}
 				}
 			}
@@ -359,9 +302,9 @@ func (p *plot) percentiles(metric, title string) (Chart, bool) {
 }
 
 // values charts single-value metrics; the second, when given, goes on a right-hand axis.
-func (p *plot) values(title string, metrics ...string) (Chart, bool) {
+func (p *plot) values(title string, metrics ...string) (page.Chart, bool) {
 	info, _ := result.Lookup(metrics[0])
-	c := p.chart(title, unitName(metrics[0], info.Unit))
+	c := p.chart(title, page.UnitName(metrics[0], info.Unit))
 	for i, m := range metrics {
 		for _, g := range p.groups {
 			data, ok := p.line(g, center(m))
@@ -375,10 +318,10 @@ func (p *plot) values(title string, metrics ...string) (Chart, bool) {
 					name += " " + m
 				}
 			}
-			c.Series = append(c.Series, Series{Name: strings.TrimSpace(name), Data: data, Y2: i > 0, Dashed: i > 0})
+			c.Series = append(c.Series, page.Series{Name: strings.TrimSpace(name), Data: data, Y2: i > 0, Dashed: i > 0})
 			if i > 0 {
 				mi, _ := result.Lookup(m)
-				c.Y2Name = unitName(m, mi.Unit)
+				c.Y2Name = page.UnitName(m, mi.Unit)
 			}
 		}
 	}
@@ -391,20 +334,13 @@ func (p *plot) values(title string, metrics ...string) (Chart, bool) {
 	return c, len(c.Series) > 0
 }
 
-func unitName(metric, unit string) string {
-	if unit == "" {
-		return metric
-	}
-	return metric + " (" + unit + ")"
-}
-
 // distribution charts one box per scenario (p25 to p75, whiskers from min to p99, the median)
 // and the histogram of each scenario's raw samples.
-func distribution(scs []*result.Scenario, metric string, next func() string) []Chart {
+func distribution(scs []*result.Scenario, metric string, next func() string) []page.Chart {
 	info, _ := result.Lookup(metric)
-	box := Chart{ID: next(), Title: metric + " distribution (box p25–p75, whiskers min–p99)", Kind: "boxplot", XName: "scenario", YName: unitName(metric, info.Unit)}
-	var boxes [][5]Num
-	hist := Chart{ID: next(), Title: metric + " histogram (share of samples)", Kind: "line", XName: unitName(metric, info.Unit), YName: "share"}
+	box := page.Chart{ID: next(), Title: metric + " distribution (box p25–p75, whiskers min–p99)", Kind: "boxplot", XName: "scenario", YName: page.UnitName(metric, info.Unit)}
+	var boxes [][5]page.Num
+	hist := page.Chart{ID: next(), Title: metric + " histogram (share of samples)", Kind: "line", XName: page.UnitName(metric, info.Unit), YName: "share"}
 	for _, s := range scs {
 		m, ok := s.Metrics[metric]
 		if !ok || m.Summary == nil {
@@ -412,16 +348,16 @@ func distribution(scs []*result.Scenario, metric string, next func() string) []C
 		}
 		sum := m.Summary
 		box.Categories = append(box.Categories, s.Scenario)
-		boxes = append(boxes, [5]Num{Num(sum.Min), Num(sum.P25), Num(sum.Median), Num(sum.P75), Num(sum.P99)})
+		boxes = append(boxes, [5]page.Num{page.Num(sum.Min), page.Num(sum.P25), page.Num(sum.Median), page.Num(sum.P75), page.Num(sum.P99)})
 		if h := histogram(m.Samples, 30); h != nil {
-			hist.Series = append(hist.Series, Series{Name: s.Scenario, Data: h, Step: true})
+			hist.Series = append(hist.Series, page.Series{Name: s.Scenario, Data: h, Step: true})
 		}
 	}
 	if len(boxes) == 0 {
 		return nil
 	}
-	box.Series = []Series{{Name: metric, Data: boxes}}
-	out := []Chart{box}
+	box.Series = []page.Series{{Name: metric, Data: boxes}}
+	out := []page.Chart{box}
 	if len(hist.Series) > 0 {
 		if len(hist.Series) > 6 {
 			hist.Show = 6
@@ -433,7 +369,7 @@ func distribution(scs []*result.Scenario, metric string, next func() string) []C
 
 // histogram bins samples up to their 99.5th percentile (the tail would flatten the rest) into n
 // equal bins and returns [bin centre, share of samples] points.
-func histogram(samples []float64, n int) [][2]Num {
+func histogram(samples []float64, n int) [][2]page.Num {
 	if len(samples) < 2 {
 		return nil
 	}
@@ -441,7 +377,7 @@ func histogram(samples []float64, n int) [][2]Num {
 	slices.Sort(s)
 	lo, hi := s[0], stats.Quantile(s, 0.995)
 	if hi <= lo {
-		return [][2]Num{{Num(lo), 1}}
+		return [][2]page.Num{{page.Num(lo), 1}}
 	}
 	width := (hi - lo) / float64(n)
 	counts := make([]int, n)
@@ -452,9 +388,9 @@ func histogram(samples []float64, n int) [][2]Num {
 		}
 		counts[i]++
 	}
-	out := make([][2]Num, n)
+	out := make([][2]page.Num, n)
 	for i, c := range counts {
-		out[i] = [2]Num{Num(lo + (float64(i)+0.5)*width), Num(float64(c) / float64(len(s)))}
+		out[i] = [2]page.Num{page.Num(lo + (float64(i)+0.5)*width), page.Num(float64(c) / float64(len(s)))}
 	}
 	return out
 }
@@ -499,8 +435,8 @@ func timelines(s *result.Scenario) []timeline {
 const maxTimelinePoints = 120
 
 // timelineCharts charts each gauge over time, one line per scenario; GPU gauges first get their own.
-func timelineCharts(scs []*result.Scenario, next func() string) []Chart {
-	byName := map[string]*Chart{}
+func timelineCharts(scs []*result.Scenario, next func() string) []page.Chart {
+	byName := map[string]*page.Chart{}
 	var order []string
 	for _, s := range scs {
 		for _, t := range timelines(s) {
@@ -510,16 +446,16 @@ func timelineCharts(scs []*result.Scenario, next func() string) []Chart {
 				if strings.Contains(strings.ToLower(t.Name), "gpu") {
 					title = "GPU: " + t.Name
 				}
-				c = &Chart{ID: "", Title: title, Kind: "line", XName: "seconds into the measured window", YName: unitName(t.Name, t.Unit)}
+				c = &page.Chart{ID: "", Title: title, Kind: "line", XName: "seconds into the measured window", YName: page.UnitName(t.Name, t.Unit)}
 				byName[t.Name] = c
 				order = append(order, t.Name)
 			}
 			step := max(1, (len(t.T)+maxTimelinePoints-1)/maxTimelinePoints)
-			data := make([][2]Num, 0, len(t.T)/step+1)
+			data := make([][2]page.Num, 0, len(t.T)/step+1)
 			for i := 0; i < len(t.T); i += step {
-				data = append(data, [2]Num{Num(t.T[i]), Num(t.V[i])})
+				data = append(data, [2]page.Num{page.Num(t.T[i]), page.Num(t.V[i])})
 			}
-			c.Series = append(c.Series, Series{Name: s.Scenario, Data: data})
+			c.Series = append(c.Series, page.Series{Name: s.Scenario, Data: data})
 		}
 	}
 	// GPU gauges first, then the rest, each by name.
@@ -530,7 +466,7 @@ func timelineCharts(scs []*result.Scenario, next func() string) []Chart {
 		}
 		return order[a] < order[b]
 	})
-	out := make([]Chart, 0, len(order))
+	out := make([]page.Chart, 0, len(order))
 	for _, name := range order {
 		c := byName[name]
 		c.ID = next()
@@ -543,7 +479,7 @@ func timelineCharts(scs []*result.Scenario, next func() string) []Chart {
 }
 
 // benchmarkCharts returns the charts that fit a benchmark's kind, from its measured scenarios.
-func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []Chart {
+func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []page.Chart {
 	var measured []*result.Scenario
 	for _, s := range scs {
 		if len(s.Metrics) > 0 && s.Status != result.StatusSkipped {
@@ -554,8 +490,8 @@ func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []
 		return nil
 	}
 	p := newPlot(measured, kind, next)
-	var out []Chart
-	add := func(c Chart, ok bool) {
+	var out []page.Chart
+	add := func(c page.Chart, ok bool) {
 		if ok {
 			out = append(out, c)
 		}

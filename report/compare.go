@@ -7,9 +7,9 @@ import (
 	"io"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -98,7 +98,7 @@ type compareView struct {
 type compareBench struct {
 	Name, Anchor string
 	Rows         []delta
-	Charts       []Chart
+	Charts       []page.Chart
 }
 
 // headline metrics get a chart of their change per scenario in a compare page.
@@ -113,11 +113,11 @@ type CompareOptions struct {
 	Warnings []string
 }
 
-// ComparePage builds the page of comparison rep of head with base: its status and counts, per
+// comparePage builds the page of comparison rep of head with base: its status and counts, per
 // benchmark the change of each headline metric per scenario as a bar with its confidence interval
 // (red where it fails), the table of every delta, and the exceeded budgets. opts.Method and
 // opts.Warnings default to rep's.
-func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOptions) (Page, error) {
+func comparePage(base, head *result.Run, rep *compare.Report, opts CompareOptions) (page.Page, error) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("c%d", n) }
 	deltas, method := deltasOf(rep)
@@ -156,13 +156,13 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 		}
 		v.Benchmarks[i].Rows = append(v.Benchmarks[i].Rows, d)
 	}
-	var charts []Chart
+	var charts []page.Chart
 	for i := range v.Benchmarks {
 		b := &v.Benchmarks[i]
 		for _, m := range headline {
-			c := Chart{ID: "", Title: m + ": change of head against base, with 95% intervals", Kind: "bar", XName: "scenario", YName: "change (%)"}
+			c := page.Chart{ID: "", Title: m + ": change of head against base, with 95% intervals", Kind: "bar", XName: "scenario", YName: "change (%)"}
 			var data []barPoint
-			var errs [][3]Num
+			var errs [][3]page.Num
 			for _, d := range b.Rows {
 				if d.Metric != m || d.Change == nil {
 					continue
@@ -179,9 +179,9 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 					color = "#1a7f37"
 				}
 				c.Categories = append(c.Categories, d.Scenario)
-				data = append(data, barPoint{Value: Num(100 * *d.Change), ItemStyle: itemStyle{Color: color}})
+				data = append(data, barPoint{Value: page.Num(100 * *d.Change), ItemStyle: itemStyle{Color: color}})
 				if d.Lo != nil && d.Hi != nil {
-					errs = append(errs, [3]Num{Num(len(data) - 1), Num(100 * *d.Lo), Num(100 * *d.Hi)})
+					errs = append(errs, [3]page.Num{page.Num(len(data) - 1), page.Num(100 * *d.Lo), page.Num(100 * *d.Hi)})
 				}
 			}
 			moved := false
@@ -192,21 +192,21 @@ func ComparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 				continue // nothing changed: no chart
 			}
 			c.ID = next()
-			c.Series = []Series{{Name: m, Data: data, Err: errs}}
+			c.Series = []page.Series{{Name: m, Data: data, Err: errs}}
 			b.Charts = append(b.Charts, c)
 			charts = append(charts, c)
 		}
 	}
 	var body bytes.Buffer
 	if err := bodyTmpl.ExecuteTemplate(&body, "compare", v); err != nil {
-		return Page{}, err
+		return page.Page{}, err
 	}
 	body.WriteString(string(opts.Explain)) // the regressed scenarios' explanations, with their flame graphs
-	return Page{Title: fmt.Sprintf("inferbench compare %s → %s", base.ID, head.ID), Nav: opts.Nav, Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
+	return page.Page{Title: fmt.Sprintf("inferbench compare %s → %s", base.ID, head.ID), Nav: navOf(opts.Nav), Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
 }
 
 type barPoint struct {
-	Value     Num       `json:"value"`
+	Value     page.Num  `json:"value"`
 	ItemStyle itemStyle `json:"itemStyle"`
 }
 
@@ -216,101 +216,9 @@ type itemStyle struct {
 
 // CompareHTML writes the compare page as one self-contained file.
 func CompareHTML(w io.Writer, base, head *result.Run, rep *compare.Report, opts CompareOptions) error {
-	p, err := ComparePage(base, head, rep, opts)
+	p, err := comparePage(base, head, rep, opts)
 	if err != nil {
 		return err
 	}
-	return WritePage(w, p)
-}
-
-// Trend is the history of one metric statistic: one series per scenario.
-type Trend struct {
-	Benchmark string
-	Metric    string // "latency_ms.p95"
-	Unit      string
-	Series    []TrendSeries
-}
-
-// TrendSeries is one scenario's points, oldest first, and the change points found in them.
-type TrendSeries struct {
-	Name    string
-	Points  []TrendPoint
-	Changes []TrendChange
-}
-
-// TrendPoint is one run's value.
-type TrendPoint struct {
-	Time   time.Time
-	Value  float64
-	RunID  string
-	Commit string
-}
-
-// TrendChange is a detected shift: the index of the first point after it and its relative size.
-type TrendChange struct {
-	Index     int
-	Magnitude float64
-}
-
-type historyView struct {
-	Trends []trendView
-}
-
-type trendView struct {
-	Trend
-	Anchor  string
-	ChartID string
-	Changes []changeRow
-}
-
-type changeRow struct {
-	Series, RunID, Commit string
-	Time                  time.Time
-	Magnitude             float64
-}
-
-// HistoryPage builds the page of trends: each metric over time, one line per scenario, with its
-// change points marked, and a table of the shifts.
-func HistoryPage(trends []Trend, opts HTMLOptions) (Page, error) {
-	var v historyView
-	var charts []Chart
-	for i, t := range trends {
-		tv := trendView{Trend: t, Anchor: fmt.Sprintf("t%d", i+1), ChartID: fmt.Sprintf("c%d", i+1)}
-		c := Chart{ID: tv.ChartID, Title: t.Benchmark + " " + t.Metric, Kind: "line", XTime: true, XName: "run time", YName: unitName(t.Metric, t.Unit)}
-		for _, s := range t.Series {
-			data := make([][2]Num, len(s.Points))
-			for j, p := range s.Points {
-				data[j] = [2]Num{Num(p.Time.UnixMilli()), Num(p.Value)}
-			}
-			sr := Series{Name: s.Name, Data: data}
-			for _, ch := range s.Changes {
-				if ch.Index <= 0 || ch.Index >= len(s.Points) {
-					continue
-				}
-				p := s.Points[ch.Index]
-				sr.Marks = append(sr.Marks, Mark{X: Num(p.Time.UnixMilli()), Label: fmt.Sprintf("%+.0f%%", 100*ch.Magnitude)})
-				tv.Changes = append(tv.Changes, changeRow{Series: s.Name, RunID: p.RunID, Commit: p.Commit, Time: p.Time, Magnitude: ch.Magnitude})
-			}
-			c.Series = append(c.Series, sr)
-		}
-		if len(c.Series) > 8 {
-			c.Show = 8
-		}
-		charts = append(charts, c)
-		v.Trends = append(v.Trends, tv)
-	}
-	var body bytes.Buffer
-	if err := bodyTmpl.ExecuteTemplate(&body, "history", v); err != nil {
-		return Page{}, err
-	}
-	return Page{Title: "inferbench history", Nav: opts.Nav, Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
-}
-
-// HistoryHTML writes the trends page as one self-contained file.
-func HistoryHTML(w io.Writer, trends []Trend, opts HTMLOptions) error {
-	p, err := HistoryPage(trends, opts)
-	if err != nil {
-		return err
-	}
-	return WritePage(w, p)
+	return page.WritePage(w, p)
 }

@@ -7,41 +7,21 @@ import (
 	"html/template"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/result"
 )
 
-// The page assets. echarts.min.js is Apache ECharts, copied out of web/node_modules by
-// `make assets` at the version web/package-lock.json pins (docs/reports.md says why it is
-// committed); a test checks the copy against node_modules when they are installed.
+// The templates of the run and compare pages' bodies (page.WritePage puts a body in its page).
 //
-//go:embed assets/echarts.min.js assets/report.js assets/report.css templates/*.tmpl
-var assets embed.FS
+//go:embed templates/*.tmpl
+var templates embed.FS
 
-// ECharts returns the embedded chart library, for a server that serves it once instead of
-// inlining it in every page.
-func ECharts() []byte { return mustAsset("assets/echarts.min.js") }
-
-// Script returns the pages' own script (report.js), for a server that serves it once.
-func Script() []byte { return mustAsset("assets/report.js") }
-
-func mustAsset(name string) []byte {
-	b, err := assets.ReadFile(name)
-	if err != nil {
-		panic(err) // embedded at build time: cannot fail
-	}
-	return b
-}
-
-var (
-	pageTmpl = template.Must(template.New("page.tmpl").ParseFS(assets, "templates/page.tmpl"))
-	bodyTmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/run.tmpl", "templates/compare.tmpl", "templates/history.tmpl"))
-)
+var bodyTmpl = template.Must(template.New("").Funcs(page.Funcs).Funcs(funcs).ParseFS(templates, "templates/run.tmpl", "templates/compare.tmpl"))
 
 var funcs = template.FuncMap{
 	"num": func(v any) string {
@@ -53,7 +33,7 @@ var funcs = template.FuncMap{
 				return "-"
 			}
 			return num(*x)
-		case Num:
+		case page.Num:
 			return num(float64(x))
 		}
 		return fmt.Sprint(v)
@@ -65,18 +45,6 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"pct": func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
-	"signed": func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "?" // never NaN or an infinity on a page
-		}
-		return fmt.Sprintf("%+.1f%%", 100*v)
-	},
-	"time": func(t time.Time) string {
-		if t.IsZero() {
-			return "-"
-		}
-		return t.UTC().Format("2006-01-02 15:04:05 UTC")
-	},
 }
 
 // Link is a navigation link at the top of a page.
@@ -85,50 +53,27 @@ type Link struct {
 	Href  string
 }
 
-// Page is one self-contained HTML page: a title, a body rendered by html/template (so already
-// escaped), and the charts the page's script draws into the body's chart placeholders
-// (elements with data-chart="ID").
-type Page struct {
-	Title string
-	Nav   []Link
-	Body  template.HTML
-	// Charts are drawn into the body's placeholders, lazily, as they scroll into view.
-	Charts []Chart
+// HTMLOptions adjust an HTML report for the page that shows it.
+type HTMLOptions struct {
+	Nav []Link
 	// AssetBase, when set, loads the chart library and the page script from AssetBase +
 	// "echarts.min.js" and "report.js" instead of inlining them: the dashboard serves them once.
 	// Reports leave it empty and open offline.
 	AssetBase string
-	// Script is extra page script (the dashboard's live view).
-	Script template.JS
-}
-
-// WritePage writes p as a complete HTML document.
-func WritePage(w io.Writer, p Page) error {
-	data := struct {
-		Page
-		ECharts template.JS
-		App     template.JS
-		CSS     template.CSS
-		Charts  []Chart
-	}{Page: p, App: template.JS(mustAsset("assets/report.js")), CSS: template.CSS(mustAsset("assets/report.css")), Charts: p.Charts}
-	if data.Charts == nil {
-		data.Charts = []Chart{}
-	}
-	if p.AssetBase == "" {
-		data.ECharts = template.JS(mustAsset("assets/echarts.min.js"))
-	}
-	return pageTmpl.Execute(w, data)
-}
-
-// HTMLOptions adjust an HTML report for the page that shows it.
-type HTMLOptions struct {
-	Nav       []Link
-	AssetBase string // see Page.AssetBase
 	// RunHref, when set, links each run id to a page (the dashboard); reports leave it empty.
 	RunHref func(id string) string
 	// Explain, in a run's report, is the section explaining the scenarios that regressed against
 	// its baseline (run --baseline), drawn below the benchmarks with their flame graphs.
 	Explain template.HTML
+}
+
+// navOf is the page's navigation of links.
+func navOf(links []Link) []page.Link {
+	nav := make([]page.Link, len(links))
+	for i, l := range links {
+		nav[i] = page.Link(l)
+	}
+	return nav
 }
 
 // kv is one row of a key/value table.
@@ -148,7 +93,7 @@ type benchView struct {
 	Name, Anchor, Kind, Source string
 	Serving                    bool
 	Rows                       []row
-	Charts                     []Chart
+	Charts                     []page.Chart
 	Advice                     []advice
 	OK, Failed, Skipped        int
 	Skew                       []skewView // scenarios merged from load agents
@@ -167,15 +112,15 @@ type row struct {
 // RunHTML writes the run's report: environment, summary, and per benchmark a table and the charts
 // that fit its kind, with the advice. The page is one file with everything inlined.
 func RunHTML(w io.Writer, r *result.Run, opts HTMLOptions) error {
-	p, err := RunPage(r, opts)
+	p, err := runPage(r, opts)
 	if err != nil {
 		return err
 	}
-	return WritePage(w, p)
+	return page.WritePage(w, p)
 }
 
-// RunPage builds the page of a run (RunHTML writes it; the dashboard adds its navigation).
-func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
+// runPage builds the page of a run (RunHTML writes it; the dashboard adds its navigation).
+func runPage(r *result.Run, opts HTMLOptions) (page.Page, error) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("c%d", n) }
 	v := runView{Run: r, Env: flatten(r.Environment)}
@@ -192,7 +137,7 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 	if !r.FinishedAt.IsZero() {
 		v.Duration = r.FinishedAt.Sub(r.StartedAt).Round(100 * time.Millisecond).String()
 	}
-	var charts []Chart
+	var charts []page.Chart
 	for i, b := range byBenchmark(r) {
 		kind := kindOf(b.scs)
 		bv := benchView{Name: b.name, Anchor: fmt.Sprintf("b%d", i+1), Kind: kind, Serving: kind == kindServing}
@@ -222,14 +167,14 @@ func RunPage(r *result.Run, opts HTMLOptions) (Page, error) {
 	}
 	var body bytes.Buffer
 	if err := bodyTmpl.ExecuteTemplate(&body, "run", v); err != nil {
-		return Page{}, err
+		return page.Page{}, err
 	}
 	body.WriteString(string(opts.Explain))
 	title := "inferbench run " + r.ID
 	if r.Partial {
 		title += " (partial)"
 	}
-	return Page{Title: title, Nav: opts.Nav, Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
+	return page.Page{Title: title, Nav: navOf(opts.Nav), Body: template.HTML(body.String()), Charts: charts, AssetBase: opts.AssetBase}, nil
 }
 
 func newRow(s *result.Scenario) row {

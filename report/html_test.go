@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/internal/testkit/browsertest"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -159,23 +160,23 @@ func TestRunHTMLInert(t *testing.T) {
 	if err := RunHTML(&buf, testRun(1, 20), HTMLOptions{AssetBase: "assets/", Nav: []Link{{Label: evil, Href: "javascript:alert(4)"}}}); err != nil {
 		t.Fatal(err)
 	}
-	page := buf.String()
+	doc := buf.String()
 	for _, bad := range []string{evil, "<img src=x", "javascript:alert", "<b>host</b>"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("page contains %q unescaped", bad)
+		if strings.Contains(doc, bad) {
+			t.Errorf("doc contains %q unescaped", bad)
 		}
 	}
-	if got := strings.Count(strings.ToLower(page), "<script"); got != 3 {
-		t.Errorf("page has %d <script elements, want 3 (chart data, chart library, page script)", got)
+	if got := strings.Count(strings.ToLower(doc), "<script"); got != 3 {
+		t.Errorf("doc has %d <script elements, want 3 (chart data, chart library, doc script)", got)
 	}
-	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+	if !strings.Contains(doc, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Error("the benchmark name is not shown escaped in the markup")
 	}
 	// The chart data is JSON that the script parses: the name must survive as text in it.
-	start := strings.Index(page, `<script type="application/json" id="ib-charts">`)
-	end := strings.Index(page[start:], "</script>")
-	data := page[start+len(`<script type="application/json" id="ib-charts">`) : start+end]
-	var charts []Chart
+	start := strings.Index(doc, `<script type="application/json" id="ib-charts">`)
+	end := strings.Index(doc[start:], "</script>")
+	data := doc[start+len(`<script type="application/json" id="ib-charts">`) : start+end]
+	var charts []page.Chart
 	if err := json.Unmarshal([]byte(data), &charts); err != nil {
 		t.Fatalf("chart data is not JSON: %v", err)
 	}
@@ -251,25 +252,6 @@ func TestRunAdvice(t *testing.T) {
 	}
 	if !strings.Contains(serving, "at concurrency=16") {
 		t.Errorf("serving advice = %q, want saturation at concurrency=16", serving)
-	}
-}
-
-func TestNum(t *testing.T) {
-	b, _ := json.Marshal([]Num{1, 2.5, 1234.5678, 0.000123456, Num(math.NaN()), Num(math.Inf(1)), 1e20})
-	if got, want := string(b), "[1,2.5,1235,0.0001235,null,null,1e+20]"; got != want {
-		t.Errorf("Num JSON = %s, want %s", got, want)
-	}
-}
-
-// TestEChartsPinned checks that the embedded chart library is the one web/package-lock.json pins,
-// when `npm ci` has installed it.
-func TestEChartsPinned(t *testing.T) {
-	installed, err := os.ReadFile("../internal/cli/web/node_modules/echarts/dist/echarts.min.js")
-	if err != nil {
-		t.Skip("web/node_modules absent (run make assets): cannot compare the embedded ECharts with the pinned one")
-	}
-	if !bytes.Equal(installed, ECharts()) {
-		t.Error("report/assets/echarts.min.js differs from web/node_modules/echarts: run make assets and commit the copy")
 	}
 }
 

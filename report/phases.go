@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -34,19 +35,19 @@ const (
 // sliceCharts charts, per scenario with time slices, the slices' TTFT, TPOT and end-to-end p50
 // and p99 at each slice's middle, on a log axis (TTFT and TPOT are often a hundredth of E2E),
 // with the slices' requests/s on the right.
-func sliceCharts(scs []*result.Scenario, next func() string) []Chart {
-	var out []Chart
+func sliceCharts(scs []*result.Scenario, next func() string) []page.Chart {
+	var out []page.Chart
 	for _, s := range scs {
 		sl := s.Extra.Slices
 		if len(sl) < 2 {
 			continue
 		}
 		step := max(1, (len(sl)+maxSlicePoints-1)/maxSlicePoints)
-		c := Chart{ID: next(), Title: "time slices: " + s.Scenario, Kind: "line", XName: "seconds into the measured phase",
+		c := page.Chart{ID: next(), Title: "time slices: " + s.Scenario, Kind: "line", XName: "seconds into the measured phase",
 			YName: "ms (log)", YLog: true, Y2Name: "requests/s"}
 		for _, m := range sliceMetrics {
 			for _, pc := range []string{"p50", "p99"} {
-				data := make([][2]Num, 0, len(sl)/step+1)
+				data := make([][2]page.Num, 0, len(sl)/step+1)
 				found := false
 				for i := 0; i < len(sl); i += step {
 					v, ok := sl[i].Quantiles[m.key+"."+pc]
@@ -55,18 +56,18 @@ func sliceCharts(scs []*result.Scenario, next func() string) []Chart {
 					} else {
 						v = float64(nan)
 					}
-					data = append(data, [2]Num{Num((sl[i].StartS + sl[i].EndS) / 2), Num(v)})
+					data = append(data, [2]page.Num{page.Num((sl[i].StartS + sl[i].EndS) / 2), page.Num(v)})
 				}
 				if found {
-					c.Series = append(c.Series, Series{Name: m.label + " " + pc, Data: data, Dashed: pc == "p99", Color: m.color})
+					c.Series = append(c.Series, page.Series{Name: m.label + " " + pc, Data: data, Dashed: pc == "p99", Color: m.color})
 				}
 			}
 		}
-		rps := make([][2]Num, 0, len(sl)/step+1)
+		rps := make([][2]page.Num, 0, len(sl)/step+1)
 		for i := 0; i < len(sl); i += step {
-			rps = append(rps, [2]Num{Num((sl[i].StartS + sl[i].EndS) / 2), Num(sl[i].RPS)})
+			rps = append(rps, [2]page.Num{page.Num((sl[i].StartS + sl[i].EndS) / 2), page.Num(sl[i].RPS)})
 		}
-		c.Series = append(c.Series, Series{Name: "requests/s", Data: rps, Y2: true, Step: true, Color: colorRate})
+		c.Series = append(c.Series, page.Series{Name: "requests/s", Data: rps, Y2: true, Step: true, Color: colorRate})
 		out = append(out, c)
 	}
 	return out
@@ -74,14 +75,14 @@ func sliceCharts(scs []*result.Scenario, next func() string) []Chart {
 
 // turnCharts charts, per scenario of multi-turn sessions, each turn's TTFT and end-to-end p50
 // and p99: history grows with the turn, and so does the prompt the server reads.
-func turnCharts(scs []*result.Scenario, next func() string) []Chart {
-	var out []Chart
+func turnCharts(scs []*result.Scenario, next func() string) []page.Chart {
+	var out []page.Chart
 	for _, s := range scs {
 		ts := s.Extra.Turns
 		if len(ts) < 2 {
 			continue
 		}
-		c := Chart{ID: next(), Title: "turns: " + s.Scenario, Kind: "line", XName: "turn", YName: "ms (log)", YLog: true}
+		c := page.Chart{ID: next(), Title: "turns: " + s.Scenario, Kind: "line", XName: "turn", YName: "ms (log)", YLog: true}
 		series := []struct {
 			name, color string
 			pick        func(result.TurnStat) float64
@@ -96,16 +97,16 @@ func turnCharts(scs []*result.Scenario, next func() string) []Chart {
 			c.Categories = append(c.Categories, strconv.Itoa(t.Turn))
 		}
 		for _, sr := range series {
-			data := make([]Num, len(ts))
+			data := make([]page.Num, len(ts))
 			found := false
 			for i, t := range ts {
 				data[i] = nan
 				if v := sr.pick(t); v > 0 { // 0: no request of the turn had the figure
-					data[i], found = Num(v), true
+					data[i], found = page.Num(v), true
 				}
 			}
 			if found {
-				c.Series = append(c.Series, Series{Name: sr.name, Data: data, Dashed: sr.dashed, Color: sr.color})
+				c.Series = append(c.Series, page.Series{Name: sr.name, Data: data, Dashed: sr.dashed, Color: sr.color})
 			}
 		}
 		if len(c.Series) > 0 {

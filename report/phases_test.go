@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -118,7 +119,7 @@ func TestPhaseChartPoints(t *testing.T) {
 	}
 	cs = sliceCharts([]*result.Scenario{sc(result.SectionSlices, long)}, next)
 	for _, s := range cs[0].Series {
-		if n := len(s.Data.([][2]Num)); n > maxSlicePoints || n < maxSlicePoints/2 {
+		if n := len(s.Data.([][2]page.Num)); n > maxSlicePoints || n < maxSlicePoints/2 {
 			t.Errorf("series %s has %d points of 1000 slices, want at most %d", s.Name, n, maxSlicePoints)
 		}
 	}
@@ -142,15 +143,15 @@ func TestRunHTMLPhaseCharts(t *testing.T) {
 	if err := RunHTML(&buf, testRun(1, 20), HTMLOptions{AssetBase: "assets/"}); err != nil {
 		t.Fatal(err)
 	}
-	page := buf.String()
+	doc := buf.String()
 	const open = `<script type="application/json" id="ib-charts">`
-	start := strings.Index(page, open)
-	end := strings.Index(page[start:], "</script>")
-	var charts []Chart
-	if err := json.Unmarshal([]byte(page[start+len(open):start+end]), &charts); err != nil {
+	start := strings.Index(doc, open)
+	end := strings.Index(doc[start:], "</script>")
+	var charts []page.Chart
+	if err := json.Unmarshal([]byte(doc[start+len(open):start+end]), &charts); err != nil {
 		t.Fatalf("chart data is not JSON: %v", err)
 	}
-	section := page[strings.Index(page, `<h2>llm-chat`):]
+	section := doc[strings.Index(doc, `<h2>llm-chat`):]
 	section = section[:strings.Index(section, "</section>")]
 	found := map[string]bool{}
 	for _, c := range charts {
@@ -164,7 +165,7 @@ func TestRunHTMLPhaseCharts(t *testing.T) {
 	}
 	for _, title := range []string{"time slices: concurrency=16", "time slices: concurrency=64", "turns: concurrency=4"} {
 		if !found[title] {
-			t.Errorf("no chart %q in the page's chart data", title)
+			t.Errorf("no chart %q in the doc's chart data", title)
 		}
 	}
 }

@@ -374,10 +374,10 @@ func TestSeed004(t *testing.T) {
 	}
 	// The seed's per-model file and benchmark_summary.json, beside run.json.
 	runDir := filepath.Join(dir, "my_results", result.LatestLink)
-	// A model name that is already a safe file name ("gpt2") is kept as it is.
-	const modelFile, summaryFile = "models/gpt2.json", "benchmark_summary.json"
-	if s.Model != "gpt2" {
-		t.Fatalf("model %q, want gpt2", s.Model)
+	// A model name that is already a safe file name ("llama_benchmark") is kept as it is.
+	const modelFile, summaryFile = "models/llama_benchmark.json", "benchmark_summary.json"
+	if s.Model != "llama_benchmark" {
+		t.Fatalf("model %q, want llama_benchmark", s.Model)
 	}
 	model, err := result.Load(filepath.Join(runDir, modelFile))
 	if err != nil {

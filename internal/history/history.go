@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/finite"
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -249,25 +250,25 @@ func WriteRuns(w io.Writer, infos []store.RunInfo) error {
 func HTML(w io.Writer, series []Series, metric string) error {
 	name, _, _ := strings.Cut(metric, ".")
 	info, _ := result.Lookup(name)
-	var trends []report.Trend
+	var trends []page.Trend
 	idx := map[string]int{}
 	for _, s := range series {
 		i, ok := idx[s.Benchmark]
 		if !ok {
 			i = len(trends)
 			idx[s.Benchmark] = i
-			trends = append(trends, report.Trend{Benchmark: s.Benchmark, Metric: metric, Unit: info.Unit})
+			trends = append(trends, page.Trend{Benchmark: s.Benchmark, Metric: metric, Unit: info.Unit})
 		}
-		ts := report.TrendSeries{Name: strings.TrimPrefix(s.Name(), s.Benchmark+"/")}
+		ts := page.TrendSeries{Name: strings.TrimPrefix(s.Name(), s.Benchmark+"/")}
 		for _, p := range s.Points {
-			ts.Points = append(ts.Points, report.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
+			ts.Points = append(ts.Points, page.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
 		}
 		for _, cp := range s.ChangePoints {
-			ts.Changes = append(ts.Changes, report.TrendChange{Index: cp.Index, Magnitude: cp.Magnitude})
+			ts.Changes = append(ts.Changes, page.TrendChange{Index: cp.Index, Magnitude: cp.Magnitude})
 		}
 		trends[i].Series = append(trends[i].Series, ts)
 	}
-	return report.HistoryHTML(w, trends, report.HTMLOptions{})
+	return page.HistoryHTML(w, trends)
 }
 
 func short(c string) string {

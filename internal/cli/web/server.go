@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -26,6 +27,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/history"
+	"github.com/inferbench/inferbench/internal/page"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -33,14 +35,14 @@ import (
 )
 
 // changePoints finds the shifts in a scenario's history (E-divisive means, as history does).
-func changePoints(points []report.TrendPoint) []report.TrendChange {
+func changePoints(points []page.TrendPoint) []page.TrendChange {
 	xs := make([]float64, len(points))
 	for i, p := range points {
 		xs[i] = p.Value
 	}
-	var out []report.TrendChange
+	var out []page.TrendChange
 	for _, c := range stats.ChangePoints(xs, stats.ChangeOptions{}) {
-		out = append(out, report.TrendChange{Index: c.Index, Magnitude: c.Magnitude})
+		out = append(out, page.TrendChange{Index: c.Index, Magnitude: c.Magnitude})
 	}
 	return out
 }
@@ -138,11 +140,11 @@ func New(st store.Store, opts ...Option) *Server {
 	mux.HandleFunc("GET /assets/echarts.min.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		w.Header().Set("Cache-Control", "public, max-age=86400")
-		w.Write(report.ECharts())
+		w.Write(page.ECharts())
 	})
 	mux.HandleFunc("GET /assets/report.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-		w.Write(report.Script())
+		w.Write(page.Script())
 	})
 	mux.HandleFunc("GET /live", s.livePage)
 	mux.HandleFunc("GET /api/live", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, s.hub.State()) })
@@ -240,27 +242,46 @@ func Loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-var nav = []report.Link{
+var nav = []page.Link{
 	{Label: "Runs", Href: "/"}, {Label: "Trends", Href: "/trends"}, {Label: "Baselines", Href: "/baselines"},
 	{Label: "Live", Href: "/live"}, {Label: "API", Href: "/api/runs"}, {Label: "Metrics", Href: "/metrics"},
+}
+
+// assetBase is where the pages load the chart library and the page script from: served once
+// (GET /assets/...), not inlined in every page.
+const assetBase = "/assets/"
+
+// reportOptions are the options of a report's page on the dashboard: its navigation, the served
+// assets and the run pages' links.
+func reportOptions() report.HTMLOptions {
+	o := report.HTMLOptions{AssetBase: assetBase, RunHref: runHref}
+	for _, l := range nav {
+		o.Nav = append(o.Nav, report.Link(l))
+	}
+	return o
 }
 
 func runHref(id string) string { return "/runs/" + url.PathEscape(id) }
 
 // page renders a dashboard body template into the report layout.
-func (s *Server) page(w http.ResponseWriter, title, tmpl string, data any, charts []report.Chart, script string) {
+func (s *Server) page(w http.ResponseWriter, title, tmpl string, data any, charts []page.Chart, script string) {
 	var body bytes.Buffer
 	if err := pages.ExecuteTemplate(&body, tmpl, data); err != nil {
 		httpError(w, err)
 		return
 	}
-	s.writePage(w, report.Page{Title: title, Body: template.HTML(body.String()), Charts: charts, Script: template.JS(script)})
+	s.writePage(w, page.Page{Title: title, Body: template.HTML(body.String()), Charts: charts, Script: template.JS(script)})
 }
 
-func (s *Server) writePage(w http.ResponseWriter, p report.Page) {
-	p.Nav, p.AssetBase = nav, "/assets/"
+func (s *Server) writePage(w http.ResponseWriter, p page.Page) {
+	p.Nav, p.AssetBase = nav, assetBase
+	writeHTML(w, func(w io.Writer) error { return page.WritePage(w, p) })
+}
+
+// writeHTML answers with the page write writes, or with the error it returns.
+func writeHTML(w http.ResponseWriter, write func(w io.Writer) error) {
 	var buf bytes.Buffer
-	if err := report.WritePage(&buf, p); err != nil {
+	if err := write(&buf); err != nil {
 		httpError(w, err)
 		return
 	}
@@ -363,12 +384,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	p, err := report.RunPage(run, report.HTMLOptions{RunHref: runHref})
-	if err != nil {
-		httpError(w, err)
-		return
-	}
-	s.writePage(w, p)
+	writeHTML(w, func(w io.Writer) error { return report.RunHTML(w, run, reportOptions()) })
 }
 
 // resolvePair finds the two runs of a compare: head defaults to the newest, base to the run
@@ -409,12 +425,9 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	p, err := report.ComparePage(base, head, rep, report.CompareOptions{HTMLOptions: report.HTMLOptions{RunHref: runHref, Explain: section}})
-	if err != nil {
-		httpError(w, err)
-		return
-	}
-	s.writePage(w, p)
+	opts := report.CompareOptions{HTMLOptions: reportOptions()}
+	opts.Explain = section
+	writeHTML(w, func(w io.Writer) error { return report.CompareHTML(w, base, head, rep, opts) })
 }
 
 // trendsView is templates/trends.tmpl's data (the query form above the report's trend page).
@@ -428,7 +441,7 @@ type trendsView struct {
 var trendMetrics = []string{"latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "throughput_ips", "memory_mb",
 	"ttft_ms.p50", "ttft_ms.p95", "itl_ms.p50", "tpot_ms.p50", "e2e_ms.p95", "output_tokens_per_s", "requests_per_s"}
 
-func (s *Server) trends(ctx context.Context, q url.Values) ([]report.Trend, trendsView, error) {
+func (s *Server) trends(ctx context.Context, q url.Values) ([]page.Trend, trendsView, error) {
 	v := trendsView{Benchmark: q.Get("benchmark"), Scenario: q.Get("scenario"), Metric: q.Get("metric"), Metrics: trendMetrics}
 	if v.Metric == "" {
 		v.Metric = "latency_ms.p50"
@@ -450,19 +463,19 @@ func (s *Server) trends(ctx context.Context, q url.Values) ([]report.Trend, tren
 	}
 	name, _, _ := store.SplitMetric(v.Metric)
 	info, _ := result.Lookup(name)
-	byName := map[string]*report.TrendSeries{}
+	byName := map[string]*page.TrendSeries{}
 	for _, hs := range series {
 		n := hs.Scenario
 		if hs.Distinct != "" {
 			n += " [" + hs.Distinct + "]"
 		}
-		ts := &report.TrendSeries{Name: n}
+		ts := &page.TrendSeries{Name: n}
 		for _, p := range hs.Points {
-			ts.Points = append(ts.Points, report.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
+			ts.Points = append(ts.Points, page.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
 		}
 		byName[n] = ts
 	}
-	t := report.Trend{Benchmark: v.Benchmark, Metric: v.Metric, Unit: info.Unit}
+	t := page.Trend{Benchmark: v.Benchmark, Metric: v.Metric, Unit: info.Unit}
 	for _, k := range slices.Sorted(maps.Keys(byName)) {
 		ts := byName[k]
 		sort.SliceStable(ts.Points, func(a, b int) bool { return ts.Points[a].Time.Before(ts.Points[b].Time) })
@@ -472,7 +485,7 @@ func (s *Server) trends(ctx context.Context, q url.Values) ([]report.Trend, tren
 	if len(t.Series) == 0 {
 		return nil, v, nil
 	}
-	return []report.Trend{t}, v, nil
+	return []page.Trend{t}, v, nil
 }
 
 func (s *Server) trendsPage(w http.ResponseWriter, r *http.Request) {
@@ -481,7 +494,7 @@ func (s *Server) trendsPage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	p, err := report.HistoryPage(trends, report.HTMLOptions{})
+	p, err := page.HistoryPage(trends)
 	if err != nil {
 		httpError(w, err)
 		return
