@@ -107,9 +107,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	rf.sel.register(cmd)
 	rf.quick.register(f)
 	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")
-	f.IntVar(&rf.warmup, "warmup", 0, "alias of --warmup-iterations")
+	alias(f, "warmup", "warmup-iterations")
 	f.IntVar(&rf.iterations, "measurement-iterations", 0, "measured iterations per scenario (overrides definitions)")
-	f.IntVar(&rf.iterations, "iterations", 0, "alias of --measurement-iterations")
+	alias(f, "iterations", "measurement-iterations")
 	f.DurationVar(&rf.minTime, "min-time", 0, "keep measuring each scenario for at least this long")
 	f.DurationVar(&rf.maxTime, "max-time", 0, "stop measuring a scenario after this long")
 	f.DurationVar(&rf.timeout, "timeout", 0, "per-iteration timeout (default 5m)")
@@ -252,4 +252,9 @@ func parseLevel(s string) (slog.Level, error) {
 		return 0, usageErr("--log-level %q: want debug, info, warn or error", s)
 	}
 	return l, nil
+}
+
+// alias registers name as another name of the flag of, sharing its value.
+func alias(f *pflag.FlagSet, name, of string) {
+	f.Var(f.Lookup(of).Value, name, "alias of --"+of)
 }
