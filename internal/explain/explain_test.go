@@ -467,6 +467,9 @@ func TestDiffCountsThatVary(t *testing.T) {
 	if !strings.Contains(buf.String(), "2 entries varied between a run's chunks, tested") {
 		t.Errorf("text %q: want it to say the varying entries were tested", buf.String())
 	}
+	if !strings.Contains(buf.String(), "(docs/explain.md)") {
+		t.Errorf("text %q: want it to name docs/explain.md", buf.String())
+	}
 }
 
 // TestFoldCycle: a path into a cycle from within it carries a share of all the edges into the

@@ -86,7 +86,7 @@ func Render(w io.Writer, xs []Scenario, format string) error {
 // and inclusive, the share of the change and the adjusted p-value), the entries added and
 // removed, and what was compared.
 func Text(w io.Writer, xs []Scenario) error {
-	fmt.Fprintln(w, "explain: the functions and operators whose cost per call changed (docs/md)")
+	fmt.Fprintln(w, "explain: the functions and operators whose cost per call changed (docs/explain.md)")
 	for i := range xs {
 		s := &xs[i]
 		fmt.Fprintf(w, "%s/%s: %s\n", s.Benchmark, s.Scenario, s.Headline())
