@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 )
 
 // TestRunEndsWithNextSteps: a run's summary ends with where the results are and three things to
@@ -34,10 +36,10 @@ budgets: {latency_ms.p50: "<= 1000"}
 			t.Errorf("the summary's end lacks %q:\n%s", want, tail)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(runDir, CompareMarkdownFile)); err == nil {
-		t.Errorf("%s written with no baseline to compare with", CompareMarkdownFile)
+	if _, err := os.Stat(filepath.Join(runDir, recovery.CompareMarkdownFile)); err == nil {
+		t.Errorf("%s written with no baseline to compare with", recovery.CompareMarkdownFile)
 	}
-	if _, err := os.Stat(filepath.Join(runDir, CompareJSONFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(runDir, recovery.CompareJSONFile)); err != nil {
 		t.Errorf("the budgets' verdict: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/result"
@@ -16,16 +17,16 @@ import (
 func (m Monitor) validate() error {
 	if m.Off {
 		if m.Overhead {
-			return usageErr("--monitor-overhead needs the monitors: drop --no-monitor")
+			return exit.Usagef("--monitor-overhead needs the monitors: drop --no-monitor")
 		}
 		return nil
 	}
 	if m.Interval != 0 && m.Interval < time.Millisecond {
-		return usageErr("--monitor-interval %v: want 1ms or more", m.Interval)
+		return exit.Usagef("--monitor-interval %v: want 1ms or more", m.Interval)
 	}
 	if m.Grid != (result.Grid{}) {
 		if err := m.Grid.Validate(); err != nil {
-			return usageErr("--grid-intensity/--pue: %v", err)
+			return exit.Usagef("--grid-intensity/--pue: %v", err)
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@ requires: ["env:INFERBENCH_TEST_TOKEN"]
 	if r == nil || r.Summary.Skipped != 3 {
 		t.Fatalf("run %+v, err %v: want 3 skipped", r, err)
 	}
-	if !errors.Is(err, ErrFailed) || ExitCode(err) != ExitError {
+	if !errors.Is(err, ErrFailed) || ExitCode(err) != 1 {
 		t.Fatalf("err = %v (exit %d), want ErrFailed, exit 1", err, ExitCode(err))
 	}
 	if msg := err.Error(); !strings.Contains(msg, "nothing was measured: all 3 scenarios were skipped; 3: ") || !strings.Contains(msg, "INFERBENCH_TEST_TOKEN") {

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -111,7 +112,7 @@ func checkObservers(obs []Observer) error {
 			continue
 		}
 		if _, ok := engineHooks(o); !ok {
-			return usageErr("observer %d (%T) takes part in no event: implement one of run's RunStarter, ScenarioStarter, MeasureStarter, CallCounter, ScenarioFinisher, ScenariosFinisher, RunJudger, RunFinisher", i+1, o)
+			return exit.Usagef("observer %d (%T) takes part in no event: implement one of run's RunStarter, ScenarioStarter, MeasureStarter, CallCounter, ScenarioFinisher, ScenariosFinisher, RunJudger, RunFinisher", i+1, o)
 		}
 	}
 	return nil

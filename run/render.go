@@ -12,18 +12,15 @@ import (
 	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/explain"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 )
 
-// Files the render stage adds to a run folder.
-const (
-	ReportFile          = "report.html"  // every run, unless NoHTMLReport
-	CompareJSONFile     = "compare.json" // when compared with a baseline or budgets were checked
-	CompareMarkdownFile = "compare.md"   // the same, as markdown
-	adviceFile          = "advice.json"  // when there is advice
-)
+// adviceFile is the file the render stage adds to a run folder when there is advice, beside
+// recovery.ReportFile, CompareJSONFile and CompareMarkdownFile.
+const adviceFile = "advice.json"
 
 // render writes the summary (Format), the verdict, the advice and the overhead table to Stdout
 // (to Stderr after the JSON of Format "json", so that Stdout holds one JSON document);
@@ -72,9 +69,9 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		if len(xs) > 0 {
 			_ = explain.Markdown(&md, xs)
 		}
-		files := map[string][]byte{CompareJSONFile: js.Bytes()}
+		files := map[string][]byte{recovery.CompareJSONFile: js.Bytes()}
 		if v.BaselineRun != nil { // budgets alone compare with nothing: no "compared with -" page
-			files[CompareMarkdownFile] = md.Bytes()
+			files[recovery.CompareMarkdownFile] = md.Bytes()
 		}
 		for name, data := range files {
 			if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
@@ -107,8 +104,8 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		}
 		if err != nil {
 			p.errs = append(p.errs, fmt.Errorf("html report: %w", err))
-		} else if err := atomicfile.WriteFile(filepath.Join(dir, ReportFile), buf.Bytes()); err != nil {
-			p.errs = append(p.errs, fmt.Errorf("write %s: %w", filepath.Join(dir, ReportFile), err))
+		} else if err := atomicfile.WriteFile(filepath.Join(dir, recovery.ReportFile), buf.Bytes()); err != nil {
+			p.errs = append(p.errs, fmt.Errorf("write %s: %w", filepath.Join(dir, recovery.ReportFile), err))
 		} else {
 			wroteReport = true
 		}
@@ -123,7 +120,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 func nextSteps(w io.Writer, dir string, report, noStore bool) {
 	var steps [][2]string
 	if report {
-		steps = append(steps, [2]string{"open " + filepath.Join(dir, ReportFile), "charts and tables of this run"})
+		steps = append(steps, [2]string{"open " + filepath.Join(dir, recovery.ReportFile), "charts and tables of this run"})
 	}
 	if !noStore {
 		steps = append(steps, [2]string{"inferbench serve", "every stored run, with trends, in a browser"})

@@ -32,6 +32,7 @@ import (
 
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/logs"
 	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/redact"
@@ -61,7 +62,7 @@ type Options struct {
 	// Load overrides the definitions' load settings with the fields set (the command line's
 	// --iterations, --warmup, --min-time, --max-time, --timeout).
 	Load load.Config
-	// KeepSamples bounds the raw samples written per metric: 0 keeps DefaultKeepSamples, a
+	// KeepSamples bounds the raw samples written per metric: 0 keeps 10,000, a
 	// negative number keeps all.
 	KeepSamples int
 
@@ -127,9 +128,6 @@ type Options struct {
 	Version string
 }
 
-// DefaultKeepSamples is the raw samples kept per metric when Options.KeepSamples is 0.
-const DefaultKeepSamples = 10000
-
 // Monitor configures the resource monitors.
 type Monitor struct {
 	Off      bool          // sample nothing
@@ -142,41 +140,15 @@ type Monitor struct {
 // Errors Run returns, besides I/O errors. Use errors.Is: a run may end with several.
 var (
 	// ErrUsage marks bad options or definitions: nothing was run.
-	ErrUsage = errors.New("usage")
+	ErrUsage = exit.ErrUsage
 	// ErrInterrupted: ctx was cancelled; run.json holds what was measured, marked partial.
-	ErrInterrupted = errors.New("interrupted")
+	ErrInterrupted = exit.ErrInterrupted
 	// ErrFailed: at least one scenario failed.
-	ErrFailed = errors.New("scenario failed")
+	ErrFailed = exit.ErrFailed
 	// ErrRegression: the comparison with the baseline found a regression, or a budget was
 	// exceeded. The error is a *VerdictError carrying the verdict.
-	ErrRegression = errors.New("regression")
+	ErrRegression = exit.ErrRegression
 )
-
-// marked is an error with its own message that errors.Is finds as one of the sentinels above.
-type marked struct {
-	mark error
-	msg  string
-}
-
-func (e marked) Error() string { return e.msg }
-func (e marked) Unwrap() error { return e.mark }
-
-// usageError is an error about the options (errors.Is(err, ErrUsage)).
-type usageError struct{ err error }
-
-func (e *usageError) Error() string   { return e.err.Error() }
-func (e *usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
-func usageErr(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
-
-// UsageError marks err as a problem with the options or definitions (errors.Is(err, ErrUsage)).
-func UsageError(err error) error {
-	if err == nil || errors.Is(err, ErrUsage) {
-		return err
-	}
-	return &usageError{err}
-}
 
 // VerdictError is the error of a run whose verdict failed it: a regression against the baseline
 // or an exceeded budget.
@@ -274,7 +246,7 @@ func newPipeline(o Options) (*pipeline, error) {
 		o.Format = "table"
 	case "table", "json", "none":
 	default:
-		return nil, usageErr("--format %q: want table, json or none", o.Format)
+		return nil, exit.Usagef("--format %q: want table, json or none", o.Format)
 	}
 	if o.Env == nil {
 		o.Env = os.Environ()
@@ -290,7 +262,7 @@ func newPipeline(o Options) (*pipeline, error) {
 	}
 	switch {
 	case o.KeepSamples == 0:
-		o.KeepSamples = DefaultKeepSamples
+		o.KeepSamples = engine.DefaultKeepSamples
 	case o.KeepSamples < 0:
 		o.KeepSamples = 0 // the engine keeps all
 	}
@@ -301,16 +273,16 @@ func newPipeline(o Options) (*pipeline, error) {
 		o.AlertWebhookEnv = alert.WebhookEnv
 	}
 	if err := (load.Config{}).Merge(o.Load).Validate(); err != nil {
-		return nil, usageErr("%v", err)
+		return nil, exit.Usagef("%v", err)
 	}
 	if err := o.Monitor.validate(); err != nil {
 		return nil, err
 	}
 	if !(o.Compare.Alpha > 0 && o.Compare.Alpha < 1) { // NaN too
-		return nil, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", o.Compare.Alpha)
+		return nil, exit.Usagef("--alpha %v: want a rate between 0 and 1, e.g. 0.05", o.Compare.Alpha)
 	}
 	if o.NoStore && o.Baseline != "" {
-		return nil, usageErr("--baseline needs the history store: drop --no-store")
+		return nil, exit.Usagef("--baseline needs the history store: drop --no-store")
 	}
 	if err := o.Scaleout.validate(); err != nil {
 		return nil, err
@@ -328,14 +300,14 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 	errs := p.errs
 	switch {
 	case r.Partial:
-		errs = append(errs, marked{ErrInterrupted, fmt.Sprintf("interrupted: partial results in %s%s", dir, notStarted(p.selected, r))})
+		errs = append(errs, exit.Mark(ErrInterrupted, fmt.Sprintf("interrupted: partial results in %s%s", dir, notStarted(p.selected, r))))
 	case r.Summary.Failed > 0:
-		errs = append(errs, marked{ErrFailed, fmt.Sprintf("%d of %d scenarios failed (details in %s)", r.Summary.Failed, r.Summary.Total, filepath.Join(dir, result.LogFile))})
+		errs = append(errs, exit.Mark(ErrFailed, fmt.Sprintf("%d of %d scenarios failed (details in %s)", r.Summary.Failed, r.Summary.Total, filepath.Join(dir, result.LogFile))))
 	case r.Summary.Total > 0 && r.Summary.Skipped == r.Summary.Total:
-		errs = append(errs, marked{ErrFailed, "nothing was measured: " + allSkipped(r)})
+		errs = append(errs, exit.Mark(ErrFailed, "nothing was measured: "+allSkipped(r)))
 	}
 	if v != nil && v.Compare != nil && v.Compare.NoEvidence != "" { // a verdict needs evidence
-		errs = append(errs, marked{ErrFailed, fmt.Sprintf("baseline %s: nothing comparable: %s", v.Baseline, v.Compare.NoEvidence)})
+		errs = append(errs, exit.Mark(ErrFailed, fmt.Sprintf("baseline %s: nothing comparable: %s", v.Baseline, v.Compare.NoEvidence)))
 	}
 	if v != nil && v.Compare != nil && v.Compare.NoEvidence == "" && v.Compare.Failed() {
 		errs = append(errs, &VerdictError{v})

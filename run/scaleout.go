@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/stage/scaleout"
 	"github.com/inferbench/inferbench/result"
@@ -46,29 +47,29 @@ type Shard struct{ Index, Count int }
 func (s Scaleout) validate() error {
 	if s.Shard == nil && s.Agents == 0 {
 		if s.ShardCosts != "" {
-			return usageErr("--shard-costs needs --shard")
+			return exit.Usagef("--shard-costs needs --shard")
 		}
 		return nil
 	}
 	if s.Group == "" {
-		return usageErr("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s (derived from SLURM_ARRAY_JOB_ID, GITHUB_RUN_ID, or a Kubernetes Indexed Job's HOSTNAME)", scaleout.EnvGroup)
+		return exit.Usagef("--shard and --agents need a run group: pass --group NAME (the same in every part), or set %s (derived from SLURM_ARRAY_JOB_ID, GITHUB_RUN_ID, or a Kubernetes Indexed Job's HOSTNAME)", scaleout.EnvGroup)
 	}
 	if strings.ContainsAny(s.Group, " \t\n/") {
-		return usageErr("--group %q: no spaces or slashes", s.Group)
+		return exit.Usagef("--group %q: no spaces or slashes", s.Group)
 	}
 	if s.Shard != nil && s.Agents > 0 {
-		return usageErr("--shard and --agents: a run is one shard of a suite or one agent of a load, not both")
+		return exit.Usagef("--shard and --agents: a run is one shard of a suite or one agent of a load, not both")
 	}
 	if s.Shard != nil {
 		if err := scaleout.Spec(*s.Shard).Validate(); err != nil {
-			return usageErr("--shard: %v", err)
+			return exit.Usagef("--shard: %v", err)
 		}
 	}
 	if s.Agents > 0 && (s.Agent < 0 || s.Agent >= s.Agents) {
-		return usageErr("--agent %d: want 0 to %d (0-based)", s.Agent, s.Agents-1)
+		return exit.Usagef("--agent %d: want 0 to %d (0-based)", s.Agent, s.Agents-1)
 	}
 	if !s.StartAt.IsZero() && time.Until(s.StartAt) > 24*time.Hour {
-		return usageErr("--start-at %s is more than a day away", s.StartAt.Format(time.RFC3339))
+		return exit.Usagef("--start-at %s is more than a day away", s.StartAt.Format(time.RFC3339))
 	}
 	return nil
 }
@@ -91,12 +92,12 @@ func selectShard(ctx context.Context, o Options, scenarios []*suite.Scenario) ([
 	if s.ShardCosts != "" {
 		var err error
 		if costs, err = loadRef(ctx, s.ShardCosts, o.Store, env); err != nil {
-			return nil, nil, usageErr("--shard-costs %s: %v", s.ShardCosts, err)
+			return nil, nil, exit.Usagef("--shard-costs %s: %v", s.ShardCosts, err)
 		}
 	}
 	out, info, err := scaleout.Shard(scenarios, scaleout.Spec(*s.Shard), s.Group, costs, s.ShardCosts)
 	if err != nil {
-		return nil, nil, usageErr("--shard: %v", err)
+		return nil, nil, exit.Usagef("--shard: %v", err)
 	}
 	return out, info, nil
 }
@@ -140,7 +141,7 @@ func (p *pipeline) meet(ctx context.Context, a *result.AgentInfo) error {
 	defer st.Close()
 	err = scaleout.Meet(ctx, st, a, s.Barrier, s.BarrierTimeout, p.o.Stderr)
 	if errors.Is(err, scaleout.ErrNoBarrier) {
-		return usageErr("--start-at barrier: the store %s has no barrier", StoreLabel(p.o.Store, p.env))
+		return exit.Usagef("--start-at barrier: the store %s has no barrier", StoreLabel(p.o.Store, p.env))
 	}
 	return err
 }
@@ -169,7 +170,7 @@ func Judge(ctx context.Context, o Options, dir string, r *result.Run) error {
 		return err
 	}
 	if dir == "" {
-		return usageErr("judge: no run folder")
+		return exit.Usagef("judge: no run folder")
 	}
 	dir = filepath.Clean(dir)
 	st := p.record(ctx, dir, r)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/internal/redact"
@@ -85,7 +86,7 @@ func Select(sel Selection, env Env) ([]*suite.Scenario, error) {
 		if len(benches) == 0 && sel.Benchmarks == nil {
 			where = ": " + suite.SearchDescription(roots(sel, env))
 		}
-		return nil, usageErr("no scenario selected (%d benchmarks found; see 'inferbench list')%s", len(benches), where)
+		return nil, exit.Usagef("no scenario selected (%d benchmarks found; see 'inferbench list')%s", len(benches), where)
 	}
 	return scenarios, nil
 }
@@ -100,10 +101,10 @@ func Discover(sel Selection, env Env) ([]*suite.Benchmark, error) {
 	benches, err := suite.Load(env.Lookup, roots(sel, env)...)
 	var es suite.Errors
 	if errors.As(err, &es) {
-		return nil, UsageError(fmt.Errorf("%d problem(s) in benchmark definitions:\n%w", len(es), es))
+		return nil, exit.UsageError(fmt.Errorf("%d problem(s) in benchmark definitions:\n%w", len(es), es))
 	}
 	if err != nil {
-		return nil, UsageError(err)
+		return nil, exit.UsageError(err)
 	}
 	if sel.Funcs {
 		benches = append(benches, funcBenchmarks(benches)...)
@@ -172,7 +173,7 @@ func expandSelection(sel Selection, benches []*suite.Benchmark) ([]*suite.Scenar
 	// nothing was once a silent no-op): say so instead of running something else.
 	if len(all) > 0 {
 		if bad := sel.Filter.Unmatched(all); len(bad) > 0 {
-			return nil, usageErr("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or else a file name)", strings.Join(bad, ", "))
+			return nil, exit.Usagef("%s: no benchmark or scenario has this name (see 'inferbench list'; a bare name matches a benchmark's name, a part of it between '.' or '/', or else a file name)", strings.Join(bad, ", "))
 		}
 	}
 	if len(out) > 0 {
@@ -198,7 +199,7 @@ func checkSet(set []string, declared map[string]bool) error {
 		} else if len(known) > 0 {
 			msg += fmt.Sprintf(" (parameters: %s)", strings.Join(known, ", "))
 		}
-		return usageErr("%s", msg)
+		return exit.Usagef("%s", msg)
 	}
 	return nil
 }
@@ -214,7 +215,7 @@ func (s Selection) overrides() (map[string]any, error) {
 	for _, kv := range s.Set {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usageErr("--set %q: want key=value", kv)
+			return nil, exit.Usagef("--set %q: want key=value", kv)
 		}
 		out[k] = suite.ParseValue(v)
 	}
@@ -302,7 +303,7 @@ func List(sel Selection, env Env) (rows []ListRow, benchmarks int, err error) {
 		return nil, 0, err
 	}
 	if len(benches) == 0 && sel.Benchmarks == nil {
-		return nil, 0, usageErr("no benchmark found: %s", suite.SearchDescription(roots(sel, env)))
+		return nil, 0, exit.Usagef("no benchmark found: %s", suite.SearchDescription(roots(sel, env)))
 	}
 	scs, err := expandSelection(sel, benches)
 	if err != nil {

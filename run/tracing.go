@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/stage/tracing"
 	"github.com/inferbench/inferbench/result"
@@ -41,7 +42,7 @@ func (p *pipeline) startTrace(ctx context.Context) (*trace, error) {
 	rate := t.SpanRate
 	switch {
 	case math.IsNaN(rate) || math.IsInf(rate, 0):
-		return nil, usageErr("--otlp-span-rate %v: want a number of spans per second, 0 or more", rate)
+		return nil, exit.Usagef("--otlp-span-rate %v: want a number of spans per second, 0 or more", rate)
 	case rate == 0:
 		rate = tracing.DefaultSpanRate
 	case rate < 0:
@@ -49,7 +50,7 @@ func (p *pipeline) startTrace(ctx context.Context) (*trace, error) {
 	}
 	tr, err := tracing.Start(ctx, t.Endpoint, p.o.Version, tracing.WithSpanRate(rate), tracing.WithLookupEnv(p.env.Lookup))
 	if err != nil {
-		return nil, usageErr("%v", p.red.Error(err))
+		return nil, exit.Usagef("%v", p.red.Error(err))
 	}
 	h, _ := engineHooks(tr)
 	p.engineOpts = append(p.engineOpts, engine.WithHooks(h))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/suite"
 )
 
@@ -17,7 +18,7 @@ func Validate(sel Selection, env Env, w io.Writer) error {
 		return err
 	}
 	if len(benches) == 0 {
-		return usageErr("no benchmark found: %s", suite.SearchDescription(roots(sel, env)))
+		return exit.Usagef("no benchmark found: %s", suite.SearchDescription(roots(sel, env)))
 	}
 	n := 0
 	for _, b := range benches {

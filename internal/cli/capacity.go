@@ -52,7 +52,7 @@ capacity lower.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
 			opts := run.Options{
-				Selection: sel.selection(o, args), KeepSamples: run.DefaultKeepSamples, OutputDir: out,
+				Selection: sel.selection(o, args), OutputDir: out,
 				Store: sf.url, NoStore: noStore, Baseline: baseline, Format: format,
 				Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 			}

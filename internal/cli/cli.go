@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/inert"
 	"github.com/inferbench/inferbench/run"
@@ -22,10 +23,10 @@ import (
 
 // Exit codes (run.ExitCode gives an error its code).
 const (
-	ExitOK         = run.ExitOK
-	ExitError      = run.ExitError
-	ExitUsage      = run.ExitUsage
-	ExitRegression = run.ExitRegression
+	ExitOK         = exit.OK
+	ExitError      = exit.Failure
+	ExitUsage      = exit.Usage
+	ExitRegression = exit.Regression
 )
 
 // Version is set at build time with -ldflags "-X github.com/inferbench/inferbench/internal/cli.Version=...".
@@ -63,7 +64,7 @@ func (e *CodeError) Unwrap() error { return e.Err }
 // ExitCode is the code chosen (run.ExitCode reads it).
 func (e *CodeError) ExitCode() int { return e.Code }
 
-func usageErr(format string, args ...any) error { return run.UsageError(fmt.Errorf(format, args...)) }
+func usageErr(format string, args ...any) error { return exit.UsageError(fmt.Errorf(format, args...)) }
 
 // writeJSON writes v to w as indented JSON.
 func writeJSON(w io.Writer, v any) error {

@@ -17,9 +17,9 @@ import (
 	"github.com/inferbench/inferbench/alert"
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/history"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/internal/testkit/storetest"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/run"
 )
 
 // saveRun writes a synthetic run folder under dir and returns its path.
@@ -228,8 +228,8 @@ func TestRunRecordsBudgetsAndAlerts(t *testing.T) {
 	if code != ExitOK || !strings.Contains(errOut, "alerts not delivered") || !strings.Contains(out, "compared with baseline main") {
 		t.Errorf("run with a failing webhook: exit %d, want 0 with a warning\n%s%s", code, out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "benchmark_results", "latest", run.CompareJSONFile)); err != nil {
-		t.Errorf("run --baseline left no %s: %v", run.CompareJSONFile, err)
+	if _, err := os.Stat(filepath.Join(dir, "benchmark_results", "latest", recovery.CompareJSONFile)); err != nil {
+		t.Errorf("run --baseline left no %s: %v", recovery.CompareJSONFile, err)
 	}
 	// A budget exceeded exits 3, with or without a baseline.
 	os.WriteFile(filepath.Join(dir, budgetFileName), []byte("budgets:\n  exec:\n    max_latency_ms: 0.000001\n"), 0o644)

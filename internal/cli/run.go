@@ -15,6 +15,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/callgrind"
 	"github.com/inferbench/inferbench/internal/cli/progress"
 	"github.com/inferbench/inferbench/internal/cli/web"
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/monitor"
 	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/result"
@@ -117,7 +118,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.logLevel, "log-level", "", "log level on the console when piped or in CI: debug, info, warn or error (default: warnings and errors only; run.log keeps info, and debug when asked)")
 	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
 	f.StringVar(&rf.measure, "measure", "time", "time or instructions: count each iteration's instructions under valgrind's callgrind (needs valgrind; docs/verdicts.md)")
-	f.IntVar(&rf.keepSamples, "keep-samples", run.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
+	f.IntVar(&rf.keepSamples, "keep-samples", engine.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
 
 	f.DurationVar(&rf.monitor.Interval, "monitor-interval", monitor.DefaultInterval, "resource sampling period (process tree, system, GPU, energy)")
 	f.BoolVar(&rf.monitor.Off, "no-monitor", false, "do not sample resources beside the scenarios")

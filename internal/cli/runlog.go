@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/inferbench/inferbench/alert"
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/run"
 )
@@ -18,7 +19,7 @@ func (a *alertFlags) parse(env run.Env) ([]alert.Rule, error) {
 	for _, l := range a.rules {
 		r, err := alert.Parse(l)
 		if err != nil {
-			return nil, run.UsageError(err)
+			return nil, exit.UsageError(err)
 		}
 		out = append(out, r)
 	}

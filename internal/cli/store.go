@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/internal/cli/recorded"
 	"github.com/inferbench/inferbench/run"
@@ -115,7 +116,7 @@ func (cf *compareFlags) files(env run.Env, requireThresholds, requireBudgets boo
 	}
 	if cf.thresholdsFile != "" {
 		if err := cfg.Thresholds.LoadFile(env.Path(cf.thresholdsFile)); err != nil && (requireThresholds || !errors.Is(err, os.ErrNotExist)) {
-			return cfg, run.UsageError(fileFlag("--thresholds-file", err))
+			return cfg, exit.UsageError(fileFlag("--thresholds-file", err))
 		}
 	}
 	for _, t := range cf.thresholds {
@@ -131,7 +132,7 @@ func (cf *compareFlags) files(env run.Env, requireThresholds, requireBudgets boo
 			cfg.Budgets = bf
 		case errors.Is(err, os.ErrNotExist) && !requireBudgets:
 		default:
-			return cfg, run.UsageError(fileFlag("--budget-file", err))
+			return cfg, exit.UsageError(fileFlag("--budget-file", err))
 		}
 	}
 	return cfg, nil

@@ -63,7 +63,12 @@ func WithProbe(p Probe) Option { return func(e *Engine) { e.probes = append(e.pr
 // WithMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
 func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
 
-// WithKeepSamples bounds the raw samples written into results per metric (default 10,000; 0 all).
+// DefaultKeepSamples is the raw samples written into results per metric unless WithKeepSamples
+// says otherwise.
+const DefaultKeepSamples = 10000
+
+// WithKeepSamples bounds the raw samples written into results per metric (default
+// DefaultKeepSamples; 0 all).
 func WithKeepSamples(n int) Option { return func(e *Engine) { e.keep = n } }
 
 // WithProfile makes every scenario whose subject can profile (subject.Profiler) run n more calls
@@ -81,7 +86,7 @@ func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
 
 // New returns an Engine.
 func New(opts ...Option) *Engine {
-	e := &Engine{checker: &suite.Checker{}, keep: 10000}
+	e := &Engine{checker: &suite.Checker{}, keep: DefaultKeepSamples}
 	for _, o := range opts {
 		o(e)
 	}

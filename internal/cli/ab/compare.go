@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/result"
@@ -51,25 +52,25 @@ func Compare(ctx context.Context, o CompareOptions) (*Result, error) {
 
 func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor) (*Result, error) {
 	if o.Format != "text" && o.Format != "json" {
-		return nil, run.UsageError(fmt.Errorf("--format %q: want text or json", o.Format))
+		return nil, exit.UsageError(fmt.Errorf("--format %q: want text or json", o.Format))
 	}
 	opts := o.Options
 	if o.Better != "" {
 		d, err := result.ParseDirection(o.Better)
 		if err != nil {
-			return nil, run.UsageError(fmt.Errorf("--better: %v", err))
+			return nil, exit.UsageError(fmt.Errorf("--better: %v", err))
 		}
 		opts.Better = d
 	}
 	if opts.Pairs < 3 || opts.BlockCalls < 1 {
-		return nil, run.UsageError(fmt.Errorf("--pairs %d --block-calls %d: want at least 3 pairs and 1 call per block", opts.Pairs, opts.BlockCalls))
+		return nil, exit.UsageError(fmt.Errorf("--pairs %d --block-calls %d: want at least 3 pairs and 1 call per block", opts.Pairs, opts.BlockCalls))
 	}
 	e, sel := o.Env, o.Selection
 	set := map[string]any{}
 	for _, kv := range sel.Set {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, run.UsageError(fmt.Errorf("--set %q: want key=value", kv))
+			return nil, exit.UsageError(fmt.Errorf("--set %q: want key=value", kv))
 		}
 		set[k] = suite.ParseValue(v)
 	}
@@ -86,7 +87,7 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 	for i, name := range []string{o.A, o.B} {
 		v, err := spec.Resolve(name)
 		if err != nil {
-			return nil, run.UsageError(err)
+			return nil, exit.UsageError(err)
 		}
 		vs[i] = v
 	}
@@ -126,7 +127,7 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 		return res, err
 	}
 	if res.Failed() {
-		return res, run.RegressionError(fmt.Errorf("B (%s) regressed against A (%s): B/A = %.4f", o.B, o.A, res.Ratio))
+		return res, exit.RegressionError(fmt.Errorf("B (%s) regressed against A (%s): B/A = %.4f", o.B, o.A, res.Ratio))
 	}
 	return res, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/atomicfile"
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/gitref"
 	"github.com/inferbench/inferbench/internal/explain"
@@ -96,10 +97,10 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 		stderr = io.Discard
 	}
 	if o.Run.Format != "table" && o.Run.Format != "json" && o.Run.Format != "none" {
-		return nil, run.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Run.Format))
+		return nil, exit.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Run.Format))
 	}
 	if err := (load.Config{}).Merge(o.Run.Load).Validate(); err != nil {
-		return nil, run.UsageError(err)
+		return nil, exit.UsageError(err)
 	}
 	sel := o.Run.Selection
 	scs, err := run.Select(sel, env)
@@ -109,7 +110,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	red.Add(run.Secrets(env.Vars, scs)...)
 	wt, err := gitref.Open(ctx, env.WorkDir(), o.Ref)
 	if err != nil {
-		return nil, run.UsageError(err)
+		return nil, exit.UsageError(err)
 	}
 	defer func() {
 		if err := wt.Remove(); err != nil {
@@ -202,7 +203,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	if !o.Run.NoHTMLReport {
 		var buf bytes.Buffer
 		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err == nil {
-			_ = atomicfile.WriteFile(filepath.Join(dir, run.ReportFile), buf.Bytes())
+			_ = atomicfile.WriteFile(filepath.Join(dir, recovery.ReportFile), buf.Bytes())
 		}
 	}
 	render(o, r, rep, dir, at, red)
@@ -218,7 +219,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 		if rep.BudgetsExceeded > 0 {
 			what += fmt.Sprintf(", %d budgets exceeded", rep.BudgetsExceeded)
 		}
-		errs = append(errs, run.RegressionError(fmt.Errorf("%s (results in %s)", what, dir)))
+		errs = append(errs, exit.RegressionError(fmt.Errorf("%s (results in %s)", what, dir)))
 	}
 	return r, errors.Join(errs...)
 }
@@ -228,11 +229,11 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*suite.Scenario, at string) ([]pairing, run.Env, error) {
 	dir, err := wt.Map(env.WorkDir())
 	if err != nil {
-		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: the working directory: %w", at, err))
+		return nil, env, exit.UsageError(fmt.Errorf("--baseline-ref %s: the working directory: %w", at, err))
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		wd, _ := filepath.Abs(env.WorkDir())
-		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: the working directory %s is not in the tree at %s (run from a folder both have)", at, wd, at))
+		return nil, env, exit.UsageError(fmt.Errorf("--baseline-ref %s: the working directory %s is not in the tree at %s (run from a folder both have)", at, wd, at))
 	}
 	refEnv := run.Env{Dir: dir, Vars: env.Vars}
 	refSel := sel
@@ -240,7 +241,7 @@ func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*s
 	for _, p := range sel.Paths {
 		if filepath.IsAbs(p) {
 			if p, err = wt.Map(p); err != nil {
-				return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: %w", at, err))
+				return nil, env, exit.UsageError(fmt.Errorf("--baseline-ref %s: %w", at, err))
 			}
 		}
 		refSel.Paths = append(refSel.Paths, p)
@@ -251,7 +252,7 @@ func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*s
 			c := *b
 			if c.Dir != "" {
 				if c.Dir, err = wt.Map(env.Path(c.Dir)); err != nil {
-					return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: benchmark %s: %w", at, b.Name, err))
+					return nil, env, exit.UsageError(fmt.Errorf("--baseline-ref %s: benchmark %s: %w", at, b.Name, err))
 				}
 			}
 			refSel.Benchmarks = append(refSel.Benchmarks, &c)
@@ -276,14 +277,14 @@ func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*s
 		case chk != nil && chk.Check(s) != "":
 			p.skip = chk.Check(s)
 		case s.Benchmark.Server != nil:
-			return nil, env, run.UsageError(fmt.Errorf("%s: its definition starts a server, which --baseline-ref does not do (start both builds' servers and compare them with `inferbench ab openai:URL1 openai:URL2`)", s.ID()))
+			return nil, env, exit.UsageError(fmt.Errorf("%s: its definition starts a server, which --baseline-ref does not do (start both builds' servers and compare them with `inferbench ab openai:URL1 openai:URL2`)", s.ID()))
 		case p.a == nil:
 			missing = append(missing, s.ID())
 		}
 		out = append(out, p)
 	}
 	if len(missing) > 0 {
-		return nil, env, run.UsageError(fmt.Errorf("--baseline-ref %s: scenario %s is not at %s, so it has no baseline (select the scenarios both have with --include or --exclude)", at, strings.Join(missing, ", "), at))
+		return nil, env, exit.UsageError(fmt.Errorf("--baseline-ref %s: scenario %s is not at %s, so it has no baseline (select the scenarios both have with --include or --exclude)", at, strings.Join(missing, ", "), at))
 	}
 	return out, refEnv, nil
 }
@@ -613,7 +614,7 @@ func writeReport(dir string, rep *compare.Report, env run.Env, stderr io.Writer)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(rep)
 	_ = report.CompareMarkdown(&md, rep)
-	for name, data := range map[string][]byte{run.CompareJSONFile: js.Bytes(), run.CompareMarkdownFile: md.Bytes()} {
+	for name, data := range map[string][]byte{recovery.CompareJSONFile: js.Bytes(), recovery.CompareMarkdownFile: md.Bytes()} {
 		if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
 			fmt.Fprintln(stderr, "inferbench:", err)
 		}

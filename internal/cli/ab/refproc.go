@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/gitref"
 	"github.com/inferbench/inferbench/internal/base/tail"
 	"github.com/inferbench/inferbench/load"
@@ -43,7 +44,7 @@ func buildSides(ctx context.Context, wt *gitref.Worktree, tmp string, env, refEn
 		err = fmt.Errorf("a test binary (%s) cannot be rebuilt at a ref", pkg)
 	}
 	if err != nil {
-		return nil, run.UsageError(fmt.Errorf("--baseline-ref %s: Go functions are built at the ref from the main package of this binary: %w", at, err))
+		return nil, exit.UsageError(fmt.Errorf("--baseline-ref %s: Go functions are built at the ref from the main package of this binary: %w", at, err))
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
@@ -36,10 +37,10 @@ type GroupOptions struct {
 // code 1, or 3 on a regression too) when the group is incomplete without AllowMissing.
 func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, string, error) {
 	if o.Format != "table" && o.Format != "json" && o.Format != "none" {
-		return nil, "", run.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Format))
+		return nil, "", exit.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Format))
 	}
 	if o.NoStore && o.Baseline != "" {
-		return nil, "", run.UsageError(errors.New("--baseline needs the history store: drop --no-store"))
+		return nil, "", exit.UsageError(errors.New("--baseline needs the history store: drop --no-store"))
 	}
 	env := run.Env{Dir: o.Dir, Vars: o.Env}
 	runs, err := mergeInputs(ctx, o.Store, env, mo.Paths, mo.Group, mo.Since)
@@ -52,7 +53,7 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 	}
 	m, err := Runs(runs, Options{AllowMissing: mo.AllowMissing, KeepSamples: keep})
 	if err != nil {
-		return nil, "", run.UsageError(fmt.Errorf("%v", err))
+		return nil, "", exit.UsageError(fmt.Errorf("%v", err))
 	}
 	outRoot := env.Path(o.OutputDir)
 	dir, err := recovery.NewDir(outRoot, time.Now())
@@ -81,9 +82,9 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 	// Record, judge (baseline, budgets) and render, as run does for its own runs.
 	jerr := run.Judge(context.WithoutCancel(ctx), o, dir, m)
 	if failed, why := Failed(m); failed {
-		code := run.ExitError
+		code := exit.Failure
 		if errors.Is(jerr, run.ErrRegression) {
-			code = run.ExitRegression
+			code = exit.Regression
 		}
 		return m, dir, &codedError{code: code, err: errors.Join(fmt.Errorf("group %s is incomplete: %s (results in %s; --allow-missing accepts it)", m.Merged.Group, why, dir), jerr)}
 	}
@@ -101,16 +102,16 @@ func mergeInputs(ctx context.Context, storeLoc string, env run.Env, args []strin
 		var err error
 		if runs, err = Load(paths); err != nil {
 			if os.IsNotExist(err) {
-				return nil, run.UsageError(fmt.Errorf("merge: %v (want run folders or run.json files)", err))
+				return nil, exit.UsageError(fmt.Errorf("merge: %v (want run folders or run.json files)", err))
 			}
-			return nil, run.UsageError(fmt.Errorf("merge: %v", err))
+			return nil, exit.UsageError(fmt.Errorf("merge: %v", err))
 		}
 	}
 	if len(args) > 0 {
 		if group != "" {
 			for _, r := range runs {
 				if g := partGroup(r); g != group {
-					return nil, run.UsageError(fmt.Errorf("merge: %s is of group %q, not %q", r.ID, g, group))
+					return nil, exit.UsageError(fmt.Errorf("merge: %s is of group %q, not %q", r.ID, g, group))
 				}
 			}
 		}

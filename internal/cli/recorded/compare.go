@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/history"
 	"github.com/inferbench/inferbench/report"
@@ -40,7 +41,7 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	switch o.Format {
 	case "text", "markdown", "md", "json", "junit", "html":
 	default:
-		return nil, run.UsageError(fmt.Errorf("--format %q: want text, markdown, json, junit or html", o.Format))
+		return nil, exit.UsageError(fmt.Errorf("--format %q: want text, markdown, json, junit or html", o.Format))
 	}
 	old, oldDir, nw, newDir, rep, err := rs.comparePair(ctx, oldRef, newRef, o.Config)
 	if err != nil {
@@ -88,7 +89,7 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 		return rep, fmt.Errorf("nothing comparable: %s", rep.NoEvidence)
 	}
 	if rep.Failed() {
-		return rep, run.RegressionError(errors.New(report.Outcome(rep)))
+		return rep, exit.RegressionError(errors.New(report.Outcome(rep)))
 	}
 	if rep.Unverified > 0 && o.Stderr != nil { // the exit status is 0: say what it does not cover
 		fmt.Fprintf(o.Stderr, "inferbench: exit 0, but %d gated change(s) beyond threshold are untested (a single value a side); --strict makes them fail (exit 3)\n", rep.Unverified)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/readall"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
@@ -46,7 +47,7 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 	started := time.Now()
 	if o.Time != "" {
 		if started, err = time.Parse(time.RFC3339, o.Time); err != nil {
-			return nil, run.UsageError(fmt.Errorf("--time %q: want RFC 3339, e.g. 2026-03-01T12:00:00Z", o.Time))
+			return nil, exit.UsageError(fmt.Errorf("--time %q: want RFC 3339, e.g. 2026-03-01T12:00:00Z", o.Time))
 		}
 	}
 	var runs []string
@@ -90,7 +91,7 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 			err = result.AddJournal(filepath.Dir(path), r)
 		}
 		if err != nil {
-			return runs, run.UsageError(err)
+			return runs, exit.UsageError(err)
 		}
 		given = r.ID
 		if asked && r.ID == runID {
@@ -213,7 +214,7 @@ func (rs *Source) Export(ctx context.Context, ref string, o ExportOptions, w io.
 		enc.SetIndent("", "  ")
 		err = enc.Encode(gitHubActionBenchmark(r, dir))
 	default:
-		return run.UsageError(fmt.Errorf("--format %q: want gobench or github-action-benchmark", o.Format))
+		return exit.UsageError(fmt.Errorf("--format %q: want gobench or github-action-benchmark", o.Format))
 	}
 	if err != nil {
 		return err

@@ -8,8 +8,8 @@ import (
 	"os"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/explain"
-	"github.com/inferbench/inferbench/run"
 )
 
 // ExplainOptions say what Source.Explain explains and where it writes.
@@ -30,7 +30,7 @@ func (rs *Source) Explain(ctx context.Context, oldRef, newRef string, o ExplainO
 	switch o.Format {
 	case "text", "markdown", "md", "json":
 	default:
-		return nil, run.UsageError(fmt.Errorf("--format %q: want text, markdown or json", o.Format))
+		return nil, exit.UsageError(fmt.Errorf("--format %q: want text, markdown or json", o.Format))
 	}
 	old, oldDir, nw, newDir, rep, err := rs.comparePair(ctx, oldRef, newRef, o.Config)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/atomicfile"
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/report"
@@ -98,7 +99,7 @@ func (rs *Source) Path(ref string) (string, error) {
 	}
 	p := filepath.Join(rs.Env.Path(rs.ResultsDir), ref)
 	if _, err := os.Stat(p); err != nil {
-		return "", run.UsageError(fmt.Errorf("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", ref, rs.ResultsDir))
+		return "", exit.UsageError(fmt.Errorf("run %q: not a run folder, a run.json, nor a run under %s (see --results-dir)", ref, rs.ResultsDir))
 	}
 	return p, nil
 }
@@ -140,7 +141,7 @@ func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.W
 	switch format {
 	case "html", "table", "json":
 	default:
-		return "", run.UsageError(fmt.Errorf("--format %q: want html, table or json", format))
+		return "", exit.UsageError(fmt.Errorf("--format %q: want html, table or json", format))
 	}
 	r, dir, err := rs.LoadFolder(ctx, ref)
 	if err != nil {
@@ -166,7 +167,7 @@ func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.W
 		_, err = w.Write(buf.Bytes())
 		return "", err
 	case output == "":
-		output = filepath.Join(dir, run.ReportFile)
+		output = filepath.Join(dir, recovery.ReportFile)
 	default:
 		output = rs.Env.Path(output)
 	}

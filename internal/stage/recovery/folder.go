@@ -14,6 +14,14 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
+// Files a run's render stage adds to its folder, beside result's run.json, summary.csv and run.log;
+// ab's --baseline-ref run writes them too, and the commands that read a recorded run find them.
+const (
+	ReportFile          = "report.html"  // every run, unless run.Options.NoHTMLReport
+	CompareJSONFile     = "compare.json" // when compared with a baseline or budgets were checked
+	CompareMarkdownFile = "compare.md"   // the same, as markdown
+)
+
 // NewDir creates a folder for a new run under root, named by a new run id (result.NewID), and
 // returns its path: the id is the folder's name.
 func NewDir(root string, t time.Time) (string, error) {
