@@ -2,6 +2,9 @@ package load_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,5 +155,111 @@ func TestABDerivedAsRunJSON(t *testing.T) {
 	}
 	if d := figures.Derivations() - before; d != 2 {
 		t.Errorf("%d derivations for 2 streamed calls, want 2", d)
+	}
+}
+
+// coalescer is a streaming subject whose content events came in one read in a pattern (every
+// third request its first three, the others a later pair) and whose every sixth request (one of
+// those with its first events together) the engine refuses (a negative item count). With said,
+// the server says it sent every event apart. It counts what it sent of the requests the engine
+// takes.
+type coalescer struct {
+	said bool
+
+	mu                                  sync.Mutex
+	streamed, firstTogether, gaps, zero int
+}
+
+// coalescers are the subjects test-coalesce and test-coalesce-said opened last.
+var coalescers = map[bool]*coalescer{}
+
+func init() {
+	for _, said := range []bool{false, true} {
+		name := "test-coalesce"
+		if said {
+			name += "-said"
+		}
+		subject.Register(subject.Kind{Name: name, Open: func(context.Context, subject.Spec) (subject.Subject, error) {
+			c := &coalescer{said: said}
+			coalescers[said] = c
+			return c, nil
+		}})
+	}
+}
+
+func (c *coalescer) Close() error { return nil }
+
+func (c *coalescer) Do(_ context.Context, r subject.Request) (subject.Observation, error) {
+	start := time.Now()
+	t0 := start.Add(time.Millisecond)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	at := []time.Time{t0, ms(1), ms(1), ms(2)}
+	first := r.Index%3 == 0
+	if first {
+		at = []time.Time{t0, t0, t0, ms(2)}
+	}
+	o := subject.Observation{Start: start, FirstToken: t0, End: ms(3), Streamed: true, OutputTokens: 4}
+	for _, a := range at {
+		o.Tokens = append(o.Tokens, subject.TokenEvent{At: a, Tokens: 1})
+	}
+	refused := r.Index%6 == 0
+	if refused {
+		o.Items = -1
+	}
+	if c.said {
+		o.Values = map[string]float64{figures.ValueServerFirstTogether: 0, figures.ValueServerTogether: 0}
+	}
+	if !r.Warmup && !refused {
+		c.mu.Lock()
+		c.streamed++
+		if first {
+			c.firstTogether++
+		}
+		for i := 1; i < len(at); i++ {
+			c.gaps++
+			if at[i].Equal(at[i-1]) {
+				c.zero++
+			}
+		}
+		c.mu.Unlock()
+	}
+	return o, nil
+}
+
+// TestCoalescingCountedOnce: what the client read together is counted once a request
+// (figures.Coalescing, in the figures run.json is read from): the engine's ttft_coalesced_rate,
+// the serving load's itl_coalesced_rate and the coalescing warnings all say what the requests the
+// engine took did, whether or not the server says what it sent together. Failed before: the
+// serving load counted its own, with the requests the engine then refused, so its warnings gave
+// other shares than ttft_coalesced_rate.
+func TestCoalescingCountedOnce(t *testing.T) {
+	for _, said := range []bool{false, true} {
+		kind := map[bool]string{false: "test-coalesce", true: "test-coalesce-said"}[said]
+		t.Run(kind, func(t *testing.T) {
+			scs := scenarios(t, `name: co
+subject: {kind: `+kind+`}
+load: {mode: concurrency, concurrency: 2, warmup_iterations: 2, measurement_iterations: 30, max_error_rate: 1}
+`)
+			sc := runAll(t, engine.New(engine.WithChecker(&suite.Checker{EnableMock: true})), scs).Scenarios[0]
+			c := coalescers[said]
+			if sc.Status != result.StatusOK || sc.Iterations.Failed == 0 || c.streamed != sc.Iterations.Measured-sc.Iterations.Failed {
+				t.Fatalf("status %s %s, %+v, %d taken: want some refused", sc.Status, sc.Error, sc.Iterations, c.streamed)
+			}
+			ttft, itl := float64(c.firstTogether)/float64(c.streamed), float64(c.zero)/float64(c.gaps)
+			if v, _ := sc.Metrics["ttft_coalesced_rate"].Center(); v != ttft {
+				t.Errorf("ttft_coalesced_rate %v, want %v", v, ttft)
+			}
+			if v, _ := sc.Metrics["itl_coalesced_rate"].Center(); v != itl {
+				t.Errorf("itl_coalesced_rate %v, want %v", v, itl)
+			}
+			for _, want := range []string{fmt.Sprintf("ttft: %.1f%% of first tokens", 100*ttft), fmt.Sprintf("itl: %.1f%% of inter-token gaps", 100*itl)} {
+				if !slices.ContainsFunc(sc.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+					t.Errorf("no warning %q...: %q", want, sc.Warnings)
+				}
+			}
+			if _, ok := sc.Metrics[figures.ValueServerFirstTogether]; ok {
+				t.Errorf("%s is a metric of a serving load", figures.ValueServerFirstTogether)
+			}
+		})
 	}
 }

@@ -56,14 +56,3 @@ var (
 	_ figures.Keeper = (*figureSink)(nil)
 	_ Sink           = (*figureSink)(nil)
 )
-
-// countTogether counts the content events of one request that arrived in one read with the event
-// before them (the same arrival time), and whether the first two did.
-func countTogether(events []subject.TokenEvent) (gaps, together int, first bool) {
-	for i := 1; i < len(events); i++ {
-		if events[i].At.Equal(events[i-1].At) {
-			together++
-		}
-	}
-	return max(len(events)-1, 0), together, len(events) > 1 && events[1].At.Equal(events[0].At)
-}

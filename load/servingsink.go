@@ -42,10 +42,6 @@ type servingSink struct {
 	stalls    *stallWatch
 	turns     []turnDists // mode sessions: by turn
 	stallP99  float64     // the stalls' p99 once stopped; NaN when not measured
-	// Coalescing: streamed requests, those whose first two content events came in one read, and
-	// those of them the server sent apart (known for serverSaid requests); the same for gaps.
-	streamed, firstTogether, firstExcess, serverSaid, serverFirst int
-	gaps, gapsTogether, gapsExcess, serverGaps                    int
 }
 
 // sampleLimit bounds the raw samples of a servingSink's own distributions (per turn, stalls).
@@ -76,15 +72,10 @@ func (s *servingSink) Observe(p Phase, o subject.Observation, err error) {
 	s.next.Observe(p, o, err)
 }
 
-// measure stamps a measured call's schedule lag into its values (the keeper adds it), takes out
-// what the server said it sent together, and counts what the client read together.
+// measure stamps a measured call's schedule lag into its values (the keeper adds it) and counts
+// the requests that asked for an output length. What the client read together, and the server
+// sent together, is the keeper's to count (figures.Coalescing).
 func (s *servingSink) measure(o *subject.Observation, err error) {
-	// What needs no lock first: the sink is shared by every worker.
-	var gaps, together int
-	var first bool
-	if err == nil && !o.FirstToken.IsZero() {
-		gaps, together, first = countTogether(o.Tokens)
-	}
 	if !o.Scheduled.IsZero() && !o.Start.IsZero() {
 		if o.Values == nil {
 			o.Values = map[string]float64{}
@@ -101,12 +92,6 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 		}
 		s.mu.Unlock()
 	}
-	serverFirst, firstSaid := o.Values[figures.ValueServerFirstTogether]
-	serverTogether := o.Values[figures.ValueServerTogether]
-	if firstSaid {
-		delete(o.Values, figures.ValueServerFirstTogether)
-		delete(o.Values, figures.ValueServerTogether)
-	}
 	if err != nil {
 		return
 	}
@@ -114,25 +99,6 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 	defer s.mu.Unlock()
 	if s.steadyEnd.IsZero() {
 		s.steadyN++
-	}
-	if o.FirstToken.IsZero() {
-		return
-	}
-	s.streamed++
-	s.gaps += gaps
-	s.gapsTogether += together
-	if first {
-		s.firstTogether++
-	}
-	if firstSaid {
-		s.serverSaid++
-		s.serverGaps += int(serverTogether)
-		if serverFirst > 0 {
-			s.serverFirst++
-		} else if first {
-			s.firstExcess++
-		}
-		s.gapsExcess += max(together-int(serverTogether), 0)
 	}
 }
 
@@ -226,9 +192,7 @@ func (s *servingSink) lagReasons(openLoop bool) []string {
 	l := s.lags()
 	var why []string
 	stamped := !math.IsNaN(l.read)
-	s.mu.Lock()
-	first, gaps, said := s.mergedLocked()
-	s.mu.Unlock()
+	first, gaps, said := s.coalesced().Merged()
 	whose := "although the server sent them apart"
 	if !said {
 		whose = "(the server does not say whether it sent them together)"
@@ -253,42 +217,29 @@ func (s *servingSink) lagReasons(openLoop bool) []string {
 	return why
 }
 
-// mergedLocked returns the shares of first tokens and of inter-token gaps that the client read in
-// one read with the next event where it should not have: beyond what the server says it sent
-// together where the server says (said), all of them where it does not; NaN without any. The
-// caller holds s.mu.
-func (s *servingSink) mergedLocked() (first, gaps float64, said bool) {
-	said = s.serverSaid == s.streamed
-	f, g := s.firstExcess, s.gapsExcess
-	if !said {
-		f, g = s.firstTogether, s.gapsTogether
-	}
-	return share(f, s.streamed), share(g, s.gaps), said
-}
-
-// share is n of a whole, NaN of none.
-func share(n, of int) float64 {
-	if of == 0 {
-		return math.NaN()
-	}
-	return float64(n) / float64(of)
+// coalesced returns what the requests of the keeper's current window (this sweep step, else the
+// whole measured phase) had read together.
+func (s *servingSink) coalesced() figures.Coalescing {
+	var c figures.Coalescing
+	s.keeper.WithFigures(func(f *figures.Figures) { _, c = f.Coalescing() })
+	return c
 }
 
 // coalescing returns the itl_coalesced_rate and the warnings about events read together that the
 // server sent apart.
 func (s *servingSink) coalescing() (rate float64, warn []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rate = share(s.gapsTogether, s.gaps)
-	first, gaps, said := s.mergedLocked()
+	c := s.coalesced()
+	rate = c.ITLRate()
+	first, gaps, said := c.Merged()
 	if said {
+		serverFirst, serverGaps := c.ServerRates()
 		if first > figures.CoalescedWarning {
 			warn = append(warn, fmt.Sprintf("ttft: %.1f%% of first tokens arrived in one read with the next although the server sent them apart (the server sent %.1f%% together): "+
-				"those TTFTs are when the later one arrived, up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", 100*first, 100*share(s.serverFirst, s.streamed)))
+				"those TTFTs are when the later one arrived, up to one inter-token gap late (docs/metrics.md, ttft_coalesced_rate)", 100*first, 100*serverFirst))
 		}
 		if gaps > figures.CoalescedWarning {
 			warn = append(warn, fmt.Sprintf("itl: %.1f%% of inter-token gaps are zero because the client read the events together although the server sent them apart (the server sent %.1f%% together): "+
-				"each such read shows one long gap and zeros (docs/metrics.md, itl_coalesced_rate)", 100*gaps, 100*share(s.serverGaps, s.gaps)))
+				"each such read shows one long gap and zeros (docs/metrics.md, itl_coalesced_rate)", 100*gaps, 100*serverGaps))
 		}
 		return rate, warn
 	}

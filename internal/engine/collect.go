@@ -41,8 +41,6 @@ type collector struct {
 	items        int
 	outputTokens int
 	counted      bool
-	streamed     int      // measured requests with a first token
-	coalesced    int      // of those, requests whose first content event came in one read with the next
 	empty        int      // measured streamed requests that ended with no content
 	emptyTokens  int      // the output tokens the server reported for those
 	rep          reported // figures from serving drivers (report.go)
@@ -153,10 +151,6 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 // countTokens counts the tokens of a request that streamed out tokens (the figures derived its
 // generation metrics).
 func (c *collector) countTokens(o subject.Observation, out int) {
-	c.streamed++
-	if len(o.Tokens) > 1 && o.Tokens[1].At.Equal(o.Tokens[0].At) {
-		c.coalesced++
-	}
 	if o.TokensCounted || o.OutputTokens == 0 {
 		c.counted = true
 	}
@@ -218,8 +212,8 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 			setValue(r, "requests_per_s", ok/win)
 		}
 	}
-	if c.streamed > 0 {
-		setValue(r, "ttft_coalesced_rate", float64(c.coalesced)/float64(c.streamed))
+	if co, _ := c.figs.Coalescing(); co.Streamed > 0 {
+		setValue(r, "ttft_coalesced_rate", co.TTFTRate())
 	}
 	if c.counted {
 		if m, ok := r.Metrics["output_tokens"]; ok {

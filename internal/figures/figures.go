@@ -30,6 +30,7 @@ import (
 // ttft_ms; one derivation, kept here, makes them the same samples.
 type Figures struct {
 	maxSamples int
+	serving    bool // a serving load: the server's say on what it sent together is a figure of Coalescing
 	slos       []SLO
 	all        window  // the whole measured phase
 	step       *window // the sweep step begun last; nil outside a sweep
@@ -45,6 +46,7 @@ type window struct {
 	measured, failed, good int
 	start, end             time.Time
 	dists                  map[string]*stats.Dist
+	coalescing             Coalescing
 }
 
 // StepSamples bounds the raw samples of a sweep step's distributions, and of the figures a load
@@ -62,7 +64,7 @@ var stepMetrics = map[string]bool{"ttft_ms": true, "itl_ms": true, "tpot_ms": tr
 // a load of single calls' is not.
 func New(maxSamples int, slo map[string]float64, serving bool, slice time.Duration) *Figures {
 	slos, _ := ParseSLOs(slo)
-	f := &Figures{maxSamples: maxSamples, slos: slos, all: window{dists: map[string]*stats.Dist{}}}
+	f := &Figures{maxSamples: maxSamples, serving: serving, slos: slos, all: window{dists: map[string]*stats.Dist{}}}
 	if serving {
 		f.sliceLen = slice
 		if f.sliceLen == 0 {
@@ -83,6 +85,17 @@ func (f *Figures) Begin() { f.began = time.Now() }
 // into the distributions of the whole phase, the current step and the call's slice, and judges
 // the call against the SLOs. It returns the call's output tokens and whether it streamed a token.
 func (f *Figures) Observe(o subject.Observation, err error) (outputTokens int, streamed bool) {
+	// A serving load counts what the server says it sent together in Coalescing; the values are
+	// not metrics of their own there (a single load keeps them as such).
+	var serverFirst, serverTogether float64
+	said := false
+	if f.serving {
+		if serverFirst, said = o.Values[ValueServerFirstTogether]; said {
+			serverTogether = o.Values[ValueServerTogether]
+			delete(o.Values, ValueServerFirstTogether)
+			delete(o.Values, ValueServerTogether)
+		}
+	}
 	sl := f.sliceOf(o.Start, err != nil)
 	f.all.measured++
 	if f.step != nil {
@@ -115,6 +128,12 @@ func (f *Figures) Observe(o subject.Observation, err error) (outputTokens int, s
 				}
 			}
 		})
+	}
+	if streamed {
+		f.all.coalescing.add(o.Tokens, said, serverFirst, serverTogether)
+		if f.step != nil {
+			f.step.coalescing.add(o.Tokens, said, serverFirst, serverTogether)
+		}
 	}
 	if missed || (!streamed && len(f.slos) > 0) {
 		return outputTokens, streamed // a request without tokens cannot meet an SLO on tokens
@@ -186,6 +205,13 @@ func (w *window) widen(o subject.Observation) {
 	if o.End.After(w.end) {
 		w.end = o.End
 	}
+}
+
+// Coalescing returns what the client read together (and the server sent together, where it
+// says) in the whole measured phase and in the window a load's verdicts read: the current sweep
+// step, else the whole phase.
+func (f *Figures) Coalescing() (phase, current Coalescing) {
+	return f.all.coalescing, f.current().coalescing
 }
 
 // Summary returns the summary of metric m's distribution in the window a load's verdicts read:
