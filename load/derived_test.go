@@ -263,3 +263,52 @@ load: {mode: concurrency, concurrency: 2, warmup_iterations: 2, measurement_iter
 		})
 	}
 }
+
+// refusedTurns is a subject of 2-turn sessions that streams every answer, and whose every third
+// request the engine refuses (a negative item count).
+type refusedTurns struct{}
+
+func init() {
+	subject.Register(subject.Kind{Name: "test-refused-turns", Open: func(context.Context, subject.Spec) (subject.Subject, error) {
+		return refusedTurns{}, nil
+	}})
+}
+
+func (refusedTurns) Turns() int   { return 2 }
+func (refusedTurns) Close() error { return nil }
+func (refusedTurns) Do(_ context.Context, r subject.Request) (subject.Observation, error) {
+	start := time.Now()
+	o := subject.Observation{Start: start, FirstToken: start.Add(time.Millisecond), End: start.Add(time.Duration(2+r.Index%2) * time.Millisecond), Streamed: true, OutputTokens: 2}
+	o.Tokens = []subject.TokenEvent{{At: o.FirstToken, Tokens: 1}, {At: o.End, Tokens: 1}}
+	if r.Index%3 == 2 {
+		o.Items = -1
+	}
+	return o, nil
+}
+
+// TestTurnsWindowsOfRunJSON: under the engine, mode sessions' turns are windows of the figures
+// run.json's ttft_ms and e2e_ms are read from: their requests add up to ttft_ms's, the requests
+// the engine refused left out of both. Failed before: the sessions driver derived each turn's
+// figures again from what it had sent, the refused requests included.
+func TestTurnsWindowsOfRunJSON(t *testing.T) {
+	scs := scenarios(t, `name: turns
+subject: {kind: test-refused-turns}
+load: {mode: sessions, concurrency: 2, warmup_iterations: 2, measurement_iterations: 24, max_error_rate: 1}
+`)
+	sc := runAll(t, engine.New(), scs).Scenarios[0]
+	turns := sc.Extra.Turns
+	if sc.Status != result.StatusOK || sc.Iterations.Failed == 0 || len(turns) != 2 {
+		t.Fatalf("status %s %s, %+v, turns %+v: want some refused, 2 turns", sc.Status, sc.Error, sc.Iterations, turns)
+	}
+	n := 0
+	for _, st := range turns {
+		n += st.Requests
+	}
+	if want := sc.Metrics["ttft_ms"].Summary.N; n != want || n != sc.Metrics["e2e_ms"].Summary.N {
+		t.Errorf("turns %+v: %d requests, want ttft_ms's %d (e2e_ms's %d)", turns, n, want, sc.Metrics["e2e_ms"].Summary.N)
+	}
+	// Turn 1's requests took 2 ms, turn 2's 3 ms (even and odd indices).
+	if turns[0].E2EP50 != 2 || turns[1].E2EP50 != 3 {
+		t.Errorf("turns %+v: want e2e p50 2 and 3 ms", turns)
+	}
+}

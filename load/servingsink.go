@@ -40,11 +40,10 @@ type servingSink struct {
 	steadyEnd time.Time
 	steadyN   int
 	stalls    *stallWatch
-	turns     []turnDists // mode sessions: by turn
-	stallP99  float64     // the stalls' p99 once stopped; NaN when not measured
+	stallP99  float64 // the stalls' p99 once stopped; NaN when not measured
 }
 
-// sampleLimit bounds the raw samples of a servingSink's own distributions (per turn, stalls).
+// sampleLimit bounds the raw samples of a servingSink's own distributions (the stalls).
 const sampleLimit = 1 << 14
 
 func newServingSink(next Sink, c Config) *servingSink {

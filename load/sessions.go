@@ -9,7 +9,6 @@ import (
 	"github.com/inferbench/inferbench/internal/base/precise"
 	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -85,10 +84,13 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 					if interrupted(callCtx, err) {
 						return
 					}
-					ss.Observe(phase, o, err)
-					if phase == Measure && err == nil && turns > 1 {
-						ss.addTurn(t, o)
+					if phase == Measure && turns > 1 {
+						if o.Values == nil {
+							o.Values = map[string]float64{}
+						}
+						o.Values[figures.ValueTurn] = float64(t) // the figures' window of the turn
 					}
+					ss.Observe(phase, o, err)
 					if err != nil && isFatal(err) {
 						cancel(err)
 						return
@@ -101,49 +103,9 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	r := ss.result(ModeSessions)
 	ss.report(r, false)
 	if rep, ok := sink.(Reporter); ok && turns > 1 {
-		rep.Extra(result.SectionTurns, ss.turnStats())
+		var st []result.TurnStat
+		ss.keeper.WithFigures(func(f *figures.Figures) { st = f.Turns() })
+		rep.Extra(result.SectionTurns, st)
 	}
 	return fatalCause(ctx)
-}
-
-// turnDists are the per-turn distributions of a servingSink.
-type turnDists struct{ ttft, e2e *stats.Dist }
-
-// addTurn records a measured turn's TTFT and end-to-end latency, as run.json's are derived
-// (figures.StreamMetrics): a request that streamed no token has neither.
-func (s *servingSink) addTurn(t int, o subject.Observation) {
-	if o.Start.IsZero() {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for len(s.turns) <= t {
-		s.turns = append(s.turns, turnDists{stats.NewDist(sampleLimit), stats.NewDist(sampleLimit)})
-	}
-	figures.Rederive(o, func(m string, v float64) {
-		switch m {
-		case "ttft_ms":
-			s.turns[t].ttft.Add(v)
-		case "e2e_ms":
-			s.turns[t].e2e.Add(v)
-		}
-	})
-}
-
-// turnStats returns the per-turn summaries.
-func (s *servingSink) turnStats() []result.TurnStat {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]result.TurnStat, 0, len(s.turns))
-	for t, d := range s.turns {
-		st := result.TurnStat{Turn: t + 1}
-		if x, err := d.e2e.Summary(); err == nil {
-			st.Requests, st.E2EP50, st.E2EP99 = x.N, x.Median, x.P99
-		}
-		if x, err := d.ttft.Summary(); err == nil {
-			st.TTFTP50, st.TTFTP99 = x.Median, x.P99
-		}
-		out = append(out, st)
-	}
-	return out
 }

@@ -32,8 +32,9 @@ type Figures struct {
 	maxSamples int
 	serving    bool // a serving load: the server's say on what it sent together is a figure of Coalescing
 	slos       []SLO
-	all        window  // the whole measured phase
-	step       *window // the sweep step begun last; nil outside a sweep
+	all        window    // the whole measured phase
+	step       *window   // the sweep step begun last; nil outside a sweep
+	turns      []*window // mode sessions: the turns' TTFT and e2e (ValueTurn); nil otherwise
 	order      []string
 	hists      map[string]*stats.Histogram // full-resolution copies (KeepHistograms)
 	began      time.Time                   // the measured phase's start
@@ -96,6 +97,11 @@ func (f *Figures) Observe(o subject.Observation, err error) (outputTokens int, s
 			delete(o.Values, ValueServerTogether)
 		}
 	}
+	turn := -1
+	if t, ok := o.Values[ValueTurn]; ok {
+		delete(o.Values, ValueTurn)
+		turn = int(t)
+	}
 	sl := f.sliceOf(o.Start, err != nil)
 	f.all.measured++
 	if f.step != nil {
@@ -115,10 +121,17 @@ func (f *Figures) Observe(o subject.Observation, err error) (outputTokens int, s
 	if f.step != nil {
 		f.step.widen(o)
 	}
+	var tw *window
+	if turn >= 0 {
+		tw = f.turn(turn)
+	}
 	missed := false
 	if !o.FirstToken.IsZero() {
 		outputTokens, streamed = StreamMetrics(o, func(m string, v float64) {
 			f.Add(m, v)
+			if tw != nil && (m == "ttft_ms" || m == "e2e_ms") {
+				tw.add(m, v)
+			}
 			if sl != nil && m != "itl_ms" {
 				sl.add(m, v)
 			}
@@ -207,6 +220,46 @@ func (w *window) widen(o subject.Observation) {
 	}
 }
 
+// turn returns the window of turn t of the sessions, made when t is new (with those before it).
+func (f *Figures) turn(t int) *window {
+	for len(f.turns) <= t {
+		f.turns = append(f.turns, &window{dists: map[string]*stats.Dist{}})
+	}
+	return f.turns[t]
+}
+
+// add adds a sample of metric m to a window of its own (a turn), of at most StepSamples raw
+// samples.
+func (w *window) add(m string, v float64) {
+	d, ok := w.dists[m]
+	if !ok {
+		d = stats.NewDist(StepSamples)
+		w.dists[m] = d
+	}
+	d.Add(v)
+}
+
+// Turns summarises the turns of mode sessions (the scenario's "turns" section): each turn's
+// requests that streamed, their TTFT and end-to-end latency, read from the one derivation of
+// each request (StreamMetrics), as run.json's ttft_ms and e2e_ms are; nil outside mode sessions.
+func (f *Figures) Turns() []result.TurnStat {
+	if f.turns == nil {
+		return nil
+	}
+	out := make([]result.TurnStat, 0, len(f.turns))
+	for t, w := range f.turns {
+		st := result.TurnStat{Turn: t + 1}
+		if x, ok := w.summary("e2e_ms"); ok {
+			st.Requests, st.E2EP50, st.E2EP99 = x.N, x.Median, x.P99
+		}
+		if x, ok := w.summary("ttft_ms"); ok {
+			st.TTFTP50, st.TTFTP99 = x.Median, x.P99
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 // Coalescing returns what the client read together (and the server sent together, where it
 // says) in the whole measured phase and in the window a load's verdicts read: the current sweep
 // step, else the whole phase.
@@ -280,8 +333,8 @@ func StreamMetrics(o subject.Observation, f func(metric string, v float64)) (out
 	return Rederive(o, f)
 }
 
-// Rederive is StreamMetrics uncounted: the per-turn figures of mode sessions read a request's
-// TTFT and end-to-end latency again, by the same definitions, for its turn's window.
+// Rederive is StreamMetrics uncounted: the capacity search reads a request's figures again, by
+// the same definitions, for its trial.
 func Rederive(o subject.Observation, f func(metric string, v float64)) (out int, ok bool) {
 	if o.FirstToken.IsZero() || o.Start.IsZero() {
 		return 0, false

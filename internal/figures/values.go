@@ -33,3 +33,8 @@ const (
 	// (output_short_rate) and remove it.
 	ValueOutputShort = "output_short"
 )
+
+// ValueTurn is the turn of a measured request of mode sessions in its session, counting from 0:
+// the sessions driver puts it in the request's values and Figures.Observe takes it out, adding
+// the request's TTFT and end-to-end latency to its turn's window as well (Figures.Turns).
+const ValueTurn = "session_turn"
