@@ -75,8 +75,8 @@ func WatchResults(ctx context.Context, root string, every time.Duration, h *Hub,
 // time is read once (its run.json and journal), then each scenario is an event as its line is
 // appended to the journal (only what was appended is read), and the finished run one when the
 // journal is gone (the run removes it after writing its final run.json). run.json is read
-// again only when it changed and there is no journal to follow: the run finished, or it was
-// written by a version that kept none.
+// again only when it changed and there is no journal to follow: the run finished (and the store
+// gave it another id), or it was written by a version that kept none.
 func watchRun(ctx context.Context, dir func() string, every time.Duration, v view) {
 	var f *follower
 	t := time.NewTicker(every)
@@ -109,12 +109,19 @@ type follower struct {
 
 // next hands v what changed in the folder since the last call.
 func (f *follower) next(ctx context.Context, v view) {
-	if f.done {
-		return
-	}
 	runJSON := filepath.Join(f.dir, result.RunFile)
 	fi, err := os.Stat(runJSON)
 	if err != nil {
+		return
+	}
+	if f.done {
+		// A finished run's run.json is rewritten only when the store gave the run another id.
+		if !fi.ModTime().Equal(f.lastMod) || fi.Size() != f.lastSize {
+			if r, err := result.Load(runJSON); err == nil {
+				f.lastMod, f.lastSize = fi.ModTime(), fi.Size()
+				v.joined(r)
+			}
+		}
 		return
 	}
 	journal := filepath.Join(f.dir, result.JournalFile)

@@ -19,7 +19,8 @@ import (
 // run.json with the journal removed. Each scenario reaches the view as its journal line is
 // appended; run.json is read when the run is first seen and when it finished, not while the
 // journal is followed: a rewrite of run.json in between (here with a scenario the journal never
-// had, which no real run writes) shows nothing. Failed before: the watcher re-read run.json at
+// had, which no real run writes) shows nothing; a finished run's rewritten run.json (the store
+// gave it another id) is read again. Failed before: the watcher re-read run.json at
 // each change, and showed b/stray.
 func TestWatchResultsFollowsJournal(t *testing.T) {
 	root := t.TempDir()
@@ -102,4 +103,12 @@ func TestWatchResultsFollowsJournal(t *testing.T) {
 	if d := cmp.Diff([]string{"b/batch_size=1", "b/batch_size=2", "b/batch_size=4"}, ids(h.State())); d != "" {
 		t.Errorf("scenarios of the finished run (-want +got):\n%s", d)
 	}
+
+	// The store gave the run another id: run.json says so, and so does the view.
+	final.ID = "w1-2"
+	time.Sleep(10 * time.Millisecond) // a new modification time
+	if err := result.Save(dir, &final); err != nil {
+		t.Fatal(err)
+	}
+	wait("renamed", func(s LiveState) bool { return s.RunID == "w1-2" && !s.Running && s.Done == 3 })
 }
