@@ -10,7 +10,7 @@ import (
 
 // Gating: which rows of a comparison can fail it. A gate that fails on code nobody changed gets
 // switched off, so by default only what the user measures gates: a scenario's primary metrics
-// (its definition's `gate:` list, else DefaultGate for its subject kind), the figures the user's
+// (its definition's `gate:` list, else defaultGate for its subject kind), the figures the user's
 // own code reports (OwnMetric: a command's JSON line, a Python function's dict, imported
 // results) where their direction is known, and a CPU-bound scenario's cpu_ms (cpu.go). Every
 // other figure (CPU use, RSS, I/O, the harness's own overhead, counts, load time) is compared and
@@ -40,12 +40,12 @@ var defaultGates = map[string][][]string{
 // tools' results, runs recorded without a kind): latency, else a serving scenario's figures.
 var fallbackGates = [][]string{{"latency_ms"}, {"ttft_ms", "itl_ms", "output_tokens_per_s"}, {"tokens_per_s", "ttft_ms"}, {"e2e_ms"}}
 
-// DefaultGate returns the primary metrics of scenario s when its definition names none: the
+// defaultGate returns the primary metrics of scenario s when its definition names none: the
 // subject kind's, those of them s measured. Latency for models, commands and Go functions
 // (latency_ms); TTFT, ITL and output throughput for serving (ttft_ms, itl_ms,
 // output_tokens_per_s; e2e_ms when not streamed); tokens/s and TTFT for an LLM in a worker. Nil
 // when s has none of them.
-func DefaultGate(s *result.Scenario) []string {
+func defaultGate(s *result.Scenario) []string {
 	if _, ok := s.Metrics[result.InstructionsMetric]; ok {
 		return []string{result.InstructionsMetric} // instruction mode: the count is what was asked for
 	}
@@ -68,12 +68,12 @@ func DefaultGate(s *result.Scenario) []string {
 }
 
 // primaryMetrics returns the metrics that gate scenario s by default: its definition's gate list
-// (result.Scenario.Gate) when it has one, else DefaultGate.
+// (result.Scenario.Gate) when it has one, else defaultGate.
 func primaryMetrics(s *result.Scenario) []string {
 	if len(s.Gate) > 0 {
 		return s.Gate
 	}
-	return DefaultGate(s)
+	return defaultGate(s)
 }
 
 // ParseGate checks one --gate entry: "METRIC" ("peak_rss_mb"; its tail rows too),
@@ -121,7 +121,7 @@ func (c Config) Gated(s *result.Scenario, m string) bool {
 	if len(s.Gate) > 0 {
 		return c.asked(s, m)
 	}
-	if d := DefaultGate(s); slices.Contains(d, m) || (servingGate(d) && matchGate(s, d, m)) {
+	if d := defaultGate(s); slices.Contains(d, m) || (servingGate(d) && matchGate(s, d, m)) {
 		return true
 	}
 	return matchGate(s, c.Gate, m)

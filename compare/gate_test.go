@@ -125,8 +125,8 @@ func TestDefaultGate(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := &result.Scenario{Subject: c.kind, Metrics: c.metrics}
-		if got := DefaultGate(s); !slices.Equal(got, c.want) {
-			t.Errorf("DefaultGate(%s with %d metrics) = %v, want %v", c.kind, len(c.metrics), got, c.want)
+		if got := defaultGate(s); !slices.Equal(got, c.want) {
+			t.Errorf("defaultGate(%s with %d metrics) = %v, want %v", c.kind, len(c.metrics), got, c.want)
 		}
 	}
 }

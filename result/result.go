@@ -83,7 +83,7 @@ type Scenario struct {
 	Budgets map[string]string `json:"budgets,omitempty"`
 	// Gate names the metrics whose regression fails a comparison (the definition's `gate:`,
 	// e.g. ["latency_ms", "peak_rss_mb"]); empty: the subject kind's primary metrics
-	// (compare.DefaultGate). The others are compared as information.
+	// (compare's defaultGate). The others are compared as information.
 	Gate []string `json:"gate,omitempty"`
 	// Strict, the definition's `strict: true`, makes a gated change beyond its threshold that
 	// could not be tested fail a comparison of the scenario, as --strict does for all.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/inferbench/inferbench/internal/base/exit"
+	"github.com/inferbench/inferbench/internal/base/nearest"
 	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/internal/kind/gofunc"
 	"github.com/inferbench/inferbench/internal/redact"
@@ -194,7 +195,7 @@ func checkSet(set []string, declared map[string]bool) error {
 			continue
 		}
 		msg := fmt.Sprintf("--set %q: no selected benchmark has a parameter %q", kv, k)
-		if c := suite.Suggest(k, known); c != "" {
+		if c := nearest.Name(k, known); c != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", c)
 		} else if len(known) > 0 {
 			msg += fmt.Sprintf(" (parameters: %s)", strings.Join(known, ", "))

@@ -63,12 +63,12 @@ type Benchmark struct {
 	// (`metrics: {throughput: {unit: items/s, better: higher}}`).
 	Metrics map[string]subject.MetricInfo
 	// Gate names the metrics whose regression fails a comparison (`gate: [latency_ms,
-	// peak_rss_mb]`), in place of the subject kind's primary metrics (compare.DefaultGate).
+	// peak_rss_mb]`), in place of the subject kind's primary metrics (compare's defaultGate).
 	Gate []string
 	// Strict fails a comparison on a gated change beyond its threshold that could not be
 	// tested (one value a side), as --strict does for every benchmark (`strict: true`).
 	Strict bool
-	// Measure is how the scenarios are measured: "" (time) or MeasureInstructions (`measure:
+	// Measure is how the scenarios are measured: "" (time) or subject.MeasureInstructions (`measure:
 	// instructions`: counted under valgrind's callgrind). --measure overrides it.
 	Measure string
 	// Skip, when set, skips every scenario with this reason.
@@ -78,17 +78,13 @@ type Benchmark struct {
 	Server *launch.Config
 }
 
-// MeasureInstructions is the `measure:` value (and --measure's) that counts the instructions
-// each iteration executes under valgrind's callgrind instead of timing it.
-const MeasureInstructions = subject.MeasureInstructions
-
 // ParseMeasure checks a `measure:` value or --measure flag: "time" (the default, returned as "")
 // or "instructions".
 func ParseMeasure(s string) (string, error) {
 	switch s {
 	case "", "time":
 		return "", nil
-	case MeasureInstructions:
+	case subject.MeasureInstructions:
 		return s, nil
 	}
 	return "", fmt.Errorf("measure %q: want time or instructions", s)

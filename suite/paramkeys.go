@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"github.com/inferbench/inferbench/internal/base/nearest"
 	"maps"
 	"slices"
 )
@@ -27,7 +26,3 @@ func (b *Benchmark) ParamKeys() []string {
 	}
 	return slices.Sorted(maps.Keys(keys))
 }
-
-// Suggest returns the candidate closest to s by edit distance when it is close enough to be a
-// typo, else "".
-func Suggest(s string, candidates []string) string { return nearest.Name(s, candidates) }

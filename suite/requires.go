@@ -55,10 +55,6 @@ type Checker struct {
 	cache map[string]string
 }
 
-// DefaultPython is the interpreter used for Python requirements and workers when the environment
-// names none (see pyenv.Find): Debian's, which sees Debian's packages.
-const DefaultPython = pyenv.Fallback
-
 // Check returns the reason s will be skipped, or "" when it can run.
 func (c *Checker) Check(s *Scenario) string {
 	if s.Skip != "" {

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/suite"
 )
 
 var (
@@ -112,7 +112,7 @@ func TestExampleSuite(t *testing.T) {
 			t.Errorf("no %s scenario ran (ran: %v)", kind, ran)
 		}
 	}
-	if _, err := exec.Command(suite.DefaultPython, "-c", "import torch").CombinedOutput(); err == nil && ran["worker"] == 0 {
+	if _, err := exec.Command(pyenv.Fallback, "-c", "import torch").CombinedOutput(); err == nil && ran["worker"] == 0 {
 		t.Errorf("torch is importable but no worker scenario ran (ran: %v)", ran)
 	}
 	for _, f := range []string{"summary.csv", "run.log", "report.html"} {

@@ -17,8 +17,8 @@ import (
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/inert"
+	"github.com/inferbench/inferbench/internal/base/nearest"
 	"github.com/inferbench/inferbench/run"
-	"github.com/inferbench/inferbench/suite"
 )
 
 // Exit codes (run.ExitCode gives an error its code).
@@ -152,7 +152,7 @@ func flagHint(c *cobra.Command, err error) string {
 			names = append(names, f.Name)
 		}
 	})
-	if s := suite.Suggest(name, names); s != "" {
+	if s := nearest.Name(name, names); s != "" {
 		return " (did you mean --" + s + "?)"
 	}
 	return ""
