@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
+	"github.com/inferbench/inferbench/internal/budget"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -222,13 +223,13 @@ func Evaluate(ctx context.Context, rules []Rule, run, baseline *result.Run, hist
 					continue
 				}
 				growth := 100 * (v/xs[0] - 1)
-				if compare.Holds(growth, rule.Op, rule.Value) {
+				if budget.Holds(growth, rule.Op, rule.Value) {
 					fired = append(fired, Firing{Rule: rule.Text, Action: rule.email(), To: rule.To, Scenario: s.ID(), Value: growth, Limit: rule.Value,
 						Message: fmt.Sprintf("%s: %s grew %+.1f%% over %s (from %.4g to %.4g)", s.ID(), rule.Metric, growth, rule.Growth, xs[0], v)})
 				}
 				continue
 			}
-			if compare.Holds(v, rule.Op, limit) {
+			if budget.Holds(v, rule.Op, limit) {
 				fired = append(fired, Firing{Rule: rule.Text, Action: rule.email(), To: rule.To, Scenario: s.ID(), Value: v, Limit: limit,
 					Message: fmt.Sprintf("%s: %s = %.4g %s %.4g (%s)", s.ID(), rule.Metric, v, rule.Op, limit, rule.Text)})
 			}

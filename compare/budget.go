@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferbench/inferbench/internal/budget"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
 
 // This file holds the budgets: limits a scenario's figures must hold in the new run alone
-// (CheckBudgets, MetricStat), and ratio budgets between two scenarios of a run (Ratio).
+// (CheckBudgets, MetricStat), and ratio budgets between two scenarios of a run (budget.Ratio).
 
 // BudgetCheck is one budget of one scenario of the new run.
 type BudgetCheck struct {
@@ -39,11 +40,11 @@ func checkBudgets(s *result.Scenario, file *budgetFile) []BudgetCheck {
 	add := func(budgets map[string]string, source string) {
 		keys := slices.Sorted(maps.Keys(budgets))
 		for _, k := range keys {
-			if IsRatioBudget(k) {
+			if budget.IsRatioBudget(k) {
 				continue // between scenarios: CheckRunBudgets
 			}
 			c := BudgetCheck{Benchmark: s.Benchmark, Scenario: s.Scenario, Metric: k, Source: source}
-			op, limit, err := ParseBudget(budgets[k])
+			op, limit, err := budget.ParseBudget(budgets[k])
 			if err != nil {
 				c.Op = budgets[k]
 				c.OK = false
@@ -52,7 +53,7 @@ func checkBudgets(s *result.Scenario, file *budgetFile) []BudgetCheck {
 			}
 			c.Op, c.Limit = op, limit
 			c.Actual, c.Measured = MetricStat(s, k)
-			c.OK = !c.Measured || Holds(c.Actual, op, limit)
+			c.OK = !c.Measured || budget.Holds(c.Actual, op, limit)
 			out = append(out, c)
 		}
 	}
@@ -62,7 +63,7 @@ func checkBudgets(s *result.Scenario, file *budgetFile) []BudgetCheck {
 }
 
 // CheckRunBudgets checks every successful scenario of r with CheckBudgets, then the ratio budgets
-// between its scenarios (Ratio), and counts the budgets exceeded.
+// between its scenarios (budget.Ratio), and counts the budgets exceeded.
 func CheckRunBudgets(r *result.Run, file *budgetFile) (checks []BudgetCheck, exceeded int) {
 	for i := range r.Scenarios {
 		if r.Scenarios[i].Status == result.StatusOK {
@@ -76,40 +77,6 @@ func CheckRunBudgets(r *result.Run, file *budgetFile) (checks []BudgetCheck, exc
 		}
 	}
 	return checks, exceeded
-}
-
-// ParseBudget parses a budget expression: "<= 25", "< 25", ">= 100", "> 100", or a bare number
-// (meaning "<="). The limit is a finite number: "<= Inf" would always hold, "<= NaN" never.
-func ParseBudget(e string) (op string, limit float64, err error) {
-	e = strings.TrimSpace(e)
-	op = "<="
-	for _, o := range []string{"<=", ">=", "<", ">"} {
-		if strings.HasPrefix(e, o) {
-			op, e = o, strings.TrimSpace(e[len(o):])
-			break
-		}
-	}
-	limit, err = strconv.ParseFloat(e, 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("budget %q: want an operator (<=, <, >=, >) and a number, e.g. \"<= 25\"", e)
-	}
-	if math.IsNaN(limit) || math.IsInf(limit, 0) {
-		return "", 0, fmt.Errorf("budget %q: want a finite number (a budget of NaN never holds, of Inf always)", e)
-	}
-	return op, limit, nil
-}
-
-// Holds reports whether v op limit is true, for op one of <, >, >=, <= (anything else is <=).
-func Holds(v float64, op string, limit float64) bool {
-	switch op {
-	case "<":
-		return v < limit
-	case ">":
-		return v > limit
-	case ">=":
-		return v >= limit
-	}
-	return v <= limit
 }
 
 // metricAliases are budget names other tools use for inferbench's metrics.
@@ -166,33 +133,6 @@ func MetricStat(s *result.Scenario, key string) (float64, bool) {
 	return math.NaN(), false
 }
 
-// Ratio is an overhead budget between two scenarios of one run, such as an experiment tracker's
-// promise that "tracking adds less than 5%": `ratio(callback/baseline).latency_ms.p50: "<= 1.05"`.
-// Num and Den select scenarios of the budget's benchmark: a scenario name ("variant=callback"), a
-// parameter ("variant=callback"), or a bare parameter value ("callback"). Each scenario Num selects
-// is divided by the scenario Den selects that has the same parameters otherwise, so a matrix with
-// more axes (batch sizes) gets one check per point.
-type Ratio struct {
-	Num, Den string
-	// Metric is the statistic compared, "latency_ms.p50" (MetricStat's syntax).
-	Metric string
-}
-
-// IsRatioBudget reports whether a budget key is a ratio between scenarios.
-func IsRatioBudget(key string) bool { return strings.HasPrefix(strings.TrimSpace(key), "ratio(") }
-
-// ParseRatio parses "ratio(NUM/DEN).METRIC[.STAT]".
-func ParseRatio(key string) (Ratio, error) {
-	k := strings.TrimSpace(key)
-	inner, rest, ok := strings.Cut(strings.TrimPrefix(k, "ratio("), ")")
-	num, den, ok2 := strings.Cut(inner, "/")
-	metric := strings.TrimPrefix(rest, ".")
-	if !ok || !ok2 || strings.TrimSpace(num) == "" || strings.TrimSpace(den) == "" || !strings.HasPrefix(rest, ".") || metric == "" {
-		return Ratio{}, fmt.Errorf("budget %q: want ratio(SCENARIO/SCENARIO).METRIC.STAT, e.g. ratio(callback/baseline).latency_ms.p50", key)
-	}
-	return Ratio{Num: strings.TrimSpace(num), Den: strings.TrimSpace(den), Metric: metric}, nil
-}
-
 // selects reports whether sel selects scenario s, and the parameter it selects by ("" for a
 // scenario name).
 func selects(sel string, s *result.Scenario) (axis string, ok bool) {
@@ -246,7 +186,7 @@ func ratioChecks(r *result.Run, file *budgetFile) []BudgetCheck {
 		ok = append(ok, s)
 		add := func(m map[string]string, source string) {
 			for _, k := range slices.Sorted(maps.Keys(m)) {
-				if !IsRatioBudget(k) {
+				if !budget.IsRatioBudget(k) {
 					continue
 				}
 				x := src{s.Benchmark, k, m[k], source}
@@ -262,8 +202,8 @@ func ratioChecks(r *result.Run, file *budgetFile) []BudgetCheck {
 	var out []BudgetCheck
 	for _, x := range keys {
 		base := BudgetCheck{Benchmark: x.bench, Scenario: "*", Metric: x.key, Source: x.source}
-		rt, err := ParseRatio(x.key)
-		op, limit, err2 := ParseBudget(x.expr)
+		rt, err := budget.ParseRatio(x.key)
+		op, limit, err2 := budget.ParseBudget(x.expr)
 		if err != nil || err2 != nil {
 			base.Op = x.expr
 			out = append(out, base)
@@ -302,7 +242,7 @@ func ratioChecks(r *result.Run, file *budgetFile) []BudgetCheck {
 			if nok && dok && dv != 0 && !math.IsNaN(nv) && !math.IsNaN(dv) {
 				c.Measured = true
 				c.Actual = nv / dv
-				c.OK = Holds(c.Actual, op, limit)
+				c.OK = budget.Holds(c.Actual, op, limit)
 				c.CI = ratioCI(n, d, rt.Metric)
 			}
 			out = append(out, c)

@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/budget"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -303,11 +304,11 @@ func parseBudgetFile(file string, data []byte) (*budgetFile, error) {
 		}
 		for _, m := range slices.Sorted(maps.Keys(f.Budgets[k].Budgets)) {
 			e := f.Budgets[k].Budgets[m]
-			if _, _, err := ParseBudget(e); err != nil {
+			if _, _, err := budget.ParseBudget(e); err != nil {
 				return nil, fmt.Errorf("%s:%d: budgets: %s: %s: %w", file, lineOf(data, m), k, m, err)
 			}
-			if IsRatioBudget(m) {
-				if _, err := ParseRatio(m); err != nil {
+			if budget.IsRatioBudget(m) {
+				if _, err := budget.ParseRatio(m); err != nil {
 					return nil, fmt.Errorf("%s:%d: budgets: %s: %w", file, lineOf(data, m), k, err)
 				}
 			}

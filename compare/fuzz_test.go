@@ -3,6 +3,8 @@ package compare
 import (
 	"math"
 	"testing"
+
+	"github.com/inferbench/inferbench/internal/budget"
 )
 
 // FuzzParseBudgetFile feeds arbitrary bytes as a performance-budget.yml: no panic, and a file it
@@ -32,7 +34,7 @@ func FuzzParseBudgetFile(f *testing.F) {
 				}
 			}
 			for m, e := range b.Budgets {
-				_, limit, err := ParseBudget(e)
+				_, limit, err := budget.ParseBudget(e)
 				if err != nil || math.IsNaN(limit) || math.IsInf(limit, 0) {
 					t.Fatalf("%s: %s: accepted %q (limit %v, %v)", k, m, e, limit, err)
 				}

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -74,25 +73,6 @@ func primaryMetrics(s *result.Scenario) []string {
 		return s.Gate
 	}
 	return defaultGate(s)
-}
-
-// ParseGate checks one --gate entry: "METRIC" ("peak_rss_mb"; its tail rows too),
-// "METRIC.pNN" (that tail row only), "BENCHMARK:METRIC", or "all". It returns the entry trimmed.
-func ParseGate(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	bench, metric, scoped := strings.Cut(s, ":")
-	if !scoped {
-		metric, bench = bench, ""
-	}
-	switch {
-	case s == "":
-		return "", fmt.Errorf("gate %q: want METRIC, BENCHMARK:METRIC or all, e.g. --gate peak_rss_mb", s)
-	case strings.ContainsAny(s, " \t"):
-		return "", fmt.Errorf("gate %q: a metric name has no blanks (give one metric per --gate)", s)
-	case scoped && (bench == "" || metric == ""):
-		return "", fmt.Errorf("gate %q: want BENCHMARK:METRIC, e.g. resnet:peak_rss_mb", s)
-	}
-	return s, nil
 }
 
 // gateMatches reports whether gate entry e (a metric, or a metric and statistic) covers row metric

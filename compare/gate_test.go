@@ -131,19 +131,6 @@ func TestDefaultGate(t *testing.T) {
 	}
 }
 
-func TestParseGate(t *testing.T) {
-	for _, ok := range []string{"latency_ms", "latency_ms.p95", "resnet:peak_rss_mb", "all"} {
-		if _, err := ParseGate(ok); err != nil {
-			t.Errorf("ParseGate(%q): %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "a b", ":latency_ms", "resnet:"} {
-		if _, err := ParseGate(bad); err == nil {
-			t.Errorf("ParseGate(%q): no error", bad)
-		}
-	}
-}
-
 // With enough stored runs, a gated metric's threshold comes from their run-to-run noise and the
 // row says from how many; an override still wins, and too few runs keep the default.
 func TestNoiseAwareThreshold(t *testing.T) {

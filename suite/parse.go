@@ -16,9 +16,9 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
-	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/inert"
 	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/budget"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -163,18 +163,18 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		b.Measure = m
 	}
 	for i, g := range d.Gate {
-		if _, err := compare.ParseGate(g); err != nil || strings.Contains(g, ":") {
+		if _, err := budget.ParseGate(g); err != nil || strings.Contains(g, ":") {
 			msg := fmt.Sprintf("gate: %q: want a metric name (latency_ms, peak_rss_mb, latency_ms.p99) or all", g)
 			errs = append(errs, at(path, seqItem(valueNode(body, "gate"), i), msg, ""))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(d.Budgets)) {
 		node := valueNode(valueNode(body, "budgets"), k)
-		if _, _, err := compare.ParseBudget(d.Budgets[k]); err != nil {
+		if _, _, err := budget.ParseBudget(d.Budgets[k]); err != nil {
 			errs = append(errs, at(path, node, fmt.Sprintf("budgets: %s: %v", k, err), ""))
 		}
-		if compare.IsRatioBudget(k) {
-			if _, err := compare.ParseRatio(k); err != nil {
+		if budget.IsRatioBudget(k) {
+			if _, err := budget.ParseRatio(k); err != nil {
 				errs = append(errs, at(path, node, "budgets: "+err.Error(), ""))
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/budget"
 	"github.com/inferbench/inferbench/internal/cli/recorded"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
@@ -97,7 +98,7 @@ func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) 
 		return cfg, err
 	}
 	for _, g := range cf.gate {
-		e, err := compare.ParseGate(g)
+		e, err := budget.ParseGate(g)
 		if err != nil {
 			return cfg, usageErr("--gate: %v", err)
 		}
