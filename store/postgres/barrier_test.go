@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/stage/scaleout"
 	"github.com/inferbench/inferbench/internal/testkit/storetest"
 	"github.com/inferbench/inferbench/store"
 )
@@ -23,7 +24,7 @@ func TestClockOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	off, unc, err := store.Offset(context.Background(), st.(store.Clock))
+	off, unc, err := scaleout.Offset(context.Background(), st.(store.Clock))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestNoClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, _, err := store.Offset(context.Background(), st.(store.Clock)); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("offset err = %v", err)
+	if _, err := st.(store.Clock).Now(context.Background()); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("clock err = %v", err)
 	}
 }

@@ -53,12 +53,12 @@ var ErrNoBarrier = errors.New("the store has no start barrier")
 
 // Meet measures the agent's clock offset against the clock of st (PostgreSQL has one) into
 // a.ClockOffsetMS and, with barrier, waits at st's start barrier for the other agents of a's
-// group (at most timeout; store.Meet's default when 0) and takes the start they agree on into
+// group (at most timeout; MeetAt's default when 0) and takes the start they agree on into
 // a.StartAt. An offset that could not be measured, or only roughly, is a warning written to warn.
 func Meet(ctx context.Context, st store.Store, a *result.AgentInfo, barrier bool, timeout time.Duration, warn io.Writer) error {
 	var offset time.Duration
 	if c, ok := st.(store.Clock); ok {
-		off, unc, err := store.Offset(ctx, c)
+		off, unc, err := Offset(ctx, c)
 		switch {
 		case err == nil:
 			offset = off
@@ -79,7 +79,7 @@ func Meet(ctx context.Context, st store.Store, a *result.AgentInfo, barrier bool
 		return ErrNoBarrier
 	}
 	host, _ := os.Hostname()
-	start, err := store.Meet(ctx, b, a.Group, a.Index, a.Count, host, store.MeetOptions{Offset: offset, Timeout: timeout})
+	start, err := MeetAt(ctx, b, a.Group, a.Index, a.Count, host, MeetOptions{Offset: offset, Timeout: timeout})
 	if err != nil {
 		return err
 	}

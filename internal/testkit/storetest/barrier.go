@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/stage/scaleout"
 	"github.com/inferbench/inferbench/store"
 )
 
@@ -39,7 +40,7 @@ func RunBarrier(t *testing.T, open func(t *testing.T) store.Params) {
 				return
 			}
 			time.Sleep(time.Duration(i) * 150 * time.Millisecond) // arrive one by one
-			starts[i], errs[i] = store.Meet(ctx, b, "g1", i, count, fmt.Sprint("host-", i), store.MeetOptions{Lead: 300 * time.Millisecond, Poll: 20 * time.Millisecond, Timeout: time.Minute})
+			starts[i], errs[i] = scaleout.MeetAt(ctx, b, "g1", i, count, fmt.Sprint("host-", i), scaleout.MeetOptions{Lead: 300 * time.Millisecond, Poll: 20 * time.Millisecond, Timeout: time.Minute})
 		}()
 	}
 	wg.Wait()
@@ -61,7 +62,7 @@ func RunBarrier(t *testing.T, open func(t *testing.T) store.Params) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	_, err = store.Meet(context.Background(), st.(store.Barrier), "g2", 0, 3, "h", store.MeetOptions{Poll: 10 * time.Millisecond, Timeout: 100 * time.Millisecond})
+	_, err = scaleout.MeetAt(context.Background(), st.(store.Barrier), "g2", 0, 3, "h", scaleout.MeetOptions{Poll: 10 * time.Millisecond, Timeout: 100 * time.Millisecond})
 	if err == nil || err.Error() != "start barrier g2: 1 of 3 agents arrived in 100ms; missing 1, 2" {
 		t.Errorf("lonely agent: %v", err)
 	}
