@@ -6,9 +6,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// DefaultMaxSamples is how many raw samples a Dist holds before it summarises from a histogram:
-// 2^20 float64 values, 8 MiB.
-const DefaultMaxSamples = 1 << 20
+// defaultMaxSamples is how many raw samples a Dist holds before it summarises from a histogram,
+// unless NewDist is given another bound: 2^20 float64 values, 8 MiB.
+const defaultMaxSamples = 1 << 20
 
 // Histogram resolution: values are recorded in units of 1/histScale (micro-units: a millisecond
 // metric is resolved to the nanosecond) with three significant digits.
@@ -30,11 +30,11 @@ type Dist struct {
 	moments
 }
 
-// NewDist returns an empty Dist that holds at most maxSamples raw samples (DefaultMaxSamples
-// when maxSamples <= 0).
+// NewDist returns an empty Dist that holds at most maxSamples raw samples (2^20, 8 MiB, when
+// maxSamples <= 0).
 func NewDist(maxSamples int) *Dist {
 	if maxSamples <= 0 {
-		maxSamples = DefaultMaxSamples
+		maxSamples = defaultMaxSamples
 	}
 	return &Dist{limit: maxSamples, moments: newMoments()}
 }

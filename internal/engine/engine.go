@@ -60,7 +60,7 @@ func WithChecker(c *suite.Checker) Option { return func(e *Engine) { e.checker =
 // WithProbe adds a probe run beside every scenario.
 func WithProbe(p Probe) Option { return func(e *Engine) { e.probes = append(e.probes, p) } }
 
-// WithMaxSamples bounds the raw samples held per metric (stats.DefaultMaxSamples otherwise).
+// WithMaxSamples bounds the raw samples held per metric (stats.NewDist's default, 2^20, otherwise).
 func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } }
 
 // DefaultKeepSamples is the raw samples written into results per metric unless WithKeepSamples
