@@ -227,3 +227,29 @@ func TestEarlyPassNearSaturation(t *testing.T) {
 		t.Errorf("capacity %.1f, lower bound %.1f req/s; want the bound at most 40 and the estimate within 10%% of it (steps %v)", res.CapacityRPS, res.LowerRPS, steps)
 	}
 }
+
+// TestNotYetKnownIsNotPassed: a step whose requests all meet their SLO but whose time to first
+// token rises through it (a queue growing, or a client falling behind) is not yet known, not a
+// pass; when it is the search's last, the warning says so instead of that every step passed,
+// and the capacity and its bound stay 0, as the table prints them.
+func TestNotYetKnownIsNotPassed(t *testing.T) {
+	probe := func(ctx context.Context, tr *capacity.Trial) error {
+		for i := range tr.Max() {
+			if tr.Observe(i, capacity.Measures{TTFT: 1 + float64(i), E2E: 1, ITLMax: math.NaN(), TPOT: math.NaN()}) {
+				break
+			}
+		}
+		return nil
+	}
+	res, err := capacity.Search(context.Background(), probe, capacity.Options{Objectives: ttft, Start: 50, Min: 40, Max: 40, MaxSteps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 1 || res.Steps[0].Verdict != capacity.Unknown || res.LowerRPS != 0 {
+		t.Fatalf("steps %+v, lower bound %v; want one step not yet known and no bound", res.Steps, res.LowerRPS)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	if strings.Contains(w, "every step passed") || !strings.Contains(w, "not yet known") || !strings.Contains(w, "none passed") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}

@@ -271,8 +271,11 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	}
 	if err == nil {
 		switch {
-		case math.IsInf(hi, 1):
+		case math.IsInf(hi, 1) && bound >= lo:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: every step passed, up to %.4g req/s: the capacity is above that (raise the start rate)", lo))
+		case math.IsInf(hi, 1):
+			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: no step failed, but the steps up to %.4g req/s are not yet known (their attainment reads above the target, not surely; %s): give more requests or steps",
+				lo, passedUpTo(bound)))
 		case bound == 0:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: no step passed, down to %.4g req/s (lower the start rate, or the SLOs cannot be met)", hi))
 		default:
@@ -280,6 +283,14 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		}
 	}
 	return res, err
+}
+
+// passedUpTo says how far the steps passed: the lower bound's rate, or that none did.
+func passedUpTo(bound float64) string {
+	if bound == 0 {
+		return "none passed"
+	}
+	return fmt.Sprintf("passed up to %.4g req/s", bound)
 }
 
 // above reports whether every objective's attainment is at or above its target.

@@ -78,13 +78,31 @@ func TestCapacityCommand(t *testing.T) {
 	}
 }
 
-// TestCapacityTableLine: on a terminal's table the answer follows the summary.
+// TestCapacityTableLine: on a terminal's table the answer follows the summary, and says what
+// run.json holds. The step is a pass on a quiet machine (50 req/s, bound 50); on a busy one its
+// time to first token may rise through the step, which leaves it not yet known (0 req/s): the
+// line says either, as run.json does.
 func TestCapacityTableLine(t *testing.T) {
 	url := startMock(t, mockserver.Config{Capacity: mockserver.Capacity{Slots: 4, TokenMs: 1}, OutputTokens: workload.Fixed(4)})
-	code, out, errOut := runCLI(t, t.TempDir(), nil, "capacity", "--openai", url, "--model", "mock", "--output-tokens", "4",
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, dir, nil, "capacity", "--openai", url, "--model", "mock", "--output-tokens", "4",
 		"--slo", "ttft_ms.p90=1000", "--start-rate", "50", "--min-requests", "40", "--max-requests", "40", "--max-steps", "1", "--no-store")
-	if code != ExitOK || !strings.Contains(out, "capacity openai/default: 50 req/s (95% lower bound 50 req/s) in 1 steps") {
-		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "benchmark_results", "latest", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := decodeRun(t, string(b)).Scenarios[0]
+	c, _ := sc.Metrics["capacity_rps"].Center()
+	lo, _ := sc.Metrics["capacity_lower_rps"].Center()
+	n, _ := sc.Metrics["capacity_steps"].Center()
+	if (c != 50 || lo != 50) && (c != 0 || lo != 0) || n != 1 {
+		t.Errorf("run.json: capacity %v, bound %v, %v steps; want 50 and 50 (or 0 and 0 when the step is not yet known) in 1", c, lo, n)
+	}
+	if want := fmt.Sprintf("capacity openai/default: %v req/s (95%% lower bound %v req/s) in 1 steps\n", c, lo); !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
 	}
 }
 
