@@ -185,7 +185,7 @@ func (w *writer) finish(r *result.Run) {
 func (p *pipeline) execute(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *sample.Monitors) *result.Run {
 	logHooks, _ := engineHooks(logObserver{w.log})
 	opts := []engine.Option{
-		engine.WithLoad(p.o.Load), engine.WithChecker(Checker(p.o.Selection, p.env)),
+		engine.WithLoad(p.o.Load), engine.WithChecker(checker(p.o.Selection, p.env)),
 		engine.WithHooks(logHooks), engine.WithKeepSamples(p.o.KeepSamples),
 		engine.WithEnv(p.o.Env), engine.WithServerLogs(filepath.Join(w.dir, "servers")),
 		engine.WithRedactor(p.red), engine.WithLogger(w.log),

@@ -39,29 +39,10 @@ type Verdict struct {
 // Failed reports whether the verdict fails the run.
 func (v *Verdict) Failed() bool { return v.Compare != nil && v.Compare.Failed() }
 
-// StoreLocation is where a run is recorded: loc, else $INFERBENCH_STORE, else "" (the default
-// file under the working directory).
-func StoreLocation(loc string, env Env) string {
-	if loc != "" {
-		return loc
-	}
-	u, _ := env.Lookup(store.EnvVar)
-	return u
-}
-
-// StoreLabel names the store at loc for people (`inferbench serve` prints it): its location with
-// any password redacted, the default SQLite file's path when none is set.
-func StoreLabel(loc string, env Env) string {
-	url := StoreLocation(loc, env)
-	if url == "" {
-		url = store.SQLitePath("", env.Dir)
-	}
-	return store.Redact(url)
-}
-
-// OpenStore opens the history store at loc (see StoreLocation).
+// OpenStore opens the history store at loc: loc, else $INFERBENCH_STORE, else the default
+// SQLite file under env's working directory.
 func OpenStore(ctx context.Context, loc string, env Env) (store.Store, error) {
-	return store.Open(ctx, store.Params{URL: StoreLocation(loc, env), Dir: env.Dir})
+	return store.Open(ctx, store.Params{URL: recovery.StoreLocation(loc, env.Lookup), Dir: env.Dir})
 }
 
 // record puts the run into the history store and returns the store, open, for the judge stage;

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/engine"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/internal/stage/scaleout"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/store"
@@ -141,7 +142,7 @@ func (p *pipeline) meet(ctx context.Context, a *result.AgentInfo) error {
 	defer st.Close()
 	err = scaleout.Meet(ctx, st, a, s.Barrier, s.BarrierTimeout, p.o.Stderr)
 	if errors.Is(err, scaleout.ErrNoBarrier) {
-		return exit.Usagef("--start-at barrier: the store %s has no barrier", StoreLabel(p.o.Store, p.env))
+		return exit.Usagef("--start-at barrier: the store %s has no barrier", recovery.StoreLabel(p.o.Store, p.env.Lookup, p.env.Dir))
 	}
 	return err
 }

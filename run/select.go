@@ -205,9 +205,9 @@ func checkSet(set []string, declared map[string]bool) error {
 	return nil
 }
 
-// Checker returns the requirement checker of a run: scenarios whose needs are missing are skipped
+// checker returns the requirement checker of a run: scenarios whose needs are missing are skipped
 // with the reason.
-func Checker(sel Selection, env Env) *suite.Checker {
+func checker(sel Selection, env Env) *suite.Checker {
 	return &suite.Checker{Python: env.Python(), LookupEnv: env.Lookup, EnableMock: sel.EnableMock}
 }
 
@@ -310,7 +310,7 @@ func List(sel Selection, env Env) (rows []ListRow, benchmarks int, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	check := Checker(sel, env)
+	check := checker(sel, env)
 	rows = make([]ListRow, 0, len(scs))
 	for _, sc := range scs {
 		b := sc.Benchmark

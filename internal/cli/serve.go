@@ -9,8 +9,8 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/cli/web"
 	"github.com/inferbench/inferbench/internal/history"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
 
@@ -73,7 +73,7 @@ func runServe(ctx context.Context, o *IO, sf *serveFlags, f *pflag.FlagSet) erro
 	if sf.resultsDir != "" {
 		resultsDir = inDir(o, sf.resultsDir)
 	}
-	return newServer(ctx, st, cfg, web.WithToken(token)).Serve(ctx, sf.addr, resultsDir, run.StoreLabel(sf.store.url, env(o)), o.Stdout)
+	return newServer(ctx, st, cfg, web.WithToken(token)).Serve(ctx, sf.addr, resultsDir, recovery.StoreLabel(sf.store.url, env(o).Lookup, o.Dir), o.Stdout)
 }
 
 // newServer is serve's dashboard over st, judging comparisons with cfg and, as the command

@@ -9,6 +9,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/secrets"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/suite"
@@ -77,7 +78,7 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 	spec := Spec{
 		Benchmarks:  func() ([]*suite.Benchmark, error) { return run.Discover(sel, e) },
 		Set:         set,
-		Check:       run.Checker(sel, e).Check,
+		Check:       checker(sel, e).Check,
 		Dir:         e.WorkDir(),
 		Env:         e.Vars,
 		ExecMetrics: o.ExecMetrics,
@@ -91,7 +92,7 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 		}
 		vs[i] = v
 	}
-	red.Add(run.Secrets(e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})...)
+	red.Add(secrets.Of(e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})...)
 	out := redact.NewWriter(o.Stdout, red)
 	defer out.Flush()
 	sa, cfg, err := vs[0].Open(ctx, spec)
@@ -130,4 +131,10 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 		return res, exit.RegressionError(fmt.Errorf("B (%s) regressed against A (%s): B/A = %.4f", o.B, o.A, res.Ratio))
 	}
 	return res, nil
+}
+
+// checker returns the requirement checker a run of sel would skip scenarios with, as run.List
+// shows them: the variants of an A/B must be able to run here.
+func checker(sel run.Selection, env run.Env) *suite.Checker {
+	return &suite.Checker{Python: env.Python(), LookupEnv: env.Lookup, EnableMock: sel.EnableMock}
 }

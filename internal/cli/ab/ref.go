@@ -22,6 +22,7 @@ import (
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/internal/stage/sample"
+	"github.com/inferbench/inferbench/internal/stage/secrets"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
@@ -107,7 +108,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	if err != nil {
 		return nil, err
 	}
-	red.Add(run.Secrets(env.Vars, scs)...)
+	red.Add(secrets.Of(env.Vars, scs)...)
 	wt, err := gitref.Open(ctx, env.WorkDir(), o.Ref)
 	if err != nil {
 		return nil, exit.UsageError(err)
@@ -122,7 +123,7 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	if err != nil {
 		return nil, err
 	}
-	red.Add(run.Secrets(env.Vars, refScenarios(pairs))...)
+	red.Add(secrets.Of(env.Vars, refScenarios(pairs))...)
 
 	tmp, err := os.MkdirTemp("", "inferbench-ab-")
 	if err != nil {
@@ -266,7 +267,7 @@ func pairScenarios(sel run.Selection, env run.Env, wt *gitref.Worktree, scs []*s
 	for _, s := range refs {
 		byID[s.ID()] = s
 	}
-	chk := run.Checker(sel, env)
+	chk := checker(sel, env)
 	var out []pairing
 	var missing []string
 	for _, s := range scs {

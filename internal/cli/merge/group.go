@@ -138,7 +138,7 @@ func mergeInputs(ctx context.Context, storeLoc string, env run.Env, args []strin
 		}
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("merge: no run of group %q in the store %s since %s", group, run.StoreLabel(storeLoc, env), time.Now().Add(-since).Format(time.RFC3339))
+		return nil, fmt.Errorf("merge: no run of group %q in the store %s since %s", group, recovery.StoreLabel(storeLoc, env.Lookup, env.Dir), time.Now().Add(-since).Format(time.RFC3339))
 	}
 	return runs, nil
 }

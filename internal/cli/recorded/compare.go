@@ -13,9 +13,9 @@ import (
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/history"
+	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/store"
 )
 
@@ -102,7 +102,7 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 // files creates no store).
 func (rs *Source) historyStore(ctx context.Context) store.Historian {
 	if rs.st == nil {
-		if run.StoreLocation(rs.Store, rs.Env) == "" {
+		if recovery.StoreLocation(rs.Store, rs.Env.Lookup) == "" {
 			if _, err := os.Stat(store.SQLitePath("", rs.Env.Dir)); err != nil {
 				return nil
 			}

@@ -5,7 +5,9 @@
 // store, marked partial, unless they are there already (Record). The run folder's making is here
 // too, for run, merge and ab alike: a new folder named by a run id (NewDir), the journal of its
 // finished scenarios that result.Load reads back after a kill (OpenJournal), latest pointed at
-// it (LinkLatest), and a run recorded under a new id when its own is taken (PutNew).
+// it (LinkLatest), and a run recorded under a new id when its own is taken (PutNew); so are the
+// names of the files a run's render stage adds to its folder (ReportFile, ...) and the location of
+// the store runs are recorded in (StoreLocation, StoreLabel).
 package recovery
 
 import (

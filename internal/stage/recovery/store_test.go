@@ -1,10 +1,10 @@
-package run_test
+package recovery
 
 import (
 	"path/filepath"
 	"testing"
 
-	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/store"
 )
 
@@ -25,7 +25,8 @@ func TestStoreLabel(t *testing.T) {
 		{"redacted", "postgres://bench:secret@db/bench", nil, "postgres://bench:xxxxx@db/bench"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := run.StoreLabel(tc.loc, run.Env{Dir: dir, Vars: tc.vars}); got != tc.want {
+			lookup := func(k string) (string, bool) { return pyenv.Lookup(tc.vars, k) }
+			if got := StoreLabel(tc.loc, lookup, dir); got != tc.want {
 				t.Errorf("StoreLabel(%q) = %q, want %q", tc.loc, got, tc.want)
 			}
 		})
