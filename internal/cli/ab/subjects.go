@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
+	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -36,33 +37,53 @@ func subjectsWith(a, b subject.Subject, cfg load.Config, metric string, others f
 		if !ok {
 			return nil, 0, fmt.Errorf("no driver for load mode %q (load registers it)", c.Mode)
 		}
-		sink := &blockSink{metric: metric}
+		sink := &blockSink{metric: metric, figs: figures.New(max(n, stats.DefaultMaxSamples), nil, false, 0)}
 		if others != nil {
 			sink.others = map[string][]float64{}
 			defer func() { others(sink.others) }()
 		}
-		if err := drive(ctx, subs[v], c, sink); err != nil {
-			return sink.values, sink.failed, err
+		err := drive(ctx, subs[v], c, sink)
+		values, missing := sink.block()
+		if err != nil {
+			return values, sink.failed, err
 		}
-		if sink.failed > 0 && len(sink.values) == 0 {
+		if sink.failed > 0 && len(values) == 0 {
 			return nil, sink.failed, fmt.Errorf("all %d calls failed: %w", sink.failed, sink.first)
 		}
-		if sink.missing > 0 && len(sink.values) == 0 {
+		if missing > 0 && len(values) == 0 {
 			return nil, sink.failed, fmt.Errorf("the subject reported no %s (it reports it per call, or the metric is latency_ms)", metric)
 		}
-		return sink.values, sink.failed, nil
+		return values, sink.failed, nil
 	}
 }
 
-// blockSink keeps the compared metric of each measured call.
+// blockSink keeps the compared metric of each measured call: the subject's own figure, the
+// round trip for latency_ms, else the block's window of the figures (figures.Figures, exact: every
+// sample kept), where each call's generation metrics are derived once, as run.json's are.
 type blockSink struct {
 	mu      sync.Mutex
 	metric  string
-	values  []float64
+	values  []float64        // the subject's figures and round trips
+	figs    *figures.Figures // the other calls' derived figures
+	derived int              // the calls observed by figs
 	failed  int
-	first   error // the first call's error
-	missing int
+	first   error                // the first call's error
 	others  map[string][]float64 // the other figures of the calls, when kept
+}
+
+// block returns the block's values of the metric, and how many calls had none.
+func (s *blockSink) block() (values []float64, missing int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	values = s.values
+	n := 0
+	s.figs.Each(func(name string, d *stats.Dist) {
+		if name == s.metric {
+			values = append(values, d.Samples()...)
+			n = len(d.Samples())
+		}
+	})
+	return values, s.derived - n
 }
 
 func (s *blockSink) Begin(load.Phase) {}
@@ -96,17 +117,10 @@ func (s *blockSink) Observe(p load.Phase, o subject.Observation, err error) {
 		return
 	}
 	// A generation metric is what run.json has for the call (figures.StreamMetrics): only a call
-	// that streamed has one. itl_ms is one value a token, not a call.
-	found := false
+	// that streamed has one. itl_ms is one value a token, not a call: it stays missing.
+	s.derived++
 	if s.metric != "itl_ms" {
-		figures.StreamMetrics(o, func(m string, v float64) {
-			if m == s.metric && !found {
-				s.values, found = append(s.values, v), true
-			}
-		})
-	}
-	if !found {
-		s.missing++
+		s.figs.Observe(o, nil)
 	}
 }
 
