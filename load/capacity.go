@@ -24,9 +24,6 @@ func init() {
 	)
 }
 
-// SectionCapacity is run.json's extra section of a capacity search: capacity.Result.
-const SectionCapacity = "capacity"
-
 // CapacityConfig configures mode capacity (`load.capacity:`). Zero fields take the defaults of
 // capacity.Options.
 type CapacityConfig struct {
@@ -83,7 +80,7 @@ func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	rep.Value("capacity_rps", res.CapacityRPS)
 	rep.Value("capacity_lower_rps", res.LowerRPS)
 	rep.Value("capacity_steps", float64(len(res.Steps)))
-	rep.Extra(SectionCapacity, res)
+	rep.Extra(capacity.Section, res)
 	for _, w := range res.Warnings {
 		rep.Warn(w)
 	}

@@ -26,9 +26,9 @@ func TestCapacityStepsStopWhenDecided(t *testing.T) {
 	if err := driveCapacity(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
-	res, ok := rec.extra[SectionCapacity].(capacity.Result)
+	res, ok := rec.extra[capacity.Section].(capacity.Result)
 	if !ok || len(res.Steps) != 3 {
-		t.Fatalf("capacity section %+v", rec.extra[SectionCapacity])
+		t.Fatalf("capacity section %+v", rec.extra[capacity.Section])
 	}
 	for i, st := range res.Steps {
 		if st.Verdict != capacity.Pass || st.Requests > 160 || st.Rate != 200*float64(int(1)<<i) {

@@ -24,7 +24,7 @@ import (
 func driveOpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	rate := c.Rate
 	if c.RateRamp != nil {
-		if err := c.RateRamp.Validate(); err != nil {
+		if err := c.RateRamp.validate(); err != nil {
 			return err
 		}
 		rate = c.RateRamp.Start

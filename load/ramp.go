@@ -18,8 +18,8 @@ type RampConfig struct {
 	End   float64 `yaml:"end" json:"end"`
 }
 
-// Validate reports a ramp that cannot run.
-func (r *RampConfig) Validate() error {
+// validate reports a ramp that cannot run.
+func (r *RampConfig) validate() error {
 	switch r.Strategy {
 	case "", "linear", "exponential":
 	default:

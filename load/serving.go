@@ -97,7 +97,7 @@ func (c Config) validateServing() error {
 		if c.mode() != ModeRate {
 			return fmt.Errorf("rate_ramp is for mode rate, not %s", c.mode())
 		}
-		if err := c.RateRamp.Validate(); err != nil {
+		if err := c.RateRamp.validate(); err != nil {
 			return err
 		}
 	}

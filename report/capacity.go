@@ -8,9 +8,6 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
-// sectionCapacity is run.json's extra section of a capacity search (load.SectionCapacity).
-const sectionCapacity = "capacity"
-
 // capacityCharts draws, per scenario of a capacity search, each objective's attainment against
 // the arrival rate: every step's attainment with its interval at the last look (points), the
 // isotonic fit the estimate reads (a line), the objective's target (dashed), and the knee: the
@@ -19,7 +16,7 @@ func capacityCharts(scs []*result.Scenario, next func() string) []page.Chart {
 	var out []page.Chart
 	for _, s := range scs {
 		var res capacity.Result
-		if !section(s, sectionCapacity, &res) || len(res.Steps) == 0 || len(res.Curve) != len(res.Objectives) {
+		if !section(s, capacity.Section, &res) || len(res.Steps) == 0 || len(res.Curve) != len(res.Objectives) {
 			continue
 		}
 		c := page.Chart{ID: next(), Title: "capacity: attainment against rate: " + s.Scenario, Kind: "line",

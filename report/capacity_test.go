@@ -27,7 +27,7 @@ func TestCapacityChart(t *testing.T) {
 		Curve: [][]capacity.Point{{{Rate: 40, Attainment: 0.97}, {Rate: 45, Attainment: 0.95}, {Rate: 80, Attainment: 0.3}}},
 	}
 	raw, _ := json.Marshal(res)
-	s := &result.Scenario{Scenario: "default", Extra: result.Extra{Other: map[string]json.RawMessage{sectionCapacity: raw}}}
+	s := &result.Scenario{Scenario: "default", Extra: result.Extra{Other: map[string]json.RawMessage{capacity.Section: raw}}}
 	n := 0
 	charts := capacityCharts([]*result.Scenario{s, {Scenario: "no-search"}}, func() string { n++; return "c" })
 	if len(charts) != 1 {
@@ -65,7 +65,7 @@ func TestCapacityChartInBrowser(t *testing.T) {
 			if s.Extra.Other == nil {
 				s.Extra.Other = map[string]json.RawMessage{}
 			}
-			s.Extra.Other[sectionCapacity] = raw
+			s.Extra.Other[capacity.Section] = raw
 			name = s.Scenario
 			break
 		}

@@ -109,6 +109,10 @@ type Point struct {
 	Attainment float64 `json:"attainment"`
 }
 
+// Section is the name of run.json's extra section that holds a capacity search's Result (load
+// mode capacity writes it, report draws it).
+const Section = "capacity"
+
 // Result is what a search found.
 type Result struct {
 	// CapacityRPS is the estimate: the lowest rate at which an objective's fitted attainment
