@@ -66,7 +66,7 @@ capacity lower.`,
 			}
 			if q.URL != "" {
 				q.Offline = true // one scenario, whose first step (without --start-rate) is a throughput step
-				if opts.Selection.Benchmarks, opts.Selection.Filter.Model, err = quick.Modes(quick.Modes{OpenAI: q}).Benchmarks(opts.Selection.Filter.Model, env(o).WorkDir()); err != nil {
+				if opts.Selection.Benchmarks, opts.Selection.Filter.Model, err = (quickFlags{OpenAI: q}).benchmarks(opts.Selection.Filter.Model, env(o).WorkDir()); err != nil {
 					return usageErr("%v", err)
 				}
 			} else if len(slos) == 0 && len(args) == 0 {

@@ -17,7 +17,6 @@ import (
 	"github.com/inferbench/inferbench/internal/cli/web"
 	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/internal/monitor"
-	"github.com/inferbench/inferbench/quick"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/suite"
@@ -228,7 +227,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if rf.quick.OpenAI.URL != "" && len(models) == 0 && sel.ModelID != "" {
 		models = []string{sel.ModelID} // --model-id names the served model
 	}
-	if sel.Benchmarks, sel.Filter.Model, err = quick.Modes(rf.quick).Benchmarks(models, env(o).WorkDir()); err != nil {
+	if sel.Benchmarks, sel.Filter.Model, err = rf.quick.benchmarks(models, env(o).WorkDir()); err != nil {
 		return opts, usageErr("%v", err)
 	}
 	return opts, nil

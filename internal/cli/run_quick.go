@@ -7,10 +7,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferbench/inferbench/quick"
+	"github.com/inferbench/inferbench/suite"
 )
 
-// quickFlags are run's quick modes: benchmarks from flags instead of YAML (package quick).
-type quickFlags quick.Modes
+// quickFlags are run's quick modes: benchmarks from flags instead of YAML (package quick); those
+// whose main setting (Exec.Command, OpenAI.URL, Framework.Framework) is empty are off.
+type quickFlags struct {
+	Exec      quick.Exec
+	OpenAI    quick.OpenAI
+	Framework quick.Framework
+}
 
 func (q *quickFlags) register(f *pflag.FlagSet) {
 	e := &q.Exec
@@ -102,4 +108,38 @@ func joinListFlags(args []string) []string {
 		out = append(out, a, strings.Join(vals, ","))
 	}
 	return out
+}
+
+// benchmarks returns the benchmarks of the modes that are on (none when all are off), with models
+// the names given with --model and dir the working directory. It returns the model names the
+// run must select (the framework mode's, "both" expanded), or models unchanged.
+func (m quickFlags) benchmarks(models []string, dir string) (benches []*suite.Benchmark, selected []string, err error) {
+	selected = models
+	add := func(bs []*suite.Benchmark, e error) {
+		benches = append(benches, bs...)
+		err = e
+	}
+	if m.Exec.Command != "" {
+		m.Exec.Dir = dir
+		if add(m.Exec.Benchmarks()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if m.OpenAI.URL != "" {
+		m.OpenAI.Dir, m.OpenAI.Model = dir, ""
+		if len(models) == 1 {
+			m.OpenAI.Model = models[0]
+		}
+		if add(m.OpenAI.Benchmarks()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if m.Framework.Framework != "" {
+		m.Framework.Dir, m.Framework.Models = dir, models
+		if add(m.Framework.Benchmarks()); err != nil {
+			return nil, nil, err
+		}
+		selected = m.Framework.ModelNames()
+	}
+	return benches, selected, nil
 }
