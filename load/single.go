@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/logs"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -16,7 +17,7 @@ import (
 // Cancelling ctx stops the loop after the current call; the call itself runs under a context that
 // only its timeout cancels, so an interrupted run keeps the iteration it was in.
 func driveSingle(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
-	log := logger(ctx)
+	log := logs.Logger(ctx)
 	callCtx := context.WithoutCancel(ctx)
 	calls := newCaller(ctx, c.IterationTimeout())
 	defer calls.close()

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/logs"
 	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
@@ -209,7 +210,7 @@ func (e *Engine) drive(ctx context.Context, s *scenario, r *result.Scenario) err
 	}
 	s.log.Debug("load", "mode", cfg.Mode, "config", jsonText(cfg))
 	defer clientGC(s.inProcess)()
-	return s.driver(load.WithLogger(ctx, s.log), drive, cfg, chain)
+	return s.driver(logs.WithLogger(ctx, s.log), drive, cfg, chain)
 }
 
 // startProbes starts every probe with the measured phase; one that fails to start is a warning.

@@ -1,6 +1,7 @@
 // Package logs holds the slog handlers a run's log is made of: Tee sends each record to several
 // (run.log, the console), and Held keeps the records logged before the run folder exists, for
-// run.log to replay when it opens.
+// run.log to replay when it opens; and the logger a context carries to a load driver (WithLogger,
+// Logger).
 package logs
 
 import (

@@ -40,3 +40,17 @@ func TestHeldReplaysIntoTee(t *testing.T) {
 		t.Errorf("a second Replay wrote again:\n%s", file.String())
 	}
 }
+
+// TestLoggerInContext: a context carries the logger it was given, and one without any gives a
+// logger that discards (a driver run outside the engine logs nowhere).
+func TestLoggerInContext(t *testing.T) {
+	var buf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	Logger(WithLogger(context.Background(), l)).Debug("warm-up done")
+	if !strings.Contains(buf.String(), "warm-up done") {
+		t.Errorf("the logger in the context got %q", buf.String())
+	}
+	if Logger(context.Background()).Enabled(context.Background(), slog.LevelError) {
+		t.Error("a context without a logger gives one that logs")
+	}
+}
