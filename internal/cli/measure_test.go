@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestMeasureInstructionsWithoutValgrind(t *testing.T) {
 }
 
 // A command counted twice: the run records the counts as samples, the identity and the kept
-// callgrind files, and the comparison of the two runs gates on instructions and passes.
+// callgrind files (one a measured iteration), and the comparison of the two runs gates on instructions and passes.
 func TestMeasureInstructionsRun(t *testing.T) {
 	if _, err := callgrind.Find(); err != nil {
 		require.Skipf(t, require.Valgrind, "%v", err)
@@ -64,11 +65,16 @@ func TestMeasureInstructionsRun(t *testing.T) {
 	if len(s.Metrics["est_cycles"].Samples) != 3 || s.Counted["valgrind"] == "" {
 		t.Errorf("est_cycles %+v, counted %v: want 3 samples and valgrind's version", s.Metrics["est_cycles"], s.Counted)
 	}
-	if len(s.Profiles) != 1 || s.Profiles[0] != "profiles/exec__default/callgrind.out" {
-		t.Errorf("profiles %q, want profiles/exec__default/callgrind.out", s.Profiles)
+	// Each of the 3 measured iterations keeps its callgrind file, the first where it always was
+	// and the others in a folder of their own: explain reads them as chunks.
+	want := []string{"profiles/exec__default/callgrind.out", "profiles/exec__default/iteration-2/callgrind.out", "profiles/exec__default/iteration-3/callgrind.out"}
+	if !slices.Equal(s.Profiles, want) {
+		t.Errorf("profiles %q, want %q", s.Profiles, want)
 	}
-	if _, err := os.Stat(filepath.Join(runs[1], s.Profiles[0])); err != nil {
-		t.Error(err)
+	for _, p := range s.Profiles {
+		if _, err := os.Stat(filepath.Join(runs[1], p)); err != nil {
+			t.Error(err)
+		}
 	}
 	code, stdout, stderr := runCLI(t, dir, nil, "compare", runs[0], runs[1])
 	if code != 0 || !strings.Contains(stdout, "gated: instructions") {
