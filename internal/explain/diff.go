@@ -181,6 +181,13 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 		all = append(all, e)
 	}
 	x.Tested = len(all)
+	if x.Exact && x.Varied > 0 && (x.OldChunks == 1) != (x.NewChunks == 1) {
+		// A run of one chunk cannot show that a count varies, and the other run says counts do:
+		// an entry whose count happened to hold still in the run of several chunks compares
+		// exactly against the single one, and may be named for its noise.
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d and %d chunks: %d entries varied between the chunks of one run, and the run of one chunk cannot show which of its counts vary; an entry named may be noise: count both runs with several chunks (this version keeps one a measured iteration)",
+			x.OldChunks, x.NewChunks, x.Varied))
+	}
 	qs := stats.BenjaminiHochberg(ps)
 	for i := range all {
 		e := &all[i]

@@ -470,6 +470,18 @@ func TestDiffCountsThatVary(t *testing.T) {
 	if !strings.Contains(buf.String(), "(docs/explain.md)") {
 		t.Errorf("text %q: want it to name docs/explain.md", buf.String())
 	}
+	// A baseline of one chunk (made before runs kept several) cannot show which counts vary:
+	// the explanation says so when the other run's counts do; runs of several chunks each do not.
+	x, err = Diff(counted(rng, 1, -1), counted(rng, 5, 0), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(x.Warnings, "\n"); !strings.Contains(w, "1 and 5 chunks") || !strings.Contains(w, "may be noise") {
+		t.Errorf("one chunk against five: warnings %q", x.Warnings)
+	}
+	if x, err = Diff(counted(rng, 5, -1), counted(rng, 5, 0), Options{}); err != nil || len(x.Warnings) != 0 {
+		t.Errorf("five chunks each: warnings %q (err %v), want none", x.Warnings, err)
+	}
 }
 
 // TestFoldCycle: a path into a cycle from within it carries a share of all the edges into the
