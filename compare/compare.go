@@ -42,9 +42,9 @@ type Config struct {
 	Budgets *budgetFile
 	// Bootstrap settings (deterministic by default).
 	Bootstrap stats.Bootstrap
-	// Gate names metrics that fail the comparison besides each scenario's primary metrics
-	// (PrimaryMetrics): "METRIC", "METRIC.p95", "BENCHMARK:METRIC" or GateAll, as --gate gives
-	// them (ParseGate). See Gated.
+	// Gate names metrics that fail the comparison besides each scenario's primary metrics (its
+	// definition's gate list, else its subject kind's): "METRIC", "METRIC.p95",
+	// "BENCHMARK:METRIC" or GateAll, as --gate gives them. See Gated.
 	Gate []string
 	// History, when set, gives the stored runs of a scenario: a gated metric with samples whose
 	// threshold no override sets gets its threshold from their run-to-run noise (noiseOf) once

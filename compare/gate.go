@@ -66,15 +66,6 @@ func defaultGate(s *result.Scenario) []string {
 	return nil
 }
 
-// primaryMetrics returns the metrics that gate scenario s by default: its definition's gate list
-// (result.Scenario.Gate) when it has one, else defaultGate.
-func primaryMetrics(s *result.Scenario) []string {
-	if len(s.Gate) > 0 {
-		return s.Gate
-	}
-	return defaultGate(s)
-}
-
 // gateMatches reports whether gate entry e (a metric, or a metric and statistic) covers row metric
 // m ("latency_ms" or "latency_ms.p95"): the same name, or m's base name when e has no statistic.
 func gateMatches(e, m string) bool {
@@ -92,9 +83,9 @@ func servingGate(list []string) bool {
 }
 
 // Gated reports whether a row of metric m ("latency_ms", "latency_ms.p95") of scenario s can fail
-// the comparison under c: m is one of s's primary metrics (PrimaryMetrics; of the subject kind's
-// defaults, the median row only, except for serving), or c.Gate names it (for every benchmark, or
-// as "BENCHMARK:METRIC" for s's). A gated row still fails only when it is a significant change of
+// the comparison under c: m is one of s's primary metrics (its definition's gate list, else the
+// subject kind's defaults, the median row only, except for serving), or c.Gate names it (for
+// every benchmark, or as "BENCHMARK:METRIC" for s's). A gated row still fails only when it is a significant change of
 // known direction worse than its threshold (Row.Failed). The user's own metrics (OwnMetric) and
 // a CPU-bound scenario's cpu_ms gate too; scenarioRows adds them, knowing their direction.
 func (c Config) Gated(s *result.Scenario, m string) bool {

@@ -183,10 +183,10 @@ const sendShare = 0.01
 //     above figures.CoalescedWarning (where the server does not say what it sent together: all of them,
 //     when the read delay p99 also exceeds the median time per output token);
 //   - without kernel stamps every arrival is the read's own time: event-loop stalls p99 above
-//     ClientBoundLag;
+//     clientBoundLag;
 //   - a late send delays the request, not its TTFT (measured from the last byte written): an open
-//     loop's send delay p99 above ClientBoundLag (the _sched figures include it), a closed loop's
-//     mean above SendShare of the mean e2e (its slots sat idle: the rate is the client's).
+//     loop's send delay p99 above clientBoundLag (the _sched figures include it), a closed loop's
+//     mean above sendShare of the mean e2e (its slots sat idle: the rate is the client's).
 func (s *servingSink) lagReasons(openLoop bool) []string {
 	l := s.lags()
 	var why []string
@@ -309,7 +309,7 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 }
 
 // clientBound says why a step's figures may be the client's rather than the server's: an open
-// loop's schedule lag p99 above ClientBoundLag, or the client using over 90% of its CPUs.
+// loop's schedule lag p99 above clientBoundLag, or the client using over 90% of its CPUs.
 func clientBound(r stepResult, openLoop bool) []string {
 	var why []string
 	if openLoop && r.LagP99 > unit.MS(clientBoundLag) {

@@ -364,17 +364,6 @@ func shareOf(xs, totals []float64) []float64 {
 	return out
 }
 
-func variance(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	m, s := mean(xs), 0.0
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return s / float64(len(xs)-1)
-}
-
 func spread(xs []float64) float64 {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {

@@ -25,9 +25,9 @@ type Coalescing struct {
 	ServerGaps, GapsExcess               int
 }
 
-// Together counts the content events of one request that arrived in one read with the event
+// together counts the content events of one request that arrived in one read with the event
 // before them (the same arrival time) of its gaps, and whether its first two did.
-func Together(events []subject.TokenEvent) (gaps, together int, first bool) {
+func together(events []subject.TokenEvent) (gaps, together int, first bool) {
 	for i := 1; i < len(events); i++ {
 		if events[i].At.Equal(events[i-1].At) {
 			together++
@@ -40,7 +40,7 @@ func Together(events []subject.TokenEvent) (gaps, together int, first bool) {
 // sent together, serverFirst and serverTogether what (its values ValueServerFirstTogether and
 // ValueServerTogether).
 func (c *Coalescing) add(tokens []subject.TokenEvent, said bool, serverFirst, serverTogether float64) {
-	gaps, together, first := Together(tokens)
+	gaps, together, first := together(tokens)
 	c.Streamed++
 	c.Gaps += gaps
 	c.GapsTogether += together
