@@ -21,8 +21,9 @@ saved run):
 
     python3 python/bench/gate_rates.py --pairs 15,7 -- --inferbench-measure instructions
 
-The plugin and binary are the ones the interpreter finds (an installed wheel, or PYTHONPATH=python/src
-with INFERBENCH_BINARY=bin/inferbench). Extra arguments after -- go to every pytest session
+The plugin and binary are the ones the interpreter finds (an installed wheel, or
+PYTHONPATH=$PWD/python/src with INFERBENCH_BINARY=$PWD/bin/inferbench: absolute, as each session
+runs in a folder of its own). Extra arguments after -- go to every pytest session
 (e.g. -- --inferbench-measure instructions).
 """
 
