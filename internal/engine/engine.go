@@ -40,7 +40,6 @@ type Engine struct {
 	server      *launch.Server // the server under test now running, shared by scenarios
 	redact      Redactor
 	agent       *Agent // one of several load agents (scaleout.go)
-	histograms  bool   // keep full-resolution histograms (scaleout.go)
 	started     bool   // the agent's start time has passed
 	outputLogs  string // folder of the subjects' output logs (output.go); "" keeps none
 	measure     string // --measure: overrides the definitions' measure: (counted.go)

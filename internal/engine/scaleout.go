@@ -26,10 +26,6 @@ type Agent struct {
 // WithAgent makes the engine run as one of several load agents.
 func WithAgent(a Agent) Option { return func(e *Engine) { e.agent = &a } }
 
-// withHistograms keeps a full-resolution histogram of every distribution metric (Extra
-// "histograms") and the measured window with its counts (Extra "window").
-func withHistograms() Option { return func(e *Engine) { e.histograms = true } }
-
 // Split returns agent a's share of c. The rate is divided by Count; concurrency, request counts
 // and the in-flight cap are dealt so that the shares add up to the whole; the arrival seed
 // differs per agent (identical schedules would send in lockstep). Sweeps and offline loads

@@ -187,7 +187,7 @@ func (e *Engine) subjectSpec(ctx context.Context, s *scenario, r *result.Scenari
 func (e *Engine) drive(ctx context.Context, s *scenario, r *result.Scenario) error {
 	sc, cfg := s.sc, s.cfg
 	s.col = newCollector(e.samplesFor(cfg), cfg)
-	if e.histograms || e.agent != nil {
+	if e.agent != nil {
 		s.col.figs.KeepHistograms()
 	}
 	s.col.onPhase = func(p load.Phase) {

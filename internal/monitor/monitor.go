@@ -87,15 +87,6 @@ func WithInterval(d time.Duration) Option {
 	}
 }
 
-// WithMaxPoints bounds every timeline to n points (minimum 16).
-func WithMaxPoints(n int) Option {
-	return func(m *Monitor) {
-		if n >= 16 {
-			m.maxPoints = n
-		}
-	}
-}
-
 // WithUnavailable records sources that could not be opened (errors wrapping ErrNotAvailable, or
 // any other error) so the report says why they are missing.
 func WithUnavailable(errs ...error) Option {
@@ -112,7 +103,6 @@ func WithUnavailable(errs ...error) Option {
 type Monitor struct {
 	samplers    []Sampler
 	interval    time.Duration
-	maxPoints   int
 	unavailable []string
 
 	mu      sync.Mutex
@@ -135,7 +125,7 @@ type failure struct {
 
 // New returns a Monitor over samplers. Nil samplers are ignored.
 func New(samplers []Sampler, opts ...Option) *Monitor {
-	m := &Monitor{interval: DefaultInterval, maxPoints: DefaultMaxPoints, fails: map[string]*failure{}}
+	m := &Monitor{interval: DefaultInterval, fails: map[string]*failure{}}
 	for _, s := range samplers {
 		if s != nil {
 			m.samplers = append(m.samplers, s)
@@ -148,12 +138,9 @@ func New(samplers []Sampler, opts ...Option) *Monitor {
 	for _, s := range m.samplers {
 		metrics = append(metrics, s.Metrics()...)
 	}
-	m.rec = NewRecorder(metrics, m.maxPoints)
+	m.rec = NewRecorder(metrics, DefaultMaxPoints)
 	return m
 }
-
-// Interval returns the sampling period.
-func (m *Monitor) Interval() time.Duration { return m.interval }
 
 // Start opens the window: it calls each Starter, takes the first sample and starts sampling in the
 // background. A Starter's error is kept as a warning; the other samplers go on.

@@ -86,9 +86,6 @@ func (s *Sources) Samplers() []Sampler { return s.samplers }
 // Unavailable returns why absent sources are absent, one error per source.
 func (s *Sources) Unavailable() []error { return s.unavailable }
 
-// Interval returns the sampling period.
-func (s *Sources) Interval() time.Duration { return s.cfg.Interval }
-
 // Monitor returns a Monitor for one window over the run's samplers and a process-tree sampler of
 // the tree rooted at pids (nil: the harness itself). Helper processes of the samplers are left out
 // of the tree.

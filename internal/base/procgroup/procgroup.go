@@ -29,13 +29,6 @@ func Add(pid int) (done func()) {
 	}
 }
 
-// Len returns how many groups are recorded.
-func Len() int {
-	mu.Lock()
-	defer mu.Unlock()
-	return len(groups)
-}
-
 // KillAll kills every recorded process group (SIGKILL) and returns how many it signalled.
 func KillAll() int {
 	mu.Lock()

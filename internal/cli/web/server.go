@@ -97,12 +97,6 @@ type Option func(*Server)
 // request.
 func WithToken(token string) Option { return func(s *Server) { s.token = token } }
 
-// WithHub sets the live state the live view shows (a new, empty one otherwise).
-func WithHub(h *Hub) Option { return func(s *Server) { s.hub = h } }
-
-// WithMetrics sets what /metrics exports (by default the store's newest run).
-func WithMetrics(m *Metrics) Option { return func(s *Server) { s.metrics = m } }
-
 // WithCompare sets how two runs are compared (compare.Runs with the default configuration
 // otherwise): `serve --threshold` and budget files go through here.
 func WithCompare(f func(base, head *result.Run) *compare.Report) Option {
