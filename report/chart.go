@@ -514,8 +514,12 @@ func benchmarkCharts(scs []*result.Scenario, kind string, next func() string) []
 	out = append(out, distribution(measured, head, next)...)
 	if kind == kindServing {
 		out = append(out, capacityCharts(measured, next)...)
-		out = append(out, sliceCharts(measured, next)...)
-		out = append(out, turnCharts(measured, next)...)
+		for _, s := range measured {
+			add(sliceChart(s, next))
+		}
+		for _, s := range measured {
+			add(turnChart(s, next))
+		}
 	}
 	out = append(out, timelineCharts(measured, next)...)
 	return out

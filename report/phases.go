@@ -32,86 +32,77 @@ const (
 	colorRate = "#999999"
 )
 
-// sliceCharts charts, per scenario with time slices, the slices' TTFT, TPOT and end-to-end p50
-// and p99 at each slice's middle, on a log axis (TTFT and TPOT are often a hundredth of E2E),
-// with the slices' requests/s on the right.
-func sliceCharts(scs []*result.Scenario, next func() string) []page.Chart {
-	var out []page.Chart
-	for _, s := range scs {
-		sl := s.Extra.Slices
-		if len(sl) < 2 {
-			continue
-		}
-		step := max(1, (len(sl)+maxSlicePoints-1)/maxSlicePoints)
-		c := page.Chart{ID: next(), Title: "time slices: " + s.Scenario, Kind: "line", XName: "seconds into the measured phase",
-			YName: "ms (log)", YLog: true, Y2Name: "requests/s"}
-		for _, m := range sliceMetrics {
-			for _, pc := range []string{"p50", "p99"} {
-				data := make([][2]page.Num, 0, len(sl)/step+1)
-				found := false
-				for i := 0; i < len(sl); i += step {
-					v, ok := sl[i].Quantiles[m.key+"."+pc]
-					if ok && v > 0 { // a log axis has no zero
-						found = true
-					} else {
-						v = float64(nan)
-					}
-					data = append(data, [2]page.Num{page.Num((sl[i].StartS + sl[i].EndS) / 2), page.Num(v)})
-				}
-				if found {
-					c.Series = append(c.Series, page.Series{Name: m.label + " " + pc, Data: data, Dashed: pc == "p99", Color: m.color})
-				}
-			}
-		}
-		rps := make([][2]page.Num, 0, len(sl)/step+1)
-		for i := 0; i < len(sl); i += step {
-			rps = append(rps, [2]page.Num{page.Num((sl[i].StartS + sl[i].EndS) / 2), page.Num(sl[i].RPS)})
-		}
-		c.Series = append(c.Series, page.Series{Name: "requests/s", Data: rps, Y2: true, Step: true, Color: colorRate})
-		out = append(out, c)
+// sliceChart charts a scenario's time slices: their TTFT, TPOT and end-to-end p50 and p99 at
+// each slice's middle, on a log axis (TTFT and TPOT are often a hundredth of E2E), with the
+// slices' requests/s on the right; false for a scenario with fewer than two slices.
+func sliceChart(s *result.Scenario, next func() string) (page.Chart, bool) {
+	sl := s.Extra.Slices
+	if len(sl) < 2 {
+		return page.Chart{}, false
 	}
-	return out
-}
-
-// turnCharts charts, per scenario of multi-turn sessions, each turn's TTFT and end-to-end p50
-// and p99: history grows with the turn, and so does the prompt the server reads.
-func turnCharts(scs []*result.Scenario, next func() string) []page.Chart {
-	var out []page.Chart
-	for _, s := range scs {
-		ts := s.Extra.Turns
-		if len(ts) < 2 {
-			continue
-		}
-		c := page.Chart{ID: next(), Title: "turns: " + s.Scenario, Kind: "line", XName: "turn", YName: "ms (log)", YLog: true}
-		series := []struct {
-			name, color string
-			pick        func(result.TurnStat) float64
-			dashed      bool
-		}{
-			{"TTFT p50", colorTTFT, func(t result.TurnStat) float64 { return t.TTFTP50 }, false},
-			{"TTFT p99", colorTTFT, func(t result.TurnStat) float64 { return t.TTFTP99 }, true},
-			{"E2E p50", colorE2E, func(t result.TurnStat) float64 { return t.E2EP50 }, false},
-			{"E2E p99", colorE2E, func(t result.TurnStat) float64 { return t.E2EP99 }, true},
-		}
-		for _, t := range ts {
-			c.Categories = append(c.Categories, strconv.Itoa(t.Turn))
-		}
-		for _, sr := range series {
-			data := make([]page.Num, len(ts))
+	step := max(1, (len(sl)+maxSlicePoints-1)/maxSlicePoints)
+	c := page.Chart{ID: next(), Title: "time slices: " + s.Scenario, Kind: "line", XName: "seconds into the measured phase",
+		YName: "ms (log)", YLog: true, Y2Name: "requests/s"}
+	for _, m := range sliceMetrics {
+		for _, pc := range []string{"p50", "p99"} {
+			data := make([][2]page.Num, 0, len(sl)/step+1)
 			found := false
-			for i, t := range ts {
-				data[i] = nan
-				if v := sr.pick(t); v > 0 { // 0: no request of the turn had the figure
-					data[i], found = page.Num(v), true
+			for i := 0; i < len(sl); i += step {
+				v, ok := sl[i].Quantiles[m.key+"."+pc]
+				if ok && v > 0 { // a log axis has no zero
+					found = true
+				} else {
+					v = float64(nan)
 				}
+				data = append(data, [2]page.Num{page.Num((sl[i].StartS + sl[i].EndS) / 2), page.Num(v)})
 			}
 			if found {
-				c.Series = append(c.Series, page.Series{Name: sr.name, Data: data, Dashed: sr.dashed, Color: sr.color})
+				c.Series = append(c.Series, page.Series{Name: m.label + " " + pc, Data: data, Dashed: pc == "p99", Color: m.color})
 			}
 		}
-		if len(c.Series) > 0 {
-			out = append(out, c)
+	}
+	rps := make([][2]page.Num, 0, len(sl)/step+1)
+	for i := 0; i < len(sl); i += step {
+		rps = append(rps, [2]page.Num{page.Num((sl[i].StartS + sl[i].EndS) / 2), page.Num(sl[i].RPS)})
+	}
+	c.Series = append(c.Series, page.Series{Name: "requests/s", Data: rps, Y2: true, Step: true, Color: colorRate})
+	return c, true
+}
+
+// turnChart charts a scenario of multi-turn sessions: each turn's TTFT and end-to-end p50 and
+// p99 (history grows with the turn, and so does the prompt the server reads); false for a
+// scenario with fewer than two turns, or none with a figure.
+func turnChart(s *result.Scenario, next func() string) (page.Chart, bool) {
+	ts := s.Extra.Turns
+	if len(ts) < 2 {
+		return page.Chart{}, false
+	}
+	c := page.Chart{ID: next(), Title: "turns: " + s.Scenario, Kind: "line", XName: "turn", YName: "ms (log)", YLog: true}
+	series := []struct {
+		name, color string
+		pick        func(result.TurnStat) float64
+		dashed      bool
+	}{
+		{"TTFT p50", colorTTFT, func(t result.TurnStat) float64 { return t.TTFTP50 }, false},
+		{"TTFT p99", colorTTFT, func(t result.TurnStat) float64 { return t.TTFTP99 }, true},
+		{"E2E p50", colorE2E, func(t result.TurnStat) float64 { return t.E2EP50 }, false},
+		{"E2E p99", colorE2E, func(t result.TurnStat) float64 { return t.E2EP99 }, true},
+	}
+	for _, t := range ts {
+		c.Categories = append(c.Categories, strconv.Itoa(t.Turn))
+	}
+	for _, sr := range series {
+		data := make([]page.Num, len(ts))
+		found := false
+		for i, t := range ts {
+			data[i] = nan
+			if v := sr.pick(t); v > 0 { // 0: no request of the turn had the figure
+				data[i], found = page.Num(v), true
+			}
+		}
+		if found {
+			c.Series = append(c.Series, page.Series{Name: sr.name, Data: data, Dashed: sr.dashed, Color: sr.color})
 		}
 	}
-	return out
+	return c, len(c.Series) > 0
 }

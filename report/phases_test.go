@@ -60,8 +60,16 @@ func TestPhaseCharts(t *testing.T) {
 	}
 	n := 0
 	next := func() string { n++; return fmt.Sprint(n) }
+	var charts []page.Chart
+	for _, chart := range []func(*result.Scenario, func() string) (page.Chart, bool){sliceChart, turnChart} {
+		for _, s := range scs {
+			if c, ok := chart(s, next); ok {
+				charts = append(charts, c)
+			}
+		}
+	}
 	var got []string
-	for _, c := range append(sliceCharts(scs, next), turnCharts(scs, next)...) {
+	for _, c := range charts {
 		var names []string
 		for _, s := range c.Series {
 			names = append(names, s.Name)
@@ -94,21 +102,21 @@ func TestPhaseChartPoints(t *testing.T) {
 		{"start_s": 0, "end_s": 10, "requests_per_s": 7, "quantiles": map[string]float64{"ttft_ms.p50": 20, "ttft_ms.p99": 0}},
 		{"start_s": 10, "end_s": 20, "requests_per_s": 9, "quantiles": map[string]float64{"ttft_ms.p50": 30, "ttft_ms.p99": 45}},
 	})
-	cs := sliceCharts([]*result.Scenario{slices}, next)
-	if len(cs) != 1 {
-		t.Fatalf("%d slice charts, want 1", len(cs))
+	c, ok := sliceChart(slices, next)
+	if !ok {
+		t.Fatal("no slice chart")
 	}
-	b, _ := json.Marshal(cs[0].Series)
+	b, _ := json.Marshal(c.Series)
 	if want := `[{"name":"TTFT p50","data":[[5,20],[15,30]],"color":"#1f77b4"},{"name":"TTFT p99","data":[[5,null],[15,45]],"dashed":true,"color":"#1f77b4"},{"name":"requests/s","data":[[5,7],[15,9]],"y2":true,"step":true,"color":"#999999"}]`; string(b) != want {
 		t.Errorf("slice series = %s\nwant %s", b, want)
 	}
 
 	turns := sc(result.SectionTurns, []map[string]any{{"turn": 1, "ttft_ms_p50": 20, "e2e_ms_p50": 220}, {"turn": 2, "ttft_ms_p50": 35, "e2e_ms_p50": 240}})
-	cs = turnCharts([]*result.Scenario{turns}, next)
-	if len(cs) != 1 {
-		t.Fatalf("%d turn charts, want 1", len(cs))
+	c, ok = turnChart(turns, next)
+	if !ok {
+		t.Fatal("no turn chart")
 	}
-	b, _ = json.Marshal(cs[0])
+	b, _ = json.Marshal(c)
 	if want := `{"id":"c","title":"turns: s","kind":"line","x_name":"turn","y_name":"ms (log)","categories":["1","2"],"y_log":true,"series":[{"name":"TTFT p50","data":[20,35],"color":"#1f77b4"},{"name":"E2E p50","data":[220,240],"color":"#9467bd"}]}`; string(b) != want {
 		t.Errorf("turn chart = %s\nwant %s", b, want)
 	}
@@ -117,8 +125,8 @@ func TestPhaseChartPoints(t *testing.T) {
 	for k := range 1000 {
 		long = append(long, map[string]any{"start_s": k, "end_s": k + 1, "requests_per_s": 1, "quantiles": map[string]float64{"e2e_ms.p50": 100}})
 	}
-	cs = sliceCharts([]*result.Scenario{sc(result.SectionSlices, long)}, next)
-	for _, s := range cs[0].Series {
+	c, _ = sliceChart(sc(result.SectionSlices, long), next)
+	for _, s := range c.Series {
 		if n := len(s.Data.([][2]page.Num)); n > maxSlicePoints || n < maxSlicePoints/2 {
 			t.Errorf("series %s has %d points of 1000 slices, want at most %d", s.Name, n, maxSlicePoints)
 		}
@@ -130,8 +138,11 @@ func TestPhaseChartPoints(t *testing.T) {
 		sc(result.SectionTurns, []map[string]any{{"turn": 1, "ttft_ms_p50": 20}}),
 		sc(result.SectionTurns, "not a list"),
 	} {
-		if n := len(sliceCharts([]*result.Scenario{s}, next)) + len(turnCharts([]*result.Scenario{s}, next)); n != 0 {
-			t.Errorf("%+v: %d charts, want none", s.Extra, n)
+		if _, ok := sliceChart(s, next); ok {
+			t.Errorf("%+v: a slice chart, want none", s.Extra)
+		}
+		if _, ok := turnChart(s, next); ok {
+			t.Errorf("%+v: a turn chart, want none", s.Extra)
 		}
 	}
 }

@@ -34,7 +34,9 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench"
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/sysinfo"
+	"github.com/inferbench/inferbench/result"
 )
 
 const (
@@ -272,39 +274,24 @@ func (w *workspace) compare(old, new string) (comparison, error) {
 	if c.exit != exitOK && c.exit != exitRegression {
 		return c, fmt.Errorf("compare %s %s: exit %d: %s", old, new, c.exit, tail(errOut.Bytes(), 1000))
 	}
-	var doc struct {
-		Rows []struct {
-			Metric        string   `json:"metric"`
-			Verdict       string   `json:"verdict"`
-			Old           *float64 `json:"old"`
-			New           *float64 `json:"new"`
-			Threshold     float64  `json:"threshold_pct"`
-			ThresholdRuns int      `json:"threshold_runs"`
-			Gated         bool     `json:"gated"`
-			Delta         *float64 `json:"delta_pct"`
-		} `json:"rows"`
-		Budgets int `json:"budgets_exceeded"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+	// compare's JSON is its Report, encoded (NaN as null: a delta of an old value of 0 reads 0).
+	var rep compare.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		return c, fmt.Errorf("compare %s %s: %v", old, new, err)
 	}
-	for _, r := range doc.Rows {
-		if r.Verdict == "regression" {
-			f := failure{metric: r.Metric, threshold: r.Threshold}
-			if r.Delta != nil {
-				f.delta = *r.Delta
-			}
-			c.failed = append(c.failed, f)
+	for _, r := range rep.Rows {
+		if r.Verdict == compare.Regression {
+			c.failed = append(c.failed, failure{metric: r.Metric, threshold: r.Threshold, delta: r.Delta})
 		}
-		if r.Metric == w.k.primary && r.Old != nil && r.New != nil {
-			c.primaryOld, c.primaryNew = *r.Old, *r.New
+		if r.Metric == w.k.primary {
+			c.primaryOld, c.primaryNew = r.Old, r.New
 			c.threshold, c.thresholdRuns = r.Threshold, r.ThresholdRuns
 		}
 		if r.Metric == cpuMetric && r.Gated {
 			c.cpuThreshold = r.Threshold
 		}
 	}
-	if doc.Budgets > 0 {
+	if rep.BudgetsExceeded > 0 {
 		c.failed = append(c.failed, failure{metric: "budget"})
 	}
 	return c, nil
@@ -313,31 +300,14 @@ func (w *workspace) compare(old, new string) (comparison, error) {
 // runInfo reads what a run measured: the primary metric's median, the measured iterations and
 // the scenario's status.
 func runInfo(dir, primary string) (median float64, iterations int, status string, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	r, err := result.Load(dir)
 	if err != nil {
 		return 0, 0, "", err
 	}
-	var doc struct {
-		Scenarios []struct {
-			Status     string `json:"status"`
-			Reason     string `json:"reason"`
-			Iterations struct {
-				Measured int `json:"measured"`
-			} `json:"iterations"`
-			Metrics map[string]struct {
-				Summary *struct {
-					Median float64 `json:"median"`
-				} `json:"summary"`
-			} `json:"metrics"`
-		} `json:"scenarios"`
+	if len(r.Scenarios) != 1 {
+		return 0, 0, "", fmt.Errorf("%s: %d scenarios, want 1", dir, len(r.Scenarios))
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return 0, 0, "", fmt.Errorf("%s: %w", dir, err)
-	}
-	if len(doc.Scenarios) != 1 {
-		return 0, 0, "", fmt.Errorf("%s: %d scenarios, want 1", dir, len(doc.Scenarios))
-	}
-	s := doc.Scenarios[0]
+	s := r.Scenarios[0]
 	if m, ok := s.Metrics[primary]; ok && m.Summary != nil {
 		median = m.Summary.Median
 	}
