@@ -16,36 +16,32 @@ import (
 // delta is one row of a compare page: one metric of one scenario in two runs, with its verdict.
 // deltasOf makes them from a compare.Report.
 type delta struct {
-	Benchmark string  `json:"benchmark"`
-	Scenario  string  `json:"scenario"`
-	Metric    string  `json:"metric"`
-	Unit      string  `json:"unit"`
-	Better    string  `json:"better"`
-	Base      float64 `json:"base"`
-	Head      float64 `json:"head"`
+	Benchmark string
+	Scenario  string
+	Metric    string
+	Base      float64
+	Head      float64
 	// Change is Head/Base - 1; nil when there is none (Base is 0), and NoChange says why.
-	Change   *float64 `json:"change"`
-	NoChange string   `json:"no_change,omitempty"`
+	Change   *float64
+	NoChange string
 	// Lo and Hi bound Change at 95% confidence, when known.
-	Lo *float64 `json:"lo,omitempty"`
-	Hi *float64 `json:"hi,omitempty"`
-	// P is the p-value of the test, when one was run.
-	P *float64 `json:"p,omitempty"`
+	Lo *float64
+	Hi *float64
 	// Verdict is one of compare's: regression, worse, unchanged, better, improvement,
 	// unverified, info, changed, unknown.
-	Verdict string `json:"verdict"`
+	Verdict string
 	// Gated: the metric can fail the comparison (compare.Row.Gated). Mark is compare.Row.Mark:
 	// "fail" on the rows that fail it, "untested", "info", "improvement" or "".
-	Gated bool   `json:"gated"`
-	Mark  string `json:"mark,omitempty"`
-	Note  string `json:"note,omitempty"`
+	Gated bool
+	Mark  string
+	Note  string
 }
 
 // deltasOf turns a comparison into page rows, with a line saying how verdicts were reached.
 func deltasOf(rep *compare.Report) ([]delta, string) {
 	out := make([]delta, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
-		d := delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric, Unit: r.Unit, Better: r.Better,
+		d := delta{Benchmark: r.Benchmark, Scenario: r.Scenario, Metric: r.Metric,
 			Base: r.Old, Head: r.New, Verdict: r.Verdict, Gated: r.Gated, Mark: r.Mark(), Note: strings.Join(r.Warnings, "; ")}
 		if r.ThresholdRuns > 0 {
 			d.Note = strings.TrimSuffix(fmt.Sprintf("threshold %s from %d runs; %s", pctText(r.Threshold), r.ThresholdRuns, d.Note), "; ")
@@ -68,10 +64,6 @@ func deltasOf(rep *compare.Report) ([]delta, string) {
 		}
 		if d.Lo != nil && !(isFinite(*d.Lo) && isFinite(*d.Hi)) {
 			d.Lo, d.Hi = nil, nil
-		}
-		if r.Method != "" {
-			p := r.P
-			d.P = &p
 		}
 		out = append(out, d)
 	}

@@ -14,11 +14,11 @@ import (
 // the fit explains at least MinR2 of the variance (steady growth, not noise or one step). A window
 // shorter than MinSeconds, or a half with fewer than MinPoints samples, is not judged.
 type GrowthThreshold struct {
-	MinMB       float64 `json:"min_mb" yaml:"min_mb"`
-	MinFraction float64 `json:"min_fraction" yaml:"min_fraction"`
-	MinR2       float64 `json:"min_r2" yaml:"min_r2"`
-	MinPoints   int     `json:"min_points" yaml:"min_points"`
-	MinSeconds  float64 `json:"min_seconds" yaml:"min_seconds"`
+	MinMB       float64
+	MinFraction float64
+	MinR2       float64
+	MinPoints   int
+	MinSeconds  float64
 }
 
 // DefaultGrowthThreshold flags a steady rise of 10 MB and 5% or more over the measured window, in
