@@ -3,6 +3,7 @@ package netstamp
 import (
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -15,6 +16,16 @@ type stampConn struct {
 	rc   syscall.RawConn
 	oob  []byte
 	last atomic.Int64 // Unix nanoseconds of the newest data read; 0 when unknown
+
+	// A streamed response is read one event at a time, a read per token: what a read needs is
+	// kept here, so that it allocates nothing (a closure over its results, and the syscall
+	// package's Recvmsg, allocated four times a read, 40% of a streamed request's allocations).
+	mu   sync.Mutex // one Read at a time uses what follows
+	recv func(fd uintptr) bool
+	msg  syscall.Msghdr
+	iov  syscall.Iovec
+	n    int
+	err  syscall.Errno
 }
 
 // wrap turns a TCP connection into a stampConn when the kernel accepts SO_TIMESTAMPNS.
@@ -33,21 +44,24 @@ func wrap(c net.Conn) net.Conn {
 	}); err != nil || serr != nil {
 		return c
 	}
-	return &stampConn{TCPConn: tc, rc: rc, oob: make([]byte, syscall.CmsgSpace(16)*2)}
+	sc := &stampConn{TCPConn: tc, rc: rc, oob: make([]byte, syscall.CmsgSpace(16)*2)}
+	sc.recv = sc.recvmsg
+	return sc
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n, oobn int
-	var rerr error
-	err := c.rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, c.oob, 0)
-		return rerr != syscall.EAGAIN
-	})
-	if err == nil {
-		err = rerr
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.iov.Base = &p[0]
+	c.iov.SetLen(len(p))
+	err := c.rc.Read(c.recv)
+	c.iov.Base = nil
+	n := c.n
+	if err == nil && c.err != 0 {
+		err = c.err
 	}
 	if err != nil {
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
@@ -55,8 +69,21 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	if n == 0 {
 		return 0, io.EOF
 	}
-	c.last.Store(timestampNS(c.oob[:oobn])) // 0, unknown, when this read carried none
+	c.last.Store(timestampNS(c.oob[:c.msg.Controllen])) // 0, unknown, when this read carried none
 	return n, nil
+}
+
+// recvmsg reads into c.iov once, the control messages into c.oob; it reports whether the read is
+// done (anything but EAGAIN), its results in c.n, c.err and c.msg.Controllen.
+func (c *stampConn) recvmsg(fd uintptr) bool {
+	c.msg = syscall.Msghdr{Iov: &c.iov, Iovlen: 1, Control: &c.oob[0]}
+	c.msg.SetControllen(len(c.oob))
+	r, _, e := syscall.Syscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+	c.n, c.err = int(r), e
+	if e != 0 {
+		c.n = 0
+	}
+	return e != syscall.EAGAIN
 }
 
 // Stamp returns when the kernel received the newest data read, or the zero time.

@@ -2,6 +2,7 @@ package netstamp
 
 import (
 	"context"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -108,4 +109,42 @@ func TestListenStamps(t *testing.T) {
 		return
 	}
 	t.Fatal("no kernel timestamp in 5 tries")
+}
+
+// TestReadAllocatesNothing holds a stamped read to no allocation: a streamed response is read a
+// token at a time, and the reads were 40% of a streamed request's allocations.
+func TestReadAllocatesNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		s, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		s.Write(make([]byte, 4096))
+		s.Read(make([]byte, 1)) // until the client closes
+	}()
+	c, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(Stamper); !ok {
+		t.Skip("the kernel refused SO_TIMESTAMPNS")
+	}
+	buf := make([]byte, 1)
+	if _, err := io.ReadFull(c, buf); err != nil { // the data has arrived (one loopback segment)
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := c.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a read allocated %v times; want 0", n)
+	}
 }
