@@ -2,8 +2,10 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 
 	"github.com/inferbench/inferbench/internal/capacity"
@@ -70,15 +72,20 @@ func (cc *CapacityConfig) Validate(slos map[string]float64) error {
 // requests until its verdict is known; it is a window of the scenario's figures and a row of the
 // "sweep" table, as a sweep's steps are. The result is "capacity_rps" with its lower bound
 // "capacity_lower_rps", and the search in the "capacity" section (steps, verdicts, the curve of
-// attainment against rate).
+// attainment against rate). A step the client paced (client_bound, with a delay of
+// capacity.ClientShare of the tightest limit) is not judged and runs again; when the client paces
+// it again the search stops with a capacity.ClientBoundError, its steps kept, without a capacity.
 func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	res, err := searchCapacity(ctx, s, c, sink)
 	rep, _ := sink.(Reporter)
 	if rep == nil || len(res.Steps) == 0 {
 		return err
 	}
-	rep.Value("capacity_rps", res.CapacityRPS)
-	rep.Value("capacity_lower_rps", res.LowerRPS)
+	// A search the client stopped has no answer to keep or gate on, only its steps and why.
+	if cb := (*capacity.ClientBoundError)(nil); !errors.As(err, &cb) {
+		rep.Value("capacity_rps", res.CapacityRPS)
+		rep.Value("capacity_lower_rps", res.LowerRPS)
+	}
 	rep.Value("capacity_steps", float64(len(res.Steps)))
 	rep.Extra(capacity.Section, res)
 	for _, w := range res.Warnings {
@@ -127,14 +134,34 @@ func searchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink)
 		sc.Seed = c.Seed + k // each step its own arrivals
 		offsets, nWarm := sendOffsets(sc, t.Rate())
 		base := w.base
-		_, err := w.step(fmt.Sprintf("capacity=%.4g", t.Rate()), t.Rate(), func(ss *servingSink) error {
+		name := fmt.Sprintf("capacity=%.4g", t.Rate())
+		var sent *servingSink
+		st, err := w.step(name, t.Rate(), func(ss *servingSink) error {
+			sent = ss
 			judged := &trialSubject{Subject: s, t: t, first: base + nWarm, stop: &ss.stop}
 			return dispatch(ctx, judged, sc, offsets, nWarm, ss, base)
 		})
 		w.base = base + len(offsets)
+		// A step the client paced may say little of the server: its lag delays sends (the server
+		// sees another rate) and its late reads merge and lengthen the gaps it reads.
+		if why := append(clientBound(st, true), w.lagged[name]...); len(why) > 0 {
+			t.ClientBound(strings.Join(why, ", "), clientDelay(st, sent.lags()))
+		}
 		return err
 	}
 	return capacity.Search(ctx, probe, opt)
+}
+
+// clientDelay is the largest of a step's client delays (p99, ms): schedule lag, send delay, read
+// delay and event-loop stalls; NaN when none was measured.
+func clientDelay(r stepResult, l clientLags) float64 {
+	d := math.NaN()
+	for _, v := range []float64{r.LagP99, l.send, l.read, l.stall} {
+		if !math.IsNaN(v) && !(v <= d) {
+			d = v
+		}
+	}
+	return d
 }
 
 // trialSubject passes a capacity step's measured calls to its trial as they end, and stops the

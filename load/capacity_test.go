@@ -2,11 +2,14 @@ package load
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
 )
 
 // TestCapacityStepsStopWhenDecided: a step whose verdict is known sends no more: each of these
@@ -71,5 +74,53 @@ func TestCapacityValidate(t *testing.T) {
 	}
 	if err := driveCapacity(context.Background(), &streamer{}, c, newRecorder()); err == nil || !strings.Contains(err.Error(), "at least one SLO") {
 		t.Errorf("a search without SLOs: error %v", err)
+	}
+}
+
+// slowSubject is a client that sends each request late: it waits before its subject's Do, which
+// stamps the start.
+type slowSubject struct {
+	*streamer
+	late time.Duration
+}
+
+func (s *slowSubject) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	time.Sleep(s.late)
+	return s.streamer.Do(ctx, r)
+}
+
+// TestCapacityClientBoundStops: a client that sends every request at least 5 ms late (its
+// schedule lag, an eighth of the 40 ms limit) paces every step: the search runs the first rate twice,
+// takes no verdict from either, and stops with an error naming the rate, the lag and a hint;
+// run.json's capacity section keeps the steps, each marked client_bound, and the stop in its
+// warnings, and there is no capacity_rps to keep or gate on. Read as the server's, the steps
+// passed (the requests meet the limit once sent) at rates the server never saw.
+func TestCapacityClientBoundStops(t *testing.T) {
+	s := &slowSubject{streamer: &streamer{tokens: 2}, late: 5 * time.Millisecond}
+	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 40}, Seed: 1,
+		Capacity: &CapacityConfig{Start: 100, MinRequests: 40, MaxRequests: 160, WarmupRequests: 5, MaxSteps: 4}}
+	rec := newRecorder()
+	err := driveCapacity(context.Background(), s, c, rec)
+	var cb *capacity.ClientBoundError
+	if !errors.As(err, &cb) || cb.Rate != 100 || !strings.Contains(err.Error(), "schedule lag p99") || !strings.Contains(err.Error(), "quieter machine") {
+		t.Fatalf("error %v, want the search stopped at 100 req/s, naming the schedule lag, with a hint", err)
+	}
+	res, ok := rec.extra[capacity.Section].(capacity.Result)
+	if !ok || len(res.Steps) != 2 {
+		t.Fatalf("capacity section %+v, want the two steps at 100 req/s", rec.extra[capacity.Section])
+	}
+	for _, st := range res.Steps {
+		if st.Rate != 100 || st.Verdict != capacity.Unknown || !strings.Contains(st.ClientBound, "schedule lag p99") {
+			t.Errorf("step %+v, want not yet known and client_bound", st)
+		}
+	}
+	if _, ok := rec.values["capacity_rps"]; ok {
+		t.Errorf("values %v: a search the client stopped kept a capacity", rec.values)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "client_bound twice") {
+		t.Errorf("the section's warnings %q do not say why the search stopped", res.Warnings)
+	}
+	if b, _ := rec.extra[result.SectionClientBound].(bool); !b {
+		t.Error("the scenario is not marked client_bound")
 	}
 }

@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,6 +73,7 @@ type Row struct {
 	NoBound                 int     // searches whose lower bound is 0 (no step passed)
 	Requests                int64   // requests sent, live
 	ClientBound             int     // live searches the load driver warned were client_bound
+	Stopped                 int     // of them, those the search stopped (capacity.ClientBoundError; not in the figures)
 	TimedOut                int     // searches that ran past --search-timeout (not in the figures)
 	CPU                     float64 // seconds of this process's CPU over the configuration's searches
 }
@@ -139,16 +141,16 @@ func run(ctx context.Context, w io.Writer, n int, only string, live bool, scale 
 	fmt.Fprintf(w, "loadavg at end:   %s", load1)
 	fmt.Fprintf(w, "total wall time: %s\n\n", time.Since(began).Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| config\t scale\t true rps\t searches\t lower ≤ true\t lower 0\t (true-lower)/true mean\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t requests/search\t CPU ms/request\t client_bound\t timed out\t")
+	fmt.Fprintln(tw, "| config\t scale\t true rps\t searches\t lower ≤ true\t lower 0\t (true-lower)/true mean\t |err| mean\t |err| max\t within 5%\t steps mean\t steps max\t sent s mean\t sent s max\t wall s mean\t wall s max\t requests/search\t CPU ms/request\t client_bound\t stopped client_bound\t timed out\t")
 	for _, r := range rows {
 		perReq, cpuPer := "-", "-"
 		if r.Requests > 0 {
 			perReq = fmt.Sprintf("%.0f", float64(r.Requests)/float64(max(r.N, 1)))
 			cpuPer = fmt.Sprintf("%.2f", 1e3*r.CPU/float64(r.Requests))
 		}
-		fmt.Fprintf(tw, "| %s\t %g\t %.1f\t %d\t %d (%.0f%%)\t %d\t %.1f%%\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t %s\t %s\t %d\t %d\t\n",
+		fmt.Fprintf(tw, "| %s\t %g\t %.1f\t %d\t %d (%.0f%%)\t %d\t %.1f%%\t %.1f%%\t %.1f%%\t %d\t %.1f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t %s\t %s\t %d\t %d\t %d\t\n",
 			r.Config, r.Scale, r.Truth, r.N, r.Covered, 100*float64(r.Covered)/float64(max(r.N, 1)), r.NoBound, 100*r.MeanLowerGap, 100*r.MeanErr, 100*r.MaxErr, r.Within5,
-			r.MeanSteps, r.MaxSteps, r.MeanVirtual, r.MaxVirtual, r.MeanWall, r.MaxWall, perReq, cpuPer, r.ClientBound, r.TimedOut)
+			r.MeanSteps, r.MaxSteps, r.MeanVirtual, r.MaxVirtual, r.MeanWall, r.MaxWall, perReq, cpuPer, r.ClientBound, r.Stopped, r.TimedOut)
 	}
 	tw.Flush()
 	return nil
@@ -220,6 +222,14 @@ func coverage(ctx context.Context, c Config, n int, live bool, parallel int) (Ro
 				row.Requests += sent
 				if bound {
 					row.ClientBound++
+				}
+				if cb := (*capacity.ClientBoundError)(nil); errors.As(err, &cb) && ctx.Err() == nil {
+					row.Stopped++
+					if os.Getenv("CAPACITY_COVERAGE_VERBOSE") != "" {
+						fmt.Fprintf(os.Stderr, "%s #%d: stopped: %v:%s\n", c.Name, i, err, stepsLine(res))
+					}
+					mu.Unlock()
+					continue
 				}
 				if err != nil || ctx.Err() != nil {
 					if first == nil {

@@ -2,6 +2,7 @@ package capacity_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -251,5 +252,95 @@ func TestNotYetKnownIsNotPassed(t *testing.T) {
 	w := strings.Join(res.Warnings, "\n")
 	if strings.Contains(w, "every step passed") || !strings.Contains(w, "not yet known") || !strings.Contains(w, "none passed") {
 		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// slowClient runs each step on model m in simulated time, as m.Prober does, through a client
+// that lags at most times steps (0: every one): it adds ms to each request's times, as a
+// client's late sends and reads do, and says so (Trial.ClientBound), as the load driver does when
+// it marks a step client_bound.
+func slowClient(m mockserver.Capacity, seed uint64, ms float64, times int) capacity.Prober {
+	step, lagged := uint64(0), 0
+	return func(ctx context.Context, t *capacity.Trial) error {
+		step++
+		lag := 0.0
+		if times == 0 || lagged < times {
+			lagged++
+			lag = ms
+			t.ClientBound(fmt.Sprintf("schedule lag p99 %.2f ms exceeds 1ms", ms), ms)
+		}
+		warm := t.Warmup()
+		arr := mockserver.Poisson(t.Rate(), warm+t.Max(), 32, seed*1000+step)
+		tms := m.Simulate(arr)
+		for i := warm; i < len(arr); i++ {
+			me := tms[i].Measures(32)
+			me.TTFT += lag
+			me.E2E += lag
+			me.TTFTSched, me.E2ESched = me.TTFT, me.E2E
+			if t.Observe(i-warm, me) {
+				break
+			}
+		}
+		return ctx.Err()
+	}
+}
+
+// TestClientBoundStepIsNotJudged: a step the client paced is not read as the server's. The
+// model's capacity is 51.5 req/s and the search starts at 46.3: a client lagging 30 ms there
+// turns that step (and any below the truth) into a fail, and a search reading it so ends far
+// below the truth. Such a step is not yet known, the same rate runs again (a burst of other work
+// passes), and the search ends as without the lag; a client that lags again stops the search with
+// an error naming the rate and the lag; a lag well inside the limits is left to the warnings.
+func TestClientBoundStepIsNotJudged(t *testing.T) {
+	const truth = 51.52
+	m := mockserver.Capacity{Slots: 8, PrefillMs: 4, TokenMs: 1, BatchSlowdown: 0.05}
+	obj, err := capacity.Objectives(map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := capacity.Options{Objectives: obj, Start: m.Saturation(32) / 2}
+	const seed = 1003
+
+	// Once: the step again at the same rate, and the answer of a search without the lag.
+	clean, err := capacity.Search(context.Background(), slowClient(m, seed, 0, 0), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := capacity.Search(context.Background(), slowClient(m, seed, 30, 1), opt)
+	if err != nil {
+		t.Fatalf("a client lagging at one step: %v", err)
+	}
+	if len(res.Steps) < 2 || res.Steps[0].ClientBound == "" || res.Steps[0].Verdict != capacity.Unknown || res.Steps[1].Rate != res.Steps[0].Rate || res.Steps[1].ClientBound != "" {
+		t.Fatalf("steps %+v: want the first client_bound, not yet known, and run again at its rate", res.Steps)
+	}
+	if math.Abs(res.CapacityRPS-truth)/truth > 0.05 || res.LowerRPS > truth || res.LowerRPS == 0 {
+		t.Errorf("capacity %.2f (lower %.2f) with one client_bound step; without it %.2f (lower %.2f); truth %.2f",
+			res.CapacityRPS, res.LowerRPS, clean.CapacityRPS, clean.LowerRPS, truth)
+	}
+
+	// Always: the search stops, naming the rate and the lag, and keeps no fail.
+	res, err = capacity.Search(context.Background(), slowClient(m, seed, 30, 0), opt)
+	var cb *capacity.ClientBoundError
+	if !errors.As(err, &cb) || cb.Rate != opt.Start || !strings.Contains(err.Error(), "30.00 ms") || !strings.Contains(err.Error(), "quieter machine") {
+		t.Fatalf("a client lagging at every step: error %v, want a ClientBoundError at %.4g req/s naming the 30 ms lag and a hint", err, opt.Start)
+	}
+	if len(res.Steps) != 2 || res.LowerRPS != 0 || res.CapacityRPS != 0 || len(res.Warnings) == 0 || !strings.Contains(res.Warnings[len(res.Warnings)-1], "client_bound twice") {
+		t.Errorf("result %+v: want two steps not judged, no bound, and the stop in its warnings", res)
+	}
+	for _, st := range res.Steps {
+		if st.Verdict != capacity.Unknown || st.ClientBound == "" {
+			t.Errorf("step %+v: want not yet known, client_bound", st)
+		}
+	}
+
+	// A lag of 0.5 ms against limits of 20 and 80 ms moves no verdict: the search goes on.
+	res, err = capacity.Search(context.Background(), slowClient(m, seed, 0.5, 0), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range res.Steps {
+		if st.ClientBound != "" {
+			t.Errorf("step %+v: a 0.5 ms lag marked client_bound", st)
+		}
 	}
 }

@@ -101,6 +101,24 @@ type Step struct {
 	Verdict   Verdict    `json:"verdict"`
 	Estimates []Estimate `json:"objectives"` // by objective, as Result.Objectives
 	Seconds   float64    `json:"seconds"`    // the step's wall time
+	// ClientBound says why the client, not the server, may have set the step's figures (its
+	// delays: schedule lag, late reads, its CPU); the step's verdict is then not yet known, and
+	// neither the bracket, the bound nor the estimate reads it.
+	ClientBound string `json:"client_bound,omitempty"`
+}
+
+// ClientBoundError ends a search whose step at Rate was client_bound twice running: its figures
+// were the client's own delays (Why), which a search reading them as the server's would turn into
+// a fail and a capacity too low.
+type ClientBoundError struct {
+	Rate float64
+	Why  string
+}
+
+func (e *ClientBoundError) Error() string {
+	return fmt.Sprintf("capacity: the step at %.4g req/s was client_bound twice running (%s): its figures are the client's delays, not the server's, "+
+		"so the search stopped rather than judge the server by them; give the client room: fewer benchmarks or searches at once, a quieter machine (nice the others), "+
+		"or the load from a client machine of its own", e.Rate, e.Why)
 }
 
 // Point is one point of the attainment curve: the isotonic fit of one objective at a rate.
@@ -168,7 +186,7 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	hint := func(rate float64) float64 {
 		near, l := math.Inf(1), 1.0
 		for _, t := range trials {
-			if t.verdict == Unknown && t.judged < t.max {
+			if t.verdict == Unknown && t.judged < t.max || t.bound != "" {
 				continue
 			}
 			if t.rate > rate && t.rate < near {
@@ -186,7 +204,7 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		began := time.Now()
 		err = p(ctx, t)
 		t.finish()
-		st := Step{Rate: rate, Requests: t.judged, Looks: t.looks, Verdict: t.verdict, Estimates: t.est, Seconds: time.Since(began).Seconds()}
+		st := Step{Rate: rate, Requests: t.judged, Looks: t.looks, Verdict: t.verdict, Estimates: t.est, Seconds: time.Since(began).Seconds(), ClientBound: t.bound}
 		if t.looks > 0 {
 			res.Steps = append(res.Steps, st)
 			trials = append(trials, t)
@@ -202,6 +220,21 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 			bound = max(bound, rate)
 		}
 		return st, true
+	}
+	// probe runs a step at rate, and runs it again when the client bound it (a passing burst of
+	// other work on the machine); a second client_bound step ends the search.
+	probe := func(rate float64) (Step, bool) {
+		st, ok := step(rate)
+		if ok && st.ClientBound != "" && len(res.Steps) < o.MaxSteps {
+			st, ok = step(rate)
+		}
+		if ok && st.ClientBound != "" {
+			cb := &ClientBoundError{Rate: rate, Why: st.ClientBound}
+			err = cb
+			res.Warnings = append(res.Warnings, cb.Error())
+			return st, false
+		}
+		return st, ok
 	}
 	// rejudge judges every pass again with the clusters of misses of the step nearest above it:
 	// a pass is judged with the clusters seen up to its step, and one taken before the search had
@@ -226,6 +259,7 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		lo, hi = 0, math.Inf(1)
 		for i, s := range res.Steps {
 			switch {
+			case s.ClientBound != "":
 			case s.Verdict == Pass:
 				lo = max(lo, s.Rate)
 			case s.Verdict == Unknown && trials[i].judged < o.Max:
@@ -237,7 +271,7 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		}
 	}
 	for len(res.Steps) < o.MaxSteps {
-		if _, ok := step(rate); !ok {
+		if _, ok := probe(rate); !ok {
 			break
 		}
 		bracket()
@@ -260,7 +294,7 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	if converged && err == nil {
 		res.finish(bound, hi)
 		for gap := 0.05; len(res.Steps) < o.MaxSteps && bound < (1-gap)*res.CapacityRPS && gap < 0.9; gap *= 2 {
-			st, ok := step((1 - gap) * res.CapacityRPS)
+			st, ok := probe((1 - gap) * res.CapacityRPS)
 			if !ok || st.Verdict == Pass {
 				break
 			}
@@ -313,7 +347,12 @@ func (r *Result) finish(lo, hi float64) {
 	if !math.IsInf(hi, 1) {
 		r.UpperRPS = hi
 	}
-	steps := append([]Step(nil), r.Steps...)
+	var steps []Step
+	for _, s := range r.Steps {
+		if s.ClientBound == "" { // the client's figures, not the server's
+			steps = append(steps, s)
+		}
+	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Rate < steps[j].Rate })
 	est := math.Inf(1)
 	r.Curve = make([][]Point, len(r.Objectives))

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"fmt"
 	"math"
 	"sync"
 )
@@ -18,6 +19,7 @@ type Trial struct {
 	cluster    float64 // the longest clusters of misses the search has seen (estimate)
 	cluster0   float64 // cluster as the step ended
 	passed     bool    // the step ended in a pass
+	bound      string  // why the client may have set the step's figures (ClientBound); "" when not
 
 	mu      sync.Mutex
 	met     [][]bool  // by objective, by request index (arrival order)
@@ -81,6 +83,35 @@ func (t *Trial) Observe(i int, m Measures) (decided bool) {
 	}
 	return t.done
 }
+
+// ClientBound says that the client may have paced the step: why says which of its own delays
+// (its schedule lag, its late reads, its CPU), ms the largest of them in milliseconds (NaN when
+// not measured). A delay of at least ClientShare of the objectives' tightest limit moves requests
+// across it: the search then takes no verdict from the step, runs the rate again, and stops with a
+// ClientBoundError when the client paces it again. A smaller one is left to the load driver's
+// client_bound warning.
+func (t *Trial) ClientBound(why string, ms float64) {
+	tight := math.Inf(1)
+	for _, o := range t.objectives {
+		for _, l := range o.Limits {
+			tight = min(tight, l.Ms)
+		}
+	}
+	if ms < ClientShare*tight {
+		return
+	}
+	delay := "not measured"
+	if !math.IsNaN(ms) {
+		delay = fmt.Sprintf("%.2f ms", ms)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.bound = fmt.Sprintf("%s; the client's delay %s against a tightest limit of %.4g ms", why, delay, tight)
+}
+
+// ClientShare is the share of the tightest limit that the client's own delay may reach before a
+// step is the client's rather than the server's: requests that far below the limit cross it.
+const ClientShare = 0.1
 
 // Decided reports whether the step has a verdict (or has run out of requests).
 func (t *Trial) Decided() bool {
@@ -190,5 +221,8 @@ func (t *Trial) finish() {
 		t.judge(t.prefix)
 	}
 	t.done = true
+	if t.bound != "" {
+		t.verdict = Unknown
+	}
 	t.passed, t.cluster0 = t.verdict == Pass, t.cluster
 }

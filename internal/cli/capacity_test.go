@@ -23,7 +23,7 @@ func TestCapacityCommand(t *testing.T) {
 	url := startMock(t, mockserver.Config{Capacity: model, OutputTokens: workload.Fixed(8)})
 	dir := t.TempDir()
 	code, out, errOut := runCLI(t, dir, nil, "capacity", "--openai", url, "--model", "mock", "--output-tokens", "8",
-		"--slo", "ttft_ms.p90=30", "--start-rate", "100", "--min-requests", "60", "--max-requests", "120",
+		"--slo", "ttft_ms.p90=60", "--start-rate", "100", "--min-requests", "60", "--max-requests", "120",
 		"--warmup-requests", "10", "--max-steps", "4", "--format", "json", "--store", filepath.Join(dir, "h.db"))
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
