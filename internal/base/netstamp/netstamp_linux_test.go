@@ -2,8 +2,10 @@ package netstamp
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 )
@@ -146,5 +148,49 @@ func TestReadAllocatesNothing(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("a read allocated %v times; want 0", n)
+	}
+}
+
+// TestWriteWhole: a stamped connection's writes, raw system calls on a non-blocking socket, write
+// all they are given, waiting for room as the peer reads (8 MB: many times a socket's buffer), and
+// keep the connection's write deadline.
+func TestWriteWhole(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan int64, 1)
+	go func() {
+		s, err := ln.Accept()
+		if err != nil {
+			got <- -1
+			return
+		}
+		defer s.Close()
+		n, _ := io.Copy(io.Discard, s)
+		got <- n
+	}()
+	c, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.(Stamper); !ok {
+		c.Close()
+		t.Skip("the kernel refused SO_TIMESTAMPNS")
+	}
+	const size = 8 << 20
+	if n, err := c.Write(make([]byte, size)); n != size || err != nil {
+		t.Fatalf("wrote %d of %d: %v", n, size, err)
+	}
+	if err := c.SetWriteDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("late")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a write past its deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	c.Close()
+	if n := <-got; n != size {
+		t.Errorf("the peer read %d bytes of %d", n, size)
 	}
 }

@@ -3,6 +3,9 @@ package precise
 import (
 	"context"
 	"errors"
+	"runtime"
+	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 )
@@ -39,5 +42,37 @@ func TestUntilReusesTimer(t *testing.T) {
 		if now := time.Now(); now.Before(due) {
 			t.Errorf("wait %d ended %v early", i, due.Sub(now))
 		}
+	}
+}
+
+// TestFineWaitsOutsideSystemCalls: goroutines in Fine wait parked, not in a system call each. A
+// goroutine blocked in a system call holds a thread, and the runtime's monitor, finding one to
+// take its processor from, polls every 20 µs: at a wait every half millisecond (an open loop's
+// sends, the mockserver's iterations) that was an eighth of a streamed request's CPU.
+func TestFineWaitsOutsideSystemCalls(t *testing.T) {
+	const waiters = 16
+	sample := []metrics.Sample{{Name: "/sched/goroutines/not-in-go:goroutines"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() == metrics.KindBad {
+		t.Skip("the runtime has no /sched/goroutines/not-in-go metric")
+	}
+	var started, done sync.WaitGroup
+	started.Add(waiters)
+	for range waiters {
+		done.Go(func() {
+			started.Done()
+			Fine(200 * time.Millisecond)
+		})
+	}
+	started.Wait()
+	most := uint64(0)
+	for range 20 {
+		runtime.Gosched()
+		metrics.Read(sample)
+		most = max(most, sample[0].Value.Uint64())
+	}
+	done.Wait()
+	if most >= waiters/2 {
+		t.Errorf("%d goroutines in system calls while %d waited in Fine: they sleep in the kernel", most, waiters)
 	}
 }
