@@ -145,21 +145,43 @@ func searchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink)
 		// A step the client paced may say little of the server: its lag delays sends (the server
 		// sees another rate) and its late reads merge and lengthen the gaps it reads.
 		if why := append(clientBound(st, true), w.lagged[name]...); len(why) > 0 {
-			t.ClientBound(strings.Join(why, ", "), clientDelay(st, sent.lags()))
+			t.ClientBound(strings.Join(why, ", "), clientDelay(st, sent, obj))
 		}
 		return err
 	}
 	return capacity.Search(ctx, probe, opt)
 }
 
-// clientDelay is the largest of a step's client delays (p99, ms): schedule lag, send delay, read
-// delay and event-loop stalls; NaN when none was measured.
-func clientDelay(r stepResult, l clientLags) float64 {
+// clientDelay is the largest of a step's client delays (p99, ms) that can move a figure its
+// objectives judge: the schedule lag and the send delay always (the server sees another arrival
+// process, and the _sched figures include them), as the event loop's stalls where arrivals are
+// read times (no kernel stamps); the read delay, with kernel stamps, only where late reads merged
+// events that an objective times apart: first tokens (ttft_ms, ttft_sched_ms, tpot_ms) or gaps
+// (itl_ms). NaN when none was measured.
+func clientDelay(r stepResult, ss *servingSink, obj []capacity.Objective) float64 {
+	l := ss.lags()
+	judged := map[string]bool{}
+	for _, o := range obj {
+		for _, lim := range o.Limits {
+			judged[lim.Metric] = true
+		}
+	}
 	d := math.NaN()
-	for _, v := range []float64{r.LagP99, l.send, l.read, l.stall} {
+	take := func(v float64) {
 		if !math.IsNaN(v) && !(v <= d) {
 			d = v
 		}
+	}
+	take(r.LagP99)
+	take(l.send)
+	if math.IsNaN(l.read) {
+		take(l.stall)
+		return d
+	}
+	first, gaps, _ := ss.coalesced().Merged()
+	if first > figures.CoalescedWarning && (judged["ttft_ms"] || judged["ttft_sched_ms"] || judged["tpot_ms"]) ||
+		gaps > figures.CoalescedWarning && judged["itl_ms"] {
+		take(l.read)
 	}
 	return d
 }

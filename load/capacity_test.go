@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/capacity"
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -122,5 +123,44 @@ func TestCapacityClientBoundStops(t *testing.T) {
 	}
 	if b, _ := rec.extra[result.SectionClientBound].(bool); !b {
 		t.Error("the scenario is not marked client_bound")
+	}
+}
+
+// mergingReader is a client whose late reads (6 ms, its read_delay_ms) take its last two tokens in
+// one read: its gaps read as zero, its first tokens apart.
+type mergingReader struct{ streamer }
+
+func (m *mergingReader) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	o := subject.Observation{Scheduled: r.Scheduled, Start: time.Now()}
+	time.Sleep(time.Millisecond)
+	first := time.Now()
+	time.Sleep(time.Millisecond)
+	last := time.Now()
+	o.Tokens = []subject.TokenEvent{{At: first, Tokens: 1}, {At: last, Tokens: 1}, {At: last, Tokens: 1}}
+	o.FirstToken, o.End, o.OutputTokens = first, last, 3
+	o.Values = map[string]float64{figures.ValueReadDelay: 6}
+	return o, nil
+}
+
+// TestCapacityClientDelayByObjective: a client's delay stops a search only where it can move what
+// the search judges. Late reads that merge gaps (6 ms, above a tenth of the 40 ms limits) move
+// itl_ms, not the time to first token: a search on ttft_ms goes on (the scenario still warns
+// client_bound), one on itl_ms stops.
+func TestCapacityClientDelayByObjective(t *testing.T) {
+	for _, tc := range []struct {
+		slo   string
+		stops bool
+	}{{"ttft_ms.p90", false}, {"itl_ms.p90", true}} {
+		c := Config{Mode: ModeCapacity, SLO: map[string]float64{tc.slo: 40}, Seed: 1,
+			Capacity: &CapacityConfig{Start: 400, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
+		rec := newRecorder()
+		err := driveCapacity(context.Background(), &mergingReader{}, c, rec)
+		var cb *capacity.ClientBoundError
+		if stopped := errors.As(err, &cb); stopped != tc.stops {
+			t.Errorf("%s: error %v; want the search stopped %v", tc.slo, err, tc.stops)
+		}
+		if b, _ := rec.extra[result.SectionClientBound].(bool); !b {
+			t.Errorf("%s: the scenario is not marked client_bound (warnings %q)", tc.slo, rec.warnings)
+		}
 	}
 }
