@@ -3,14 +3,18 @@ small torch model through the worker's own profile pass (inferbench_worker.profi
 line of stdin: {"kind": "python"|"torch", "inject": INDEX or -1, "by": 0.1, "dir": DIR, "n": N}
 ("by": how much costlier the injected function or operator is). With "measure": "instructions"
 a python job counts one call's bytecode instructions per function instead, as a counted worker
-does (inferbench_worker.bytecode, after one call uncounted). It answers
-each job with one line {"files": [...]} (or {"error": ...}) on stdout."""
+does (inferbench_worker.bytecode, after one call uncounted), and a torch job counts each operator's
+instructions in 3 calls, as a counted worker's operator pass does (inferbench_worker.operators,
+operators.json): the driver then runs under callgrind, started uninstrumented as a counted
+worker is, and the model's shapes are an eighth of the timed ones in each dimension (under
+callgrind an operator of the timed shapes takes a third of a second). It answers each job with
+one line {"files": [...]} (or {"error": ...}) on stdout."""
 
 import json
 import os
 import sys
 
-from inferbench_worker import bytecode, profiling
+from inferbench_worker import bytecode, operators, profiling
 
 # The synthetic Python program: twenty functions of the same cost, each a loop of its own (its
 # own time, not a shared helper's), called once per call of the benchmark.
@@ -45,19 +49,20 @@ class Adapter:
             call()
 
 
-def torch_model():
+def torch_model(scale=1):
     """torch_model returns twelve operators without children in the profile, each keyed by its
     name and input shapes (three matrix products of different shapes are three entries), each
-    run REPS times per call."""
+    run REPS times per call; scale divides every dimension."""
     import torch
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
     # Shapes large enough that an operator takes about a millisecond: the profiler's cost is
     # per event, and a chunk of microsecond operators would be hundreds of thousands of them.
-    x = torch.randn(256, 512)
-    w1, w2, w3 = torch.randn(512, 512), torch.randn(512, 1024), torch.randn(512, 256)
-    y = torch.randn(512, 1024)
+    d = lambda n: n // scale
+    x = torch.randn(d(256), d(512))
+    w1, w2, w3 = torch.randn(d(512), d(512)), torch.randn(d(512), d(1024)), torch.randn(d(512), d(256))
+    y = torch.randn(d(512), d(1024))
     ops = [
         lambda: torch.mm(x, w1),
         lambda: torch.mm(x, w2),
@@ -77,9 +82,13 @@ def torch_model():
 
 REPS = 10
 
+# COUNTED_SCALE divides the torch model's dimensions in instruction mode.
+COUNTED_SCALE = 8
+
 
 def main():
     ops = None
+    counter = None  # callgrind's client requests, for the torch model in instruction mode
     for line in sys.stdin:
         job = json.loads(line)
         try:
@@ -95,8 +104,9 @@ def main():
                 else:
                     files = profiling.time_profile(adapter, "pyfunc", job["n"], job["dir"])
             else:
+                counted = job.get("measure") == "instructions"
                 if ops is None:
-                    ops = torch_model()
+                    ops = torch_model(COUNTED_SCALE if counted else 1)
                 import torch
 
                 # +10% of an operator: 11 runs of it in a call instead of 10
@@ -109,7 +119,16 @@ def main():
                             for _ in range(r):
                                 op()
 
-                files = profiling.time_profile(Adapter(call), "torch_vision", job["n"], job["dir"])
+                if counted:
+                    if counter is None:
+                        from inferbench_worker import callgrind
+
+                        counter = callgrind.Counter()
+                        operators.prepare(call)  # before instrumentation, as the worker does
+                        counter.instrument()
+                    files = [operators.profile(call, counter, job["dir"])]
+                else:
+                    files = profiling.time_profile(Adapter(call), "torch_vision", job["n"], job["dir"])
             print(json.dumps({"files": files}), flush=True)
         except Exception as e:  # the Go side reports it with the job
             print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}), flush=True)

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/callgrind"
 	"github.com/inferbench/inferbench/internal/base/sysinfo"
 	"github.com/inferbench/inferbench/internal/explain"
 	command "github.com/inferbench/inferbench/internal/kind/exec"
@@ -143,10 +144,13 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 			}
 			prof = commandCounted
 		case "python", "torch":
+			start := startDriver
 			if measure == "instructions" && src == "torch" {
-				return fmt.Errorf("source torch: -measure instructions counts Go and Python functions; the torch model is not calibrated in instruction mode (docs/explain.md says why)")
+				// One driver under callgrind for every profile: a fresh one would import torch
+				// under valgrind for each (30 s to minutes).
+				start = func(python, root string) (*driver, error) { return startCountedDriver(python, root, tmp) }
 			}
-			d, err := startDriver(python, root)
+			d, err := start(python, root)
 			if err != nil {
 				return err
 			}
@@ -235,9 +239,12 @@ func injected(src string, i int) func(string) bool {
 		return func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("f%02d (", i)) }
 	}
 	// The torch model's operators (driver.py): three matrix products of different shapes, then
-	// one operator each.
+	// one operator each. In instruction mode every dimension is an eighth.
 	ops := []string{"aten::mm [256×512, 512×512]", "aten::mm [256×512, 512×1024]", "aten::mm [256×512, 512×256]",
 		"aten::tanh", "aten::sigmoid", "aten::exp", "aten::mul", "aten::add", "aten::sin", "aten::cos", "aten::abs", "aten::neg"}
+	if measure == "instructions" {
+		ops[0], ops[1], ops[2] = "aten::mm [32×64, 64×64]", "aten::mm [32×64, 64×128]", "aten::mm [32×64, 64×32]"
+	}
 	return func(n string) bool { return strings.HasPrefix(n, ops[i]) || n == ops[i] }
 }
 
@@ -372,8 +379,30 @@ type driver struct {
 }
 
 func startDriver(python, root string) (*driver, error) {
-	cmd := exec.Command(python, filepath.Join(root, "cmd", "calibrate-explain", "driver.py"))
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "internal", "workers", "python"), "OMP_NUM_THREADS=1")
+	return runDriver(exec.Command(python, filepath.Join(root, "cmd", "calibrate-explain", "driver.py")), nil)
+}
+
+// startCountedDriver starts driver.py under callgrind as a counted worker runs (started
+// uninstrumented, collecting on every thread; callgrind's files in dir), for the torch model's
+// operator counts (inferbench_worker/operators.py).
+func startCountedDriver(python, root, dir string) (*driver, error) {
+	vg, err := callgrind.Find()
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dir, "callgrind.out")
+	argv := vg.Args(callgrind.Options{Out: out, AtStart: true, Late: true}, python, filepath.Join(root, "cmd", "calibrate-explain", "driver.py"))
+	env := callgrind.Environ(os.Environ())
+	return runDriver(exec.Command(argv[0], argv[1:]...), append(env, "INFERBENCH_WORKER_CALLGRIND_OUT="+out))
+}
+
+func runDriver(cmd *exec.Cmd, env []string) (*driver, error) {
+	python := cmd.Args[0]
+	if env == nil {
+		env = os.Environ()
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(cmd.Args[len(cmd.Args)-1])))
+	cmd.Env = append(env, "PYTHONPATH="+filepath.Join(root, "internal", "workers", "python"), "OMP_NUM_THREADS=1")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

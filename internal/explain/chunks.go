@@ -42,6 +42,34 @@ type ChunkEdge struct {
 	Incl   float64 `json:"incl"`
 }
 
+// ChunksFile is a JSON of several chunks of one source: the worker's operators.json, each chunk
+// one call with every torch operator counted apart (docs/worker-protocol.md). The chunks take
+// Source, Unit and Exact from it.
+type ChunksFile struct {
+	Source string      `json:"source"` // "operators"
+	Unit   string      `json:"unit"`   // "Ir"
+	Exact  bool        `json:"exact,omitempty"`
+	Chunks []ChunkFile `json:"chunks"`
+}
+
+// addChunksJSON reads a ChunksFile into p.
+func (p *Profile) addChunksJSON(r io.Reader) error {
+	var f ChunksFile
+	if err := json.NewDecoder(r).Decode(&f); err != nil {
+		return fmt.Errorf("decode profile chunks: %w", err)
+	}
+	if len(f.Chunks) == 0 {
+		return fmt.Errorf("no chunks: want the counted calls' chunks (%w)", ErrNoProfile)
+	}
+	for i, cf := range f.Chunks {
+		cf.Source, cf.Unit, cf.Exact = f.Source, f.Unit, f.Exact
+		if err := p.addChunk(cf); err != nil {
+			return fmt.Errorf("chunk %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
 // addChunkJSON reads one ChunkFile into p.
 func (p *Profile) addChunkJSON(r io.Reader) error {
 	var cf ChunkFile
@@ -49,6 +77,11 @@ func (p *Profile) addChunkJSON(r io.Reader) error {
 	if err := dec.Decode(&cf); err != nil {
 		return fmt.Errorf("decode profile chunk: %w", err)
 	}
+	return p.addChunk(cf)
+}
+
+// addChunk adds one chunk to p.
+func (p *Profile) addChunk(cf ChunkFile) error {
 	if cf.Calls <= 0 {
 		return fmt.Errorf(`"calls" is %v: want the chunk's calls of the subject (a positive number)`, cf.Calls)
 	}

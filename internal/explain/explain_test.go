@@ -511,3 +511,49 @@ func TestFoldCycle(t *testing.T) {
 		t.Errorf("stacks %v: main's call of eval folds into %v, want at most twice its 1000", stacks, cycle)
 	}
 }
+
+// testdata/operators/{old,new}/operators.json are a counted worker's per-operator counts of a
+// small torch model (gen.py there, under callgrind), aten::tanh run once more a call in new: the
+// operators are read before the bytecode and callgrind files a counted worker also keeps, three
+// chunks each, and the one operator is named with its shapes and all of the change.
+func TestOperators(t *testing.T) {
+	old, err := Load("testdata/operators/old", []string{"callgrind.out", "bytecode.json", "operators.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := Load("testdata/operators/new", []string{"operators.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Source != SourceOperators || old.Unit != "Ir" || !old.Exact || len(old.Chunks) != 3 || len(old.Files) != 1 || old.Files[0] != "operators.json" {
+		t.Fatalf("old profile: source %q unit %q exact %v, %d chunks, files %v: want operators.json's three chunks of exact counts", old.Source, old.Unit, old.Exact, len(old.Chunks), old.Files)
+	}
+	x, err := Diff(old, nw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Named) != 1 || x.Named[0].Name != "aten::tanh [8×16]" || x.Named[0].Share < 0.8 || x.Named[0].OldCount != 3 || x.Named[0].NewCount != 4 {
+		t.Fatalf("named %+v: want only aten::tanh [8×16], 3 → 4 calls, with at least 80%% of the change", x.Named)
+	}
+	s := Scenario{Metric: "instructions", DeltaPct: 12, Explanation: x}
+	if h := s.Headline(); !strings.Contains(h, "`aten::tanh` [8×16] +1") {
+		t.Errorf("headline %q: want the operator with its shapes", h)
+	}
+	if y, err := Diff(old, old, Options{}); err != nil || len(y.Named) != 0 {
+		t.Errorf("the same counts named %+v (%v)", y.Named, err)
+	}
+}
+
+// A run kept before operators.json, against one that keeps it: the two compare on what both
+// kept, bytecode.json.
+func TestOperatorsAgainstBytecodeOnly(t *testing.T) {
+	old := &result.Scenario{Benchmark: "b", Scenario: "s", Profiles: []string{"bytecode/old/bytecode.json"}}
+	nw := &result.Scenario{Benchmark: "b", Scenario: "s", Profiles: []string{"bytecode/new/bytecode.json", "operators/new/operators.json"}}
+	xs := Runs("testdata", "testdata", []Pair{{Old: old, New: nw, Metric: "instructions", DeltaPct: 5}}, Options{})
+	if xs[0].Explanation == nil {
+		t.Fatalf("not explained: %s", xs[0].Missing)
+	}
+	if x := xs[0].Explanation; x.Source != SourceBytecode || len(x.Named) == 0 {
+		t.Errorf("source %s, named %+v: want the bytecode counts compared", x.Source, x.Named)
+	}
+}

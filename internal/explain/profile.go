@@ -17,6 +17,7 @@ const (
 	SourceTorch     = "torch"     // torch.profiler, per operator and input shapes
 	SourceCallgrind = "callgrind" // valgrind's callgrind, instructions per function
 	SourceBytecode  = "bytecode"  // the worker's count of Python bytecode instructions per function
+	SourceOperators = "operators" // the worker's callgrind count of each torch operator (and shapes)
 )
 
 // Chunk is one independent group of profiled calls.
@@ -62,19 +63,22 @@ func (p *Profile) Calls() float64 {
 var ErrNoProfile = errors.New("no profile explain reads (run with --profile)")
 
 // Load reads a scenario's profile from files (its run.json `profiles`, relative to the run folder
-// dir): instruction mode's exact counts first, the worker's Python bytecode counts
-// (bytecode.json) or callgrind files (callgrind.out*; those of one folder are one counted call,
-// a chunk), then the timing profilers'
+// dir): instruction mode's exact counts first, the worker's torch operator counts
+// (operators.json), its Python bytecode counts (bytecode.json) or callgrind files
+// (callgrind.out*; those of one folder are one counted call, a chunk), then the timing profilers'
 // Go CPU profile (cpu.pprof) or the worker's chunks (python-K.json, torch-K.json). When several
 // kinds are there, the first in that order is read: a Python worker counted in instruction mode
 // keeps both a callgrind file (the interpreter's C functions) and bytecode.json (its Python
-// functions), and the Python functions are what its code changes. It returns ErrNoProfile when
-// none is.
+// functions), and the Python functions are what its code changes; one that ran torch operators
+// keeps operators.json too, and a torch model's work is in its operators. It returns
+// ErrNoProfile when none is.
 func Load(dir string, files []string) (*Profile, error) {
-	var pprofs, chunks, callgrinds, bytecodes []string
+	var pprofs, chunks, callgrinds, bytecodes, operators []string
 	for _, f := range files {
 		base := filepath.Base(f)
 		switch {
+		case base == "operators.json":
+			operators = append(operators, f)
 		case base == "bytecode.json":
 			bytecodes = append(bytecodes, f)
 		case base == "cpu.pprof":
@@ -106,6 +110,16 @@ func Load(dir string, files []string) (*Profile, error) {
 	var p *Profile
 	var err error
 	switch {
+	case len(operators) > 0:
+		p = &Profile{Stacks: map[string]float64{}}
+		files = operators[:1]
+		var fh *os.File
+		if fh, err = read(files[0]); err != nil {
+			return nil, err
+		}
+		err = p.addChunksJSON(fh)
+		fh.Close()
+		p.finishStacks()
 	case len(bytecodes) > 0:
 		p, files, err = readChunks(bytecodes[:1])
 	case len(callgrinds) > 0:

@@ -181,7 +181,7 @@ func qText(q float64, exact bool) string {
 
 // compared says what was compared: the profiler, the chunks, the entries tested, the totals.
 func compared(x *Explanation) string {
-	what := map[string]string{SourceGo: "Go CPU profile", SourcePython: "cProfile", SourceTorch: "torch.profiler", SourceCallgrind: "callgrind"}[x.Source]
+	what := map[string]string{SourceGo: "Go CPU profile", SourcePython: "cProfile", SourceTorch: "torch.profiler", SourceCallgrind: "callgrind", SourceOperators: "callgrind per torch operator"}[x.Source]
 	if what == "" {
 		what = x.Source
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/inferbench/inferbench/result"
@@ -65,25 +66,25 @@ func Runs(oldDir, newDir string, pairs []Pair, o Options) []Scenario {
 }
 
 // common returns profiles of one source when the two runs' preferred ones differ but both runs
-// kept another: a counted worker's run made before bytecode.json existed has only the callgrind
-// file, which a newer run keeps too. Otherwise it returns the profiles as they are (Diff says
-// why they do not compare).
+// kept another: a counted worker's run made before bytecode.json (or operators.json) existed
+// has only the callgrind file (or bytecode.json), which a newer run keeps too. Otherwise it
+// returns the profiles as they are (Diff says why they do not compare).
 func common(oldDir string, oldSc *result.Scenario, old *Profile, newDir string, newSc *result.Scenario, nw *Profile) (*Profile, *Profile) {
-	without := func(files []string, base string) []string {
+	without := func(files []string, drop []string) []string {
 		var out []string
 		for _, f := range files {
-			if filepath.Base(f) != base {
+			if !slices.Contains(drop, filepath.Base(f)) {
 				out = append(out, f)
 			}
 		}
 		return out
 	}
-	for _, drop := range []*Profile{old, nw} {
-		if drop.Source != SourceBytecode {
-			continue
-		}
-		o, err1 := Load(oldDir, without(oldSc.Profiles, "bytecode.json"))
-		n, err2 := Load(newDir, without(newSc.Profiles, "bytecode.json"))
+	if !slices.Contains([]string{SourceBytecode, SourceOperators}, old.Source) && !slices.Contains([]string{SourceBytecode, SourceOperators}, nw.Source) {
+		return old, nw
+	}
+	for _, drop := range [][]string{{"operators.json"}, {"operators.json", "bytecode.json"}} {
+		o, err1 := Load(oldDir, without(oldSc.Profiles, drop))
+		n, err2 := Load(newDir, without(newSc.Profiles, drop))
 		if err1 == nil && err2 == nil && o.Source == n.Source {
 			return o, n
 		}

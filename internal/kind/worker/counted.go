@@ -31,6 +31,20 @@ const countEnv = "INFERBENCH_WORKER_COUNT"
 // interpreter's.
 const bytecodeEnv = "INFERBENCH_WORKER_BYTECODE"
 
+// outEnv tells the worker callgrind's output file: a worker that has imported torch makes one
+// more pass after the counted calls with each torch operator between client requests of its own
+// (inferbench_worker/operators.py), and reads each of those dumps back itself, writing
+// operators.json beside bytecode.json. Callgrind numbers its dumps in the order of the requests,
+// so the reply says how many such dumps it made ("other_dumps"), which the files of the next
+// counted calls come after.
+const outEnv = "INFERBENCH_WORKER_CALLGRIND_OUT"
+
+// threadsEnv is set to 1 for a counted worker unless its environment (the definition's env, the
+// caller's) sets it: a framework's intra-op pool (torch's, OpenMP) waits for work by spinning, and
+// valgrind runs one thread at a time, so the spins count as many instructions as the scheduler
+// lets them, differently in every call. Under valgrind more threads make nothing faster.
+const threadsEnv = "OMP_NUM_THREADS"
+
 // Timeouts in instruction mode where the definition sets none: under valgrind an interpreter
 // starts, and a framework imports, some 50 times slower.
 const (
@@ -74,8 +88,12 @@ func countedCommand(s subject.Spec, c *Config, argv, env []string) (*counter, []
 	// Instrumented late: the worker turns instrumentation on before its first call, so the
 	// interpreter's start and the framework's import run uninstrumented (torch's import: 120 s
 	// instead of 752 s here).
-	argv = vg.Args(callgrind.Options{Out: filepath.Join(tmp, "callgrind.out"), AtStart: true, Late: true}, argv...)
-	env = setenv(callgrind.Environ(env), countEnv, "callgrind")
+	out := filepath.Join(tmp, "callgrind.out")
+	argv = vg.Args(callgrind.Options{Out: out, AtStart: true, Late: true}, argv...)
+	env = setenv(setenv(callgrind.Environ(env), countEnv, "callgrind"), outEnv, out)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, threadsEnv+"=") }) {
+		env = append(env, threadsEnv+"=1")
+	}
 	if k.keepDir != "" {
 		env = setenv(env, bytecodeEnv, k.keepDir)
 	}
@@ -126,6 +144,10 @@ func (k *counter) attach(rr *runReply, obs []subject.Observation) error {
 	if rr.Bytecode != "" && k.keepDir != "" {
 		k.kept = append(k.kept, rr.Bytecode)
 	}
+	if rr.Operators != "" && k.keepDir != "" {
+		k.kept = append(k.kept, rr.Operators)
+	}
+	k.dumps += rr.OtherDumps
 	return nil
 }
 
@@ -142,7 +164,8 @@ func (w *Worker) Identity() map[string]string {
 	return id
 }
 
-// Kept implements subject.Counter: the callgrind file of the first measured call.
+// Kept implements subject.Counter: the callgrind file of the first measured call, and the
+// worker's bytecode.json and operators.json.
 func (w *Worker) Kept() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()

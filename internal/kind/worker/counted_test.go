@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/callgrind"
+	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/testkit/require"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
@@ -132,5 +133,104 @@ func TestCountedPythonFunction(t *testing.T) {
 	}
 	if doc.Source != "bytecode" || !doc.Exact || doc.Calls != 1 || !found {
 		t.Errorf("bytecode.json %s: want run_sum (fn.py:1) with one call of 40k-100k instructions", b)
+	}
+}
+
+// A torch model counted in instruction mode is explained by its operators: each worker that
+// imported torch writes operators.json (each torch operator between client requests of its own,
+// inferbench_worker/operators.py), and explain names the one operator the new model runs once
+// more, with its shapes and all of the change. A second counted batch after that pass reads its
+// own callgrind file (the pass's dumps come between). The two sides run at once: each imports
+// torch under valgrind (about 30 s on a quiet machine).
+func TestCountedTorchOperators(t *testing.T) {
+	needModule(t, "torch")
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	dir := t.TempDir()
+	src := "import torch\n\ntorch.manual_seed(0)\nX = torch.randn(8, 16)\nW = torch.randn(16, 16)\n\n\n" +
+		"def run_model(config):\n    with open(config.work) as f:\n        n = int(f.read())\n" +
+		"    with torch.inference_mode():\n        y = torch.mm(X, W)\n        for _ in range(n):\n            y = torch.tanh(y)\n        return torch.relu(y).sum()\n"
+	if err := os.WriteFile(filepath.Join(dir, "model.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	type side struct {
+		dir  string
+		kept []string
+		obs  []float64
+		err  error
+	}
+	count := func(tanhs int, s *side) {
+		work := filepath.Join(t.TempDir(), "n")
+		if s.err = os.WriteFile(work, []byte(strconv.Itoa(tanhs)), 0o644); s.err != nil {
+			return
+		}
+		s.dir = filepath.Join(t.TempDir(), "profiles", "model")
+		spec := subject.Spec{Benchmark: "t", Dir: dir, Params: subject.Params{"file": "model.py", "function": "run_model", "work": work},
+			Measure: subject.MeasureInstructions, ProfileDir: s.dir}
+		w, err := OpenConfig(ctx, Config{Adapter: "pyfunc", Path: pythonDir(t)}, spec, nil)
+		if err != nil {
+			s.err = err
+			return
+		}
+		defer w.Close()
+		for _, warm := range []bool{true, false, false} {
+			obs, err := w.DoBatch(ctx, subject.Request{Warmup: warm}, 1)
+			if err != nil {
+				s.err = err
+				return
+			}
+			if !warm {
+				s.obs = append(s.obs, obs[0].Values[callgrind.Instructions])
+			}
+		}
+		s.kept = w.Kept()
+	}
+	var old, nw side
+	done := make(chan bool)
+	go func() { count(2, &old); done <- true }()
+	count(3, &nw)
+	<-done
+	for _, s := range []side{old, nw} {
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		if len(s.kept) != 3 || filepath.Base(s.kept[2]) != "operators.json" {
+			t.Fatalf("kept %q, want callgrind.out, bytecode.json and operators.json", s.kept)
+		}
+		// The second batch's count is its call's, not one of the operator pass's dumps (a single
+		// operator's, a tenth of it) nor a missing file: within 25% of the first's (a later call
+		// of a small model counts some 12% less, its caches warmer).
+		if a, b := s.obs[0], s.obs[1]; b < 0.75*a || b > 1.25*a {
+			t.Errorf("two counted calls of one model: %v and %v instructions, want about the same", a, b)
+		}
+	}
+	load := func(s side) *explain.Profile {
+		t.Helper()
+		var rel []string
+		for _, f := range s.kept {
+			rel = append(rel, filepath.Base(f))
+		}
+		p, err := explain.Load(s.dir, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	po, pn := load(old), load(nw)
+	if po.Source != explain.SourceOperators || len(po.Chunks) != 3 {
+		t.Fatalf("profile of source %s with %d chunks, want operators with 3", po.Source, len(po.Chunks))
+	}
+	x, err := explain.Diff(po, pn, explain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Named) == 0 || x.Named[0].Name != "aten::tanh [8×16]" || x.Named[0].Share < 0.8 || x.Named[0].NewCount != 3 || x.Named[0].OldCount != 2 {
+		t.Errorf("named %+v, want aten::tanh [8×16] first, 2 → 3 calls, with at least 80%% of the change", x.Named)
+	}
+	if same, err := explain.Diff(po, po, explain.Options{}); err != nil || len(same.Named) != 0 {
+		t.Errorf("a profile against itself named %+v (%v), want nothing", same.Named, err)
 	}
 }

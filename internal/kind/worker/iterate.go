@@ -33,8 +33,12 @@ type runReply struct {
 	// counts depend on in the worker.
 	Counted   int               `json:"counted"`
 	CountedBy map[string]string `json:"counted_by"`
-	// Bytecode is the bytecode.json instruction mode wrote, once (counted.go).
-	Bytecode string `json:"bytecode"`
+	// Bytecode is the bytecode.json instruction mode wrote, once (counted.go); Operators the
+	// operators.json of a worker that imported torch, and OtherDumps the callgrind dumps its
+	// pass made after the counted calls.
+	Bytecode   string `json:"bytecode"`
+	Operators  string `json:"operators"`
+	OtherDumps int    `json:"other_dumps"`
 }
 
 // Do runs one iteration.

@@ -19,11 +19,16 @@ the standard library.
 import ctypes
 import gc
 import mmap
+import os
 import platform
 import sys
 
 # ENV names the environment variable that turns instruction mode on (the harness sets it).
 ENV = "INFERBENCH_WORKER_COUNT"
+
+# OUT_ENV names callgrind's output file (its --callgrind-out-file; the harness sets it): the dump
+# of the n-th request is OUT.n, which dump() reads back.
+OUT_ENV = "INFERBENCH_WORKER_CALLGRIND_OUT"
 
 # Request codes (valgrind.h, callgrind.h): VG_USERREQ_TOOL_BASE('C','T') + n.
 _RUNNING_ON_VALGRIND = 0x1001
@@ -73,10 +78,19 @@ class Counter:
         if not self._request(_RUNNING_ON_VALGRIND):
             raise Unsupported("%s=%s but the worker is not running under valgrind" % (ENV, "callgrind"))
         self._instrumented = False
+        # dumps is how many dump files this process's requests have made: callgrind numbers them
+        # 1, 2, ... in the order of the requests.
+        self.dumps = 0
+        self._out = os.environ.get(OUT_ENV, "")
 
     def _request(self, code):
         self._args[0] = code
         return self._call(self._ptr)
+
+    @property
+    def instrumented(self):
+        """instrumented is whether instrument() has run."""
+        return self._instrumented
 
     def instrument(self):
         """instrument turns callgrind's instrumentation on, once, before the first call the
@@ -104,6 +118,53 @@ class Counter:
             call()
         finally:
             self._request(_DUMP_STATS)
+            self.dumps += 1
+
+    def zero(self):
+        """zero zeroes callgrind's counts (every thread's): the start of a window dump() ends."""
+        self._request(_ZERO_STATS)
+
+    def dump(self):
+        """dump ends the window zero() started: callgrind writes its counts into the next dump
+        file at the request, before the request returns; the window's instructions are read from
+        it and the file is removed, so that none accumulates (a model's pass makes one an
+        operator call)."""
+        self._request(_DUMP_STATS)
+        self.dumps += 1
+        if not self._out:
+            raise Unsupported("%s is not set: the worker cannot read its own dump files" % OUT_ENV)
+        path = "%s.%d" % (self._out, self.dumps)
+        try:
+            return read_ir(path)
+        finally:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
+def read_ir(path):
+    """read_ir returns the instructions (Ir) of a callgrind dump file: its "summary:" line (what
+    was counted since the last zero), else its "totals:" line, by the "events:" line's names. The
+    file is searched as a whole, not line by line: this runs under valgrind once an operator."""
+    with open(path, "rb") as f:
+        data = b"\n" + f.read()
+
+    def line(name):
+        i = data.find(b"\n" + name)
+        if i < 0:
+            return None
+        end = data.find(b"\n", i + 1)
+        return data[i + 1 + len(name):end if end >= 0 else len(data)].split()
+
+    events = line(b"events:")
+    vals = line(b"summary:")
+    if vals is None:
+        vals = line(b"totals:")
+    if not events or vals is None or b"Ir" not in events:
+        raise ValueError("%s: not a callgrind file with Ir (no events and summary lines)" % path)
+    i = events.index(b"Ir")
+    return int(vals[i]) if i < len(vals) else 0
 
 
 def identity():

@@ -36,7 +36,9 @@ STREAM = None
 COUNTER = None
 
 # BYTECODE_ENV names the folder where instruction mode writes bytecode.json, the bytecode
-# instructions of each Python function in one call (bytecode.py); the harness sets it.
+# instructions of each Python function in one call (bytecode.py), and, where the worker has
+# imported torch, operators.json, the instructions of each torch operator (operators.py); the
+# harness sets it.
 BYTECODE_ENV = "INFERBENCH_WORKER_BYTECODE"
 
 # MODULES maps an adapter to the python modules it needs (mirrored by the Go side's Requires).
@@ -181,6 +183,11 @@ class Server:
         if not isinstance(n, int) or n < 1:
             raise BadParams("n must be a positive integer, got %r" % (n,))
         if COUNTER is not None:
+            if not COUNTER.instrumented and "torch" in sys.modules and os.environ.get(BYTECODE_ENV):
+                # The operator pass's dispatch mode, once before instrumentation (operators.py).
+                from . import operators
+
+                operators.prepare(lambda: a.run(1, Recorder(), True))
             COUNTER.instrument()
         t0 = time.perf_counter_ns()
         rec = Recorder()
@@ -208,6 +215,17 @@ class Server:
 
                 self.bytecode_done = True
                 out["bytecode"] = bytecode.profile(lambda: a.run(1, Recorder(), False), bc_dir)
+                if "torch" in sys.modules:
+                    # And a pass of a few calls with each torch operator counted apart
+                    # (operators.py): its dump files are read and removed by the worker, and
+                    # the reply says how many there were, for the harness's numbering.
+                    from . import operators
+
+                    before = COUNTER.dumps
+                    path = operators.profile(lambda: a.run(1, Recorder(), False), COUNTER, bc_dir)
+                    out["other_dumps"] = COUNTER.dumps - before
+                    if path:
+                        out["operators"] = path
         return out
 
     def op_warmup(self, req):
