@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -232,5 +233,71 @@ func TestCountedTorchOperators(t *testing.T) {
 	}
 	if same, err := explain.Diff(po, po, explain.Options{}); err != nil || len(same.Named) != 0 {
 		t.Errorf("a profile against itself named %+v (%v), want nothing", same.Named, err)
+	}
+}
+
+// The operator pass of a worker that imported torch makes dumps of its own after the counted
+// calls, which it reads and removes: the reply says how many, and the next counted calls' files
+// are read after them (callgrind numbers a process's dumps in order).
+func TestCountedSkipsOtherDumps(t *testing.T) {
+	tmp := t.TempDir()
+	file := func(n, ir int) {
+		t.Helper()
+		body := fmt.Sprintf("version: 1\ncreator: callgrind-3.19.0\npositions: line\nevents: Ir\nsummary: %d\n\nfn=f\n0 %d\n\ntotals: %d\n", ir, ir, ir)
+		if err := os.WriteFile(filepath.Join(tmp, "callgrind.out."+strconv.Itoa(n)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file(1, 1000)
+	file(4, 2000) // .2 and .3 were the operator pass's, gone
+	k := &counter{tmp: tmp}
+	for i, want := range []float64{1000, 2000} {
+		obs := make([]subject.Observation, 1)
+		rr := &runReply{Counted: 1}
+		if i == 0 {
+			rr.OtherDumps = 2
+		}
+		if err := k.attach(rr, obs); err != nil {
+			t.Fatalf("batch %d: %v", i+1, err)
+		}
+		if got := obs[0].Values[callgrind.Instructions]; got != want {
+			t.Errorf("batch %d counted %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+// A counted worker runs with one OpenMP thread unless its environment says otherwise, and is
+// told callgrind's output file, whose numbered dumps its operator pass reads back.
+func TestCountedEnvironment(t *testing.T) {
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	get := func(env []string, key string) []string {
+		var vals []string
+		for _, kv := range env {
+			if k, v, _ := strings.Cut(kv, "="); k == key {
+				vals = append(vals, v)
+			}
+		}
+		return vals
+	}
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"PATH=/bin"}, "1"},                      // set where nothing says
+		{[]string{"PATH=/bin", "OMP_NUM_THREADS=4"}, "4"}, // the definition's or the caller's kept
+	} {
+		k, _, env, err := countedCommand(subject.Spec{}, &Config{Command: []string{"python3"}}, []string{"python3"}, tc.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(k.tmp)
+		if got := get(env, "OMP_NUM_THREADS"); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("env %q: OMP_NUM_THREADS %q, want %q once", tc.env, got, tc.want)
+		}
+		if got := get(env, "INFERBENCH_WORKER_CALLGRIND_OUT"); len(got) != 1 || got[0] != filepath.Join(k.tmp, "callgrind.out") {
+			t.Errorf("INFERBENCH_WORKER_CALLGRIND_OUT %q, want %s", got, filepath.Join(k.tmp, "callgrind.out"))
+		}
 	}
 }
