@@ -123,9 +123,12 @@ def count(call, window, chunks=CHUNKS):
         # The warm-up calls make the windows the counted ones do (their counts dropped):
         # reading and removing each dump file allocates, and until the allocator has settled
         # the operators' own allocations take longer paths.
+        seen = {}
         for _ in range(WARMUP if chunks > 0 else 1):
-            with _mode(window if chunks > 0 else _Null(), {}):
+            with _mode(window if chunks > 0 else _Null(), seen):
                 call()
+        if not seen:
+            return out  # no operator: a Python function that imported torch and did not use it
         gc.collect()
         gc.disable()
         for _ in range(chunks):

@@ -123,8 +123,11 @@ class OperatorsTest(unittest.TestCase):
                 doc = json.load(f)
             self.assertEqual((doc["source"], doc["unit"], doc["exact"]), ("operators", "Ir", True))
             self.assertEqual(len(doc["chunks"]), operators.CHUNKS)
-            # A call that runs no operator writes nothing.
-            self.assertIsNone(operators.profile(lambda: sum(range(10)), Window(), os.path.join(d, "none")))
+            # A call that runs no operator writes nothing, and is not made again once the
+            # warm-up call has shown it.
+            calls = []
+            self.assertIsNone(operators.profile(lambda: calls.append(1), Window(), os.path.join(d, "none")))
+            self.assertEqual(len(calls), operators.WARMUP)
             self.assertFalse(os.path.exists(os.path.join(d, "none", "operators.json")))
 
 
