@@ -186,7 +186,7 @@ N ?= 100
 # MEASURE=instructions calibrates instruction mode's exact counts (Go and Python functions, and a
 # Go program run as a command).
 MEASURE ?= time
-EXPLAIN_SOURCES = $(if $(filter instructions,$(MEASURE)),go$(comma)python$(comma)command,go$(comma)python$(comma)torch)
+EXPLAIN_SOURCES = $(if $(filter instructions,$(MEASURE)),go$(comma)python$(comma)command$(comma)torch,go$(comma)python$(comma)torch)
 comma := ,
 explain-calibrate:
 	$(GO) run ./cmd/calibrate-explain -n $(N) -measure $(MEASURE) -sources $(EXPLAIN_SOURCES) -python $(PYTHON)

@@ -9,11 +9,13 @@
 // With -measure instructions it calibrates instruction mode's exact counts instead: the Go program
 // counted as a Go function under callgrind (a copy of this binary, as run --measure instructions
 // counts a gofunc scenario), the Python program's bytecode instructions per function (the counted
-// worker's bytecode.json, in a Python process per profile), and the Go program run as a command
-// under callgrind (source command, as an exec scenario is counted).
+// worker's bytecode.json, in a Python process per profile), the Go program run as a command
+// under callgrind (source command, as an exec scenario is counted), and the torch model's
+// instructions per operator (the counted worker's operators.json, in one Python process under
+// callgrind for all profiles: a process per profile would import torch under valgrind each time).
 //
 //	go run ./cmd/calibrate-explain -n 100 -sources go,python,torch
-//	go run ./cmd/calibrate-explain -n 100 -measure instructions -sources go,python,command
+//	go run ./cmd/calibrate-explain -n 100 -measure instructions -sources go,python,command,torch
 package main
 
 import (
@@ -68,7 +70,7 @@ func main() {
 	root := flag.String("root", ".", "the repository root (internal/workers/python holds the worker)")
 	seed := flag.Uint64("seed", 1, "random seed of the injected functions")
 	flag.Float64Var(&inject, "inject", 0.10, "how much costlier the injected function or operator is (0.10: +10%; torch: in steps of its 10 runs a call)")
-	flag.StringVar(&measure, "measure", "time", "time: the timing profilers run --profile uses; instructions: the per-function counts of --measure instructions (Go: callgrind; Python: the worker's bytecode counts)")
+	flag.StringVar(&measure, "measure", "time", "time: the timing profilers run --profile uses; instructions: the per-function counts of --measure instructions (Go: callgrind; Python: the worker's bytecode counts; torch: the worker's per-operator counts under callgrind)")
 	flag.IntVar(&commandRuns, "runs", 5, "source command: measured iterations per profile (run --iterations; each a chunk, as many as an exec scenario keeps)")
 	from := flag.String("from", "", "tally profiles made elsewhere instead: folders KIND-SEED/ holding injects.txt (trial, injected index) and TRIAL-old, TRIAL-new, TRIAL-same of the worker's chunk files")
 	flag.Parse()
