@@ -35,11 +35,16 @@ type stampConn struct {
 	werr syscall.Errno
 }
 
-// The socket is non-blocking (the netpoller waits for it), so its reads and writes return at once
-// and are made as raw system calls, which the runtime does not see: one made through syscall.Syscall
-// wakes the runtime's monitor thread whenever the process was idle, and the monitor then polls
-// every 20 µs for a millisecond. A stream of a token every half millisecond, each read and written
-// so, kept it polling, an eighth of a streamed request's CPU in its wake-ups and context switches.
+// The socket is non-blocking (the netpoller waits for it), so its writes return at once and are
+// made as raw system calls, which the runtime does not see: one made through syscall.Syscall wakes
+// the runtime's monitor thread whenever the process was idle, and the monitor then polls every
+// 20 µs for a millisecond. The mockserver writes a token every half millisecond on each stream,
+// and kept it polling: a sixth of its CPU in the monitor's wake-ups and context switches.
+//
+// Reads stay seen (syscall.Syscall): the same polling keeps the client's CPUs awake, and a client
+// that lets them sleep reads its tokens later (read_delay_ms p99 about 1 ms rather than 0.5 under
+// two busy neighbours, `inferbench run --rate 46` against the slots8-p90 model), which merges more
+// of them into one read.
 
 // wrap turns a TCP connection into a stampConn when the kernel accepts SO_TIMESTAMPNS.
 func wrap(c net.Conn) net.Conn {
@@ -92,7 +97,7 @@ func (c *stampConn) recvmsg(fd uintptr) bool {
 	c.msg = syscall.Msghdr{Iov: &c.iov, Iovlen: 1, Control: &c.oob[0]}
 	c.msg.SetControllen(len(c.oob))
 	for {
-		r, _, e := syscall.RawSyscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+		r, _, e := syscall.Syscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
 		if e == syscall.EINTR {
 			continue
 		}
