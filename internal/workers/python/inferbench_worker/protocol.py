@@ -222,7 +222,12 @@ class Server:
                     from . import operators
 
                     before = COUNTER.dumps
-                    path = operators.profile(lambda: a.run(1, Recorder(), False), COUNTER, bc_dir)
+                    try:
+                        path = operators.profile(lambda: a.run(1, Recorder(), False), COUNTER, bc_dir)
+                    except Exception as e:  # what explain reads, not what was measured
+                        self.log.warning("instruction mode: the torch operator pass failed, no "
+                                         "operators.json: %s: %s", type(e).__name__, e)
+                        path = None
                     out["other_dumps"] = COUNTER.dumps - before
                     if path:
                         out["operators"] = path

@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -153,3 +154,51 @@ class ReadIrTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Counted:
+    """Counted stands in for callgrind.Counter in the protocol's counted run."""
+
+    def __init__(self):
+        self.instrumented = False
+        self.dumps = 0
+
+    def instrument(self):
+        self.instrumented = True
+
+    def count(self, call):
+        call()
+        self.dumps += 1
+
+
+class ProtocolTest(unittest.TestCase):
+    @need_torch
+    def test_failed_pass_keeps_the_run(self):
+        # The operator pass is what explain reads, not what was measured: when it fails, the run
+        # reply still counts its calls and says how many dumps the pass made.
+        import io
+        import logging
+
+        from inferbench_worker import noop, protocol
+
+        log = logging.getLogger("test")
+        srv = protocol.Server(io.StringIO(), log)
+        srv.adapter = noop.ADAPTER(log)
+        srv.adapter.setup({})
+        srv.is_setup = True
+        counter = Counted()
+
+        def fail(call, window, out_dir):
+            window.dumps += 5
+            raise ValueError("no dump file")
+
+        with tempfile.TemporaryDirectory() as d, \
+                unittest.mock.patch.object(protocol, "COUNTER", counter), \
+                unittest.mock.patch.object(operators, "profile", fail), \
+                unittest.mock.patch.dict(os.environ, {protocol.BYTECODE_ENV: d}), \
+                self.assertLogs(log, "WARNING"):
+            out = srv._run({"n": 2}, False)
+        self.assertEqual(out["counted"], 2)
+        self.assertEqual(out["other_dumps"], 5)
+        self.assertNotIn("operators", out)
+        self.assertTrue(out["bytecode"].endswith("bytecode.json"))
