@@ -40,10 +40,48 @@ from .profiling import shapes_text
 # CHUNKS is how many calls the pass counts, each a chunk.
 CHUNKS = 3
 
+# LIMIT is the most operator calls a call may run for the pass to count it, unless LIMIT_ENV sets
+# another: each operator call is a dump of callgrind's, about 30 ms with its reading, made 4 times
+# (the warm-up and the chunks), so 2,000 are about 4 minutes. A model's forward is a few hundred
+# (a ResNet-50's about 230); an LLM's generate loop, hundreds a token, is passed over (its
+# bytecode.json and callgrind files stay) rather than adding hours to the run.
+LIMIT = 2000
+LIMIT_ENV = "INFERBENCH_OPERATOR_LIMIT"
+
 # WARMUP is how many calls the pass makes, each operator in its window, before the calls it
 # counts: in a process that has made few dumps, the first chunks counted more (a small operator's
 # 16k instructions 3 to 8% more in the first chunk than the third).
 WARMUP = 1
+
+
+class TooMany(Exception):
+    """TooMany: the call runs more operator calls than the pass counts (LIMIT)."""
+
+
+# _prepared is how many operator calls prepare's call ran (None before it).
+_prepared = None
+
+
+def limit():
+    """limit is LIMIT, or the whole number LIMIT_ENV gives."""
+    v = os.environ.get(LIMIT_ENV, "").strip()
+    if not v:
+        return LIMIT
+    try:
+        n = int(v)
+    except ValueError:
+        raise ValueError("%s=%r is not a whole number of operator calls" % (LIMIT_ENV, v))
+    if n < 1:
+        raise ValueError("%s=%r: give a positive number of operator calls" % (LIMIT_ENV, v))
+    return n
+
+
+def _check(calls):
+    n = limit()
+    if calls > n:
+        raise TooMany("the call ran %d torch operator calls, more than the %d the operator pass "
+                      "counts (each a callgrind dump, about 30 ms, 4 times); set %s to count more"
+                      % (calls, n, LIMIT_ENV))
 
 
 def _shapes(args, kwargs):
@@ -118,6 +156,10 @@ def count(call, window, chunks=CHUNKS):
     the pass). The threads are the worker's (module comment)."""
     enabled = gc.isenabled()
     out = []
+    global _prepared
+    if chunks > 0 and _prepared is not None:
+        calls, _prepared = _prepared, None  # the next scenario's call may differ
+        _check(calls)  # before any dump: prepare's call, uninstrumented, counted them
     try:
         # The warm-up calls make the windows the counted ones do (their counts dropped):
         # reading and removing each dump file allocates, and until the allocator has settled
@@ -128,6 +170,7 @@ def count(call, window, chunks=CHUNKS):
                 call()
         if not seen:
             return out  # no operator: a Python function that imported torch and did not use it
+        _check(sum(e["count"] for e in seen.values()))
         gc.collect()
         gc.disable()
         for _ in range(chunks):
@@ -146,8 +189,13 @@ def prepare(call):
     """prepare runs call() once under the mode, counting nothing, before callgrind's
     instrumentation starts: the first call through a TorchDispatchMode fills torch's Python-side
     caches of each operator's dispatch, which instrumented took 95 s for a model of four
-    operators here, uninstrumented a few."""
-    count(call, _Null(), chunks=0)
+    operators here, uninstrumented a few. It counts the call's operator calls too, so that a call
+    running more than the pass counts (limit()) makes no dump at all."""
+    global _prepared
+    seen = {}
+    with _mode(_Null(), seen):
+        call()
+    _prepared = sum(e["count"] for e in seen.values())
 
 
 def document(chunks):

@@ -131,6 +131,35 @@ class OperatorsTest(unittest.TestCase):
             self.assertEqual(len(calls), operators.WARMUP)
             self.assertFalse(os.path.exists(os.path.join(d, "none", "operators.json")))
 
+    @need_torch
+    def test_limit(self):
+        # A call with more operator calls than the pass counts makes no dump when prepare has
+        # counted them uninstrumented, and stops after its warm-up otherwise; the message names
+        # the variable that raises the limit.
+        call = self.model(relus=6)  # t, addmm, 6 relus, mul: 9 operator calls
+        with tempfile.TemporaryDirectory() as d, \
+                unittest.mock.patch.dict(os.environ, {operators.LIMIT_ENV: "8"}):
+            operators.prepare(call)
+            w = Window()
+            with self.assertRaisesRegex(operators.TooMany, "9 torch operator calls, more than the 8.*"
+                                        + operators.LIMIT_ENV):
+                operators.profile(call, w, d)
+            self.assertEqual(w.n, 0)
+            self.assertFalse(os.path.exists(os.path.join(d, "operators.json")))
+            w = Window()
+            with self.assertRaises(operators.TooMany):
+                operators.profile(call, w, d)  # not prepared: found by the warm-up call
+            self.assertEqual(w.n, 9 * operators.WARMUP)
+        with tempfile.TemporaryDirectory() as d, \
+                unittest.mock.patch.dict(os.environ, {operators.LIMIT_ENV: "9"}):
+            operators.prepare(call)
+            w = Window()
+            self.assertTrue(operators.profile(call, w, d).endswith("operators.json"))
+            self.assertEqual(w.n, 9 * (operators.WARMUP + operators.CHUNKS))
+        with unittest.mock.patch.dict(os.environ, {operators.LIMIT_ENV: "many"}):
+            with self.assertRaisesRegex(ValueError, operators.LIMIT_ENV):
+                operators.limit()
+
 
 class ReadIrTest(unittest.TestCase):
     def write(self, text):
