@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// tries is how many connections a test of the kernel's timestamps tries before it fails.
+const tries = 20
+
 // TestKernelStamps checks that a read reports when the data arrived, not when it was read.
 func TestKernelStamps(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -34,7 +37,9 @@ func TestKernelStamps(t *testing.T) {
 	}()
 	// The kernel turns receive timestamps on asynchronously the first time a socket asks, so the
 	// very first packets may have none: try a few connections.
-	for try := range 5 {
+	// Other processes' sockets turn the kernel's timestamps off and on again (a deferred static
+	// key), so under parallel tests a few tries in a row may see none: up to 20, a little apart.
+	for try := range tries {
 		c, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -59,6 +64,7 @@ func TestKernelStamps(t *testing.T) {
 		got := st.Stamp()
 		if got.IsZero() {
 			t.Logf("try %d: no kernel timestamp yet", try)
+			time.Sleep(20 * time.Millisecond)
 			continue
 		}
 		if d := got.Sub(at); d < -time.Millisecond || d > 20*time.Millisecond {
@@ -66,7 +72,7 @@ func TestKernelStamps(t *testing.T) {
 		}
 		return
 	}
-	t.Fatal("no kernel timestamp in 5 tries")
+	t.Fatalf("no kernel timestamp in %d tries", tries)
 }
 
 // TestListenStamps checks the server side: an accepted connection reports when a request arrived.
@@ -77,7 +83,9 @@ func TestListenStamps(t *testing.T) {
 	}
 	ln := Listen(inner)
 	defer ln.Close()
-	for try := range 5 {
+	// Other processes' sockets turn the kernel's timestamps off and on again (a deferred static
+	// key), so under parallel tests a few tries in a row may see none: up to 20, a little apart.
+	for try := range tries {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +111,7 @@ func TestListenStamps(t *testing.T) {
 		got := st.Stamp()
 		if got.IsZero() {
 			t.Logf("try %d: no kernel timestamp yet", try)
+			time.Sleep(20 * time.Millisecond)
 			continue
 		}
 		if d := got.Sub(sent); d < -time.Millisecond || d > 20*time.Millisecond {
@@ -110,7 +119,7 @@ func TestListenStamps(t *testing.T) {
 		}
 		return
 	}
-	t.Fatal("no kernel timestamp in 5 tries")
+	t.Fatalf("no kernel timestamp in %d tries", tries)
 }
 
 // TestReadAllocatesNothing holds a stamped read to no allocation: a streamed response is read a
