@@ -34,13 +34,19 @@ func BenchmarkThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	var next atomic.Int64
-	var failed atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
+	drive(b, ctx, s, conc, 32)
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
+
+// drive sends b.N streamed requests through s, inFlight at a time, and fails the benchmark when
+// any fails or streams other than tokens tokens.
+func drive(b *testing.B, ctx context.Context, s *Subject, inFlight, tokens int) {
+	var next, failed atomic.Int64
 	var wg sync.WaitGroup
-	for range conc {
+	for range inFlight {
 		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
@@ -48,14 +54,13 @@ func BenchmarkThroughput(b *testing.B) {
 					return
 				}
 				o, err := s.Do(ctx, subject.Request{Index: int(i)})
-				if err != nil || len(o.Tokens) != 32 {
+				if err != nil || len(o.Tokens) != tokens {
 					failed.Add(1)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 	if f := failed.Load(); f > 0 {
 		b.Fatalf("%d of %d requests failed", f, b.N)
 	}

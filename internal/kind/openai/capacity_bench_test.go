@@ -4,15 +4,12 @@ package openai
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"
-	"github.com/inferbench/inferbench/subject"
 )
 
 // BenchmarkCapacityStream is one streamed request's round trip as a live capacity search makes
@@ -38,31 +35,12 @@ func BenchmarkCapacityStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	var next, failed atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := processCPU()
-	var wg sync.WaitGroup
-	for range inFlight {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(b.N) {
-					return
-				}
-				o, err := s.Do(ctx, subject.Request{Index: int(i)})
-				if err != nil || len(o.Tokens) != tokens {
-					failed.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	drive(b, ctx, s, inFlight, tokens)
 	b.StopTimer()
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
-	if f := failed.Load(); f > 0 {
-		b.Fatalf("%d of %d requests failed", f, b.N)
-	}
 }
 
 // processCPU is the CPU time this process has used, user and system.
