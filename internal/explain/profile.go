@@ -3,6 +3,7 @@ package explain
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -90,7 +91,9 @@ func Load(dir string, files []string) (*Profile, error) {
 		}
 	}
 	read := func(f string) (*os.File, error) { return os.Open(filepath.Join(dir, filepath.FromSlash(f))) }
-	readChunks := func(list []string) (*Profile, []string, error) {
+	// readChunks reads each file of list into one profile with add: a file of one chunk, or of
+	// several (operators.json).
+	readChunks := func(list []string, add func(*Profile, io.Reader) error) (*Profile, []string, error) {
 		slices.Sort(list)
 		p := &Profile{Stacks: map[string]float64{}}
 		for _, f := range list {
@@ -98,7 +101,7 @@ func Load(dir string, files []string) (*Profile, error) {
 			if err != nil {
 				return nil, list, err
 			}
-			err = p.addChunkJSON(fh)
+			err = add(p, fh)
 			fh.Close()
 			if err != nil {
 				return nil, list, fmt.Errorf("%s: %w", f, err)
@@ -111,17 +114,9 @@ func Load(dir string, files []string) (*Profile, error) {
 	var err error
 	switch {
 	case len(operators) > 0:
-		p = &Profile{Stacks: map[string]float64{}}
-		files = operators[:1]
-		var fh *os.File
-		if fh, err = read(files[0]); err != nil {
-			return nil, err
-		}
-		err = p.addChunksJSON(fh)
-		fh.Close()
-		p.finishStacks()
+		p, files, err = readChunks(operators[:1], (*Profile).addChunksJSON)
 	case len(bytecodes) > 0:
-		p, files, err = readChunks(bytecodes[:1])
+		p, files, err = readChunks(bytecodes[:1], (*Profile).addChunkJSON)
 	case len(callgrinds) > 0:
 		// The files of one folder are one counted run (the command's process and those it
 		// started): one chunk. A command keeps several runs, each in a folder of its own.
@@ -160,7 +155,7 @@ func Load(dir string, files []string) (*Profile, error) {
 		fh.Close()
 		files = pprofs[:1]
 	case len(chunks) > 0:
-		p, files, err = readChunks(chunks)
+		p, files, err = readChunks(chunks, (*Profile).addChunkJSON)
 	default:
 		return nil, ErrNoProfile
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/callgrind"
+	"github.com/inferbench/inferbench/internal/base/pyenv"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -91,7 +92,7 @@ func countedCommand(s subject.Spec, c *Config, argv, env []string) (*counter, []
 	out := filepath.Join(tmp, "callgrind.out")
 	argv = vg.Args(callgrind.Options{Out: out, AtStart: true, Late: true}, argv...)
 	env = setenv(setenv(callgrind.Environ(env), countEnv, "callgrind"), outEnv, out)
-	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, threadsEnv+"=") }) {
+	if _, set := pyenv.Lookup(env, threadsEnv); !set {
 		env = append(env, threadsEnv+"=1")
 	}
 	if k.keepDir != "" {

@@ -157,7 +157,7 @@ def count(call, window, chunks=CHUNKS):
     enabled = gc.isenabled()
     out = []
     global _prepared
-    if chunks > 0 and _prepared is not None:
+    if _prepared is not None:
         calls, _prepared = _prepared, None  # the next scenario's call may differ
         _check(calls)  # before any dump: prepare's call, uninstrumented, counted them
     try:
@@ -165,8 +165,8 @@ def count(call, window, chunks=CHUNKS):
         # reading and removing each dump file allocates, and until the allocator has settled
         # the operators' own allocations take longer paths.
         seen = {}
-        for _ in range(WARMUP if chunks > 0 else 1):
-            with _mode(window if chunks > 0 else _Null(), seen):
+        for _ in range(WARMUP):
+            with _mode(window, seen):
                 call()
         if not seen:
             return out  # no operator: a Python function that imported torch and did not use it
