@@ -49,7 +49,11 @@ func TestRedirectDropsCredentials(t *testing.T) {
 				http.Redirect(w, r, tc.to(r), http.StatusTemporaryRedirect)
 			}))
 			defer front.Close()
+			// Read under target.mu: the server's goroutine appends to hdrs, and the request
+			// reaches it over TCP, which the race detector does not see as synchronisation.
+			target.mu.Lock()
 			before := len(target.hdrs)
+			target.mu.Unlock()
 			s := open(t, Config{URL: front.URL + "/v1", APIKeyEnv: "TEST_REDIRECT_KEY",
 				Headers: map[string]string{"X-Api-Key": "key-123456", "X-Org-Secret": "org-secret-7", "X-Team": "perf"}})
 			if _, err := s.Do(context.Background(), subject.Request{}); err != nil {
