@@ -557,3 +557,63 @@ func TestOperatorsAgainstBytecodeOnly(t *testing.T) {
 		t.Errorf("source %s, named %+v: want the bytecode counts compared", x.Source, x.Named)
 	}
 }
+
+// A torch worker counted in instruction mode keeps operators.json and bytecode.json: a change in
+// its Python code between the operators moves the bytecode counts only. Before, explain read
+// operators.json alone and named nothing for it. (The two files come from two test programs,
+// testdata/operators and testdata/bytecode: what is tested is which file explains what.)
+func TestPythonBetweenOperators(t *testing.T) {
+	sc := func(files ...string) *result.Scenario {
+		return &result.Scenario{Benchmark: "b", Scenario: "s", Profiles: files}
+	}
+	explainOne := func(old, nw *result.Scenario) Scenario {
+		t.Helper()
+		xs := Runs("testdata", "testdata", []Pair{{Old: old, New: nw, Metric: "instructions", DeltaPct: 3}}, Options{})
+		if xs[0].Explanation == nil {
+			t.Fatalf("not explained: %s", xs[0].Missing)
+		}
+		return xs[0]
+	}
+	sameOps := "operators/old/operators.json"
+
+	// The operators held still and the Python code grew: the bytecode counts explain it.
+	s := explainOne(sc(sameOps, "bytecode/old/bytecode.json"), sc(sameOps, "bytecode/new/bytecode.json"))
+	if x := s.Explanation; x.Source != SourceBytecode || len(x.Named) == 0 || s.Python != nil {
+		t.Fatalf("source %s, named %+v, python %+v: want the bytecode counts in the operators' place", x.Source, x.Named, s.Python)
+	}
+	if w := strings.Join(s.Explanation.Warnings, "; "); !strings.Contains(w, "operators.json") || !strings.Contains(w, "between them") {
+		t.Errorf("warnings %q: want a note that the operators held still", w)
+	}
+
+	// Both grew: the operators explain, the Python code's change beside them, in every output.
+	s = explainOne(sc("operators/old/operators.json", "bytecode/old/bytecode.json"), sc("operators/new/operators.json", "bytecode/new/bytecode.json"))
+	if x := s.Explanation; x.Source != SourceOperators || len(x.Named) == 0 || s.Python == nil || s.Python.Source != SourceBytecode || len(s.Python.Named) == 0 {
+		t.Fatalf("source %s, named %+v, python %+v: want the operators, and the bytecode counts beside them", x.Source, x.Named, s.Python)
+	}
+	py := QuoteName(s.Python.Named[0].Name)
+	if h := s.Headline(); !strings.Contains(h, "`aten::tanh` [8×16]") || !strings.Contains(h, "the Python code between the operators: "+py) {
+		t.Errorf("headline %q: want the operator, then %s", h, py)
+	}
+	var text, md bytes.Buffer
+	if err := Text(&text, []Scenario{s}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, []Scenario{s}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := HTML([]Scenario{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": string(page)} {
+		if !strings.Contains(out, "Python bytecode counts") || !strings.Contains(out, "callgrind per torch operator") {
+			t.Errorf("%s output does not show both tables:\n%s", name, out)
+		}
+	}
+
+	// Only the operators grew: nothing beside them.
+	s = explainOne(sc("operators/old/operators.json", "bytecode/old/bytecode.json"), sc("operators/new/operators.json", "bytecode/old/bytecode.json"))
+	if s.Explanation.Source != SourceOperators || s.Python != nil {
+		t.Errorf("source %s, python %+v: want the operators alone", s.Explanation.Source, s.Python)
+	}
+}

@@ -90,30 +90,43 @@ func Text(w io.Writer, xs []Scenario) error {
 	for i := range xs {
 		s := &xs[i]
 		fmt.Fprintf(w, "%s/%s: %s\n", s.Benchmark, s.Scenario, s.Headline())
-		x := s.Explanation
-		if x == nil {
+		if s.Explanation == nil {
 			continue
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		if len(x.Named) > 0 {
-			fmt.Fprintln(tw, "  \tENTRY\tSELF PER CALL\tINCLUSIVE PER CALL\tCALLS PER CALL\tSHARE\tQ\t")
-			for _, e := range x.Named {
-				fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.Name, arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), counts(e), pct(e.Share), qText(e.Q, x.Exact && !e.Varies))
-			}
-		}
-		for _, e := range x.Added {
-			fmt.Fprintf(tw, "  \tadded: %s\t%s\t%s\t\t\t\t\n", e.Name, FormatCost(e.NewSelf, x.Unit), FormatCost(e.NewIncl, x.Unit))
-		}
-		for _, e := range x.Removed {
-			fmt.Fprintf(tw, "  \tremoved: %s\t%s\t%s\t\t\t\t\n", e.Name, FormatCost(e.OldSelf, x.Unit), FormatCost(e.OldIncl, x.Unit))
-		}
-		if err := tw.Flush(); err != nil {
+		if err := textEntries(w, s.Explanation); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "  (%s)\n", compared(x))
-		for _, warn := range x.Warnings {
-			fmt.Fprintf(w, "  warning: %s\n", warn)
+		if s.Python != nil {
+			fmt.Fprintln(w, "  the Python code between the operators:")
+			if err := textEntries(w, s.Python); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// textEntries writes x's named, added and removed entries, what was compared and its warnings.
+func textEntries(w io.Writer, x *Explanation) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(x.Named) > 0 {
+		fmt.Fprintln(tw, "  \tENTRY\tSELF PER CALL\tINCLUSIVE PER CALL\tCALLS PER CALL\tSHARE\tQ\t")
+		for _, e := range x.Named {
+			fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.Name, arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), counts(e), pct(e.Share), qText(e.Q, x.Exact && !e.Varies))
+		}
+	}
+	for _, e := range x.Added {
+		fmt.Fprintf(tw, "  \tadded: %s\t%s\t%s\t\t\t\t\n", e.Name, FormatCost(e.NewSelf, x.Unit), FormatCost(e.NewIncl, x.Unit))
+	}
+	for _, e := range x.Removed {
+		fmt.Fprintf(tw, "  \tremoved: %s\t%s\t%s\t\t\t\t\n", e.Name, FormatCost(e.OldSelf, x.Unit), FormatCost(e.OldIncl, x.Unit))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  (%s)\n", compared(x))
+	for _, warn := range x.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
 	return nil
 }
@@ -126,25 +139,31 @@ func Markdown(w io.Writer, xs []Scenario) error {
 	for i := range xs {
 		s := &xs[i]
 		fmt.Fprintf(w, "- **%s/%s**: %s\n", mdEscape(s.Benchmark), mdEscape(s.Scenario), s.Headline())
-		x := s.Explanation
-		if x == nil || len(x.Named)+len(x.Added)+len(x.Removed) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n  <details><summary>%d named, %d added, %d removed (%s)</summary>\n\n", len(x.Named), len(x.Added), len(x.Removed), compared(x))
-		fmt.Fprintln(w, "  | entry | self per call | inclusive per call | share | q |")
-		fmt.Fprintln(w, "  |---|---|---|---|---|")
-		for _, e := range x.Named {
-			fmt.Fprintf(w, "  | %s | %s | %s | %s | %s |\n", mdEscape(QuoteName(e.Name)), arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), pct(e.Share), qText(e.Q, x.Exact && !e.Varies))
-		}
-		for _, e := range x.Added {
-			fmt.Fprintf(w, "  | added: %s | %s | %s | | |\n", mdEscape(QuoteName(e.Name)), FormatCost(e.NewSelf, x.Unit), FormatCost(e.NewIncl, x.Unit))
-		}
-		for _, e := range x.Removed {
-			fmt.Fprintf(w, "  | removed: %s | %s | %s | | |\n", mdEscape(QuoteName(e.Name)), FormatCost(e.OldSelf, x.Unit), FormatCost(e.OldIncl, x.Unit))
-		}
-		fmt.Fprintln(w, "\n  </details>")
+		mdEntries(w, s.Explanation, "")
+		mdEntries(w, s.Python, "the Python code between the operators: ")
 	}
 	return nil
+}
+
+// mdEntries writes x's entries in a details block, its summary led by what (nothing for a nil x
+// or one without entries).
+func mdEntries(w io.Writer, x *Explanation, what string) {
+	if x == nil || len(x.Named)+len(x.Added)+len(x.Removed) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n  <details><summary>%s%d named, %d added, %d removed (%s)</summary>\n\n", what, len(x.Named), len(x.Added), len(x.Removed), compared(x))
+	fmt.Fprintln(w, "  | entry | self per call | inclusive per call | share | q |")
+	fmt.Fprintln(w, "  |---|---|---|---|---|")
+	for _, e := range x.Named {
+		fmt.Fprintf(w, "  | %s | %s | %s | %s | %s |\n", mdEscape(QuoteName(e.Name)), arrow(e.OldSelf, e.NewSelf, x.Unit), arrow(e.OldIncl, e.NewIncl, x.Unit), pct(e.Share), qText(e.Q, x.Exact && !e.Varies))
+	}
+	for _, e := range x.Added {
+		fmt.Fprintf(w, "  | added: %s | %s | %s | | |\n", mdEscape(QuoteName(e.Name)), FormatCost(e.NewSelf, x.Unit), FormatCost(e.NewIncl, x.Unit))
+	}
+	for _, e := range x.Removed {
+		fmt.Fprintf(w, "  | removed: %s | %s | %s | | |\n", mdEscape(QuoteName(e.Name)), FormatCost(e.OldSelf, x.Unit), FormatCost(e.OldIncl, x.Unit))
+	}
+	fmt.Fprintln(w, "\n  </details>")
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
@@ -181,7 +200,7 @@ func qText(q float64, exact bool) string {
 
 // compared says what was compared: the profiler, the chunks, the entries tested, the totals.
 func compared(x *Explanation) string {
-	what := map[string]string{SourceGo: "Go CPU profile", SourcePython: "cProfile", SourceTorch: "torch.profiler", SourceCallgrind: "callgrind", SourceOperators: "callgrind per torch operator"}[x.Source]
+	what := map[string]string{SourceGo: "Go CPU profile", SourcePython: "cProfile", SourceTorch: "torch.profiler", SourceCallgrind: "callgrind", SourceOperators: "callgrind per torch operator", SourceBytecode: "Python bytecode counts"}[x.Source]
 	if what == "" {
 		what = x.Source
 	}

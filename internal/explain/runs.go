@@ -26,6 +26,11 @@ type Scenario struct {
 	Metric      string       `json:"metric"`
 	DeltaPct    float64      `json:"delta_pct"`
 	Explanation *Explanation `json:"explanation,omitempty"`
+	// Python explains the Python code between a torch model's operators, which the operator
+	// counts (operators.json) do not see, from the bytecode counts both runs kept
+	// (bytecode.json): set beside an operator explanation when it names a function. When the
+	// operators name nothing and it does, it is the Explanation itself (see pythonBetween).
+	Python *Explanation `json:"python,omitempty"`
 	// Missing says why the scenario is not explained and how to get an explanation.
 	Missing string `json:"missing,omitempty"`
 }
@@ -59,6 +64,9 @@ func Runs(oldDir, newDir string, pairs []Pair, o Options) []Scenario {
 				s.Missing = err.Error()
 			}
 			s.Explanation = x
+			if err == nil && x.Source == SourceOperators {
+				s.Explanation, s.Python = pythonBetween(oldDir, p.Old, newDir, p.New, x, o)
+			}
 		}
 		out = append(out, s)
 	}
@@ -90,6 +98,38 @@ func common(oldDir string, oldSc *result.Scenario, old *Profile, newDir string, 
 		}
 	}
 	return old, nw
+}
+
+// pythonBetween adds the Python code between a torch model's operators to their explanation x:
+// a counted worker keeps bytecode.json beside operators.json, and a change in its Python
+// functions (a preprocessing step, a loop around the model) moves their bytecode counts, not the
+// operators'. When both runs kept it and it names a function, it returns x with the bytecode
+// explanation beside it; or, when x names nothing, the bytecode explanation in x's place, with a
+// note that the operators held still. Otherwise x alone.
+func pythonBetween(oldDir string, oldSc *result.Scenario, newDir string, newSc *result.Scenario, x *Explanation, o Options) (*Explanation, *Explanation) {
+	only := func(files []string) []string {
+		var out []string
+		for _, f := range files {
+			if filepath.Base(f) == "bytecode.json" {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	old, err1 := Load(oldDir, only(oldSc.Profiles))
+	nw, err2 := Load(newDir, only(newSc.Profiles))
+	if err1 != nil || err2 != nil {
+		return x, nil
+	}
+	py, err := Diff(old, nw, o)
+	if err != nil || len(py.Named) == 0 {
+		return x, nil
+	}
+	if len(x.Named) > 0 {
+		return x, py
+	}
+	py.Warnings = append(py.Warnings, fmt.Sprintf("the torch operators' counts (operators.json, %d entries) changed by no more than their noise: the change is in the Python code between them, counted in bytecode instructions (bytecode.json)", x.Tested))
+	return py, nil
 }
 
 func load(side, dir string, sc *result.Scenario) (*Profile, error) {
@@ -126,9 +166,19 @@ func (s *Scenario) Headline() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s; explained %.0f%%: ", head, 100*x.Explained)
+	named(&b, x)
+	if s.Python != nil {
+		b.WriteString("; the Python code between the operators: ")
+		named(&b, s.Python)
+	}
+	return b.String()
+}
+
+// named writes x's first three named entries, each with its change and share.
+func named(b *strings.Builder, x *Explanation) {
 	for i, e := range x.Named {
 		if i == 3 {
-			fmt.Fprintf(&b, ", %d more", len(x.Named)-3)
+			fmt.Fprintf(b, ", %d more", len(x.Named)-3)
 			break
 		}
 		if i > 0 {
@@ -139,9 +189,8 @@ func (s *Scenario) Headline() string {
 		if i == 0 {
 			b.WriteString(" per call")
 		}
-		fmt.Fprintf(&b, " (%.0f%%)", 100*e.Share)
+		fmt.Fprintf(b, " (%.0f%%)", 100*e.Share)
 	}
-	return b.String()
 }
 
 // QuoteName puts an entry's function or operator name in backticks, its shapes or place after:

@@ -234,6 +234,19 @@ func TestCountedTorchOperators(t *testing.T) {
 	if same, err := explain.Diff(po, po, explain.Options{}); err != nil || len(same.Named) != 0 {
 		t.Errorf("a profile against itself named %+v (%v), want nothing", same.Named, err)
 	}
+	// The loop around the operator ran once more too: the Python code between the operators,
+	// from the bytecode.json each run kept, names run_model beside the operator.
+	sc := func(s side) *result.Scenario {
+		var rel []string
+		for _, f := range s.kept {
+			rel = append(rel, filepath.Base(f))
+		}
+		return &result.Scenario{Benchmark: "t", Scenario: "model", Profiles: rel}
+	}
+	xs := explain.Runs(old.dir, nw.dir, []explain.Pair{{Old: sc(old), New: sc(nw), Metric: "instructions", DeltaPct: 5}}, explain.Options{})
+	if py := xs[0].Python; py == nil || len(py.Named) == 0 || !strings.HasPrefix(py.Named[0].Name, "run_model (") {
+		t.Errorf("the Python code between the operators: %+v (%s), want run_model named", py, xs[0].Missing)
+	}
 }
 
 // The operator pass of a worker that imported torch makes dumps of its own after the counted
