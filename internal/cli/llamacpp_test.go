@@ -62,10 +62,17 @@ func TestLlamaCppRoundTrip(t *testing.T) {
 				if sc.Iterations.Measured != 12 || sc.Iterations.Failed != 0 {
 					t.Errorf("%s: iterations %+v", sc.Scenario, sc.Iterations)
 				}
-				for _, m := range []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"} {
+				for _, m := range []string{"ttft_ms", "tpot_ms", "e2e_ms"} {
 					if v := median(t, sc, m); !(v > 0) {
 						t.Errorf("%s: %s p50 = %v, want > 0", sc.Scenario, m, v)
 					}
+				}
+				// ITL's mean, not its median: a client the machine keeps from reading (a busy CI
+				// runner) reads tokens the server sent apart together, and their gaps as zero —
+				// over half of them once here, under a load of 4 on 2 cores; the run warns of it
+				// (late reads, docs/metrics.md). A mean of 0 is ITL not measured at all.
+				if m := sc.Metrics["itl_ms"]; m.Summary == nil || !(m.Summary.Mean > 0) {
+					t.Errorf("%s: itl_ms %+v, want a mean > 0", sc.Scenario, m.Summary)
 				}
 				if v := median(t, sc, "output_tokens"); v != 12 {
 					t.Errorf("%s: output tokens p50 = %v, want 12 (the server's usage)", sc.Scenario, v)
