@@ -611,6 +611,13 @@ func TestPythonBetweenOperators(t *testing.T) {
 		}
 	}
 
+	// Beside operators that named nothing (kept when they listed an operator added or removed),
+	// the headline still gives the Python code's change.
+	quiet := Scenario{Metric: "instructions", DeltaPct: 3, Explanation: &Explanation{Source: SourceOperators, Unit: "Ir", Tested: 4}, Python: s.Python}
+	if h := quiet.Headline(); !strings.Contains(h, "explained 0%") || !strings.Contains(h, "the Python code between the operators: "+py) {
+		t.Errorf("headline %q: want no operator named, then %s", h, py)
+	}
+
 	// Only the operators grew: nothing beside them.
 	s = explainOne(sc("operators/old/operators.json", "bytecode/old/bytecode.json"), sc("operators/new/operators.json", "bytecode/old/bytecode.json"))
 	if s.Explanation.Source != SourceOperators || s.Python != nil {

@@ -29,7 +29,8 @@ type Scenario struct {
 	// Python explains the Python code between a torch model's operators, which the operator
 	// counts (operators.json) do not see, from the bytecode counts both runs kept
 	// (bytecode.json): set beside an operator explanation when it names a function. When the
-	// operators name nothing and it does, it is the Explanation itself (see pythonBetween).
+	// operators name, add and remove nothing and it names a function, it is the Explanation
+	// itself (see pythonBetween).
 	Python *Explanation `json:"python,omitempty"`
 	// Missing says why the scenario is not explained and how to get an explanation.
 	Missing string `json:"missing,omitempty"`
@@ -104,8 +105,9 @@ func common(oldDir string, oldSc *result.Scenario, old *Profile, newDir string, 
 // a counted worker keeps bytecode.json beside operators.json, and a change in its Python
 // functions (a preprocessing step, a loop around the model) moves their bytecode counts, not the
 // operators'. When both runs kept it and it names a function, it returns x with the bytecode
-// explanation beside it; or, when x names nothing, the bytecode explanation in x's place, with a
-// note that the operators held still. Otherwise x alone.
+// explanation beside it; or, when x names and lists nothing (no entry named, added or removed),
+// the bytecode explanation in x's place, with a note that the operators held still. Otherwise x
+// alone.
 func pythonBetween(oldDir string, oldSc *result.Scenario, newDir string, newSc *result.Scenario, x *Explanation, o Options) (*Explanation, *Explanation) {
 	only := func(files []string) []string {
 		var out []string
@@ -125,7 +127,7 @@ func pythonBetween(oldDir string, oldSc *result.Scenario, newDir string, newSc *
 	if err != nil || len(py.Named) == 0 {
 		return x, nil
 	}
-	if len(x.Named) > 0 {
+	if len(x.Named)+len(x.Added)+len(x.Removed) > 0 {
 		return x, py
 	}
 	py.Warnings = append(py.Warnings, fmt.Sprintf("the torch operators' counts (operators.json, %d entries) changed by no more than their noise: the change is in the Python code between them, counted in bytecode instructions (bytecode.json)", x.Tested))
@@ -161,12 +163,13 @@ func (s *Scenario) Headline() string {
 	if x == nil {
 		return head + "; not explained: " + s.Missing
 	}
-	if len(x.Named) == 0 {
-		return fmt.Sprintf("%s; explained 0%%: no function's change is significant (%d tested; profiled %s → %s per call)", head, x.Tested, FormatCost(x.OldTotal, x.Unit), FormatCost(x.NewTotal, x.Unit))
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s; explained %.0f%%: ", head, 100*x.Explained)
-	named(&b, x)
+	if len(x.Named) == 0 {
+		fmt.Fprintf(&b, "%s; explained 0%%: no function's change is significant (%d tested; profiled %s → %s per call)", head, x.Tested, FormatCost(x.OldTotal, x.Unit), FormatCost(x.NewTotal, x.Unit))
+	} else {
+		fmt.Fprintf(&b, "%s; explained %.0f%%: ", head, 100*x.Explained)
+		named(&b, x)
+	}
 	if s.Python != nil {
 		b.WriteString("; the Python code between the operators: ")
 		named(&b, s.Python)
