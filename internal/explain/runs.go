@@ -79,15 +79,6 @@ func Runs(oldDir, newDir string, pairs []Pair, o Options) []Scenario {
 // has only the callgrind file (or bytecode.json), which a newer run keeps too. Otherwise it
 // returns the profiles as they are (Diff says why they do not compare).
 func common(oldDir string, oldSc *result.Scenario, old *Profile, newDir string, newSc *result.Scenario, nw *Profile) (*Profile, *Profile) {
-	without := func(files []string, drop []string) []string {
-		var out []string
-		for _, f := range files {
-			if !slices.Contains(drop, filepath.Base(f)) {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
 	if !slices.Contains([]string{SourceBytecode, SourceOperators}, old.Source) && !slices.Contains([]string{SourceBytecode, SourceOperators}, nw.Source) {
 		return old, nw
 	}
@@ -101,6 +92,17 @@ func common(oldDir string, oldSc *result.Scenario, old *Profile, newDir string, 
 	return old, nw
 }
 
+// without returns files less those whose base name is in drop.
+func without(files []string, drop []string) []string {
+	var out []string
+	for _, f := range files {
+		if !slices.Contains(drop, filepath.Base(f)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // pythonBetween adds the Python code between a torch model's operators to their explanation x:
 // a counted worker keeps bytecode.json beside operators.json, and a change in its Python
 // functions (a preprocessing step, a loop around the model) moves their bytecode counts, not the
@@ -109,18 +111,10 @@ func common(oldDir string, oldSc *result.Scenario, old *Profile, newDir string, 
 // the bytecode explanation in x's place, with a note that the operators held still. Otherwise x
 // alone.
 func pythonBetween(oldDir string, oldSc *result.Scenario, newDir string, newSc *result.Scenario, x *Explanation, o Options) (*Explanation, *Explanation) {
-	only := func(files []string) []string {
-		var out []string
-		for _, f := range files {
-			if filepath.Base(f) == "bytecode.json" {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
-	old, err1 := Load(oldDir, only(oldSc.Profiles))
-	nw, err2 := Load(newDir, only(newSc.Profiles))
-	if err1 != nil || err2 != nil {
+	// Without operators.json, Load reads the bytecode counts, the next source it prefers.
+	old, err1 := Load(oldDir, without(oldSc.Profiles, []string{"operators.json"}))
+	nw, err2 := Load(newDir, without(newSc.Profiles, []string{"operators.json"}))
+	if err1 != nil || err2 != nil || old.Source != SourceBytecode || nw.Source != SourceBytecode {
 		return x, nil
 	}
 	py, err := Diff(old, nw, o)
