@@ -186,7 +186,7 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	hint := func(rate float64) float64 {
 		near, l := math.Inf(1), 1.0
 		for _, t := range trials {
-			if t.verdict == Unknown && t.judged < t.max || t.bound != "" {
+			if (t.verdict == Unknown && t.judged < t.max) || t.bound != "" {
 				continue
 			}
 			if t.rate > rate && t.rate < near {

@@ -30,11 +30,14 @@ func Fine(d time.Duration) {
 		nanosleep(d)
 		return
 	}
-	ok := t.wait(d)
-	timerfds.put(t)
-	if !ok {
-		nanosleep(d)
+	if t.wait(d) {
+		timerfds.put(t)
+		return
 	}
+	// Refused, or the wait failed with the timer perhaps still armed: a timer in that state is
+	// not one to hand the next wait, which could see this one's expiration.
+	t.f.Close()
+	nanosleep(d)
 }
 
 func nanosleep(d time.Duration) {
