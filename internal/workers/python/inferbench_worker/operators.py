@@ -7,9 +7,10 @@ This module makes a separate pass after the counted calls: a TorchDispatchMode s
 operator the call runs (below autograd: under torch.inference_mode a composite operator such as
 aten::linear arrives whole, with autograd's key on, under no_grad, as the operators it is made
 of, aten::t and aten::addmm), and brackets each with callgrind's client requests, zero before
-and dump after; the dump's totals are that operator call's instructions, on every thread. Inside the mode's handler the mode is off, so an operator's own calls of other
-operators count in it: the entries do not nest, and their sum is the work of the operators (the
-Python code between them is in no entry; bytecode.json counts it).
+and dump after; the dump's totals are that operator call's instructions, on every thread.
+Inside the mode's handler the mode is off, so an operator's own calls of other operators count in
+it: the entries do not nest, and their sum is the work of the operators. The Python code between
+them is in no entry: bytecode.json counts it, and explain compares it beside the operators.
 
 Each operator is keyed as torch.profiler's entries are: its name and input shapes,
 "aten::addmm [64, 8×64, 64×64]". The pass counts CHUNKS calls, each a chunk of explain's: a count
@@ -20,10 +21,10 @@ Threads: the harness runs a counted worker with one OpenMP thread (OMP_NUM_THREA
 the definition's env sets it; counted.go), and the pass keeps the worker's threads. An intra-op
 pool's threads wait for work by spinning, and valgrind runs one thread at a time, so a spin
 executes as many instructions as the scheduler lets it before the thread holding the work runs:
-the counts would change from call to call. Changing the
-threads for the pass alone would not do: torch sets its pool up again at the next call, which
-counted 4 to 9 times its instructions here. With one thread the counts say the work of an
-operator, not how it was split between threads.
+the counts would change from call to call. Changing the threads for the pass alone would not
+do: torch sets its pool up again at the next call, which counted 4 to 9 times its instructions
+here. With one thread the counts say the work of an operator, not how it was split between
+threads.
 
 Each count includes the requests' own round trip (the ctypes calls and the Python of the
 handler between the two requests, the same in every run) and torch's dispatch of the operator:
@@ -150,10 +151,10 @@ def count(call, window, chunks=CHUNKS):
     """count runs call() WARMUP times to warm up, then chunks times with each operator bracketed by
     window's zero() and dump() (dump returns the instructions since the zero), and returns
     explain's chunks, one a call. The warm-up calls run as the counted ones do, under the mode,
-    counting nothing: the first chunk is then like the others. The garbage is collected once before the counted
-    calls and the collector is off during them, so that no collection falls into an operator's
-    window (a collection with torch loaded takes seconds under valgrind; one a chunk would double
-    the pass). The threads are the worker's (module comment)."""
+    counting nothing: the first chunk is then like the others. The garbage is collected once
+    before the counted calls and the collector is off during them, so that no collection falls
+    into an operator's window (a collection with torch loaded takes seconds under valgrind; one a
+    chunk would double the pass). The threads are the worker's (module comment)."""
     enabled = gc.isenabled()
     out = []
     global _prepared
