@@ -71,7 +71,8 @@ var ErrNoProfile = errors.New("no profile explain reads (run with --profile)")
 // kinds are there, the first in that order is read: a Python worker counted in instruction mode
 // keeps both a callgrind file (the interpreter's C functions) and bytecode.json (its Python
 // functions), and the Python functions are what its code changes; one that ran torch operators
-// keeps operators.json too, and a torch model's work is in its operators. It returns
+// keeps operators.json too, and a torch model's work is in its operators (Runs compares its
+// bytecode.json beside them, for the Python code between the operators). It returns
 // ErrNoProfile when none is.
 func Load(dir string, files []string) (*Profile, error) {
 	var pprofs, chunks, callgrinds, bytecodes, operators []string
