@@ -22,13 +22,13 @@ import (
 func TestABCommands(t *testing.T) {
 	fast := `exec:echo '{"latency_ms": 10}'`
 	slow := `exec:echo '{"latency_ms": 30}'`
-	code, out, errOut := runCLI(t, "", nil, "ab", fast, slow, "--exec-metrics", "--pairs", "8", "--block-calls", "3", "--warmup", "1") // 8: with 3 df one block slowed by a loaded machine hid a 6x change (p = 0.03)
+	code, out, errOut := runCLI(t, "", nil, "ab", fast, slow, "--exec-metrics", "--block-calls", "3", "--warmup", "1") // sequential: 16 pairs decide a constant 3x
 	if code != ExitRegression || !strings.Contains(out, "B/A = 3.0000") || !strings.Contains(out, "REGRESSION") {
 		t.Fatalf("ab fast slow: exit %d, want 3 with B/A = 3\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, "", nil, "ab", fast, fast, "--exec-metrics", "--pairs", "4", "--block-calls", "3", "--format", "json")
+	code, out, errOut = runCLI(t, "", nil, "ab", fast, fast, "--exec-metrics", "--block-calls", "3", "--format", "json")
 	var r ab.Result
-	if err := json.Unmarshal([]byte(out), &r); err != nil || code != ExitOK || r.Verdict != compare.Unchanged || r.Ratio != 1 || r.Pairs != 4 || len(r.Blocks) != 8 {
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != ExitOK || r.Verdict != compare.Unchanged || r.Answer != ab.AnswerSame || r.Ratio != 1 || r.Pairs != 16 || len(r.Blocks) != 32 {
 		t.Fatalf("ab fast fast: exit %d, %v, %+v\n%s", code, err, r, errOut)
 	}
 	if code, _, errOut := runCLI(t, "", nil, "ab", fast, "nosuch/bench"); code != ExitUsage || !strings.Contains(errOut, "nosuch/bench") {
@@ -44,7 +44,7 @@ subject: {kind: exec, command: ["echo", "{\"latency_ms\": {ms}}"], metrics: json
 matrix:
   ms: [10, 11]
 `)
-	code, out, errOut := runCLI(t, dir, nil, "ab", "cmd/ms=10", "cmd/ms=11", "--pairs", "3", "--block-calls", "2", "--threshold", "5")
+	code, out, errOut := runCLI(t, dir, nil, "ab", "cmd/ms=10", "cmd/ms=11", "--block-calls", "2", "--threshold", "5")
 	if code != ExitRegression || !strings.Contains(out, "B/A = 1.1000") {
 		t.Fatalf("ab cmd/ms=10 cmd/ms=11: exit %d, want 3 with B/A = 1.1\n%s%s", code, out, errOut)
 	}

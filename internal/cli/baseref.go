@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/inferbench/inferbench/internal/cli/ab"
@@ -8,13 +11,31 @@ import (
 	"github.com/inferbench/inferbench/run"
 )
 
+// refRefused are the run flags that a run against a ref does not do, with why: each is refused
+// when set, never silently ignored.
+var refRefused = []struct{ flags, why string }{
+	{"baseline", "a run against a ref compares with the ref alone, measured in this job"},
+	{"shard shard-costs agents agent barrier-timeout", "a run against a ref measures both sides in one job, not shards or agents"},
+	{"profile", "profile the working tree with a run of its own (`inferbench run --profile N`); explain reads it"},
+	{"min-time", "a run against a ref adds pairs until its answer is decided; --max-time bounds each scenario's pairs"},
+	{"monitor-interval monitor-overhead grid-intensity pue", "a run against a ref does not sample resources (its calls alternate between two builds)"},
+	{"metrics-addr metrics-token metrics-linger", "a run against a ref has no live view"},
+	{"export export-timeout tracking-uri project entity experiment", "export the run afterwards: `inferbench export latest`"},
+	{"alert alerts-file alert-webhook-env", "alerts are evaluated on stored runs: `inferbench alert`"},
+	{"otlp-endpoint otlp-span-rate", "a run against a ref is not traced"},
+	{"keep-samples", "a run against a ref keeps every measured call"},
+	{"log-level", "a run against a ref writes no run.log"},
+}
+
 // runBaselineRef is `run --baseline-ref REF`: the selected scenarios at REF and in the working
 // tree, interleaved in this job (ab.RefRun).
 func runBaselineRef(cmd *cobra.Command, o *IO, rf *runFlags, opts run.Options) error {
 	f := cmd.Flags()
-	for _, other := range []string{"baseline", "shard", "agents", "profile", "monitor-overhead", "metrics-addr", "export", "alert", "alerts-file", "min-time", "max-time"} {
-		if fl := f.Lookup(other); fl != nil && fl.Changed {
-			return usageErr("--baseline-ref with --%s: a run against a ref compares with the ref alone, measured in this job; drop one of them", other)
+	for _, r := range refRefused {
+		for _, other := range strings.Fields(r.flags) {
+			if fl := f.Lookup(other); fl != nil && fl.Changed {
+				return usageErr("--baseline-ref with --%s: %s; drop one of them", other, r.why)
+			}
 		}
 	}
 	ro := ab.RefOptions{Ref: rf.baselineRef, Run: opts}
@@ -24,6 +45,6 @@ func runBaselineRef(cmd *cobra.Command, o *IO, rf *runFlags, opts run.Options) e
 	if progress.Interactive(o.Stderr, o.LookupEnv) {
 		ro.Progress = o.Stderr
 	}
-	_, err := ab.RefRun(cmd.Context(), ro)
-	return err
+	r, err := ab.RefRun(cmd.Context(), ro)
+	return errors.Join(err, writeCSVCopy(o, rf.csvCopy, r))
 }

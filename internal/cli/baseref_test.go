@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,4 +260,64 @@ func main() {
 		t.Errorf("a ref that does not build: %v, want exit 1 naming the ref and the compiler's error\n%s", err, out)
 	}
 	checkNoWorktree(t, repo)
+}
+
+// loopBench is a command benchmark whose every call counts to n in a shell loop: its
+// instructions grow with n.
+func loopBench(n string) map[string]string {
+	return map[string]string{"benches/loop.yaml": `name: loop
+subject:
+  kind: exec
+  command: ["sh", "-c", "i=0; while [ $i -lt ` + n + ` ]; do i=$((i+1)); done"]
+load:
+  warmup_iterations: 0
+  measurement_iterations: 2
+`}
+}
+
+// The reproduction of issue 41's `run --baseline-ref HEAD --measure instructions`, which exited
+// 0 having measured time: both sides are counted under callgrind in the one job, and a 10%
+// heavier loop is an exact regression (exit 3) whose run.json holds the counts of both sides;
+// the same commit passes.
+func TestBaselineRefCountsInstructions(t *testing.T) {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind is not installed (instruction mode):", err)
+	}
+	repo := gitRepo(t, loopBench("2000"), loopBench("2200"))
+	code, stdout, stderr := runCLI(t, repo, nil, "run", "--baseline-ref", "HEAD~1", "--measure", "instructions", "--no-store", "--no-html-report")
+	if code != 3 || !strings.Contains(stdout, "counted under callgrind") {
+		t.Fatalf("10%% more work, counted: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r, err := result.Load(filepath.Join(repo, "benchmark_results", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Scenarios) != 1 {
+		t.Fatalf("run.json scenarios: %+v", r.Scenarios)
+	}
+	sc := r.Scenarios[0]
+	var sec ab.RefSection
+	if err := json.Unmarshal(sc.Extra.Other[ab.SectionBaselineRef], &sec); err != nil || sec.Counted == nil {
+		t.Fatalf("the baseline_ref section holds no counted scenario: %v %s", err, sc.Extra.Other[ab.SectionBaselineRef])
+	}
+	newN, oldN := sc.Metrics["instructions"].Samples, sec.Counted.Metrics["instructions"].Samples
+	if len(newN) == 0 || len(oldN) == 0 || !(newN[0] > oldN[0]*1.05) {
+		t.Errorf("instructions: working tree %v, ref %v; want the working tree's about 10%% more", newN, oldN)
+	}
+	code, stdout, stderr = runCLI(t, repo, nil, "run", "--baseline-ref", "HEAD", "--measure", "instructions", "--no-store", "--no-html-report")
+	if code != 0 {
+		t.Fatalf("same commit, counted: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkNoWorktree(t, repo)
+}
+
+// A flag a run against a ref does not do is refused, naming it and why; none is ignored.
+func TestBaselineRefRefusesWhatItDoesNotDo(t *testing.T) {
+	repo := gitRepo(t, sleepBench("0.01"))
+	for _, flag := range [][]string{{"--monitor-interval", "50ms"}, {"--keep-samples", "5"}, {"--otlp-endpoint", "http://127.0.0.1:1"}, {"--min-time", "1s"}} {
+		code, _, stderr := runCLI(t, repo, nil, append([]string{"run", "--baseline-ref", "HEAD", "--no-store"}, flag...)...)
+		if code != 2 || !strings.Contains(stderr, flag[0]) {
+			t.Errorf("--baseline-ref with %s: exit %d, want 2 naming it\n%s", flag[0], code, stderr)
+		}
+	}
 }

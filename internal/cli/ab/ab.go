@@ -20,8 +20,6 @@ import (
 	"slices"
 	"time"
 
-	mstats "github.com/aclements/go-moremath/stats"
-
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
@@ -31,33 +29,77 @@ import (
 // metric per successful call, and how many calls failed.
 type Sampler func(ctx context.Context, variant, n int) (values []float64, failed int, err error)
 
-// Options configure Run. The zero value takes the defaults.
+// Options configure Run. The zero value takes the defaults: a sequential A/B (pairs are added
+// until the answer is decided, or the pairs or the time run out), blocks sized to BlockTime.
 type Options struct {
-	// Pairs of blocks (default 20): the paired test has Pairs-1 degrees of freedom.
+	// Pairs, when set, is a fixed design: this many pairs of blocks, judged once at the end.
+	// 0 is sequential: MinPairs pairs, then more, looked at each time they grow by a quarter
+	// (sequential.go), until the answer is decided or MaxPairs pairs or MaxTime are spent.
 	Pairs int
-	// BlockCalls are the measured calls per block (default 20).
+	// MinPairs and MaxPairs bound a sequential A/B (defaults 16 and 400).
+	MinPairs, MaxPairs int
+	// MaxTime bounds a sequential A/B's measuring (default 2 minutes): then the answer is what
+	// the pairs so far say, unknown unless they decided it.
+	MaxTime time.Duration
+	// BlockCalls are the measured calls per block; 0 sizes blocks to about BlockTime from the
+	// warm-up calls' times (at least one call).
 	BlockCalls int
-	// Warmup calls of each variant before the first block, not measured (default 5).
+	// BlockTime is a block's length when BlockCalls is 0 (default 200 ms): well under the
+	// seconds over which a shared machine changes speed.
+	BlockTime time.Duration
+	// Warmup calls of each variant before the first block, not measured (default 5), and again
+	// after each relaunch; negative is none.
 	Warmup int
+	// Restart, when set, relaunches a variant's process (closes its subject and opens it anew)
+	// every RelaunchPairs pairs (default 8), the two sides in turn, so that a process's starting
+	// state (its memory layout, its speed) does not fall on one side.
+	Restart       func(ctx context.Context, variant int) error
+	RelaunchPairs int
+	// Also, when set, judges another metric of the same blocks at each look (the CPU time of a
+	// CPU-bound scenario): the A/B stops only when it reports that one decided too.
+	Also func(blocks []Block, looks int) bool
+	// Looks is the number of looks the test accounts for when Analyze judges blocks that a
+	// sequential Run made (Result.Looks); 0 is one.
+	Looks int
 	// Metric compared (default latency_ms) and its direction (default: the catalogue's).
 	Metric string
 	Better result.Direction
-	// Alpha is the test's level; the interval of the ratio has confidence 1 - Alpha
-	// (default 0.01: a gate that fails one job in a hundred when nothing changed).
+	// Alpha bounds the rate at which the A/B calls a change that is not there, over all its
+	// looks (default 0.01: a gate that fails one job in a hundred, or fewer, when nothing changed).
 	Alpha float64
-	// Threshold in percent: B counts as a regression when it is significantly worse than A by
-	// more than this (default: compare.DefaultThresholds of the metric's kind).
+	// Threshold in percent (default DefaultThreshold): B is slower when its interval lies wholly
+	// beyond it, the same when wholly within it.
 	Threshold *float64
 	// Progress, when set, hears about every block as it completes.
 	Progress func(b Block)
 }
 
+// DefaultThreshold is the paired design's threshold, in percent: what interleaved blocks resolve
+// on a shared 2-core runner within the default time (docs/verdicts.md), far below the 15% of a
+// comparison with a stored run.
+const DefaultThreshold = 3.0
+
 func (o Options) norm() Options {
-	if o.Pairs <= 0 {
-		o.Pairs = 20
+	if o.MinPairs <= 0 {
+		o.MinPairs = 16
 	}
-	if o.BlockCalls <= 0 {
-		o.BlockCalls = 20
+	if o.MaxPairs <= 0 {
+		o.MaxPairs = 400
+	}
+	if o.MaxPairs < o.MinPairs {
+		o.MaxPairs = o.MinPairs
+	}
+	if o.MaxTime <= 0 {
+		o.MaxTime = 2 * time.Minute
+	}
+	if o.BlockCalls < 0 {
+		o.BlockCalls = 0
+	}
+	if o.BlockTime <= 0 {
+		o.BlockTime = 200 * time.Millisecond
+	}
+	if o.RelaunchPairs <= 0 {
+		o.RelaunchPairs = 8
 	}
 	if o.Warmup < 0 {
 		o.Warmup = 0
@@ -75,10 +117,19 @@ func (o Options) norm() Options {
 		o.Alpha = 0.01
 	}
 	if o.Threshold == nil {
-		t := compare.Thresholds{}.For("", o.Metric)
+		t := DefaultThreshold
 		o.Threshold = &t
 	}
 	return o
+}
+
+// schedule is the pair counts at which the A/B is judged: the fixed design's one, or the
+// sequential looks.
+func (o Options) schedule() []int {
+	if o.Pairs > 0 {
+		return []int{o.Pairs}
+	}
+	return looks(o.MinPairs, o.MaxPairs)
 }
 
 // Block is one block of calls of one variant.
@@ -108,47 +159,97 @@ type Result struct {
 	Ratio float64        `json:"ratio"`
 	CI    stats.Interval `json:"ci"`
 	// P is the two-sided p-value of the paired t-test on the log ratios.
-	P         float64  `json:"p"`
-	Method    string   `json:"method"`
-	Alpha     float64  `json:"alpha"`
-	Threshold float64  `json:"threshold_pct"`
-	Verdict   string   `json:"verdict"` // compare's: regression, worse, unchanged, better, improvement, changed
-	Warnings  []string `json:"warnings,omitempty"`
+	P         float64 `json:"p"`
+	Method    string  `json:"method"`
+	Alpha     float64 `json:"alpha"`
+	Threshold float64 `json:"threshold_pct"`
+	Verdict   string  `json:"verdict"` // compare's: regression, worse, unchanged, better, improvement, changed, unknown
+	// Answer is the sequential verdict: slower, same, faster, unknown (or changed, for a metric
+	// with no better direction). Looks is how many times the pairs were judged (the interval's
+	// confidence is 1 - Alpha/Looks of the schedule); Stopped why an unknown answer stopped.
+	Answer  string `json:"answer"`
+	Looks   int    `json:"looks"`
+	Stopped string `json:"stopped,omitempty"`
+	// Resolvable is the smallest slowdown, in percent, that these pairs could have told apart
+	// from the threshold: the threshold plus the interval's half-width.
+	Resolvable float64  `json:"resolvable_pct"`
+	Warnings   []string `json:"warnings,omitempty"`
 }
 
-// Failed reports whether the A/B fails a CI gate: B regressed against A.
+// Failed reports whether the A/B fails a CI gate: B is slower than A beyond the threshold.
 func (r *Result) Failed() bool { return r.Verdict == compare.Regression }
+
+// Undecided reports whether the A/B ran out of pairs or time before its answer: --strict fails it.
+func (r *Result) Undecided() bool { return r.Answer == AnswerUnknown }
 
 // ErrTooFewPairs is returned (wrapped) when fewer than three pairs of blocks have values.
 var ErrTooFewPairs = errors.New("too few pairs of blocks with values for a paired test (want at least 3)")
 
-// Run warms both variants up, runs opts.Pairs pairs of blocks in ABBA order and analyses them.
-// When ctx is cancelled it stops after the current block and analyses the pairs it has.
+// Run warms both variants up, sizes the blocks, and runs pairs of blocks in ABBA order,
+// relaunching the variants' processes every RelaunchPairs pairs when it can, until the schedule's
+// look that decides the answer (sequential.go), or its last. When ctx is cancelled it stops after
+// the current block and analyses the pairs it has.
 func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Result, error) {
 	o := opts.norm()
+	names := [2]string{a, b}
+	var perCall [2]float64 // ms a call, from the warm-up
+	warm := func(v, n int) error {
+		t0 := time.Now()
+		xs, _, err := sample(ctx, v, n)
+		if err != nil {
+			return fmt.Errorf("warm-up of %s: %w", names[v], err)
+		}
+		perCall[v] = callMS(xs, o.Metric, time.Since(t0), n)
+		return nil
+	}
 	for v := range 2 {
 		if o.Warmup > 0 {
-			if _, _, err := sample(ctx, v, o.Warmup); err != nil {
-				return nil, fmt.Errorf("warm-up of %s: %w", []string{a, b}[v], err)
+			if err := warm(v, o.Warmup); err != nil {
+				return nil, err
 			}
 		}
 	}
+	block := o.BlockCalls
+	if block == 0 {
+		if o.Warmup == 0 { // size the blocks from one call of each
+			for v := range 2 {
+				if err := warm(v, 1); err != nil {
+					return nil, err
+				}
+			}
+		}
+		block = blockCalls(o.BlockTime, max(perCall[0], perCall[1]))
+	}
+	sched := o.schedule()
+	last := sched[len(sched)-1]
+	start := time.Now()
 	var blocks []Block
 	var interrupted bool
-	for p := 0; p < o.Pairs && !interrupted; p++ {
-		order := []int{0, 1}
-		if p%2 == 1 {
-			order = []int{1, 0}
+	var r *Result
+	var err error
+	look := 0
+	for p := 0; p < last && !interrupted; p++ {
+		if o.Restart != nil && p > 0 && p%o.RelaunchPairs == 0 {
+			for _, v := range abba(p) {
+				if err := o.Restart(ctx, v); err != nil {
+					return nil, fmt.Errorf("relaunch of %s: %w", names[v], err)
+				}
+				if o.Warmup > 0 {
+					if _, _, err := sample(ctx, v, o.Warmup); err != nil {
+						return nil, fmt.Errorf("warm-up of %s after its relaunch: %w", names[v], err)
+					}
+				}
+			}
 		}
-		for _, v := range order {
+		for _, v := range abba(p) {
 			if ctx.Err() != nil {
 				interrupted = true
 				break
 			}
 			blk := Block{Pair: p, Variant: "AB"[v : v+1], Start: time.Now()}
-			xs, failed, err := sample(ctx, v, o.BlockCalls)
+			xs, failed, err := sample(ctx, v, block)
 			if err != nil {
-				return nil, fmt.Errorf("block %d of %s: %w", p, []string{a, b}[v], err)
+				return nil, fmt.Errorf("block %d of %s: %w", p, names[v], err)
 			}
 			blk.N, blk.Failed = len(xs), failed
 			if len(xs) > 0 {
@@ -161,24 +262,77 @@ func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Resul
 				o.Progress(blk)
 			}
 		}
+		if interrupted {
+			break
+		}
+		outOfTime := o.Pairs == 0 && time.Since(start) >= o.MaxTime
+		if p+1 < sched[look] && !outOfTime {
+			continue
+		}
+		look++
+		o.Looks = len(sched)
+		r, err = Analyze(blocks, o)
+		if err == nil && r.Answer != AnswerUnknown && (o.Also == nil || o.Also(blocks, o.Looks)) {
+			break
+		}
+		if outOfTime {
+			if r != nil {
+				r.Stopped = fmt.Sprintf("the time budget of %s was spent", o.MaxTime)
+			}
+			break
+		}
 	}
-	r, err := Analyze(blocks, o)
+	if interrupted || r == nil {
+		o.Looks = len(sched)
+		r, err = Analyze(blocks, o)
+	}
 	if r != nil {
 		r.A, r.B = a, b
 		if interrupted {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("interrupted after %d of %d pairs", r.Pairs, o.Pairs))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("interrupted after %d pairs", r.Pairs))
+			r.Stopped = "interrupted"
+		} else if r.Answer == AnswerUnknown && r.Stopped == "" && o.Pairs == 0 {
+			r.Stopped = fmt.Sprintf("the budget of %d pairs was spent", last)
 		}
 	}
 	return r, err
 }
 
-// Analyze tests blocks (as Run makes them) with a paired t-test on the log ratios of each pair's
-// block medians, and gives the ratio B/A with its 1 - Alpha interval and the verdict.
+// abba is the order of the sides in pair p: A first in even pairs, B first in odd ones.
+func abba(p int) [2]int {
+	if p%2 == 1 {
+		return [2]int{1, 0}
+	}
+	return [2]int{0, 1}
+}
+
+// callMS is the time of one call in ms: the values' median when they are latencies, else the
+// wall time of the n calls over n.
+func callMS(xs []float64, metric string, took time.Duration, n int) float64 {
+	if metric == "latency_ms" && len(xs) > 0 {
+		return median(xs)
+	}
+	return float64(took) / 1e6 / float64(max(1, n))
+}
+
+// blockCalls is the calls that fill a block of about d at perCall ms a call: at least 1, at
+// most 1,000.
+func blockCalls(d time.Duration, perCall float64) int {
+	if !(perCall > 0) {
+		return 1
+	}
+	n := int(math.Round(float64(d) / 1e6 / perCall))
+	return min(1000, max(1, n))
+}
+
+// Analyze judges blocks (as Run makes them) on the log ratios of each pair's block medians: the
+// ratio B/A (their Hodges-Lehmann shift), its interval at confidence 1 - Alpha/Looks, and the
+// answer and verdict (sequential.go).
 func Analyze(blocks []Block, opts Options) (*Result, error) {
 	o := opts.norm()
 	info, _ := result.Lookup(o.Metric)
 	r := &Result{Metric: o.Metric, Unit: info.Unit, Better: string(o.Better), Blocks: blocks, Alpha: o.Alpha, Threshold: *o.Threshold,
-		Method: "paired t-test on log ratios of block medians (ABBA blocks)"}
+		Method: "Hodges-Lehmann ratio of ABBA block medians, signed-rank interval"}
 	type pair struct{ a, b float64 }
 	pairs := map[int]*pair{}
 	failed := 0
@@ -210,76 +364,18 @@ func Analyze(blocks []Block, opts Options) (*Result, error) {
 		return r, fmt.Errorf("%s: %w", o.Metric, ErrTooFewPairs)
 	}
 	r.MedianA, r.MedianB = median(as), median(bs)
-	m := mean(logs)
-	sd := math.Sqrt(variance(logs, m))
-	n := float64(len(logs))
-	tq := mstats.InvCDF(mstats.TDist{V: n - 1})(1 - o.Alpha/2)
-	half := tq * sd / math.Sqrt(n)
-	r.Ratio = math.Exp(m)
-	r.CI = stats.Interval{Lo: math.Exp(m - half), Hi: math.Exp(m + half), Confidence: 1 - o.Alpha}
-	switch {
-	case sd == 0 && m == 0:
-		r.P = 1
-	case sd == 0:
-		r.P = 0
-	default:
-		t := m / (sd / math.Sqrt(n))
-		r.P = 2 * (1 - mstats.TDist{V: n - 1}.CDF(math.Abs(t)))
+	if o.Looks > 1 {
+		r.Method += fmt.Sprintf(", sequential (%d looks)", o.Looks)
 	}
-	if r.Pairs < 6 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d pairs: the interval is wide; 10 or more pairs give a usable verdict", r.Pairs))
+	judge(r, logs, o.Alpha, o.Looks)
+	if math.IsInf(r.CI.Lo, 0) || math.IsInf(r.CI.Hi, 0) || r.CI.Lo == 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d pairs are too few for an interval at %.4g%% confidence", r.Pairs, 100*r.CI.Confidence))
 	}
-	r.Verdict = verdict(r)
 	return r, nil
-}
-
-func verdict(r *Result) string {
-	sig := r.P <= r.Alpha
-	worse := (r.Ratio - 1) * 100 // percent worse for lower-is-better
-	switch r.Better {
-	case string(result.Higher):
-		worse = -worse
-	case string(result.Lower):
-	default:
-		if sig {
-			return compare.Changed
-		}
-		return compare.Unchanged
-	}
-	switch {
-	case !sig:
-		return compare.Unchanged
-	case worse > r.Threshold:
-		return compare.Regression
-	case worse > 0:
-		return compare.Worse
-	case -worse > r.Threshold:
-		return compare.Improvement
-	}
-	return compare.Better
 }
 
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return stats.Quantile(s, 0.5)
-}
-
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func variance(xs []float64, m float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return s / float64(len(xs)-1)
 }

@@ -10,8 +10,10 @@ import (
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/stage/secrets"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
 )
 
@@ -27,7 +29,9 @@ type CompareOptions struct {
 	ExecMetrics bool   // exec: variants print a JSON object of metrics on their last stdout line
 	Model       string // openai: variants ask for this model
 	Format      string // text or json, written to Stdout
-	Stdout      io.Writer
+	// Strict fails an A/B whose answer is unknown (the pairs or the time ran out first).
+	Strict bool
+	Stdout io.Writer
 	// Progress, when set, receives a line of progress per block, rewritten with \r.
 	Progress io.Writer
 	Env      run.Env
@@ -63,8 +67,8 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 		}
 		opts.Better = d
 	}
-	if opts.Pairs < 3 || opts.BlockCalls < 1 {
-		return nil, exit.UsageError(fmt.Errorf("--pairs %d --block-calls %d: want at least 3 pairs and 1 call per block", opts.Pairs, opts.BlockCalls))
+	if (opts.Pairs != 0 && opts.Pairs < 3) || opts.Pairs < 0 || opts.BlockCalls < 0 {
+		return nil, exit.UsageError(fmt.Errorf("--pairs %d --block-calls %d: want at least 3 pairs (0: as many as the answer needs) and 0 or more calls per block (0: blocks of about 200 ms)", opts.Pairs, opts.BlockCalls))
 	}
 	e, sel := o.Env, o.Selection
 	set := map[string]any{}
@@ -95,22 +99,18 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 	red.Add(secrets.Of(e.Vars, []*suite.Scenario{vs[0].Scenario, vs[1].Scenario})...)
 	out := redact.NewWriter(o.Stdout, red)
 	defer out.Flush()
-	sa, cfg, err := vs[0].Open(ctx, spec)
+	subs, cfg, err := openSides(ctx, spec, vs)
 	if err != nil {
 		return nil, err
 	}
-	defer sa.Close()
-	sb, _, err := vs[1].Open(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	defer sb.Close()
+	defer subs.close()
+	opts.Restart = subs.restart
 	if o.Progress != nil {
 		opts.Progress = func(bl Block) {
 			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\rab: pair %d/%d, block %s: median %.4g", bl.Pair+1, opts.Pairs, bl.Variant, bl.Median)))
 		}
 	}
-	res, err := Run(ctx, red.String(o.A), red.String(o.B), Subjects(sa, sb, cfg, opts.Metric), opts)
+	res, err := Run(ctx, red.String(o.A), red.String(o.B), subjectsWith(&subs.s, cfg, opts.Metric, nil), opts)
 	if o.Progress != nil {
 		fmt.Fprintln(o.Progress)
 	}
@@ -128,9 +128,58 @@ func compareVariants(ctx context.Context, o CompareOptions, red *redact.Redactor
 		return res, err
 	}
 	if res.Failed() {
-		return res, exit.RegressionError(fmt.Errorf("B (%s) regressed against A (%s): B/A = %.4f", o.B, o.A, res.Ratio))
+		return res, exit.RegressionError(fmt.Errorf("B (%s) regressed against A (%s): %s", o.B, o.A, res.answerLine()))
+	}
+	if o.Strict && res.Undecided() {
+		return res, exit.Mark(run.ErrFailed, "--strict: "+res.answerLine())
 	}
 	return res, nil
+}
+
+// sides are the two variants' open subjects, relaunched in turn by a sequential A/B.
+type sides struct {
+	s    [2]subject.Subject
+	vs   [2]*Variant
+	spec Spec
+}
+
+func openSides(ctx context.Context, spec Spec, vs [2]*Variant) (*sides, load.Config, error) {
+	ss := &sides{vs: vs, spec: spec}
+	var cfg load.Config
+	for i, v := range vs {
+		s, c, err := v.Open(ctx, spec)
+		if err != nil {
+			ss.close()
+			return nil, cfg, err
+		}
+		if i == 0 {
+			cfg = c
+		}
+		ss.s[i] = s
+	}
+	return ss, cfg, nil
+}
+
+// restart closes variant v's subject and opens it anew: a new process where it has one.
+func (ss *sides) restart(ctx context.Context, v int) error {
+	if ss.s[v] != nil {
+		_ = ss.s[v].Close()
+		ss.s[v] = nil
+	}
+	s, _, err := ss.vs[v].Open(ctx, ss.spec)
+	if err != nil {
+		return err
+	}
+	ss.s[v] = s
+	return nil
+}
+
+func (ss *sides) close() {
+	for _, s := range ss.s {
+		if s != nil {
+			_ = s.Close()
+		}
+	}
 }
 
 // checker returns the requirement checker a run of sel would skip scenarios with, as run.List

@@ -26,8 +26,15 @@ func (m *machine) call(base float64) float64 {
 	return base * f * math.Exp(sigma*m.rng.NormFloat64())
 }
 
-// abTrial runs one interleaved A/B of two variants whose true medians are 10 and 10*slowdown.
+// abTrial runs one interleaved A/B of two variants whose true medians are 10 and 10*slowdown,
+// of the fixed design of issue 12 (20 pairs of blocks of 20 calls) unless o says otherwise.
 func abTrial(seed uint64, drift, slowdown float64, o Options) *Result {
+	if o.Pairs == 0 {
+		o.Pairs = 20
+	}
+	if o.BlockCalls == 0 {
+		o.BlockCalls = 20
+	}
 	o = o.norm()
 	m := &machine{rng: rand.New(rand.NewPCG(seed, 1)), total: 2 * (o.Warmup + o.Pairs*o.BlockCalls), drift: drift, cv: 0.10}
 	base := [2]float64{10, 10 * slowdown}
@@ -49,6 +56,7 @@ func abTrial(seed uint64, drift, slowdown float64, o Options) *Result {
 // before and after), and judges them as `inferbench compare` does, at the same level and
 // threshold.
 func sequentialTrial(seed uint64, drift, slowdown float64, o Options) *compare.Report {
+	o.Pairs, o.BlockCalls = 20, 20
 	o = o.norm()
 	per := o.Warmup + o.Pairs*o.BlockCalls
 	m := &machine{rng: rand.New(rand.NewPCG(seed, 1)), total: 2 * per, drift: drift, cv: 0.10}

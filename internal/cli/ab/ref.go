@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,9 +41,11 @@ type RefOptions struct {
 	// --warmup the warm-up), the output folder, the store, the thresholds (Compare.Thresholds),
 	// the format and the writers, as for a run.
 	Run run.Options
-	// Alpha is the level of each scenario's paired test, adjusted across scenarios for the false
-	// discovery rate (Benjamini-Hochberg); 0 is 0.01.
+	// Alpha bounds the rate at which the run calls a change that is not there, across its
+	// scenarios (each A/B's level is Alpha over their number) and the looks of each; 0 is 0.01.
 	Alpha float64
+	// Strict fails the run when an A/B's answer is unknown (its pairs or time ran out first).
+	Strict bool
 	// Progress, when set, receives a line per block, rewritten with \r.
 	Progress io.Writer
 }
@@ -61,6 +64,9 @@ type RefSection struct {
 	// reports its CPU time per call.
 	CPU         *Result        `json:"cpu_ab,omitempty"`
 	BaselineCPU *result.Metric `json:"baseline_cpu,omitempty"`
+	// Counted is the ref's scenario counted under callgrind (--measure instructions), compared
+	// with the working tree's as compare compares two runs (counted.go).
+	Counted *result.Scenario `json:"counted,omitempty"`
 }
 
 // RefRun runs the selected scenarios of the working tree and the same scenarios at o.Ref (a
@@ -168,13 +174,31 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 	}
 	save()
 
+	// Each scenario's A/B runs at the run's level over the number measured, so that the run
+	// calls a change that is not there at most at that rate (Bonferroni).
+	po := o
+	if po.Alpha <= 0 || po.Alpha >= 1 {
+		po.Alpha = 0.01
+	}
+	measured := 0
+	for _, p := range pairs {
+		if p.skip == "" {
+			measured++
+		}
+	}
+	po.Alpha /= float64(max(1, measured))
 	interrupted := false
 	for _, p := range pairs {
 		if ctx.Err() != nil {
 			interrupted = true
 			break
 		}
-		sc, _, err := measurePair(ctx, o, p, wt, procs, env, red)
+		var sc result.Scenario
+		if counted(o, p) {
+			sc, err = countPair(ctx, po, p, wt, procs, env, red, dir)
+		} else {
+			sc, _, err = measurePair(ctx, po, p, wt, procs, env, red)
+		}
 		if err != nil {
 			sc.Status, sc.Error = result.StatusFailed, red.String(err.Error())
 			errs = append(errs, fmt.Errorf("%s: %w", p.b.ID(), err))
@@ -195,6 +219,9 @@ func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor
 		fmt.Fprintln(stderr, "inferbench:", err)
 	}
 	rep := refReport(r, wt, o)
+	if anyCounted(o, pairs) {
+		rep = mergeReports(rep, countReport(r, wt, o))
+	}
 	writeReport(dir, rep, env, stderr)
 	if !o.Run.NoStore {
 		if err := record(context.WithoutCancel(ctx), o.Run.Store, env, r); err != nil {
@@ -300,14 +327,39 @@ func refScenarios(ps []pairing) []*suite.Scenario {
 	return out
 }
 
-// design is the A/B of one scenario from its iterations: the measured calls of each side
-// (the definition's measurement_iterations, or --iterations) in pairs of blocks, at most 20 pairs
-// and at least 6 (fewer give an interval too wide to use).
+// design is the fixed A/B of one scenario whose measured calls were asked for (--iterations):
+// that many calls of each side in pairs of blocks, at most 20 pairs and at least 6.
 func design(cfg load.Config) (pairs, block int) {
 	n := cfg.Measurement()
 	pairs = min(20, max(6, n))
 	block = max(1, (n+pairs/2)/pairs)
 	return pairs, block
+}
+
+// pairedOptions are the A/B of one scenario of benchmark bench: sequential, blocks of about
+// 200 ms, at the level the run's scenarios share (Alpha, adjusted across them), the threshold
+// of metric; a fixed design when --iterations asked for a number of calls, and --max-time the
+// time budget.
+func (o RefOptions) pairedOptions(bench, metric string, cfg load.Config) Options {
+	opts := Options{Metric: metric, Alpha: o.Alpha}
+	if o.Run.Load.MeasurementIterations != nil {
+		opts.Pairs, opts.BlockCalls = design(cfg)
+	}
+	if o.Run.Load.MaxTime > 0 {
+		opts.MaxTime = o.Run.Load.MaxTime
+	}
+	th := o.threshold(bench, metric)
+	opts.Threshold = &th
+	return opts
+}
+
+// threshold is metric's threshold for bench: the one --threshold or a thresholds file gives,
+// else the paired design's DefaultThreshold.
+func (o RefOptions) threshold(bench, metric string) float64 {
+	if th, set := o.Run.Compare.Thresholds.Lookup(bench, metric); set {
+		return th
+	}
+	return DefaultThreshold
 }
 
 // cpuMetric is the per-call CPU time the iteration subjects report beside latency_ms
@@ -332,76 +384,73 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	if cfg.Mode != "" && cfg.Mode != "single" {
 		sc.Warnings = append(sc.Warnings, fmt.Sprintf("load mode %q: --baseline-ref calls one at a time, in blocks", cfg.Mode))
 	}
-	opts := Options{Metric: "latency_ms", Alpha: o.Alpha}
-	opts.Pairs, opts.BlockCalls = design(cfg)
-	th := o.Run.Compare.Thresholds.For(b.Name, "latency_ms")
-	opts.Threshold = &th
+	opts := o.pairedOptions(b.Name, "latency_ms", cfg)
 	warm := cfg.Warmup()
 
-	// others collects each sampler call's other figures; the calls after the warm-up are the
-	// blocks, in order.
+	// others collects each measured block's other figures, in order (Progress is called once
+	// a block, right after its sampler call, which left them in last).
 	var others []map[string][]float64
-	keep := func(m map[string][]float64) { others = append(others, m) }
+	var last map[string][]float64
+	keep := func(m map[string][]float64) { last = m }
 	var sampler Sampler
 	if b.Kind == "gofunc" {
 		sampler = procs.sampler(s, warm, keep)
 		opts.Warmup = -1 // each block's process warms up (and sizes its iterations) itself
 	} else {
 		spec := Spec{Env: env.Vars}
-		sa, _, err := (&Variant{Name: s.ID() + " at " + wt.Ref, Scenario: p.a}).Open(ctx, spec)
+		subs, _, err := openSides(ctx, spec, [2]*Variant{{Name: s.ID() + " at " + wt.Ref, Scenario: p.a}, {Name: s.ID(), Scenario: s}})
 		if err != nil {
 			return sc, nil, err
 		}
-		defer sa.Close()
-		sb, _, err := (&Variant{Name: s.ID(), Scenario: s}).Open(ctx, spec)
-		if err != nil {
-			return sc, nil, err
-		}
-		defer sb.Close()
-		sampler = subjectsWith(sa, sb, cfg, opts.Metric, keep)
+		defer subs.close()
+		opts.Restart = subs.restart
+		sampler = subjectsWith(&subs.s, cfg, opts.Metric, keep)
 		if opts.Warmup = warm; warm == 0 {
 			opts.Warmup = -1
 		}
 	}
+	cpuTh := o.threshold(b.Name, cpuMetric)
+	// A CPU-bound scenario is judged on its CPU time too: the A/B goes on until both answers
+	// are decided.
+	opts.Also = func(blocks []Block, looks int) bool {
+		c := cpuOf(blocks, others, opts, cpuTh, looks)
+		return c == nil || c.Answer != AnswerUnknown
+	}
 	var calls [2][]float64
 	var failed [2]int
-	warmups := 0
-	if opts.Warmup > 0 {
-		warmups = 2
-	}
+	var lastXs []float64
+	lastFailed := 0
 	opts.Progress = func(bl Block) {
+		others = append(others, last)
+		last = nil
+		v := 0
+		if bl.Variant == "B" {
+			v = 1
+		}
+		calls[v] = append(calls[v], lastXs...)
+		failed[v] += lastFailed
 		if o.Progress != nil {
-			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\r%s: pair %d/%d, %s: median %.4g ms   ", s.ID(), bl.Pair+1, opts.Pairs, map[string]string{"A": wt.Ref, "B": "working tree"}[bl.Variant], bl.Median)))
+			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\r%s: pair %d, %s: median %.4g ms   ", s.ID(), bl.Pair+1, map[string]string{"A": wt.Ref, "B": "working tree"}[bl.Variant], bl.Median)))
 		}
 	}
-	calls0 := 0
 	res, err := Run(ctx, wt.Ref+" ("+wt.Short()+")", "working tree", func(ctx context.Context, v, n int) ([]float64, int, error) {
-		before := len(others)
+		last = nil
 		xs, f, err := sampler(ctx, v, n)
-		if len(others) == before {
-			others = append(others, nil) // keep others aligned with the calls
-		}
-		if calls0++; calls0 <= warmups {
-			return xs, f, err
-		}
-		calls[v] = append(calls[v], xs...)
-		failed[v] += f
+		lastXs, lastFailed = xs, f
 		return xs, f, err
 	}, opts)
 	if o.Progress != nil {
 		fmt.Fprintln(o.Progress)
 	}
 	sc.DurationS = time.Since(sc.StartedAt).Seconds()
-	sc.Iterations = result.Iterations{Warmup: max(0, opts.Warmup), Measured: len(calls[1]), Failed: failed[1]}
+	sc.Iterations = result.Iterations{Warmup: max(0, warm), Measured: len(calls[1]), Failed: failed[1]}
 	if len(calls[1]) > 0 {
 		sc.Metrics = map[string]result.Metric{"latency_ms": result.SampleMetric("latency_ms", calls[1])}
 	}
 	if res != nil {
 		sc.Warnings = append(sc.Warnings, res.Warnings...)
 		sec := RefSection{Ref: wt.Ref, Commit: wt.Commit, Baseline: result.SampleMetric("latency_ms", calls[0]), Result: res}
-		if len(others) >= warmups {
-			sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, others[warmups:], opts, o.Run.Compare.Thresholds.For(b.Name, cpuMetric), sc.Metrics)
-		}
+		sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, others, opts, cpuTh, sc.Metrics)
 		if raw, err := finite.Marshal(sec); err == nil {
 			sc.Extra.Other = map[string]json.RawMessage{SectionBaselineRef: raw}
 		}
@@ -410,6 +459,38 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 		return sc, nil, err
 	}
 	return sc, res, nil
+}
+
+// cpuOf judges the cpu_ms of blocks (others: each block's figures, in order) as Analyze judges
+// latency_ms, with looks looks, when the scenario is CPU-bound so far (its median CPU time per
+// call over its fastest call reaches compare.CPUBoundRatio) and every block reported it for
+// every call; else nil.
+func cpuOf(blocks []Block, others []map[string][]float64, opts Options, threshold float64, looks int) *Result {
+	if len(others) < len(blocks) || len(blocks) == 0 {
+		return nil
+	}
+	cb := make([]Block, len(blocks))
+	var cpu []float64
+	fastest := math.Inf(1)
+	for i, bl := range blocks {
+		xs := others[i][cpuMetric]
+		if len(xs) == 0 || len(xs) != bl.N {
+			return nil
+		}
+		bl.Median = median(xs)
+		cb[i] = bl
+		cpu = append(cpu, xs...)
+		fastest = min(fastest, blocks[i].Median)
+	}
+	if !(fastest > 0) || median(cpu)/fastest < compare.CPUBoundRatio {
+		return nil
+	}
+	opts.Metric, opts.Better, opts.Threshold, opts.Progress, opts.Looks = cpuMetric, "", &threshold, nil, looks
+	r, err := Analyze(cb, opts)
+	if err != nil {
+		return nil
+	}
+	return r
 }
 
 // cpuTest tests the cpu_ms of the blocks of res (others: each block's figures, in order) as Run
@@ -434,12 +515,13 @@ func cpuTest(res *Result, others []map[string][]float64, opts Options, threshold
 		}
 		calls[v] = append(calls[v], xs...)
 	}
-	opts.Metric, opts.Better, opts.Threshold, opts.Progress = cpuMetric, "", &threshold, nil
+	opts.Metric, opts.Better, opts.Threshold, opts.Progress, opts.Looks = cpuMetric, "", &threshold, nil, res.Looks
 	r, err := Analyze(blocks, opts)
 	if err != nil {
 		return nil, nil, metrics
 	}
 	r.A, r.B = res.A, res.B
+	r.Stopped = res.Stopped
 	base := result.SampleMetric(cpuMetric, calls[0])
 	if metrics == nil {
 		metrics = map[string]result.Metric{}
@@ -494,16 +576,11 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 		}
 		groups = append(groups, g)
 	}
-	ps := make([]float64, len(rep.Rows))
-	for i := range rep.Rows {
-		ps[i] = rep.Rows[i].P
-	}
-	qs := stats.BenjaminiHochberg(ps)
+	// Each row's verdict is its A/B's answer, whose level was adjusted across the scenarios
+	// before they ran (alpha over their number: Bonferroni), and across its looks.
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
-		row.Q = qs[i]
-		row.Significant = row.Q <= alpha
-		row.Verdict = verdict(&Result{Better: row.Better, P: row.Q, Alpha: alpha, Ratio: 1 + row.Delta/100, Threshold: row.Threshold})
+		row.Q = row.P
 		if !row.Gated && row.Verdict == compare.Regression {
 			row.Verdict = compare.Info
 		}
@@ -521,7 +598,14 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 			rep.Improvements++
 		case row.Verdict == compare.Info:
 			rep.Info++
+		case row.Verdict == compare.Unknown && row.Gated:
+			rep.Unverified++
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: %s", row.ID(), row.Metric, row.Warnings[len(row.Warnings)-1]))
 		}
+	}
+	rep.Strict = o.Strict || cfg.Strict
+	if rep.Strict {
+		rep.StrictUnverified = rep.Unverified
 	}
 	rep.Budgets, rep.BudgetsExceeded = compare.CheckRunBudgets(r, cfg.Budgets)
 	for _, sc := range r.Scenarios {
@@ -560,8 +644,10 @@ func refRow(sc *result.Scenario, res *Result, gated bool) compare.Row {
 		Kind: compare.KindOf(res.Metric), Primary: true, Gated: gated,
 		Old: res.MedianA, New: res.MedianB, Delta: 100 * (res.Ratio - 1),
 		DeltaCI: &stats.Interval{Lo: 100 * (res.CI.Lo - 1), Hi: 100 * (res.CI.Hi - 1), Confidence: res.CI.Confidence},
-		P:       res.P, Method: res.Method, Threshold: res.Threshold, Warnings: res.Warnings,
+		P:       res.P, Method: res.Method, Threshold: res.Threshold, Warnings: slices.Clone(res.Warnings),
+		Verdict: res.Verdict, Significant: res.CI.Lo > 1 || res.CI.Hi < 1,
 	}
+	row.Warnings = append(row.Warnings, res.answerLine())
 	for _, bl := range res.Blocks {
 		if bl.Variant == "A" {
 			row.OldN += bl.N
@@ -658,6 +744,10 @@ func render(o RefOptions, r *result.Run, rep *compare.Report, dir, at string, re
 	case "none":
 		return
 	}
-	fmt.Fprintf(w, "\ncompared with %s, run interleaved with it in this job (ABBA blocks, paired test):\n", at)
+	if o.Run.Measure == "instructions" {
+		fmt.Fprintf(w, "\ncompared with %s, both counted under callgrind in this job (exact counts):\n", at)
+	} else {
+		fmt.Fprintf(w, "\ncompared with %s, run interleaved with it in this job (ABBA blocks, sequential paired test):\n", at)
+	}
 	_ = report.CompareText(w, rep)
 }

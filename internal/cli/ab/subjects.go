@@ -17,16 +17,16 @@ import (
 // the round trip when the subject did not time itself; a generation metric (ttft_ms, e2e_ms,
 // tpot_ms) is derived from a streamed call as run.json's is (figures.StreamMetrics).
 func Subjects(a, b subject.Subject, cfg load.Config, metric string) Sampler {
-	return subjectsWith(a, b, cfg, metric, nil)
+	return subjectsWith(&[2]subject.Subject{a, b}, cfg, metric, nil)
 }
 
-// subjectsWith is Subjects that also hands each block's other per-call figures (cpu_ms, a
-// subject's own metrics), by name, to others.
-func subjectsWith(a, b subject.Subject, cfg load.Config, metric string, others func(map[string][]float64)) Sampler {
+// subjectsWith is Subjects of the subjects *subs holds when each block starts (a relaunch
+// replaces them), that also hands each block's other per-call figures (cpu_ms, a subject's own
+// metrics), by name, to others.
+func subjectsWith(subs *[2]subject.Subject, cfg load.Config, metric string, others func(map[string][]float64)) Sampler {
 	if metric == "" {
 		metric = "latency_ms"
 	}
-	subs := [2]subject.Subject{a, b}
 	return func(ctx context.Context, v, n int) ([]float64, int, error) {
 		c := cfg
 		zero := 0

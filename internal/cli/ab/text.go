@@ -29,8 +29,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.P < 1e-4 {
 		p = "p < 0.0001"
 	}
-	fmt.Fprintf(&b, "B/A = %.4f (%.0f%% CI %.4f – %.4f), %+.2f%%, %s (%s, %d df)\n",
-		r.Ratio, 100*r.CI.Confidence, r.CI.Lo, r.CI.Hi, 100*(r.Ratio-1), p, r.Method, r.Pairs-1)
+	fmt.Fprintf(&b, "B/A = %.4f (%.4g%% CI %.4f – %.4f), %+.2f%%, %s (%s)\n",
+		r.Ratio, 100*r.CI.Confidence, r.CI.Lo, r.CI.Hi, 100*(r.Ratio-1), p, r.Method)
+	fmt.Fprintf(&b, "answer: %s\n", r.answerLine())
 	fmt.Fprintf(&b, "verdict: %s\n", verdictText(r))
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wn)
@@ -52,6 +53,10 @@ func verdictText(r *Result) string {
 		return fmt.Sprintf("B is better than A, within %s", limit)
 	case compare.Changed:
 		return "B differs from A (direction unknown: not gated)"
+	case compare.Unknown:
+		return fmt.Sprintf("unknown: neither beyond nor within the %s threshold yet (--strict fails it)", limit)
+	case compare.Unchanged:
+		return fmt.Sprintf("the same, within the %s threshold", limit)
 	}
 	return fmt.Sprintf("no significant difference at alpha %.2g (~)", r.Alpha)
 }
