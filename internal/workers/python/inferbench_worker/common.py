@@ -196,7 +196,21 @@ class Adapter:
 
 
 def peak_rss_mb():
-    """peak_rss_mb is this process's peak resident set size in MiB."""
+    """peak_rss_mb is this process's own peak resident set size in MiB.
+
+    On Linux it is the kernel's high-water mark of this process's memory (VmHWM in
+    /proc/self/status), which starts anew at exec. getrusage's ru_maxrss does not: Linux carries it
+    across exec from the process that became this one, so a worker started by a 200 MB parent read
+    203 MB with a VmHWM of 8.9 MB: inferbench's own memory, not the subject's. Elsewhere (macOS,
+    where a new process starts its own count) ru_maxrss it is.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return r / 1024.0 if sys.platform != "darwin" else r / (1024.0 * 1024.0)
 

@@ -210,3 +210,20 @@ class LegacyTraceTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PeakRSSTest(unittest.TestCase):
+    """The worker's memory_mb is its own peak, not the memory of the process that started it."""
+
+    @unittest.skipUnless(sys.platform.startswith("linux"), "ru_maxrss is carried across exec on Linux only")
+    def test_peak_is_not_inherited_across_exec(self):
+        import subprocess
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # A parent that touches 300 MiB, then execs a Python that reports its peak.
+        child = "import sys; sys.path.insert(0, %r); from inferbench_worker.common import peak_rss_mb; print(peak_rss_mb())" % here
+        parent = ("import os, sys; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); "
+                  "os.execv(sys.executable, [sys.executable, '-c', %r])" % child)
+        out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=60, check=True)
+        peak = float(out.stdout.strip())
+        self.assertLess(peak, 150, "the child's peak %.1f MiB includes its parent's 300 MiB" % peak)
+        self.assertGreater(peak, 1)
