@@ -113,3 +113,34 @@ func TestExplainStepSummary(t *testing.T) {
 		t.Errorf("step summary lacks the comparison or its explanation:\n%s", md)
 	}
 }
+
+// The README's `inferbench explain baseline:main latest`: a baseline read from the store is
+// explained from its run folder under --results-dir (benchmark_results), where its profiles are;
+// it failed with "the old run has no folder here" (issue 42). compare baseline:main explains too.
+func TestExplainBaselineFromTheStore(t *testing.T) {
+	old, nw := profiledRuns(t, false)
+	project := t.TempDir()
+	results := filepath.Join(project, "benchmark_results")
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{old, nw} {
+		if err := os.Rename(p, filepath.Join(results, filepath.Base(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldRel := filepath.Join("benchmark_results", filepath.Base(old))
+	if code, _, errOut := runCLI(t, project, nil, "baseline", "set", "main", oldRel); code != 0 {
+		t.Fatalf("baseline set: exit %d\n%s", code, errOut)
+	}
+	newRel := filepath.Join("benchmark_results", filepath.Base(nw))
+	code, out, errOut := runCLI(t, project, nil, "explain", "baseline:main", newRel)
+	head := "; explained 100%: `grow` +60k Ir per call (100%)"
+	if code != 0 || !strings.Contains(out, head) {
+		t.Fatalf("explain baseline:main: exit %d, want 0 with %q\n%s%s", code, head, out, errOut)
+	}
+	code, out, errOut = runCLI(t, project, nil, "compare", "baseline:main", newRel)
+	if code != 3 || !strings.Contains(out, head) {
+		t.Errorf("compare baseline:main: exit %d, want 3 with the explanation\n%s%s", code, out, errOut)
+	}
+}

@@ -106,8 +106,8 @@ func (rs *Source) Path(ref string) (string, error) {
 
 // LoadFolder returns the run ref names, redacted as Load's, and its run folder on disk: a path,
 // or "latest" (the default) or a run id under ResultsDir; else a run id, latest or
-// baseline:NAME from the history store, whose folder is "" (it has none here). A path found
-// nowhere is a usage error.
+// baseline:NAME from the history store, whose folder is its run's under ResultsDir when that
+// folder holds the same run, else "" (it has none here). A path found nowhere is a usage error.
 func (rs *Source) LoadFolder(ctx context.Context, ref string) (r *result.Run, dir string, err error) {
 	path, err := rs.Path(ref)
 	switch {
@@ -128,9 +128,25 @@ func (rs *Source) LoadFolder(ctx context.Context, ref string) (r *result.Run, di
 		if r, err = rs.find(ctx, ref); err != nil {
 			return nil, "", err
 		}
+		dir = rs.folderOf(r)
 	}
 	redact.Run(r) // a run recorded by an older version may hold a secret
 	return r, dir, nil
+}
+
+// folderOf is the folder under ResultsDir that holds the stored run r (its profiles, its
+// callgrind files): the run's id as a folder whose run.json is the same run; "" when there is
+// none.
+func (rs *Source) folderOf(r *result.Run) string {
+	if rs.ResultsDir == "" || r == nil || r.ID == "" || strings.ContainsAny(r.ID, `/\`) || r.ID == "." || r.ID == ".." {
+		return ""
+	}
+	dir := filepath.Join(rs.Env.Path(rs.ResultsDir), r.ID)
+	on, err := result.Load(dir)
+	if err != nil || on.ID != r.ID || !on.StartedAt.Equal(r.StartedAt) {
+		return ""
+	}
+	return dir
 }
 
 // Report renders the run ref names as "html", "table" or "json". With output "-" (or empty, for
