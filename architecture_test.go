@@ -402,3 +402,34 @@ func internalRefs(n ast.Node, internal map[string]string) []string {
 	ast.Inspect(n, visit)
 	return refs
 }
+
+// TestOneWriterOfRunFolders: a run folder is made (recovery.NewDir) and run.json written
+// (result.Save) by the run package's stages alone, so that every run, a run against a git ref
+// included (run.Paired), gets the same folder, journal, log, store record and reports. merge is
+// the one exception left: it makes the folder of a group's merged run.
+func TestOneWriterOfRunFolders(t *testing.T) {
+	allowed := map[string]bool{"run": true, filepath.Join("internal", "cli", "merge"): true}
+	call := regexp.MustCompile(`\b(recovery\.NewDir|result\.Save)\(`)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if m := call.Find(src); m != nil && !allowed[filepath.Dir(path)] && !strings.HasPrefix(path, "result"+string(filepath.Separator)) && !strings.HasPrefix(path, filepath.Join("internal", "stage", "recovery")) {
+			t.Errorf("%s calls %s: only the run package's stages write run folders (run.Paired for a run beside another side)", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -105,6 +105,9 @@ type Report struct {
 	NoEvidence string `json:"no_evidence,omitempty"`
 	// Strict is Config.Strict: an Unverified change fails the comparison.
 	Strict bool `json:"strict,omitempty"`
+	// Correction says how Alpha is shared across the tests when it is not the false discovery
+	// rate of Benjamini-Hochberg: a paired run's "Bonferroni over 3 scenarios and each one's looks".
+	Correction string `json:"correction,omitempty"`
 	// StrictUnverified counts the Unverified changes that fail the comparison: all of them
 	// with Strict, else those of scenarios whose definition says `strict: true`.
 	StrictUnverified int `json:"strict_unverified,omitempty"`

@@ -372,8 +372,12 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	if len(rep.Rows) > 0 {
 		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics, the figures its code reports and --gate); the other metrics are information\n", gatedNames(rep))
 	}
-	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; false discovery rate %.0f%% over %d tests, Benjamini-Hochberg)\n",
-		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, rep.Info, len(rep.Rows), 100*rep.Alpha, cmpTests(rep))
+	level := fmt.Sprintf("false discovery rate %.0f%% over %d tests, Benjamini-Hochberg", 100*rep.Alpha, cmpTests(rep))
+	if rep.Correction != "" {
+		level = fmt.Sprintf("false failures at most %.2g%%, %s", 100*rep.Alpha, rep.Correction)
+	}
+	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; %s)\n",
+		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, rep.Info, len(rep.Rows), level)
 	return err
 }
 

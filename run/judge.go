@@ -27,6 +27,8 @@ type Verdict struct {
 	// Baseline is the baseline's name when the run was compared with one; BaselineRun its run.
 	Baseline    string
 	BaselineRun *result.Run
+	// Against names the other side of a paired run (Options.Paired), which Compare compares.
+	Against string
 	// Compare is the comparison with the baseline, or the budgets alone (Old.ID "-"): a
 	// regression or an exceeded budget fails the run.
 	Compare *compare.Report
@@ -84,6 +86,10 @@ func (p *pipeline) judge(ctx context.Context, st store.Store, r *result.Run) *Ve
 		cfg.History = history.NoiseHistory(ctx, st, r) // noise-aware thresholds (compare's noiseOf)
 	}
 	v := &Verdict{}
+	if p.o.Paired != nil {
+		v.Against = p.o.Paired.Against()
+		v.Compare = p.o.Paired.Judge(r)
+	}
 	if p.o.Baseline != "" && st != nil {
 		b, err := st.Baseline(ctx, p.o.Baseline)
 		switch {

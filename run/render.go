@@ -45,11 +45,16 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 		}
 		out = p.o.Stderr // stdout holds the run alone, for the program reading it
 	}
-	if rep := v.Compare; v.BaselineRun != nil || len(rep.Budgets) > 0 {
+	compared := v.BaselineRun != nil || v.Against != ""
+	if rep := v.Compare; compared || len(rep.Budgets) > 0 {
 		fmt.Fprintln(out)
 		render := report.BudgetsText
-		if v.BaselineRun != nil {
+		switch {
+		case v.BaselineRun != nil:
 			fmt.Fprintf(out, "compared with baseline %s:\n", v.Baseline)
+			render = report.CompareText
+		case v.Against != "":
+			fmt.Fprintf(out, "compared with %s:\n", v.Against)
 			render = report.CompareText
 		}
 		if err := render(out, rep); err != nil {
@@ -70,7 +75,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 			_ = explain.Markdown(&md, xs)
 		}
 		files := map[string][]byte{recovery.CompareJSONFile: js.Bytes()}
-		if v.BaselineRun != nil { // budgets alone compare with nothing: no "compared with -" page
+		if compared { // budgets alone compare with nothing: no "compared with -" page
 			files[recovery.CompareMarkdownFile] = md.Bytes()
 		}
 		for name, data := range files {

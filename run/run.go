@@ -82,6 +82,9 @@ type Options struct {
 	// Baseline names a stored baseline to compare the run with; a regression fails the run
 	// (ErrRegression).
 	Baseline string
+	// Paired, when set, measures each scenario on two sides in this job and judges them instead
+	// of a baseline (paired.go): `run --baseline-ref REF`.
+	Paired Paired
 	// Compare holds the thresholds, the budgets (checked with or without a baseline) and the
 	// false discovery rate; a zero Alpha is 0.05.
 	Compare compare.Config
@@ -154,7 +157,12 @@ var (
 // or an exceeded budget.
 type VerdictError struct{ Verdict *Verdict }
 
-func (e *VerdictError) Error() string { return report.Outcome(e.Verdict.Compare) }
+func (e *VerdictError) Error() string {
+	if e.Verdict.Against != "" {
+		return report.Outcome(e.Verdict.Compare) + " against " + e.Verdict.Compare.Old.ID + ", measured in this job"
+	}
+	return report.Outcome(e.Verdict.Compare)
+}
 
 // Is makes errors.Is(err, ErrRegression) hold.
 func (e *VerdictError) Is(target error) bool { return target == ErrRegression }
@@ -184,6 +192,25 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 		return nil, err
 	}
 	p.learnSecrets(scenarios)
+	var pairedEnv func(*result.Run)
+	if p.o.Paired != nil { // select: the other side of each scenario (a worktree at the ref)
+		defer func() {
+			if cerr := p.o.Paired.Close(); cerr != nil {
+				err = errors.Join(err, p.red.Error(cerr))
+			}
+		}()
+		name, value, secrets, perr := p.o.Paired.Pair(ctx, scenarios)
+		if perr != nil {
+			return nil, p.red.Error(perr)
+		}
+		p.red.Add(secrets...)
+		pairedEnv = func(r *result.Run) {
+			if r.Environment == nil {
+				r.Environment = map[string]any{}
+			}
+			r.Environment[name] = value
+		}
+	}
 	for _, sc := range scenarios {
 		p.selected = append(p.selected, sc.ID())
 	}
@@ -192,6 +219,9 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 		return nil, err
 	}
 	defer w.close()
+	if pairedEnv != nil {
+		pairedEnv(w.run)
+	}
 	if err := p.startPart(ctx, w, sh); err != nil { // scale-out: record the part, meet the agents
 		return nil, err
 	}
@@ -202,8 +232,12 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 		return nil, err
 	}
 
-	r = p.execute(ctx, w, scenarios, mon) // execute + sample; write after each scenario
-	overhead := p.overhead(ctx, mon, r)   // sample: the on/off pass of Monitor.Overhead
+	if p.o.Paired != nil {
+		r = p.executePaired(ctx, w, scenarios) // execute: both sides of each scenario
+	} else {
+		r = p.execute(ctx, w, scenarios, mon) // execute + sample; write after each scenario
+	}
+	overhead := p.overhead(ctx, mon, r) // sample: the on/off pass of Monitor.Overhead
 	// The stages after execute run on a context that is not the cancelled one, so that an
 	// interrupted run is still written, recorded and judged.
 	fctx := context.WithoutCancel(ctx)
@@ -285,6 +319,9 @@ func newPipeline(o Options) (*pipeline, error) {
 		return nil, exit.Usagef("--baseline needs the history store: drop --no-store")
 	}
 	if err := o.Scaleout.validate(); err != nil {
+		return nil, err
+	}
+	if err := o.checkPaired(); err != nil {
 		return nil, err
 	}
 	if err := checkObservers(o.Observers); err != nil {

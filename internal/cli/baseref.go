@@ -24,7 +24,6 @@ var refRefused = []struct{ flags, why string }{
 	{"alert alerts-file alert-webhook-env", "alerts are evaluated on stored runs: `inferbench alert`"},
 	{"otlp-endpoint otlp-span-rate", "a run against a ref is not traced"},
 	{"keep-samples", "a run against a ref keeps every measured call"},
-	{"log-level", "a run against a ref writes no run.log"},
 }
 
 // runBaselineRef is `run --baseline-ref REF`: the selected scenarios at REF and in the working
@@ -43,7 +42,9 @@ func runBaselineRef(cmd *cobra.Command, o *IO, rf *runFlags, opts run.Options) e
 		ro.Alpha = opts.Compare.Alpha
 	}
 	if progress.Interactive(o.Stderr, o.LookupEnv) {
-		ro.Progress = o.Stderr
+		ro.Progress = o.Stderr // a line per block: the progress bar counts the engine's calls
+	} else {
+		ro.Run.Log = consoleHandler(o.Stderr, opts.LogLevel, f.Changed("log-level"))
 	}
 	r, err := ab.RefRun(cmd.Context(), ro)
 	return errors.Join(err, writeCSVCopy(o, rf.csvCopy, r))

@@ -1,7 +1,6 @@
 package ab
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,17 +14,12 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/compare"
-	"github.com/inferbench/inferbench/internal/base/atomicfile"
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/gitref"
-	"github.com/inferbench/inferbench/internal/explain"
 	"github.com/inferbench/inferbench/internal/redact"
-	"github.com/inferbench/inferbench/internal/stage/recovery"
-	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/internal/stage/secrets"
 	"github.com/inferbench/inferbench/load"
-	"github.com/inferbench/inferbench/report"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
 	"github.com/inferbench/inferbench/stats"
@@ -70,186 +64,145 @@ type RefSection struct {
 }
 
 // RefRun runs the selected scenarios of the working tree and the same scenarios at o.Ref (a
-// temporary worktree; Go functions built there) interleaved, in ABBA blocks, and judges each
-// scenario with Run's paired test. The run is written as a run is (run.json, whose scenarios carry
-// the working tree's calls and a "baseline_ref" section; compare.json and compare.md), recorded
-// unless NoStore, and the worktree removed, also when ctx is cancelled. The error is run.ErrUsage
-// (a ref that does not resolve, a scenario absent at the ref), run.ErrFailed (a scenario could not
-// be measured on either side), run.ErrInterrupted, or run.ErrRegression (exit 3).
+// temporary worktree; Go functions built there), each pair interleaved in ABBA blocks until its
+// sequential answer (Run), or counted on both sides in instruction mode: a run.Run whose execute
+// and judge stages are the pairs' (run.Paired). The run is written, recorded and rendered as any
+// run is (run.json, whose scenarios carry the working tree's calls and a "baseline_ref" section;
+// compare.json and compare.md), and the worktree removed, also when ctx is cancelled. The error
+// is run.Run's: run.ErrUsage (a ref that does not resolve, a scenario absent at the ref),
+// run.ErrFailed (a scenario could not be measured on either side), run.ErrInterrupted, or
+// run.ErrRegression (exit 3).
 func RefRun(ctx context.Context, o RefOptions) (*result.Run, error) {
-	red := redact.New()
+	opts := o.Run
+	opts.Paired = NewRef(o)
+	return run.Run(ctx, opts)
+}
+
+// Ref is the run.Paired of `run --baseline-ref REF`: each scenario at REF (A) beside the working
+// tree's (B).
+type Ref struct {
+	o      RefOptions // o.Alpha is each scenario's, once Pair has adjusted it across them
+	env    run.Env
+	red    *redact.Redactor
+	wt     *gitref.Worktree
+	at     string
+	pairs  map[string]pairing
+	counts bool    // some scenario is counted (instruction mode)
+	alpha  float64 // the run's level, which Pair shares out across the scenarios
+	paired int     // the scenarios measured on both sides
+	procs  *procSides
+	tmp    string
+}
+
+// NewRef returns the paired stages of a run against o.Ref; o.Run is the run's options.
+func NewRef(o RefOptions) *Ref {
 	vars := o.Run.Env
 	if vars == nil {
 		vars = os.Environ()
 	}
+	red := redact.New()
 	red.Env(vars)
 	red.Add(o.Run.Secrets...)
-	env := run.Env{Dir: o.Run.Dir, Vars: vars}
-	if o.Run.Format == "" {
-		o.Run.Format = "table"
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		o.Alpha = 0.01
 	}
-	r, err := refRun(ctx, o, env, red)
-	return r, red.Error(err)
+	return &Ref{o: o, env: run.Env{Dir: o.Run.Dir, Vars: vars}, red: red}
+}
+
+var _ run.Paired = (*Ref)(nil)
+
+// Pair opens the worktree at the ref, finds each scenario there, and builds the ref's Go program
+// when a scenario is a Go function.
+func (f *Ref) Pair(ctx context.Context, scs []*suite.Scenario) (string, any, []string, error) {
+	sel := f.o.Run.Selection
+	f.red.Add(secrets.Of(f.env.Vars, scs)...)
+	wt, err := gitref.Open(ctx, f.env.WorkDir(), f.o.Ref)
+	if err != nil {
+		return "", nil, nil, exit.UsageError(err)
+	}
+	f.wt = wt
+	f.at = fmt.Sprintf("%s (%s)", f.o.Ref, wt.Short())
+	pairs, refEnv, err := pairScenarios(sel, f.env, wt, scs, f.at)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	refSecrets := secrets.Of(f.env.Vars, refScenarios(pairs))
+	f.red.Add(refSecrets...)
+	if f.tmp, err = os.MkdirTemp("", "inferbench-ab-"); err != nil {
+		return "", nil, nil, err
+	}
+	f.pairs = map[string]pairing{}
+	measured := 0
+	for _, p := range pairs {
+		f.pairs[p.b.ID()] = p
+		if p.skip == "" {
+			measured++
+		}
+		f.counts = f.counts || counted(f.o, p)
+		if p.skip == "" && p.b.Benchmark.Kind == "gofunc" && f.procs == nil {
+			if f.procs, err = buildSides(ctx, wt, f.tmp, f.env, refEnv, sel, f.o.Run.Load); err != nil {
+				return "", nil, nil, err
+			}
+		}
+	}
+	// Each scenario's A/B runs at the run's level over the number measured, so that the run
+	// calls a change that is not there at most at that rate (Bonferroni).
+	f.alpha, f.paired = f.o.Alpha, measured
+	f.o.Alpha /= float64(max(1, measured))
+	env := map[string]any{"ref": f.o.Ref, "commit": wt.Commit, "head": wt.Head, "dirty": wt.Dirty}
+	return SectionBaselineRef, env, append(secrets.Of(f.env.Vars, scs), refSecrets...), nil
+}
+
+// Measure measures one scenario on both sides: interleaved, or counted in instruction mode.
+func (f *Ref) Measure(ctx context.Context, s *suite.Scenario, dir string) (result.Scenario, error) {
+	p, ok := f.pairs[s.ID()]
+	if !ok {
+		return result.Scenario{}, fmt.Errorf("%s: not paired with %s", s.ID(), f.at)
+	}
+	if counted(f.o, p) {
+		return countPair(ctx, f.o, p, f.wt, f.procs, f.env, f.red, dir)
+	}
+	sc, _, err := measurePair(ctx, f.o, p, f.wt, f.procs, f.env, f.red)
+	return sc, err
+}
+
+// Judge compares each scenario's two sides: the A/B's answers, and the counts compared as
+// compare compares two counted runs.
+func (f *Ref) Judge(r *result.Run) *compare.Report {
+	o := f.o
+	o.Alpha = f.alpha
+	rep := refReport(r, f.wt, o)
+	rep.Correction = fmt.Sprintf("each scenario's A/B at %.2g%%: Bonferroni over %d scenarios and each one's looks", 100*f.o.Alpha, f.paired)
+	if f.counts {
+		rep = mergeReports(rep, countReport(r, f.wt, o))
+	}
+	return rep
+}
+
+// Against names the ref and how it was measured.
+func (f *Ref) Against() string {
+	if f.counts {
+		return f.at + ", both sides counted under callgrind in this job (exact counts)"
+	}
+	return f.at + ", run interleaved with it in this job (ABBA blocks, sequential paired test)"
+}
+
+// Close removes the worktree and the Go programs built at the ref.
+func (f *Ref) Close() error {
+	var err error
+	if f.wt != nil {
+		err = f.wt.Remove()
+	}
+	if f.tmp != "" {
+		err = errors.Join(err, os.RemoveAll(f.tmp))
+	}
+	return err
 }
 
 // pairing is one scenario of the working tree and its counterpart at the ref.
 type pairing struct {
 	b, a *suite.Scenario // b the working tree's, a the ref's
 	skip string
-}
-
-func refRun(ctx context.Context, o RefOptions, env run.Env, red *redact.Redactor) (*result.Run, error) {
-	stderr := o.Run.Stderr
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	if o.Run.Format != "table" && o.Run.Format != "json" && o.Run.Format != "none" {
-		return nil, exit.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Run.Format))
-	}
-	if err := (load.Config{}).Merge(o.Run.Load).Validate(); err != nil {
-		return nil, exit.UsageError(err)
-	}
-	sel := o.Run.Selection
-	scs, err := run.Select(sel, env)
-	if err != nil {
-		return nil, err
-	}
-	red.Add(secrets.Of(env.Vars, scs)...)
-	wt, err := gitref.Open(ctx, env.WorkDir(), o.Ref)
-	if err != nil {
-		return nil, exit.UsageError(err)
-	}
-	defer func() {
-		if err := wt.Remove(); err != nil {
-			fmt.Fprintln(stderr, "inferbench: warning:", err)
-		}
-	}()
-	at := fmt.Sprintf("%s (%s)", o.Ref, wt.Short())
-	pairs, refEnv, err := pairScenarios(sel, env, wt, scs, at)
-	if err != nil {
-		return nil, err
-	}
-	red.Add(secrets.Of(env.Vars, refScenarios(pairs))...)
-
-	tmp, err := os.MkdirTemp("", "inferbench-ab-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	var procs *procSides // the benchmark binaries, for Go functions
-	for _, p := range pairs {
-		if p.skip == "" && p.b.Benchmark.Kind == "gofunc" {
-			if procs, err = buildSides(ctx, wt, tmp, env, refEnv, sel, o.Run.Load); err != nil {
-				return nil, err
-			}
-			break
-		}
-	}
-
-	outRoot := env.Path(o.Run.OutputDir)
-	if o.Run.OutputDir == "" {
-		outRoot = env.Path("benchmark_results")
-	}
-	started := time.Now()
-	dir, err := recovery.NewDir(outRoot, started)
-	if err != nil {
-		return nil, err
-	}
-	info := sample.Sysinfo(ctx, env.Dir, env.Python(), o.Run.Version)
-	r := &result.Run{
-		Schema: result.Schema, ID: filepath.Base(dir), Partial: true, StartedAt: started,
-		Environment: info.Map(), Config: result.Config{Args: red.Args(o.Run.Args), Dir: o.Run.Dir},
-		Scenarios: []result.Scenario{},
-	}
-	if r.Environment == nil {
-		r.Environment = map[string]any{}
-	}
-	r.Environment[SectionBaselineRef] = map[string]any{"ref": o.Ref, "commit": wt.Commit, "head": wt.Head, "dirty": wt.Dirty}
-	redact.Deep(red, r)
-	var errs []error
-	save := func() {
-		if err := result.Save(dir, r); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	save()
-
-	// Each scenario's A/B runs at the run's level over the number measured, so that the run
-	// calls a change that is not there at most at that rate (Bonferroni).
-	po := o
-	if po.Alpha <= 0 || po.Alpha >= 1 {
-		po.Alpha = 0.01
-	}
-	measured := 0
-	for _, p := range pairs {
-		if p.skip == "" {
-			measured++
-		}
-	}
-	po.Alpha /= float64(max(1, measured))
-	interrupted := false
-	for _, p := range pairs {
-		if ctx.Err() != nil {
-			interrupted = true
-			break
-		}
-		var sc result.Scenario
-		if counted(o, p) {
-			sc, err = countPair(ctx, po, p, wt, procs, env, red, dir)
-		} else {
-			sc, _, err = measurePair(ctx, po, p, wt, procs, env, red)
-		}
-		if err != nil {
-			sc.Status, sc.Error = result.StatusFailed, red.String(err.Error())
-			errs = append(errs, fmt.Errorf("%s: %w", p.b.ID(), err))
-		}
-		redact.Deep(red, &sc) // every string, whichever field holds a value equal to a secret
-		r.Scenarios = append(r.Scenarios, sc)
-		r.Tally()
-		save()
-	}
-	if ctx.Err() != nil {
-		interrupted = true
-	}
-	r.Partial = interrupted
-	r.FinishedAt = time.Now()
-	r.Tally()
-	save()
-	if err := recovery.LinkLatest(outRoot, dir); err != nil {
-		fmt.Fprintln(stderr, "inferbench:", err)
-	}
-	rep := refReport(r, wt, o)
-	if anyCounted(o, pairs) {
-		rep = mergeReports(rep, countReport(r, wt, o))
-	}
-	writeReport(dir, rep, env, stderr)
-	if !o.Run.NoStore {
-		if err := record(context.WithoutCancel(ctx), o.Run.Store, env, r); err != nil {
-			errs = append(errs, fmt.Errorf("history store: %w (results are in %s)", err, dir))
-		}
-	}
-	if !o.Run.NoHTMLReport {
-		var buf bytes.Buffer
-		if err := report.RunHTML(&buf, r, report.HTMLOptions{}); err == nil {
-			_ = atomicfile.WriteFile(filepath.Join(dir, recovery.ReportFile), buf.Bytes())
-		}
-	}
-	render(o, r, rep, dir, at, red)
-
-	if r.Summary.Failed > 0 {
-		errs = append(errs, fmt.Errorf("%d of %d scenarios could not be compared with %s: %w", r.Summary.Failed, len(pairs), at, run.ErrFailed))
-	}
-	if interrupted {
-		errs = append(errs, fmt.Errorf("interrupted: run.json holds what was measured, marked partial: %w", run.ErrInterrupted))
-	}
-	if rep.Regressions > 0 || rep.BudgetsExceeded > 0 {
-		what := fmt.Sprintf("%d regressions against %s, measured interleaved", rep.Regressions, at)
-		if rep.BudgetsExceeded > 0 {
-			what += fmt.Sprintf(", %d budgets exceeded", rep.BudgetsExceeded)
-		}
-		errs = append(errs, exit.RegressionError(fmt.Errorf("%s (results in %s)", what, dir)))
-	}
-	return r, errors.Join(errs...)
 }
 
 // pairScenarios finds each selected scenario of the working tree at the ref: the definitions
@@ -461,28 +414,43 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	return sc, res, nil
 }
 
-// cpuOf judges the cpu_ms of blocks (others: each block's figures, in order) as Analyze judges
-// latency_ms, with looks looks, when the scenario is CPU-bound so far (its median CPU time per
-// call over its fastest call reaches compare.CPUBoundRatio) and every block reported it for
-// every call; else nil.
-func cpuOf(blocks []Block, others []map[string][]float64, opts Options, threshold float64, looks int) *Result {
+// cpuBlocks are blocks with the medians of their calls' cpu_ms (others: each block's figures, in
+// order), and each side's cpu_ms calls; ok is false unless every block reported it for every
+// call.
+func cpuBlocks(blocks []Block, others []map[string][]float64) (cb []Block, calls [2][]float64, ok bool) {
 	if len(others) < len(blocks) || len(blocks) == 0 {
-		return nil
+		return nil, calls, false
 	}
-	cb := make([]Block, len(blocks))
-	var cpu []float64
-	fastest := math.Inf(1)
+	cb = make([]Block, len(blocks))
 	for i, bl := range blocks {
 		xs := others[i][cpuMetric]
 		if len(xs) == 0 || len(xs) != bl.N {
-			return nil
+			return nil, calls, false
 		}
 		bl.Median = median(xs)
 		cb[i] = bl
-		cpu = append(cpu, xs...)
-		fastest = min(fastest, blocks[i].Median)
+		v := 0
+		if bl.Variant == "B" {
+			v = 1
+		}
+		calls[v] = append(calls[v], xs...)
 	}
-	if !(fastest > 0) || median(cpu)/fastest < compare.CPUBoundRatio {
+	return cb, calls, true
+}
+
+// cpuOf judges the cpu_ms of blocks as Analyze judges latency_ms, with looks looks, when the
+// scenario is CPU-bound so far (its median CPU time per call over its fastest block reaches
+// compare.CPUBoundRatio) and every block reported it for every call; else nil.
+func cpuOf(blocks []Block, others []map[string][]float64, opts Options, threshold float64, looks int) *Result {
+	cb, calls, ok := cpuBlocks(blocks, others)
+	if !ok {
+		return nil
+	}
+	fastest := math.Inf(1)
+	for _, bl := range blocks {
+		fastest = min(fastest, bl.Median)
+	}
+	if !(fastest > 0) || median(append(calls[0], calls[1]...))/fastest < compare.CPUBoundRatio {
 		return nil
 	}
 	opts.Metric, opts.Better, opts.Threshold, opts.Progress, opts.Looks = cpuMetric, "", &threshold, nil, looks
@@ -497,23 +465,9 @@ func cpuOf(blocks []Block, others []map[string][]float64, opts Options, threshol
 // tests latency_ms, when every block reported it for every call. It returns the test, the ref's
 // calls, and metrics with the working tree's cpu_ms added.
 func cpuTest(res *Result, others []map[string][]float64, opts Options, threshold float64, metrics map[string]result.Metric) (*Result, *result.Metric, map[string]result.Metric) {
-	if len(others) < len(res.Blocks) {
-		return nil, nil, metrics
-	}
-	var calls [2][]float64
-	blocks := make([]Block, len(res.Blocks))
-	for i, bl := range res.Blocks {
-		xs := others[i][cpuMetric]
-		if len(xs) == 0 || len(xs) != bl.N {
-			return nil, nil, metrics // not reported, or not with every call
-		}
-		bl.Median = median(xs)
-		blocks[i] = bl
-		v := 0
-		if bl.Variant == "B" {
-			v = 1
-		}
-		calls[v] = append(calls[v], xs...)
+	blocks, calls, ok := cpuBlocks(res.Blocks, others)
+	if !ok {
+		return nil, nil, metrics // not reported, or not with every call
 	}
 	opts.Metric, opts.Better, opts.Threshold, opts.Progress, opts.Looks = cpuMetric, "", &threshold, nil, res.Looks
 	r, err := Analyze(blocks, opts)
@@ -555,6 +509,7 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 		lat, cpu int // indices in rep.Rows; -1 when absent
 	}
 	var groups []scenarioRows
+	var answers []string // each row's answer in words
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
 		raw, ok := sc.Extra.Other[SectionBaselineRef]
@@ -567,9 +522,11 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 		}
 		g := scenarioRows{sc: sc, lat: len(rep.Rows), cpu: -1}
 		rep.Rows = append(rep.Rows, refRow(sc, sec.Result, cfg.Gated(sc, sec.Result.Metric)))
+		answers = append(answers, sec.Result.answerLine())
 		if sec.CPU != nil && sec.CPU.Verdict != "" {
 			g.cpu = len(rep.Rows)
 			rep.Rows = append(rep.Rows, refRow(sc, sec.CPU, cfg.Gated(sc, cpuMetric)))
+			answers = append(answers, sec.CPU.answerLine())
 			if rep.Rows[g.lat].Gated && !rep.Rows[g.cpu].Gated && cpuBound(sec, sc) {
 				rep.Rows[g.cpu].Gated = true
 			}
@@ -584,13 +541,16 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 		if !row.Gated && row.Verdict == compare.Regression {
 			row.Verdict = compare.Info
 		}
+		if row.Gated {
+			row.Warnings = append(row.Warnings, answers[i])
+		}
 	}
 	for _, g := range groups {
 		if g.cpu >= 0 && rep.Rows[g.cpu].Gated {
 			wallAgainstCPU(&rep.Rows[g.lat], &rep.Rows[g.cpu], asked(cfg, g.sc))
 		}
 	}
-	for _, row := range rep.Rows {
+	for i, row := range rep.Rows {
 		switch {
 		case row.Failed():
 			rep.Regressions++
@@ -600,7 +560,7 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 			rep.Info++
 		case row.Verdict == compare.Unknown && row.Gated:
 			rep.Unverified++
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: %s", row.ID(), row.Metric, row.Warnings[len(row.Warnings)-1]))
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: %s", row.ID(), row.Metric, answers[i]))
 		}
 	}
 	rep.Strict = o.Strict || cfg.Strict
@@ -647,7 +607,6 @@ func refRow(sc *result.Scenario, res *Result, gated bool) compare.Row {
 		P:       res.P, Method: res.Method, Threshold: res.Threshold, Warnings: slices.Clone(res.Warnings),
 		Verdict: res.Verdict, Significant: res.CI.Lo > 1 || res.CI.Hi < 1,
 	}
-	row.Warnings = append(row.Warnings, res.answerLine())
 	for _, bl := range res.Blocks {
 		if bl.Variant == "A" {
 			row.OldN += bl.N
@@ -691,63 +650,4 @@ func wallAgainstCPU(lat, cpu *compare.Row, asked func(string) bool) {
 		cpu.Verdict = compare.Disagree
 		cpu.Warnings = append(cpu.Warnings, fmt.Sprintf("%s: wall time and CPU time disagree (%s, %s): more CPU time, less wall time (work moved to other threads, or the machine got faster); `--gate cpu_ms` fails on CPU time alone", cpu.ID(), change(lat), change(cpu)))
 	}
-}
-
-// writeReport writes compare.json and compare.md into the run folder and the markdown to
-// $GITHUB_STEP_SUMMARY.
-func writeReport(dir string, rep *compare.Report, env run.Env, stderr io.Writer) {
-	var js, md bytes.Buffer
-	enc := finite.NewEncoder(&js)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(rep)
-	_ = report.CompareMarkdown(&md, rep)
-	for name, data := range map[string][]byte{recovery.CompareJSONFile: js.Bytes(), recovery.CompareMarkdownFile: md.Bytes()} {
-		if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
-			fmt.Fprintln(stderr, "inferbench:", err)
-		}
-	}
-	if err := explain.StepSummary(env.Lookup, rep, nil); err != nil {
-		fmt.Fprintln(stderr, "inferbench: GITHUB_STEP_SUMMARY:", err)
-	}
-}
-
-func record(ctx context.Context, loc string, env run.Env, r *result.Run) error {
-	st, err := run.OpenStore(ctx, loc, env)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return recovery.PutNew(ctx, st, r)
-}
-
-// render writes the summary and the comparison: the table and the comparison on Stdout, or the
-// run's JSON on Stdout and the comparison on Stderr.
-func render(o RefOptions, r *result.Run, rep *compare.Report, dir, at string, red *redact.Redactor) {
-	out := o.Run.Stdout
-	if out == nil {
-		out = io.Discard
-	}
-	w := redact.NewWriter(out, red)
-	defer w.Flush()
-	switch o.Run.Format {
-	case "table":
-		_ = report.Table(w, r)
-		fmt.Fprintf(w, "results: %s\n", dir)
-	case "json":
-		_ = result.WriteJSON(w, r)
-		w.Flush()
-		if o.Run.Stderr == nil {
-			return
-		}
-		w = redact.NewWriter(o.Run.Stderr, red)
-		defer w.Flush()
-	case "none":
-		return
-	}
-	if o.Run.Measure == "instructions" {
-		fmt.Fprintf(w, "\ncompared with %s, both counted under callgrind in this job (exact counts):\n", at)
-	} else {
-		fmt.Fprintf(w, "\ncompared with %s, run interleaved with it in this job (ABBA blocks, sequential paired test):\n", at)
-	}
-	_ = report.CompareText(w, rep)
 }
