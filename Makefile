@@ -41,7 +41,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: gate-instructions calibrate-gate explain-calibrate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
+.PHONY: gate-instructions calibrate-gate calibrate-ref explain-calibrate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -196,6 +196,13 @@ LOAD ?= both
 calibrate-gate:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
 	bin/calibrate-gate -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/verdicts.md
+
+# The paired path (run --baseline-ref) at its defaults, on a CPU-bound command: ROUNDS rounds of an
+# unchanged, a 5% and a 10% heavier commit against the base; BUSY=1 with a busy loop beside it.
+ROUNDS ?= 10
+BUSY ?= 0
+calibrate-ref:
+	BUSY=$(BUSY) WRITE=docs/verdicts.md nice scripts/baseref-rates.sh $(ROUNDS)
 
 # The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
 # N searches of each of three models, on the simulated model; LIVE=1 runs them against a live
