@@ -56,6 +56,9 @@ func (o Options) checkPaired() error {
 // Paired, written and observed as the engine's results are.
 func (p *pipeline) executePaired(ctx context.Context, w *writer, scenarios []*suite.Scenario) *result.Run {
 	obs := observers(p.o.Observers)
+	if !p.o.Monitor.Off {
+		w.log.Info("resources are not sampled in a paired run: its calls alternate between two sides, whose processes the monitors cannot tell apart")
+	}
 	for i, sc := range scenarios {
 		if ctx.Err() != nil {
 			break

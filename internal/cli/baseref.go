@@ -21,7 +21,6 @@ var refRefused = []struct{ flags, why string }{
 	{"monitor-interval monitor-overhead grid-intensity pue", "a run against a ref does not sample resources (its calls alternate between two builds)"},
 	{"metrics-addr metrics-token metrics-linger", "a run against a ref has no live view"},
 	{"export export-timeout tracking-uri project entity experiment", "export the run afterwards: `inferbench export latest`"},
-	{"alert alerts-file alert-webhook-env", "alerts are evaluated on stored runs: `inferbench alert`"},
 	{"otlp-endpoint otlp-span-rate", "a run against a ref is not traced"},
 	{"keep-samples", "a run against a ref keeps every measured call"},
 }

@@ -321,3 +321,17 @@ func TestBaselineRefRefusesWhatItDoesNotDo(t *testing.T) {
 		}
 	}
 }
+
+// A run against a ref is a run: its alerts are evaluated (the judge stage's) and its run.log
+// written, as for any run.
+func TestBaselineRefIsARun(t *testing.T) {
+	repo := gitRepo(t, sleepBench("0.01"))
+	code, stdout, stderr := runCLI(t, repo, nil, "run", "--baseline-ref", "HEAD", "--no-store", "--no-html-report", "--alert", "latency_ms.p50 > 0", "--log-level", "info")
+	if code != 0 || !strings.Contains(stderr, "ALERT") {
+		t.Fatalf("exit %d, want 0 with the alert fired\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	log, err := os.ReadFile(filepath.Join(repo, "benchmark_results", "latest", result.LogFile))
+	if err != nil || !strings.Contains(string(log), "scenario done") {
+		t.Errorf("run.log: %v\n%s", err, log)
+	}
+}
