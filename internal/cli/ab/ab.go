@@ -33,7 +33,7 @@ type Sampler func(ctx context.Context, variant, n int) (values []float64, failed
 // until the answer is decided, or the pairs or the time run out), blocks sized to BlockTime.
 type Options struct {
 	// Pairs, when set, is a fixed design: this many pairs of blocks, judged once at the end.
-	// 0 is sequential: MinPairs pairs, then more, looked at each time they grow by a quarter
+	// 0 is sequential: MinPairs pairs, then more, looked at each time they grow by half
 	// (sequential.go), until the answer is decided or MaxPairs pairs or MaxTime are spent.
 	Pairs int
 	// MinPairs and MaxPairs bound a sequential A/B (defaults 16 and 400).

@@ -107,8 +107,10 @@ func TestInterleavedHoldsFalsePositivesUnderDrift(t *testing.T) {
 		}
 		ab, seq := float64(abFP)/trials, float64(seqFP)/trials
 		t.Logf("A = B, %-24s interleaved A/B %5.1f%%  sequential compare %5.1f%%  false positives of %d", c.name, 100*ab, 100*seq, trials)
-		if ab > 0.01 {
-			t.Errorf("%s: interleaved A/B false-positive rate %.1f%%, want <= 1%%", c.name, 100*ab)
+		// alpha 0.01 bounds the rate of a false "slower"; at threshold 0% the boundary is the
+		// truth itself, so the rate is alpha's: allowed 3 binomial standard errors above it.
+		if limit := 0.01 + 3*math.Sqrt(0.01*0.99/trials); ab > limit {
+			t.Errorf("%s: interleaved A/B false-positive rate %.1f%%, want <= %.2f%%", c.name, 100*ab, 100*limit)
 		}
 		if c.drift > 0 && seq <= 0.01 {
 			t.Errorf("%s: sequential compare false-positive rate %.1f%%: the simulation does not show the drift", c.name, 100*seq)
@@ -125,7 +127,7 @@ func TestInterleavedHoldsFalsePositivesUnderDrift(t *testing.T) {
 		}
 		widths += r.CI.Hi - r.CI.Lo
 	}
-	t.Logf("B 5%% slower, 10%% drift: interleaved A/B finds the regression in %.1f%% of %d trials; mean 99%% CI width of the ratio %.3f", 100*float64(hit)/trials, trials, widths/trials)
+	t.Logf("B 5%% slower, 10%% drift: interleaved A/B finds the regression in %.1f%% of %d trials; mean 98%% CI width of the ratio (each end at alpha) %.3f", 100*float64(hit)/trials, trials, widths/trials)
 	if float64(hit)/trials < 0.9 {
 		t.Errorf("B 5%% slower: found in %.1f%% of trials, want >= 90%%", 100*float64(hit)/trials)
 	}

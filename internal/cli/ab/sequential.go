@@ -12,7 +12,7 @@ import (
 )
 
 // This file holds the sequential verdict: after MinPairs pairs, and again each time the pairs
-// grow by a quarter, the interval of the ratio is looked at, and the A/B stops as soon as it
+// grow by half, the interval of the ratio is looked at, and the A/B stops as soon as it
 // lies wholly on one side of the threshold: slower (wholly beyond it: a regression) or not
 // slower (wholly within it: the same, or faster). When the pairs or the time run out first, the
 // answer is unknown, with the smallest slowdown the pairs measured could have shown.
@@ -22,10 +22,11 @@ import (
 // Hodges-Lehmann shift of the pairs' log ratios with its Wilcoxon signed-rank interval, in which
 // one wild pair moves one rank, not the mean.
 //
-// The repeated looks are accounted for: each look's interval has confidence 1 - Alpha/K, K the
-// number of looks the schedule allows, so that across all the looks the A/B calls a change that
-// is not there with probability at most Alpha (Bonferroni's bound, which holds whatever the
-// looks find, and for fewer looks when the time runs out first).
+// The repeated looks are accounted for: each end of a look's interval is wrong at most Alpha/K
+// of the time (confidence 1 - 2 Alpha/K), K the number of looks the schedule allows, so that
+// across all the looks the A/B calls unchanged code slower with probability at most Alpha
+// (Bonferroni's bound, which holds whatever the looks find, and for fewer looks when the time
+// runs out first); a slowdown beyond the threshold is called the same at most as often.
 
 // Answers of a sequential A/B.
 const (
@@ -37,13 +38,14 @@ const (
 	AnswerChanged = "changed"
 )
 
-// looks is the schedule of the looks: min pairs, then a quarter more each time, up to max.
+// looks is the schedule of the looks: min pairs, then half as many again each time, up to max.
+// Fewer looks keep each one's interval narrower (a Bonferroni share of Alpha each).
 func looks(minPairs, maxPairs int) []int {
 	if maxPairs < minPairs {
 		maxPairs = minPairs
 	}
 	var out []int
-	for n := minPairs; n < maxPairs; n = max(n+1, int(math.Ceil(float64(n)*1.25))) {
+	for n := minPairs; n < maxPairs; n = max(n+1, int(math.Ceil(float64(n)*1.5))) {
 		out = append(out, n)
 	}
 	return append(out, maxPairs)
@@ -174,7 +176,9 @@ func signedRankP(xs []float64) float64 {
 // judge sets r's ratio, interval, p-value, answer and verdict from the pairs' log ratios B/A,
 // each look's interval at confidence 1 - alpha/k. It reports whether the answer is decided.
 func judge(r *Result, logs []float64, alpha float64, k int) bool {
-	la := alpha / float64(max(1, k))
+	// Each end of the interval is wrong at most alpha/k of the time: a false "slower" needs its
+	// lower end wrong at one of at most k looks.
+	la := 2 * alpha / float64(max(1, k))
 	est, lo, hi := shift(logs, la)
 	r.Ratio = math.Exp(est)
 	r.CI.Lo, r.CI.Hi, r.CI.Confidence = math.Exp(lo), math.Exp(hi), 1-la

@@ -136,15 +136,15 @@ func TestShift(t *testing.T) {
 	if !(lo2 <= lo && hi2 >= hi) {
 		t.Errorf("the interval at 99.99%% [%v, %v] is not wider than at 99%% [%v, %v]", lo2, hi2, lo, hi)
 	}
-	if _, lo, hi := shift(xs[:3], 0.01); !math.IsInf(lo, -1) || !math.IsInf(hi, 1) {
+	if _, lo, hi := shift(xs[:3], 0.02); !math.IsInf(lo, -1) || !math.IsInf(hi, 1) {
 		t.Errorf("3 values at 99%%: [%v, %v], want an infinite interval", lo, hi)
 	}
 }
 
-// The looks: from the minimum, a quarter more each time, ending at the maximum.
+// The looks: from the minimum, half as many again each time, ending at the maximum.
 func TestLooks(t *testing.T) {
 	got := looks(16, 40)
-	want := []int{16, 20, 25, 32, 40}
+	want := []int{16, 24, 36, 40}
 	if len(got) != len(want) {
 		t.Fatalf("looks(16, 40) = %v, want %v", got, want)
 	}
