@@ -20,8 +20,16 @@ import (
 func WithMeasure(m string) Option { return func(e *Engine) { e.measure = m } }
 
 // WithCountProfiles sets the folder under which counted scenarios keep their callgrind files,
-// one folder per scenario (the run folder's profiles/); "" keeps none.
-func WithCountProfiles(dir string) Option { return func(e *Engine) { e.countDir = dir } }
+// one folder per scenario (the run folder's profiles/); "" keeps none. A relative dir is made
+// absolute here: a subject runs in its definition's folder, not in the run's.
+func WithCountProfiles(dir string) Option {
+	return func(e *Engine) {
+		if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+			dir = abs
+		}
+		e.countDir = dir
+	}
+}
 
 // countable sets spec's measure for sc and returns why the scenario cannot run so measured ("" when
 // it can).
