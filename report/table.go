@@ -18,16 +18,22 @@ import (
 // warnings.
 func Table(w io.Writer, r *result.Run) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	streaming, rows := false, 0
+	streaming, counted, rows := false, false, 0
 	for _, s := range r.Scenarios {
 		_, ttft := s.Metrics["ttft_ms"]
 		_, tokens := s.Metrics["tokens_per_s"]
+		_, instr := s.Metrics["instructions"]
 		streaming = streaming || ttft || tokens
+		counted = counted || instr
 		if s.Status != result.StatusSkipped {
 			rows++
 		}
 	}
 	head := "SCENARIO\tSTATUS\tN\tP50 ms\tP95 ms\tP99 ms\tCV\tTHROUGHPUT/s\tMEMORY MB"
+	if counted {
+		// Instruction mode: the count is the figure; the times are valgrind's, far slower.
+		head = "SCENARIO\tSTATUS\tN\tINSTRUCTIONS P50\tP50 ms (under valgrind)\tMEMORY MB"
+	}
 	if streaming {
 		head += "\tTTFT P50 ms\tTPOT P50 ms\tTOKENS/s"
 	}
@@ -40,6 +46,15 @@ func Table(w io.Writer, r *result.Run) error {
 			continue // one line per reason below the table (Notes), not a row of dashes each
 		}
 		cells := []string{s.ID(), s.Status}
+		if counted {
+			n, instr := "-", "-"
+			if in := s.Metrics["instructions"].Summary; in != nil {
+				n, instr = fmt.Sprint(in.N), count(in.Median)
+			}
+			cells = append(cells, n, instr, median(s, "latency_ms"), memory(s))
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			continue
+		}
 		if lat := s.Metrics["latency_ms"].Summary; lat != nil {
 			cells = append(cells, fmt.Sprint(lat.N), num(lat.Median), num(lat.P95), num(lat.P99), fmt.Sprintf("%.1f%%", 100*lat.CV))
 		} else {
@@ -184,6 +199,22 @@ func startupNote(s *result.Scenario) string {
 
 // figures are the numbers of a warning's text, blanked to tell its kind.
 var figures = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// count formats an instruction count with an SI suffix to four significant digits: 13.17M.
+func count(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "?"
+	case a >= 1e9:
+		return fmt.Sprintf("%.4gG", v/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.4gM", v/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.4gk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
 
 // num formats a figure to about three significant digits, keeping large numbers whole.
 func num(v float64) string {

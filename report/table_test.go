@@ -1,11 +1,13 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/stats"
 )
 
 // TestNotesRanked: the lines under the table came scenario by scenario, so a 240% CV on a 300 ns
@@ -37,5 +39,21 @@ func TestNotesRanked(t *testing.T) {
 	wantLevels := []string{"error crash/default", "warn mock/default", "info sha/default", "info gpu/default"}
 	if diff := cmp.Diff(wantLevels, levels); diff != "" {
 		t.Errorf("advice levels (-want +got):\n%s", diff)
+	}
+}
+
+// An instruction-mode run's table shows the counts, and says its times are valgrind's (issue
+// 42: it showed valgrind's latency and no count).
+func TestTableOfACountedRun(t *testing.T) {
+	sum := func(v float64) *stats.Summary { return &stats.Summary{N: 3, Median: v} }
+	r := &result.Run{Scenarios: []result.Scenario{{Benchmark: "text", Scenario: "default", Status: result.StatusOK,
+		Metrics: map[string]result.Metric{"instructions": {Summary: sum(13_170_000)}, "latency_ms": {Summary: sum(1900)}}}}}
+	r.Tally()
+	var b strings.Builder
+	if err := Table(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "INSTRUCTIONS P50") || !strings.Contains(out, "13.17M") || !strings.Contains(out, "under valgrind") {
+		t.Errorf("the table of a counted run:\n%s", out)
 	}
 }
