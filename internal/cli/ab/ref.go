@@ -31,9 +31,10 @@ import (
 type RefOptions struct {
 	// Ref is a branch, tag or commit of the repository holding the working directory.
 	Ref string
-	// Run holds the selection, the load overrides (--iterations is the measured calls per side,
-	// --warmup the warm-up), the output folder, the store, the thresholds (Compare.Thresholds),
-	// the format and the writers, as for a run.
+	// Run is the run's options: the selection, the load overrides (--iterations asks for a fixed
+	// design of that many calls a side, --max-time bounds a scenario's pairs, --warmup the
+	// warm-up), the thresholds (Compare.Thresholds; DefaultThreshold where none is set, not
+	// compare's), Compare.Strict, and everything else as for any run.
 	Run run.Options
 	// Alpha bounds the rate at which the run calls a change that is not there, across its
 	// scenarios (each A/B's level is Alpha over their number) and the looks of each; 0 is 0.01.
@@ -291,15 +292,15 @@ func design(cfg load.Config) (pairs, block int) {
 
 // pairedOptions are the A/B of one scenario of benchmark bench: sequential, blocks of about
 // 200 ms, at the level the run's scenarios share (Alpha, adjusted across them), the threshold
-// of metric; a fixed design when --iterations asked for a number of calls, and --max-time the
-// time budget.
+// of metric; a fixed design when --iterations asked for a number of calls, and --max-time (else
+// the definition's max_time) the time budget.
 func (o RefOptions) pairedOptions(bench, metric string, cfg load.Config) Options {
 	opts := Options{Metric: metric, Alpha: o.Alpha}
 	if o.Run.Load.MeasurementIterations != nil {
 		opts.Pairs, opts.BlockCalls = design(cfg)
 	}
-	if o.Run.Load.MaxTime > 0 {
-		opts.MaxTime = o.Run.Load.MaxTime
+	if cfg.MaxTime > 0 { // --max-time, else the definition's max_time
+		opts.MaxTime = cfg.MaxTime
 	}
 	th := o.threshold(bench, metric)
 	opts.Threshold = &th
