@@ -161,7 +161,7 @@ fuzz-long:
 
 # Benchmarks of inferbench itself; figures go to docs/performance.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine ./stats
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/engine ./stats
 
 # The project's own benchmarks gated in instruction mode (benchmarks/performance/instructions.yaml,
 # docs/verdicts.md "Instruction mode"): counted twice, and the second run compared with the first;
@@ -213,7 +213,7 @@ capacity-coverage:
 
 # The serving bars (docs/performance.md, "Serving"): throughput, accuracy, open loop, memory.
 bench-serving:
-	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./mockserver
+	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./internal/mockserver
 
 # The serving clients side by side (docs/peers.md): inferbench, vLLM's request function, guidellm
 # and AIPerf against the same mockserver, the server on core 0 and the client on core 1. Their
