@@ -197,12 +197,11 @@ calibrate-gate:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
 	bin/calibrate-gate -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/verdicts.md
 
-# The paired path (run --baseline-ref) at its defaults, on a CPU-bound command: ROUNDS rounds of an
-# unchanged, a 5% and a 10% heavier commit against the base; BUSY=1 with a busy loop beside it.
-ROUNDS ?= 10
-BUSY ?= 0
+# The paired path (run --baseline-ref) at its defaults: N rounds per kind of an unchanged, a 5% and
+# a 10% heavier commit against a base (cmd/calibrate-gate -path ref); LOAD as for calibrate-gate.
 calibrate-ref:
-	BUSY=$(BUSY) WRITE=docs/verdicts.md nice scripts/baseref-rates.sh $(ROUNDS)
+	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
+	bin/calibrate-gate -path ref -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/verdicts.md
 
 # The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
 # N searches of each of three models, on the simulated model; LIVE=1 runs them against a live

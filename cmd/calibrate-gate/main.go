@@ -5,7 +5,8 @@
 // `inferbench compare` of two runs that exit 3 (false failures), then slows the primary metric by
 // 10% and counts the comparisons that exit 3 (detections), quiet or with a busy loop on another
 // core (-load). It prints a table and, with -write, puts it into docs/verdicts.md between its
-// markers.
+// markers. With -path ref it measures the paired path instead (`run --baseline-ref`, ref.go): an
+// unchanged, a 5% and a 10% slower commit against a base, -n rounds per kind.
 //
 //	make calibrate-gate N=100
 //	go run ./cmd/calibrate-gate -n 100 -write docs/verdicts.md
@@ -72,6 +73,7 @@ func setupSHA(ctx context.Context, p inferbench.Params) (func(context.Context) e
 
 type options struct {
 	measure    string // "time" or "instructions" (countedKinds)
+	path       string // "stored" (two runs, compare) or "ref" (run --baseline-ref: ref.go)
 	n, history int
 	iterations int // --iterations for every run; 0 keeps the definitions' default
 	kinds      []string
@@ -92,6 +94,7 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.iterations, "iterations", 0, "measured iterations (requests) per run; 0 keeps the default (30)")
 	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
 	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, exec-python, pyfunc, gofunc, mock, worker, openai (default all)")
+	fs.StringVar(&o.path, "path", "stored", "stored: two runs judged by inferbench compare; ref: run --baseline-ref, an unchanged, a 5% and a 10% slower commit against a base, -n rounds")
 	fs.StringVar(&o.measure, "measure", "time", "time, or instructions: count under valgrind's callgrind (exec, gofunc, pyfunc, worker), slowed by 1%")
 	fs.StringVar(&o.load, "load", "off", "off: as the machine is; on: with a busy loop on another core, as a shared CI runner has; both: each kind quiet, then loaded")
 	fs.StringVar(&o.python, "python", "", "the worker's interpreter (INFERBENCH_PYTHON; default: inferbench's own choice)")
@@ -129,6 +132,10 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 		}
 		o.python = abs
 	}
+	if o.path != "stored" && o.path != "ref" {
+		fmt.Fprintf(stderr, "calibrate-gate: -path %q: want stored or ref\n", o.path)
+		return 2
+	}
 	if o.measure != "time" && o.measure != "instructions" {
 		fmt.Fprintf(stderr, "calibrate-gate: -measure %q: want time or instructions\n", o.measure)
 		return 2
@@ -156,6 +163,9 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now().UTC()
 	load0 := sysinfo.LoadAvg()
+	if o.path == "ref" {
+		return calibrateRef(o, ks, conditions, self, started, load0, stdout, stderr)
+	}
 	var ts []*tally
 	failed := false
 	for _, loaded := range conditions {

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferbench/inferbench/internal/base/sysinfo"
+	"github.com/inferbench/inferbench/internal/cli/ab"
+	"github.com/inferbench/inferbench/result"
+)
+
+// This file holds -path ref: the paired path's rates (`inferbench run --baseline-ref`) at its
+// defaults. Each kind's files become a git repository of four commits: base, same (a file that
+// no definition reads changed: the code is unchanged), slow5 and slow10 (the kind's slowdown,
+// and half of it, written into the files, since both sides of a paired run share the
+// environment). Each round checks out same, slow5 and slow10 in turn and runs it against base
+// in one `run --baseline-ref base`; a false failure is same's exit 3, a slowdown found slow5's
+// or slow10's.
+
+// refSkipped are the kinds the paired path does not take, and why.
+var refSkipped = map[string]string{
+	"gofunc": "a Go function is built at the ref from the running binary's main package, which is this program, not the workspace's",
+	"openai": "a definition that starts a server is refused by --baseline-ref (two servers are `inferbench ab openai:URL1 openai:URL2`)",
+}
+
+// refTally is one kind's counts on the paired path.
+type refTally struct {
+	name, scenario, injected string
+	rounds                   int
+	exit3                    [3]int // same, slow5, slow10: runs that exited 3
+	unknown                  [3]int // runs whose answer was unknown
+	seconds                  [3][]float64
+	change                   [3][]float64 // the gated metric's change, percent
+	errors                   []string
+	elapsed                  time.Duration
+}
+
+var refSides = [3]string{"same", "slow5", "slow10"}
+
+// literal writes the kind's variables into its files: ${NAME} in a definition and
+// os.environ.get("NAME", ...) in Python become the value.
+func literal(files, vals map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, content := range files {
+		for k, v := range vals {
+			content = strings.ReplaceAll(content, "${"+k+"}", v)
+			py := regexp.MustCompile(`os\.environ\.get\("` + regexp.QuoteMeta(k) + `", "[^"]*"\)`)
+			content = py.ReplaceAllLiteralString(content, strconv.Quote(v))
+		}
+		out[name] = content
+	}
+	return out
+}
+
+// halfway is the environment halfway between base and slow: half the slowdown, for numbers.
+func halfway(base, slow map[string]string) map[string]string {
+	out := withEnvMap(base, nil)
+	for k, s := range slow {
+		b, err1 := strconv.ParseFloat(base[k], 64)
+		x, err2 := strconv.ParseFloat(s, 64)
+		if err1 != nil || err2 != nil {
+			out[k] = s
+			continue
+		}
+		h := b + (x-b)/2
+		if !strings.Contains(base[k], ".") && !strings.Contains(s, ".") {
+			out[k] = strconv.FormatInt(int64(math.Round(h)), 10)
+		} else {
+			out[k] = strconv.FormatFloat(h, 'f', 6, 64)
+		}
+	}
+	return out
+}
+
+// measureRef runs one kind on the paired path.
+func measureRef(k kind, bin string, o options, stderr io.Writer) (*refTally, error) {
+	t := &refTally{name: k.name, scenario: k.scenario, injected: k.injected}
+	start := time.Now()
+	defer func() { t.elapsed = time.Since(start) }()
+	base := strings.TrimSuffix(k.name, loadedSuffix)
+	if why, ok := refSkipped[base]; ok {
+		return nil, fmt.Errorf("not on the paired path: %s", why)
+	}
+	dir := filepath.Join(o.work, "ref-"+strings.ReplaceAll(k.name, loadedSuffix, "-loaded"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	py := o.python
+	if py == "" {
+		py = "python3"
+	}
+	env := withEnv(cleanEnv(os.Environ()), map[string]string{modeEnv: "1", binEnv: bin, pythonEnv: py,
+		"GIT_AUTHOR_NAME": "calibrate", "GIT_AUTHOR_EMAIL": "calibrate@example.com",
+		"GIT_COMMITTER_NAME": "calibrate", "GIT_COMMITTER_EMAIL": "calibrate@example.com"})
+	if o.python != "" {
+		env = withEnv(env, map[string]string{"INFERBENCH_PYTHON": o.python})
+	}
+	git := func(args ...string) error {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, tail(out, 500))
+		}
+		return nil
+	}
+	commit := func(files map[string]string, tag string) error {
+		for name, content := range files {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				return err
+			}
+		}
+		if err := git("add", "-A"); err != nil {
+			return err
+		}
+		if err := git("commit", "-q", "-m", tag); err != nil {
+			return err
+		}
+		return git("tag", tag)
+	}
+	if err := git("init", "-q"); err != nil {
+		return nil, err
+	}
+	// The run folders stay out of the commits (a checkout would trip on them).
+	if err := commit(withEnvMap(literal(k.files, k.base), map[string]string{".gitignore": "/results/\n"}), "base"); err != nil {
+		return nil, err
+	}
+	// One plain run of the base gives the median some slowdowns are sized by.
+	w := &workspace{k: k, dir: dir, bin: bin, env: env, stderr: stderr, flags: k.flags}
+	pilot, err := w.run(nil, false)
+	if err != nil {
+		return nil, err
+	}
+	med, _, _, err := runInfo(pilot, k.primary)
+	if err != nil {
+		return nil, err
+	}
+	slow10 := withEnvMap(k.base, k.slow(med))
+	sides := map[string]map[string]string{
+		"same":   withEnvMap(literal(k.files, k.base), map[string]string{"CALIBRATE.txt": "the same code, another commit\n"}),
+		"slow5":  literal(k.files, halfway(k.base, slow10)),
+		"slow10": literal(k.files, slow10),
+	}
+	for _, side := range refSides {
+		if err := git("checkout", "-q", "base"); err != nil {
+			return nil, err
+		}
+		if err := commit(sides[side], side); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(stderr, "calibrate-gate: %s (paired): %s median %.4g; slowed by %v and halfway\n", k.name, k.primary, med, k.slow(med))
+	for i := 0; i < o.n; i++ {
+		for s, side := range refSides {
+			if err := git("checkout", "-q", side); err != nil {
+				return t, err
+			}
+			code, secs, change, answer, err := refRun(w)
+			if err != nil {
+				t.errors = append(t.errors, err.Error())
+				continue
+			}
+			if code == exitRegression {
+				t.exit3[s]++
+			}
+			if answer == ab.AnswerUnknown {
+				t.unknown[s]++
+			}
+			t.seconds[s] = append(t.seconds[s], secs)
+			if !math.IsNaN(change) {
+				t.change[s] = append(t.change[s], change)
+			}
+		}
+		t.rounds++
+		fmt.Fprintf(stderr, "calibrate-gate: %s (paired): round %d of %d: exit 3 in %d, %d, %d (same, 5%%, 10%%); %d errors; %s\n",
+			k.name, i+1, o.n, t.exit3[0], t.exit3[1], t.exit3[2], len(t.errors), time.Since(start).Round(time.Second))
+	}
+	return t, nil
+}
+
+// refRun runs the checked-out commit against base and returns the exit code, its seconds, the
+// change of the gated metric (cpu_ms where it gated, else the compared metric) and its answer.
+func refRun(w *workspace) (code int, secs, change float64, answer string, err error) {
+	args := append([]string{"run", "--baseline-ref", "base", "--no-store", "--no-html-report", "--format", "none", "--output-dir", "results"}, w.flags...)
+	cmd := exec.Command(w.bin, args...)
+	cmd.Dir, cmd.Env = w.dir, w.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t0 := time.Now()
+	runErr := cmd.Run()
+	secs = time.Since(t0).Seconds()
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &ee) && ee.ExitCode() == exitRegression:
+		code = exitRegression
+	default:
+		return 0, 0, 0, "", fmt.Errorf("inferbench %s: %v\n%s", strings.Join(args, " "), runErr, tail(out.Bytes(), 1500))
+	}
+	r, err := result.Load(filepath.Join(w.dir, "results", "latest"))
+	if err != nil || len(r.Scenarios) != 1 {
+		return code, secs, math.NaN(), "", fmt.Errorf("the run's results: %v", err)
+	}
+	var sec ab.RefSection
+	if err := json.Unmarshal(r.Scenarios[0].Extra.Other[ab.SectionBaselineRef], &sec); err != nil {
+		return code, secs, math.NaN(), "", fmt.Errorf("the run's baseline_ref section: %v", err)
+	}
+	res := sec.Result
+	if sec.CPU != nil {
+		res = sec.CPU // a CPU-bound scenario is judged on its CPU time
+	}
+	switch {
+	case res != nil:
+		return code, secs, 100 * (res.Ratio - 1), res.Answer, nil
+	case sec.Counted != nil: // instruction mode: exact counts, no answer of the A/B's
+		o, n := sec.Counted.Metrics[w.k.primary], r.Scenarios[0].Metrics[w.k.primary]
+		if o.Summary != nil && n.Summary != nil && o.Summary.Median > 0 {
+			return code, secs, 100 * (n.Summary.Median/o.Summary.Median - 1), "", nil
+		}
+	}
+	return code, secs, math.NaN(), "", nil
+}
+
+// writeRefTable writes the paired path's table.
+func writeRefTable(w io.Writer, ts []*refTally) {
+	fmt.Fprintln(w, "| kind | what one call does | rounds | unchanged: exit 3 | 5% slower: found | 10% slower: found | unknown (unchanged, 5%, 10%) | median seconds a verdict (unchanged, 5%, 10%) | measured change (5%, 10%) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	for _, t := range ts {
+		med := func(xs []float64, f string) string {
+			if len(xs) == 0 {
+				return "–"
+			}
+			return fmt.Sprintf(f, median(slices.Clone(xs)))
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %d of %d | %d of %d | %d of %d | %d, %d, %d | %s, %s, %s | %s, %s |\n",
+			t.name, t.scenario, t.rounds, t.exit3[0], len(t.seconds[0]), t.exit3[1], len(t.seconds[1]), t.exit3[2], len(t.seconds[2]),
+			t.unknown[0], t.unknown[1], t.unknown[2],
+			med(t.seconds[0], "%.0f"), med(t.seconds[1], "%.0f"), med(t.seconds[2], "%.0f"),
+			med(t.change[1], "%+.1f%%"), med(t.change[2], "%+.1f%%"))
+	}
+	for _, t := range ts {
+		for _, e := range t.errors {
+			fmt.Fprintf(w, "\n%s: error: %s\n", t.name, strings.SplitN(e, "\n", 2)[0])
+		}
+	}
+}
+
+// calibrateRef is calibrate for -path ref: each kind the paired path takes, quiet and loaded as
+// conditions say, its table printed and written between its markers.
+func calibrateRef(o options, ks []kind, conditions []bool, self string, started time.Time, load0 string, stdout, stderr io.Writer) int {
+	var ts []*refTally
+	failed := false
+	for _, loaded := range conditions {
+		for _, k := range ks {
+			if why, ok := refSkipped[k.name]; ok {
+				fmt.Fprintf(stderr, "calibrate-gate: %s: not on the paired path: %s\n", k.name, why)
+				continue
+			}
+			var stop func()
+			if loaded {
+				k.name += loadedSuffix
+				stop = busyLoop()
+			}
+			t, err := measureRef(k, self, o, stderr)
+			if stop != nil {
+				stop()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "calibrate-gate: %s: %v\n", k.name, err)
+				failed = true
+			}
+			if t != nil {
+				ts = append(ts, t)
+			}
+		}
+	}
+	var table bytes.Buffer
+	writeRefTable(&table, ts)
+	stdout.Write(table.Bytes())
+	if o.write != "" {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Measured %s UTC (%s), commit %s, on %s; load average %s at the start, %s at the end.\n\n",
+			started.Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), commit(), machine(), load0, sysinfo.LoadAvg())
+		fmt.Fprintf(&b, "Command: `make calibrate-ref N=%d`, which runs `%s`.\n\n", o.n, strings.TrimSpace(o.command))
+		b.Write(table.Bytes())
+		old, err := os.ReadFile(o.write)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(stderr, "calibrate-gate:", err)
+			return 1
+		}
+		if err := os.WriteFile(o.write, []byte(replaceMarked(string(old), b.String(), refBeginMarker, refEndMarker)), 0o644); err != nil {
+			fmt.Fprintln(stderr, "calibrate-gate:", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "calibrate-gate: the table is in %s\n", o.write)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
