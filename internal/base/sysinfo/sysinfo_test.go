@@ -75,7 +75,9 @@ func TestCollectHangingPython(t *testing.T) {
 	probeTimeout = 200 * time.Millisecond
 	t.Cleanup(func() { probeTimeout = old })
 	done := make(chan Info, 1)
-	go func() { done <- Collect(context.Background(), Options{Root: "testdata/root", Dir: t.TempDir(), Python: py}) }()
+	go func() {
+		done <- Collect(context.Background(), Options{Root: "testdata/root", Dir: t.TempDir(), Python: py})
+	}()
 	select {
 	case info := <-done:
 		if info.Python != "" {
