@@ -104,7 +104,7 @@ func (p *Profile) addCallgrind(r io.Reader) error {
 			}
 			continue // ob, fl, fi, fe, cob, cfi, cfl, jump, jcnd: not needed per function
 		}
-		if k, v, ok := strings.Cut(t, ":"); ok && !strings.ContainsAny(k, " \t") && (k[0] < '0' || k[0] > '9') && k[0] != '+' && k[0] != '-' && k[0] != '*' {
+		if k, v, ok := strings.Cut(t, ":"); ok && k != "" && !strings.ContainsAny(k, " \t") && (k[0] < '0' || k[0] > '9') && k[0] != '+' && k[0] != '-' && k[0] != '*' {
 			switch k {
 			case "positions":
 				npos = len(strings.Fields(v))

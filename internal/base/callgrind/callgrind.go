@@ -203,6 +203,10 @@ func (c Counts) Values() map[string]float64 {
 	return map[string]float64{Instructions: float64(c.Instructions()), EstCycles: float64(c.EstCycles())}
 }
 
+// maxCount bounds each event's total read: 2^53, which a float64 sample holds exactly; the cycle
+// estimate's sum of such counts cannot overflow.
+const maxCount = 1 << 53
+
 // ReadFile reads the totals of a callgrind file: its "summary:" line (what was counted since the
 // last zero), else its "totals:" line (the sum of its cost lines, which also holds the calls
 // that were already running when the counts were zeroed: 7% more for a Python call), by the
@@ -213,9 +217,14 @@ func ReadFile(path string) (Counts, error) {
 		return Counts{}, err
 	}
 	defer f.Close()
+	return read(f, path)
+}
+
+// read is ReadFile of r (path names it in errors).
+func read(r io.Reader, path string) (Counts, error) {
 	var events []string
 	var summary, totals []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -246,6 +255,9 @@ func ReadFile(path string) (Counts, error) {
 		n, err := strconv.ParseUint(vals[i], 10, 64)
 		if err != nil {
 			return Counts{}, fmt.Errorf("%s: event %s: %w", path, name, err)
+		}
+		if n > maxCount {
+			return Counts{}, fmt.Errorf("%s: event %s: %d is over %d, more than any process counts (a month of a core's work)", path, name, n, uint64(maxCount))
 		}
 		c.Events[name] = n
 	}

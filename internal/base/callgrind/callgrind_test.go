@@ -65,10 +65,11 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("two files summed: %d, %v; want %d", sum.Instructions(), err, 2*303596)
 	}
 	for name, text := range map[string]string{
-		"empty":     "",                           // the process died before callgrind wrote it
-		"no events": "totals: 1 2 3\n",            // not callgrind's
-		"no Ir":     "events: Dr\ntotals: 5\n",    // collected without instructions
-		"garbage":   "events: Ir\ntotals: many\n", // not a number
+		"empty":     "",                                                  // the process died before callgrind wrote it
+		"no events": "totals: 1 2 3\n",                                   // not callgrind's
+		"no Ir":     "events: Dr\ntotals: 5\n",                           // collected without instructions
+		"garbage":   "events: Ir\ntotals: many\n",                        // not a number
+		"absurd":    "events: Ir I1mr\ntotals: 18446744073709551615 9\n", // est_cycles would overflow
 	} {
 		if _, err := ReadFile(write(t, "bad", text)); err == nil {
 			t.Errorf("%s: no error", name)
