@@ -43,6 +43,13 @@ func init() {
 		}
 		return nil
 	})
+	// A function whose goroutine panics: not recoverable, the process ends.
+	Register("test/counted-goroutine-panic", func(context.Context) error {
+		done := make(chan struct{})
+		go func() { defer close(done); panic("boom in a goroutine") }()
+		<-done
+		return nil
+	})
 	// A setup that panics.
 	RegisterSetup("test/counted-setup-panic", func(context.Context, subject.Params) (Func, func(), error) {
 		panic("boom in the setup")
@@ -149,7 +156,8 @@ func TestCountedFunction(t *testing.T) {
 }
 
 // A function that panics in instruction mode reports its panic, as time mode does ("panic:
-// VALUE"), and every later call fails with it; a setup that panics fails the open with it.
+// VALUE"), and every later call fails with it; a panic in a goroutine it started, which ends the
+// process, is named from the process's stderr; a setup that panics fails the open with it.
 // Before, the process died and the error said it "ended (EOF)" and that the binary must call
 // inferbench.Main, which it does.
 func TestCountedPanic(t *testing.T) {
@@ -172,6 +180,14 @@ func TestCountedPanic(t *testing.T) {
 		if err == nil || err.Error() != "panic: boom in the counted call" {
 			t.Errorf("call %d after the panic: %v, want panic: boom in the counted call", i+1, err)
 		}
+	}
+	g, err := Open(context.Background(), subject.Spec{Config: &Config{Func: "test/counted-goroutine-panic"}, Measure: subject.MeasureInstructions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Do(context.Background(), subject.Request{Index: 1}); err == nil || !strings.HasPrefix(err.Error(), "panic: boom in a goroutine (the process counting") || strings.Contains(err.Error(), "inferbench.Main") {
+		t.Errorf("a goroutine's panic: %v, want its panic", err)
 	}
 	_, err = Open(context.Background(), subject.Spec{Config: &Config{Func: "test/counted-setup-panic"}, Measure: subject.MeasureInstructions})
 	if err == nil || !strings.Contains(err.Error(), "setup test/counted-setup-panic: panic: boom in the setup") || strings.Contains(err.Error(), "inferbench.Main") {
