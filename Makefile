@@ -145,7 +145,9 @@ FUZZ_TARGETS := suite:FuzzParse suite:FuzzExpandEnv internal/kind/openai:FuzzSca
 	result:FuzzReadGoBench result:FuzzReadPytestBenchmark result:FuzzReadHyperfine result:FuzzDecode result:FuzzWriteJSON result:FuzzDecodeRun \
 	alert:FuzzParse internal/workload:FuzzParseDist internal/kind/worker:FuzzReply internal/redact:FuzzCandidates \
 	result:FuzzJournal internal/workload:FuzzReadPrompts compare:FuzzParseBudgetFile internal/kind/exec:FuzzLastLineJSON \
-	result:FuzzDecodeStream compare:FuzzParseThresholdsFile internal/base/inert:FuzzText
+	result:FuzzDecodeStream compare:FuzzParseThresholdsFile internal/base/inert:FuzzText \
+	internal/base/callgrind:FuzzReadFile internal/explain:FuzzCallgrind internal/explain:FuzzChunkJSON \
+	internal/explain:FuzzChunksJSON internal/explain:FuzzPprof
 FUZZTIME ?= 5000x
 
 fuzz-short:

@@ -111,6 +111,32 @@ type Report struct {
 	// StrictUnverified counts the Unverified changes that fail the comparison: all of them
 	// with Strict, else those of scenarios whose definition says `strict: true`.
 	StrictUnverified int `json:"strict_unverified,omitempty"`
+	// TooFew counts the Unverified rows with too few samples to be tested (Row.TooFew): the
+	// comparison is then undecided, an error (exit 1) rather than a pass, unless it fails
+	// anyway. Need is the fewest samples a side that can be tested at the comparison's alpha.
+	TooFew int `json:"too_few,omitempty"`
+	Need   int `json:"need_samples,omitempty"`
+}
+
+// Undecided returns why a comparison that did not fail cannot pass: gated changes beyond their
+// threshold measured with too few samples to be tested (TooFew), named with their samples and
+// how many are needed; "" when there are none.
+func (r *Report) Undecided() string {
+	if r.TooFew == 0 {
+		return ""
+	}
+	var rows []string
+	for i := range r.Rows {
+		if x := &r.Rows[i]; x.TooFew && x.Verdict == Unverified {
+			if len(rows) == 5 {
+				rows = append(rows, fmt.Sprintf("%d more", r.TooFew-5))
+				break
+			}
+			rows = append(rows, fmt.Sprintf("%s %s %+.1f%% (threshold %g%%) with %d and %d samples", x.ID(), x.Metric, x.Delta, x.Threshold, x.OldN, x.NewN))
+		}
+	}
+	return fmt.Sprintf("too few samples to test: %d gated change(s) beyond their threshold cannot be tested: %s; the test needs at least %d samples a side to find a change (measure more iterations: --iterations %d or more, or keep the samples: no --keep-samples below it)",
+		r.TooFew, strings.Join(rows, ", "), r.Need, max(r.Need, 10))
 }
 
 // prefixCacheGap is the difference, in points, between two runs' prefix-cache hit rates beyond
@@ -339,6 +365,9 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 			rep.Regressions++
 		case Unverified:
 			rep.Unverified++
+			if r.TooFew {
+				rep.TooFew++
+			}
 		case Info:
 			rep.Info++
 		case Disagree:
@@ -348,6 +377,14 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		}
 	}
 
+	for i := range rep.Rows {
+		if r := &rep.Rows[i]; r.Verdict != Unverified {
+			r.TooFew = false // only an untested change is too few
+		}
+	}
+	if rep.TooFew > 0 {
+		rep.Need = NeedSamples(cfg.Alpha)
+	}
 	rep.Strict = cfg.Strict
 	at = 0
 	for i, rs := range rowsOf {

@@ -338,3 +338,52 @@ func TestSingleValues(t *testing.T) {
 		}
 	}
 }
+
+// A gated change beyond its threshold measured with too few samples to be tested (one a side;
+// two or three, with which Mann-Whitney can never reach alpha 0.05) is undecided: the report
+// says so, with the samples and how many are needed, and a CI job must not read it as a pass.
+// Before, a 10× slower run with one sample a side was "unverified" at worst, exit 0 without
+// --strict; with two or three samples a side it was "unchanged".
+func TestTooFewSamplesUndecided(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, new []float64
+		tooFew   bool
+		verdict  string
+	}{
+		{"one a side, 10× slower", []float64{10}, []float64{100}, true, Unverified},
+		{"two a side, 10× slower", []float64{10, 10.1}, []float64{100, 101}, true, Unverified},
+		{"three a side, 10× slower", []float64{10, 10.1, 10.2}, []float64{100, 101, 102}, true, Unverified},
+		{"four a side, 10× slower: tested", []float64{10, 10.1, 10.2, 10.3}, []float64{100, 101, 102, 103}, false, Regression},
+		{"one a side, unchanged", []float64{10}, []float64{10.1}, false, Unknown},
+		{"two a side, 10× faster", []float64{10, 10.1}, []float64{1, 1.01}, false, Unchanged},
+	} {
+		// As the engine records a run of one iteration: its one sample, and its summary.
+		sampled := func(id string, xs []float64) *result.Run {
+			s := scenario("b", nil, nil)
+			m := result.NewMetric("latency_ms")
+			sum, _ := stats.Summarize(xs)
+			m.Summary, m.Samples = &sum, xs
+			s.Metrics["latency_ms"] = m
+			return run(id, s)
+		}
+		rep := Runs(sampled("a", tc.old), sampled("b", tc.new), Config{})
+		var row *Row
+		for i := range rep.Rows {
+			if rep.Rows[i].Metric == "latency_ms" {
+				row = &rep.Rows[i]
+			}
+		}
+		if row == nil || row.Verdict != tc.verdict || row.TooFew != tc.tooFew {
+			t.Errorf("%s: row %+v, want verdict %s, too few %v", tc.name, row, tc.verdict, tc.tooFew)
+			continue
+		}
+		why := rep.Undecided()
+		if tc.tooFew != (why != "") || tc.tooFew && (rep.TooFew != 1 || rep.Need != 4 || !strings.Contains(why, "too few samples to test") || !strings.Contains(why, "at least 4 samples a side")) {
+			t.Errorf("%s: undecided %q (too few %d, need %d)", tc.name, why, rep.TooFew, rep.Need)
+		}
+	}
+	if n := NeedSamples(0.01); n != 5 {
+		t.Errorf("samples needed at alpha 0.01: %d, want 5", n)
+	}
+}

@@ -81,6 +81,11 @@ type Row struct {
 	ThresholdRuns int      `json:"threshold_runs,omitempty"`
 	Verdict       string   `json:"verdict"`
 	Warnings      []string `json:"warnings,omitempty"`
+	// TooFew is set on an Unverified row of a metric measured per iteration whose runs have too
+	// few samples to be tested: under two a side, or fewer than the test needs to find any
+	// change significant at the comparison's alpha (NeedSamples). Such a change fails the
+	// comparison as undecided (Report.TooFew), not as a regression.
+	TooFew bool `json:"too_few,omitempty"`
 }
 
 // ID returns "benchmark/scenario".
@@ -187,11 +192,13 @@ func verdictOf(r *Row) string {
 		return Unchanged
 	}
 	w := worseBy(r)
-	if math.IsNaN(r.P) { // no test possible
+	if math.IsNaN(r.P) || (r.TooFew && !r.Significant) { // no test possible, or none that could find it
 		if w > r.Threshold {
 			return Unverified
 		}
-		return Unknown
+		if math.IsNaN(r.P) {
+			return Unknown
+		}
 	}
 	return judged(r.Significant, w, r.Threshold)
 }
@@ -271,6 +278,9 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 			if k := min(row.OldN, row.NewN); k < cfg.MinSamples {
 				row.Warnings = append(row.Warnings, fmt.Sprintf("n=%d+%d: too few samples for a reliable verdict (want at least %d)", row.OldN, row.NewN, cfg.MinSamples))
 			}
+			// Samples with which the test cannot reach alpha, whatever the change (2 and 2:
+			// p ≥ 0.33): a change beyond the threshold is undecided, not unchanged.
+			row.TooFew = minP(row.OldN, row.NewN) > cfg.Alpha
 			row.Delta = delta(row.Old, row.New)
 			noiseThreshold(&row, n, cfg)
 			rows = append(rows, row)
@@ -291,6 +301,9 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 		row.Old, row.New = ov, nv
 		row.OldN, row.NewN = count(om), count(nm)
 		row.Delta = delta(ov, nv)
+		// A metric measured per iteration, of runs of fewer than two iterations: not a single
+		// value by nature (a throughput, a summary imported without its rounds), but too few.
+		row.TooFew = (len(om.Samples) > 0 || len(nm.Samples) > 0) && min(row.OldN, row.NewN) < 2
 		capacityTest(&row, o, n)
 		rows = append(rows, row)
 	}
@@ -374,6 +387,30 @@ func noiseThreshold(r *Row, s *result.Scenario, cfg Config) {
 	if n, ok := noiseOf(cfg.History(s, r.Metric), cfg.MinHistory); ok {
 		r.Threshold, r.ThresholdRuns = n.ThresholdPct, n.Runs
 	}
+}
+
+// minP is the smallest two-sided p-value the Mann-Whitney test gives samples of n and m values:
+// 2 / C(n+m, n), when the two samples do not overlap at all.
+func minP(n, m int) float64 {
+	if n < 1 || m < 1 {
+		return 1
+	}
+	c := 1.0
+	for i := 1; i <= n; i++ {
+		c = c * float64(m+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
+}
+
+// NeedSamples returns the fewest samples a side with which the comparison's test can find a
+// change significant at alpha (4 at 0.05, 5 at 0.01): with fewer, no change is ever significant.
+func NeedSamples(alpha float64) int {
+	for k := 2; k < 1000; k++ {
+		if minP(k, k) <= alpha {
+			return k
+		}
+	}
+	return 1000
 }
 
 func count(m result.Metric) int {

@@ -46,6 +46,11 @@ func FuzzReadPytestBenchmark(f *testing.F) {
 		`{"machine_info":{"node":"h"},"commit_info":{"id":"abc","branch":"main"},"datetime":"2024-01-01T00:00:00.000001","benchmarks":[{"group":"g","name":"test_a[1]","fullname":"t.py::test_a[1]","params":{"n":1},"stats":{"min":0.001,"max":0.003,"mean":0.002,"stddev":0.001,"median":0.002,"q1":0.001,"q3":0.003,"rounds":3,"ops":500,"data":[0.001,0.002,0.003]}}]}`,
 		`{"benchmarks":[{"name":"test_b","stats":{"rounds":5,"mean":0.1,"min":0.05,"max":0.2,"median":0.1}}]}`,
 		`{"benchmarks":[{"name":"test_c","stats":{"rounds":-1,"mean":-0.1}}]}`, `{"benchmarks":[]}`, `[]`,
+		// The stream's forms (readPytest): the datetime after the benchmarks, nested unknown
+		// keys skipped, two benchmarks keys, keys in another case, a document cut short.
+		`{"benchmarks":[{"name":"d","stats":{"rounds":2,"data":[0.1,0.2]}}],"version":{"a":[1,{"b":[]}]},"datetime":"2026-11-30T10:00:00"}`,
+		`{"Benchmarks":[{"name":"e","stats":{"rounds":1,"mean":1}}],"benchmarks":null}`,
+		`{"benchmarks":[{"name":"f","stats":{"rounds":2,"data":[0.1,0.2]}},`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -53,6 +58,8 @@ func FuzzReadPytestBenchmark(f *testing.F) {
 		r, err := readPytestBenchmark(bytes.NewReader(data), "fuzz.json", "r1")
 		if err == nil {
 			checkImported(t, r)
+		} else if !strings.HasPrefix(err.Error(), "fuzz.json: ") {
+			t.Errorf("error %q does not name the file", err)
 		}
 	})
 }

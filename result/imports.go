@@ -3,6 +3,7 @@ package result
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,93 +12,210 @@ import (
 	"github.com/inferbench/inferbench/stats"
 )
 
-// pytestFile is the part of pytest-benchmark's JSON (--benchmark-json) that is read.
-type pytestFile struct {
-	MachineInfo map[string]any `json:"machine_info"`
-	CommitInfo  struct {
-		ID     string `json:"id"`
-		Branch string `json:"branch"`
-		Dirty  bool   `json:"dirty"`
-	} `json:"commit_info"`
-	Datetime   string `json:"datetime"`
-	Benchmarks []struct {
-		Group    string         `json:"group"`
-		Name     string         `json:"name"`
-		Fullname string         `json:"fullname"`
-		Params   map[string]any `json:"params"`
-		Stats    struct {
-			Min, Max, Mean, Stddev, Median, Q1, Q3 float64
-			Rounds                                 int
-			Ops                                    float64
-			Data                                   []float64 `json:"data"`
-		} `json:"stats"`
-	} `json:"benchmarks"`
+// pytestBench is one benchmark of pytest-benchmark's JSON (--benchmark-json), the part that is
+// read: its "benchmarks" array's elements are decoded one at a time.
+type pytestBench struct {
+	Group    string         `json:"group"`
+	Name     string         `json:"name"`
+	Fullname string         `json:"fullname"`
+	Params   map[string]any `json:"params"`
+	Stats    struct {
+		Min, Max, Mean, Stddev, Median, Q1, Q3 float64
+		Rounds                                 int
+		Ops                                    float64
+		Data                                   []float64 `json:"data"`
+	} `json:"stats"`
 }
+
+// errOtherTool is readPytest's answer, when sniffing, for the JSON of another tool (a key
+// "results" or "schema" before any "benchmarks"): the caller reads it whole.
+var errOtherTool = errors.New("not pytest-benchmark JSON")
 
 // readPytestBenchmark reads pytest-benchmark's JSON into a run: each benchmark a scenario of the
 // benchmark named by its group (or its name without parameters), times in milliseconds. The raw
 // rounds are kept when the file has them (--benchmark-save-data); else the summary is used.
 func readPytestBenchmark(rd io.Reader, name, id string) (*Run, error) {
-	var f pytestFile
-	if err := json.NewDecoder(rd).Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: not pytest-benchmark JSON: %w", name, err)
+	return readPytest(rd, name, id, false)
+}
+
+// readPytest is readPytestBenchmark as a stream: the document's tokens are read one by one and
+// each element of its "benchmarks" array is decoded and made a scenario on its own, so that what
+// is held is the run being made (its samples), never the file or a decoded copy of it (a 1 GB
+// file read whole and decoded twice took 4.46 GB). With sniff, a document whose first deciding
+// key is another tool's ("results": hyperfine, "schema": inferbench) returns errOtherTool.
+func readPytest(rd io.Reader, name, id string, sniff bool) (*Run, error) {
+	dec := json.NewDecoder(rd)
+	bad := func(err error) (*Run, error) {
+		return nil, fmt.Errorf("%s: not pytest-benchmark JSON: %w", name, unexpectedEOF(err))
 	}
-	if len(f.Benchmarks) == 0 {
+	if t, err := dec.Token(); err != nil {
+		return bad(err)
+	} else if t != json.Delim('{') {
+		return bad(fmt.Errorf("a document that is not an object (%v)", t))
+	}
+	var machine map[string]any
+	var commit struct {
+		ID     string `json:"id"`
+		Branch string `json:"branch"`
+		Dirty  bool   `json:"dirty"`
+	}
+	var datetime string
+	var scs []Scenario
+	found := false // a "benchmarks" key
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		key, _ := t.(string)
+		switch {
+		case strings.EqualFold(key, "benchmarks"):
+			found, scs = true, nil // a second "benchmarks" replaces the first, as encoding/json does
+			if scs, err = pytestBenchmarks(dec, name); err != nil {
+				return nil, err
+			}
+		case strings.EqualFold(key, "machine_info"):
+			machine = nil
+			err = dec.Decode(&machine)
+		case strings.EqualFold(key, "commit_info"):
+			err = dec.Decode(&commit)
+		case strings.EqualFold(key, "datetime"):
+			err = dec.Decode(&datetime)
+		case sniff && !found && (key == "results" || key == "schema"):
+			return nil, errOtherTool
+		default:
+			err = skipValue(dec)
+		}
+		if err != nil {
+			return bad(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return bad(err)
+	}
+	if sniff && !found {
+		return nil, errOtherTool
+	}
+	if len(scs) == 0 {
 		return nil, fmt.Errorf("%s: no benchmarks (is this pytest --benchmark-json output?)", name)
 	}
-	at, _ := time.Parse(time.RFC3339Nano, f.Datetime)
+	at, _ := time.Parse(time.RFC3339Nano, datetime)
 	if at.IsZero() {
-		at, _ = time.Parse("2006-01-02T15:04:05.999999", f.Datetime)
+		at, _ = time.Parse("2006-01-02T15:04:05.999999", datetime)
 	}
 	env := map[string]any{}
-	for k, v := range f.MachineInfo {
+	for k, v := range machine {
 		env["pytest_"+k] = v
 	}
-	if f.CommitInfo.ID != "" {
-		env["git"] = map[string]any{"commit": f.CommitInfo.ID, "branch": f.CommitInfo.Branch, "dirty": f.CommitInfo.Dirty}
+	if commit.ID != "" {
+		env["git"] = map[string]any{"commit": commit.ID, "branch": commit.Branch, "dirty": commit.Dirty}
 	}
-	r := &Run{Schema: Schema, ID: id, StartedAt: at, FinishedAt: at, Environment: env, Config: Config{Args: []string{"import", name}}}
-	for _, b := range f.Benchmarks {
-		bench, sc := b.Group, b.Name
-		base, params, _ := strings.Cut(b.Name, "[")
-		if bench == "" {
-			bench = base
-			sc = strings.TrimSuffix(params, "]")
-			if sc == "" {
-				sc = "default"
-			}
-		}
-		if b.Stats.Rounds < 0 {
-			return nil, fmt.Errorf("%s: %s: rounds = %d cannot be negative", name, b.Fullname, b.Stats.Rounds)
-		}
-		var lat Metric
-		if len(b.Stats.Data) >= 2 {
-			xs := make([]float64, len(b.Stats.Data))
-			for i, x := range b.Stats.Data {
-				xs[i] = x * 1e3
-			}
-			if err := checkSamples("latency_ms", xs); err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", name, b.Fullname, err)
-			}
-			lat = SampleMetric("latency_ms", xs)
-		} else {
-			lat = summaryMetric("latency_ms", b.Stats.Rounds, 1e3, b.Stats.Mean, b.Stats.Stddev, b.Stats.Min, b.Stats.Max, b.Stats.Median, b.Stats.Q1, b.Stats.Q3)
-		}
-		ms := map[string]Metric{"latency_ms": lat}
-		if b.Stats.Ops > 0 {
-			ops := b.Stats.Ops
-			m := NewMetric("iterations_per_s")
-			m.Value = &ops
-			ms["iterations_per_s"] = m
-		}
-		r.Scenarios = append(r.Scenarios, Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK, StartedAt: at,
-			Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname})
+	for i := range scs {
+		scs[i].StartedAt = at
 	}
+	r := &Run{Schema: Schema, ID: id, StartedAt: at, FinishedAt: at, Environment: env, Config: Config{Args: []string{"import", name}}, Scenarios: scs}
 	if err := r.CheckValues(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.Tally()
 	return r, nil
+}
+
+// pytestBenchmarks reads the value of "benchmarks" (an array, or null) an element at a time.
+func pytestBenchmarks(dec *json.Decoder, name string) ([]Scenario, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("%s: not pytest-benchmark JSON: %w", name, unexpectedEOF(err))
+	}
+	if t == nil {
+		return nil, nil
+	}
+	if t != json.Delim('[') {
+		return nil, fmt.Errorf("%s: not pytest-benchmark JSON: \"benchmarks\" is %v, want an array", name, t)
+	}
+	var scs []Scenario
+	for dec.More() {
+		var b pytestBench
+		if err := dec.Decode(&b); err != nil {
+			return nil, fmt.Errorf("%s: not pytest-benchmark JSON: benchmark %d: %w", name, len(scs)+1, unexpectedEOF(err))
+		}
+		sc, err := b.scenario(name)
+		if err != nil {
+			return nil, err
+		}
+		scs = append(scs, sc)
+	}
+	if _, err := dec.Token(); err != nil { // the closing bracket
+		return nil, fmt.Errorf("%s: not pytest-benchmark JSON: %w", name, unexpectedEOF(err))
+	}
+	return scs, nil
+}
+
+// scenario turns one benchmark into a scenario (its StartedAt is the file's datetime, set
+// after: it may come after the benchmarks).
+func (b *pytestBench) scenario(name string) (Scenario, error) {
+	bench, sc := b.Group, b.Name
+	base, params, _ := strings.Cut(b.Name, "[")
+	if bench == "" {
+		bench = base
+		sc = strings.TrimSuffix(params, "]")
+		if sc == "" {
+			sc = "default"
+		}
+	}
+	if b.Stats.Rounds < 0 {
+		return Scenario{}, fmt.Errorf("%s: %s: rounds = %d cannot be negative", name, b.Fullname, b.Stats.Rounds)
+	}
+	var lat Metric
+	if len(b.Stats.Data) >= 2 {
+		xs := b.Stats.Data // decoded for this benchmark alone: scaled in place
+		for i, x := range xs {
+			xs[i] = x * 1e3
+		}
+		if err := checkSamples("latency_ms", xs); err != nil {
+			return Scenario{}, fmt.Errorf("%s: %s: %w", name, b.Fullname, err)
+		}
+		lat = SampleMetric("latency_ms", xs)
+	} else {
+		lat = summaryMetric("latency_ms", b.Stats.Rounds, 1e3, b.Stats.Mean, b.Stats.Stddev, b.Stats.Min, b.Stats.Max, b.Stats.Median, b.Stats.Q1, b.Stats.Q3)
+	}
+	ms := map[string]Metric{"latency_ms": lat}
+	if b.Stats.Ops > 0 {
+		ops := b.Stats.Ops
+		m := NewMetric("iterations_per_s")
+		m.Value = &ops
+		ms["iterations_per_s"] = m
+	}
+	return Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK,
+		Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname}, nil
+}
+
+// unexpectedEOF is err, io.ErrUnexpectedEOF for the end of a document cut short.
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// skipValue reads the next value of dec, token by token, holding none of it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // hyperfineFile is hyperfine's --export-json.

@@ -485,13 +485,58 @@ func check(r *Run, path string) (*Run, error) {
 	return r, nil
 }
 
+// importPytest reads the pytest-benchmark JSON at path as a stream (readPytest); done is false
+// when, with sniff (--format auto), the file is not pytest-benchmark's: it does not start with
+// '{', or its first deciding key is another tool's. The caller then reads it otherwise.
+func importPytest(path, name, id string, at time.Time, sniff bool) (r *Run, done bool, err error) {
+	f, err := readall.Open(path)
+	if err != nil {
+		return nil, true, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() > readall.RunLimit {
+		return nil, false, nil // the whole reading names the limit
+	}
+	br := bufio.NewReaderSize(f, 1<<20)
+	if sniff {
+		for {
+			b, err := br.Peek(1)
+			if err != nil || (b[0] != ' ' && b[0] != '\t' && b[0] != '\n' && b[0] != '\r') {
+				if err != nil || b[0] != '{' {
+					return nil, false, nil
+				}
+				break
+			}
+			br.Discard(1)
+		}
+	}
+	r, err = readPytest(br, name, id, sniff)
+	if errors.Is(err, errOtherTool) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	if r.StartedAt.IsZero() {
+		r.StartedAt, r.FinishedAt = at, at
+	}
+	inertNames(r)
+	return r, true, nil
+}
+
 // ImportFile reads the file at path, one file of another tool's results, as a run: format is
 // "gobench", "pytest" (pytest-benchmark JSON), "hyperfine" (JSON), "inferbench" (a run.json) or
 // "auto" (detected from the content). name is the file's name for messages; id, bench and at are
 // the run id, the benchmark name hyperfine results lack, and the time of results that do not
 // carry their own. The file is read through readall (a regular file, at most readall.RunLimit
-// bytes); a large run.json is decoded as a stream (loadStream).
+// bytes); pytest-benchmark JSON is decoded as a stream, a benchmark at a time (importPytest), and
+// a large run.json too (loadStream).
 func ImportFile(path, name, format, id, bench string, at time.Time) (*Run, error) {
+	if format == "pytest" || format == "auto" {
+		if r, done, err := importPytest(path, name, id, at, format == "auto"); done {
+			return r, err
+		}
+	}
 	if format == "inferbench" || format == "auto" {
 		if r, done, err := loadStream(path, name, format == "auto"); done {
 			return r, err

@@ -348,6 +348,8 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 	}
 	if v != nil && v.Compare != nil && v.Compare.NoEvidence == "" && v.Compare.Failed() {
 		errs = append(errs, &VerdictError{v})
+	} else if v != nil && v.Compare != nil && v.Compare.NoEvidence == "" && v.Compare.Undecided() != "" {
+		errs = append(errs, exit.Mark(ErrFailed, fmt.Sprintf("baseline %s: %s", v.Baseline, v.Compare.Undecided())))
 	}
 	for i := range errs {
 		errs[i] = p.red.Error(errs[i])

@@ -124,6 +124,9 @@ type Spec struct {
 	// ProfileDir is where a counted subject keeps its callgrind files (the run folder's
 	// profiles/SCENARIO/); empty keeps none.
 	ProfileDir string
+	// Redact masks the run's secrets in text a subject writes into the run folder itself (the
+	// command line at the top of each callgrind file it keeps); nil keeps the text as it is.
+	Redact func(string) string
 }
 
 // MeasureInstructions is Spec.Measure of a counted scenario.

@@ -37,7 +37,9 @@ differential flame graph. OLD and NEW are each a run folder, a run.json, a run i
 --results-dir, then in the store), "latest" or "baseline:NAME"; the profiles are files of the run
 folders, so a run only in the store is not explained (name its folder). docs/explain.md.
 
-Exit code: 0 explained (whatever the change), 1 an error, 2 usage.`,
+Exit code: 0 explained (whatever the change), 1 an error (a profile the runs list that cannot be
+read: outside its run folder, not a regular file, over its size limit, corrupt; the others are
+explained first), 2 usage.`,
 		Example: `  inferbench explain baseline:main latest
   inferbench explain benchmark_results/20261122_143005 benchmark_results/latest --format markdown
   inferbench explain old/run.json new/run.json --all-scenarios --format json -o explain.json`,

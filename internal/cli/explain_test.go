@@ -144,3 +144,24 @@ func TestExplainBaselineFromTheStore(t *testing.T) {
 		t.Errorf("compare baseline:main: exit %d, want 3 with the explanation\n%s%s", code, out, errOut)
 	}
 }
+
+// A profile that is there but cannot be read (here a callgrind file cut before its totals) is
+// an error of explain, exit 1 naming the file, after the explanation; compare keeps its verdict
+// (3) and says why below it. Before, the cut file read as a real -100%, exit 0.
+func TestExplainUnreadableProfile(t *testing.T) {
+	old, nw := profiledRuns(t, false)
+	p := filepath.Join(nw, "profiles", "cg__default", "callgrind.out")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, b[:strings.Index(string(b), "totals:")], 0o644)
+	code, out, errOut := runCLI(t, "", nil, "explain", old, nw)
+	if code != 1 || !strings.Contains(errOut, p+": no totals: line") || !strings.Contains(out, "not explained") {
+		t.Errorf("explain: exit %d, want 1 naming %s\n%s%s", code, p, out, errOut)
+	}
+	code, out, _ = runCLI(t, "", nil, "compare", old, nw)
+	if code != 3 || !strings.Contains(out, "not explained: the new run's profile: "+p+": no totals: line") {
+		t.Errorf("compare: exit %d, want 3 and why it is not explained:\n%s", code, out)
+	}
+}

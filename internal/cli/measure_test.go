@@ -81,3 +81,39 @@ func TestMeasureInstructionsRun(t *testing.T) {
 		t.Errorf("compare of two counts of the same command: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// A secret in a counted command's arguments is masked in the callgrind files kept in the run
+// folder, as everywhere else: callgrind writes the command line into each ("cmd:"), and CI
+// uploads the folder. Before, profiles/.../callgrind.out held it in clear.
+func TestMeasureInstructionsSecret(t *testing.T) {
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	const secret = "hf_CountedSecret0123456789abcdef"
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, dir, []string{"HF_TOKEN=" + secret}, "run", "--exec", "/bin/echo --token="+secret,
+		"--measure", "instructions", "--iterations", "2", "--warmup", "0", "--no-store", "--format", "none", "--no-monitor")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	kept := 0
+	filepath.WalkDir(filepath.Join(dir, "benchmark_results"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), secret) {
+			t.Errorf("%s holds the secret", p)
+		}
+		if strings.HasPrefix(d.Name(), "callgrind.out") {
+			kept++
+			if !strings.Contains(string(data), "cmd: ") || !strings.Contains(string(data), "totals:") {
+				t.Errorf("%s lost its command line or totals:\n%.300s", p, data)
+			}
+		}
+		return nil
+	})
+	if kept == 0 {
+		t.Error("no callgrind file kept")
+	}
+}

@@ -24,17 +24,18 @@ func execRun1(t *testing.T, dir, name, line string) string {
 
 // TestUntestedChangeIsNotSilent is the battery's case: a run 10x slower than its baseline with
 // one iteration a side cannot be tested. Before, compare exited 0 with "ok" and "1 untested
-// changes" in its last line only. Now the headline (the first line, the last line's verdict, the
-// markdown status) says UNTESTED, the exit status's text says what exit 0 does not cover, and
-// --strict fails it (exit 3) with the reason in the error.
+// changes" in its last line only, then 0 with UNTESTED. Now the headline (the first line, the
+// last line's verdict, the markdown status) says UNTESTED, compare exits 1 saying there are too
+// few samples to test and how many are needed (issue 45), and --strict fails it (exit 3) with the
+// reason in the error.
 func TestUntestedChangeIsNotSilent(t *testing.T) {
 	dir := t.TempDir()
 	old := execRun1(t, dir, "old", `{"latency_ms": 10}`)
 	nw := execRun1(t, dir, "new", `{"latency_ms": 100}`)
 
 	code, out, errOut := runCLI(t, "", nil, "compare", old, nw)
-	if code != ExitOK {
-		t.Fatalf("compare: exit %d, want 0 without --strict\n%s%s", code, out, errOut)
+	if code != ExitError {
+		t.Fatalf("compare: exit %d, want 1 without --strict\n%s%s", code, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if !strings.HasPrefix(lines[0], "UNTESTED: 1 gated change(s) beyond threshold could not be tested") {
@@ -43,8 +44,8 @@ func TestUntestedChangeIsNotSilent(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "UNTESTED: 0 regressions") {
 		t.Errorf("last line %q: want the verdict UNTESTED, not ok", last)
 	}
-	if !strings.Contains(errOut, "exit 0, but 1 gated change(s) beyond threshold are untested") || !strings.Contains(errOut, "--strict") {
-		t.Errorf("stderr %q: want the exit status's caveat naming --strict", errOut)
+	if !strings.Contains(errOut, "too few samples to test: 1 gated change(s)") || !strings.Contains(errOut, "at least 4 samples a side") {
+		t.Errorf("stderr %q: want too few samples to test, and how many are needed", errOut)
 	}
 	_, md, _ := runCLI(t, "", nil, "compare", old, nw, "--format", "markdown")
 	if !strings.Contains(md, "### inferbench: ⚠️ 1 gated change(s) beyond threshold untested") {
@@ -70,7 +71,8 @@ func TestUntestedChangeIsNotSilent(t *testing.T) {
 
 // TestStrictDefinitionKey: `strict: true` in a definition is --strict for its scenarios: the
 // battery's 10x change with one iteration a side fails (exit 3) with the reason in the headline
-// and the exit status's text, while a benchmark without the key still passes with the caveat.
+// and the exit status's text, while a benchmark without the key is undecided (exit 1: too few
+// samples to test).
 func TestStrictDefinitionKey(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "benches"), 0o755); err != nil {
@@ -100,8 +102,8 @@ func TestStrictDefinitionKey(t *testing.T) {
 	if !strings.Contains(errOut, "1 untested changes beyond threshold (strict: in the definition)") {
 		t.Errorf("the exit status's text %q does not say why", errOut)
 	}
-	if code, out, errOut := runCLI(t, dir, nil, "compare", runOnce("l", "10"), runOnce("l", "100")); code != ExitOK || !strings.HasPrefix(out, "UNTESTED") {
-		t.Errorf("no strict key: exit %d, want 0 with UNTESTED\n%s%s", code, out, errOut)
+	if code, out, errOut := runCLI(t, dir, nil, "compare", runOnce("l", "10"), runOnce("l", "100")); code != ExitError || !strings.HasPrefix(out, "UNTESTED") || !strings.Contains(errOut, "too few samples to test") {
+		t.Errorf("no strict key: exit %d, want 1 with UNTESTED and too few samples\n%s%s", code, out, errOut)
 	}
 	// The key is a boolean, checked where it is written.
 	os.WriteFile(filepath.Join(dir, "benches", "s.yaml"), []byte(def("s", "strict: yes please\n")), 0o644)

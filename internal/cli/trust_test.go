@@ -393,3 +393,39 @@ func TestReadBackRunsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// A 10× slower command measured in one iteration a side cannot be tested: compare exits 1 with
+// "too few samples to test", the change, its samples and how many are needed, not 0 as a pass
+// (before: exit 0, "UNTESTED" in the verdict and a note on stderr); --strict keeps its rule
+// (exit 3); run --baseline likewise exits 1.
+func TestTooFewSamplesNoPass(t *testing.T) {
+	dir := t.TempDir()
+	var runs []string
+	store := filepath.Join(dir, "h.db")
+	for _, cmd := range []string{"sleep 0.002", "sleep 0.05"} {
+		code, _, errOut := runCLI(t, dir, nil, "run", "--exec", cmd, "--name", "s", "--iterations", "1", "--warmup", "0", "--store", store, "--format", "none", "--no-monitor")
+		if code != 0 {
+			t.Fatalf("run %s: exit %d %s", cmd, code, errOut)
+		}
+		latest, err := filepath.EvalSymlinks(filepath.Join(dir, "benchmark_results", "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, latest)
+	}
+	code, out, errOut := runCLI(t, dir, nil, "compare", runs[0], runs[1])
+	if code != ExitError || !strings.Contains(errOut, "too few samples to test: 1 gated change(s)") || !strings.Contains(errOut, "latency_ms") ||
+		!strings.Contains(errOut, "with 1 and 1 samples") || !strings.Contains(errOut, "at least 4 samples a side") {
+		t.Errorf("compare: exit %d, want 1 saying too few samples\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, dir, nil, "compare", runs[0], runs[1], "--strict"); code != ExitRegression {
+		t.Errorf("compare --strict: exit %d, want 3\n%s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, dir, nil, "baseline", "set", "fast", filepath.Base(runs[0]), "--store", store); code != 0 {
+		t.Fatalf("baseline set: exit %d %s", code, errOut)
+	}
+	code, _, errOut = runCLI(t, dir, nil, "run", "--exec", "sleep 0.05", "--name", "s", "--iterations", "1", "--warmup", "0", "--format", "none", "--no-monitor", "--baseline", "fast", "--store", store)
+	if code != ExitError || !strings.Contains(errOut, "too few samples to test") {
+		t.Errorf("run --baseline: exit %d, want 1 saying too few samples\n%s", code, errOut)
+	}
+}

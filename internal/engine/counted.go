@@ -45,6 +45,9 @@ func (e *Engine) countable(sc *suite.Scenario, kind subject.Kind, spec *subject.
 		return fmt.Sprintf("measure instructions: the %s subject cannot be counted under valgrind (commands, Go functions and the Python worker can); measure it in time (no --measure instructions, or measure: time in %s)", kind.Name, sc.Benchmark.Source())
 	}
 	spec.Measure = m
+	if e.redact != nil {
+		spec.Redact = e.redact.String // the command line in the callgrind files kept
+	}
 	if e.countDir != "" {
 		spec.ProfileDir = filepath.Join(e.countDir, scenarioFileBase(sc))
 	}

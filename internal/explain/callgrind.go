@@ -2,6 +2,7 @@ package explain
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -19,6 +20,19 @@ import (
 // recursion is the suffix callgrind gives a function's recursive levels ("fib'2",
 // --separate-recs): the levels are one function here.
 var recursion = regexp.MustCompile(`'[0-9]+$`)
+
+// parseCost reads a cost or a call count: callgrind writes unsigned integers, and explain adds
+// them as float64, exact up to MaxCost.
+func parseCost(s string) (uint64, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, errors.New("not a count (an unsigned integer)")
+	}
+	if n > MaxCost {
+		return 0, fmt.Errorf("over %d, the most a count can be", uint64(MaxCost))
+	}
+	return n, nil
+}
 
 // addCallgrind reads one callgrind file into the profile's last chunk: the files of one
 // measured iteration (the command's process and those it started) are together one call.
@@ -56,6 +70,8 @@ func (p *Profile) addCallgrind(r io.Reader) error {
 	cfn := ""  // target of the next calls= line
 	inCall := false
 	callCount := 0.0
+	var self, totals uint64 // the file's own costs summed, and its totals: line
+	totalsLine := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	line := 0
@@ -76,7 +92,11 @@ func (p *Profile) addCallgrind(r io.Reader) error {
 			case "calls":
 				inCall = true
 				if f := strings.Fields(val); len(f) > 0 {
-					callCount, _ = strconv.ParseFloat(f[0], 64)
+					var n uint64
+					if n, err = parseCost(f[0]); err != nil {
+						err = fmt.Errorf("call count %q: %w", f[0], err)
+					}
+					callCount = float64(n)
 				}
 			}
 			if err != nil {
@@ -84,7 +104,7 @@ func (p *Profile) addCallgrind(r io.Reader) error {
 			}
 			continue // ob, fl, fi, fe, cob, cfi, cfl, jump, jcnd: not needed per function
 		}
-		if k, v, ok := strings.Cut(t, ":"); ok && !strings.ContainsAny(k, " \t") && (k[0] < '0' || k[0] > '9') && k[0] != '+' && k[0] != '-' && k[0] != '*' {
+		if k, v, ok := strings.Cut(t, ":"); ok && k != "" && !strings.ContainsAny(k, " \t") && (k[0] < '0' || k[0] > '9') && k[0] != '+' && k[0] != '-' && k[0] != '*' {
 			switch k {
 			case "positions":
 				npos = len(strings.Fields(v))
@@ -94,6 +114,16 @@ func (p *Profile) addCallgrind(r io.Reader) error {
 						event = i
 					}
 				}
+			case "totals":
+				f := strings.Fields(v)
+				totals = 0 // trailing zeros are left out
+				if event < len(f) {
+					var err error
+					if totals, err = parseCost(f[event]); err != nil {
+						return fmt.Errorf("line %d: totals %q: %w", line, f[event], err)
+					}
+				}
+				totalsLine = line
 			}
 			continue
 		}
@@ -101,11 +131,16 @@ func (p *Profile) addCallgrind(r io.Reader) error {
 		f := strings.Fields(t)
 		cost := 0.0
 		if i := npos + event; i < len(f) {
-			v, err := strconv.ParseFloat(f[i], 64)
+			n, err := parseCost(f[i])
 			if err != nil {
 				return fmt.Errorf("line %d: cost %q: %w", line, f[i], err)
 			}
-			cost = v
+			cost = float64(n)
+			if !inCall {
+				if self += n; self > MaxCost {
+					return fmt.Errorf("line %d: the costs sum to over %d, the most a count can be", line, uint64(MaxCost))
+				}
+			}
 		}
 		if fn == "" {
 			return fmt.Errorf("line %d: a cost line before any fn=", line)
@@ -130,6 +165,15 @@ func (p *Profile) addCallgrind(r io.Reader) error {
 	}
 	if err := sc.Err(); err != nil {
 		return err
+	}
+	// callgrind writes "totals:", the sum of the file's own costs, last: a file without it was
+	// cut short (a process killed while callgrind wrote it, a truncated copy), and its missing
+	// costs would read as a change.
+	switch {
+	case totalsLine == 0:
+		return fmt.Errorf("no totals: line after line %d: the file was cut short (callgrind writes its totals last); count again", line)
+	case self != totals:
+		return fmt.Errorf("line %d: totals %d, but the cost lines sum to %d: the file was cut or altered; count again", totalsLine, totals, self)
 	}
 	g.fold(p.Stacks)
 	return nil

@@ -1,10 +1,14 @@
 package explain
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/inferbench/inferbench/internal/base/readall"
 )
 
 // ChunkFile is the JSON the worker writes for each chunk of profiled calls (python-K.json from
@@ -52,10 +56,32 @@ type ChunksFile struct {
 	Chunks []ChunkFile `json:"chunks"`
 }
 
+// decodeJSON decodes the JSON document r into v; a syntax or type error names its line.
+func decodeJSON(r io.Reader, v any) error {
+	data, err := readall.Into(r, nil, MaxProfileSize, "profile")
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(data, v)
+	var offset int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		offset = se.Offset
+	case errors.As(err, &te):
+		offset = te.Offset
+	}
+	if offset >= 0 && offset <= int64(len(data)) {
+		return fmt.Errorf("line %d: %w", 1+bytes.Count(data[:offset], []byte("\n")), err)
+	}
+	return err
+}
+
 // addChunksJSON reads a ChunksFile into p.
 func (p *Profile) addChunksJSON(r io.Reader) error {
 	var f ChunksFile
-	if err := json.NewDecoder(r).Decode(&f); err != nil {
+	if err := decodeJSON(r, &f); err != nil {
 		return fmt.Errorf("decode profile chunks: %w", err)
 	}
 	if len(f.Chunks) == 0 {
@@ -73,8 +99,7 @@ func (p *Profile) addChunksJSON(r io.Reader) error {
 // addChunkJSON reads one ChunkFile into p.
 func (p *Profile) addChunkJSON(r io.Reader) error {
 	var cf ChunkFile
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&cf); err != nil {
+	if err := decodeJSON(r, &cf); err != nil {
 		return fmt.Errorf("decode profile chunk: %w", err)
 	}
 	return p.addChunk(cf)
@@ -82,8 +107,11 @@ func (p *Profile) addChunkJSON(r io.Reader) error {
 
 // addChunk adds one chunk to p.
 func (p *Profile) addChunk(cf ChunkFile) error {
-	if cf.Calls <= 0 {
+	if cf.Calls <= 0 || checkCost(cf.Calls) != nil {
 		return fmt.Errorf(`"calls" is %v: want the chunk's calls of the subject (a positive number)`, cf.Calls)
+	}
+	if err := cf.check(); err != nil {
+		return err
 	}
 	switch {
 	case p.Source == "":
@@ -113,6 +141,31 @@ func (p *Profile) addChunk(cf ChunkFile) error {
 			g.edge(e.Caller, e.Callee, e.Incl)
 		}
 		g.fold(p.Stacks)
+	}
+	return nil
+}
+
+// check returns an error naming the first cost of cf that is not one (checkCost).
+func (cf *ChunkFile) check() error {
+	for i, e := range cf.Entries {
+		for _, v := range []struct {
+			name string
+			v    float64
+		}{{"self", e.Self}, {"incl", e.Incl}, {"count", e.Count}} {
+			if err := checkCost(v.v); err != nil {
+				return fmt.Errorf("entries[%d] (%q): %s: %w", i, e.Name, v.name, err)
+			}
+		}
+	}
+	for i, e := range cf.Edges {
+		if err := checkCost(e.Incl); err != nil {
+			return fmt.Errorf("edges[%d] (%q to %q): incl: %w", i, e.Caller, e.Callee, err)
+		}
+	}
+	for k, v := range cf.Stacks {
+		if err := checkCost(v); err != nil {
+			return fmt.Errorf("stacks[%q]: %w", k, err)
+		}
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func TestCallgrindErrors(t *testing.T) {
 
 // writePprof writes a CPU profile whose samples carry the chunk labels: per chunk, the stacks'
 // nanoseconds.
-func writePprof(t *testing.T, dir string, chunks []map[string]int64, calls int) {
+func writePprof(t testing.TB, dir string, chunks []map[string]int64, calls int) {
 	t.Helper()
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},

@@ -22,9 +22,14 @@ const (
 // stacks are cut below the last of them, so they start at the function itself.
 const harnessPrefix = "github.com/inferbench/inferbench/internal/kind/gofunc.(*Subject)."
 
-// ReadPprof reads a Go CPU profile whose samples carry the chunk labels (LabelChunk, LabelCalls).
+// ReadPprof reads a Go CPU profile whose samples carry the chunk labels (LabelChunk, LabelCalls):
+// at most MaxProfileSize bytes, inflated to at most MaxPprofInflated.
 func ReadPprof(r io.Reader) (*Profile, error) {
-	pp, err := profile.Parse(r)
+	data, err := readPprofData(r)
+	if err != nil {
+		return nil, err
+	}
+	pp, err := profile.ParseData(data)
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +51,11 @@ func ReadPprof(r io.Reader) (*Profile, error) {
 			continue
 		}
 		n, err := strconv.ParseFloat(calls[0], 64)
-		if err != nil || n <= 0 {
+		if err != nil || n <= 0 || checkCost(n) != nil {
 			return nil, fmt.Errorf("label %s=%q: want a positive number", LabelCalls, calls[0])
+		}
+		if vi >= len(s.Value) || s.Value[vi] < 0 {
+			return nil, fmt.Errorf("a sample of chunk %s has no CPU time, or a negative one", ck[0])
 		}
 		i, ok := index[ck[0]]
 		if !ok {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -91,7 +90,7 @@ func Load(dir string, files []string) (*Profile, error) {
 			callgrinds = append(callgrinds, f)
 		}
 	}
-	read := func(f string) (*os.File, error) { return os.Open(filepath.Join(dir, filepath.FromSlash(f))) }
+	read := func(f string) (io.ReadCloser, error) { return openProfile(dir, f) }
 	// readChunks reads each file of list into one profile with add: a file of one chunk, or of
 	// several (operators.json).
 	readChunks := func(list []string, add func(*Profile, io.Reader) error) (*Profile, []string, error) {
@@ -105,7 +104,7 @@ func Load(dir string, files []string) (*Profile, error) {
 			err = add(p, fh)
 			fh.Close()
 			if err != nil {
-				return nil, list, fmt.Errorf("%s: %w", f, err)
+				return nil, list, fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
 			}
 		}
 		p.finishStacks()
@@ -141,19 +140,22 @@ func Load(dir string, files []string) (*Profile, error) {
 			err = p.addCallgrind(fh)
 			fh.Close()
 			if err != nil {
-				err = fmt.Errorf("%s: %w", f, err)
+				err = fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
 				break
 			}
 		}
 		p.finishStacks()
 		files = callgrinds
 	case len(pprofs) > 0:
-		var fh *os.File
+		var fh io.ReadCloser
 		if fh, err = read(pprofs[0]); err != nil {
 			return nil, err
 		}
 		p, err = ReadPprof(fh)
 		fh.Close()
+		if err != nil {
+			err = fmt.Errorf("%s: %w", filepath.Join(dir, pprofs[0]), err)
+		}
 		files = pprofs[:1]
 	case len(chunks) > 0:
 		p, files, err = readChunks(chunks, (*Profile).addChunkJSON)
@@ -161,6 +163,9 @@ func Load(dir string, files []string) (*Profile, error) {
 		return nil, ErrNoProfile
 	}
 	if err != nil {
+		return nil, err // naming its file
+	}
+	if err := p.checkSums(); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, files[0]), err)
 	}
 	p.Files = files

@@ -34,6 +34,10 @@ type Scenario struct {
 	Python *Explanation `json:"python,omitempty"`
 	// Missing says why the scenario is not explained and how to get an explanation.
 	Missing string `json:"missing,omitempty"`
+	// Unreadable is set when a profile the runs list could not be read (missing, outside the
+	// run folder, not a regular file, over its size limit, corrupt): Missing names the file and
+	// what is wrong. explain then exits 1; compare keeps its verdict.
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // HowTo is what a run needs to be explained.
@@ -47,6 +51,8 @@ func Runs(oldDir, newDir string, pairs []Pair, o Options) []Scenario {
 		s := Scenario{Benchmark: p.New.Benchmark, Scenario: p.New.Scenario, Metric: p.Metric, DeltaPct: p.DeltaPct}
 		old, errOld := load("old", oldDir, p.Old)
 		nw, errNew := load("new", newDir, p.New)
+		var unread *unreadable
+		s.Unreadable = errors.As(errOld, &unread) || errors.As(errNew, &unread)
 		switch {
 		case errOld != nil || errNew != nil:
 			var why []string
@@ -140,10 +146,15 @@ func load(side, dir string, sc *result.Scenario) (*Profile, error) {
 		return nil, fmt.Errorf("the %s run's profiles of %s (%s) are none explain reads: %s", side, sc.ID(), strings.Join(sc.Profiles, ", "), HowTo)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the %s run's profile: %w", side, err)
+		return nil, &unreadable{fmt.Errorf("the %s run's profile: %w", side, err)}
 	}
 	return p, nil
 }
+
+// unreadable is load's error for a profile that is there but could not be read.
+type unreadable struct{ error }
+
+func (u *unreadable) Unwrap() error { return u.error }
 
 // Headline is the one line that says how much of the scenario's change the named entries
 // explain: "latency_ms +12.1%; explained 87%: `aten::addmm` [8×64, 64×128] +0.41 ms per call

@@ -2,8 +2,11 @@ package callgrind
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Mode is the value of `measure:` and --measure that counts instructions.
@@ -53,10 +57,18 @@ func (e *UnavailableError) Error() string {
 		"; install the valgrind package (Debian and Ubuntu: sudo apt-get install valgrind), or measure time (drop --measure instructions)"
 }
 
-// Find returns the valgrind on PATH and its version, or an *UnavailableError.
-func Find() (Valgrind, error) { return find("valgrind") }
+// ProbeTimeout bounds `valgrind --version`: a valgrind on PATH that never answers (a wrapper
+// script waiting on something) fails instruction mode with an *UnavailableError instead of
+// hanging the run.
+var ProbeTimeout = 10 * time.Second
 
-func find(name string) (Valgrind, error) {
+// Find returns the valgrind on PATH and its version, or an *UnavailableError.
+func Find() (Valgrind, error) { return FindContext(context.Background()) }
+
+// FindContext is Find, its probe of valgrind's version ended by ctx as well as by ProbeTimeout.
+func FindContext(ctx context.Context) (Valgrind, error) { return find(ctx, "valgrind") }
+
+func find(ctx context.Context, name string) (Valgrind, error) {
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "freebsd" {
 		return Valgrind{}, &UnavailableError{Why: "valgrind does not run on " + runtime.GOOS}
 	}
@@ -64,7 +76,16 @@ func find(name string) (Valgrind, error) {
 	if err != nil {
 		return Valgrind{}, &UnavailableError{Why: name + " is not on PATH"}
 	}
-	out, err := exec.Command(path, "--version").Output()
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	// A process the probe started may hold its output open after the probe is killed (a shell
+	// script's child): Wait then stops waiting for it.
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return Valgrind{}, &UnavailableError{Why: fmt.Sprintf("%s --version did not answer within %v (%v)", path, ProbeTimeout, context.Cause(ctx))}
+	}
 	if err != nil {
 		return Valgrind{}, &UnavailableError{Why: fmt.Sprintf("%s --version: %v", path, err)}
 	}
@@ -83,7 +104,11 @@ type Options struct {
 	// AtStart false counts nothing until the process toggles collection on (a client request):
 	// the process counts only its own measured iterations.
 	AtStart bool
-	// Children counts the processes the command starts as well, each into its own file.
+	// Children counts the processes the command starts as well, each into its own file. A
+	// process that forks dumps its counts so far just before (callgrind.out.PID.N): a child
+	// that does not exec (a shell's subshell, `$(...)`, a forking pool) inherits the counts of
+	// its parent, which it would otherwise write again in its own file, so that n forks were
+	// counted about n²/2 times. Summed, the files count each process's work once.
 	Children bool
 	// Late starts the process uninstrumented (--instr-atstart=no): it runs some 6 times faster
 	// until it turns instrumentation on with a client request (StartInstrumentation), before
@@ -92,6 +117,13 @@ type Options struct {
 	// without. Nothing is counted uninstrumented, so what is measured is counted the same.
 	Late bool
 }
+
+// ForkDumps are the options that dump a process's counts on entering fork (Options.Children):
+// glibc 2.34 and later and musl do the system call in _Fork, which fork calls after its
+// handlers (so that a child inherits as little as can be); older glibc in fork itself. A
+// child's copy of the counts is then zero but for the few instructions from there to the
+// system call.
+var ForkDumps = []string{"--dump-before=_Fork", "--dump-before=fork"}
 
 // Args returns the argv that runs argv under callgrind.
 func (v Valgrind) Args(o Options, argv ...string) []string {
@@ -103,6 +135,7 @@ func (v Valgrind) Args(o Options, argv ...string) []string {
 	}
 	if o.Children {
 		args = append(args, "--trace-children=yes")
+		args = append(args, ForkDumps...)
 	}
 	if o.Late {
 		args = append(args, "--instr-atstart=no")
@@ -170,6 +203,10 @@ func (c Counts) Values() map[string]float64 {
 	return map[string]float64{Instructions: float64(c.Instructions()), EstCycles: float64(c.EstCycles())}
 }
 
+// maxCount bounds each event's total read: 2^53, which a float64 sample holds exactly; the cycle
+// estimate's sum of such counts cannot overflow.
+const maxCount = 1 << 53
+
 // ReadFile reads the totals of a callgrind file: its "summary:" line (what was counted since the
 // last zero), else its "totals:" line (the sum of its cost lines, which also holds the calls
 // that were already running when the counts were zeroed: 7% more for a Python call), by the
@@ -180,9 +217,14 @@ func ReadFile(path string) (Counts, error) {
 		return Counts{}, err
 	}
 	defer f.Close()
+	return read(f, path)
+}
+
+// read is ReadFile of r (path names it in errors).
+func read(r io.Reader, path string) (Counts, error) {
 	var events []string
 	var summary, totals []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -214,6 +256,9 @@ func ReadFile(path string) (Counts, error) {
 		if err != nil {
 			return Counts{}, fmt.Errorf("%s: event %s: %w", path, name, err)
 		}
+		if n > maxCount {
+			return Counts{}, fmt.Errorf("%s: event %s: %d is over %d, more than any process counts (a month of a core's work)", path, name, n, uint64(maxCount))
+		}
 		c.Events[name] = n
 	}
 	if _, ok := c.Events["Ir"]; !ok {
@@ -240,8 +285,10 @@ func ReadFiles(paths []string) (Counts, error) {
 
 // Keep moves the callgrind files of one measured iteration into dir as callgrind.out (the
 // first process's, in the order given) and callgrind.out.2, .3, ... (the processes it started),
-// replacing what an earlier Keep put there, and returns the paths.
-func Keep(dir string, files []string) ([]string, error) {
+// replacing what an earlier Keep put there, and returns the paths. redact, when not nil, masks
+// the secrets of the command line that callgrind writes into each file (its "cmd:" line): the
+// files kept in a run folder are uploaded with it.
+func Keep(dir string, files []string, redact func(string) string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -256,12 +303,72 @@ func Keep(dir string, files []string) ([]string, error) {
 			name += "." + strconv.Itoa(i+1)
 		}
 		dst := filepath.Join(dir, name)
-		if err := moveFile(f, dst); err != nil {
+		var err error
+		if redact != nil {
+			err = copyRedacted(f, dst, redact)
+		} else {
+			err = moveFile(f, dst)
+		}
+		if err != nil {
 			return kept, err
 		}
 		kept = append(kept, dst)
 	}
 	return kept, nil
+}
+
+// copyRedacted copies the callgrind file src to dst with redact applied to its "cmd:" lines
+// (the command line of the process, in the header), and removes src.
+func copyRedacted(src, dst string, redact func(string) string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if err := RedactCommand(out, in, redact); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return fmt.Errorf("%s: %w", dst, err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return os.Remove(src)
+}
+
+// RedactCommand copies the callgrind file r to w with redact applied to each "cmd:" line, every
+// other line copied as it is.
+func RedactCommand(w io.Writer, r io.Reader, redact func(string) string) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	start := true // at the start of a line
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if start && bytes.HasPrefix(chunk, []byte("cmd:")) {
+			// A command line is short; one longer than the reader's buffer is read whole.
+			line := append([]byte(nil), chunk...)
+			for err == bufio.ErrBufferFull {
+				chunk, err = br.ReadSlice('\n')
+				line = append(line, chunk...)
+			}
+			chunk = []byte(redact(string(line)))
+		}
+		if _, werr := bw.Write(chunk); werr != nil {
+			return werr
+		}
+		start = err == nil
+		switch {
+		case err == io.EOF:
+			return bw.Flush()
+		case err != nil && err != bufio.ErrBufferFull:
+			return err
+		}
+	}
 }
 
 func moveFile(src, dst string) error {

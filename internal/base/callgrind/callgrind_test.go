@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A callgrind file as valgrind 3.19 writes it, costs cut short: the totals are what is read.
@@ -64,10 +65,11 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("two files summed: %d, %v; want %d", sum.Instructions(), err, 2*303596)
 	}
 	for name, text := range map[string]string{
-		"empty":     "",                           // the process died before callgrind wrote it
-		"no events": "totals: 1 2 3\n",            // not callgrind's
-		"no Ir":     "events: Dr\ntotals: 5\n",    // collected without instructions
-		"garbage":   "events: Ir\ntotals: many\n", // not a number
+		"empty":     "",                                                  // the process died before callgrind wrote it
+		"no events": "totals: 1 2 3\n",                                   // not callgrind's
+		"no Ir":     "events: Dr\ntotals: 5\n",                           // collected without instructions
+		"garbage":   "events: Ir\ntotals: many\n",                        // not a number
+		"absurd":    "events: Ir I1mr\ntotals: 18446744073709551615 9\n", // est_cycles would overflow
 	} {
 		if _, err := ReadFile(write(t, "bad", text)); err == nil {
 			t.Errorf("%s: no error", name)
@@ -111,8 +113,13 @@ func TestArgs(t *testing.T) {
 			t.Errorf("argv %q lacks %q", got, want)
 		}
 	}
-	if strings.Contains(got, "--trace-children") {
+	if strings.Contains(got, "--trace-children") || strings.Contains(got, "--dump-before") {
 		t.Errorf("argv %q traces children unasked", got)
+	}
+	// A traced command's processes dump their counts before they fork, so that a child that
+	// does not exec starts from zero.
+	if kids := strings.Join(v.Args(Options{Out: "/t/c", Children: true}, "/bin/sh"), " "); !strings.Contains(kids, "--trace-children=yes --dump-before=_Fork --dump-before=fork") {
+		t.Errorf("argv %q with Children does not dump before fork", kids)
 	}
 	if strings.Contains(got, "--instr-atstart") {
 		t.Errorf("argv %q starts uninstrumented unasked", got)
@@ -122,5 +129,62 @@ func TestArgs(t *testing.T) {
 	}
 	if id := v.Identity(); id["valgrind"] != "3.19.0" || id["cache"] == "" {
 		t.Errorf("identity %v lacks valgrind's version or the cache", id)
+	}
+}
+
+// A valgrind on PATH that never answers --version (here a script whose child holds its output
+// open) fails Find within ProbeTimeout with an error naming it, instead of hanging the run.
+func TestFindHangingValgrind(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "valgrind"), []byte("#!/bin/sh\nsleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	old := ProbeTimeout
+	ProbeTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { ProbeTimeout = old })
+	done := make(chan error, 1)
+	go func() { _, err := Find(); done <- err }()
+	select {
+	case err := <-done:
+		var ue *UnavailableError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), filepath.Join(bin, "valgrind")+" --version did not answer within 200ms") {
+			t.Errorf("Find with a hanging valgrind: %v, want an UnavailableError saying its --version did not answer", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Find hangs on a valgrind that does not answer --version")
+	}
+}
+
+// A kept callgrind file's command line ("cmd:", which callgrind writes in every file) goes
+// through the run's redactor: a secret in a command's arguments is not in clear in the run
+// folder; the rest of the file is copied as it was.
+func TestKeepRedacts(t *testing.T) {
+	const secret = "tok_0123456789abcdef"
+	text := strings.Replace(sample, "cmd:  /bin/echo hi", "cmd:  /bin/curl --token="+secret+" http://x", 1)
+	src := write(t, "callgrind.out.17565", text)
+	dir := filepath.Join(t.TempDir(), "profiles", "s")
+	kept, err := Keep(dir, []string{src}, func(s string) string { return strings.ReplaceAll(s, secret, "***") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(kept[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(text, secret, "***", 1); string(b) != want {
+		t.Errorf("kept file:\n%s\nwant:\n%s", b, want)
+	}
+	if _, err := os.Stat(src); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is still there: %v", err)
+	}
+	// A command line longer than the copy's buffer is redacted whole.
+	long := "cmd: /bin/x " + strings.Repeat("a", 100<<10) + " " + secret + "\nevents: Ir\ntotals: 1\n"
+	var out strings.Builder
+	if err := RedactCommand(&out, strings.NewReader(long), func(s string) string { return strings.ReplaceAll(s, secret, "***") }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), secret) || out.Len() != len(long)-len(secret)+3 {
+		t.Errorf("a long command line: %d bytes, secret kept %v", out.Len(), strings.Contains(out.String(), secret))
 	}
 }

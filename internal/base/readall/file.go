@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Limits of the files inferbench reads whole, by what they hold (docs/reliability.md, "Bounded
@@ -43,6 +44,49 @@ func Open(path string) (*os.File, error) {
 	}
 	if fi, err = f.Stat(); err == nil {
 		err = regular(path, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ErrOutside is the error of OpenIn for a name that leads outside its folder.
+var ErrOutside = errors.New("leads outside the folder it belongs to")
+
+// OpenIn opens name, a path relative to dir, for reading when it is a regular file inside dir:
+// an absolute name, one with "..", or one a symbolic link leads out of dir is refused with an
+// error naming dir's path to it and wrapping ErrOutside (a run folder downloaded from CI may
+// carry "../../victim" or a link to /dev/zero in its run.json); what is not a regular file as
+// Open does. The open does not follow anything out of dir (os.Root), and does not block on a
+// named pipe.
+func OpenIn(dir, name string) (*os.File, error) {
+	full := dir + string(filepath.Separator) + name // not cleaned: the name as given
+	if !filepath.IsLocal(name) {
+		return nil, fmt.Errorf("%s: %w", full, ErrOutside)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDONLY|openNonBlock, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		// os.Root refuses a path a link leads out of the root ("path escapes from parent").
+		if _, lerr := root.Lstat(name); lerr == nil {
+			if _, serr := root.Stat(name); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: %w (a symbolic link)", full, ErrOutside)
+			}
+		}
+		return nil, fmt.Errorf("%s: %w", full, err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = regular(full, fi)
 	}
 	if err != nil {
 		f.Close()

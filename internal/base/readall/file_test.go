@@ -65,3 +65,47 @@ func TestFile(t *testing.T) {
 		})
 	}
 }
+
+// OpenIn opens a regular file inside its folder and refuses, at once and naming the path, one
+// whose name or a link leads outside (a run folder's run.json naming ../../victim, or a link to
+// /dev/zero), a named pipe (which would block the open) and a device inside it.
+func TestOpenIn(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "run")
+	os.MkdirAll(filepath.Join(dir, "profiles"), 0o755)
+	os.WriteFile(filepath.Join(dir, "profiles", "ok"), []byte("ok"), 0o644)
+	os.WriteFile(filepath.Join(parent, "victim"), []byte("secret"), 0o644)
+	os.Symlink("../../victim", filepath.Join(dir, "profiles", "out"))
+	os.Symlink("/dev/zero", filepath.Join(dir, "profiles", "zero"))
+	os.Symlink("ok", filepath.Join(dir, "profiles", "in"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "profiles", "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"profiles/ok", ""},                              // a file of the folder
+		{"profiles/in", ""},                              // a link that stays inside
+		{"../victim", "leads outside the folder"},        // a name with ..
+		{parent + "/victim", "leads outside the folder"}, // an absolute name
+		{"profiles/out", "leads outside the folder"},     // a link out of it
+		{"profiles/zero", "leads outside the folder"},    // a link to a device
+		{"profiles/fifo", "a named pipe, not a regular file"},
+		{"profiles", "a directory, not a regular file"},
+		{"profiles/none", "no such file"},
+	} {
+		f, err := readall.OpenIn(dir, tc.name)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+				continue
+			}
+			f.Close()
+			continue
+		}
+		if err == nil {
+			f.Close()
+			t.Errorf("%s: opened, want %q", tc.name, tc.want)
+		} else if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) && tc.want != "no such file" {
+			t.Errorf("%s: %v, want %q naming the path", tc.name, err, tc.want)
+		}
+	}
+}

@@ -214,11 +214,17 @@ func osRelease(root string) string {
 	return ""
 }
 
+// probeTimeout bounds each command Collect runs.
+var probeTimeout = 10 * time.Second
+
 func run(ctx context.Context, dir, name string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	// A process the command started may hold its output open after the command is killed (a
+	// wrapper script's child): Wait stops waiting for it a second later.
+	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out

@@ -2,9 +2,12 @@ package sysinfo
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -57,5 +60,30 @@ func TestParseNvidiaSMI(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// An interpreter that never answers --version (a wrapper script whose child holds its output
+// open) costs the fingerprint its Python version, not the run: Collect returns within the
+// probe's deadline and a second. Before, the wait on the child's output had no end.
+func TestCollectHangingPython(t *testing.T) {
+	py := filepath.Join(t.TempDir(), "python")
+	if err := os.WriteFile(py, []byte("#!/bin/sh\nsleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := probeTimeout
+	probeTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { probeTimeout = old })
+	done := make(chan Info, 1)
+	go func() {
+		done <- Collect(context.Background(), Options{Root: "testdata/root", Dir: t.TempDir(), Python: py})
+	}()
+	select {
+	case info := <-done:
+		if info.Python != "" {
+			t.Errorf("python %q from an interpreter that did not answer", info.Python)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Collect hangs on a python that does not answer --version")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/exit"
@@ -50,7 +51,27 @@ func (rs *Source) Explain(ctx context.Context, oldRef, newRef string, o ExplainO
 	}
 	if o.Output == "-" || o.Output == "" {
 		_, err = o.Stdout.Write(buf.Bytes())
+	} else {
+		err = os.WriteFile(rs.Env.Path(o.Output), buf.Bytes(), 0o644)
+	}
+	if err != nil {
 		return xs, err
 	}
-	return xs, os.WriteFile(rs.Env.Path(o.Output), buf.Bytes(), 0o644)
+	return xs, unreadable(xs)
+}
+
+// unreadable returns an error naming the scenarios whose profiles are there but could not be
+// read (outside the run folder, not a regular file, over a limit, corrupt): explain's exit 1, its
+// explanation of the others written first.
+func unreadable(xs []explain.Scenario) error {
+	var bad []string
+	for _, x := range xs {
+		if x.Unreadable {
+			bad = append(bad, x.Benchmark+"/"+x.Scenario+": "+x.Missing)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d scenario(s) not explained, a profile could not be read: %s", len(bad), strings.Join(bad, "; "))
 }

@@ -1,7 +1,10 @@
 package exec
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +17,8 @@ import (
 
 // counter is instruction mode for a command (subject.Spec.Measure): every iteration runs the
 // whole command, and the processes it starts, under valgrind's callgrind; the iteration's count
-// is the sum of their totals. The callgrind files of the first measured iterations (keepRuns)
+// is the sum of their totals (a process dumps its counts before each fork, so that a child
+// that does not exec does not count its parent's work again: callgrind.Options.Children). The callgrind files of the first measured iterations (keepRuns)
 // are kept, each iteration's in a folder of its own: explain compares them as chunks, so that a
 // function whose count varies between identical runs (a Go program's runtime, whose work depends
 // on its threads' timing) is told from one that changed.
@@ -22,6 +26,7 @@ type counter struct {
 	vg       callgrind.Valgrind
 	keepDir  string // the scenario's profiles folder; "" keeps nothing
 	keepRuns int    // how many measured iterations are kept
+	redact   func(string) string
 
 	mu   sync.Mutex
 	kept []string
@@ -33,12 +38,12 @@ type counter struct {
 // kilobytes for a small Go program (about 440 KB), more for a large one.
 const keepRuns = 5
 
-func newCounter(profileDir string) (*counter, error) {
-	vg, err := callgrind.Find()
+func newCounter(ctx context.Context, profileDir string, redact func(string) string) (*counter, error) {
+	vg, err := callgrind.FindContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &counter{vg: vg, keepDir: profileDir, keepRuns: keepRuns}, nil
+	return &counter{vg: vg, keepDir: profileDir, keepRuns: keepRuns, redact: redact}, nil
 }
 
 // prepare returns the argv and environment that count argv in a new temporary folder, and the
@@ -61,19 +66,30 @@ func (k *counter) collect(tmp string, pid int, measured bool) (map[string]float6
 	if err != nil {
 		return nil, err
 	}
-	pidOf := func(f string) int {
-		n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(f), "callgrind.out."))
+	// callgrind.out.PID, and callgrind.out.PID.N for the counts a process dumped before it
+	// forked: by process (the command's first), each process's dumps in order, its last file
+	// (at its exit) after them.
+	type name struct{ pid, part int }
+	parse := func(f string) name {
+		p, part, dumped := strings.Cut(strings.TrimPrefix(filepath.Base(f), "callgrind.out."), ".")
+		n := name{part: math.MaxInt}
+		n.pid, _ = strconv.Atoi(p)
+		if dumped {
+			n.part, _ = strconv.Atoi(part)
+		}
 		return n
 	}
 	slices.SortFunc(files, func(a, b string) int {
-		pa, pb := pidOf(a), pidOf(b)
+		na, nb := parse(a), parse(b)
 		switch {
-		case pa == pid:
+		case na.pid == nb.pid:
+			return cmp.Compare(na.part, nb.part)
+		case na.pid == pid:
 			return -1
-		case pb == pid:
+		case nb.pid == pid:
 			return 1
 		}
-		return pa - pb
+		return cmp.Compare(na.pid, nb.pid)
 	})
 	c, err := callgrind.ReadFiles(files)
 	if err != nil {
@@ -94,7 +110,7 @@ func (k *counter) collect(tmp string, pid int, measured bool) (map[string]float6
 				dir = filepath.Join(k.keepDir, "iteration-"+strconv.Itoa(k.runs))
 			}
 			var kept []string
-			kept, err = callgrind.Keep(dir, files)
+			kept, err = callgrind.Keep(dir, files, k.redact)
 			k.kept = append(k.kept, kept...)
 		}
 		k.mu.Unlock()

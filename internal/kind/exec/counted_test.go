@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -71,5 +72,39 @@ func TestCountedTwice(t *testing.T) {
 	}
 	if id := s.(subject.Counter).Identity(); id["valgrind"] == "" {
 		t.Errorf("identity %v has no valgrind version", id)
+	}
+}
+
+// A command that forks without exec (a shell's subshells) is counted once per process: each
+// child starts from zero, not from its parent's counts at the fork. Before, every child's
+// callgrind file repeated the parent's counts up to its fork and the files were summed, so that
+// n subshells counted about n²/2 times the loop's work (20 forks 7.7 M instructions, 200 forks
+// 292 M): the count now grows by the same amount for each 10 subshells more, and a subshell
+// costs a small part of the shell's own start.
+func TestCountedForks(t *testing.T) {
+	needValgrind(t)
+	count := func(n int) float64 {
+		t.Helper()
+		s, err := Open(context.Background(), subject.Spec{
+			Config:  &Config{Command: fmt.Sprintf("i=0; while [ $i -lt %d ]; do (true); i=$((i+1)); done", n), Shell: true},
+			Measure: subject.MeasureInstructions,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := s.Do(context.Background(), subject.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Values[callgrind.Instructions]
+	}
+	c0, c10, c20 := count(0), count(10), count(20)
+	first, second := c10-c0, c20-c10
+	t.Logf("0, 10, 20 subshells: %.0f, %.0f, %.0f instructions", c0, c10, c20)
+	if second > 1.1*first || second < 0.9*first {
+		t.Errorf("10 subshells more count %.0f then %.0f instructions: want the same (each process counted once)", first, second)
+	}
+	if per := first / 10; per > c0/4 {
+		t.Errorf("a subshell counts %.0f instructions, the shell alone %.0f: the child counts its parent's work again", per, c0)
 	}
 }

@@ -159,7 +159,7 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	}
 	cmd := &Command{argv: argv, dir: dir, env: env, metrics: c.Metrics == "json", setID: setID, output: s.Output, decls: map[string]subject.MetricInfo{}}
 	if s.Measure == subject.MeasureInstructions {
-		if cmd.count, err = newCounter(s.ProfileDir); err != nil {
+		if cmd.count, err = newCounter(ctx, s.ProfileDir, s.Redact); err != nil {
 			return nil, err
 		}
 	}

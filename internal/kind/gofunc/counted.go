@@ -66,7 +66,11 @@ func ServeCounted(ctx context.Context, getenv func(string) string) (served bool,
 	defer out.Close()
 	reply := func(err error) error {
 		msg := "ok"
-		if err != nil {
+		pe, _ := err.(*panicError) // a call's; one in the setup is an error of the setup
+		switch {
+		case pe != nil:
+			msg = "panic " + strings.ReplaceAll(fmt.Sprint(pe.value), "\n", " ")
+		case err != nil:
 			msg = "error " + strings.ReplaceAll(err.Error(), "\n", " ")
 		}
 		_, werr := fmt.Fprintln(out, msg)
@@ -76,6 +80,7 @@ func ServeCounted(ctx context.Context, getenv func(string) string) (served bool,
 	if err != nil {
 		return true, reply(err)
 	}
+	fn = recovered(fn)
 	if cleanup != nil {
 		defer cleanup()
 	}
@@ -107,8 +112,29 @@ func ServeCounted(ctx context.Context, getenv func(string) string) (served bool,
 		if err := reply(err); err != nil {
 			return true, err
 		}
+		if _, ok := err.(*panicError); ok {
+			return true, nil // the function's state is unknown after its panic: no more calls
+		}
 	}
 	return true, sc.Err()
+}
+
+// panicError is a function's panic, recovered in the counted process and told to the parent,
+// which reports it as time mode does ("panic: VALUE").
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// recovered returns fn with its panic returned as a *panicError.
+func recovered(fn Func) Func {
+	return func(ctx context.Context) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = &panicError{p}
+			}
+		}()
+		return fn(ctx)
+	}
 }
 
 func countedSetup(ctx context.Context, name, params string) (Func, func(), error) {
@@ -128,11 +154,21 @@ func countedSetup(ctx context.Context, name, params string) (Func, func(), error
 			return nil, nil, fmt.Errorf("%s: %w", countParamsEnv, err)
 		}
 	}
-	fn, cleanup, err := setup(ctx, p)
+	fn, cleanup, err := safeSetup(ctx, setup, p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup %s: %w", name, err)
 	}
 	return fn, cleanup, nil
+}
+
+// safeSetup calls setup, its panic returned as a *panicError.
+func safeSetup(ctx context.Context, setup Setup, p subject.Params) (fn Func, cleanup func(), err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{r}
+		}
+	}()
+	return setup(ctx, p)
 }
 
 // Counted is a Go function opened in instruction mode: its calls run in a copy of the binary
@@ -142,6 +178,7 @@ type Counted struct {
 	vg      callgrind.Valgrind
 	tmp     string // callgrind's folder
 	keepDir string // the scenario's profiles folder; "" keeps nothing
+	redact  func(string) string
 	cmd     *exec.Cmd
 	done    func() // procgroup's record of the process
 	stderr  *tail.Buffer
@@ -168,7 +205,7 @@ func openCounted(ctx context.Context, s subject.Spec, c *Config) (subject.Subjec
 	if err := callgrind.Supported(); err != nil {
 		return nil, err
 	}
-	vg, err := callgrind.Find()
+	vg, err := callgrind.FindContext(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +221,7 @@ func openCounted(ctx context.Context, s subject.Spec, c *Config) (subject.Subjec
 	if err != nil {
 		return nil, fmt.Errorf("instruction mode: %w", err)
 	}
-	k := &Counted{name: c.Func, vg: vg, tmp: tmp, keepDir: s.ProfileDir, stderr: &tail.Buffer{Max: 4096}}
+	k := &Counted{name: c.Func, vg: vg, tmp: tmp, keepDir: s.ProfileDir, redact: s.Redact, stderr: &tail.Buffer{Max: 4096}}
 	if err := k.start(ctx, s, exe, params); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
@@ -259,14 +296,33 @@ func (k *Counted) await(ctx context.Context) error {
 	switch {
 	case l.err != nil:
 		k.kill()
+		if p := k.panicked(); p != "" {
+			// A panic the function's own goroutines raised: not recovered, the process ended.
+			k.dead = fmt.Errorf("%s (the process counting %s ended)%s", p, k.name, k.stderrTail())
+			return k.dead
+		}
 		k.dead = fmt.Errorf("the process counting %s ended (%v)%s; a binary that registers Go functions must call inferbench.Main (or inferbench.Run) for instruction mode", k.name, l.err, k.stderrTail())
 		return k.dead
 	case l.s == "ok":
 		return nil
 	case strings.HasPrefix(l.s, "error "):
 		return errors.New(strings.TrimPrefix(l.s, "error "))
+	case strings.HasPrefix(l.s, "panic "):
+		// The process ends after a panic: every later call fails with it.
+		k.dead = errors.New("panic: " + strings.TrimPrefix(l.s, "panic "))
+		return k.dead
 	}
 	return fmt.Errorf("unexpected reply %q from the process counting %s", l.s, k.name)
+}
+
+// panicked returns the "panic: ..." line of a Go panic in the process's stderr, or "".
+func (k *Counted) panicked() string {
+	for line := range strings.Lines(k.stderr.String()) {
+		if strings.HasPrefix(line, "panic: ") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 func (k *Counted) stderrTail() string {
@@ -314,7 +370,7 @@ func (k *Counted) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	if err == nil {
 		o.Values = counts.Values()
 		if k.keepDir != "" && k.kept == nil {
-			k.kept, cerr = callgrind.Keep(k.keepDir, []string{file})
+			k.kept, cerr = callgrind.Keep(k.keepDir, []string{file}, k.redact)
 			if cerr != nil {
 				err = fmt.Errorf("instruction mode: keeping the callgrind file: %w", cerr)
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -33,6 +34,25 @@ func init() {
 	RegisterSetup("test/counted-sha", func(_ context.Context, p subject.Params) (Func, func(), error) {
 		buf := make([]byte, p.Int("bytes", 1<<16))
 		return func(context.Context) error { sha256.Sum256(buf); return nil }, nil, nil
+	})
+	// A function that panics on its second call (the first is the warm-up).
+	var calls int
+	Register("test/counted-panic", func(context.Context) error {
+		if calls++; calls == 2 {
+			panic("boom in the counted call")
+		}
+		return nil
+	})
+	// A function whose goroutine panics: not recoverable, the process ends.
+	Register("test/counted-goroutine-panic", func(context.Context) error {
+		done := make(chan struct{})
+		go func() { defer close(done); panic("boom in a goroutine") }()
+		<-done
+		return nil
+	})
+	// A setup that panics.
+	RegisterSetup("test/counted-setup-panic", func(context.Context, subject.Params) (Func, func(), error) {
+		panic("boom in the setup")
 	})
 }
 
@@ -132,5 +152,45 @@ func TestCountedFunction(t *testing.T) {
 	}
 	if id := s.(subject.Counter).Identity(); id["go"] == "" || id["valgrind"] == "" {
 		t.Errorf("identity %v lacks Go's or valgrind's version", id)
+	}
+}
+
+// A function that panics in instruction mode reports its panic, as time mode does ("panic:
+// VALUE"), and every later call fails with it; a panic in a goroutine it started, which ends the
+// process, is named from the process's stderr; a setup that panics fails the open with it.
+// Before, the process died and the error said it "ended (EOF)" and that the binary must call
+// inferbench.Main, which it does.
+func TestCountedPanic(t *testing.T) {
+	if err := callgrind.Supported(); err != nil {
+		t.Skip(err)
+	}
+	if _, err := callgrind.Find(); err != nil {
+		require.Skipf(t, require.Valgrind, "%v", err)
+	}
+	s, err := Open(context.Background(), subject.Spec{Config: &Config{Func: "test/counted-panic"}, Measure: subject.MeasureInstructions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Do(context.Background(), subject.Request{Warmup: true}); err != nil {
+		t.Fatalf("warm-up call: %v", err)
+	}
+	for i := range 2 {
+		_, err := s.Do(context.Background(), subject.Request{Index: 1 + i})
+		if err == nil || err.Error() != "panic: boom in the counted call" {
+			t.Errorf("call %d after the panic: %v, want panic: boom in the counted call", i+1, err)
+		}
+	}
+	g, err := Open(context.Background(), subject.Spec{Config: &Config{Func: "test/counted-goroutine-panic"}, Measure: subject.MeasureInstructions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Do(context.Background(), subject.Request{Index: 1}); err == nil || !strings.HasPrefix(err.Error(), "panic: boom in a goroutine (the process counting") || strings.Contains(err.Error(), "inferbench.Main") {
+		t.Errorf("a goroutine's panic: %v, want its panic", err)
+	}
+	_, err = Open(context.Background(), subject.Spec{Config: &Config{Func: "test/counted-setup-panic"}, Measure: subject.MeasureInstructions})
+	if err == nil || !strings.Contains(err.Error(), "setup test/counted-setup-panic: panic: boom in the setup") || strings.Contains(err.Error(), "inferbench.Main") {
+		t.Errorf("a setup that panics: %v, want its panic", err)
 	}
 }

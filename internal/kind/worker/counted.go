@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -61,12 +62,13 @@ type counter struct {
 	dumps   int    // dump files read so far
 	kept    []string
 	by      map[string]string // the worker's "counted_by"
+	redact  func(string) string
 }
 
 // countedCommand prepares instruction mode: argv under callgrind, the environment that turns
 // the worker's counting on.
-func countedCommand(s subject.Spec, c *Config, argv, env []string) (*counter, []string, []string, error) {
-	vg, err := callgrind.Find()
+func countedCommand(ctx context.Context, s subject.Spec, c *Config, argv, env []string) (*counter, []string, []string, error) {
+	vg, err := callgrind.FindContext(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -80,9 +82,9 @@ func countedCommand(s subject.Spec, c *Config, argv, env []string) (*counter, []
 	if c.Timeouts.Teardown == 0 {
 		c.Timeouts.Teardown = countedTeardownTimeout
 	}
-	k := &counter{vg: vg, tmp: tmp, keepDir: s.ProfileDir}
+	k := &counter{vg: vg, tmp: tmp, keepDir: s.ProfileDir, redact: s.Redact}
 	if len(c.Command) == 0 {
-		argv[0] = interpreter(argv[0], s.Dir, env)
+		argv[0] = interpreter(ctx, argv[0], s.Dir, env)
 	}
 	// Collecting from the start: collection is a thread's own, and a framework's threads work
 	// on the call beside the calling one; the zero and dump requests cover every thread.
@@ -103,10 +105,13 @@ func countedCommand(s subject.Spec, c *Config, argv, env []string) (*counter, []
 
 // interpreter returns the program Python runs as (sys.executable): a launcher in front of it (a
 // pyenv shim is a shell script that starts Python in turn) would be what valgrind runs, and the
-// interpreter would run uncounted. The name as given when Python cannot say.
-func interpreter(py, dir string, env []string) string {
-	cmd := exec.Command(py, "-c", "import sys; print(sys.executable)")
-	cmd.Dir, cmd.Env = dir, env
+// interpreter would run uncounted. The name as given when Python cannot say within
+// callgrind.ProbeTimeout.
+func interpreter(ctx context.Context, py, dir string, env []string) string {
+	ctx, cancel := context.WithTimeout(ctx, callgrind.ProbeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-c", "import sys; print(sys.executable)")
+	cmd.Dir, cmd.Env, cmd.WaitDelay = dir, env, time.Second
 	out, err := cmd.Output()
 	if exe := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(exe) {
 		return exe
@@ -135,7 +140,7 @@ func (k *counter) attach(rr *runReply, obs []subject.Observation) error {
 		}
 		maps.Copy(obs[i].Values, c.Values())
 		if k.keepDir != "" && k.kept == nil {
-			if k.kept, err = callgrind.Keep(k.keepDir, []string{file}); err != nil {
+			if k.kept, err = callgrind.Keep(k.keepDir, []string{file}, k.redact); err != nil {
 				return fmt.Errorf("instruction mode: keeping the callgrind file: %w", err)
 			}
 			continue

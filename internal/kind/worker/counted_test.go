@@ -301,7 +301,7 @@ func TestCountedEnvironment(t *testing.T) {
 		{[]string{"PATH=/bin"}, "1"},                      // set where nothing says
 		{[]string{"PATH=/bin", "OMP_NUM_THREADS=4"}, "4"}, // the definition's or the caller's kept
 	} {
-		k, _, env, err := countedCommand(subject.Spec{}, &Config{Command: []string{"python3"}}, []string{"python3"}, tc.env)
+		k, _, env, err := countedCommand(context.Background(), subject.Spec{}, &Config{Command: []string{"python3"}}, []string{"python3"}, tc.env)
 		if err != nil {
 			t.Fatal(err)
 		}

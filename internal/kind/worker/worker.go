@@ -106,7 +106,7 @@ func OpenConfig(ctx context.Context, c Config, s subject.Spec, log io.Writer) (*
 	var count *counter
 	opened := false
 	if s.Measure == subject.MeasureInstructions {
-		if count, argv, env, err = countedCommand(s, &c, argv, env); err != nil {
+		if count, argv, env, err = countedCommand(ctx, s, &c, argv, env); err != nil {
 			return nil, err
 		}
 		defer func() {
