@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/inferbench/inferbench/internal/base/readall"
@@ -119,6 +120,9 @@ func (p *Profile) addChunk(cf ChunkFile) error {
 	case p.Source != cf.Source || p.Unit != cf.Unit || p.Exact != cf.Exact:
 		return fmt.Errorf("chunk of source %q in %s, after chunks of %q in %s: one scenario's chunks come from one profiler", cf.Source, cf.Unit, p.Source, p.Unit)
 	}
+	if cf.Source == SourcePython || cf.Source == SourceBytecode {
+		cf.byIdentity()
+	}
 	c := newChunk(cf.Calls)
 	for _, e := range cf.Entries {
 		c.Self[e.Name] += e.Self
@@ -143,6 +147,41 @@ func (p *Profile) addChunk(cf ChunkFile) error {
 		g.fold(p.Stacks)
 	}
 	return nil
+}
+
+// lineOf is a Python function's name as the worker writes it, "qualname (file.py:LINE)".
+var lineOf = regexp.MustCompile(`^(.*) \(([^()]*):[0-9]+\)$`)
+
+// identity is a Python function's name without its first line, "qualname (file.py)": the same
+// function wherever an edit above it moved it (a function keyed by its line was "removed" and
+// "added" below every edit, and ranked first). Two functions of one file with one qualified
+// name (two lambdas, a redefinition) are then one entry.
+func identity(name string) string {
+	if m := lineOf.FindStringSubmatch(name); m != nil {
+		return m[1] + " (" + m[2] + ")"
+	}
+	return name
+}
+
+// byIdentity renames cf's Python functions to their identity, in its entries, edges and stacks.
+func (cf *ChunkFile) byIdentity() {
+	for i := range cf.Entries {
+		cf.Entries[i].Name = identity(cf.Entries[i].Name)
+	}
+	for i := range cf.Edges {
+		cf.Edges[i].Caller, cf.Edges[i].Callee = identity(cf.Edges[i].Caller), identity(cf.Edges[i].Callee)
+	}
+	if len(cf.Stacks) > 0 {
+		stacks := make(map[string]float64, len(cf.Stacks))
+		for k, v := range cf.Stacks {
+			frames := strings.Split(k, ";")
+			for i, f := range frames {
+				frames[i] = identity(f)
+			}
+			stacks[strings.Join(frames, ";")] += v
+		}
+		cf.Stacks = stacks
+	}
 }
 
 // check returns an error naming the first cost of cf that is not one (checkCost).
