@@ -323,3 +323,36 @@ func BenchmarkRunHTML200(b *testing.B) {
 	}
 	b.SetBytes(int64(buf.Len()))
 }
+
+// TestReportInBrowserWithMarkupParameters: parameters that hold markup characters, hostile (an
+// svg with an onload) or an LLM's own tokens (<|im_start|>, </s>), are text in every chart,
+// and every chart still draws (issue 42: with such a value headless Chromium drew none).
+func TestReportInBrowserWithMarkupParameters(t *testing.T) {
+	browser := browsertest.Require(t, "../internal/cli/web")
+	r := testRun(1, 200)
+	values := []string{`<svg onload=alert(1)>`, `<|im_start|>`, `</s>`, `{a|b}`}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		v := values[i%len(values)]
+		if s.Params == nil {
+			s.Params = map[string]any{}
+		}
+		s.Params["variant"] = v
+		s.Scenario += "/prompt=" + v
+	}
+	file := filepath.Join(t.TempDir(), "report.html")
+	var buf bytes.Buffer
+	if err := RunHTML(&buf, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := browser.Check(t, "report", file, browsertest.ShotsDir(t))
+	for _, e := range out.Errors {
+		t.Error(e)
+	}
+	if len(out.Pages) != 1 || out.Pages[0].Charts == 0 || out.Pages[0].Rendered != out.Pages[0].Charts {
+		t.Fatalf("pages = %+v, want one page with every chart rendered", out.Pages)
+	}
+}
