@@ -124,6 +124,10 @@ type Spec struct {
 	// ProfileDir is where a counted subject keeps its callgrind files (the run folder's
 	// profiles/SCENARIO/); empty keeps none.
 	ProfileDir string
+	// Timeout is the run's deadline of one call (load.timeout, --timeout); zero when the run
+	// gives none. A kind bounds the requests it sends while opening (a server's probes) by it,
+	// not by a fixed time of its own.
+	Timeout time.Duration
 }
 
 // MeasureInstructions is Spec.Measure of a counted scenario.
