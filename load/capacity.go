@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/internal/figures"
@@ -81,8 +83,11 @@ func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	if rep == nil || len(res.Steps) == 0 {
 		return err
 	}
-	// A search the client stopped has no answer to keep or gate on, only its steps and why.
-	if cb := (*capacity.ClientBoundError)(nil); !errors.As(err, &cb) {
+	// A search the client stopped, or the server's failures, has no answer to keep or gate on,
+	// only its steps and why; nor has one in which no step held the objectives (CapacityRPS 0:
+	// the fit of steps that all missed is no rate the server holds).
+	cb, sf := (*capacity.ClientBoundError)(nil), (*ServerFailingError)(nil)
+	if !errors.As(err, &cb) && !errors.As(err, &sf) && res.CapacityRPS > 0 {
 		rep.Value("capacity_rps", res.CapacityRPS)
 		rep.Value("capacity_lower_rps", res.LowerRPS)
 	}
@@ -125,6 +130,7 @@ func searchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink)
 	opt := capacity.Options{Objectives: obj, Start: start, Min: cc.MinRequests, Max: cc.MaxRequests,
 		Warmup: cc.WarmupRequests, MaxSteps: cc.MaxSteps, Tolerance: cc.Tolerance}
 	k := uint64(0)
+	server := serverOf(s)
 	probe := func(ctx context.Context, t *capacity.Trial) error {
 		k++
 		sc := c
@@ -136,12 +142,19 @@ func searchCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink)
 		base := w.base
 		name := fmt.Sprintf("capacity=%.4g", t.Rate())
 		var sent *servingSink
+		judged := &trialSubject{Subject: s, t: t, first: base + nWarm}
 		st, err := w.step(name, t.Rate(), func(ss *servingSink) error {
 			sent = ss
-			judged := &trialSubject{Subject: s, t: t, first: base + nWarm, stop: &ss.stop}
+			judged.stop = &ss.stop
 			return dispatch(ctx, judged, sc, offsets, nWarm, ss, base)
 		})
 		w.base = base + len(offsets)
+		if err == nil && ctx.Err() == nil {
+			if f := judged.health.failing(); f != nil {
+				f.Rate, f.Server = t.Rate(), server
+				return f
+			}
+		}
 		// A step the client paced may say little of the server: its lag delays sends (the server
 		// sees another rate) and its late reads merge and lengthen the gaps it reads.
 		if why := append(clientBound(st, true), w.lagged[name]...); len(why) > 0 {
@@ -187,17 +200,27 @@ func clientDelay(r stepResult, ss *servingSink, obj []capacity.Objective) float6
 }
 
 // trialSubject passes a capacity step's measured calls to its trial as they end, and stops the
-// step's sending once the trial has a verdict.
+// step's sending once the trial has a verdict, or once its calls say the server is gone or fails
+// every request (health).
 type trialSubject struct {
 	subject.Subject
-	t     *capacity.Trial
-	first int // the index of the first measured request
-	stop  *atomic.Bool
+	t      *capacity.Trial
+	first  int // the index of the first measured request
+	stop   *atomic.Bool
+	health health
 }
 
 func (j *trialSubject) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
 	o, err := j.Subject.Do(ctx, r)
-	if !r.Warmup && ctx.Err() == nil {
+	// A call the run cut (an interrupt) says nothing of the server; one that ran out of its
+	// timeout (--timeout) failed, and misses its objectives.
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return o, err
+	}
+	if j.health.add(failure(o, err), err) {
+		j.stop.Store(true)
+	}
+	if !r.Warmup {
 		if o.Scheduled.IsZero() {
 			o.Scheduled = r.Scheduled
 		}
@@ -214,8 +237,8 @@ func (j *trialSubject) Do(ctx context.Context, r subject.Request) (subject.Obser
 func measures(o subject.Observation, err error) capacity.Measures {
 	nan := math.NaN()
 	m := capacity.Measures{TTFT: nan, ITLMax: nan, TPOT: nan, E2E: nan, TTFTSched: nan, E2ESched: nan}
-	if err != nil || o.Start.IsZero() {
-		m.Failed = true
+	if err != nil || o.Start.IsZero() || noOutput(o) {
+		m.Failed = true // a request that gave no output failed, whatever its status
 		return m
 	}
 	sched := false
@@ -241,4 +264,143 @@ func measures(o subject.Observation, err error) capacity.Measures {
 		m.TTFTSched, m.E2ESched = m.TTFT, m.E2E
 	}
 	return m
+}
+
+// noOutput reports a call that ended without error and without output: no content token
+// (a stream of 200s with nothing in it).
+func noOutput(o subject.Observation) bool {
+	return o.FirstToken.IsZero() && (o.Streamed || o.OutputTokens == 0)
+}
+
+// failure names why a capacity step's call failed, or is "" when it did not: "connection
+// refused" (nothing listens: the server is gone), the error's kind (http_500, timeout, ...), "no
+// output (no tokens)" for an answer without content.
+func failure(o subject.Observation, err error) string {
+	switch {
+	case err != nil && errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case err != nil:
+		var k interface{ Kind() string }
+		if errors.As(err, &k) {
+			return k.Kind()
+		}
+		return "error"
+	case o.Start.IsZero():
+		return "no observation"
+	case noOutput(o):
+		return "no output (no tokens)"
+	}
+	return ""
+}
+
+// giveUp is the calls of a capacity step that end its sending, and the search, when they all
+// failed: the step's first giveUp calls without a success (it starts on an idle server, whose
+// first requests a working server answers), or giveUp connections refused in a row (the server
+// is gone). The search would otherwise read the failures as overload, halve the rate and send
+// on, for hours at low rates.
+const giveUp = 20
+
+// health counts a capacity step's calls as they end, warm-up ones included, for failing.
+type health struct {
+	mu      sync.Mutex
+	ended   int
+	ok      int
+	refused int            // connections refused in a row
+	kinds   map[string]int // failures by failure's name
+	order   []string       // kinds in the order first seen
+	first   string         // the first failure's error
+	stopped bool           // the step was stopped for giveUp failures
+}
+
+// add counts one call that failed for why ("" when it did not) with err, and reports whether the
+// step must stop now.
+func (h *health) add(why string, err error) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended++
+	if why == "" {
+		h.ok++
+		h.refused = 0
+		return false
+	}
+	if h.kinds == nil {
+		h.kinds = map[string]int{}
+	}
+	if h.kinds[why] == 0 {
+		h.order = append(h.order, why)
+	}
+	h.kinds[why]++
+	if h.first == "" {
+		h.first = why
+		if err != nil {
+			h.first = err.Error()
+		}
+	}
+	if why == "connection refused" {
+		h.refused++
+	} else {
+		h.refused = 0
+	}
+	if h.ok == 0 && h.ended >= giveUp || h.refused >= giveUp {
+		h.stopped = true
+	}
+	return h.stopped
+}
+
+// failing returns the error that ends the search after the step, or nil: the step was stopped
+// (add), or at most 1% of its calls succeeded.
+func (h *health) failing() *ServerFailingError {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended == 0 || !h.stopped && h.ok*100 >= h.ended {
+		return nil
+	}
+	var kinds []string
+	for _, k := range h.order {
+		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, h.kinds[k]))
+	}
+	return &ServerFailingError{Failed: h.ended - h.ok, Ended: h.ended, Kinds: strings.Join(kinds, ", "), First: h.first, Refused: h.refused >= giveUp}
+}
+
+// ServerFailingError ends a capacity search whose step at Rate had every request fail, or nearly
+// every one (at most 1% succeeded): the server (Server, its URL where the subject says it) is
+// gone or fails every request, and a search that read the failures as overload would halve the
+// rate and send on. The steps are kept; no capacity is.
+type ServerFailingError struct {
+	Rate          float64
+	Server        string // "" when the subject names none
+	Failed, Ended int    // the step's failed calls, of those that ended (warm-up included)
+	Kinds         string // the failures by kind: "http_500 ×20"
+	First         string // the first failure's error
+	Refused       bool   // the last were connections refused in a row: the server is gone
+}
+
+func (e *ServerFailingError) Error() string {
+	name, what := "the server", "fails every request"
+	if e.Server != "" {
+		name += " at " + e.Server
+	}
+	if e.Refused {
+		what = "is gone (connections refused)"
+	}
+	return fmt.Sprintf("capacity: %s %s: %d of the %d requests of the step at %.4g req/s failed (%s; first: %s), "+
+		"so the search stopped without a capacity; check that the server runs and answers (inferbench run --openai URL --requests 1)",
+		name, what, e.Failed, e.Ended, e.Rate, e.Kinds, e.First)
+}
+
+// serverOf is the server a subject talks to, as its description names it ("url"), looking through
+// the engine's wrappers; "" when it names none.
+func serverOf(s subject.Subject) string {
+	for s != nil {
+		if d, ok := s.(subject.Describer); ok {
+			u, _ := d.Describe()["url"].(string)
+			return u
+		}
+		u, ok := s.(unwrapper)
+		if !ok {
+			return ""
+		}
+		s = u.Unwrap()
+	}
+	return ""
 }

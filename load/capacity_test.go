@@ -3,7 +3,12 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,5 +167,131 @@ func TestCapacityClientDelayByObjective(t *testing.T) {
 		if b, _ := rec.extra[result.SectionClientBound].(bool); !b {
 			t.Errorf("%s: the scenario is not marked client_bound (warnings %q)", tc.slo, rec.warnings)
 		}
+	}
+}
+
+// statusErr is a server's error answer, counted by its kind as the openai subject's are.
+type statusErr struct{ code int }
+
+func (e statusErr) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
+func (e statusErr) Kind() string  { return fmt.Sprintf("http_%d", e.code) }
+
+// refused is a dial to a port nothing listens on.
+var refused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+
+// emptyStreams answers every request with a stream of no content (HTTP 200, no token).
+type emptyStreams struct{ calls atomic.Int64 }
+
+func (s *emptyStreams) Do(ctx context.Context, r subject.Request) (subject.Observation, error) {
+	s.calls.Add(1)
+	now := time.Now()
+	return subject.Observation{Scheduled: r.Scheduled, Start: now, End: now.Add(time.Millisecond), Streamed: true}, nil
+}
+func (s *emptyStreams) Close() error { return nil }
+
+// described names its server, as the openai subject's description does.
+type described struct{ subject.Subject }
+
+func (described) Describe() map[string]any { return map[string]any{"url": "http://127.0.0.1:9/v1"} }
+
+// TestCapacityStopsOnServerFailures: a search whose server is gone (connections refused), fails
+// every request (HTTP 500), nearly every one (1 in 200 answered) or answers with no content
+// stops at that step with an error naming the server and what its requests got, keeps its
+// steps, and stores no capacity. It halved the rate and sent on (hours for 12 steps at low
+// rates), then stored a capacity from requests that all failed.
+func TestCapacityStopsOnServerFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		subj   func(calls *atomic.Int64) subject.Subject
+		want   []string // in the error
+		refuse bool
+		most   int64 // calls at most
+	}{
+		// the server is killed after the first step's requests: the next are refused
+		{name: "killed mid-search", subj: func(calls *atomic.Int64) subject.Subject {
+			return &streamer{tokens: 2, fail: func(int) error {
+				if calls.Add(1) > 120 {
+					return refused
+				}
+				return nil
+			}}
+		}, want: []string{"the server at http://127.0.0.1:9/v1 is gone (connections refused)", "connection refused ×"}, refuse: true, most: 120 + giveUp + 40},
+		// every request an HTTP 500: the first giveUp end the step
+		{name: "HTTP 500", subj: func(*atomic.Int64) subject.Subject {
+			return &streamer{tokens: 2, fail: func(int) error { return statusErr{500} }}
+		}, want: []string{"fails every request", "http_500 ×", "first: HTTP 500"}, most: giveUp + 40},
+		// one request in 200 answered: the step runs to its verdict, then the search stops
+		{name: "nearly every request failed", subj: func(calls *atomic.Int64) subject.Subject {
+			return &streamer{tokens: 2, fail: func(int) error {
+				if calls.Add(1)%200 == 1 {
+					return nil
+				}
+				return statusErr{503}
+			}}
+		}, want: []string{"fails every request", "http_503 ×"}, most: 5 + 1280 + 40},
+		// a stream of 200s with no content: a request with no output failed
+		{name: "no output", subj: func(*atomic.Int64) subject.Subject { return &emptyStreams{} },
+			want: []string{"fails every request", "no output (no tokens) ×"}, most: giveUp + 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int64
+			s := described{tc.subj(&calls)}
+			c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 500}, Seed: 1,
+				Capacity: &CapacityConfig{Start: 200, MinRequests: 40, MaxRequests: 1280, WarmupRequests: 5, MaxSteps: 12}}
+			rec := newRecorder()
+			err := driveCapacity(context.Background(), s, c, rec)
+			var sf *ServerFailingError
+			if !errors.As(err, &sf) || sf.Refused != tc.refuse {
+				t.Fatalf("error %v, want the search stopped for the server's failures (refused %v)", err, tc.refuse)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q, want it to say %q", err, w)
+				}
+			}
+			if _, ok := rec.values["capacity_rps"]; ok {
+				t.Errorf("capacity_rps %v stored from a search the server's failures stopped", rec.values["capacity_rps"])
+			}
+			if _, ok := rec.values["capacity_lower_rps"]; ok {
+				t.Errorf("capacity_lower_rps stored")
+			}
+			if rows, _ := rec.extra[result.SectionSweep].([]result.SweepStep); len(rows) == 0 {
+				t.Error("no step kept in the sweep table")
+			}
+			n := calls.Load()
+			if e, ok := s.Subject.(*emptyStreams); ok {
+				n = e.calls.Load()
+			} else if st := s.Subject.(*streamer); st != nil {
+				n = st.calls.Load()
+			}
+			if n > tc.most {
+				t.Errorf("%d requests sent, want at most %d: the search went on", n, tc.most)
+			}
+		})
+	}
+}
+
+// TestCapacityNoPassNoValue: a search in which no step passed (every request misses its limit)
+// stores no capacity_rps or capacity_lower_rps (it stored 0, or the fit's crossing, which read
+// as a capacity), keeps its steps and says so in a warning.
+func TestCapacityNoPassNoValue(t *testing.T) {
+	s := &streamer{tokens: 2, ttft: func(int) time.Duration { return 100 * time.Millisecond }}
+	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 40}, Seed: 1,
+		Capacity: &CapacityConfig{Start: 100, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
+	rec := newRecorder()
+	if err := driveCapacity(context.Background(), s, c, rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"capacity_rps", "capacity_lower_rps"} {
+		if v, ok := rec.values[m]; ok {
+			t.Errorf("%s = %v stored, though no step passed", m, v)
+		}
+	}
+	res, ok := rec.extra[capacity.Section].(capacity.Result)
+	if !ok || len(res.Steps) != 2 || rec.values["capacity_steps"] != 2 {
+		t.Errorf("capacity section %+v, steps %v", rec.extra[capacity.Section], rec.values["capacity_steps"])
+	}
+	if !strings.Contains(strings.Join(rec.warnings, "\n"), "no step passed") {
+		t.Errorf("warnings %q, want that no step passed", rec.warnings)
 	}
 }

@@ -9,6 +9,7 @@ package quick
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -177,6 +178,9 @@ func ParseSLOs(specs []string) (map[string]float64, error) {
 		limit, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), "<=")), 64)
 		if !ok || err != nil {
 			return nil, fmt.Errorf("--slo %q: want metric.stat=limit, e.g. ttft_ms.p99=500", s)
+		}
+		if !(limit > 0) || math.IsInf(limit, 0) {
+			return nil, fmt.Errorf("--slo %s: the limit %v must be above 0 and finite, e.g. ttft_ms.p99=500", s, limit)
 		}
 		m[strings.TrimSpace(k)] = limit
 	}

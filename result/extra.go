@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/stats"
 )
 
@@ -384,7 +385,7 @@ func (e *Extra) setRaw(fields map[string]any, name string, data json.RawMessage)
 
 // Set stores a section given by name, as a load driver reports it (load.Reporter): a value of
 // the section's type is kept as it is; any other value is converted through its JSON form, and
-// a name no field takes goes to Other.
+// a name no field takes goes to Other. A non-finite float in it is written as null.
 func (e *Extra) Set(name string, v any) error {
 	fields := e.fields()
 	if dst, ok := fields[name]; ok {
@@ -393,7 +394,8 @@ func (e *Extra) Set(name string, v any) error {
 			return nil
 		}
 	}
-	data, err := json.Marshal(v)
+	// A non-finite figure is written as null (package finite), not the whole section lost.
+	data, err := finite.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("extra.%s: %w", name, err)
 	}

@@ -109,6 +109,24 @@ func TestExtraOther(t *testing.T) {
 	}
 }
 
+// TestExtraSetNonFinite: a section holding a non-finite float (a capacity search's limit of
+// +Inf, a step's NaN) is kept, the value written as null, not lost with a warning
+// ("json: unsupported value: +Inf").
+func TestExtraSetNonFinite(t *testing.T) {
+	type step struct {
+		Rate  float64 `json:"rate_rps"`
+		Limit float64 `json:"limit_ms"`
+	}
+	var e Extra
+	if err := e.Set("capacity", map[string]any{"steps": []step{{Rate: 2, Limit: math.Inf(1)}, {Rate: 4, Limit: math.NaN()}}}); err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"steps":[{"rate_rps":2,"limit_ms":null},{"rate_rps":4,"limit_ms":null}]}`
+	if got := string(e.Other["capacity"]); got != want {
+		t.Errorf("extra.capacity %s, want %s", got, want)
+	}
+}
+
 func keys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {

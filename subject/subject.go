@@ -127,6 +127,10 @@ type Spec struct {
 	// Redact masks the run's secrets in text a subject writes into the run folder itself (the
 	// command line at the top of each callgrind file it keeps); nil keeps the text as it is.
 	Redact func(string) string
+	// Timeout is the run's deadline of one call (load.timeout, --timeout); zero when the run
+	// gives none. A kind bounds the requests it sends while opening (a server's probes) by it,
+	// not by a fixed time of its own.
+	Timeout time.Duration
 }
 
 // MeasureInstructions is Spec.Measure of a counted scenario.

@@ -344,3 +344,26 @@ func TestClientBoundStepIsNotJudged(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPassNoCapacity: a search in which no step held its SLOs (every step failed) has no
+// capacity, whatever its fit says: the fit, below the target at every rate, crossed it at the
+// lowest rate tried, and the search printed and stored that rate as the capacity.
+func TestNoPassNoCapacity(t *testing.T) {
+	res, err := capacity.Search(context.Background(), bernoulli(func(float64) float64 { return 0.5 }, 1, 1, nil),
+		capacity.Options{Objectives: ttft, Start: 8, Min: 40, Max: 40, MaxSteps: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 4 || res.Steps[3].Rate != 1 {
+		t.Fatalf("steps %+v, want four halving from 8 req/s", res.Steps)
+	}
+	if res.CapacityRPS != 0 || res.LowerRPS != 0 {
+		t.Errorf("capacity %v, lower bound %v: want neither without a step that held", res.CapacityRPS, res.LowerRPS)
+	}
+	if len(res.Curve) != 1 || len(res.Curve[0]) != 4 {
+		t.Errorf("curve %v: the steps' fit is kept", res.Curve)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "no step passed") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}

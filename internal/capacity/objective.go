@@ -97,8 +97,8 @@ func Objectives(slos map[string]float64, attainment float64) ([]Objective, error
 		if !contains(metrics, metric) {
 			return nil, fmt.Errorf("slo %q: capacity judges %s, not %q", key, strings.Join(metrics, ", "), metric)
 		}
-		if !(limit > 0) {
-			return nil, fmt.Errorf("slo %q: limit %v must be above 0", key, limit)
+		if !(limit > 0) || math.IsInf(limit, 0) {
+			return nil, fmt.Errorf("slo %q: limit %v must be above 0 and finite", key, limit)
 		}
 		target, err := percentile(stat)
 		if err != nil && attainment == 0 {

@@ -134,7 +134,8 @@ const Section = "capacity"
 // Result is what a search found.
 type Result struct {
 	// CapacityRPS is the estimate: the lowest rate at which an objective's fitted attainment
-	// crosses its target, within the bracket the steps left. 0 when no step passed.
+	// crosses its target, within the bracket the steps left. 0 when no step held the
+	// objectives (passed, or ran all its requests not yet known reading above its targets).
 	CapacityRPS float64 `json:"capacity_rps"`
 	// LowerRPS is the one-sided lower confidence bound: the highest rate whose step passed.
 	LowerRPS float64 `json:"capacity_lower_rps"`
@@ -270,6 +271,16 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 			}
 		}
 	}
+	// held reports whether a step held the objectives as the bracket reads them: a pass, or a
+	// step not yet known that ran all its requests and reads above its targets.
+	held := func() bool {
+		for i, s := range res.Steps {
+			if s.ClientBound == "" && (s.Verdict == Pass || s.Verdict == Unknown && trials[i].judged >= o.Max && s.above(o.Objectives)) {
+				return true
+			}
+		}
+		return false
+	}
 	for len(res.Steps) < o.MaxSteps {
 		if _, ok := probe(rate); !ok {
 			break
@@ -304,6 +315,11 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		return res, err
 	}
 	res.finish(bound, hi)
+	if !held() {
+		// No step held the objectives: the fit of steps that all missed (it crosses the
+		// target at the lowest rate tried) is no rate the server holds.
+		res.CapacityRPS = 0
+	}
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

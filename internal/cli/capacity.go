@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,6 +27,7 @@ func newCapacity(o *IO) *cobra.Command {
 		format   string
 		baseline string
 		noStore  bool
+		timeout  time.Duration
 	)
 	search := searchFlags(&cc)
 	cmd := &cobra.Command{
@@ -74,6 +76,7 @@ capacity lower.`,
 			}
 			opts.Load.Mode = load.ModeCapacity
 			opts.Load.SLO = slos
+			opts.Load.Timeout = timeout
 			if f.Changed("seed") {
 				opts.Load.Seed = q.Seed
 			}
@@ -112,6 +115,7 @@ capacity lower.`,
 	f.StringVar(&q.InputTokens, "input-tokens", "", "with --openai: synthetic prompt length, a number or a distribution")
 	f.StringVar(&q.Prompts, "prompts", "", "with --openai: prompts from a JSONL or ShareGPT file")
 	f.Uint64Var(&q.Seed, "seed", 0, "seed of the arrival schedules and the prompts")
+	f.DurationVar(&timeout, "timeout", 0, "per-request timeout, and of each request probing the server at the start (default 5m)")
 	outputFlags(f, &out, &format)
 	sf.register(f)
 	cf.register(f)
@@ -139,6 +143,14 @@ func searchFlags(cc *load.CapacityConfig) *pflag.FlagSet {
 func printCapacity(w io.Writer, r *result.Run) {
 	for _, sc := range r.Scenarios {
 		c, ok := sc.Metrics["capacity_rps"].Center()
+		if n, steps := sc.Metrics["capacity_steps"].Center(); !ok && steps {
+			// A search without an answer: it stopped (its error says why), or no step passed.
+			why := fmt.Sprintf("no step passed in %.0f steps", n)
+			if sc.Error != "" {
+				why = fmt.Sprintf("the search stopped after %.0f steps (the error above says why)", n)
+			}
+			fmt.Fprintf(w, "capacity %s: none: %s; run.json keeps the steps\n", inert.Text(sc.ID()), why)
+		}
 		if !ok {
 			continue
 		}

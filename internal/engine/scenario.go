@@ -163,7 +163,7 @@ func (e *Engine) subjectSpec(ctx context.Context, s *scenario, r *result.Scenari
 	s.log = e.log.With("scenario", sc.ID())
 	spec := subject.Spec{
 		Benchmark: b.Name, Scenario: sc.Name, Dir: b.Dir, Config: b.Config, Params: params, Env: env,
-		Log: s.log,
+		Log: s.log, Timeout: s.cfg.Timeout,
 	}
 	if e.outputLogs != "" {
 		name := scenarioFileBase(sc) + ".log"

@@ -42,8 +42,8 @@ func ParseSLOs(m map[string]float64) ([]SLO, error) {
 		if _, ok := statOf(stats.Summary{}, stat); !ok {
 			return nil, fmt.Errorf("slo %q: unknown statistic %q (want p50, p90, p95, p99, p99.9, mean, median or max)", key, stat)
 		}
-		if limit <= 0 || math.IsNaN(limit) {
-			return nil, fmt.Errorf("slo %q: limit %v must be above 0", key, limit)
+		if !(limit > 0) || math.IsInf(limit, 0) {
+			return nil, fmt.Errorf("slo %q: limit %v must be above 0 and finite", key, limit)
 		}
 		out = append(out, SLO{Key: key, Metric: metric, Stat: stat, Limit: limit})
 	}

@@ -108,6 +108,79 @@ def test_failed_test_fails_its_scenario(project: Path):
     assert run.summary.failed == 1 and run.summary.succeeded == 1
 
 
+@needs_latest
+def test_raising_tests_are_failed_scenarios(project: Path):
+    # A function that raises inside the fixture has no rounds: the run held it neither as a
+    # failed scenario nor in a note.
+    (project / "test_suite.py").write_text(
+        "import pytest\n"
+        "def boom():\n"
+        "    raise ZeroDivisionError('no rounds here')\n"
+        "def test_raises(inferbench_benchmark):\n"
+        "    inferbench_benchmark(boom)\n"
+        "@pytest.mark.parametrize('n', [3])\n"
+        "def test_raises_param(inferbench_benchmark, n):\n"
+        "    inferbench_benchmark.pedantic(boom, rounds=2)\n"
+        "def test_right(inferbench_benchmark):\n"
+        "    inferbench_benchmark(sum, [1, 2])\n"
+    )
+    p = pytest_in(project, "--inferbench-save", "--inferbench-max-time", "0.05")
+    assert p.returncode == 1, p.stdout + p.stderr
+    run = inferbench.load(project / "benchmark_results" / "latest")
+    by_id = {s.id: s for s in run.scenarios}
+    assert set(by_id) == {"test_raises/default", "test_raises_param/3", "test_right/default"}, set(by_id)
+    for sid in ("test_raises/default", "test_raises_param/3"):
+        s = by_id[sid]
+        assert s.status == "failed" and "ZeroDivisionError" in s.error and "no rounds here" in s.error, (sid, s.error)
+        assert s.source.startswith("test_suite.py::test_raises")
+    assert by_id["test_raises_param/3"].params == {"n": 3}
+    assert by_id["test_right/default"].status == "ok"
+    assert run.summary.failed == 2 and run.summary.succeeded == 1
+    try:
+        import jsonschema
+    except ImportError:
+        pass
+    else:
+        jsonschema.validate(run.raw, json.loads(SCHEMA.read_text()))
+
+
+def test_every_test_raises_says_so(project: Path):
+    # Every test raised inside the fixture: the session said "no test used the benchmark fixture".
+    (project / "test_suite.py").write_text(
+        "def test_a(inferbench_benchmark):\n"
+        "    inferbench_benchmark(lambda: 1 / 0)\n"
+        "def test_b(inferbench_benchmark):\n"
+        "    inferbench_benchmark(lambda: [][1])\n"
+    )
+    p = pytest_in(project, "--inferbench-save")
+    assert p.returncode == 1, p.stdout
+    assert "no test used the benchmark fixture" not in p.stdout, p.stdout
+    assert "every benchmark failed: 2 test(s) raised inside the benchmark fixture, first test_suite.py::test_a: ZeroDivisionError" in p.stdout, p.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no liveness check of a pid on Windows: stale folders are left")
+def test_stale_temp_folders_removed(project: Path, tmp_path: Path):
+    # A session killed during its save (SIGKILL: no finally) left inferbench-pytest-* folders in
+    # the temp folder that nothing removed. They carry the session's pid; the next session
+    # removes those whose process is gone, and leaves a live session's.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp / f"inferbench-pytest-{dead.pid}-abc123"
+    (stale / "run").mkdir(parents=True)
+    (stale / "pytest-benchmark.json").write_text("{}")
+    live = tmp / f"inferbench-pytest-{os.getpid()}-def456"
+    live.mkdir()
+    other = tmp / "inferbench-pytest-notapid"
+    other.mkdir()
+    p = pytest_in(project, "-k", "tokenize", "--inferbench-save", "--inferbench-max-time", "0.05", env={"TMPDIR": str(tmp)})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not stale.exists(), "the folder of a session that is gone was left"
+    assert live.exists() and other.exists()
+    assert sorted(d.name for d in tmp.iterdir() if d.name.startswith("inferbench-pytest-")) == sorted([live.name, other.name])
+
+
 def test_fixture_once_per_test(project: Path):
     (project / "test_suite.py").write_text(
         "def test_twice(inferbench_benchmark):\n"

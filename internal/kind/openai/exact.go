@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/inferbench/inferbench/internal/workload"
 )
@@ -46,10 +46,11 @@ func (s *Subject) exactLengths(ctx context.Context, base *url.URL) error {
 		}
 		return s.rebuildHead()
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	owner, err := s.ownedBy(ctx, base)
 	if err != nil {
+		if err := s.stalled(ctx, err, "GET "+base.String()+"/models"); err != nil {
+			return err
+		}
 		s.exact = fmt.Sprintf("max_tokens only: the server's model list says nothing of its API (%v)", err)
 		return nil
 	}
@@ -65,7 +66,7 @@ func (s *Subject) exactLengths(ctx context.Context, base *url.URL) error {
 	code, msg, err := s.probe(ctx)
 	switch {
 	case err != nil:
-		return fmt.Errorf("openai: a one-token request to %s: %w", s.endpoint, err)
+		return s.probeError(ctx, err)
 	case code/100 == 2:
 		s.exact = fmt.Sprintf("ignore_eos and min_tokens (owned_by %q: a one-token request with them was answered)", owner)
 		return nil
@@ -80,13 +81,31 @@ func (s *Subject) exactLengths(ctx context.Context, base *url.URL) error {
 	}
 	code2, msg2, err := s.probe(ctx)
 	if err != nil {
-		return fmt.Errorf("openai: a one-token request to %s: %w", s.endpoint, err)
+		return s.probeError(ctx, err)
 	}
 	if code2/100 != 2 {
 		return fmt.Errorf("openai: a one-token request to %s got HTTP %d without ignore_eos and min_tokens too: %s (check the model name and the endpoint)", s.endpoint, code2, msg2)
 	}
 	s.exact = fmt.Sprintf("max_tokens only: the server refused ignore_eos and min_tokens (HTTP %d: %s); answers may stop short (output_short_rate)", code, msg)
 	return nil
+}
+
+// stalled returns the error of a probe (what) that err ended at its own deadline (probeWait),
+// and nil for another error: a server that does not answer the probe in the run's timeout would
+// not answer the run's requests either.
+func (s *Subject) stalled(ctx context.Context, err error, what string) error {
+	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("openai: the exact-output probe's %s got no answer within %v, %s: is the server stalled? %w", what, s.probeWait, s.probeFrom, err)
+}
+
+// probeError is the error of the exact-output probe's one-token request.
+func (s *Subject) probeError(ctx context.Context, err error) error {
+	if e := s.stalled(ctx, err, "one-token request to "+s.endpoint); e != nil {
+		return e
+	}
+	return fmt.Errorf("openai: the exact-output probe's one-token request to %s: %w", s.endpoint, err)
 }
 
 func fieldNames(ignoreEOS, minTokens bool) string {
@@ -108,8 +127,10 @@ func (s *Subject) rebuildHead() error {
 }
 
 // ownedBy returns the owned_by of the model in the server's /v1/models (of its first model when
-// none has the name).
+// none has the name), asked within probeWait.
 func (s *Subject) ownedBy(ctx context.Context, base *url.URL) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.probeWait)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.String()+"/models", nil)
 	if err != nil {
 		return "", err
@@ -144,8 +165,11 @@ func (s *Subject) ownedBy(ctx context.Context, base *url.URL) (string, error) {
 	return list.Data[0].OwnedBy, nil
 }
 
-// probe sends one one-token request as the run's are built and returns its status.
+// probe sends one one-token request as the run's are built and returns its status, within
+// probeWait.
 func (s *Subject) probe(ctx context.Context) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.probeWait)
+	defer cancel()
 	body, err := s.appendBody(nil, workload.Prompt{Text: "hello", OutputTokens: 1})
 	if err != nil {
 		return 0, "", err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/subject"
@@ -109,6 +110,53 @@ func TestExactLengthsByServer(t *testing.T) {
 			}
 			if note := s.Describe()["exact_output"].(string); !strings.Contains(note, tc.note) {
 				t.Errorf("exact_output %q, want it to say %q", note, tc.note)
+			}
+		})
+	}
+}
+
+// TestProbesUnderTheRunsTimeout: the requests Open sends (GET /models, the exact-output probe's
+// one-token request) end at the run's timeout of a call, or the subject's, not at a fixed 30 s,
+// and a stalled server's error says it was the probe and which deadline.
+func TestProbesUnderTheRunsTimeout(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		stall    string // the path that never answers
+		run, cfg time.Duration
+		want     []string // in the error
+	}{
+		// the model list never answers: the open fails at the run's timeout
+		{name: "models", stall: "/v1/models", run: wait, want: []string{"exact-output probe's GET", "/v1/models", "300ms", "the run's timeout (--timeout"}},
+		// the model list names an unknown server, whose one-token request never answers
+		{name: "one-token request", stall: "/v1/chat/completions", run: wait, want: []string{"exact-output probe's one-token request", "300ms", "the run's timeout"}},
+		// the shorter of the run's and the subject's timeouts
+		{name: "subject's timeout", stall: "/v1/models", run: time.Hour, cfg: wait, want: []string{"300ms", "the subject's timeout"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == tc.stall {
+					io.Copy(io.Discard, r.Body) // the server sees the client go only once it has read the body
+					<-r.Context().Done()
+					return
+				}
+				io.WriteString(w, `{"data":[{"id":"m","owned_by":"acme"}]}`)
+			}))
+			defer srv.Close()
+			kind, _ := subject.Lookup("openai")
+			start := time.Now()
+			s, err := kind.Open(context.Background(), subject.Spec{Config: &Config{URL: srv.URL + "/v1", Model: "m", Timeout: tc.cfg}, Timeout: tc.run})
+			if err == nil {
+				s.Close()
+				t.Fatal("opened against a stalled server")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q, want it to say %q", err, w)
+				}
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("open failed after %v, with a deadline of %v", d, wait)
 			}
 		})
 	}

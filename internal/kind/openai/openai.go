@@ -49,7 +49,9 @@ func init() {
 			if cfg == nil {
 				return nil, fmt.Errorf("openai: benchmark %s: subject needs url and model", s.Benchmark)
 			}
-			return Open(ctx, *cfg, s.Params, s.Dir)
+			c := *cfg
+			c.runTimeout = s.Timeout
+			return Open(ctx, c, s.Params, s.Dir)
 		},
 	})
 }
@@ -94,6 +96,10 @@ type Config struct {
 	MetricsURL string `yaml:"metrics_url" json:"metrics_url,omitempty"`
 	// Workload chooses the prompts and their lengths.
 	Workload workload.Config `yaml:"workload" json:"workload,omitzero"`
+
+	// runTimeout is the run's deadline of one call (subject.Spec.Timeout): with Timeout, the
+	// deadline of the requests Open sends (probeDeadline).
+	runTimeout time.Duration
 }
 
 // Subject sends one request per Do. It is safe for concurrent use.
@@ -111,10 +117,12 @@ type Subject struct {
 	client       *http.Client
 	conns        *conns
 	src          *workload.Source
-	bufs         sync.Pool    // *[]byte: request and response bodies
-	readers      sync.Pool    // *reader
-	maxBody      int          // bound of one whole response body
-	held         atomic.Int64 // bytes of whole response bodies being read, by all requests
+	bufs         sync.Pool     // *[]byte: request and response bodies
+	readers      sync.Pool     // *reader
+	maxBody      int           // bound of one whole response body
+	held         atomic.Int64  // bytes of whole response bodies being read, by all requests
+	probeWait    time.Duration // the deadline of each request Open sends
+	probeFrom    string        // what set probeWait, for its errors
 }
 
 var (
@@ -180,9 +188,13 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 		}
 		s.auth = "Bearer " + key
 	}
+	if cfg.Timeout < 0 || cfg.runTimeout < 0 {
+		return nil, errors.New("openai: timeout must not be negative")
+	}
 	if cfg.Timeout == 0 {
 		s.cfg.Timeout = 10 * time.Minute
 	}
+	s.probeWait, s.probeFrom = probeDeadline(cfg)
 	switch {
 	case cfg.MaxResponseBytes < 0:
 		return nil, errors.New("openai: max_response_bytes must not be negative")
@@ -237,7 +249,7 @@ func (s *Subject) reachable(ctx context.Context, u *url.URL) error {
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, min(5*time.Second, s.probeWait))
 	defer cancel()
 	c, err := s.conns.dial(ctx, "tcp", host)
 	if err != nil {
@@ -248,6 +260,24 @@ func (s *Subject) reachable(ctx context.Context, u *url.URL) error {
 	}
 	s.conns.keep(c)
 	return nil
+}
+
+// defaultProbeTimeout bounds each request Open sends when neither the run nor the subject gives
+// a timeout.
+const defaultProbeTimeout = 30 * time.Second
+
+// probeDeadline is the deadline of each request Open sends (GET /models, the one-token request of
+// exactLengths) and what set it: the run's timeout of a call or the subject's own, the shorter
+// where both are given, else defaultProbeTimeout. A stalled server then fails the open in about
+// the run's timeout, not in a fixed time of the probes' own.
+func probeDeadline(cfg Config) (time.Duration, string) {
+	switch {
+	case cfg.runTimeout > 0 && (cfg.Timeout <= 0 || cfg.runTimeout <= cfg.Timeout):
+		return cfg.runTimeout, "the run's timeout (--timeout, load.timeout)"
+	case cfg.Timeout > 0:
+		return cfg.Timeout, "the subject's timeout"
+	}
+	return defaultProbeTimeout, "the probes' default without a timeout (--timeout sets it)"
 }
 
 // proxied says whether requests to u go through a proxy.

@@ -331,7 +331,8 @@ func TestTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	s := open(t, Config{URL: srv.URL + "/v1", Timeout: 100 * time.Millisecond})
+	// ignore_eos set: no exact-output probe, whose GET /models this stream would stall
+	s := open(t, Config{URL: srv.URL + "/v1", Timeout: 100 * time.Millisecond, IgnoreEOS: &no})
 	start := time.Now()
 	o, err := s.Do(context.Background(), subject.Request{})
 	if !errors.Is(err, context.DeadlineExceeded) {

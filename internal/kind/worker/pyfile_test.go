@@ -1,10 +1,13 @@
 package worker
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -127,6 +130,55 @@ def outer():
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, ScanPython([]byte(tc.src))); diff != "" {
 				t.Errorf("ScanPython (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// manyFunctions is a Python file of n run_ functions, each calling a helper run_ function of
+// its own (which is left out), and a class that the last function names (its runner).
+func manyFunctions(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "def run_f%d(model_name):\n    \"\"\"Benchmark %d.\"\"\"\n    return run_helper%d (model_name)\n\n", i, i, i)
+		fmt.Fprintf(&b, "def run_helper%d(x):\n    return x\n\n", i)
+	}
+	b.WriteString("class Bench:\n    def setup_model(self):\n        pass\n    def measure_latency(self):\n        pass\n\n")
+	b.WriteString("def run_runner():\n    return Bench()\n")
+	return []byte(b.String())
+}
+
+// TestScanPythonManyFunctions: a file of 20,000 run_ functions is scanned in one pass over its
+// bodies. A regexp per function over every body took 81 s (quadratic); the bound, far above the
+// milliseconds a linear scan takes, only stops a quadratic one (BenchmarkScanPython measures).
+func TestScanPythonManyFunctions(t *testing.T) {
+	const n = 20000
+	src := manyFunctions(n)
+	done := make(chan []PyBenchmark, 1)
+	go func() { done <- ScanPython(src) }()
+	var got []PyBenchmark
+	select {
+	case got = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("ScanPython of %d run_ functions still running after 20s: quadratic in the functions", n)
+	}
+	if len(got) != n+1 {
+		t.Fatalf("found %d benchmarks, want %d functions and the class (helpers and the runner left out)", len(got), n+1)
+	}
+	if got[0].Name != "run_f0" || got[0].Doc != "Benchmark 0." || !slices.Equal(got[0].Args, []string{"model_name"}) ||
+		got[n-1].Name != fmt.Sprintf("run_f%d", n-1) || got[n].Name != "Bench" || !got[n].Class {
+		t.Errorf("first %+v, last function %+v, class %+v", got[0], got[n-1], got[n])
+	}
+}
+
+// BenchmarkScanPython measures the scan of a file of n run_ functions (linear in n).
+func BenchmarkScanPython(b *testing.B) {
+	for _, n := range []int{2000, 20000} {
+		src := manyFunctions(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				ScanPython(src)
 			}
 		})
 	}

@@ -352,6 +352,9 @@ class BenchmarkFixture:
         if self._used:
             raise RuntimeError(f"{self._record.fullname}: the benchmark fixture can be called once per test (use parametrize for several)")
         self._used = True
+        # Kept from the call on: a function that raises inside the fixture leaves a record
+        # without rounds, which the saved run holds as a failed scenario with the error.
+        self._store(self._record)
 
     def _timer(self) -> Callable[[], float]:
         t = self._record.options.timer
@@ -725,16 +728,20 @@ class Session:
         if not save and not baseline:
             return
         if not doc["benchmarks"]:
+            raised = [r for r in self.records.values() if r.failed and not r.data]
             why = "benchmarks are disabled under pytest-xdist: run them with -n 0" if self.xdist else (
-                "benchmarks are disabled (--inferbench-disable)" if self.disabled else "no test used the benchmark fixture")
+                "benchmarks are disabled (--inferbench-disable)" if self.disabled else
+                f"every benchmark failed: {len(raised)} test(s) raised inside the benchmark fixture, first {raised[0].fullname}: {raised[0].failed}" if raised else
+                "no test used the benchmark fixture")
             what = "saved" if save and not baseline else "saved or compared" if save else "compared"
             self.lines.append(f"inferbench: no benchmark ran in this session: nothing {what} ({why}); the session fails")
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         t0 = time.perf_counter()
+        _remove_stale_temp()
         try:
-            with tempfile.TemporaryDirectory(prefix="inferbench-pytest-") as tmp:
+            with tempfile.TemporaryDirectory(prefix=f"{_TEMP_PREFIX}{os.getpid()}-") as tmp:
                 run_json = self._write_run(doc, save or "pytest", Path(tmp), keep=bool(save))
                 try:
                     if baseline:
@@ -827,6 +834,7 @@ class Session:
                 warns.append(f"{len(r.data)} rounds summarized into {kept} samples, each {how} (--inferbench-max-samples)")
             if r.failed:
                 s["status"], s["error"] = "failed", r.failed
+        run["scenarios"].extend(self._raised(gate))
         ok = sum(1 for s in run["scenarios"] if s["status"] == "ok")
         failed = sum(1 for s in run["scenarios"] if s["status"] == "failed")
         total = len(run["scenarios"])
@@ -840,6 +848,25 @@ class Session:
         run["config"] = {"args": ["pytest", *self.config.invocation_params.args], "dir": str(self.config.rootpath)}
         run["started_at"] = self.started.isoformat().replace("+00:00", "Z")
         run["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+    def _raised(self, gate: list[str]) -> list[dict[str, Any]]:
+        """_raised is the failed scenarios of the tests that raised inside the benchmark fixture:
+        they have no rounds, so the pytest-benchmark JSON (and the import) has no place for them.
+        They are named as the import names the others (benchmark: the group, or the test's name
+        without parameters; scenario: the test's name, or its parameters or default)."""
+        out = []
+        for r in self.records.values():
+            if r.data or not r.failed:
+                continue
+            base, _, param = r.name.partition("[")
+            bench, sc = (r.group, r.name) if r.group else (base, param.rstrip("]") or "default")
+            s: dict[str, Any] = {"benchmark": bench, "scenario": sc, "subject": "pytest", "status": "failed", "error": r.failed,
+                                 "source": r.fullname, "duration_s": 0, "iterations": {"warmup": 0, "measured": 0, "failed": 1},
+                                 "started_at": self.started.isoformat().replace("+00:00", "Z"), "gate": gate}
+            if r.params:
+                s["params"] = r.params
+            out.append(s)
+        return out
 
     def compare_args(self, baseline: str, run_json: Path) -> list[str]:
         """compare_args is the inferbench compare command line of the session against baseline."""
@@ -859,7 +886,7 @@ class Session:
     def _compare(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
         c = self.config
         args = self.compare_args(baseline, run_json)
-        with tempfile.TemporaryDirectory(prefix="inferbench-compare-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"{_TEMP_PREFIX}{os.getpid()}-compare-") as tmp:
             out = Path(tmp) / "compare.json"
             # One comparison: the table on stdout and the JSON beside it.
             p = _binary.execute([*args, "--format", "text", "--json", str(out)], cwd=c.invocation_params.dir)
@@ -879,6 +906,35 @@ class Session:
             session.exitstatus = p.returncode
         else:
             self.lines.append(f"inferbench: no regression against {baseline}")
+
+
+# The temporary folders of a session's save and comparison: inferbench-pytest-PID-..., so that a
+# session killed while it saves (SIGKILL: no finally runs) leaves a folder that the next session
+# removes, its process being gone (_remove_stale_temp).
+_TEMP_PREFIX = "inferbench-pytest-"
+
+
+def _remove_stale_temp() -> None:
+    """_remove_stale_temp removes the temporary folders of sessions whose process has ended. Not on
+    Windows, where os.kill(pid, 0) is no liveness check."""
+    if sys.platform == "win32":
+        return
+    try:
+        entries = list(Path(tempfile.gettempdir()).glob(_TEMP_PREFIX + "*"))
+    except OSError:
+        return
+    for d in entries:
+        pid = d.name[len(_TEMP_PREFIX):].partition("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or not d.is_dir() or d.is_symlink():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (another session saving now)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, OSError):
+            continue  # alive under another user, or no answer: leave it
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _safe(name: str) -> str:
