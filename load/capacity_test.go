@@ -275,9 +275,11 @@ func TestCapacityStopsOnServerFailures(t *testing.T) {
 // stores no capacity_rps or capacity_lower_rps (it stored 0, or the fit's crossing, which read
 // as a capacity), keeps its steps and says so in a warning.
 func TestCapacityNoPassNoValue(t *testing.T) {
-	s := &streamer{tokens: 2, ttft: func(int) time.Duration { return 100 * time.Millisecond }}
-	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 40}, Seed: 1,
-		Capacity: &CapacityConfig{Start: 100, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
+	// A limit of 400 ms leaves the client 40 ms of its own delays before the search calls itself
+	// client-bound: with 40 ms, a machine busy with the rest of the suite tripped it.
+	s := &streamer{tokens: 2, ttft: func(int) time.Duration { return time.Second }}
+	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 400}, Seed: 1,
+		Capacity: &CapacityConfig{Start: 40, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
 	rec := newRecorder()
 	if err := driveCapacity(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)

@@ -245,7 +245,7 @@ func TestShardedJobsRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "inferbench"), []byte(shim), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	def := "name: grid\nsubject: {kind: mock, latency_ms: 0.1}\nmatrix:\n  batch_size: [1, 2, 3, 4, 5, 6]\n  variant: [eager, compiled]\nload: {mode: single, warmup_iterations: 0, measurement_iterations: 3}\n"
+	def := "name: grid\nsubject: {kind: mock, latency_ms: 0.1}\nmatrix:\n  batch_size: [1, 2, 3, 4, 5, 6]\n  variant: [eager, compiled]\nload: {mode: single, warmup_iterations: 0, measurement_iterations: 10}\n"
 	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "INFERBENCH_STORE=", "CI=1", "GITHUB_RUN_ID=4242", "GITHUB_RUN_ATTEMPT=2")
 	project := func(name string) string {
 		dir := filepath.Join(root, name)
