@@ -167,27 +167,13 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 		return calibrateRef(o, ks, conditions, self, started, load0, stdout, stderr)
 	}
 	var ts []*tally
-	failed := false
-	for _, loaded := range conditions {
-		for _, k := range ks {
-			var stop func()
-			if loaded {
-				k.name += loadedSuffix
-				stop = busyLoop()
-			}
-			t, err := measure(k, self, o, stderr)
-			if stop != nil {
-				stop()
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "calibrate-gate: %s: %v\n", k.name, err)
-				failed = true
-			}
-			if t != nil {
-				ts = append(ts, t)
-			}
+	failed := eachKind(conditions, ks, stderr, func(k kind) error {
+		t, err := measure(k, self, o, stderr)
+		if t != nil {
+			ts = append(ts, t)
 		}
-	}
+		return err
+	})
 	var table bytes.Buffer
 	writeTable(&table, ts)
 	table.WriteString("\n")
@@ -434,6 +420,29 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 		}
 	}
 	return t, nil
+}
+
+// eachKind measures each kind under each condition (loaded: with a busy loop beside it, the
+// kind's name marked) and reports whether any failed; each failure is printed.
+func eachKind(conditions []bool, ks []kind, stderr io.Writer, measure func(kind) error) (failed bool) {
+	for _, loaded := range conditions {
+		for _, k := range ks {
+			var stop func()
+			if loaded {
+				k.name += loadedSuffix
+				stop = busyLoop()
+			}
+			err := measure(k)
+			if stop != nil {
+				stop()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "calibrate-gate: %s: %v\n", k.name, err)
+				failed = true
+			}
+		}
+	}
+	return failed
 }
 
 // loadedSuffix marks a kind measured with a busy loop beside it, in its name, its workspace and

@@ -264,31 +264,21 @@ func writeRefTable(w io.Writer, ts []*refTally) {
 // conditions say, its table printed and written between its markers.
 func calibrateRef(o options, ks []kind, conditions []bool, self string, started time.Time, load0 string, stdout, stderr io.Writer) int {
 	var ts []*refTally
-	failed := false
-	for _, loaded := range conditions {
-		for _, k := range ks {
-			if why, ok := refSkipped[k.name]; ok {
-				fmt.Fprintf(stderr, "calibrate-gate: %s: not on the paired path: %s\n", k.name, why)
-				continue
-			}
-			var stop func()
-			if loaded {
-				k.name += loadedSuffix
-				stop = busyLoop()
-			}
-			t, err := measureRef(k, self, o, stderr)
-			if stop != nil {
-				stop()
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "calibrate-gate: %s: %v\n", k.name, err)
-				failed = true
-			}
-			if t != nil {
-				ts = append(ts, t)
-			}
+	var taken []kind
+	for _, k := range ks {
+		if why, ok := refSkipped[k.name]; ok {
+			fmt.Fprintf(stderr, "calibrate-gate: %s: not on the paired path: %s\n", k.name, why)
+			continue
 		}
+		taken = append(taken, k)
 	}
+	failed := eachKind(conditions, taken, stderr, func(k kind) error {
+		t, err := measureRef(k, self, o, stderr)
+		if t != nil {
+			ts = append(ts, t)
+		}
+		return err
+	})
 	var table bytes.Buffer
 	writeRefTable(&table, ts)
 	stdout.Write(table.Bytes())
