@@ -222,6 +222,7 @@ func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Resul
 	}
 	sched := o.schedule()
 	last := sched[len(sched)-1]
+	o.Looks = len(sched) // each look's interval accounts for all the schedule allows
 	start := time.Now()
 	var blocks []Block
 	var interrupted bool
@@ -270,7 +271,6 @@ func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Resul
 			continue
 		}
 		look++
-		o.Looks = len(sched)
 		r, err = Analyze(blocks, o)
 		if err == nil && r.Answer != AnswerUnknown && (o.Also == nil || o.Also(blocks, o.Looks)) {
 			break
@@ -283,7 +283,6 @@ func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Resul
 		}
 	}
 	if interrupted || r == nil {
-		o.Looks = len(sched)
 		r, err = Analyze(blocks, o)
 	}
 	if r != nil {

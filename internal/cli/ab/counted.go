@@ -83,10 +83,7 @@ func countPair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree
 			sides[v], err = countHere(ctx, o, s, env, red, profiles)
 		}
 		if err != nil {
-			sc := sides[1]
-			if v == 0 {
-				sc = sides[0]
-			}
+			sc := sides[v]
 			sc.Benchmark, sc.Scenario, sc.Status = p.b.Benchmark.Name, p.b.Name, result.StatusFailed
 			side := [2]string{"at " + wt.Ref, "in the working tree"}[v]
 			return sc, fmt.Errorf("counted %s: %w", side, err)

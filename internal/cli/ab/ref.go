@@ -34,13 +34,12 @@ type RefOptions struct {
 	// Run is the run's options: the selection, the load overrides (--iterations asks for a fixed
 	// design of that many calls a side, --max-time bounds a scenario's pairs, --warmup the
 	// warm-up), the thresholds (Compare.Thresholds; DefaultThreshold where none is set, not
-	// compare's), Compare.Strict, and everything else as for any run.
+	// compare's), Compare.Strict (an unknown answer fails the run, as a definition's strict:
+	// true fails its own), and everything else as for any run.
 	Run run.Options
 	// Alpha bounds the rate at which the run calls a change that is not there, across its
 	// scenarios (each A/B's level is Alpha over their number) and the looks of each; 0 is 0.01.
 	Alpha float64
-	// Strict fails the run when an A/B's answer is unknown (its pairs or time ran out first).
-	Strict bool
 	// Progress, when set, receives a line per block, rewritten with \r.
 	Progress io.Writer
 }
@@ -551,6 +550,11 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 			wallAgainstCPU(&rep.Rows[g.lat], &rep.Rows[g.cpu], asked(cfg, g.sc))
 		}
 	}
+	strict := map[string]bool{} // scenarios whose definition says strict: true
+	for _, g := range groups {
+		strict[g.sc.ID()] = g.sc.Strict
+	}
+	rep.Strict = cfg.Strict
 	for i, row := range rep.Rows {
 		switch {
 		case row.Failed():
@@ -560,13 +564,12 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 		case row.Verdict == compare.Info:
 			rep.Info++
 		case row.Verdict == compare.Unknown && row.Gated:
-			rep.Unverified++
+			rep.Unverified++ // compare.Report.Failed fails it with --strict
+			if strict[row.ID()] {
+				rep.StrictUnverified++
+			}
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: %s", row.ID(), row.Metric, answers[i]))
 		}
-	}
-	rep.Strict = o.Strict || cfg.Strict
-	if rep.Strict {
-		rep.StrictUnverified = rep.Unverified
 	}
 	rep.Budgets, rep.BudgetsExceeded = compare.CheckRunBudgets(r, cfg.Budgets)
 	for _, sc := range r.Scenarios {
