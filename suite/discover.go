@@ -230,6 +230,7 @@ func Load(env func(string) (string, bool), roots ...string) ([]*Benchmark, error
 			all = append(all, b)
 		}
 	}
+	all = declaredWins(all)
 	if e := checkRunSize(all); e != nil {
 		errs = append(errs, e)
 	}
@@ -237,4 +238,53 @@ func Load(env func(string) (string, bool), roots ...string) ([]*Benchmark, error
 		return all, errs
 	}
 	return all, nil
+}
+
+// declaredWins drops a benchmark found in a Python file (a kind's scanner of .py files) that a
+// definition file also declares: the same subject kind, file, and class or function (the
+// definition's params `file:` relative to its folder). The declared one runs with the
+// definition's parameters and matrix; before, both ran, the found one with its defaults.
+func declaredWins(all []*Benchmark) []*Benchmark {
+	declared := map[string]bool{}
+	for _, b := range all {
+		if k, ok := pythonTarget(b); ok && fileType(filepath.Ext(b.File)) == nil {
+			declared[k] = true
+		}
+	}
+	if len(declared) == 0 {
+		return all
+	}
+	kept := all[:0:0]
+	for _, b := range all {
+		if k, ok := pythonTarget(b); ok && fileType(filepath.Ext(b.File)) != nil && declared[k] {
+			continue
+		}
+		kept = append(kept, b)
+	}
+	return kept
+}
+
+// pythonTarget names what a benchmark runs when its params hold `file` and `class` or
+// `function`: kind, absolute file and name.
+func pythonTarget(b *Benchmark) (string, bool) {
+	file, _ := b.Params["file"].(string)
+	if file == "" {
+		return "", false
+	}
+	name := ""
+	for _, k := range []string{"class", "function"} {
+		if v, _ := b.Params[k].(string); v != "" {
+			name = k + " " + v
+		}
+	}
+	if name == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(b.Dir, file)
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	return b.Kind + "\x00" + filepath.Clean(file) + "\x00" + name, true
 }

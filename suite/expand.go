@@ -298,10 +298,13 @@ func matchName(pattern string, s *Scenario) bool {
 	return bare(pattern) && slices.Contains(strings.FieldsFunc(b.Name, func(r rune) bool { return r == '.' || r == '/' }), pattern)
 }
 
-// matchFile: pattern is the benchmark's file name without extension.
+// matchFile: pattern is the benchmark's file name without extension, or that of the Python file
+// it runs (params `file:`), so that "--include llama_benchmark" still selects the class of
+// llama_benchmark.py when a definition declares it (declaredWins).
 func matchFile(pattern string, s *Scenario) bool {
-	f := s.Benchmark.File
-	return f != "" && strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)) == pattern
+	stem := func(f string) bool { return f != "" && strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)) == pattern }
+	py, _ := s.Benchmark.Params["file"].(string)
+	return stem(s.Benchmark.File) || strings.HasSuffix(py, ".py") && stem(py)
 }
 
 // bare reports whether pattern is a bare name: no glob characters and no '/'.

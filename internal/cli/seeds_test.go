@@ -358,14 +358,17 @@ func TestSeed003(t *testing.T) {
 func TestSeed004(t *testing.T) {
 	seedPython(t)
 	dir := seedProject(t, "004")
+	// The class LlamaBenchmark runs once: as variants.yaml declares it (over the three variants),
+	// not also on its own with its defaults as llama_benchmark.LlamaBenchmark.
 	out, _ := seedRun(t, dir, 0, "list")
-	if strings.Contains(out, "run_llama_benchmark") || !strings.Contains(out, "llama_benchmark.LlamaBenchmark") {
-		t.Errorf("list: the runner entry point is listed, or the class is not:\n%s", out)
+	if strings.Contains(out, "run_llama_benchmark") || strings.Contains(out, "llama_benchmark.LlamaBenchmark") || !strings.Contains(out, "llama-variants") {
+		t.Errorf("list: the runner entry point is listed, or the declared class is listed twice or not at all:\n%s", out)
 	}
+	// --include by the Python file's name selects the definition that runs it.
 	out, _ = seedRun(t, dir, 0, "run", "--output-dir", "my_results", "--include", "llama_benchmark", "--warmup-iterations", "1",
 		"--measurement-iterations", "3", "--num-tokens-to-generate", "10", "--model-id", "gpt2", "--no-monitor", "--no-store")
 	r := latestRun(t, filepath.Join(dir, "my_results"))
-	if len(r.Scenarios) != 1 || r.Scenarios[0].Status != result.StatusOK {
+	if len(r.Scenarios) != 3 || r.Scenarios[0].Status != result.StatusOK || r.Scenarios[0].Benchmark != "llama-variants" {
 		t.Fatalf("--include llama_benchmark: %q", seedIDs(r))
 	}
 	s := r.Scenarios[0]
@@ -374,16 +377,16 @@ func TestSeed004(t *testing.T) {
 	}
 	// The seed's per-model file and benchmark_summary.json, beside run.json.
 	runDir := filepath.Join(dir, "my_results", result.LatestLink)
-	// A model name that is already a safe file name ("llama_benchmark") is kept as it is.
-	const modelFile, summaryFile = "models/llama_benchmark.json", "benchmark_summary.json"
-	if s.Model != "llama_benchmark" {
-		t.Fatalf("model %q, want llama_benchmark", s.Model)
+	// A model name that is already a safe file name ("llama") is kept as it is.
+	const modelFile, summaryFile = "models/llama.json", "benchmark_summary.json"
+	if s.Model != "llama" {
+		t.Fatalf("model %q, want llama", s.Model)
 	}
 	model, err := result.Load(filepath.Join(runDir, modelFile))
 	if err != nil {
 		t.Fatalf("the model's file: %v", err)
 	}
-	if got := seedIDs(model); len(got) != 1 || got[0] != s.ID()+" ok" || model.Scenarios[0].Metrics["tokens_per_s"].Summary == nil {
+	if got := seedIDs(model); len(got) != 3 || !slices.Contains(got, s.ID()+" ok") || model.Scenarios[0].Metrics["tokens_per_s"].Summary == nil {
 		t.Errorf("%s holds %q, want %s with its metrics", modelFile, got, s.ID())
 	}
 	var bs struct {
@@ -402,8 +405,8 @@ func TestSeed004(t *testing.T) {
 		t.Fatalf("%s: %v", summaryFile, err)
 	}
 	if len(bs.Models) != 1 || bs.Models[0].Model != s.Model || bs.Models[0].File != modelFile ||
-		len(bs.Models[0].Scenarios) != 1 || bs.Models[0].Scenarios[0].Status != result.StatusOK ||
-		bs.Models[0].Scenarios[0].Metrics["tokens_per_s"].Summary == nil || bs.Summary.Succeeded != 1 {
+		len(bs.Models[0].Scenarios) != 3 || bs.Models[0].Scenarios[0].Status != result.StatusOK ||
+		bs.Models[0].Scenarios[0].Metrics["tokens_per_s"].Summary == nil || bs.Summary.Succeeded != 3 {
 		t.Errorf("%s: %+v", summaryFile, bs)
 	}
 	lines := strings.Split(out, "\n")
@@ -418,7 +421,7 @@ func TestSeed004(t *testing.T) {
 	seedRun(t, dir, 0, "run", "--include", "mock_benchmark", "--enable-mock", "--warmup-iterations", "1", "--measurement-iterations", "2",
 		"--num-tokens-to-generate", "10", "--no-monitor", "--no-store")
 	// --exclude old_benchmark; the variants of variants.yaml.
-	seedRun(t, dir, 0, "run", "--exclude", "old_benchmark", "--exclude", "llama_benchmark", "--warmup-iterations", "1",
+	seedRun(t, dir, 0, "run", "--exclude", "old_benchmark", "--warmup-iterations", "1",
 		"--measurement-iterations", "5", "--no-monitor", "--no-store")
 	r = latestRun(t, filepath.Join(dir, "benchmark_results"))
 	want := []string{"llama-variants/variant=compiled ok", "llama-variants/variant=eager ok", "llama-variants/variant=kernelized ok", "mock_benchmark.MockBenchmark/default skipped"}

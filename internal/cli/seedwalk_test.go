@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,8 +24,8 @@ func TestListNamedFolder(t *testing.T) {
 		want      []string // benchmarks listed
 		not       []string // never listed
 	}{
-		{"004", "benches", []string{"."}, []string{"llama_benchmark.LlamaBenchmark"}, nil},
-		{"004", "benches", []string{"../benches"}, []string{"llama_benchmark.LlamaBenchmark"}, nil},
+		{"004", "benches", []string{"."}, []string{"llama-variants", "mock_benchmark.MockBenchmark"}, []string{"llama_benchmark.LlamaBenchmark"}},
+		{"004", "benches", []string{"../benches"}, []string{"llama-variants", "mock_benchmark.MockBenchmark"}, []string{"llama_benchmark.LlamaBenchmark"}},
 		{"003", "benchmarks", []string{"."}, []string{"test_overhead.benchmark_training_overhead"}, []string{"config.", "profile_memory."}},
 		{"003", "benchmarks", nil, []string{"test_overhead.benchmark_training_overhead"}, []string{"config.", "profile_memory."}},
 		{"003", "", []string{"benchmarks"}, []string{"test_overhead.benchmark_training_overhead"}, []string{"config.", "profile_memory."}},
@@ -180,5 +181,28 @@ func TestSetReachesFunctionArgument(t *testing.T) {
 	r := latestRun(t, filepath.Join(dir, "out"))
 	if v, ok := r.Scenarios[0].Metrics["name_len"].Center(); !ok || v != 8 {
 		t.Errorf("name_len = %v, want len(qwen)*2 = 8: the arguments did not reach the function", v)
+	}
+}
+
+// TestDeclaredClassRunsOnce: a class in benches/model.py that a definition beside it declares
+// (params file: and class:) is listed once, as the definition; another class of the file is still
+// found on its own. Before, both the definition and model.Net were listed and run.
+func TestDeclaredClassRunsOnce(t *testing.T) {
+	dir := t.TempDir()
+	benches := filepath.Join(dir, "benches")
+	if err := os.MkdirAll(benches, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const class = "class %s:\n    def setup_model(self, config):\n        pass\n\n    def measure_latency(self, config):\n        return {}\n\n"
+	os.WriteFile(filepath.Join(benches, "model.py"), []byte(fmt.Sprintf(class, "Net")+fmt.Sprintf(class, "Other")), 0o644)
+	os.WriteFile(filepath.Join(benches, "model.yaml"), []byte("name: net-sizes\nsubject: {kind: worker, adapter: pyfunc}\nparams: {file: model.py, class: Net}\nmatrix: {size: [1, 2]}\n"), 0o644)
+	out, errOut := seedRun(t, dir, 0, "list")
+	for _, want := range []string{"net-sizes", "model.Other"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list does not show %s:\n%s%s", want, out, errOut)
+		}
+	}
+	if strings.Contains(out, "model.Net") {
+		t.Errorf("list shows the declared class on its own too (model.Net):\n%s", out)
 	}
 }
