@@ -302,7 +302,9 @@ func matchName(pattern string, s *Scenario) bool {
 // it runs (params `file:`), so that "--include llama_benchmark" still selects the class of
 // llama_benchmark.py when a definition declares it (declaredWins).
 func matchFile(pattern string, s *Scenario) bool {
-	stem := func(f string) bool { return f != "" && strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)) == pattern }
+	stem := func(f string) bool {
+		return f != "" && strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)) == pattern
+	}
 	py, _ := s.Benchmark.Params["file"].(string)
 	return stem(s.Benchmark.File) || strings.HasSuffix(py, ".py") && stem(py)
 }
