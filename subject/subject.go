@@ -46,6 +46,11 @@ type Observation struct {
 	// ended with no content at all.
 	Streamed bool
 	Items    int // batch items processed by this call (throughput = items / time); 0 means 1
+	// CPU is the CPU time of the call as the subject measured it (a thread's or a process's
+	// clock), per call as Values["latency_ms"] is; 0 when not measured. It is recorded as cpu_ms
+	// unless Values holds a cpu_ms of the subject's own. A field, not a value, so that a call
+	// reporting only it allocates nothing.
+	CPU time.Duration
 
 	// Values holds figures the subject measured itself, by metric name: "latency_ms" when the
 	// subject timed the call internally (CUDA events, an in-worker clock), "memory_mb" (peak), ...

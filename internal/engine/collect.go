@@ -74,6 +74,9 @@ func (c *collector) WithFigures(f func(*figures.Figures)) {
 	f(c.figs)
 }
 
+// cpuMetric is the metric Observation.CPU is recorded as.
+const cpuMetric = "cpu_ms"
+
 func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,6 +142,9 @@ func (c *collector) Observe(p load.Phase, o subject.Observation, err error) {
 		default:
 			c.figs.Add(k, v)
 		}
+	}
+	if _, own := o.Values[cpuMetric]; o.CPU > 0 && !own {
+		c.figs.Add(cpuMetric, unit.MS(o.CPU))
 	}
 	if streamed {
 		c.countTokens(o, out)

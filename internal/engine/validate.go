@@ -33,6 +33,9 @@ func checkObservation(o *subject.Observation) error {
 			return bad(err)
 		}
 	}
+	if o.CPU < 0 {
+		return bad(fmt.Errorf("cpu_ms = %v cannot be negative", o.CPU))
+	}
 	if o.Items < 0 {
 		return bad(fmt.Errorf("items = %d cannot be negative", o.Items))
 	}

@@ -34,7 +34,7 @@ func TestCPUTimePerCall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cpu, ok := o.Values[CPUTime]
+		cpu, ok := float64(o.CPU)/1e6, o.CPU > 0
 		wall := float64(o.End.Sub(o.Start)) / 1e6
 		switch {
 		case !ok:
@@ -43,6 +43,49 @@ func TestCPUTimePerCall(t *testing.T) {
 			t.Errorf("%s: cpu_ms %.3f, wall %.3f ms: want CPU time above 0 and within the wall time", c.name, cpu, wall)
 		case !c.cpu && cpu > wall/4:
 			t.Errorf("%s: cpu_ms %.3f of %.3f ms wall: want a sleep's CPU time small", c.name, cpu, wall)
+		}
+	}
+}
+
+// An iteration of one call allocates nothing and reads one clock pair: cpu_ms travels in
+// Observation.CPU (before, a map a call: 2 allocations), and the thread clock is read only for
+// iterations of minCPUIteration or more (before, two system calls a call, about 1 µs here).
+func TestSingleCallCost(t *testing.T) {
+	zero := time.Duration(0)
+	spin := func(d time.Duration) Func {
+		return func(context.Context) error {
+			for t0 := time.Now(); time.Since(t0) < d; {
+			}
+			return nil
+		}
+	}
+	for _, c := range []struct {
+		name string
+		fn   Func
+		cpu  bool // cpu_ms recorded
+	}{
+		{"noop", func(context.Context) error { return nil }, false},
+		{"spin", spin(2 * minCPUIteration), true},
+	} {
+		name := fmt.Sprintf("gofunc-cost-test/%s/%d", c.name, registered.Add(1))
+		Register(name, c.fn)
+		s, err := Open(context.Background(), subject.Spec{Config: &Config{Func: name, IterationTime: &zero}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var o subject.Observation
+		do := func() {
+			if o, err = s.Do(context.Background(), subject.Request{Index: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		do()
+		if allocs := testing.AllocsPerRun(50, do); allocs != 0 {
+			t.Errorf("%s: %.1f allocations an iteration, want 0", c.name, allocs)
+		}
+		if o.Values != nil || (o.CPU > 0) != c.cpu {
+			t.Errorf("%s: values %v, cpu %v; want no map, and cpu_ms only for an iteration of %v or more", c.name, o.Values, o.CPU, minCPUIteration)
 		}
 	}
 }

@@ -95,6 +95,7 @@ type Subject struct {
 	// calls is how many calls an iteration makes: 1 until a warm-up call has timed the
 	// function, then as many as last lasted target, fixed from the first measured iteration on.
 	calls atomic.Int64
+	last  atomic.Int64 // the last iteration's wall time (ns); 0 before the first
 }
 
 var (
@@ -151,9 +152,17 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	}
 	var o subject.Observation
 	var err error
-	// The iteration's CPU time is its thread's: the goroutine stays on one thread for it.
-	runtime.LockOSThread()
-	cpu0, cpuOK := threadCPU()
+	// The iteration's CPU time is its thread's: the goroutine stays on one thread for it. The
+	// clock is read only where the iteration before lasted minCPUIteration (or there was none):
+	// a pair of reads is a pair of system calls, about 1 µs on a VM, the whole cost of a
+	// nanosecond function's iteration otherwise.
+	readCPU := s.last.Load() == 0 || time.Duration(s.last.Load()) >= minCPUIteration
+	var cpu0 int64
+	cpuOK := false
+	if readCPU {
+		runtime.LockOSThread()
+		cpu0, cpuOK = threadCPU()
+	}
 	o.Start = time.Now()
 	done := int64(0)
 	for done < k {
@@ -163,17 +172,18 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		}
 	}
 	o.End = time.Now()
-	cpu1, _ := threadCPU()
-	runtime.UnlockOSThread()
+	took := o.End.Sub(o.Start)
+	if readCPU {
+		cpu1, _ := threadCPU()
+		runtime.UnlockOSThread()
+		if cpuOK && took >= minCPUIteration {
+			o.CPU = time.Duration(cpu1-cpu0) / time.Duration(done)
+		}
+	}
+	s.last.Store(max(int64(took), 1))
 	if k > 1 {
 		o.Items = int(done)
-		o.Values = map[string]float64{"latency_ms": float64(o.End.Sub(o.Start)) / 1e6 / float64(done)}
-	}
-	if cpuOK {
-		if o.Values == nil {
-			o.Values = make(map[string]float64, 1)
-		}
-		o.Values[CPUTime] = float64(cpu1-cpu0) / 1e6 / float64(done)
+		o.Values = map[string]float64{"latency_ms": float64(took) / 1e6 / float64(done)}
 	}
 	if r.Warmup && err == nil && r.Scheduled.IsZero() && s.target > 0 {
 		s.calls.Store(callsFor(s.target, o.End.Sub(o.Start), done))
@@ -181,12 +191,18 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	return o, err
 }
 
-// CPUTime is the metric of an iteration's CPU time per call (ms): the thread CPU clock of the
-// thread the iteration ran on, locked to it, over the calls of the iteration, beside latency_ms.
-// It leaves out the waits for a core, and the work of other goroutines (the function's own, the
-// garbage collector's background workers). Recorded where the platform has a thread clock
-// (threadCPU).
+// CPUTime is the metric of an iteration's CPU time per call (ms), Observation.CPU: the thread CPU
+// clock of the thread the iteration ran on, locked to it, over the calls of the iteration, beside
+// latency_ms. It leaves out the waits for a core, and the work of other goroutines (the
+// function's own, the garbage collector's background workers). Recorded where the platform has
+// a thread clock (threadCPU), for iterations of minCPUIteration or more.
 const CPUTime = "cpu_ms"
+
+// minCPUIteration is the shortest iteration whose CPU time is read and recorded: below it the
+// clock's two system calls would be a large part of what they measure. An iteration of the
+// default iteration time (20 ms) is far above it; single calls of a function faster than it
+// (iteration_time: 0) record no cpu_ms.
+const minCPUIteration = 50 * time.Microsecond
 
 // maxCalls bounds the calls of one iteration (a function the clock cannot see).
 const maxCalls = 1_000_000_000
