@@ -76,7 +76,9 @@ func (cc *CapacityConfig) Validate(slos map[string]float64) error {
 // "capacity_lower_rps", and the search in the "capacity" section (steps, verdicts, the curve of
 // attainment against rate). A step the client paced (client_bound, with a delay of
 // capacity.ClientShare of the tightest limit) is not judged and runs again; when the client paces
-// it again the search stops with a capacity.ClientBoundError, its steps kept, without a capacity.
+// it again the search judges only below that rate, and where nothing below failed its answer is
+// "at least capacity_lower_rps", the client's limit capacity_client_limit_rps beside it (a
+// capacity.ClientBoundError, its steps kept, when nothing below passed either).
 func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
 	res, err := searchCapacity(ctx, s, c, sink)
 	rep, _ := sink.(Reporter)
@@ -87,7 +89,13 @@ func driveCapacity(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	// only its steps and why; nor has one in which no step held the objectives (CapacityRPS 0:
 	// the fit of steps that all missed is no rate the server holds).
 	cb, sf := (*capacity.ClientBoundError)(nil), (*ServerFailingError)(nil)
-	if !errors.As(err, &cb) && !errors.As(err, &sf) && res.CapacityRPS > 0 {
+	switch {
+	case errors.As(err, &cb) || errors.As(err, &sf):
+	case res.ClientLimited():
+		// The client limited the search: the capacity is at least the bound it judged.
+		rep.Value("capacity_lower_rps", res.LowerRPS)
+		rep.Value("capacity_client_limit_rps", res.ClientLimitRPS)
+	case res.CapacityRPS > 0:
 		rep.Value("capacity_rps", res.CapacityRPS)
 		rep.Value("capacity_lower_rps", res.LowerRPS)
 	}

@@ -96,11 +96,12 @@ func (s *slowSubject) Do(ctx context.Context, r subject.Request) (subject.Observ
 }
 
 // TestCapacityClientBoundStops: a client that sends every request at least 5 ms late (its
-// schedule lag, an eighth of the 40 ms limit) paces every step: the search runs the first rate twice,
-// takes no verdict from either, and stops with an error naming the rate, the lag and a hint;
-// run.json's capacity section keeps the steps, each marked client_bound, and the stop in its
-// warnings, and there is no capacity_rps to keep or gate on. Read as the server's, the steps
-// passed (the requests meet the limit once sent) at rates the server never saw.
+// schedule lag, an eighth of the 40 ms limit) paces every step: the search runs the first rate
+// twice, takes no verdict from either, judges only below it, and stops when half the rate is
+// paced too with no step passed, with an error naming the rate, the lag and a hint; run.json's
+// capacity section keeps the steps, each marked client_bound, and the stop in its warnings, and
+// there is no capacity to keep or gate on. Read as the server's, the steps passed (the requests
+// meet the limit once sent) at rates the server never saw.
 func TestCapacityClientBoundStops(t *testing.T) {
 	s := &slowSubject{streamer: &streamer{tokens: 2}, late: 5 * time.Millisecond}
 	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 40}, Seed: 1,
@@ -108,20 +109,22 @@ func TestCapacityClientBoundStops(t *testing.T) {
 	rec := newRecorder()
 	err := driveCapacity(context.Background(), s, c, rec)
 	var cb *capacity.ClientBoundError
-	if !errors.As(err, &cb) || cb.Rate != 100 || !strings.Contains(err.Error(), "schedule lag p99") || !strings.Contains(err.Error(), "quieter machine") {
-		t.Fatalf("error %v, want the search stopped at 100 req/s, naming the schedule lag, with a hint", err)
+	if !errors.As(err, &cb) || cb.Rate != 50 || !strings.Contains(err.Error(), "schedule lag p99") || !strings.Contains(err.Error(), "quieter machine") {
+		t.Fatalf("error %v, want the search stopped at 50 req/s, naming the schedule lag, with a hint", err)
 	}
 	res, ok := rec.extra[capacity.Section].(capacity.Result)
-	if !ok || len(res.Steps) != 2 {
-		t.Fatalf("capacity section %+v, want the two steps at 100 req/s", rec.extra[capacity.Section])
+	if !ok || len(res.Steps) != 4 {
+		t.Fatalf("capacity section %+v, want two steps at 100 req/s and two at 50", rec.extra[capacity.Section])
 	}
-	for _, st := range res.Steps {
-		if st.Rate != 100 || st.Verdict != capacity.Unknown || !strings.Contains(st.ClientBound, "schedule lag p99") {
+	for i, st := range res.Steps {
+		if st.Rate != []float64{100, 100, 50, 50}[i] || st.Verdict != capacity.Unknown || !strings.Contains(st.ClientBound, "schedule lag p99") {
 			t.Errorf("step %+v, want not yet known and client_bound", st)
 		}
 	}
-	if _, ok := rec.values["capacity_rps"]; ok {
-		t.Errorf("values %v: a search the client stopped kept a capacity", rec.values)
+	for _, v := range []string{"capacity_rps", "capacity_lower_rps"} {
+		if _, ok := rec.values[v]; ok {
+			t.Errorf("values %v: a search the client stopped kept %s", rec.values, v)
+		}
 	}
 	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "client_bound twice") {
 		t.Errorf("the section's warnings %q do not say why the search stopped", res.Warnings)

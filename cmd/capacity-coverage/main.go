@@ -73,7 +73,7 @@ type Row struct {
 	NoBound                 int     // searches whose lower bound is 0 (no step passed)
 	Requests                int64   // requests sent, live
 	ClientBound             int     // live searches the load driver warned were client_bound
-	Stopped                 int     // of them, those the search stopped (capacity.ClientBoundError; not in the figures)
+	Stopped                 int     // of them, those the client limited (capacity.Result.ClientLimited, answered "at least" or not; not in the figures)
 	TimedOut                int     // searches that ran past --search-timeout (not in the figures)
 	CPU                     float64 // seconds of this process's CPU over the configuration's searches
 }
@@ -223,7 +223,7 @@ func coverage(ctx context.Context, c Config, n int, live bool, parallel int) (Ro
 				if bound {
 					row.ClientBound++
 				}
-				if cb := (*capacity.ClientBoundError)(nil); errors.As(err, &cb) && ctx.Err() == nil {
+				if cb := (*capacity.ClientBoundError)(nil); (errors.As(err, &cb) || err == nil && res.ClientLimited()) && ctx.Err() == nil {
 					row.Stopped++
 					if os.Getenv("CAPACITY_COVERAGE_VERBOSE") != "" {
 						fmt.Fprintf(os.Stderr, "%s #%d: stopped: %v:%s\n", c.Name, i, err, stepsLine(res))

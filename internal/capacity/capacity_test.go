@@ -260,11 +260,17 @@ func TestNotYetKnownIsNotPassed(t *testing.T) {
 // client's late sends and reads do, and says so (Trial.ClientBound), as the load driver does when
 // it marks a step client_bound.
 func slowClient(m mockserver.Capacity, seed uint64, ms float64, times int) capacity.Prober {
+	return slowClientAbove(m, seed, ms, times, 0)
+}
+
+// slowClientAbove is slowClient lagging only at rates of at least above (req/s): a client with
+// too little CPU to send faster.
+func slowClientAbove(m mockserver.Capacity, seed uint64, ms float64, times int, above float64) capacity.Prober {
 	step, lagged := uint64(0), 0
 	return func(ctx context.Context, t *capacity.Trial) error {
 		step++
 		lag := 0.0
-		if times == 0 || lagged < times {
+		if (times == 0 || lagged < times) && t.Rate() >= above {
 			lagged++
 			lag = ms
 			t.ClientBound(fmt.Sprintf("schedule lag p99 %.2f ms exceeds 1ms", ms), ms)
@@ -318,14 +324,15 @@ func TestClientBoundStepIsNotJudged(t *testing.T) {
 			res.CapacityRPS, res.LowerRPS, clean.CapacityRPS, clean.LowerRPS, truth)
 	}
 
-	// Always: the search stops, naming the rate and the lag, and keeps no fail.
+	// Always: the rate runs twice, then half of it twice; with no step passed the search stops,
+	// naming the lowest rate and the lag, and keeps no fail.
 	res, err = capacity.Search(context.Background(), slowClient(m, seed, 30, 0), opt)
 	var cb *capacity.ClientBoundError
-	if !errors.As(err, &cb) || cb.Rate != opt.Start || !strings.Contains(err.Error(), "30.00 ms") || !strings.Contains(err.Error(), "quieter machine") {
-		t.Fatalf("a client lagging at every step: error %v, want a ClientBoundError at %.4g req/s naming the 30 ms lag and a hint", err, opt.Start)
+	if !errors.As(err, &cb) || cb.Rate != opt.Start/2 || !strings.Contains(err.Error(), "30.00 ms") || !strings.Contains(err.Error(), "quieter machine") {
+		t.Fatalf("a client lagging at every step: error %v, want a ClientBoundError at %.4g req/s naming the 30 ms lag and a hint", err, opt.Start/2)
 	}
-	if len(res.Steps) != 2 || res.LowerRPS != 0 || res.CapacityRPS != 0 || len(res.Warnings) == 0 || !strings.Contains(res.Warnings[len(res.Warnings)-1], "client_bound twice") {
-		t.Errorf("result %+v: want two steps not judged, no bound, and the stop in its warnings", res)
+	if len(res.Steps) != 4 || res.LowerRPS != 0 || res.CapacityRPS != 0 || !res.ClientLimited() || len(res.Warnings) == 0 || !strings.Contains(res.Warnings[len(res.Warnings)-1], "client_bound twice") {
+		t.Errorf("result %+v: want four steps not judged, no bound, and the stop in its warnings", res)
 	}
 	for _, st := range res.Steps {
 		if st.Verdict != capacity.Unknown || st.ClientBound == "" {
@@ -342,6 +349,40 @@ func TestClientBoundStepIsNotJudged(t *testing.T) {
 		if st.ClientBound != "" {
 			t.Errorf("step %+v: a 0.5 ms lag marked client_bound", st)
 		}
+	}
+}
+
+// TestClientLimitedSearchAnswers: a client that cannot send 40 req/s or more without lagging
+// (issue 42: a busy 2-core runner, the server's capacity 51.5 req/s) limits the search, which
+// judges the rates below and answers that the capacity is at least the highest rate that passed
+// there, close below the client's limit, naming the limit, the lag and what to do; no error, no
+// estimate above what it judged. Before, the search stopped with no answer at all.
+func TestClientLimitedSearchAnswers(t *testing.T) {
+	const truth, above = 51.52, 40.0
+	m := mockserver.Capacity{Slots: 8, PrefillMs: 4, TokenMs: 1, BatchSlowdown: 0.05}
+	obj, err := capacity.Objectives(map[string]float64{"ttft_ms.p90": 20, "e2e_ms.p90": 80}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := capacity.Options{Objectives: obj, Start: m.Saturation(32) / 2}
+	res, err := capacity.Search(context.Background(), slowClientAbove(m, 1003, 30, 0, above), opt)
+	if err != nil {
+		t.Fatalf("a client limited at %v req/s: %v", above, err)
+	}
+	if !res.ClientLimited() || res.ClientLimitRPS < above || res.ClientLimitRPS > opt.Start || res.CapacityRPS != 0 {
+		t.Errorf("limit %.4g, capacity %.4g: want client-limited at a rate of %v or more, and no estimate", res.ClientLimitRPS, res.CapacityRPS, above)
+	}
+	if res.LowerRPS >= above || res.LowerRPS < 0.85*above {
+		t.Errorf("at least %.4g req/s: want a bound close below the client's limit %v (truth %v)", res.LowerRPS, above, truth)
+	}
+	for _, st := range res.Steps {
+		if st.Rate >= above && st.ClientBound == "" || st.Rate < above && st.ClientBound != "" {
+			t.Errorf("step %+v: judged above the client's limit, or marked below it", st)
+		}
+	}
+	w := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(w, fmt.Sprintf("at least %.4g req/s", res.LowerRPS)) || !strings.Contains(w, "30.00 ms") || !strings.Contains(w, "give the client room") {
+		t.Errorf("warnings %q: want the answer, the client's lag and what to do", res.Warnings)
 	}
 }
 

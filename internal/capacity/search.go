@@ -107,18 +107,26 @@ type Step struct {
 	ClientBound string `json:"client_bound,omitempty"`
 }
 
-// ClientBoundError ends a search whose step at Rate was client_bound twice running: its figures
-// were the client's own delays (Why), which a search reading them as the server's would turn into
-// a fail and a capacity too low.
+// ClientBoundError says that the client, not the server, limited a search: its steps at Rate
+// (and above) were client_bound twice running, their figures the client's own delays (Why),
+// which a search reading them as the server's would turn into a fail and a capacity too low.
+// The search judged only below Rate: the capacity is at least Lower, the highest rate that
+// passed there. It is the search's error only when no step passed (Lower 0); otherwise its
+// text is the result's warning, beside the answer "at least Lower".
 type ClientBoundError struct {
-	Rate float64
-	Why  string
+	Rate  float64
+	Why   string
+	Lower float64
 }
 
 func (e *ClientBoundError) Error() string {
-	return fmt.Sprintf("capacity: the step at %.4g req/s was client_bound twice running (%s): its figures are the client's delays, not the server's, "+
-		"so the search stopped rather than judge the server by them; give the client room: fewer benchmarks or searches at once, a quieter machine (nice the others), "+
-		"or the load from a client machine of its own", e.Rate, e.Why)
+	at := "no step below it passed, so there is no capacity to report"
+	if e.Lower > 0 {
+		at = fmt.Sprintf("the capacity is at least %.4g req/s, the highest rate the search could judge", e.Lower)
+	}
+	return fmt.Sprintf("capacity: the client limited the search: the step at %.4g req/s was client_bound twice running (%s), its figures the client's delays, not the server's; %s. "+
+		"To measure higher, give the client room: fewer benchmarks or searches at once, a quieter machine (nice the others), "+
+		"or the load from a client machine of its own", e.Rate, e.Why, at)
 }
 
 // Point is one point of the attainment curve: the isotonic fit of one objective at a rate.
@@ -147,8 +155,20 @@ type Result struct {
 	// Curve is the fitted attainment against rate, by objective (as Objectives), at the steps'
 	// rates in increasing order.
 	Curve [][]Point `json:"curve"`
+	// ClientLimitRPS is the lowest rate whose step the client paced twice running (0 when none),
+	// and ClientBound why: the search judged only below it. ClientLimited says when that was the
+	// end of what it could say.
+	ClientLimitRPS float64 `json:"client_limit_rps,omitempty"`
+	ClientBound    string  `json:"client_bound,omitempty"`
 	// Warnings say where the answer is weaker than it reads.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ClientLimited reports whether the client, not the server, ended the search: no step below the
+// client's limit failed, so the answer is only that the capacity is at least LowerRPS (0 when no
+// step below the limit passed either).
+func (r Result) ClientLimited() bool {
+	return r.ClientLimitRPS > 0 && (r.UpperRPS == 0 || r.UpperRPS >= r.ClientLimitRPS)
 }
 
 // alphaPerLook is the one-sided level of each look: the bound's 1 - Confidence shared by the
@@ -223,19 +243,22 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		return st, true
 	}
 	// probe runs a step at rate, and runs it again when the client bound it (a passing burst of
-	// other work on the machine); a second client_bound step ends the search.
+	// other work on the machine). A second client_bound step makes its rate the client's limit:
+	// the search goes on below it, where the client does not distort what it judges. A limit
+	// found again before any step passed ends the search (the client paces whatever the rate).
+	limit := math.Inf(1)
 	probe := func(rate float64) (Step, bool) {
 		st, ok := step(rate)
 		if ok && st.ClientBound != "" && len(res.Steps) < o.MaxSteps {
 			st, ok = step(rate)
 		}
-		if ok && st.ClientBound != "" {
-			cb := &ClientBoundError{Rate: rate, Why: st.ClientBound}
-			err = cb
-			res.Warnings = append(res.Warnings, cb.Error())
-			return st, false
+		if !ok || st.ClientBound == "" {
+			return st, ok
 		}
-		return st, ok
+		again := !math.IsInf(limit, 1)
+		limit = min(limit, rate)
+		res.ClientLimitRPS, res.ClientBound = limit, st.ClientBound
+		return st, !again || bound > 0
 	}
 	// rejudge judges every pass again with the clusters of misses of the step nearest above it:
 	// a pass is judged with the clusters seen up to its step, and one taken before the search had
@@ -286,15 +309,16 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 			break
 		}
 		bracket()
+		top := min(hi, limit) // the rates above are failed, or beyond the client
 		switch {
-		case math.IsInf(hi, 1):
+		case math.IsInf(top, 1):
 			rate *= 2
 		case lo == 0:
-			rate /= 2
+			rate = min(rate, top) / 2
 		default:
-			rate = (lo + hi) / 2
+			rate = (lo + top) / 2
 		}
-		if lo > 0 && !math.IsInf(hi, 1) && (hi-lo)/hi <= o.Tolerance {
+		if lo > 0 && !math.IsInf(top, 1) && (top-lo)/top <= o.Tolerance {
 			converged = true
 			break
 		}
@@ -302,8 +326,8 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	// Near the knee steps may end not yet known, and leave no pass close below the estimate: the
 	// steps left go to one, each further below the estimate (5%, 10%, 20%, ...).
 	rejudge()
-	if converged && err == nil {
-		res.finish(bound, hi)
+	res.finish(bound, hi)
+	if converged && err == nil && !res.ClientLimited() {
 		for gap := 0.05; len(res.Steps) < o.MaxSteps && bound < (1-gap)*res.CapacityRPS && gap < 0.9; gap *= 2 {
 			st, ok := probe((1 - gap) * res.CapacityRPS)
 			if !ok || st.Verdict == Pass {
@@ -322,6 +346,15 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	}
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
+	}
+	if err == nil && res.ClientLimited() {
+		res.CapacityRPS = 0 // no estimate: the steps above the bound were the client's
+		cb := &ClientBoundError{Rate: res.ClientLimitRPS, Why: res.ClientBound, Lower: res.LowerRPS}
+		res.Warnings = append(res.Warnings, cb.Error())
+		if res.LowerRPS == 0 {
+			err = cb
+		}
+		return res, err
 	}
 	if err == nil {
 		switch {

@@ -42,7 +42,9 @@ The confidence counts requests that queue together as one: misses come in cluste
 
 It prints and records capacity_rps (the estimate) and capacity_lower_rps (a one-sided 95% lower
 bound), and run.json's extra.capacity keeps the steps and the curve of attainment against rate;
-report.html draws it. With --openai it runs without a definition; with PATHs it runs the serving
+report.html draws it. Where this machine's client cannot send a rate without delays of its own
+(a busy runner), the search judges only below that rate and answers that the capacity is at least
+the highest rate that passed there (capacity_lower_rps, with capacity_client_limit_rps). With --openai it runs without a definition; with PATHs it runs the serving
 scenarios of the definitions found there (their server: block starts the server) in mode capacity,
 their load settings and SLOs kept where the flags do not say. Exit code 3 when --baseline finds the
 capacity lower.`,
@@ -143,7 +145,16 @@ func searchFlags(cc *load.CapacityConfig) *pflag.FlagSet {
 func printCapacity(w io.Writer, r *result.Run) {
 	for _, sc := range r.Scenarios {
 		c, ok := sc.Metrics["capacity_rps"].Center()
-		if n, steps := sc.Metrics["capacity_steps"].Center(); !ok && steps {
+		lo, _ := sc.Metrics["capacity_lower_rps"].Center()
+		n, steps := sc.Metrics["capacity_steps"].Center()
+		limit, limited := sc.Metrics["capacity_client_limit_rps"].Center()
+		switch {
+		case limited:
+			fmt.Fprintf(w, "capacity %s: at least %.4g req/s (the client limited the search at %.4g req/s; the warning above says what to do) in %.0f steps\n",
+				inert.Text(sc.ID()), lo, limit, n)
+		case ok:
+			fmt.Fprintf(w, "capacity %s: %.4g req/s (95%% lower bound %.4g req/s) in %.0f steps\n", inert.Text(sc.ID()), c, lo, n)
+		case steps:
 			// A search without an answer: it stopped (its error says why), or no step passed.
 			why := fmt.Sprintf("no step passed in %.0f steps", n)
 			if sc.Error != "" {
@@ -151,11 +162,5 @@ func printCapacity(w io.Writer, r *result.Run) {
 			}
 			fmt.Fprintf(w, "capacity %s: none: %s; run.json keeps the steps\n", inert.Text(sc.ID()), why)
 		}
-		if !ok {
-			continue
-		}
-		lo, _ := sc.Metrics["capacity_lower_rps"].Center()
-		n, _ := sc.Metrics["capacity_steps"].Center()
-		fmt.Fprintf(w, "capacity %s: %.4g req/s (95%% lower bound %.4g req/s) in %.0f steps\n", inert.Text(sc.ID()), c, lo, n)
 	}
 }

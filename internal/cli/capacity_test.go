@@ -12,6 +12,7 @@ import (
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/testkit/llamatest"
 	"github.com/inferbench/inferbench/internal/workload"
+	"github.com/inferbench/inferbench/result"
 )
 
 // TestCapacityCommand runs `inferbench capacity` against a mockserver with a capacity model: a
@@ -242,5 +243,27 @@ func TestCapacityFromDefinition(t *testing.T) {
 	var res capacity.Result
 	if err := json.Unmarshal(sc.Extra.Other["capacity"], &res); err != nil || len(res.Steps) != 1 || res.Steps[0].Rate != 30 {
 		t.Errorf("extra.capacity %+v (%v): want one step at the definition's 30 req/s", res, err)
+	}
+}
+
+// TestPrintCapacityClientLimited: a search the client limited prints its answer, "at least" the
+// bound it judged, with the client's limit; before, such a search printed "none".
+func TestPrintCapacityClientLimited(t *testing.T) {
+	v := func(x float64) result.Metric { return result.Metric{Unit: "1/s", Better: "higher", Value: &x} }
+	r := &result.Run{Scenarios: []result.Scenario{
+		{Benchmark: "serve", Scenario: "a", Metrics: map[string]result.Metric{"capacity_lower_rps": v(44.1), "capacity_client_limit_rps": v(45.7), "capacity_steps": v(9)}},
+		{Benchmark: "serve", Scenario: "b", Metrics: map[string]result.Metric{"capacity_rps": v(51), "capacity_lower_rps": v(49), "capacity_steps": v(7)}},
+		{Benchmark: "serve", Scenario: "c", Metrics: map[string]result.Metric{"capacity_steps": v(4)}},
+	}}
+	var b strings.Builder
+	printCapacity(&b, r)
+	for _, want := range []string{
+		"capacity serve/a: at least 44.1 req/s (the client limited the search at 45.7 req/s",
+		"capacity serve/b: 51 req/s (95% lower bound 49 req/s) in 7 steps",
+		"capacity serve/c: none: no step passed in 4 steps",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("printed\n%s\nwant %q", b.String(), want)
+		}
 	}
 }
