@@ -84,6 +84,8 @@ type Baselines interface {
 type Historian interface {
 	// History returns the points of one metric statistic, oldest first.
 	History(ctx context.Context, q Query) ([]Point, error)
+	// Benchmarks returns the names of the benchmarks with a stored scenario, sorted.
+	Benchmarks(ctx context.Context) ([]string, error)
 }
 
 // Store is a complete history backend.
@@ -144,6 +146,11 @@ type Point struct {
 	Value     float64   `json:"value"`
 	N         int       `json:"n"`
 	Commit    string    `json:"commit,omitempty"`
+	// Dirty says the run's tree had uncommitted changes: the point is not Commit's code.
+	Dirty bool `json:"dirty,omitempty"`
+	// Measure is how the scenario was measured: "" timed, "instructions" counted under valgrind
+	// (its latency_ms is then valgrind's time, no trend of a timed run's).
+	Measure string `json:"measure,omitempty"`
 	// Params are the parameters of the point's scenario, its identity beside the benchmark
 	// (empty, not nil, for a scenario without any); nil when the store does not know them (a run
 	// stored by an older inferbench), and a reader that needs them reads the run.

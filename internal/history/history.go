@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,11 +31,16 @@ type Series struct {
 	Scenario  string `json:"scenario"`
 	// Params are the scenario's parameters, when the runs could be read; Distinct names those
 	// that tell this series apart from another of the same scenario name ("dtype=float16").
-	Params       map[string]any `json:"params,omitempty"`
-	Distinct     string         `json:"distinct,omitempty"`
-	Metric       string         `json:"metric"`
-	Points       []store.Point  `json:"points"`
-	ChangePoints []ChangePoint  `json:"change_points"`
+	Params   map[string]any `json:"params,omitempty"`
+	Distinct string         `json:"distinct,omitempty"`
+	// Measure is how the series' runs measured the scenario ("" timed, "instructions" counted),
+	// and Dirty that their trees had uncommitted changes: each makes a series of its own, so that
+	// a trend never mixes valgrind's time with a timed run's, nor a commit's code with edits on it.
+	Measure      string        `json:"measure,omitempty"`
+	Dirty        bool          `json:"dirty,omitempty"`
+	Metric       string        `json:"metric"`
+	Points       []store.Point `json:"points"`
+	ChangePoints []ChangePoint `json:"change_points"`
 }
 
 // Name is "benchmark/scenario", followed by what tells the series apart when another has the
@@ -43,6 +49,12 @@ func (s *Series) Name() string {
 	n := s.Benchmark + "/" + s.Scenario
 	if s.Distinct != "" {
 		n += " [" + s.Distinct + "]"
+	}
+	if s.Measure != "" {
+		n += " [measure=" + s.Measure + "]"
+	}
+	if s.Dirty {
+		n += " (uncommitted changes)"
 	}
 	return n
 }
@@ -113,11 +125,12 @@ func Build(pts []store.Point, metric string, id Identity, o stats.ChangeOptions)
 	idx := map[string]int{}
 	for _, p := range pts {
 		k, params := id(p)
+		k += "\x00" + p.Measure + "\x00" + strconv.FormatBool(p.Dirty)
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, Series{Benchmark: p.Benchmark, Scenario: p.Scenario, Params: params, Metric: metric})
+			out = append(out, Series{Benchmark: p.Benchmark, Scenario: p.Scenario, Params: params, Measure: p.Measure, Dirty: p.Dirty, Metric: metric})
 		}
 		out[i].Points = append(out[i].Points, p)
 	}
@@ -181,7 +194,7 @@ func distinguish(ss []Series) {
 
 // Query reads the points q asks for from st and builds their series by full identity.
 func Query(ctx context.Context, st interface {
-	store.Historian
+	History(ctx context.Context, q store.Query) ([]store.Point, error)
 	store.Runs
 }, q store.Query, o stats.ChangeOptions) ([]Series, error) {
 	pts, err := st.History(ctx, q)
@@ -248,6 +261,12 @@ func WriteRuns(w io.Writer, infos []store.RunInfo) error {
 // HTML writes one self-contained page: a trend chart per benchmark, a line per scenario, change
 // points marked.
 func HTML(w io.Writer, series []Series, metric string) error {
+	return page.HistoryHTML(w, Trends(series, metric))
+}
+
+// Trends are the series as the trends page draws them: a chart per benchmark, a line per series
+// with its change points.
+func Trends(series []Series, metric string) []page.Trend {
 	name, _, _ := strings.Cut(metric, ".")
 	info, _ := result.Lookup(name)
 	var trends []page.Trend
@@ -268,7 +287,7 @@ func HTML(w io.Writer, series []Series, metric string) error {
 		}
 		trends[i].Series = append(trends[i].Series, ts)
 	}
-	return page.HistoryHTML(w, trends)
+	return trends
 }
 
 func short(c string) string {

@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -33,19 +31,6 @@ import (
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/store"
 )
-
-// changePoints finds the shifts in a scenario's history (E-divisive means, as history does).
-func changePoints(points []page.TrendPoint) []page.TrendChange {
-	xs := make([]float64, len(points))
-	for i, p := range points {
-		xs[i] = p.Value
-	}
-	var out []page.TrendChange
-	for _, c := range stats.ChangePoints(xs, stats.ChangeOptions{}) {
-		out = append(out, page.TrendChange{Index: c.Index, Magnitude: c.Magnitude})
-	}
-	return out
-}
 
 //go:embed templates/*.tmpl
 var templates embed.FS
@@ -432,9 +417,13 @@ type trendsView struct {
 }
 
 // trendMetrics are offered in the trends form.
-var trendMetrics = []string{"latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "throughput_ips", "memory_mb",
+var trendMetrics = []string{"latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "cpu_ms.p50", "instructions", "throughput_ips", "memory_mb",
 	"ttft_ms.p50", "ttft_ms.p95", "itl_ms.p50", "tpot_ms.p50", "e2e_ms.p95", "output_tokens_per_s", "requests_per_s"}
 
+// trends answers the trends form: every benchmark in the store is offered; a series is a full
+// scenario identity (benchmark and every parameter), as in history, and how it was measured and
+// whether its tree was dirty (history.Build): timed and counted runs, and runs of uncommitted
+// changes, are never one line.
 func (s *Server) trends(ctx context.Context, q url.Values) ([]page.Trend, trendsView, error) {
 	v := trendsView{Benchmark: q.Get("benchmark"), Scenario: q.Get("scenario"), Metric: q.Get("metric"), Metrics: trendMetrics}
 	if v.Metric == "" {
@@ -443,43 +432,22 @@ func (s *Server) trends(ctx context.Context, q url.Values) ([]page.Trend, trends
 	if _, _, err := store.SplitMetric(v.Metric); err != nil {
 		return nil, v, usageError{err}
 	}
-	if latest, err := store.Latest(ctx, s.store, store.Filter{}); err == nil {
-		v.Benchmarks = benchmarks(latest)
+	if !slices.Contains(v.Metrics, v.Metric) {
+		v.Metrics = append(v.Metrics, v.Metric)
 	}
+	bs, err := s.store.Benchmarks(ctx)
+	if err != nil {
+		return nil, v, err
+	}
+	v.Benchmarks = bs
 	if v.Benchmark == "" && len(v.Benchmarks) > 0 {
 		v.Benchmark = v.Benchmarks[0]
 	}
-	// A series is a full scenario identity (benchmark and every parameter), as in history: runs
-	// of one scenario name with other --set values are a series of their own.
 	series, err := history.Query(ctx, s.store, store.Query{Benchmark: v.Benchmark, Scenario: v.Scenario, Metric: v.Metric, Limit: maxHistory}, stats.ChangeOptions{})
 	if err != nil && series == nil {
 		return nil, v, err
 	}
-	name, _, _ := store.SplitMetric(v.Metric)
-	info, _ := result.Lookup(name)
-	byName := map[string]*page.TrendSeries{}
-	for _, hs := range series {
-		n := hs.Scenario
-		if hs.Distinct != "" {
-			n += " [" + hs.Distinct + "]"
-		}
-		ts := &page.TrendSeries{Name: n}
-		for _, p := range hs.Points {
-			ts.Points = append(ts.Points, page.TrendPoint{Time: p.Time, Value: p.Value, RunID: p.RunID, Commit: p.Commit})
-		}
-		byName[n] = ts
-	}
-	t := page.Trend{Benchmark: v.Benchmark, Metric: v.Metric, Unit: info.Unit}
-	for _, k := range slices.Sorted(maps.Keys(byName)) {
-		ts := byName[k]
-		sort.SliceStable(ts.Points, func(a, b int) bool { return ts.Points[a].Time.Before(ts.Points[b].Time) })
-		ts.Changes = changePoints(ts.Points)
-		t.Series = append(t.Series, *ts)
-	}
-	if len(t.Series) == 0 {
-		return nil, v, nil
-	}
-	return []page.Trend{t}, v, nil
+	return history.Trends(series, v.Metric), v, nil
 }
 
 func (s *Server) trendsPage(w http.ResponseWriter, r *http.Request) {

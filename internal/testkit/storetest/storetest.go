@@ -370,6 +370,19 @@ func Run(t *testing.T, fresh Fresh) {
 		if _, err := s.History(ctx, store.Query{Metric: "latency_ms.p42"}); err == nil {
 			t.Error("History(latency_ms.p42) succeeded, want an unknown-statistic error")
 		}
+		// A point says whether its run's tree was dirty and how its scenario was measured.
+		counted := MakeRun("counted", T0.Add(8*time.Hour), 10, 10, []string{"bare"}, 1, 5)
+		counted.Environment["git"].(map[string]any)["dirty"] = true
+		counted.Scenarios[0].Counted = map[string]string{"valgrind": "3.19"}
+		must(t, s.Put(ctx, counted))
+		got, err := s.History(ctx, store.Query{Metric: "latency_ms", Benchmark: "bare"})
+		if err != nil || len(got) != 2 || got[0].Dirty || got[0].Measure != "" || !got[1].Dirty || got[1].Measure != "instructions" {
+			t.Errorf("history of a clean timed and a dirty counted run: %+v, %v; want dirty and measure on the second only", got, err)
+		}
+		// Benchmarks: every benchmark stored, whichever run holds it.
+		if got, err := s.Benchmarks(ctx); err != nil || !reflect.DeepEqual(got, []string{"bare", "bert", "resnet"}) {
+			t.Errorf("Benchmarks() = %v, %v; want [bare bert resnet]", got, err)
+		}
 	})
 
 	t.Run("ReopenKeepsData", func(t *testing.T) {

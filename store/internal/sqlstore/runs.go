@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/store"
 )
 
@@ -62,10 +63,11 @@ func (s *DB) PutStream(ctx context.Context, head *result.Run, b store.Batches) e
 	defer tx.Rollback()
 	start := micros(head.StartedAt)
 	host, _ := head.Environment["hostname"].(string)
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, started_at, finished_at, partial, git_commit, git_branch, host, n_scenarios, summary, doc, scenario_docs)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`),
+	dirty, _ := result.EnvValue(head.Environment, "git", "dirty").(bool)
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, started_at, finished_at, partial, git_commit, git_branch, host, n_scenarios, summary, doc, scenario_docs, git_dirty)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`),
 		head.ID, start, micros(head.FinishedAt), boolInt(head.Partial), gitField(head, "commit"),
-		gitField(head, "branch"), host, 0, summary, doc); err != nil {
+		gitField(head, "branch"), host, 0, summary, doc, boolInt(dirty)); err != nil {
 		tx.Rollback()
 		if s.exists(ctx, head.ID) {
 			return fmt.Errorf("put run %s: %w (a store never replaces a run)", head.ID, store.ErrExists)
@@ -83,7 +85,7 @@ func (s *DB) PutStream(ctx context.Context, head *result.Run, b store.Batches) e
 			}
 			n++
 		}
-		if err := s.insertMany(ctx, tx, "scenarios", "run_id, idx, benchmark, scenario, status, params, doc", 7, scRows); err != nil {
+		if err := s.insertMany(ctx, tx, "scenarios", "run_id, idx, benchmark, scenario, status, params, doc, measure", 8, scRows); err != nil {
 			return fmt.Errorf("put run %s: %w", head.ID, err)
 		}
 		if err := s.insertMany(ctx, tx, "metrics", "run_id, scenario_idx, name, benchmark, scenario, started_at, unit, better, n, center, mean, std, min, max, cv, p50, p90, p95, p99, samples", metricCols, mRows); err != nil {
@@ -136,7 +138,7 @@ func scenarioRows(id string, idx int, start int64, sc *result.Scenario, scRows, 
 	if err != nil {
 		return err
 	}
-	*scRows = append(*scRows, []any{id, idx, sc.Benchmark, sc.Scenario, sc.Status, string(params), doc})
+	*scRows = append(*scRows, []any{id, idx, sc.Benchmark, sc.Scenario, sc.Status, string(params), doc, measureOf(sc)})
 	for _, name := range slices.Sorted(maps.Keys(sc.Metrics)) {
 		m := sc.Metrics[name]
 		row := []any{id, idx, name, sc.Benchmark, sc.Scenario, start, m.Unit, m.Better, 0}
@@ -249,6 +251,15 @@ func (s *DB) insertMany(ctx context.Context, tx *sql.Tx, table, cols string, wid
 }
 
 // gitField returns a field of the run's git fingerprint ("commit", "branch"), or "".
+// measureOf is how a scenario was measured, as the scenarios table keeps it: "instructions" when
+// counted (Counted set), "" when timed.
+func measureOf(sc *result.Scenario) string {
+	if len(sc.Counted) > 0 {
+		return subject.MeasureInstructions
+	}
+	return ""
+}
+
 func gitField(r *result.Run, key string) string {
 	v, _ := result.EnvValue(r.Environment, "git", key).(string)
 	return v
@@ -364,13 +375,25 @@ func (s *DB) List(ctx context.Context, f store.Filter) ([]store.RunInfo, error) 
 	return out, nil
 }
 
+// Benchmarks returns the names of the benchmarks with a stored scenario, sorted.
+func (s *DB) Benchmarks(ctx context.Context) ([]string, error) {
+	out, err := queryAll(ctx, s.db, `SELECT DISTINCT benchmark FROM scenarios ORDER BY benchmark`, nil, func(rows *sql.Rows) (string, error) {
+		var b string
+		return b, rows.Scan(&b)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list benchmarks: %w", err)
+	}
+	return out, nil
+}
+
 // History returns one metric statistic over time, oldest first.
 func (s *DB) History(ctx context.Context, hq store.Query) ([]store.Point, error) {
 	name, col, err := store.SplitMetric(hq.Metric)
 	if err != nil {
 		return nil, err
 	}
-	q := `SELECT m.run_id, m.started_at, m.benchmark, m.scenario, m.` + col + `, m.n, r.git_commit, sc.params
+	q := `SELECT m.run_id, m.started_at, m.benchmark, m.scenario, m.` + col + `, m.n, r.git_commit, r.git_dirty, sc.params, COALESCE(sc.measure, '')
 		FROM metrics m JOIN runs r ON r.id = m.run_id
 		LEFT JOIN scenarios sc ON sc.run_id = m.run_id AND sc.idx = m.scenario_idx WHERE m.name = ?`
 	args := []any{name}
@@ -399,9 +422,11 @@ func (s *DB) History(ctx context.Context, hq store.Query) ([]store.Point, error)
 		var t int64
 		var v float64
 		var params sql.NullString
-		if err := rows.Scan(&p.RunID, &t, &p.Benchmark, &p.Scenario, &v, &p.N, &p.Commit, &params); err != nil {
+		var dirty int
+		if err := rows.Scan(&p.RunID, &t, &p.Benchmark, &p.Scenario, &v, &p.N, &p.Commit, &dirty, &params, &p.Measure); err != nil {
 			return p, err
 		}
+		p.Dirty = dirty != 0
 		if params.Valid {
 			p.Params = map[string]any{}
 			if err := json.Unmarshal([]byte(params.String), &p.Params); err != nil {

@@ -75,6 +75,12 @@ var migrations = []string{
 	// runs.doc (scenario_docs 0), and are read as they were.
 	`ALTER TABLE scenarios ADD COLUMN doc BLOB;
 	ALTER TABLE runs ADD COLUMN scenario_docs INTEGER NOT NULL DEFAULT 0`,
+	// 4: whether a run's tree was dirty (git) and how each scenario was measured ("" timed,
+	// "instructions" counted), so that a history point says both without reading the run: a
+	// trend never mixes valgrind's time with a timed run's, and a dirty run is marked. Runs
+	// stored before read as clean and timed.
+	`ALTER TABLE runs ADD COLUMN git_dirty INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE scenarios ADD COLUMN measure TEXT NOT NULL DEFAULT ''`,
 }
 
 // Version is the schema version this code writes.
