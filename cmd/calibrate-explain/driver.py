@@ -1,7 +1,8 @@
 """driver.py is calibrate-explain's Python side: it profiles the synthetic Python program and the
 small torch model through the worker's own profile pass (inferbench_worker.profiling), one job per
 line of stdin: {"kind": "python"|"torch", "inject": INDEX or -1, "by": 0.1, "dir": DIR, "n": N}
-("by": how much costlier the injected function or operator is). With "measure": "instructions"
+("by": how much costlier the injected function or operator is; for python, "edit" and "rename":
+how the file was edited besides, see program). With "measure": "instructions"
 a python job counts one call's bytecode instructions per function instead, as a counted worker
 does (inferbench_worker.bytecode, after one call uncounted), and a torch job counts each operator's
 instructions in 3 calls, as a counted worker's operator pass does (inferbench_worker.operators,
@@ -17,23 +18,33 @@ import sys
 from inferbench_worker import bytecode, operators, profiling
 
 # The synthetic Python program: twenty functions of the same cost, each a loop of its own (its
-# own time, not a shared helper's), called once per call of the benchmark.
+# own time, not a shared helper's), called once per call of the benchmark, defined in one file.
 WORK = [2000] * 20
 INJECT = 1.10
 
+# An edit of the file between two profiles, beside the injected cost (job "edit"): "moved" puts
+# three new lines above and the functions in reverse order (every function's line changes),
+# "renamed" gives function job["rename"] another name. Neither changes what a call costs.
+BODY = "def %s(w):\n    s = 0\n    for k in range(w):\n        s += k * k %% 7\n    return s\n\n"
 
-def _make(i):
-    src = "def f%02d(w):\n    s = 0\n    for k in range(w):\n        s += k * k %% 7\n    return s\n" % i
+
+def program(edit="", rename=-1):
+    """program returns the twenty functions, in call order, of synthetic.py as edit leaves it."""
+    names = ["g%02d" % i if edit == "renamed" and i == rename else "f%02d" % i for i in range(20)]
+    order = list(range(20))
+    src = ""
+    if edit == "moved":
+        order.reverse()
+        src = "# an edit above\n# moves every function below\n\n"
+    for i in order:
+        src += BODY % names[i]
     ns = {}
     exec(compile(src, "synthetic.py", "exec"), ns)
-    return ns["f%02d" % i]
+    return [ns[n] for n in names]
 
 
-FUNCS = [_make(i) for i in range(20)]
-
-
-def bench(work):
-    for f, w in zip(FUNCS, work):
+def bench(funcs, work):
+    for f, w in zip(funcs, work):
         f(w)
 
 
@@ -97,7 +108,8 @@ def main():
             if job["kind"] == "python":
                 by = 1 + job.get("by", INJECT - 1)
                 work = [int(w * by) if i == inj else w for i, w in enumerate(WORK)]
-                adapter = Adapter(lambda: bench(work))
+                funcs = program(job.get("edit", ""), job.get("rename", -1))
+                adapter = Adapter(lambda: bench(funcs, work))
                 if job.get("measure") == "instructions":
                     adapter.run(1, None, True)
                     files = [bytecode.profile(lambda: adapter.run(1, None, False), job["dir"])]

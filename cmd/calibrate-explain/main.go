@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,6 +88,33 @@ func main() {
 	}
 }
 
+// profiler profiles a source with function inject made costlier (-1: none), its file edited by e
+// (the python source; the others have no file to edit), into dir.
+type profiler func(inject int, e edit, dir string) (*explain.Profile, error)
+
+// noEdits is a profiler of a source with no file to edit.
+func noEdits(p func(inject int, dir string) (*explain.Profile, error)) profiler {
+	return func(inject int, _ edit, dir string) (*explain.Profile, error) { return p(inject, dir) }
+}
+
+// edit is how the python source's file is edited besides the injected cost (driver.py's
+// program): "" not at all, "moved" (three lines above, the functions in reverse order: every
+// line moves), "renamed" (function Rename under another name).
+type edit struct {
+	Kind   string
+	Rename int
+}
+
+func (e edit) label() string {
+	switch e.Kind {
+	case "moved":
+		return ", every function moved and reordered"
+	case "renamed":
+		return ", another function renamed"
+	}
+	return ""
+}
+
 // tally counts one source's trials.
 type tally struct {
 	source             string
@@ -96,6 +124,9 @@ type tally struct {
 	seconds            float64 // profiling wall time per profile
 	loadStart, loadEnd string
 	entries            int
+	// changes are the injected entry's change per call as explain reported it (Delta over
+	// OldSelf), in the trials that ranked it first.
+	changes []float64
 }
 
 // count counts one trial: x explains old against nw, in which the entry that want names was
@@ -112,6 +143,9 @@ func (t *tally) count(old, nw, same *explain.Profile, want func(string) bool) (x
 	t.entries = x.Tested
 	if len(x.Named) > 0 && want(x.Named[0].Name) {
 		t.ranked++
+		if e := x.Named[0]; e.OldSelf > 0 {
+			t.changes = append(t.changes, e.Delta/e.OldSelf)
+		}
 		if x.Named[0].Share >= 0.8 {
 			t.first++
 		}
@@ -132,19 +166,19 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 	for _, src := range sources {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		t := tally{source: src, loadStart: sysinfo.LoadAvg()}
-		var prof func(inject int, dir string) (*explain.Profile, error)
+		var prof profiler
 		names := 20
 		switch src {
 		case "go":
-			prof = goProfile
+			prof = noEdits(goProfile)
 			if measure == "instructions" {
-				prof = goCounted
+				prof = noEdits(goCounted)
 			}
 		case "command":
 			if measure != "instructions" {
 				return fmt.Errorf("source command: commands have no timing profiler; use -measure instructions")
 			}
-			prof = commandCounted
+			prof = noEdits(commandCounted)
 		case "python", "torch":
 			start := startDriver
 			if measure == "instructions" && src == "torch" {
@@ -160,52 +194,72 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 			if src == "torch" {
 				names = 12
 			}
-			prof = func(inject int, dir string) (*explain.Profile, error) { return d.profile(src, inject, dir) }
+			prof = func(inject int, e edit, dir string) (*explain.Profile, error) { return d.profile(src, inject, e, dir) }
 			if measure == "instructions" && src == "python" {
 				// A process per profile, as each run's worker is one: a count must not depend
 				// on what the process ran before.
-				prof = func(inject int, dir string) (*explain.Profile, error) {
+				prof = func(inject int, e edit, dir string) (*explain.Profile, error) {
 					d, err := startDriver(python, root)
 					if err != nil {
 						return nil, err
 					}
 					defer d.close()
-					return d.profile(src, inject, dir)
+					return d.profile(src, inject, e, dir)
 				}
 			}
 		default:
 			return fmt.Errorf("source %q: want go, python, torch or command", src)
 		}
 		var took time.Duration
+		// The python source's trials edit the file too, a third of them each way: the edit
+		// applies to the new and the unchanged third profile, so explain must still name the
+		// injected function alone, and nothing between two unchanged ones.
+		edits := []edit{{}}
+		if src == "python" {
+			edits = append(edits, edit{Kind: "moved"}, edit{Kind: "renamed"})
+		}
+		byEdit := make([]tally, len(edits))
+		for j, e := range edits {
+			byEdit[j] = tally{source: src + e.label(), loadStart: t.loadStart}
+		}
 		for i := range n {
 			inject := rng.IntN(names)
+			e := edits[i%len(edits)]
+			if e.Kind == "renamed" {
+				e.Rename = (inject + 1 + rng.IntN(names-1)) % names // another function than the injected
+			}
 			dir := filepath.Join(tmp, fmt.Sprintf("%s-%d", src, i))
 			start := time.Now()
-			old, err := prof(-1, dir+"-old")
+			old, err := prof(-1, edit{}, dir+"-old")
 			if err != nil {
 				return err
 			}
 			took += time.Since(start)
-			nw, err := prof(inject, dir+"-new")
+			nw, err := prof(inject, e, dir+"-new")
 			if err != nil {
 				return err
 			}
-			same, err := prof(-1, dir+"-same")
+			same, err := prof(-1, e, dir+"-same")
 			if err != nil {
 				return err
 			}
-			x, y, err := t.count(old, nw, same, injected(src, inject))
+			x, y, err := byEdit[i%len(edits)].count(old, nw, same, injected(src, inject))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "%s trial %d: injected %d, named %v; unchanged pair named %d\n", src, i+1, inject, names3(x.Named), len(y.Named))
+			fmt.Fprintf(os.Stderr, "%s%s trial %d: injected %d, named %v; unchanged pair named %d\n", src, e.label(), i+1, inject, names3(x.Named), len(y.Named))
 			os.RemoveAll(dir + "-old")
 			os.RemoveAll(dir + "-new")
 			os.RemoveAll(dir + "-same")
 		}
-		t.seconds = took.Seconds() / float64(n)
-		t.loadEnd = sysinfo.LoadAvg()
-		rows = append(rows, t)
+		for j := range byEdit {
+			bt := &byEdit[j]
+			bt.seconds = took.Seconds() / float64(n)
+			bt.loadEnd = sysinfo.LoadAvg()
+			if bt.trials > 0 {
+				rows = append(rows, *bt)
+			}
+		}
 	}
 	writeTable(w, rows)
 	return nil
@@ -213,11 +267,16 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 
 func writeTable(w io.Writer, rows []tally) {
 	fmt.Fprintf(w, "+%.0f%% injected:\n\n", 100*inject)
-	fmt.Fprintf(w, "| source | trials | injected ranked first | … with ≥ 80%% of the change | unchanged pairs naming nothing | entries tested | profile wall time per run | load average (1, 5, 15 min) start → end |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| source | trials | injected ranked first | … with ≥ 80%% of the change | its change per call reported, median (min–max) | unchanged pairs naming nothing | entries tested | profile wall time per run | load average (1, 5, 15 min) start → end |\n|---|---|---|---|---|---|---|---|---|\n")
 	pc := func(k, n int) string { return fmt.Sprintf("%d (%.0f%%)", k, 100*float64(k)/float64(n)) }
 	for _, t := range rows {
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %d | %.1f s | %s → %s |\n", t.source, t.trials, pc(t.ranked, t.trials), pc(t.first, t.trials),
-			pc(t.clean, t.trials), t.entries, t.seconds, t.loadStart, t.loadEnd)
+		change := "-"
+		if len(t.changes) > 0 {
+			cs := slices.Sorted(slices.Values(t.changes))
+			change = fmt.Sprintf("%+.1f%% (%+.1f%% to %+.1f%%)", 100*cs[len(cs)/2], 100*cs[0], 100*cs[len(cs)-1])
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %d | %.1f s | %s → %s |\n", t.source, t.trials, pc(t.ranked, t.trials), pc(t.first, t.trials),
+			change, pc(t.clean, t.trials), t.entries, t.seconds, t.loadStart, t.loadEnd)
 	}
 }
 
@@ -421,8 +480,8 @@ func runDriver(cmd *exec.Cmd, env []string) (*driver, error) {
 	return &driver{cmd: cmd, in: in, out: sc}, nil
 }
 
-func (d *driver) profile(kind string, injectAt int, dir string) (*explain.Profile, error) {
-	job, _ := json.Marshal(map[string]any{"kind": kind, "inject": injectAt, "by": inject, "dir": dir, "n": 20, "measure": measure})
+func (d *driver) profile(kind string, injectAt int, e edit, dir string) (*explain.Profile, error) {
+	job, _ := json.Marshal(map[string]any{"kind": kind, "inject": injectAt, "by": inject, "dir": dir, "n": 20, "measure": measure, "edit": e.Kind, "rename": e.Rename})
 	if _, err := d.in.Write(append(job, '\n')); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	mstats "github.com/aclements/go-moremath/stats"
 
@@ -48,8 +49,12 @@ func (o Options) norm() Options {
 // Entry is one function's or operator's change between two profiles, per call of the subject.
 type Entry struct {
 	Name string `json:"name"`
-	// Status is "changed", "added" (only in the new profile) or "removed" (only in the old).
+	// Status is "changed", "added" (only in the new profile), "removed" (only in the old) or
+	// "renamed": a function of the old profile only and one of the new only, in one file, whose
+	// costs are within renameRatio of each other (pairNames); Was is then its old name, and the
+	// entry compares the one's cost with the other's.
 	Status string `json:"status"`
+	Was    string `json:"was,omitempty"`
 	// OldSelf and NewSelf are the entry's own cost per call in each profile, the Incl pair with
 	// what it called, the Count pair its calls per call of the subject (0 when the profiler does
 	// not count).
@@ -145,19 +150,22 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	var all []Entry
 	var ps []float64
 	var shareMove [][2]float64
-	for _, n := range slices.Sorted(maps.Keys(names)) {
-		os, ns := perCall(old, n, selfOf), perCall(nw, n, selfOf)
+	for _, pn := range pairNames(old, nw, slices.Sorted(maps.Keys(names)), x.Exact) {
+		on, nn := pn[0], pn[1]
+		os, ns := perCall(old, on, selfOf), perCall(nw, nn, selfOf)
 		e := Entry{
-			Name:    n,
+			Name:    nn,
 			Status:  "changed",
 			OldSelf: mean(os), NewSelf: mean(ns),
-			OldIncl: mean(perCall(old, n, inclOf)), NewIncl: mean(perCall(nw, n, inclOf)),
-			OldCount: mean(perCall(old, n, countOf)), NewCount: mean(perCall(nw, n, countOf)),
+			OldIncl: mean(perCall(old, on, inclOf)), NewIncl: mean(perCall(nw, nn, inclOf)),
+			OldCount: mean(perCall(old, on, countOf)), NewCount: mean(perCall(nw, nn, countOf)),
 		}
 		switch {
-		case !has(old, n):
+		case on != nn:
+			e.Status, e.Name, e.Was = "renamed", nn+", was "+shortName(on), on
+		case !has(old, on):
 			e.Status = "added"
-		case !has(nw, n):
+		case !has(nw, nn):
 			e.Status = "removed"
 		}
 		e.Delta = e.NewSelf - e.OldSelf
@@ -282,6 +290,86 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	slices.SortStableFunc(x.Removed, func(a, b Entry) int { return cmp.Compare(b.OldIncl, a.OldIncl) })
 	x.Flame = Flame(old.Stacks, nw.Stacks)
 	return x, nil
+}
+
+// renameRatio is how far apart, as a ratio, the costs per call of a function only in the old
+// profile and one only in the new may be for pairNames to take them for one function renamed.
+const renameRatio = 1.25
+
+// pairNames returns the names to compare, each as [old name, new name]: a name of both
+// profiles as itself, and a function of one profile only paired with one of the other only as a
+// rename where both are in one scope (a Python function's file, a Go function's package) and
+// their own costs per call are within renameRatio, the closest pair first. A rename changes no
+// cost, and compared as a removed and an added function it would be named as the change (each by
+// its whole cost) above the function that did change. The rest stay as themselves.
+func pairNames(old, nw *Profile, names []string, exact bool) [][2]string {
+	var out [][2]string
+	var removed, added []string
+	for _, n := range names {
+		switch inOld, inNew := has(old, n), has(nw, n); {
+		case inOld && !inNew:
+			removed = append(removed, n)
+		case inNew && !inOld:
+			added = append(added, n)
+		default:
+			out = append(out, [2]string{n, n})
+		}
+	}
+	type cand struct {
+		r, a string
+		d    float64
+	}
+	var cs []cand
+	for _, r := range removed {
+		for _, a := range added {
+			ro, an := mean(perCall(old, r, selfOf)), mean(perCall(nw, a, selfOf))
+			if scope(r, exact) == "" || scope(r, exact) != scope(a, exact) || !(ro > 0 && an > 0) {
+				continue
+			}
+			if d := math.Abs(math.Log(an / ro)); d <= math.Log(renameRatio) {
+				cs = append(cs, cand{r, a, d})
+			}
+		}
+	}
+	slices.SortStableFunc(cs, func(x, y cand) int { return cmp.Compare(x.d, y.d) })
+	used := map[string]bool{}
+	for _, c := range cs {
+		if !used[c.r] && !used[c.a] {
+			used[c.r], used[c.a] = true, true
+			out = append(out, [2]string{c.r, c.a})
+		}
+	}
+	for _, n := range append(removed, added...) {
+		if !used[n] {
+			out = append(out, [2]string{n, n})
+		}
+	}
+	return out
+}
+
+// scope is where a function's name says it lives: a Python identity's file ("f (a.py)" is in
+// " (a.py)"), in an exact profile a Go function's package ("main.f" in "main"); "" for names that
+// are no function's (an operator, "aten::mm [...]"), which are never paired as renames, and for
+// a sampled Go profile's, whose functions of a few samples come and go between runs.
+func scope(n string, exact bool) string {
+	if strings.Contains(n, "::") || strings.Contains(n, "[") {
+		return ""
+	}
+	if i := strings.LastIndex(n, " ("); i > 0 && strings.HasSuffix(n, ")") {
+		return n[i:]
+	}
+	if i := strings.LastIndex(n, "."); i > 0 && exact {
+		return n[:i]
+	}
+	return ""
+}
+
+// shortName is a name without its scope's file: "f08 (a.py)" is "f08".
+func shortName(n string) string {
+	if i := strings.LastIndex(n, " ("); i > 0 && strings.HasSuffix(n, ")") {
+		return n[:i]
+	}
+	return n
 }
 
 func selfOf(c *Chunk, n string) float64  { return c.Self[n] }

@@ -627,7 +627,7 @@ func TestPythonBetweenOperators(t *testing.T) {
 
 // A function is matched by its qualified name and file, not its line: an edit above it moves it
 // without making it "removed" and "added" (issue 42: every function below an edit ranked before
-// the changed one); a rename is still one removed and one added.
+// the changed one); a function renamed is one function (pairNames), not one removed and one added.
 func TestFunctionsByIdentity(t *testing.T) {
 	chunk := func(names map[string]float64) string {
 		var es []string
@@ -653,16 +653,27 @@ func TestFunctionsByIdentity(t *testing.T) {
 	if len(x.Named) != 1 || x.Named[0].Name != "_normalize (text.py)" || x.Named[0].Status != "changed" {
 		t.Errorf("moved: named %+v, want _normalize alone", x.Named)
 	}
-	renamed := load(chunk(map[string]float64{"_normalize (text.py:20)": 1000, "_buckets (text.py:34)": 5000}))
-	x, err = Diff(old, renamed, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	status := map[string]string{}
-	for _, e := range x.Named {
-		status[e.Name] = e.Status
-	}
-	if status["_bucket (text.py)"] != "removed" || status["_buckets (text.py)"] != "added" {
-		t.Errorf("renamed: named %+v, want _bucket removed and _buckets added", x.Named)
+	// A rename of a function whose cost did not change names nothing; one that also grew is
+	// named as itself, renamed; a function removed and another added of unlike cost are that.
+	for _, c := range []struct {
+		name    string
+		buckets float64 // the new _buckets's cost
+		status  map[string]string
+	}{
+		{"renamed", 5000, map[string]string{}},
+		{"renamed and 20% costlier", 6000, map[string]string{"_buckets (text.py), was _bucket": "renamed"}},
+		{"replaced", 800, map[string]string{"_bucket (text.py)": "removed", "_buckets (text.py)": "added"}},
+	} {
+		x, err = Diff(old, load(chunk(map[string]float64{"_normalize (text.py:20)": 1000, "_buckets (text.py:34)": c.buckets})), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := map[string]string{}
+		for _, e := range x.Named {
+			status[e.Name] = e.Status
+		}
+		if fmt.Sprint(status) != fmt.Sprint(c.status) {
+			t.Errorf("%s: named %+v, want %v", c.name, x.Named, c.status)
+		}
 	}
 }
