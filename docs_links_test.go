@@ -146,8 +146,10 @@ func headingAnchors(src string) map[string]bool {
 	return out
 }
 
-// TestDocsPageLength holds every page of docs/ and docs/measurements/ to 400 lines: a page
-// longer than that is a notebook or two pages, and its history belongs in the commit log.
+// TestDocsPageLength holds every page of docs/ and docs/measurements/ (and the README) to 400
+// lines: a page longer than that is a notebook or two pages, and its history belongs in the
+// commit log. The exceptions are pages another change is rewriting; remove each once it is
+// under the bound.
 func TestDocsPageLength(t *testing.T) {
 	const most = 400
 	exceptions := map[string]string{ // known, until their rewrite lands
@@ -167,7 +169,10 @@ func TestDocsPageLength(t *testing.T) {
 		if !strings.HasSuffix(string(src), "\n") && len(src) > 0 {
 			n++
 		}
-		if _, ok := exceptions[filepath.ToSlash(page)]; ok {
+		if why, ok := exceptions[filepath.ToSlash(page)]; ok {
+			if n <= most {
+				t.Logf("%s has %d lines: its exception (%s) can go", page, n, why)
+			}
 			continue
 		}
 		if n > most {
