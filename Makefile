@@ -179,12 +179,12 @@ gate-instructions:
 	done
 	bin/inferbench-symbols compare $(GATE_DIR)/run1 $(GATE_DIR)/run2
 
-# The gate's error rates on this machine (docs/verdicts.md): per subject kind, N A/A comparisons
+# The gate's error rates on this machine (docs/measurements/verdicts.md): per subject kind, N A/A comparisons
 # (false failures) and N with the primary metric slowed by 10% (detections). Not part of make test:
 # 7 kinds, each quiet and loaded (LOAD=both): about 1.5 hours on the 2-core development machine at
-# N=100 (docs/verdicts.md).
+# N=100. The tables go between their markers in docs/measurements/verdicts.md.
 N ?= 100
-# explain's calibration table (docs/explain.md): N trials per source; paste the table it prints.
+# explain's calibration table (docs/measurements/explain.md): N trials per source; paste the table it prints.
 # MEASURE=instructions calibrates instruction mode's exact counts (Go and Python functions, and a
 # Go program run as a command).
 MEASURE ?= time
@@ -197,13 +197,13 @@ explain-calibrate:
 LOAD ?= both
 calibrate-gate:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
-	bin/calibrate-gate -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/verdicts.md
+	bin/calibrate-gate -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/measurements/verdicts.md
 
 # The paired path (run --baseline-ref) at its defaults: N rounds per kind of an unchanged, a 5% and
 # a 10% heavier commit against a base (cmd/calibrate-gate -path ref); LOAD as for calibrate-gate.
 calibrate-ref:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
-	bin/calibrate-gate -path ref -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/verdicts.md
+	bin/calibrate-gate -path ref -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/measurements/verdicts.md
 
 # The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
 # N searches of each of three models, on the simulated model; LIVE=1 runs them against a live

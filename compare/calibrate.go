@@ -32,7 +32,7 @@ type historyNoise struct {
 	// two moments of a history of 30 then set it: a CPU-bound command whose consecutive
 	// unchanged runs differed by at most 4% had a 28.1% threshold, and a 10.9% slowdown passed.
 	// Leaving one moment in 15 runs out lets two moments in 30 pass unseen; a machine that moves
-	// more often than that is still seen (simulated: docs/verdicts.md).
+	// more often than that is still seen (simulated: docs/measurements/verdicts.md).
 	NoisePct float64
 	// Outliers is how many of the largest changes the bound left out.
 	Outliers int

@@ -17,14 +17,14 @@ import (
 // regression.
 
 // countThreshold is the default threshold of instruction counts, in percent. Unchanged code
-// counted twice differs by far less (docs/verdicts.md, "Instruction mode"), and a 1% heavier
+// counted twice differs by far less (docs/measurements/verdicts.md, "Instruction mode"), and a 1% heavier
 // function must fail.
 const countThreshold = 0.5
 
 // countTolerance is the change of a count's median, in percent, below which two counts are the
 // same: unchanged code counted in two runs differed by at most 0.02% (the engine's
 // stats.Summarize, whose calls allocate; 0 for SHA-256 in Go and a command, 0.0002% for a Python
-// function; docs/verdicts.md).
+// function; docs/measurements/verdicts.md).
 const countTolerance = 0.1
 
 // CountMethod is the Row.Method of a count: medians compared exactly, without a test.

@@ -12,7 +12,7 @@ import (
 	"github.com/inferbench/inferbench/stats"
 )
 
-var noiseTable = flag.Bool("noise-table", false, "print docs/verdicts.md's simulation of the noise-aware threshold (TestNoiseTable)")
+var noiseTable = flag.Bool("noise-table", false, "print docs/measurements/verdicts.md's simulation of the noise-aware threshold (TestNoiseTable)")
 
 // secondLargestThreshold is NoiseOf's rule before this one (kept to compare in the table): the
 // larger of 2.576 robust deviations and the second largest change, × 1.5.
@@ -35,12 +35,12 @@ func secondLargestThreshold(centers []float64) float64 {
 // TestNoiseTable simulates histories of unchanged runs under several kinds of run-to-run noise
 // and counts how often the next unchanged run exceeds the threshold the history gives (a false
 // failure, before any significance test: an upper bound) and how often a run 10% slower does
-// (detection), for the rule before and NoiseOf's. docs/verdicts.md's table is its output:
+// (detection), for the rule before and NoiseOf's. docs/measurements/verdicts.md's table is its output:
 //
 //	go test ./compare -run TestNoiseTable -noise-table -v
 func TestNoiseTable(t *testing.T) {
 	if !*noiseTable {
-		t.Skip("prints a table for docs/verdicts.md: -noise-table")
+		t.Skip("prints a table for docs/measurements/verdicts.md: -noise-table")
 	}
 	gamma := func(r *rand.Rand, k int) float64 {
 		c := 0.0

@@ -15,7 +15,7 @@ import (
 )
 
 // TestLargeRunMemory measures the memory Load takes for a large run.json, in a process of its
-// own (docs/reliability.md states the figure). Skipped unless INFERBENCH_LARGE_RUN names the
+// own (docs/measurements/reliability.md gives the figure). Skipped unless INFERBENCH_LARGE_RUN names the
 // file; INFERBENCH_LARGE_RUN_WRITE=N (scenarios of 5 samples each: 135,000 make 201 MB) writes
 // it first, then stops: load it with a second command so that the peak is Load's alone.
 //

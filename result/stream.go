@@ -14,7 +14,7 @@ import (
 
 // streamMin is the size from which a run.json is decoded as a stream, one scenario at a time
 // (decodeStream), instead of read whole first: the file's bytes are then never all in memory
-// beside the run they make. docs/reliability.md states the memory each way costs.
+// beside the run they make. docs/measurements/reliability.md gives the memory each way costs.
 const streamMin = 16 << 20
 
 // batchBytes is about how much of a run.json's scenarios decodeStream decodes at once.

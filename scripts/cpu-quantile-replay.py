@@ -2,7 +2,7 @@
 
     python3 scripts/cpu-quantile-replay.py WORK KIND...   (WORK: calibrate-gate -work, -keep)
 
-For each kind's chain of runs (10 history runs, then A S A A S A ...; docs/verdicts.md), each
+For each kind's chain of runs (10 history runs, then A S A A S A ...; docs/measurements/verdicts.md), each
 statistic of a run's cpu_ms samples (median, p25, p10, min) is held to compare.NoiseOf's threshold
 over the A runs before it (the newest 50): an A/A comparison fails, or a slowdown is found, when
 the statistic's change exceeds it. No significance test: an upper bound on both rates.

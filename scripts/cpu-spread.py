@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cpu-spread: how much the CPU time of the same computation moves from one process to the next on
 this machine, with nothing of inferbench in the way (docs/verdicts.md, "What this machine lets
-time see").
+time see"; the figures in docs/measurements/verdicts.md).
 
 Each of N processes runs one computation once and prints its own CPU time (time.process_time
 around the call, after one untimed call): summing squares in the interpreter (the calibration's

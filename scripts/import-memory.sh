@@ -1,7 +1,7 @@
 #!/bin/sh
 # import-memory.sh: the peak resident memory of `inferbench import` of a large run.json (200,000
 # scenarios, 297 MB) into a new SQLite store, then of loading the stored run back (`inferbench
-# export`, which reads it whole from the store as compare and report do), as docs/reliability.md
+# export`, which reads it whole from the store as compare and report do), as docs/measurements/reliability.md
 # reports them.
 #   scripts/import-memory.sh [SCENARIOS]
 # INFERBENCH_BIN=PATH measures that binary (another version) instead of this tree's.

@@ -4,7 +4,7 @@
 // functions or operators is profiled as `run --profile` profiles it, once unchanged and once with
 // one function or operator, chosen at random, made 10% costlier; explain should rank it first
 // with at least 80% of the change. A third, unchanged profile paired with the first should name
-// nothing. It prints the table of docs/explain.md, with the machine's load.
+// nothing. It prints the table of docs/measurements/explain.md, with the machine's load.
 //
 // With -measure instructions it calibrates instruction mode's exact counts instead: the Go program
 // counted as a Go function under callgrind (a copy of this binary, as run --measure instructions

@@ -8,7 +8,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/sysinfo"
 )
 
-// document is the generated section of docs/verdicts.md.
+// document is the generated section of docs/measurements/verdicts.md.
 func document(o options, ts []*tally, table string, started time.Time, load0 string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s UTC (%s), commit %s, on %s; load average %s at the start, %s at the end.\n\n",

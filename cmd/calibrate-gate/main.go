@@ -4,12 +4,12 @@
 // mockserver) it runs the unchanged scenario at default settings again and again and counts the
 // `inferbench compare` of two runs that exit 3 (false failures), then slows the primary metric by
 // 10% and counts the comparisons that exit 3 (detections), quiet or with a busy loop on another
-// core (-load). It prints a table and, with -write, puts it into docs/verdicts.md between its
-// markers. With -path ref it measures the paired path instead (`run --baseline-ref`, ref.go): an
+// core (-load). It prints a table and, with -write, puts it into docs/measurements/verdicts.md
+// between its markers. With -path ref it measures the paired path instead (`run --baseline-ref`, ref.go): an
 // unchanged, a 5% and a 10% slower commit against a base, -n rounds per kind.
 //
 //	make calibrate-gate N=100
-//	go run ./cmd/calibrate-gate -n 100 -write docs/verdicts.md
+//	go run ./cmd/calibrate-gate -n 100 -write docs/measurements/verdicts.md
 //
 // The program is its own inferbench binary: with CALIBRATE_GATE_INFERBENCH=1 it is the command
 // line, and with CALIBRATE_GATE_INFERBENCH=gofunc the command line with the gofunc kind's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -55,5 +56,34 @@ func TestReplaceSection(t *testing.T) {
 	if strings.Contains(doc, "table 1") || !strings.Contains(doc, beginMarker+"\ntable 2\n"+endMarker) ||
 		!strings.HasPrefix(doc, "# Verdicts\n\nintro") || !strings.HasSuffix(doc, "\n## After\n") {
 		t.Errorf("replaced:\n%s", doc)
+	}
+}
+
+// TestDocumentHasMarkers: the page make calibrate-gate and make calibrate-ref write (-write
+// docs/measurements/verdicts.md) holds each generated section once, between its own markers, so
+// that a rerun replaces the table instead of appending a second one.
+func TestDocumentHasMarkers(t *testing.T) {
+	const page = "../../docs/measurements/verdicts.md"
+	doc, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range [][2]string{{beginMarker, endMarker}, {refBeginMarker, refEndMarker}} {
+		if n := strings.Count(string(doc), m[0]); n != 1 {
+			t.Errorf("%s: %d times %q, want once", page, n, m[0])
+		}
+		if n := strings.Count(string(doc), m[1]); n != 1 {
+			t.Errorf("%s: %d times %q, want once", page, n, m[1])
+		}
+		if i, j := strings.Index(string(doc), m[0]), strings.Index(string(doc), m[1]); i < 0 || j < i {
+			t.Errorf("%s: %q does not come before %q", page, m[0], m[1])
+		}
+	}
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(makefile), "-write docs/measurements/verdicts.md"); n != 2 {
+		t.Errorf("Makefile: %d targets write docs/measurements/verdicts.md, want calibrate-gate and calibrate-ref", n)
 	}
 }

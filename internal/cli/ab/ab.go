@@ -75,7 +75,7 @@ type Options struct {
 }
 
 // DefaultThreshold is the paired design's threshold, in percent: what interleaved blocks resolve
-// on a shared 2-core runner within the default time (docs/verdicts.md), far below the 15% of a
+// on a shared 2-core runner within the default time (docs/measurements/verdicts.md), far below the 15% of a
 // comparison with a stored run.
 const DefaultThreshold = 3.0
 

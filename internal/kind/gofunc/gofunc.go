@@ -54,7 +54,7 @@ type Config struct {
 // DefaultIterationTime is a measured iteration's length when the definition does not say: 30
 // iterations measure at least 0.6 s of calls. A 0.76 ms function measured for 23 ms (30 single
 // calls) had run medians 0.72 to 1.27 ms apart on the 2-core development machine
-// (docs/verdicts.md).
+// (docs/definitions.md).
 const DefaultIterationTime = 20 * time.Millisecond
 
 // Validate checks the configuration.

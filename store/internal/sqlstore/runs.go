@@ -46,7 +46,7 @@ func (s *DB) Put(ctx context.Context, r *result.Run) error {
 // Its memory is one batch: the runs row holds the run's header (the run without scenarios),
 // and each scenario's row its own document (the scenario without samples), built and inserted
 // with the metric rows a batch at a time. (The whole run's document and rows held 2.4 GB for a
-// 297 MB run.json of 200,000 scenarios; docs/reliability.md.)
+// 297 MB run.json of 200,000 scenarios; docs/measurements/reliability.md.)
 func (s *DB) PutStream(ctx context.Context, head *result.Run, b store.Batches) error {
 	if head.ID == "" {
 		return errors.New("put run: empty run id")
