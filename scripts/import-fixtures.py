@@ -122,7 +122,8 @@ def llmd(a, out, fixtures):
     src = os.path.join(a.llmd_src, "llmdbenchmark", "analysis")
     env = dict(os.environ, PYTHONPATH=f"{a.vllm_deps}:{src}")
     for gen, f, name in (("guidellm", os.path.join(fixtures, "guidellm", "benchmarks.json"), "guidellm_br0.2.yaml"),
-                         ("vllm", os.path.join(fixtures, "vllm", "detailed.json"), "vllm_br0.2.yaml")):
+                         ("vllm-benchmark", os.path.join(fixtures, "vllm", "detailed.json"), "vllm_br0.2.yaml"),
+                         ("aiperf", os.path.join(fixtures, "aiperf", "profile_export_aiperf.json"), "aiperf_br0.2.yaml")):
         run([a.python, "-m", "benchmark_report.cli", f, os.path.join(out, name), "-w", gen, "-b", "0.2", "-f"], env=env)
 
 

@@ -117,6 +117,9 @@ func (c *Calc) Add(r Request) {
 	// The last content chunk: vLLM's and AIPerf's request end (the usage chunk and [DONE]
 	// after it do not count); the response's end when the tool kept no chunks.
 	lastTok := r.End
+	if r.LastToken > 0 {
+		lastTok = r.LastToken
+	}
 	if len(r.Chunks) > 0 {
 		lastTok = r.Chunks[len(r.Chunks)-1]
 		c.chunked = true
@@ -198,7 +201,7 @@ func (c *Calc) As(tool string) []Figure {
 	case GuideLLM:
 		out = c.guidellm()
 	}
-	return out
+	return slices.DeleteFunc(out, func(f Figure) bool { return math.IsNaN(f.Value) || math.IsInf(f.Value, 0) })
 }
 
 // All returns As of every tool of ReportAs, by tool.

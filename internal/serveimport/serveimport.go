@@ -38,8 +38,11 @@ type Request struct {
 	Chunks []time.Duration
 	// Tokens are the tokens each chunk carried, when known (inferbench's own log); nil: one each.
 	Tokens []int
-	// End is the end of the response after Start: the last byte the tool saw (its request
-	// latency).
+	// LastToken is the last content chunk's arrival after Start, when the tool kept it but not
+	// every chunk (guidellm); 0 otherwise.
+	LastToken time.Duration
+	// End is the end of the response after Start: the last byte the tool saw (vLLM: the last
+	// content chunk, all it keeps).
 	End                       time.Duration
 	InputTokens, OutputTokens int
 	Err                       string // a failed request's error; "" for a success
