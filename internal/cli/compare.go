@@ -7,9 +7,9 @@ import (
 )
 
 type compareCmdFlags struct {
-	runs   twoRunFlags
-	format string
-	output string
+	runs     twoRunFlags
+	format   string
+	output   string
 	json     string
 	all      bool
 	reportAs []string

@@ -13,7 +13,7 @@ type reportFlags struct {
 	output   string
 	format   string
 	reportAs []string
-	store  storeFlags // store.resultsDir is --results-dir
+	store    storeFlags // store.resultsDir is --results-dir
 }
 
 func newReport(o *IO) *cobra.Command {

@@ -96,7 +96,7 @@ func WriteAs(w io.Writer, r *result.Run, tools []string, log LogFunc) error {
 // concept is one figure every tool has, under its own name and definition.
 type concept struct {
 	label, ours, stat string
-	names            map[string]string
+	names             map[string]string
 }
 
 // concepts are the side-by-side rows: why the tools disagree is in docs/import.md.

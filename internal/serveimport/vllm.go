@@ -291,4 +291,3 @@ var vllmCaveat = map[string]string{
 	"itl":  "vLLM's ITL is one sample per chunk, not per token, and counts a final empty content chunk's gap",
 	"e2el": "vLLM's E2EL ends at the last content chunk, not the response's end",
 }
-

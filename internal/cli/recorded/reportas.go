@@ -79,4 +79,3 @@ func ReportAsFlag(flag []string) ([]string, error) {
 func writeAsCompare(w io.Writer, old *result.Run, oldDir string, nw *result.Run, newDir string, tools []string) error {
 	return serveimport.WriteAsCompare(w, old, nw, tools, requestLogs(oldDir), requestLogs(newDir))
 }
-
