@@ -33,8 +33,8 @@ type Imported struct {
 }
 
 // maxSamples bounds the raw samples of each metric of an imported scenario (beyond, a
-// histogram), as a run's own distributions are bounded.
-const maxSamples = 1 << 16
+// histogram), as a run's own distributions are bounded (a variable for tests).
+var maxSamples = 1 << 16
 
 // part is one benchmark of a file, made a scenario as its requests are added one at a time.
 type part struct {

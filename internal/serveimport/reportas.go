@@ -23,10 +23,19 @@ type Figure struct {
 // acc is one per-request (or per-chunk) quantity of a tool's definition: a bounded distribution
 // for its percentiles and exact moments for its mean and (population, as numpy's) std.
 type acc struct {
-	d           *stats.Dist
-	n           int
-	mean, m2    float64
-	scale, unit string
+	d        *stats.Dist
+	n        int
+	mean, m2 float64
+	sum      *stats.Summary // the distribution's summary, once asked for
+}
+
+// summary is the distribution's summary, computed once (a histogram's is not cheap).
+func (a *acc) summary() stats.Summary {
+	if a.sum == nil {
+		s, _ := a.d.Summary()
+		a.sum = &s
+	}
+	return *a.sum
 }
 
 func newAcc() *acc { return &acc{d: stats.NewDist(maxSamples)} }
@@ -47,7 +56,7 @@ func (a *acc) quantile(q float64) float64 {
 		slices.Sort(s)
 		return stats.Quantile(s, q)
 	}
-	s, _ := a.d.Summary()
+	s := a.summary()
 	switch q {
 	case 0.5:
 		return s.Median
@@ -173,9 +182,10 @@ func (c *Calc) stat(out *[]Figure, q string, unit string, stat []string, name fu
 			v = a.mean
 		case "std":
 			v = a.std()
-		case "min", "max":
-			sum, _ := a.d.Summary()
-			v = map[bool]float64{true: sum.Min, false: sum.Max}[s == "min"]
+		case "min":
+			v = a.summary().Min
+		case "max":
+			v = a.summary().Max
 		default: // pNN or median
 			p := strings.TrimPrefix(s, "p")
 			if s == "median" {
