@@ -123,7 +123,7 @@ func skipValue(dec *json.Decoder) error {
 
 // eof is err, io.ErrUnexpectedEOF for the end of a document cut short.
 func eof(err error) error {
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("the file ends early (truncated?): %w", io.ErrUnexpectedEOF)
 	}
 	return err

@@ -72,11 +72,10 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	where := ""
-	if e.Where != "" {
-		where = " " + e.Where
+	if e.Where == "" {
+		return fmt.Sprintf("%s: %s results: %v", e.File, e.Tool, e.Err)
 	}
-	return fmt.Sprintf("%s: %s results:%s: %v", e.File, e.Tool, where, e.Err)
+	return fmt.Sprintf("%s: %s results: %s: %v", e.File, e.Tool, e.Where, e.Err)
 }
 
 func (e *FileError) Unwrap() error { return e.Err }

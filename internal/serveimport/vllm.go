@@ -233,8 +233,8 @@ func (p *part) vllmRequests(path string, d vllmDoc, date time.Time) error {
 				at += g
 				r.Chunks = append(r.Chunks, sec(at))
 			}
-			if r.End < r.Chunks[len(r.Chunks)-1] { // rounding: the sum of the gaps is the latency
-				r.End = r.Chunks[len(r.Chunks)-1]
+			if last := r.Chunks[len(r.Chunks)-1]; r.End < last && last-r.End < time.Microsecond {
+				r.End = last // rounding: the sum of the gaps is the latency
 			}
 		}
 		if err := p.add(r); err != nil {
