@@ -36,6 +36,12 @@ func Detect(path string) (tool string, jsonl bool, err error) {
 	if len(t) == 0 {
 		return "", false, nil
 	}
+	if t[0] == '[' { // vllm bench sweep's summary.json: bench serve's documents
+		if keys := jsonKeys(bytes.TrimLeft(t[1:], " \t\r\n")); keys["completed"] && (keys["backend"] || keys["endpoint_type"]) {
+			return VLLM, false, nil
+		}
+		return "", false, nil
+	}
 	if t[0] != '{' {
 		if yamlKeys(t)["results"] && yamlKeys(t)["version"] && (yamlKeys(t)["scenario"] || yamlKeys(t)["run"]) {
 			return LLMD, false, nil

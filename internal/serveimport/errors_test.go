@@ -117,3 +117,30 @@ func TestUnknown(t *testing.T) {
 		t.Errorf("%v: want ErrUnknown", err)
 	}
 }
+
+// vLLM's --append-result (a document a line) and `bench sweep serve`'s summary.json (an array
+// of bench serve's documents, with run_number) import a scenario a document, each from its own
+// requests.
+func TestVLLMSeveralDocuments(t *testing.T) {
+	doc, err := os.ReadFile("testdata/vllm/detailed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := strings.Replace(string(doc), `"max_concurrency": 4`, `"max_concurrency": 8`, 1)
+	for name, src := range map[string]string{
+		"append-result": string(doc) + "\n" + second,
+		"sweep summary": "[\n" + strings.Replace(string(doc), "{", `{"run_number": 0, `, 1) + ",\n" + strings.Replace(string(doc), "{", `{"run_number": 1, `, 1) + "]",
+	} {
+		p := write(t, "summary.json", src)
+		if tool, _, _ := Detect(p); tool != VLLM {
+			t.Errorf("%s: detected %q, want vllm", name, tool)
+		}
+		r, _, err := Read(p, "summary.json", Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(r.Scenarios) != 2 || r.Scenarios[0].ID() == r.Scenarios[1].ID() || r.Scenarios[1].Iterations.Measured != 24 {
+			t.Errorf("%s: %d scenarios: want 2 of 24 requests, of two names", name, len(r.Scenarios))
+		}
+	}
+}

@@ -26,7 +26,7 @@ type vllmDoc struct {
 }
 
 // readVLLM reads `vllm bench serve --save-result` JSON (one document, or one a line with
-// --append-result). Its per-request arrays are parallel, each a key of its own: a first pass
+// --append-result; `vllm bench sweep serve`'s summary.json, an array of them, a scenario each). Its per-request arrays are parallel, each a key of its own: a first pass
 // finds where each starts, then one decoder a key reads them in step, a request at a time, so
 // what is held is one request whatever the file's size. Without the arrays (no
 // --save-detailed) the scenario has vLLM's aggregates.
@@ -39,17 +39,34 @@ func readVLLM(path, name string, _ bool, at time.Time) ([]result.Scenario, Origi
 	fail := func(where string, err error) ([]result.Scenario, Origin, error) {
 		return nil, Origin{}, &FileError{File: name, Tool: VLLM, Where: where, Err: err}
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	br := bufio.NewReaderSize(f, 1<<16)
+	sweep := false // bench sweep's summary.json: an array of bench serve's documents
+	for {
+		b, err := br.Peek(1)
+		if err != nil || (b[0] != ' ' && b[0] != '\t' && b[0] != '\n' && b[0] != '\r') {
+			sweep = err == nil && b[0] == '['
+			break
+		}
+		br.Discard(1)
+	}
+	dec := json.NewDecoder(br)
+	if sweep {
+		dec.Token()
+	}
 	var scs []result.Scenario
-	for n := 0; ; n++ {
+	seen := map[string]int{}
+	for n := 0; !sweep || dec.More(); n++ {
 		d, err := vllmHead(dec)
-		if errors.Is(err, io.EOF) && n > 0 {
+		if errors.Is(err, io.EOF) && n > 0 && !sweep {
 			break
 		}
 		if err != nil {
 			return fail(fmt.Sprintf("document %d", n+1), err)
 		}
 		p := newPart(vllmScenario(d.head))
+		if seen[p.name]++; seen[p.name] > 1 { // a sweep's combinations of other parameters, or repeated runs
+			p.name += fmt.Sprintf(",run=%d", seen[p.name])
+		}
 		if err := p.vllmRequests(path, d, vllmDate(d.head, at)); err != nil {
 			return fail(fmt.Sprintf("document %d", n+1), err)
 		}
@@ -259,7 +276,7 @@ func (p *part) vllmAggregates(h map[string]any) {
 			}
 		}
 	}
-	for _, k := range []string{"request_rate", "max_concurrency", "burstiness", "num_prompts"} {
+	for _, k := range []string{"request_rate", "max_concurrency", "burstiness", "num_prompts", "run_number"} {
 		if v, ok := h[k]; ok && v != nil {
 			p.params[k] = v
 		}
