@@ -123,11 +123,10 @@ func TestAgreeAIPerf(t *testing.T) {
 	if ours, theirs := f.ours("tpot_ms.mean"), f.tool("inter_token_latency.avg"); theirs > 0.8*ours {
 		t.Errorf("AIPerf's inter_token_latency.avg %.4g vs tpot_ms %.4g: want AIPerf's lower (its tokenizer's count)", theirs, ours)
 	}
-	// Differ: inferbench's e2e ends with the response (request_end_ns), AIPerf's
-	// request_latency at the last content chunk, before the usage chunk and [DONE].
-	if ours, theirs := f.ours("e2e_ms.mean"), f.tool("request_latency.avg"); ours < theirs {
-		t.Errorf("e2e_ms %.4g below AIPerf's request_latency %.4g: want it at or above", ours, theirs)
-	}
+	// AIPerf's request_end_ns is its last content response: the end inferbench derives from the
+	// file is AIPerf's request_latency (a run of inferbench's own ends after the usage chunk and
+	// [DONE]).
+	f.agree("e2e_ms.mean vs request_latency.avg", f.ours("e2e_ms.mean"), f.tool("request_latency.avg"), 1e-6)
 }
 
 // guidellm keeps each request's start, first and last token and end, not every chunk:
