@@ -5,15 +5,16 @@ each. Never a CI dependency: run it by hand when a tool's version changes, with 
 the peers' environment (scripts/peers-env.sh: guidellm, AIPerf from PyPI):
 
     scripts/peers-env.sh /work/.peers-venv
-    /work/.peers-venv/bin/python scripts/import-fixtures.py --bin ./inferbench --vllm-wheel vllm-0.33.0-*.whl
+    git clone https://github.com/llm-d/llm-d-benchmark /tmp/llm-d-benchmark
+    /work/.peers-venv/bin/python scripts/import-fixtures.py --bin ./inferbench --llmd-src /tmp/llm-d-benchmark
 
-- vllm: `vllm bench serve`'s own code (vllm/benchmarks/serve.py from the wheel on PyPI, its
-  main() with its own argument parser) with --save-result --save-detailed, and once without
-  --save-detailed. Importing the vllm package needs CUDA: the wheel's Python files are unpacked
-  alone, its top-level __init__ left empty, and the one import of the dataset module that reaches
-  the model executor (vllm.lora.utils.get_adapter_absolute_path, for LoRA paths, unused here)
-  replaced by the identity. A few pure-Python modules the benchmark imports are installed beside
-  it (--vllm-deps). The request function, the metrics and the file written are vLLM's.
+- vllm: `vllm bench serve`'s own code (vllm/benchmarks/serve.py of vLLM's wheel from PyPI,
+  installed without dependencies into --vllm-deps; its main() with its own argument parser) with
+  --save-result --save-detailed, and once without --save-detailed. The vllm command itself needs
+  vLLM's CUDA kernels; the benchmark does not, but its dataset module imports
+  vllm.lora.utils, which reaches the model executor: that one module is replaced by its one
+  function the benchmark uses (get_adapter_absolute_path, for LoRA paths, unused here) as the
+  identity. The request function, the metrics and the file written are vLLM's.
 - aiperf: `aiperf profile`, its artifact folder's profile_export_aiperf.json and
   profile_export.jsonl (per request records).
 - guidellm: `guidellm run` with --output kind=json (benchmarks.json, each request's timings).
@@ -31,7 +32,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-import zipfile
 
 MOCK = ["--shape", "vllm", "--ttft-ms", "uniform(10,30)", "--itl-ms", "uniform(2,6)", "--output-tokens", "16"]
 N, C = 24, 4
@@ -82,15 +82,23 @@ serve.main(p.parse_args(sys.argv[1:]))
 '''
 
 
+# The pure-Python modules vLLM's benchmark imports beyond the peers' environment (torch,
+# transformers, aiohttp are there), with vLLM's own wheel, installed without dependencies.
+VLLM_DEPS = ["pybase64", "cbor2", "openai-harmony", "openai", "httpx2", "cachetools", "cloudpickle", "py-cpuinfo"]
+
+
+def vllm_deps(a):
+    d = os.path.abspath(a.vllm_deps)
+    if not os.path.isfile(os.path.join(d, "vllm", "benchmarks", "serve.py")):
+        run([a.python, "-m", "pip", "install", "--quiet", "--no-deps", "--target", d, f"vllm=={a.vllm_version}"] + VLLM_DEPS)
+    return d
+
+
 def vllm(a, port, work, out):
-    lib = os.path.join(work, "vllm-src")
-    with zipfile.ZipFile(a.vllm_wheel) as z:
-        z.extractall(lib, [n for n in z.namelist() if n.startswith("vllm/") and n.endswith(".py")])
-    open(os.path.join(lib, "vllm", "__init__.py"), "w").close()
     main = os.path.join(work, "vllm_bench_serve.py")
     with open(main, "w") as f:
         f.write(VLLM_MAIN)
-    env = dict(os.environ, PYTHONPATH=f"{a.vllm_deps}:{lib}")
+    env = dict(os.environ, PYTHONPATH=vllm_deps(a))
     for name, extra in (("detailed.json", ["--save-detailed"]), ("aggregate.json", [])):
         run([a.python, main, "--backend", "openai-chat", "--base-url", f"http://127.0.0.1:{port}", "--endpoint", "/v1/chat/completions",
              "--model", "mock", "--tokenizer", tokenizer_dir(work), "--dataset-name", "random", "--random-input-len", "32",
@@ -120,7 +128,7 @@ def guidellm(a, port, work, out):
 
 def llmd(a, out, fixtures):
     src = os.path.join(a.llmd_src, "llmdbenchmark", "analysis")
-    env = dict(os.environ, PYTHONPATH=f"{a.vllm_deps}:{src}")
+    env = dict(os.environ, PYTHONPATH=src)
     for gen, f, name in (("guidellm", os.path.join(fixtures, "guidellm", "benchmarks.json"), "guidellm_br0.2.yaml"),
                          ("vllm-benchmark", os.path.join(fixtures, "vllm", "detailed.json"), "vllm_br0.2.yaml"),
                          ("aiperf", os.path.join(fixtures, "aiperf", "profile_export_aiperf.json"), "aiperf_br0.2.yaml")):
@@ -131,8 +139,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="the inferbench binary (its mockserver serves)")
     ap.add_argument("--python", default=sys.executable, help="the peers' interpreter")
-    ap.add_argument("--vllm-wheel", help="vLLM's wheel from PyPI (pip download --no-deps vllm==0.33.0)")
-    ap.add_argument("--vllm-deps", default="", help="a folder of the pure-Python modules vLLM's benchmark imports (pip install --target)")
+    ap.add_argument("--vllm-version", default="0.33.0")
+    ap.add_argument("--vllm-deps", default=".vllm-bench", help="a folder for vLLM's package and the modules its benchmark imports (pip install --no-deps --target; made when absent)")
     ap.add_argument("--llmd-src", help="a checkout of github.com/llm-d/llm-d-benchmark")
     ap.add_argument("--tools", default="vllm,aiperf,guidellm,llm-d")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "internal", "serveimport", "testdata"))
