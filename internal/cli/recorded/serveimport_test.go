@@ -136,3 +136,35 @@ func TestImportServingErrors(t *testing.T) {
 		}
 	}
 }
+
+// An imported run is gated as a run of inferbench's own: the vLLM fixture against a copy whose
+// TTFT is half as long again is a regression of ttft_ms.
+func TestImportServingGated(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	importServingFile(t, dir, db, "vllm/detailed.json", "base")
+	var doc map[string]any
+	data, _ := os.ReadFile(filepath.Join(fixtures, "vllm/detailed.json"))
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ttfts, lats := doc["ttfts"].([]any), doc["latencies"].([]any)
+	for i := range ttfts {
+		extra := ttfts[i].(float64) / 2
+		ttfts[i], lats[i] = ttfts[i].(float64)+extra, lats[i].(float64)+extra
+	}
+	slow, _ := json.Marshal(doc)
+	os.WriteFile(filepath.Join(dir, "slow.json"), slow, 0o644)
+	var out bytes.Buffer
+	if _, err := Import(ctx, ImportOptions{Files: []string{"slow.json"}, Format: "auto", ID: "slow", Store: db, Env: run.Env{Dir: dir}, Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatal(err)
+	}
+	src := &Source{Env: run.Env{Dir: dir}, Store: db}
+	defer src.Close()
+	out.Reset()
+	rep, err := src.Compare(ctx, "base", "slow", CompareOptions{Format: "text", Stdout: &out, Stderr: &out})
+	if !errors.Is(err, run.ErrRegression) || rep == nil || rep.Regressions == 0 || !strings.Contains(out.String(), "ttft_ms") {
+		t.Errorf("compare base slow: %v: want a regression of ttft_ms\n%s", err, out.String())
+	}
+}
