@@ -41,7 +41,7 @@ DIST      := dist
 # errors. They are harmless: silence that one warning, keep the rest (and keep NVML).
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: gate-instructions calibrate-gate calibrate-ref explain-calibrate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers fuzz-short fuzz-long venv llama-server agreement
+.PHONY: gate-instructions calibrate-gate calibrate-ref explain-calibrate capacity-coverage build install cross release wheels test-wheel demo test test-go test-python test-python-debian bench vet clean assets web-deps report-bench bench-serving peers import-fixtures fuzz-short fuzz-long venv llama-server agreement
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/inferbench
@@ -224,6 +224,16 @@ peers: build
 	scripts/peers-env.sh $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python scripts/peers.py --bin $(BIN) --python $(PEERS_VENV)/bin/python \
 		--vllm-lib $(PEERS_VENV)/vllm-lib --out docs/peers.md $(PEERS_ARGS)
+
+# The fixtures of `inferbench import` (internal/serveimport/testdata, docs/import.md): each serving
+# tool's own files, written by vLLM's bench serve code, AIPerf and guidellm against the mockserver,
+# and llm-d-benchmark's converter (LLMD_SRC, a checkout of github.com/llm-d/llm-d-benchmark) run on
+# them. In the peers' environment; never a CI dependency.
+LLMD_SRC ?= ../llm-d-benchmark
+import-fixtures: build
+	scripts/peers-env.sh $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python scripts/import-fixtures.py --bin $(BIN) --python $(PEERS_VENV)/bin/python \
+		--vllm-deps $(PEERS_VENV)/vllm-bench --llmd-src $(LLMD_SRC)
 
 # Front-end dependencies pinned by internal/cli/web/package-lock.json (ECharts for the HTML reports,
 # playwright-core for the browser tests). `assets` refreshes internal/page/assets/echarts.min.js from

@@ -302,7 +302,7 @@ func importData(data []byte, name, format, id, bench string, at time.Time) (*Run
 			case probe["schema"] != nil:
 				format = "inferbench"
 			default:
-				return nil, fmt.Errorf("%s: JSON of an unknown tool (want pytest-benchmark or hyperfine output; --format says which)", name)
+				return nil, fmt.Errorf("%s: JSON of an unknown tool (want pytest-benchmark or hyperfine output, an inferbench run.json, or a serving tool's results: vLLM bench serve --save-result, AIPerf profile_export_aiperf.json or profile_export.jsonl, guidellm benchmarks.json, an llm-d benchmark report v0.2; --format says which)", name)
 			}
 		}
 	}
@@ -321,7 +321,7 @@ func importData(data []byte, name, format, id, bench string, at time.Time) (*Run
 	case "inferbench":
 		r, err = Decode(data, name)
 	default:
-		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest, hyperfine or inferbench", format)
+		return nil, fmt.Errorf("--format %q: want auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d", format)
 	}
 	if err == nil {
 		inertNames(r)

@@ -7,11 +7,12 @@ import (
 )
 
 type compareCmdFlags struct {
-	runs   twoRunFlags
-	format string
-	output string
-	json   string
-	all    bool
+	runs     twoRunFlags
+	format   string
+	output   string
+	json     string
+	all      bool
+	reportAs []string
 }
 
 func newCompare(o *IO) *cobra.Command {
@@ -45,7 +46,8 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
   inferbench compare baseline:main latest --gate peak_rss_mb --gate resnet:cpu_pct
   inferbench compare baseline:main latest --format junit -o compare.xml
   inferbench compare baseline:main latest --json compare.json   # the table, and the JSON from the same comparison
-  inferbench compare baseline:main latest --format html -o compare.html`,
+  inferbench compare baseline:main latest --format html -o compare.html
+  inferbench compare baseline:main latest --report-as vllm   # and both runs' figures by vLLM's definitions`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd, o, &f, args[0], args[1])
@@ -57,15 +59,20 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
 	fl.StringVar(&f.json, "json", "", "also write the comparison as JSON to this file (the same comparison as --format's output: compared once)")
 	fl.BoolVar(&f.all, "all-metrics", false, "text: show every metric's rows, not only the primary ones and those that fail")
+	fl.StringSliceVar(&f.reportAs, "report-as", nil, "text, markdown: add each serving scenario's figures in both runs by these tools' definitions, named as they name them: vllm, aiperf, guidellm (docs/import.md)")
 	return cmd
 }
 
 func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef string) error {
+	tools, err := recorded.ReportAsFlag(f.reportAs)
+	if err != nil {
+		return err
+	}
 	src, cfg, err := f.runs.open(o, cmd.Flags())
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	_, err = src.Compare(cmd.Context(), oldRef, newRef, recorded.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, JSON: f.json, Stdout: o.Stdout, Stderr: o.Stderr})
+	_, err = src.Compare(cmd.Context(), oldRef, newRef, recorded.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, JSON: f.json, Stdout: o.Stdout, Stderr: o.Stderr, ReportAs: tools})
 	return err
 }

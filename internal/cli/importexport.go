@@ -21,7 +21,7 @@ func newImport(o *IO) *cobra.Command {
 	var format, id, bench, at string
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
-		Short: "Record results of other tools in the history store (go test -bench, pytest-benchmark, hyperfine)",
+		Short: "Record results of other tools in the history store (go test -bench, pytest-benchmark, hyperfine, vLLM, AIPerf, guidellm, llm-d)",
 		Long: `import reads benchmark results written by other tools and records each file as a run in the history
 store, so that compare, history and baselines work on them:
 
@@ -30,13 +30,25 @@ store, so that compare, history and baselines work on them:
   hyperfine  hyperfine JSON (--export-json)
   inferbench a run.json or run folder of inferbench's own (a killed run: marked partial, with the
              scenarios of its journal)
+  vllm       vllm bench serve --save-result JSON (per request with --save-detailed; --append-result:
+             a scenario a line)
+  aiperf     AIPerf's profile_export_aiperf.json or profile_export.jsonl (the other one beside it is
+             read too: aggregates and per-request records)
+  guidellm   guidellm's benchmarks.json (--output kind=json): a scenario per benchmark
+  llm-d      an llm-d benchmark report v0.2 (YAML or JSON): aggregates only
+
+Serving results that keep each request's timestamps are derived by inferbench's own definitions
+(docs/metrics.md); the tool's own aggregates are kept beside them, and the run's environment says
+where it came from (docs/import.md).
 
 The format is detected from the content unless --format says otherwise. The run id printed can
 be given to compare and baseline set.`,
 		Example: `  go test -bench . -count 10 ./... | tee bench.txt && inferbench import bench.txt
   pytest --benchmark-json=bench.json --benchmark-save-data && inferbench import bench.json
   hyperfine --export-json hf.json 'python3 infer.py' && inferbench import hf.json --benchmark infer
-  inferbench compare baseline:main "$(inferbench import new.txt)"`,
+  inferbench compare baseline:main "$(inferbench import new.txt)"
+  vllm bench serve --save-result --save-detailed --result-filename v.json ... && inferbench import v.json
+  inferbench import artifacts/profile_export.jsonl && inferbench report latest --report-as aiperf`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := recorded.Import(cmd.Context(), recorded.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
@@ -46,7 +58,7 @@ be given to compare and baseline set.`,
 	}
 	f := cmd.Flags()
 	sf.register(f)
-	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine or inferbench")
+	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d")
 	f.StringVar(&id, "id", "", "run id (default: the time and the file name)")
 	f.StringVar(&bench, "benchmark", "", "hyperfine: the benchmark name (default: the file name)")
 	f.StringVar(&at, "time", "", "when the results were taken, RFC 3339 (default: now; pytest files carry their own)")

@@ -5,12 +5,15 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/inferbench/inferbench/internal/cli/recorded"
 )
 
 type reportFlags struct {
-	output string
-	format string
-	store  storeFlags // store.resultsDir is --results-dir
+	output   string
+	format   string
+	reportAs []string
+	store    storeFlags // store.resultsDir is --results-dir
 }
 
 func newReport(o *IO) *cobra.Command {
@@ -25,7 +28,9 @@ folder as report.html (every run already writes one there).`,
 		Example: `  inferbench report                       # rewrites benchmark_results/latest/report.html
   inferbench report latest -o /tmp/run.html
   inferbench report benchmark_results/20261122_143005 -o - > run.html
-  inferbench report 20261122_143005 --format table`,
+  inferbench report 20261122_143005 --format table
+  inferbench report latest --report-as vllm              # mean_ttft_ms, p99_itl_ms, request_throughput, ...
+  inferbench report latest --report-as vllm,aiperf,guidellm --format json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := ""
@@ -37,7 +42,8 @@ folder as report.html (every run already writes one there).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&rf.output, "output", "o", "", "write here (- for stdout); default: report.html in the run's folder")
-	f.StringVar(&rf.format, "format", "html", "html, table or json")
+	f.StringVar(&rf.format, "format", "html", "html, table or json (with --report-as: table, the default, or json)")
+	f.StringSliceVar(&rf.reportAs, "report-as", nil, "the run's serving figures by these tools' definitions, named as they name them, from each request's timestamps: vllm, aiperf, guidellm (a comma list; docs/import.md)")
 	f.StringVar(&rf.store.resultsDir, "results-dir", "benchmark_results", "folder holding the run folders (as run's --output-dir)")
 	rf.store.register(f)
 	return cmd
@@ -46,6 +52,17 @@ folder as report.html (every run already writes one there).`,
 func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 	src := rf.store.runs(o)
 	defer src.Close()
+	if len(rf.reportAs) > 0 {
+		tools, err := recorded.ReportAsFlag(rf.reportAs)
+		if err != nil {
+			return err
+		}
+		format := rf.format
+		if format == "html" {
+			format = "table"
+		}
+		return src.ReportAs(ctx, arg, tools, format, o.Stdout)
+	}
 	out, err := src.Report(ctx, arg, rf.format, rf.output, o.Stdout)
 	if err != nil || out == "" {
 		return err

@@ -165,3 +165,7 @@ func (e *Engine) samplesFor(c load.Config) int {
 	}
 	return e.maxSamples
 }
+
+// RequestLogName returns the file name, in a run folder's requests/, of the request log of the
+// scenario of this id ("benchmark/scenario"): what WithRequestLog writes.
+func RequestLogName(id string) string { return fileBase(id) + ".jsonl" }

@@ -31,6 +31,9 @@ type CompareOptions struct {
 	JSON string
 	// Stdout receives the comparison; Stderr a warning when $GITHUB_STEP_SUMMARY cannot be written.
 	Stdout, Stderr io.Writer
+	// ReportAs, for text and markdown, adds each serving scenario's figures in both runs by
+	// these tools' definitions (vllm, aiperf, guidellm; serveimport.ReportAs).
+	ReportAs []string
 }
 
 // Compare compares the runs oldRef and newRef name (compare.Runs), writes the comparison in
@@ -65,6 +68,14 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	}
 	if err := explainFailed(&buf, xs, o.Format); err != nil {
 		return rep, err
+	}
+	if len(o.ReportAs) > 0 {
+		if o.Format != "text" && o.Format != "markdown" && o.Format != "md" {
+			return rep, exit.UsageError(fmt.Errorf("--report-as with --format %q: want text or markdown", o.Format))
+		}
+		if err := writeAsCompare(&buf, old, oldDir, nw, newDir, o.ReportAs); err != nil {
+			return rep, err
+		}
 	}
 	if o.Output == "-" || o.Output == "" {
 		if _, err := o.Stdout.Write(buf.Bytes()); err != nil {

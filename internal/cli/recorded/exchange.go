@@ -15,6 +15,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/serveimport"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/run"
@@ -23,8 +24,8 @@ import (
 
 // ImportOptions say which results of other tools Import records, and how (`inferbench import`).
 type ImportOptions struct {
-	Files     []string // go test -bench output, pytest-benchmark JSON or hyperfine JSON
-	Format    string   // auto, gobench, pytest or hyperfine
+	Files     []string // go test -bench output, pytest-benchmark JSON, hyperfine JSON, a serving tool's results
+	Format    string   // auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d
 	ID        string   // the run id ("" for the time and the file name; _N is added to several)
 	Benchmark string   // hyperfine: the benchmark name ("" for the file name)
 	Time      string   // when the results were taken, RFC 3339 ("" for now)
@@ -72,6 +73,18 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 			b = base
 		}
 		asked := o.ID != ""
+		if r, ok, err := importServing(path, file, o.Format, runID, started); ok || err != nil {
+			if err != nil {
+				return runs, err
+			}
+			given := r.ID
+			if err := putImported(ctx, st, r, asked && r.ID == runID); err != nil {
+				return runs, err
+			}
+			runs = append(runs, r.ID)
+			importedLine(o, file, r, len(r.Scenarios), given)
+			continue
+		}
 		head, n, given, done, err := importStream(ctx, st, path, file, o.Format, func(id string) bool { return asked && id == runID })
 		if done {
 			if err != nil {
@@ -106,6 +119,40 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 		importedLine(o, file, r, len(r.Scenarios), given)
 	}
 	return runs, nil
+}
+
+// importServing reads the file at path as a serving tool's results (serveimport.Read) when the
+// format is theirs or auto; ok is false, with no error, for another format's file. A file of a
+// serving tool that cannot be read is run.ErrUsage, naming the file, the tool and where.
+func importServing(path, name, format, id string, at time.Time) (*result.Run, bool, error) {
+	tool := ""
+	switch format {
+	case "auto":
+	case serveimport.VLLM, serveimport.AIPerf, serveimport.GuideLLM, serveimport.LLMD:
+		tool = format
+	default:
+		return nil, false, nil
+	}
+	r, ok, err := serveimport.Read(path, name, serveimport.Options{Tool: tool, ID: id, Time: at})
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return nil, true, err
+	case err != nil:
+		return nil, true, exit.UsageError(err)
+	case !ok && tool != "":
+		return nil, true, exit.UsageError(serveimport.Unknown(name))
+	}
+	return r, ok, nil
+}
+
+// putImported stores r: an id asked for (exact) taken is an error, else a taken id gets a new
+// one, never a replaced run.
+func putImported(ctx context.Context, st store.Store, r *result.Run, exact bool) error {
+	if exact {
+		return st.Put(ctx, r)
+	}
+	return recovery.PutNew(ctx, st, r)
 }
 
 // importedLine says what Import recorded: the run's id on stdout, and on stderr the file, the
