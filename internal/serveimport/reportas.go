@@ -15,7 +15,7 @@ var ReportAs = []string{VLLM, AIPerf, GuideLLM}
 
 // Figure is one figure by another tool's definition, named as that tool names it.
 type Figure struct {
-	Name  string  `json:"name"`
+	Name  string  `json:"metric"` // the tool's name of the figure
 	Value float64 `json:"value"`
 	Unit  string  `json:"unit"`
 }

@@ -16,8 +16,8 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/store"
+	"github.com/inferbench/inferbench/subject"
 )
 
 // This file holds the store.Store methods: writing a run (Put: its document, and a row for each
