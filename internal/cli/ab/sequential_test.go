@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // sharedRunner simulates the 2-core VM of issue 41: the same Python work runs at about 57 ms or
@@ -174,5 +175,28 @@ func TestCriticalRank(t *testing.T) {
 	normal := nf*(nf+1)/4 - z*math.Sqrt(nf*(nf+1)*(2*nf+1)/24)
 	if math.Abs(float64(exact)-normal) > 0.002*normal {
 		t.Errorf("criticalRank(400, 0.001) = %d, the normal approximation %.0f", exact, normal)
+	}
+}
+
+// Blocks are sized by a call's wall time, not by the figure it reports: a command that times its
+// own work reports 0.01 ms of a 2 ms call; blocks of 20 ms hold about 10 such calls. Before, the
+// reported 0.01 ms sized them at 1,000 calls, 2 s each.
+func TestBlocksSizedByWallTime(t *testing.T) {
+	sample := func(ctx context.Context, v, n int) ([]float64, int, error) {
+		xs := make([]float64, n)
+		for i := range xs {
+			time.Sleep(2 * time.Millisecond)
+			xs[i] = 0.01
+		}
+		return xs, 0, nil
+	}
+	r, err := Run(context.Background(), "A", "B", sample, Options{Pairs: 3, Warmup: 2, BlockTime: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range r.Blocks {
+		if b.N < 3 || b.N > 10 {
+			t.Fatalf("a block of %d calls, want about 10 (20 ms of 2 ms calls, fewer when sleeps overrun)", b.N)
+		}
 	}
 }
