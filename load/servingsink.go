@@ -33,6 +33,8 @@ type servingSink struct {
 	mu        sync.Mutex
 	asked     int // measured requests that asked for an output length
 	short     int // of them, those the server ended before it
+	usage     int // measured requests whose server reported usage
+	usageBad  int // of them, those whose usage disagreed with what it streamed
 	late      int
 	dropped   int
 	began     time.Time
@@ -88,6 +90,15 @@ func (s *servingSink) measure(o *subject.Observation, err error) {
 		s.asked++
 		if short > 0 {
 			s.short++
+		}
+		s.mu.Unlock()
+	}
+	if bad, ok := o.Values[figures.ValueUsageMismatch]; ok {
+		delete(o.Values, figures.ValueUsageMismatch)
+		s.mu.Lock()
+		s.usage++
+		if bad > 0 {
+			s.usageBad++
 		}
 		s.mu.Unlock()
 	}
@@ -292,6 +303,7 @@ func (s *servingSink) report(r stepResult, openLoop bool) {
 				"output lengths, throughput and per-token figures are not the workload's; ask for exact lengths (ignore_eos: true, --ignore-eos) where the server takes it (vLLM, SGLang, llama.cpp)", 100*r, short, asked))
 		}
 	}
+	s.reportUsage(rep)
 	rate, warn := s.coalescing()
 	if !math.IsNaN(rate) {
 		rep.Value("itl_coalesced_rate", rate)
@@ -319,4 +331,21 @@ func clientBound(r stepResult, openLoop bool) []string {
 		why = append(why, fmt.Sprintf("the client used %.2f of its %d CPUs", r.CPUCores, procs))
 	}
 	return why
+}
+
+// reportUsage reports the share of requests whose server's usage disagreed with what it streamed
+// (usage_mismatch_rate), and warns when some did.
+func (s *servingSink) reportUsage(rep Reporter) {
+	s.mu.Lock()
+	n, bad := s.usage, s.usageBad
+	s.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	r := float64(bad) / float64(n)
+	rep.Value("usage_mismatch_rate", r)
+	if bad > 0 {
+		rep.Warn(fmt.Sprintf("usage_mismatch_rate: %.1f%% of requests (%d of %d) had usage.completion_tokens below the content events streamed or above max_tokens: "+
+			"output_tokens, throughput and per-token figures use the server's counts (docs/certificate.md, usage)", 100*r, bad, n))
+	}
 }

@@ -27,6 +27,7 @@ type Extra struct {
 	Turns        []TurnStat     // "turns": the measured sessions of mode sessions, turn by turn
 	ClientBound  bool           // "client_bound": the client may have limited the figures (see the warnings)
 	ErrorsByKind map[string]int // "errors_by_kind": failed measured calls by kind (http_503, timeout, ...)
+	Certificate  *Certificate   // "certificate": whether a serving scenario's figures are the server's (docs/certificate.md)
 	// Window, Histograms and Agents are scale-out's (docs/scale-out.md): what load agents keep so
 	// that their merge is exact, and what the merge says of them.
 	Window     *Window                     // "window": the measured window and its counts
@@ -47,6 +48,7 @@ const (
 	SectionTurns        = "turns"
 	SectionClientBound  = "client_bound"
 	sectionErrorsByKind = "errors_by_kind"
+	SectionCertificate  = "certificate"
 	sectionWindow       = "window"
 	sectionHistograms   = "histograms"
 	sectionAgents       = "agents"
@@ -309,6 +311,7 @@ func (e *Extra) fields() map[string]any {
 		SectionTurns:        &e.Turns,
 		SectionClientBound:  &e.ClientBound,
 		sectionErrorsByKind: &e.ErrorsByKind,
+		SectionCertificate:  &e.Certificate,
 		sectionWindow:       &e.Window,
 		sectionHistograms:   &e.Histograms,
 		sectionAgents:       &e.Agents,

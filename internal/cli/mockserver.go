@@ -68,6 +68,8 @@ with optional min= and max= clamps.`,
 	f.Float64Var(&cfg.Capacity.TokenMs, "token-ms", 0, "capacity model: an iteration's time at batch 1 (each sequence gets a token per iteration)")
 	f.Float64Var(&cfg.Capacity.BatchSlowdown, "batch-slowdown", 0, "capacity model: each further sequence in the batch lengthens an iteration by this fraction")
 	f.Float64Var(&cfg.Capacity.Scale, "time-scale", 1, "capacity model: multiplies its times (0.1: ten times faster)")
+	f.BoolVar(&cfg.PrefixCache, "prefix-cache", false, "model a prefix cache and serve its counters at GET /metrics under vLLM's names (a second run with the same prompts finds them)")
+	f.IntVar(&cfg.UsageOffset, "usage-offset", 0, "add this to the completion tokens usage reports (-2: two fewer than streamed), as a server whose usage disagrees")
 	f.Float64Var(&cfg.ShortRate, "short-rate", 0, "fraction of responses that stop early, before max_tokens, unless the request sets ignore_eos or min_tokens")
 	f.BoolVar(&cfg.RefuseExact, "refuse-exact", false, "answer requests that set ignore_eos or min_tokens with HTTP 400, as an API that takes neither")
 	f.StringVar(&cfg.Shape, "shape", "", "stream chunks as this server sends them: vllm, sglang, tgi, llamacpp or openai (default: OpenAI's layout, no extra fields)")

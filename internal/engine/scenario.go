@@ -282,6 +282,7 @@ func (e *Engine) finish(ctx context.Context, s *scenario, derr error, r *result.
 	declare(r, subj, sc.Benchmark.Metrics)
 	e.counted(subj, r)
 	r.Warnings = append(r.Warnings, warnings(r, cfg.Serving())...)
+	s.certify(r)
 	e.settle(ctx, s, derr, r)
 	if ctx.Err() != nil {
 		r.Warnings = append(r.Warnings, "interrupted: measured fewer iterations than asked")

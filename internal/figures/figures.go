@@ -40,6 +40,8 @@ type Figures struct {
 	began      time.Time                   // the measured phase's start
 	sliceLen   time.Duration               // 0: no slices
 	slices     []*slice                    // slices.go
+	spans      []span                      // the measured requests' times (steady.go)
+	spanN      int                         // measured requests with a span, kept or not
 }
 
 // window is what the measured calls of one window did: the whole measured phase, or a sweep step.
@@ -118,6 +120,9 @@ func (f *Figures) Observe(o subject.Observation, err error) (outputTokens int, s
 		return 0, false
 	}
 	f.all.widen(o)
+	if f.serving {
+		f.addSpan(o.Start, o.End)
+	}
 	if f.step != nil {
 		f.step.widen(o)
 	}

@@ -32,6 +32,10 @@ const (
 	// stopped before it, else 0 (absent when none was asked). Serving loads count them
 	// (output_short_rate) and remove it.
 	ValueOutputShort = "output_short"
+	// ValueUsageMismatch is 1 when the server reported usage.completion_tokens that disagrees
+	// with what it streamed (fewer tokens than content events, or more than max_tokens), else 0
+	// (absent without usage). Serving loads count them (usage_mismatch_rate) and remove it.
+	ValueUsageMismatch = "usage_mismatch"
 )
 
 // ValueTurn is the turn of a measured request of mode sessions in its session, counting from 0:

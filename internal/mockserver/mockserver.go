@@ -49,6 +49,9 @@ type Config struct {
 	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
 	// NoUsage never reports usage, like servers that ignore stream_options.include_usage.
 	NoUsage bool `yaml:"no_usage" json:"no_usage,omitempty"`
+	// UsageOffset is added to the completion tokens usage reports (at least 0), as a server
+	// whose usage disagrees with what it streamed: -2 reports two tokens fewer than it sent.
+	UsageOffset int `yaml:"usage_offset" json:"usage_offset,omitempty"`
 
 	// ErrorRate is the fraction of requests answered with ErrorStatus (default 500).
 	ErrorRate   float64 `yaml:"error_rate" json:"error_rate,omitempty"`
@@ -80,6 +83,12 @@ type Config struct {
 	// that takes neither does (OpenAI's: "unrecognized request argument"), and lists its model as
 	// owned by "system", not "inferbench".
 	RefuseExact bool `yaml:"refuse_exact" json:"refuse_exact,omitempty"`
+
+	// PrefixCache models a server's prefix cache (cache.go): prompts are looked up block by block
+	// in what the server has seen, over the server's life, and GET /metrics reports the prompt
+	// tokens looked up and found under vLLM's names (vllm:prefix_cache_queries, _hits). A second
+	// run sending the same prompts finds them: a warm cache.
+	PrefixCache bool `yaml:"prefix_cache" json:"prefix_cache,omitempty"`
 
 	// Record is the number of requests whose emit times are kept for Emissions (0: none).
 	// Later requests are counted but not kept.
@@ -189,6 +198,8 @@ type Server struct {
 
 	// engine runs the capacity model (Config.Capacity); nil without one.
 	engine *engine
+	// cache is the prefix cache (Config.PrefixCache); nil without one.
+	cache *prefixCache
 }
 
 // New returns a server for cfg. It panics when cfg is invalid; call Config.Validate first on
@@ -212,6 +223,9 @@ func New(cfg Config) *Server {
 	if cfg.Capacity.On() {
 		// Its clock starts before any request can arrive.
 		s.engine = newEngine(cfg.Capacity)
+	}
+	if cfg.PrefixCache {
+		s.cache = newPrefixCache()
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	// Precomputed event contents: for each token count, 256 strings of that many words, each
@@ -238,6 +252,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
 	mux.HandleFunc("GET /v1/models", s.models)
+	if s.cache != nil {
+		mux.HandleFunc("GET /metrics", s.metrics)
+	}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /debug/stats", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -92,6 +92,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "Unrecognized request argument supplied: ignore_eos, min_tokens")
 		return
 	}
+	if s.cache != nil {
+		s.cache.lookup(promptWords(chat, req))
+	}
 	p := s.draw(seq, maxTokens, req.IgnoreEOS || (maxTokens > 0 && req.MinTokens >= maxTokens))
 	e := &Emission{ID: strconv.FormatUint(seq, 10), Stream: req.Stream, Received: received, InputTokens: inputTokens(chat, req), OutputTokens: p.tokens, Status: http.StatusOK, Fault: p.fault}
 	if p.errorState {

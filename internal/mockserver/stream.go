@@ -65,7 +65,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 		switch {
 		case usage:
 			b = append(b, `,"usage":`...)
-			b = appendUsage(b, e.InputTokens, p.tokens)
+			b = appendUsage(b, e.InputTokens, s.usageOut(p.tokens))
 		case nullUsage:
 			b = append(b, `,"usage":null`...)
 		}
@@ -294,7 +294,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, chat bool, p 
 	buf = append(buf, `,"logprobs":null,"finish_reason":"`+p.finish+`"}]`...)
 	if !s.cfg.NoUsage {
 		buf = append(buf, `,"usage":`...)
-		buf = appendUsage(buf, e.InputTokens, p.tokens)
+		buf = appendUsage(buf, e.InputTokens, s.usageOut(p.tokens))
 	}
 	buf = append(buf, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
@@ -346,3 +346,7 @@ func appendUsage(buf []byte, in, out int) []byte {
 	buf = strconv.AppendInt(buf, int64(in+out), 10)
 	return append(buf, '}')
 }
+
+// usageOut is the completion tokens usage reports for a response of tokens: Config.UsageOffset
+// more, at least 0.
+func (s *Server) usageOut(tokens int) int { return max(tokens+s.cfg.UsageOffset, 0) }

@@ -204,6 +204,23 @@ func Open(cfg Config, dir string) (*Source, error) {
 // drew. A later run given it sends the same text.
 func (s *Source) CacheKey() string { return s.key }
 
+// Prompts says whether the prompts are this run's own: "per-run" (synthetic text, or a trace's,
+// drawn with a fresh cache key), or "repeated across runs" and why (a cache_key, file prompts),
+// which a server's prefix cache may hold from an earlier run.
+func (s *Source) Prompts() string {
+	switch {
+	case len(s.entries) > 0:
+		return "repeated across runs (file prompts)"
+	case s.cfg.CacheKey != "":
+		return "repeated across runs (cache_key)"
+	}
+	return "per-run (a fresh cache key)"
+}
+
+// Shares reports whether the prompts share text within the run (a shared prefix, turns of a
+// session), which a server's prefix cache finds.
+func (s *Source) Shares() bool { return s.cfg.SharedPrefix > 0 || s.cfg.Turns > 1 || len(s.trace) > 0 }
+
 // Len returns the number of distinct file prompts or trace requests, or 0 for a synthetic
 // workload.
 func (s *Source) Len() int { return len(s.entries) + len(s.trace) }

@@ -325,7 +325,9 @@ func (s *Subject) Describe() map[string]any {
 	return map[string]any{"url": s.cfg.URL, "model": s.cfg.Model, "endpoint": s.endpoint, "stream": s.stream, "exact_output": s.exact,
 		// How token counts were made, as each figure is stated.
 		"token_counts": "input: the server's usage.prompt_tokens where it reports it, else " + s.src.Counted() +
-			"; output: usage.completion_tokens, else content events (the output_tokens note says so)"}
+			"; output: usage.completion_tokens, else content events (the output_tokens note says so)",
+		// Whether a server's prefix cache may hold them from an earlier run (the certificate's prefix_cache).
+		"prompts": s.src.Prompts(), "prompts_share": s.src.Shares()}
 }
 
 // Close closes idle connections.

@@ -105,6 +105,13 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 	if sc.tr.stamp != nil {
 		setValue(o, figures.ValueReadDelay, unit.MS(sc.tr.maxDelay))
 	}
+	if usageOut >= 0 {
+		bad := 0.0
+		if usageOut < len(o.Tokens) || (maxTokens > 0 && usageOut > maxTokens) {
+			bad = 1
+		}
+		setValue(o, figures.ValueUsageMismatch, bad)
+	}
 	setOutputTokens(o, usageOut)
 	switch {
 	case sc.Err() != nil:

@@ -62,6 +62,14 @@ var gauges = []struct {
 // every earlier run's.
 const PrefixCacheHit = "server_prefix_cache_hit_pct"
 
+// PrefixCachePrior is the gauge of the server's prefix-cache hit rate before the scenario: its
+// counters' hits over their prompt tokens at the first scrape, everything the server served
+// before (a server whose cache was used and may hold earlier runs' prompts), 0 for a new one.
+const PrefixCachePrior = "server_prefix_cache_prior_pct"
+
+// priorMetric describes PrefixCachePrior.
+var priorMetric = monitor.Metric{Name: PrefixCachePrior, Unit: "%", Help: "the server's prefix-cache hit rate over everything it served before the scenario, from its counters (vLLM, llama.cpp, the mockserver)"}
+
 // prefixCounters are the counters of prompt tokens a server found in its prefix cache, by the
 // names the text format gives them, with those of the other prompt tokens: vLLM counts the
 // tokens it looked up (queries: all of them) and found; llama.cpp (llama-server --metrics) the
@@ -117,11 +125,11 @@ func (s *Sampler) Server() string {
 
 // Metrics lists the server_* gauges.
 func (s *Sampler) Metrics() []monitor.Metric {
-	out := make([]monitor.Metric, len(gauges))
+	out := make([]monitor.Metric, len(gauges), len(gauges)+1)
 	for i, g := range gauges {
 		out[i] = g.metric
 	}
-	return out
+	return append(out, priorMetric)
 }
 
 // Sample scrapes the endpoint when a scrape is due and appends the gauges the server has.
@@ -146,6 +154,11 @@ func (s *Sampler) Sample(now time.Time, out []monitor.Value) ([]monitor.Value, e
 		} else if q := c[0] - s.base[0]; q > 0 {
 			vals = append(vals, monitor.Value{Name: PrefixCacheHit, V: 100 * (c[1] - s.base[1]) / q})
 		}
+		prior := 0.0
+		if s.base[0] > 0 {
+			prior = 100 * s.base[1] / s.base[0]
+		}
+		vals = append(vals, monitor.Value{Name: PrefixCachePrior, V: prior})
 	}
 	return append(out, vals...), nil
 }
