@@ -116,6 +116,12 @@ type Report struct {
 	// anyway. Need is the fewest samples a side that can be tested at the comparison's alpha.
 	TooFew int `json:"too_few,omitempty"`
 	Need   int `json:"need_samples,omitempty"`
+	// Certificates are the scenarios whose runs' certificates differ in a failing check
+	// (result.Certificate), one line each: the headline says so.
+	Certificates []string `json:"certificates,omitempty"`
+	// NewCertificates are the new run's certificates that do not pass, one line per compared
+	// scenario ("ID: certificate fail: ..."), shown first in a pull request's summary.
+	NewCertificates []string `json:"new_certificates,omitempty"`
 }
 
 // Undecided returns why a comparison that did not fail cannot pass: gated changes beyond their
@@ -267,6 +273,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	type pair struct{ o, n *result.Scenario }
 	var pairs []pair
 	seen := make(map[string]bool, len(new.Scenarios))
+	failingCert := map[string][]string{}
 	for i := range new.Scenarios {
 		n := &new.Scenarios[i]
 		k := Key(n)
@@ -274,6 +281,14 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		if o, ok := oldBy[k]; ok {
 			if o.Status == result.StatusOK && n.Status == result.StatusOK {
 				pairs = append(pairs, pair{o, n})
+				var differ string
+				failingCert[n.ID()], differ = certifiedPair(o, n)
+				if differ != "" {
+					rep.Certificates = append(rep.Certificates, differ)
+				}
+				if c := n.Extra.Certificate; c != nil && c.Verdict != result.CertPass {
+					rep.NewCertificates = append(rep.NewCertificates, n.ID()+": "+c.Line())
+				}
 				if w := prefixCacheWarning(o, n); w != "" {
 					rep.Warnings = append(rep.Warnings, w)
 				}
@@ -311,6 +326,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	for _, rs := range rowsOf {
 		rep.Rows = append(rep.Rows, rs...)
 	}
+	markCertified(rep.Rows, failingCert)
 	var undirected []string
 	for i := range rep.Rows {
 		if r := &rep.Rows[i]; !directed(r.Better) && !strings.Contains(r.Metric, ".") {

@@ -81,6 +81,9 @@ type Row struct {
 	ThresholdRuns int      `json:"threshold_runs,omitempty"`
 	Verdict       string   `json:"verdict"`
 	Warnings      []string `json:"warnings,omitempty"`
+	// FailingCertificate names the checks of the scenario's certificate that fail in either
+	// run (result.Certificate): a change measured there is not plainly the server's (Uncertified).
+	FailingCertificate []string `json:"failing_certificate,omitempty"`
 	// TooFew is set on an Unverified row of a metric measured per iteration whose runs have too
 	// few samples to be tested: under two a side, or fewer than the test needs to find any
 	// change significant at the comparison's alpha (NeedSamples). Such a change fails the

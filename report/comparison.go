@@ -94,6 +94,9 @@ func cmpVerdict(r *compare.Row) string {
 	v := ""
 	switch r.Verdict {
 	case compare.Regression:
+		if u := r.Uncertified(); u != "" {
+			return fmt.Sprintf("REGRESSION (limit %s), %s", cmpLimit(r), u)
+		}
 		return fmt.Sprintf("REGRESSION (limit %s)", cmpLimit(r))
 	case compare.Unverified:
 		return fmt.Sprintf("worse beyond limit, untested (%s)", cmpLimit(r))
@@ -162,7 +165,7 @@ func CompareText(w io.Writer, rep *compare.Report) error { return compareText(w,
 func CompareTextAll(w io.Writer, rep *compare.Report) error { return compareText(w, rep, true) }
 
 func compareText(w io.Writer, rep *compare.Report, all bool) error {
-	if rep.Unverified > 0 {
+	if rep.Unverified > 0 || len(rep.Certificates) > 0 {
 		fmt.Fprintf(w, "%s\n\n", headlineOf(rep))
 	}
 	fmt.Fprintf(w, "old: %s\nnew: %s\n\n", cmpRef(rep.Old), cmpRef(rep.New))
@@ -322,6 +325,24 @@ func gatedNames(rep *compare.Report) string {
 // from noise) and nothing failed, else "ok: ...". Every rendering of a comparison leads with it,
 // so that an untested 10x change is never a quiet "ok".
 func headlineOf(rep *compare.Report) string {
+	h := verdictOf(rep)
+	if len(rep.Certificates) > 0 {
+		h += "; " + certificatesNote(rep)
+	}
+	return h
+}
+
+// certificatesNote says in one line that the runs' certificates differ in a failing check.
+func certificatesNote(rep *compare.Report) string {
+	n := len(rep.Certificates)
+	if n == 1 {
+		return rep.Certificates[0]
+	}
+	return fmt.Sprintf("certificates differ in a failing check in %d scenarios, first %s", n, rep.Certificates[0])
+}
+
+// verdictOf is headlineOf's verdict, before the certificates' note.
+func verdictOf(rep *compare.Report) string {
 	switch {
 	case rep.NoEvidence != "":
 		return "FAIL: nothing comparable: " + rep.NoEvidence
@@ -417,6 +438,15 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 		status = fmt.Sprintf("⚠️ %d gated change(s) beyond threshold untested (a single value a side; --strict fails on them)", rep.Unverified)
 	}
 	fmt.Fprintf(w, "### inferbench: %s\n\n", status)
+	if len(rep.Certificates) > 0 {
+		fmt.Fprintf(w, "**Certificates differ** (docs/certificate.md): %s\n\n", md(strings.Join(rep.Certificates, "; ")))
+	}
+	for _, c := range rep.NewCertificates {
+		fmt.Fprintf(w, "- %s\n", md(c))
+	}
+	if len(rep.NewCertificates) > 0 {
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "`%s` compared with `%s`. A change counts when it is significant (false discovery rate %.0f%%, %d tests) **and** beyond its threshold, on a gated metric (%s).\n\n",
 		md(cmpRef(rep.New)), md(cmpRef(rep.Old)), 100*rep.Alpha, cmpTests(rep), md(gatedNames(rep)))
 	if len(rep.Rows) > 0 {
@@ -460,7 +490,11 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
 		if r.Failed() {
-			regs = append(regs, fmt.Sprintf("- **%s** `%s`: %s → %s %s (%s; limit %s)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpLimit(r)))
+			line := fmt.Sprintf("- **%s** `%s`: %s → %s %s (%s; limit %s)", md(r.ID()), r.Metric, num(r.Old), num(r.New), r.Unit, strings.TrimSpace(cmpDelta(r)), cmpLimit(r))
+			if u := r.Uncertified(); u != "" {
+				line += ", **" + md(u) + "**"
+			}
+			regs = append(regs, line)
 		}
 	}
 	if len(regs) > 0 {
@@ -607,7 +641,7 @@ func compareJUnit(w io.Writer, rep *compare.Report) error {
 		c := junitCase{Class: r.Benchmark, Name: r.Scenario + " " + r.Metric, Time: "0",
 			Out: fmt.Sprintf("old %s, new %s %s, %s %s", num(r.Old), num(r.New), r.Unit, cmpDelta(r), r.Verdict)}
 		if r.Failed() {
-			c.Failure = &junitFailure{Type: r.Verdict, Message: fmt.Sprintf("%s %s: %s (limit %s)", r.Metric, r.Verdict, cmpDelta(r), cmpLimit(r)),
+			c.Failure = &junitFailure{Type: r.Verdict, Message: strings.TrimSuffix(fmt.Sprintf("%s %s: %s (limit %s); %s", r.Metric, r.Verdict, cmpDelta(r), cmpLimit(r), r.Uncertified()), "; "),
 				Text: strings.Join(r.Warnings, "\n")}
 			s.Failures++
 		}

@@ -87,6 +87,8 @@ type runView struct {
 	Benchmarks []benchView
 	Advice     []advice // per benchmark: sweet spots
 	Notes      []advice // per scenario: failures, warnings, findings
+	// Certificates are the serving scenarios' certificates, shown first.
+	Certificates []certView
 }
 
 type benchView struct {
@@ -123,7 +125,7 @@ func RunHTML(w io.Writer, r *result.Run, opts HTMLOptions) error {
 func runPage(r *result.Run, opts HTMLOptions) (page.Page, error) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("c%d", n) }
-	v := runView{Run: r, Env: flatten(r.Environment)}
+	v := runView{Run: r, Env: flatten(r.Environment), Certificates: certViews(r)}
 	for _, a := range runAdvice(r) {
 		if strings.Contains(a.Scope, "/") || a.Scope == "" {
 			v.Notes = append(v.Notes, a)

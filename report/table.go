@@ -12,11 +12,14 @@ import (
 	"github.com/inferbench/inferbench/result"
 )
 
-// Table writes the run's summary: one line per scenario with its status, sample count and
+// Table writes the run's summary: the serving scenarios' certificates first, then one line per scenario with its status, sample count and
 // latency percentiles, the throughput, and for token streams TTFT, TPOT and tokens/s. Skipped
 // scenarios have no row: their reasons follow the table, one line per reason, with errors and
 // warnings.
 func Table(w io.Writer, r *result.Run) error {
+	if err := writeCertificates(w, r); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	streaming, counted, rows := false, false, 0
 	for _, s := range r.Scenarios {

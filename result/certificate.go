@@ -99,8 +99,8 @@ func (c *Certificate) Check(name string) (CertCheck, bool) {
 	return CertCheck{}, false
 }
 
-// Line says the certificate in one line: "certificate pass", or "certificate fail:
-// client_delays (read delay p99 ...); warn: samples (...)".
+// Line says the certificate in one line: "certificate pass: every check passed", or
+// "certificate fail: fail: client_delays (read delay p99 ...); warn: samples (...)".
 func (c *Certificate) Line() string {
 	if c == nil {
 		return ""
@@ -120,5 +120,5 @@ func (c *Certificate) Line() string {
 	if len(parts) == 0 {
 		return "certificate " + c.Verdict + ": every check passed"
 	}
-	return "certificate " + c.Verdict + " — " + strings.Join(parts, "; ")
+	return "certificate " + c.Verdict + ": " + strings.Join(parts, "; ")
 }

@@ -1,0 +1,53 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/inferbench/inferbench/result"
+)
+
+// certLines are the run's certificates (result.Certificate), one line per serving scenario that
+// has one: "ID: certificate fail: ...". Every rendering of a run shows them first.
+func certLines(r *result.Run) []string {
+	var out []string
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if c := s.Extra.Certificate; c != nil {
+			out = append(out, s.ID()+": "+c.Line())
+		}
+	}
+	return out
+}
+
+// writeCertificates writes the run's certificates above its table, then a blank line.
+func writeCertificates(w io.Writer, r *result.Run) error {
+	lines := certLines(r)
+	if len(lines) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "certificates (is it the server's number? docs/certificate.md):")
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// certView is a scenario's certificate on the HTML run page.
+type certView struct {
+	Scenario, Verdict string
+	Checks            []result.CertCheck
+}
+
+// certViews are the run's certificates for the HTML page.
+func certViews(r *result.Run) []certView {
+	var out []certView
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if c := s.Extra.Certificate; c != nil {
+			out = append(out, certView{Scenario: s.ID(), Verdict: c.Verdict, Checks: c.Checks})
+		}
+	}
+	return out
+}
