@@ -13,6 +13,7 @@ import (
 const (
 	cacheHit   = "server_prefix_cache_hit_pct"
 	cachePrior = "server_prefix_cache_prior_pct"
+	cacheUsed  = "server_prompt_tokens_before"
 	gpuTemp    = "gpu_temp_c"
 )
 
@@ -80,7 +81,9 @@ func clientBoundWhy(r *result.Scenario) string {
 }
 
 // loopStalls judges the client's event-loop stalls (client_stall_p99_ms): above StallWarn or
-// ClientWarn of the reference it warns, above ClientFail of the reference it fails.
+// ClientWarn of the reference it warns, above ClientFail of the reference it fails, unless the
+// kernel stamped the arrivals (read_delay_ms is measured): a stall then moves no figure but by a
+// late read, and warns.
 func loopStalls(r *result.Scenario, ref float64, refName string) result.CertCheck {
 	const name = "loop_stalls"
 	v, ok := valueOf(r, "client_stall_p99_ms")
@@ -99,6 +102,12 @@ func loopStalls(r *result.Scenario, ref float64, refName string) result.CertChec
 	case v > StallWarn || (!math.IsNaN(ref) && v > ClientWarn*ref):
 		c.Verdict = result.CertWarn
 	}
+	if _, stamped := r.Metrics["read_delay_ms"]; stamped && c.Verdict == result.CertFail {
+		// The kernel stamped the arrivals: a stall moves a figure only by a late read, which
+		// client_delays judges.
+		c.Verdict = result.CertWarn
+		c.Figure += " (arrivals stamped by the kernel: only late reads move figures, see client_delays)"
+	}
 	if c.Verdict != result.CertPass {
 		c.Hint = "the client's process did not get the CPU when it asked: a busy machine, a power-saving governor, GC; docs/certificate.md"
 	}
@@ -107,7 +116,7 @@ func loopStalls(r *result.Scenario, ref float64, refName string) result.CertChec
 
 // prefixCache judges the server's prefix-cache hit rate over the measured window (from its
 // counters) with what it had served before it: a hit rate above CacheHit on prompts that repeat
-// across runs, from a server whose cache was already used, is a warm cache (fail); on prompts of
+// across runs, from a server that had served prompts before, is a warm cache (fail); on prompts of
 // this run's own it is the workload's sharing (pass when it shares a prefix or turns, else warn).
 func prefixCache(r *result.Scenario) result.CertCheck {
 	const name = "prefix_cache"
@@ -116,11 +125,12 @@ func prefixCache(r *result.Scenario) result.CertCheck {
 		return none(name, "the server exposes no prefix-cache counters")
 	}
 	prior, hasPrior := r.Extra.Resources.Get(cachePrior)
+	used, _ := r.Extra.Resources.Get(cacheUsed)
 	prompts, _ := r.Environment["prompts"].(string)
 	c := result.CertCheck{Name: name, Verdict: result.CertPass, Value: hit.Last, Unit: "%", Limit: CacheHit}
 	c.Figure = fmt.Sprintf("hit rate %.1f%% of prompt tokens during the run", hit.Last)
 	if hasPrior && prior.N > 0 {
-		c.Figure += fmt.Sprintf(", %.1f%% before it", prior.Last)
+		c.Figure += fmt.Sprintf(", %.1f%% before it (over %.0f prompt tokens)", prior.Last, used.Last)
 	}
 	if prompts != "" {
 		c.Figure += "; prompts " + prompts
@@ -131,7 +141,7 @@ func prefixCache(r *result.Scenario) result.CertCheck {
 	perRun := strings.HasPrefix(prompts, "per-run")
 	shares, _ := r.Environment["prompts_share"].(bool)
 	switch {
-	case !perRun && hasPrior && prior.Last > 0:
+	case !perRun && used.Last > 0:
 		c.Verdict = result.CertFail
 		c.Hint = "a warm cache: this run's prompts repeat an earlier run's, and the server's cache held them; drop cache_key (a per-run prefix), or restart the server between runs"
 	case perRun && shares:

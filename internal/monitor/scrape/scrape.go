@@ -67,8 +67,16 @@ const PrefixCacheHit = "server_prefix_cache_hit_pct"
 // before (a server whose cache was used and may hold earlier runs' prompts), 0 for a new one.
 const PrefixCachePrior = "server_prefix_cache_prior_pct"
 
-// priorMetric describes PrefixCachePrior.
-var priorMetric = monitor.Metric{Name: PrefixCachePrior, Unit: "%", Help: "the server's prefix-cache hit rate over everything it served before the scenario, from its counters (vLLM, llama.cpp, the mockserver)"}
+// PromptTokensBefore is the gauge of the prompt tokens the server's prefix-cache counters had
+// counted before the scenario (at the first scrape): above 0, its cache may hold earlier runs'
+// prompts.
+const PromptTokensBefore = "server_prompt_tokens_before"
+
+// priorMetrics describe PrefixCachePrior and PromptTokensBefore.
+var priorMetrics = []monitor.Metric{
+	{Name: PrefixCachePrior, Unit: "%", Help: "the server's prefix-cache hit rate over everything it served before the scenario, from its counters (vLLM, llama.cpp, the mockserver)"},
+	{Name: PromptTokensBefore, Unit: "tokens", Help: "the prompt tokens the server's prefix-cache counters had counted before the scenario (vLLM, llama.cpp, the mockserver)"},
+}
 
 // prefixCounters are the counters of prompt tokens a server found in its prefix cache, by the
 // names the text format gives them, with those of the other prompt tokens: vLLM counts the
@@ -125,11 +133,11 @@ func (s *Sampler) Server() string {
 
 // Metrics lists the server_* gauges.
 func (s *Sampler) Metrics() []monitor.Metric {
-	out := make([]monitor.Metric, len(gauges), len(gauges)+1)
+	out := make([]monitor.Metric, len(gauges), len(gauges)+len(priorMetrics))
 	for i, g := range gauges {
 		out[i] = g.metric
 	}
-	return append(out, priorMetric)
+	return append(out, priorMetrics...)
 }
 
 // Sample scrapes the endpoint when a scrape is due and appends the gauges the server has.
@@ -158,7 +166,7 @@ func (s *Sampler) Sample(now time.Time, out []monitor.Value) ([]monitor.Value, e
 		if s.base[0] > 0 {
 			prior = 100 * s.base[1] / s.base[0]
 		}
-		vals = append(vals, monitor.Value{Name: PrefixCachePrior, V: prior})
+		vals = append(vals, monitor.Value{Name: PrefixCachePrior, V: prior}, monitor.Value{Name: PromptTokensBefore, V: s.base[0]})
 	}
 	return append(out, vals...), nil
 }
