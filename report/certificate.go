@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/inferbench/inferbench/result"
 )
@@ -50,4 +51,14 @@ func certViews(r *result.Run) []certView {
 		}
 	}
 	return out
+}
+
+// tooFew marks a percentile of a metric that the certificate's samples check found short of the
+// requests it needs (its note says "too few requests: p99 needs 368 ..."): " ?", else "".
+func tooFew(s *result.Scenario, metric, p string) string {
+	note := s.Metrics[metric].Note
+	if i := strings.Index(note, "too few requests: "); i >= 0 && strings.Contains(note[i:], p+" needs") {
+		return " ?"
+	}
+	return ""
 }

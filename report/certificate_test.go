@@ -44,6 +44,9 @@ func TestCertificateFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := b.String()
+	if r := newRow(&tooFewRun().Scenarios[0]); r.P99 != "20.00 ?" || r.P95 != "20.00" {
+		t.Errorf("p95 %q, p99 %q: want only the p99 marked", r.P95, r.P99)
+	}
 	if at, cards := strings.Index(html, "<h2>Certificates</h2>"), strings.Index(html, `<section class="cards">`); at < 0 || at > cards {
 		t.Errorf("HTML page does not lead with the certificates")
 	}
@@ -68,4 +71,14 @@ func TestCertificateFirst(t *testing.T) {
 	if at, table := strings.Index(md, "**Certificates differ**"), strings.Index(md, "| Scenario |"); at < 0 || at > table || !strings.Contains(md, "measured on a failing certificate: client\\_delays") && !strings.Contains(md, "measured on a failing certificate: client_delays") {
 		t.Errorf("markdown:\n%s", md)
 	}
+}
+
+// tooFewRun is a serving run whose e2e p99 the certificate found short of its requests.
+func tooFewRun() *result.Run {
+	r := certRun("c", 20)
+	sc := &r.Scenarios[0]
+	e2e := result.SampleMetric("e2e_ms", []float64{20, 20, 20})
+	e2e.Note = "too few requests: p99 needs 368 (effective 50 of 50)"
+	sc.Metrics["e2e_ms"] = e2e
+	return r
 }

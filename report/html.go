@@ -196,10 +196,10 @@ func newRow(s *result.Scenario) row {
 		rw.CV = fmt.Sprintf("%.1f%%", 100*sum.CV)
 	}
 	rw.P50 = dist(head, func(a, _, _ float64) float64 { return a })
-	rw.P95 = dist(head, func(_, b, _ float64) float64 { return b })
-	rw.P99 = dist(head, func(_, _, c float64) float64 { return c })
+	rw.P95 = dist(head, func(_, b, _ float64) float64 { return b }) + tooFew(s, head, "p95")
+	rw.P99 = dist(head, func(_, _, c float64) float64 { return c }) + tooFew(s, head, "p99")
 	rw.TTFT50 = dist("ttft_ms", func(a, _, _ float64) float64 { return a })
-	rw.TTFT95 = dist("ttft_ms", func(_, b, _ float64) float64 { return b })
+	rw.TTFT95 = dist("ttft_ms", func(_, b, _ float64) float64 { return b }) + tooFew(s, "ttft_ms", "p95")
 	rw.ITL50 = dist("itl_ms", func(a, _, _ float64) float64 { return a })
 	rw.TPOT50 = dist("tpot_ms", func(a, _, _ float64) float64 { return a })
 	rw.Throughput = value(s, "throughput_ips")

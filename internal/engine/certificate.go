@@ -17,9 +17,7 @@ func (s *scenario) certify(r *result.Scenario) {
 	}
 	ev := certify.Evidence{Ordered: map[string][]float64{}}
 	switch cfg.Mode {
-	case load.ModeRate, load.ModeTrace:
-		ev.OpenLoop = true
-	case load.ModeSweep:
+	case load.ModeRate, load.ModeTrace, load.ModeSweep, load.ModeCapacity:
 		ev.OpenLoop = true
 	}
 	target := 0
