@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -61,4 +62,27 @@ func tooFew(s *result.Scenario, metric, p string) string {
 		return " ?"
 	}
 	return ""
+}
+
+// certificatesNote says in one line that the runs' certificates differ in a failing check.
+func certificatesNote(rep *compare.Report) string {
+	n := len(rep.Certificates)
+	if n == 1 {
+		return rep.Certificates[0]
+	}
+	return fmt.Sprintf("certificates differ in a failing check in %d scenarios, first %s", n, rep.Certificates[0])
+}
+
+// certificatesMarkdown writes, above a pull request's table, that the certificates differ and the
+// new run's certificates that do not pass.
+func certificatesMarkdown(w io.Writer, rep *compare.Report) {
+	if len(rep.Certificates) > 0 {
+		fmt.Fprintf(w, "**Certificates differ** (docs/certificate.md): %s\n\n", md(strings.Join(rep.Certificates, "; ")))
+	}
+	for _, c := range rep.NewCertificates {
+		fmt.Fprintf(w, "- %s\n", md(c))
+	}
+	if len(rep.NewCertificates) > 0 {
+		fmt.Fprintln(w)
+	}
 }
