@@ -98,3 +98,25 @@ func TestCertificateP99From50Requests(t *testing.T) {
 	check(t, sc, "steady_window", result.CertPass)
 	check(t, sc, "errors", result.CertPass)
 }
+
+// TestCertificateErrorsCountAgainstGoodput: a server failing a fifth of its requests fails the
+// errors check, and its failed requests count against goodput (below the rate of the requests
+// that succeeded), not out of it.
+func TestCertificateErrorsCountAgainstGoodput(t *testing.T) {
+	cfg := mockserver.Config{TTFT: workload.Fixed(20), ITL: workload.Fixed(1), OutputTokens: workload.Fixed(4), ErrorRate: 0.2, Seed: 3}
+	sc := certified(t, cfg, "{output_tokens: 4}", "{mode: concurrency, concurrency: 2, warmup_iterations: 2, measurement_iterations: 80, max_error_rate: 0.5, slo: {ttft_ms.p99: 100000}}")
+	k := check(t, sc, "errors", result.CertFail)
+	if !strings.Contains(k.Figure, "counted against goodput") || sc.Iterations.Failed == 0 {
+		t.Errorf("errors %+v, failed %d", k, sc.Iterations.Failed)
+	}
+	// Attainment: an SLO no successful request misses does not hold with requests failed.
+	if slo := sc.Extra.SLO; slo == nil || slo.Hold || !strings.Contains(strings.Join(slo.Failures, ";"), "failed requests") {
+		t.Errorf("slo %+v, want it broken by the failed requests", slo)
+	}
+	// Goodput is of all measured requests: below the rate of all of them (requests_per_s is the
+	// successful ones' over the window).
+	good, ok := *sc.Metrics["goodput_rps"].Value, *sc.Metrics["requests_per_s"].Value
+	if !(good < ok*float64(sc.Iterations.Measured)/float64(sc.Iterations.Measured-sc.Iterations.Failed)) || good <= 0 {
+		t.Errorf("goodput %v with %d of %d failed, requests_per_s %v", good, sc.Iterations.Failed, sc.Iterations.Measured, ok)
+	}
+}
