@@ -14,7 +14,7 @@ import (
 
 // TestPrefixCacheHitFromCounters: vLLM's prefix-cache counters hold every earlier run's lookups;
 // the hit rate is this scenario's, from the first scrape on: 20 of 200 tokens since (10%), not the
-// 920 of 1,200 since the server started.
+// 920 of 1,200 since the server started; before it, 900 of 1,000.
 func TestPrefixCacheHitFromCounters(t *testing.T) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -42,6 +42,14 @@ func TestPrefixCacheHitFromCounters(t *testing.T) {
 	}
 	if hit, ok := find(second, PrefixCacheHit); !ok || hit != 10 {
 		t.Errorf("second scrape: hit rate %v (%v), want 10%%", hit, ok)
+	}
+	// Before the scenario: 900 of 1,000 prompt tokens found, in every scrape.
+	for i, vals := range [][]monitor.Value{first, second} {
+		prior, ok1 := find(vals, PrefixCachePrior)
+		before, ok2 := find(vals, PromptTokensBefore)
+		if !ok1 || !ok2 || prior != 90 || before != 1000 {
+			t.Errorf("scrape %d: prior hit rate %v (%v), tokens before %v (%v); want 90%% of 1000", i+1, prior, ok1, before, ok2)
+		}
 	}
 }
 
