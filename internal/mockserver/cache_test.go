@@ -17,7 +17,7 @@ func TestPrefixCache(t *testing.T) {
 	defer srv.Close()
 	words := func(n int, w string) string { return strings.TrimSpace(strings.Repeat(w+" ", n)) }
 	prompt := words(16, "a") + " " + words(16, "b") + " " + words(8, "c") // 40 words, 2 whole blocks
-	other := words(16, "a") + " " + words(16, "z")                         // its first block is prompt's
+	other := words(16, "a") + " " + words(16, "z")                        // its first block is prompt's
 	for _, p := range []string{prompt, prompt, other} {
 		body, _ := json.Marshal(map[string]any{"model": "m", "prompt": p, "max_tokens": 2})
 		resp := post(t, srv.URL+"/v1/completions", string(body))
