@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,8 @@ type reqState struct {
 	gotAt time.Time
 	got   atomic.Bool
 	wrote atomic.Int64
+	// trace holds the hooks that note them: one allocation with the state, not two.
+	trace httptrace.ClientTrace
 }
 
 type reqKey struct{}

@@ -58,14 +58,15 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	// delays before the bytes left (connection pool, the transport's writer goroutine).
 	// The request's state also tells a dial started for it that it got a connection (conns).
 	rs := &reqState{}
-	req = req.WithContext(httptrace.WithClientTrace(context.WithValue(ctx, reqKey{}, rs), &httptrace.ClientTrace{
+	rs.trace = httptrace.ClientTrace{
 		GetConn: func(string) { rs.got.Store(false) }, // again when the transport retries
 		GotConn: func(i httptrace.GotConnInfo) {
 			rs.conn, rs.gotAt = i.Conn, time.Now()
 			s.conns.gotConn(rs)
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) { rs.wrote.Store(time.Now().UnixNano()) },
-	}))
+	}
+	req = req.WithContext(httptrace.WithClientTrace(context.WithValue(ctx, reqKey{}, rs), &rs.trace))
 	s.conns.begin()
 	defer s.conns.end()
 

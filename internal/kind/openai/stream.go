@@ -29,12 +29,25 @@ func maxEvents(maxTokens int) int {
 	return MaxStreamEvents
 }
 
+// tokenCap bounds the content events a stream's observation is made to hold before its first
+// event (32 KiB); a longer answer grows it.
+const tokenCap = 1024
+
 // MaxStreamEvents bounds the content events of one streamed answer when the request sets no
 // max_tokens; with max_tokens the bound is 4 × max_tokens + 1024.
 const MaxStreamEvents = 1 << 20
 
 func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.Stamper, o *subject.Observation, maxTokens int) error {
 	limit := maxEvents(maxTokens)
+	if o.Tokens == nil {
+		// One allocation for the events asked for (up to tokenCap; 16 when the server chooses),
+		// not one per doubling: 6 of a 32-token answer's allocations were its events growing.
+		n := maxTokens
+		if n <= 0 {
+			n = 16
+		}
+		o.Tokens = make([]subject.TokenEvent, 0, min(n, tokenCap))
+	}
 	rd, _ := s.readers.Get().(*reader)
 	if rd == nil {
 		rd = &reader{sc: NewScanner(body)}
