@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -57,10 +58,16 @@ func certRank(v string) int {
 func WorseCert(a, b string) bool { return certRank(a) > certRank(b) }
 
 // NewCertificate returns the certificate of checks: its verdict is the worst of theirs, and pass
-// when none judged.
+// when none judged. A value or limit that is not finite (not measured) is written as 0.
 func NewCertificate(checks []CertCheck) *Certificate {
 	c := &Certificate{Verdict: CertPass, Checks: checks}
-	for _, k := range checks {
+	for i, k := range checks {
+		if math.IsNaN(k.Value) || math.IsInf(k.Value, 0) {
+			checks[i].Value = 0
+		}
+		if math.IsNaN(k.Limit) || math.IsInf(k.Limit, 0) {
+			checks[i].Limit = 0
+		}
 		if WorseCert(k.Verdict, c.Verdict) {
 			c.Verdict = k.Verdict
 		}

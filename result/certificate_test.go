@@ -1,0 +1,39 @@
+package result
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestCertificateRoundTrip: a certificate is the worst of its checks, writes a check measured
+// nothing of (NaN) as 0 rather than failing run.json, and reads back as extra.certificate.
+func TestCertificateRoundTrip(t *testing.T) {
+	c := NewCertificate([]CertCheck{
+		{Name: "errors", Verdict: CertPass},
+		{Name: "client_delays", Verdict: CertFail, Value: math.NaN(), Figure: "client_bound: x"},
+		{Name: "samples", Verdict: CertWarn, Figure: "p99 needs 368"},
+		{Name: "gpu_clocks", Verdict: CertNone},
+	})
+	if c.Verdict != CertFail || strings.Join(c.Failing(), ",") != "client_delays" || strings.Join(c.Warned(), ",") != "samples" {
+		t.Errorf("certificate %+v", c)
+	}
+	if got, want := c.Line(), "certificate fail: fail: client_delays (client_bound: x); warn: samples (p99 needs 368)"; got != want {
+		t.Errorf("Line() = %q, want %q", got, want)
+	}
+	data, err := json.Marshal(Extra{Certificate: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Extra
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := back.Certificate.Check("client_delays"); !ok || k.Verdict != CertFail || k.Value != 0 {
+		t.Errorf("read back %s: %+v", data, back.Certificate)
+	}
+	if NewCertificate(nil).Verdict != CertPass {
+		t.Error("a certificate without checks does not pass")
+	}
+}
