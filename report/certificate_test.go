@@ -36,7 +36,7 @@ func TestCertificateFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := b.String()
-	if at, head := strings.Index(text, "srv/c=64: certificate fail: fail: client_delays (read delay p99 5 ms"), strings.Index(text, "SCENARIO"); at < 0 || at > head {
+	if at, head := strings.Index(text, "srv/c=64: certificate fail: client_delays fails (read delay p99 5 ms"), strings.Index(text, "SCENARIO"); at < 0 || at > head {
 		t.Errorf("table does not lead with the certificate:\n%s", text)
 	}
 	b.Reset()

@@ -107,21 +107,17 @@ func (c *Certificate) Check(name string) (CertCheck, bool) {
 }
 
 // Line says the certificate in one line: "certificate pass: every check passed", or
-// "certificate fail: fail: client_delays (read delay p99 ...); warn: samples (...)".
+// "certificate fail: client_delays fails (read delay p99 ...); samples warns (...)".
 func (c *Certificate) Line() string {
 	if c == nil {
 		return ""
 	}
 	var parts []string
-	for _, v := range []string{CertFail, CertWarn} {
-		var names []string
+	for _, v := range []struct{ verdict, says string }{{CertFail, "fails"}, {CertWarn, "warns"}} {
 		for _, k := range c.Checks {
-			if k.Verdict == v {
-				names = append(names, fmt.Sprintf("%s (%s)", k.Name, k.Figure))
+			if k.Verdict == v.verdict {
+				parts = append(parts, fmt.Sprintf("%s %s (%s)", k.Name, v.says, k.Figure))
 			}
-		}
-		if len(names) > 0 {
-			parts = append(parts, v+": "+strings.Join(names, ", "))
 		}
 	}
 	if len(parts) == 0 {

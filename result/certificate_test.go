@@ -19,7 +19,7 @@ func TestCertificateRoundTrip(t *testing.T) {
 	if c.Verdict != CertFail || strings.Join(c.Failing(), ",") != "client_delays" || strings.Join(c.Warned(), ",") != "samples" {
 		t.Errorf("certificate %+v", c)
 	}
-	if got, want := c.Line(), "certificate fail: fail: client_delays (client_bound: x); warn: samples (p99 needs 368)"; got != want {
+	if got, want := c.Line(), "certificate fail: client_delays fails (client_bound: x); samples warns (p99 needs 368)"; got != want {
 		t.Errorf("Line() = %q, want %q", got, want)
 	}
 	data, err := json.Marshal(Extra{Certificate: c})
