@@ -28,6 +28,10 @@ type ImportOptions struct {
 	Format    string   // auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d
 	ID        string   // the run id ("" for the time and the file name; _N is added to several)
 	Benchmark string   // hyperfine: the benchmark name ("" for the file name)
+	// Agent makes each file's run one of the agents that loaded one server (a serving tool's
+	// results from several client machines): `inferbench merge --group` combines them exactly.
+	// An Index of -1 gives each file its position among Files.
+	Agent *result.AgentInfo
 	Time      string   // when the results were taken, RFC 3339 ("" for now)
 	Store     string   // the history store's location, as run.Options.Store
 	Env       run.Env
@@ -73,7 +77,13 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 			b = base
 		}
 		asked := o.ID != ""
-		if r, ok, err := importServing(path, file, o.Format, runID, started); ok || err != nil {
+		agent := o.Agent
+		if agent != nil && agent.Index < 0 {
+			a := *agent
+			a.Index = i
+			agent = &a
+		}
+		if r, ok, err := importServing(path, file, o.Format, runID, started, agent); ok || err != nil {
 			if err != nil {
 				return runs, err
 			}
@@ -84,6 +94,9 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 			runs = append(runs, r.ID)
 			importedLine(o, file, r, len(r.Scenarios), given)
 			continue
+		}
+		if agent != nil {
+			return runs, exit.UsageError(fmt.Errorf("%s: --agents applies to a serving tool's results (vllm, aiperf, guidellm, llm-d), which this file is not", file))
 		}
 		head, n, given, done, err := importStream(ctx, st, path, file, o.Format, func(id string) bool { return asked && id == runID })
 		if done {
@@ -124,7 +137,7 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 // importServing reads the file at path as a serving tool's results (serveimport.Read) when the
 // format is theirs or auto; ok is false, with no error, for another format's file. A file of a
 // serving tool that cannot be read is run.ErrUsage, naming the file, the tool and where.
-func importServing(path, name, format, id string, at time.Time) (*result.Run, bool, error) {
+func importServing(path, name, format, id string, at time.Time, agent *result.AgentInfo) (*result.Run, bool, error) {
 	tool := ""
 	switch format {
 	case "auto":
@@ -133,7 +146,7 @@ func importServing(path, name, format, id string, at time.Time) (*result.Run, bo
 	default:
 		return nil, false, nil
 	}
-	r, ok, err := serveimport.Read(path, name, serveimport.Options{Tool: tool, ID: id, Time: at})
+	r, ok, err := serveimport.Read(path, name, serveimport.Options{Tool: tool, ID: id, Time: at, Agent: agent})
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
