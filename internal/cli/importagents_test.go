@@ -95,4 +95,3 @@ func TestImportAgentsMerge(t *testing.T) {
 		}
 	}
 }
-

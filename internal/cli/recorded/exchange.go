@@ -32,9 +32,9 @@ type ImportOptions struct {
 	// results from several client machines): `inferbench merge --group` combines them exactly.
 	// An Index of -1 gives each file its position among Files.
 	Agent *result.AgentInfo
-	Time      string   // when the results were taken, RFC 3339 ("" for now)
-	Store     string   // the history store's location, as run.Options.Store
-	Env       run.Env
+	Time  string // when the results were taken, RFC 3339 ("" for now)
+	Store string // the history store's location, as run.Options.Store
+	Env   run.Env
 	// Stdout receives each run's id, a line each; Stderr a line on each file imported.
 	Stdout, Stderr io.Writer
 }
