@@ -248,10 +248,49 @@ func Key(s *result.Scenario) string {
 	return b.String()
 }
 
-// Runs compares new against old.
+// Shared returns why a run cannot be compared: two of its scenarios share one matching key (Key:
+// the benchmark and the parameters) while they are different scenarios (different names or
+// sources), so a comparison would pair one with the other's baseline. "" when every key is
+// its scenario's own. Before, a parameter masked as a secret made pint's 104 tests 36 keys, and
+// 86 were compared with another test's baseline without a word.
+func Shared(r *result.Run) string {
+	by := make(map[string]*result.Scenario, len(r.Scenarios))
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		k := Key(s)
+		o, ok := by[k]
+		if !ok {
+			by[k] = s
+			continue
+		}
+		if o.Scenario == s.Scenario && o.Source == s.Source {
+			continue // the same scenario twice (a merged shard's retry): one identity
+		}
+		name := func(x *result.Scenario) string {
+			if x.Source != "" && x.Source != x.ID() {
+				return x.ID() + " (" + x.Source + ")"
+			}
+			return x.ID()
+		}
+		params, _ := json.Marshal(s.Params)
+		return fmt.Sprintf("the run %s has different scenarios with one matching key (benchmark %q, parameters %s): %s and %s; "+
+			"compare matches scenarios by benchmark and parameters and would pair one with the other's baseline, so it compares nothing "+
+			"(a parameter masked as a secret? declare only real secrets: --secret-param)", r.ID, s.Benchmark, params, name(o), name(s))
+	}
+	return ""
+}
+
+// Runs compares new against old. A run two of whose scenarios share a matching key (Shared) is
+// not compared: the report's NoEvidence says why.
 func Runs(old, new *result.Run, cfg Config) *Report {
 	cfg = cfg.norm()
 	rep := &Report{Old: ref(old), New: ref(new), Alpha: cfg.Alpha}
+	for _, r := range []*result.Run{new, old} {
+		if why := Shared(r); why != "" {
+			rep.NoEvidence = why
+			return rep
+		}
+	}
 	rep.Warnings = append(rep.Warnings, environmentDiff(old.Environment, new.Environment)...)
 	if old.Partial {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("old run %s is partial (interrupted)", old.ID))

@@ -19,6 +19,7 @@ import (
 func newImport(o *IO) *cobra.Command {
 	var sf storeFlags
 	var format, id, bench, at string
+	var secretParams []string
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Record results of other tools in the history store (go test -bench, pytest-benchmark, hyperfine)",
@@ -40,7 +41,7 @@ be given to compare and baseline set.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := recorded.Import(cmd.Context(), recorded.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
-				Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr})
+				SecretParams: secretParams, Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr})
 			return err
 		},
 	}
@@ -49,6 +50,7 @@ be given to compare and baseline set.`,
 	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine or inferbench")
 	f.StringVar(&id, "id", "", "run id (default: the time and the file name)")
 	f.StringVar(&bench, "benchmark", "", "hyperfine: the benchmark name (default: the file name)")
+	f.StringArrayVar(&secretParams, "secret-param", nil, "a parameter whose values are secrets (repeatable): masked whole; the others are kept as the file has them")
 	f.StringVar(&at, "time", "", "when the results were taken, RFC 3339 (default: now; pytest files carry their own)")
 	return cmd
 }
