@@ -280,6 +280,19 @@ func Shared(r *result.Run) string {
 	return ""
 }
 
+// recorded returns cfg with the thresholds the scenario's runs were gated with where they were
+// measured (result.Scenario.Thresholds: the new run's, else the old's), which judge the metrics
+// cfg's own (--threshold, the thresholds file) say nothing of: a saved pytest session compared
+// by hand judges as the plugin did (5%, not compare's default 15%).
+func recorded(cfg Config, o, n *result.Scenario) Config {
+	if rec := n.Thresholds; len(rec) > 0 {
+		cfg.Thresholds.Recorded = rec
+	} else if len(o.Thresholds) > 0 {
+		cfg.Thresholds.Recorded = o.Thresholds
+	}
+	return cfg
+}
+
 // Runs compares new against old. A run two of whose scenarios share a matching key (Shared) is
 // not compared: the report's NoEvidence says why.
 func Runs(old, new *result.Run, cfg Config) *Report {
@@ -338,7 +351,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rowsOf[i] = scenarioRows(pairs[i].o, pairs[i].n, cfg)
+				rowsOf[i] = scenarioRows(pairs[i].o, pairs[i].n, recorded(cfg, pairs[i].o, pairs[i].n))
 			}
 		}()
 	}

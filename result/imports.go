@@ -19,7 +19,10 @@ type pytestBench struct {
 	Name     string         `json:"name"`
 	Fullname string         `json:"fullname"`
 	Params   map[string]any `json:"params"`
-	Stats    struct {
+	// ExtraInfo is what the test put in benchmark.extra_info: kept as the scenario's extra
+	// section "extra_info".
+	ExtraInfo map[string]any `json:"extra_info"`
+	Stats     struct {
 		Min, Max, Mean, Stddev, Median, Q1, Q3 float64
 		Rounds                                 int
 		Ops                                    float64
@@ -187,8 +190,16 @@ func (b *pytestBench) scenario(name string) (Scenario, error) {
 		m.Value = &ops
 		ms["iterations_per_s"] = m
 	}
-	return Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK,
-		Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname}, nil
+	s := Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK,
+		Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname}
+	if len(b.ExtraInfo) > 0 {
+		raw, err := json.Marshal(b.ExtraInfo)
+		if err != nil {
+			return Scenario{}, fmt.Errorf("%s: %s: extra_info: %w", name, b.Fullname, err)
+		}
+		s.Extra.Other = map[string]json.RawMessage{"extra_info": raw}
+	}
+	return s, nil
 }
 
 // distinguish gives each pytest test a matching key of its own: two tests of one name and
