@@ -55,7 +55,14 @@ type Config struct {
 	// tested (Unverified: one value a side), as --strict asks; without it such a change is a
 	// warning in the verdict's headline.
 	Strict bool
+	// Uncorrected judges each test by its own p-value at Alpha, as benchstat does
+	// (--uncorrected): no false discovery rate control across the comparison's tests, so a
+	// session of many scenarios reports more changes by chance. Each row's Q is then its P.
+	Uncorrected bool
 }
+
+// Uncorrected is Report.Correction of a comparison made with Config.Uncorrected.
+const Uncorrected = "uncorrected"
 
 func (c Config) norm() Config {
 	if c.Alpha <= 0 {
@@ -395,7 +402,12 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 			idx = append(idx, i)
 		}
 	}
-	for j, q := range stats.BenjaminiHochberg(ps) {
+	qs := stats.BenjaminiHochberg(ps)
+	if cfg.Uncorrected {
+		qs = ps
+		rep.Correction = Uncorrected
+	}
+	for j, q := range qs {
 		r := &rep.Rows[idx[j]]
 		r.Q = q
 		r.Significant = q <= cfg.Alpha

@@ -106,7 +106,7 @@ const OrderStatisticMin = 1000
 // Beta(k, n+1−k); the (k+1)-th, for Quantile's interpolation, is U₍ₖ₎ + (1−U₍ₖ₎)·W with W the
 // smallest of the n−k uniforms above it (1 − V^(1/(n−k))). Both are the same percentile
 // bootstrap; the draw makes a comparison of two imported sessions of 100,000 rounds a test take
-// seconds, where resampling and sorting 2,000 times took minutes a test (issue 46).
+// seconds, where resampling and sorting 2,000 times took minutes a test.
 //
 // Note: the small-sample path is kept, not replaced, so that a comparison's published intervals
 // and p-values do not move.
