@@ -177,3 +177,21 @@ def test_saved_run_carries_its_gate(project: Path):
     p = subprocess.run([_binary.find_binary(), "compare", str(a), str(b), "--format", "json"], capture_output=True, text=True, timeout=120)
     rows = [r for r in json.loads(p.stdout)["rows"] if r["metric"] == "latency_ms"]
     assert rows and all(r["threshold_pct"] == 5 for r in rows), rows
+
+
+@needs_latest
+def test_secret_param_masked_whole(project: Path):
+    # A parameter declared secret is masked whole in the saved run and its pytest-benchmark JSON;
+    # the others are saved as pytest gives them, even one named like a secret (key).
+    (project / "test_suite.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.parametrize('key', ['kilometer'])\n"
+        "@pytest.mark.parametrize('api_token', ['tok-123456789'])\n"
+        "def test_t(benchmark, key, api_token):\n"
+        "    benchmark(lambda: None)\n")
+    p = pytest_in(project, *NO_PB, "--benchmark-max-time=0.02", "--inferbench-save", "--inferbench-secret-param", "api_token")
+    assert p.returncode == 0, p.stdout + p.stderr
+    folder = project / "benchmark_results" / "latest"
+    (s,) = json.loads((folder / "run.json").read_text())["scenarios"]
+    assert s["params"] == {"key": "kilometer", "api_token": "xxxxx"}, s["params"]
+    assert "tok-123456789" not in (folder / "run.json").read_text() + (folder / "pytest-benchmark.json").read_text()

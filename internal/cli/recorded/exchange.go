@@ -40,7 +40,8 @@ type ImportOptions struct {
 }
 
 // redactParams masks, whole, the parameters of an imported run that are secrets (redact.Params):
-// those o.SecretParams names, and those holding a value of the environment's secret variables.
+// those o.SecretParams names, and those holding a value of the environment's secret variables;
+// and those secrets in the names of its scenarios (a pytest test is named by its parameters).
 func redactParams(r *result.Run, o ImportOptions) {
 	red := redact.New()
 	vars := o.Env.Vars
@@ -50,7 +51,14 @@ func redactParams(r *result.Run, o ImportOptions) {
 	red.Env(vars)
 	red.DeclareParams(o.SecretParams...)
 	for i := range r.Scenarios {
-		redact.Params(red, r.Scenarios[i].Params)
+		for k, v := range r.Scenarios[i].Params {
+			red.Learn(k, v) // a declared secret's value: masked in the names that hold it
+		}
+	}
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		redact.Params(red, sc.Params)
+		sc.Benchmark, sc.Scenario, sc.Source = red.String(sc.Benchmark), red.String(sc.Scenario), red.String(sc.Source)
 	}
 }
 

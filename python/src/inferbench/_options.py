@@ -47,6 +47,8 @@ OPTIONS: list[tuple[str, str | None, dict[str, Any]]] = [
      help=f"regression threshold, [BENCHMARK:]METRIC_OR_KIND=PERCENT (repeatable), as inferbench compare --threshold; default {DEFAULT_THRESHOLD} unless this or {THRESHOLDS_FILE} sets thresholds")),
     ("--inferbench-gate", None, dict(action="append", default=[], metavar="METRIC",
      help="also gate on METRIC (repeatable), as inferbench compare --gate: latency_ms.p95 or latency_ms.p99 (the tails: the rounds themselves are kept, up to 2000), peak_rss_mb, cpu_s. Default: the median per-call time only")),
+    ("--inferbench-secret-param", None, dict(action="append", default=[], metavar="NAME",
+     help="a test parameter whose values are secrets (repeatable): masked whole in the saved run. Other parameters are saved as pytest gives them, masked only where a value holds a secret of the environment")),
     ("--inferbench-measure", None, dict(default="time", choices=["time", "instructions"],
      help="time: time each round (default); instructions: count each round's instructions under valgrind's callgrind (the session runs again under it: counts do not move with the machine's load; the gate is then the instructions per call)")),
     ("--inferbench-json", "--benchmark-json", dict(default=None, metavar="PATH",

@@ -251,8 +251,8 @@ class Session:
                 cap = TAIL_SAMPLES if self.tails else MEDIAN_SAMPLES
             st["data"] = _timing.summarize(data, cap, self.tails)
             benches.append({
-                "group": r.group, "name": r.name, "fullname": r.fullname, "params": saveable(r.params),
-                "param": None if not r.params else r.name.partition("[")[2].rstrip("]"),
+                "group": r.group, "name": self._hide(r.name, r.params), "fullname": self._hide(r.fullname, r.params), "params": self._params(r.params),
+                "param": None if not r.params else self._hide(r.name.partition("[")[2].rstrip("]"), r.params),
                 "extra_info": saveable(r.extra_info),
                 "options": {"min_rounds": r.options.min_rounds, "max_time": r.options.max_time, "min_time": r.options.min_time,
                             "timer": r.timer, "disable_gc": r.options.disable_gc, "warmup": r.warmup_rounds},
@@ -267,6 +267,24 @@ class Session:
             "datetime": self.started.isoformat(),
             "version": "inferbench-pytest",
         }
+
+    def _params(self, params: dict[str, Any] | None) -> Any:
+        """_params is a test's parameters as the JSON holds them: saveable, and those of a name
+        declared secret (--inferbench-secret-param) masked whole, as the import masks them."""
+        out = saveable(params)
+        for name in self.config.getoption("inferbench_secret_param"):
+            if isinstance(out, dict) and name in out:
+                out[name] = "xxxxx"
+        return out
+
+    def _hide(self, text: str, params: dict[str, Any] | None) -> str:
+        """_hide masks in a test's name the text values (6 characters or more, as the binary's
+        secrets) of its parameters declared secret: pytest names a test by them."""
+        for name in self.config.getoption("inferbench_secret_param"):
+            v = (params or {}).get(name)
+            if isinstance(v, str) and len(v) >= 6:
+                text = text.replace(v, "xxxxx")
+        return text
 
     # Writing the run.
 
@@ -344,7 +362,8 @@ class Session:
         pb = tmp / "pytest-benchmark.json"
         pb.write_text(json.dumps(doc))
         db = f"sqlite:{tmp / 'import.db'}"
-        self._run(["import", str(pb), "--format", "pytest", "--store", db, "--id", rid])
+        secret = [a for name in self.config.getoption("inferbench_secret_param") for a in ("--secret-param", name)]
+        self._run(["import", str(pb), "--format", "pytest", "--store", db, "--id", rid, *secret])
         self._run(["report", rid, "--store", db, "--format", "json", "-o", str(tmp / "imported.json")])
         run = json.loads((tmp / "imported.json").read_text())
         self._enrich(run)
