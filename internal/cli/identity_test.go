@@ -164,3 +164,55 @@ func TestImportGroupParametrizedAlike(t *testing.T) {
 		t.Errorf("compare: exit %d, want 2 latency rows\n%s%s", code, out, errOut)
 	}
 }
+
+// TestRunKeepsScenarioIdentity: a definition's matrix parameter named like a secret (key) keeps
+// its values in run.json and never masks them inside another parameter; declared with
+// --secret-param its values are masked whole and learnt (an echo of one is masked too).
+func TestRunKeepsScenarioIdentity(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "benches"), 0o755)
+	def := "name: units\nsubject: {kind: exec, command: [sh, -c, 'echo {key} {unit} >&2']}\n" +
+		"matrix: {key: [kilometer, second], unit: [kilometer/second]}\nload: {warmup_iterations: 0, measurement_iterations: 2}\n"
+	os.WriteFile(filepath.Join(dir, "benches", "units.yaml"), []byte(def), 0o644)
+	load := func(out string) map[string]string {
+		t.Helper()
+		var r struct {
+			Scenarios []struct {
+				Scenario string
+				Params   map[string]any
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, out, "latest", "run.json"))
+		if err != nil || json.Unmarshal(b, &r) != nil {
+			t.Fatalf("run.json: %v", err)
+		}
+		got := map[string]string{}
+		for _, s := range r.Scenarios {
+			p, _ := json.Marshal(s.Params)
+			got[s.Scenario] = string(p)
+		}
+		return got
+	}
+	if code, out, errOut := runCLI(t, dir, nil, "run", "--no-monitor", "--output-dir", "plain", "--no-store"); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	got := load("plain")
+	want := map[string]string{`{"key":"kilometer","unit":"kilometer/second"}`: "", `{"key":"second","unit":"kilometer/second"}`: ""}
+	if len(got) != 2 {
+		t.Fatalf("scenarios %v, want 2", got)
+	}
+	for sc, p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("scenario %s: params %s, want the values as defined", sc, p)
+		}
+	}
+	code, out, errOut := runCLI(t, dir, nil, "run", "--no-monitor", "--output-dir", "declared", "--no-store", "--secret-param", "key")
+	if code != ExitOK {
+		t.Fatalf("run --secret-param key: exit %d\n%s%s", code, out, errOut)
+	}
+	for sc, p := range load("declared") {
+		if !strings.Contains(p, `"key":"xxxxx"`) || strings.Contains(sc+p+out+errOut, "kilometer") {
+			t.Errorf("declared: scenario %s params %s (the key's values masked whole and learnt)", sc, p)
+		}
+	}
+}
