@@ -195,3 +195,23 @@ def test_secret_param_masked_whole(project: Path):
     (s,) = json.loads((folder / "run.json").read_text())["scenarios"]
     assert s["params"] == {"key": "kilometer", "api_token": "xxxxx"}, s["params"]
     assert "tok-123456789" not in (folder / "run.json").read_text() + (folder / "pytest-benchmark.json").read_text()
+
+
+def test_precision_margin_as_pytest_benchmark():
+    # --benchmark-precision's margin, kept round by round, is the margin of all the rounds.
+    import math
+    import statistics
+
+    from inferbench._fixture import Options, _Precision
+
+    xs = [1.0, 1.2, 0.9, 1.1, 1.05, 0.95]
+    p = _Precision(Options(precision=0.05, confidence=0.99))
+    for x in xs:
+        p.add(x)
+    margin = statistics.NormalDist().inv_cdf(0.995) * statistics.stdev(xs) / math.sqrt(len(xs)) / statistics.fmean(xs)
+    assert p.reached() == (margin <= 0.05) and math.isclose(p.mean, statistics.fmean(xs))
+    assert _Precision(Options(precision=0.2)).reached() is False  # no rounds yet
+    p2 = _Precision(Options(precision=0.2, confidence=0.99))
+    for x in xs:
+        p2.add(x)
+    assert p2.reached() == (margin <= 0.2)

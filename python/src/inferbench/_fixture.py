@@ -260,8 +260,9 @@ class BenchmarkFixture:
                 for i in range(rounds):
                     t = timed(loops)
                     data.append(t / loops)
+                    precise.add(t / loops)
                     spent += t
-                    if i + 1 >= o.min_rounds and (spent >= deadline or precise.reached(data)):
+                    if i + 1 >= o.min_rounds and (spent >= deadline or precise.reached()):
                         break
             if self._profile:
                 self._record.profile = _profile(lambda: timed(loops), self._profile, self._top, self._dump_path())
@@ -447,17 +448,25 @@ class BenchmarkFixture:
 
 class _Precision:
     """_Precision is pytest-benchmark's --benchmark-precision: reached once the relative margin
-    of error of the rounds' mean, at --benchmark-confidence, is at most the precision."""
+    of error of the rounds' mean, at --benchmark-confidence, is at most the precision. The mean
+    and variance are kept as rounds come (Welford's method): a fast function runs 100,000s of
+    rounds."""
 
     def __init__(self, o: Options) -> None:
         self.precision = o.precision
         self.z = statistics.NormalDist().inv_cdf(0.5 + o.confidence / 2) if o.precision else 0.0
+        self.n, self.mean, self.m2 = 0, 0.0, 0.0
 
-    def reached(self, data: list[float]) -> bool:
-        if not self.precision or len(data) < 2:
+    def add(self, x: float) -> None:
+        self.n += 1
+        d = x - self.mean
+        self.mean += d / self.n
+        self.m2 += d * (x - self.mean)
+
+    def reached(self) -> bool:
+        if not self.precision or self.n < 2 or self.mean <= 0:
             return False
-        mean = statistics.fmean(data)
-        return mean > 0 and self.z * statistics.stdev(data) / math.sqrt(len(data)) / mean <= self.precision
+        return self.z * math.sqrt(self.m2 / (self.n - 1)) / math.sqrt(self.n) / self.mean <= self.precision
 
 
 @contextlib.contextmanager
