@@ -161,6 +161,10 @@ def test_measurements_kept_when_saving_fails(project: Path, tmp_path: Path):
     (kept,) = (project / "benchmark_results").glob("unsaved-*.json")
     assert f"kept in {kept.relative_to(project)}" in p.stdout.replace(str(project) + os.sep, "")
     assert json.loads(kept.read_text())["benchmarks"][0]["name"] == "test_tokenize"
+    # --benchmark-json into a folder that is not there: the run is saved all the same.
+    p = pytest_in(project, "-k", "tokenize", "--inferbench-max-time", "0.05", "--inferbench-save", "--inferbench-json", "no/such/dir/pb.json")
+    assert p.returncode == 1 and "not written to no/such/dir/pb.json" in p.stdout, p.stdout
+    assert "benchmark(s) saved" in p.stdout and list((project / "benchmark_results").glob("*_pytest/run.json")), p.stdout
 
 
 @needs_latest

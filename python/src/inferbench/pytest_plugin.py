@@ -298,11 +298,15 @@ class Session:
             try:
                 Path(p).write_text(json.dumps(doc, indent=2))
             except OSError as e:  # the run is still saved: say so, and fail the session
-                self.lines.append(f"inferbench: --benchmark-json {p}: {e}")
+                self.lines.append(f"inferbench: the pytest-benchmark JSON (--benchmark-json, --inferbench-json) not written to {p}: {e}")
                 session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
         if hist := c.getoption("inferbench_histogram"):
-            for path in histogram_svg([r for r in self.records.values() if r.data], c.getoption("inferbench_group_by"), hist):
-                self.lines.append(f"inferbench: histogram written to {path}")
+            try:
+                for path in histogram_svg([r for r in self.records.values() if r.data], c.getoption("inferbench_group_by"), hist):
+                    self.lines.append(f"inferbench: histogram written to {path}")
+            except OSError as e:  # a plot is not worth the run: say so, save the rest
+                self.lines.append(f"inferbench: --benchmark-histogram {hist}: {e}")
+                session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
         if not save and not baseline:
             return
         if not doc["benchmarks"]:
