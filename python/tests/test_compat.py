@@ -80,6 +80,9 @@ def test_every_flag_accepted(project: Path):
 def test_save_and_compare_flags(project: Path):
     quick = [*NO_PB, "-k", "nap", "--benchmark-max-time=0.1"]
     (project / "test_suite.py").write_text((project / "test_suite.py").read_text().replace("inferbench_benchmark", "benchmark"))
+    # Nothing saved yet: pytest-benchmark warns and the session passes.
+    first = pytest_in(project, *quick, "--benchmark-compare")
+    assert first.returncode == 0 and "not compared with latest" in first.stdout, first.stdout + first.stderr
     saved = pytest_in(project, *quick, "--benchmark-save=base", "--benchmark-save-data")
     assert saved.returncode == 0, saved.stdout + saved.stderr
     run = json.loads((project / "benchmark_results" / "latest" / "run.json").read_text())

@@ -504,6 +504,15 @@ class Session:
         return args
 
     def _compare(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
+        try:
+            self._compare_once(session, baseline, run_json)
+        except InferbenchError as e:
+            if not getattr(self.config.option, "inferbench_report_only", False):
+                raise
+            # --benchmark-compare reports: with nothing to compare with, pytest-benchmark warns.
+            self.lines.append(f"inferbench: not compared with {baseline}: {e} (--benchmark-compare reports and does not fail)")
+
+    def _compare_once(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
         c = self.config
         args = self.compare_args(baseline, run_json)
         with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-compare-") as tmp:
