@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
@@ -373,7 +372,11 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics, the figures its code reports and --gate); the other metrics are information\n", gatedNames(rep))
 	}
 	level := fmt.Sprintf("false discovery rate %.0f%% over %d tests, Benjamini-Hochberg", 100*rep.Alpha, cmpTests(rep))
-	if rep.Correction != "" {
+	switch rep.Correction {
+	case "":
+	case compare.Uncorrected:
+		level = fmt.Sprintf("each of %d tests at %.0f%%, uncorrected as benchstat: --uncorrected", cmpTests(rep), 100*rep.Alpha)
+	default:
 		level = fmt.Sprintf("false failures at most %.2g%%, %s", 100*rep.Alpha, rep.Correction)
 	}
 	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; %s)\n",
@@ -555,100 +558,4 @@ func mdCell(r *compare.Row) string {
 // md escapes the characters that break a markdown table cell.
 func md(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Class   string        `xml:"classname,attr"`
-	Name    string        `xml:"name,attr"`
-	Time    string        `xml:"time,attr"`
-	Failure *junitFailure `xml:"failure,omitempty"`
-	Skipped *struct{}     `xml:"skipped,omitempty"`
-	Out     string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-// compareJUnit writes the comparison as JUnit XML: a suite per benchmark, a test case per metric
-// row and per budget, failed when it regressed or exceeded its budget.
-func compareJUnit(w io.Writer, rep *compare.Report) error {
-	suites := map[string]*junitSuite{}
-	var order []string
-	suite := func(b string) *junitSuite {
-		if s, ok := suites[b]; ok {
-			return s
-		}
-		s := &junitSuite{Name: b}
-		suites[b] = s
-		order = append(order, b)
-		return s
-	}
-	for i := range rep.Rows {
-		r := &rep.Rows[i]
-		s := suite(r.Benchmark)
-		c := junitCase{Class: r.Benchmark, Name: r.Scenario + " " + r.Metric, Time: "0",
-			Out: fmt.Sprintf("old %s, new %s %s, %s %s", num(r.Old), num(r.New), r.Unit, cmpDelta(r), r.Verdict)}
-		if r.Failed() {
-			c.Failure = &junitFailure{Type: r.Verdict, Message: fmt.Sprintf("%s %s: %s (limit %s)", r.Metric, r.Verdict, cmpDelta(r), cmpLimit(r)),
-				Text: strings.Join(r.Warnings, "\n")}
-			s.Failures++
-		}
-		s.Tests++
-		s.Cases = append(s.Cases, c)
-	}
-	for _, b := range rep.Budgets {
-		s := suite(b.Benchmark)
-		c := junitCase{Class: b.Benchmark, Name: fmt.Sprintf("%s budget %s %s %s", b.Scenario, b.Metric, b.Op, num(b.Limit)), Time: "0"}
-		switch {
-		case !b.Measured:
-			c.Skipped = &struct{}{}
-		case !b.OK:
-			c.Failure = &junitFailure{Type: "budget", Message: fmt.Sprintf("%s = %s, budget %s %s (%s)", b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source)}
-			s.Failures++
-		}
-		s.Tests++
-		s.Cases = append(s.Cases, c)
-	}
-	if rep.NoEvidence != "" { // a failed case, so that a CI reading only the XML fails too
-		s := suite("inferbench")
-		s.Cases = append(s.Cases, junitCase{Class: "inferbench", Name: "comparison has evidence", Time: "0",
-			Failure: &junitFailure{Type: "no-evidence", Message: "nothing comparable: " + rep.NoEvidence}})
-		s.Tests++
-		s.Failures++
-	}
-	all := junitSuites{Name: "inferbench compare " + rep.Old.ID + " → " + rep.New.ID}
-	for _, b := range order {
-		s := suites[b]
-		all.Tests += s.Tests
-		all.Failures += s.Failures
-		all.Suites = append(all.Suites, *s)
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(all); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
 }

@@ -20,6 +20,7 @@ import (
 func newImport(o *IO) *cobra.Command {
 	var sf storeFlags
 	var format, id, bench, at, group string
+	var secretParams []string
 	agents, agentIndex := 0, -1
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
@@ -58,7 +59,7 @@ be given to compare and baseline set.`,
 				return err
 			}
 			_, err = recorded.Import(cmd.Context(), recorded.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
-				Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr, Agent: agent})
+				SecretParams: secretParams, Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr, Agent: agent})
 			return err
 		},
 	}
@@ -70,6 +71,7 @@ be given to compare and baseline set.`,
 	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d")
 	f.StringVar(&id, "id", "", "run id (default: the time and the file name)")
 	f.StringVar(&bench, "benchmark", "", "hyperfine: the benchmark name (default: the file name)")
+	f.StringArrayVar(&secretParams, "secret-param", nil, "a parameter whose values are secrets (repeatable): masked whole; the others are kept as the file has them")
 	f.StringVar(&at, "time", "", "when the results were taken, RFC 3339 (default: now; pytest files carry their own)")
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/serveimport"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
@@ -34,9 +35,36 @@ type ImportOptions struct {
 	Agent *result.AgentInfo
 	Time  string // when the results were taken, RFC 3339 ("" for now)
 	Store string // the history store's location, as run.Options.Store
-	Env   run.Env
+	// SecretParams are parameter names whose values are secrets (--secret-param): masked whole.
+	// Other parameters are kept as the file has them, but for a value that holds a secret of
+	// the environment (HF_TOKEN's value) or a secret's shape, masked whole (redact.Params).
+	SecretParams []string
+	Env          run.Env
 	// Stdout receives each run's id, a line each; Stderr a line on each file imported.
 	Stdout, Stderr io.Writer
+}
+
+// redactParams masks, whole, the parameters of an imported run that are secrets (redact.Params):
+// those o.SecretParams names, and those holding a value of the environment's secret variables;
+// and those secrets in the names of its scenarios (a pytest test is named by its parameters).
+func redactParams(r *result.Run, o ImportOptions) {
+	red := redact.New()
+	vars := o.Env.Vars
+	if vars == nil {
+		vars = os.Environ()
+	}
+	red.Env(vars)
+	red.DeclareParams(o.SecretParams...)
+	for i := range r.Scenarios {
+		for k, v := range r.Scenarios[i].Params {
+			red.Learn(k, v) // a declared secret's value: masked in the names that hold it
+		}
+	}
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		redact.Params(red, sc.Params)
+		sc.Benchmark, sc.Scenario, sc.Source = red.String(sc.Benchmark), red.String(sc.Scenario), red.String(sc.Source)
+	}
 }
 
 // Import records each file as a run in the history store (result.ImportFile reads it) and returns
@@ -119,6 +147,7 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 		if err != nil {
 			return runs, exit.UsageError(err)
 		}
+		redactParams(r, o)
 		given = r.ID
 		if asked && r.ID == runID {
 			err = st.Put(ctx, r) // an id asked for: taken is an error
