@@ -405,10 +405,10 @@ func internalRefs(n ast.Node, internal map[string]string) []string {
 
 // TestOneWriterOfRunFolders: a run folder is made (recovery.NewDir) and run.json written
 // (result.Save) by the run package's stages alone, so that every run, a run against a git ref
-// included (run.Paired), gets the same folder, journal, log, store record and reports. merge is
-// the one exception left: it makes the folder of a group's merged run.
+// included (run.Paired) and a group's merged run (run.Made), gets the same folder, journal, log,
+// store record and reports.
 func TestOneWriterOfRunFolders(t *testing.T) {
-	allowed := map[string]bool{"run": true, filepath.Join("internal", "cli", "merge"): true}
+	allowed := map[string]bool{"run": true}
 	call := regexp.MustCompile(`\b(recovery\.NewDir|result\.Save)\(`)
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -55,7 +55,14 @@ type Config struct {
 	// tested (Unverified: one value a side), as --strict asks; without it such a change is a
 	// warning in the verdict's headline.
 	Strict bool
+	// Uncorrected judges each test by its own p-value at Alpha, as benchstat does
+	// (--uncorrected): no false discovery rate control across the comparison's tests, so a
+	// session of many scenarios reports more changes by chance. Each row's Q is then its P.
+	Uncorrected bool
 }
+
+// Uncorrected is Report.Correction of a comparison made with Config.Uncorrected.
+const Uncorrected = "uncorrected"
 
 func (c Config) norm() Config {
 	if c.Alpha <= 0 {
@@ -254,10 +261,62 @@ func Key(s *result.Scenario) string {
 	return b.String()
 }
 
-// Runs compares new against old.
+// Shared returns why a run cannot be compared: two of its scenarios share one matching key (Key:
+// the benchmark and the parameters) while they are different scenarios (different names or
+// sources), so a comparison would pair one with the other's baseline. "" when every key is
+// its scenario's own. Before, a parameter masked as a secret made pint's 104 tests 36 keys, and
+// 86 were compared with another test's baseline without a word.
+func Shared(r *result.Run) string {
+	by := make(map[string]*result.Scenario, len(r.Scenarios))
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		k := Key(s)
+		o, ok := by[k]
+		if !ok {
+			by[k] = s
+			continue
+		}
+		if o.Scenario == s.Scenario && o.Source == s.Source {
+			continue // the same scenario twice (a merged shard's retry): one identity
+		}
+		name := func(x *result.Scenario) string {
+			if x.Source != "" && x.Source != x.ID() {
+				return x.ID() + " (" + x.Source + ")"
+			}
+			return x.ID()
+		}
+		params, _ := json.Marshal(s.Params)
+		return fmt.Sprintf("the run %s has different scenarios with one matching key (benchmark %q, parameters %s): %s and %s; "+
+			"compare matches scenarios by benchmark and parameters and would pair one with the other's baseline, so it compares nothing "+
+			"(a parameter masked as a secret? declare only real secrets: --secret-param)", r.ID, s.Benchmark, params, name(o), name(s))
+	}
+	return ""
+}
+
+// recorded returns cfg with the thresholds the scenario's runs were gated with where they were
+// measured (result.Scenario.Thresholds: the new run's, else the old's), which judge the metrics
+// cfg's own (--threshold, the thresholds file) say nothing of: a saved pytest session compared
+// by hand judges as the plugin did (5%, not compare's default 15%).
+func recorded(cfg Config, o, n *result.Scenario) Config {
+	if rec := n.Thresholds; len(rec) > 0 {
+		cfg.Thresholds.Recorded = rec
+	} else if len(o.Thresholds) > 0 {
+		cfg.Thresholds.Recorded = o.Thresholds
+	}
+	return cfg
+}
+
+// Runs compares new against old. A run two of whose scenarios share a matching key (Shared) is
+// not compared: the report's NoEvidence says why.
 func Runs(old, new *result.Run, cfg Config) *Report {
 	cfg = cfg.norm()
 	rep := &Report{Old: ref(old), New: ref(new), Alpha: cfg.Alpha}
+	for _, r := range []*result.Run{new, old} {
+		if why := Shared(r); why != "" {
+			rep.NoEvidence = why
+			return rep
+		}
+	}
 	rep.Warnings = append(rep.Warnings, environmentDiff(old.Environment, new.Environment)...)
 	if old.Partial {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("old run %s is partial (interrupted)", old.ID))
@@ -314,7 +373,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rowsOf[i] = scenarioRows(pairs[i].o, pairs[i].n, cfg)
+				rowsOf[i] = scenarioRows(pairs[i].o, pairs[i].n, recorded(cfg, pairs[i].o, pairs[i].n))
 			}
 		}()
 	}
@@ -359,7 +418,12 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 			idx = append(idx, i)
 		}
 	}
-	for j, q := range stats.BenjaminiHochberg(ps) {
+	qs := stats.BenjaminiHochberg(ps)
+	if cfg.Uncorrected {
+		qs = ps
+		rep.Correction = Uncorrected
+	}
+	for j, q := range qs {
 		r := &rep.Rows[idx[j]]
 		r.Q = q
 		r.Significant = q <= cfg.Alpha

@@ -81,6 +81,10 @@ type Thresholds struct {
 	Kinds      map[Kind]float64
 	Metrics    map[string]float64
 	Benchmarks map[string]map[string]float64 // benchmark → metric name or kind → percent
+	// Recorded are the thresholds a scenario was gated with where it was measured
+	// (result.Scenario.Thresholds), by metric name or kind: below every entry above, above
+	// defaultThresholds. compare sets them per scenario.
+	Recorded map[string]float64
 }
 
 // For returns the threshold of a metric row ("latency_ms" or "latency_ms.p95") of a benchmark.
@@ -108,6 +112,11 @@ func (t Thresholds) Lookup(benchmark, metric string) (float64, bool) {
 	}
 	if v, ok := t.Kinds[kind]; ok {
 		return v, true
+	}
+	for _, k := range []string{metric, base, string(kind)} {
+		if v, ok := t.Recorded[k]; ok {
+			return v, true
+		}
 	}
 	return defaultThresholds[kind], false
 }

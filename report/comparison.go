@@ -384,7 +384,11 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics, the figures its code reports and --gate); the other metrics are information\n", gatedNames(rep))
 	}
 	level := fmt.Sprintf("false discovery rate %.0f%% over %d tests, Benjamini-Hochberg", 100*rep.Alpha, cmpTests(rep))
-	if rep.Correction != "" {
+	switch rep.Correction {
+	case "":
+	case compare.Uncorrected:
+		level = fmt.Sprintf("each of %d tests at %.0f%%, uncorrected as benchstat: --uncorrected", cmpTests(rep), 100*rep.Alpha)
+	default:
 		level = fmt.Sprintf("false failures at most %.2g%%, %s", 100*rep.Alpha, rep.Correction)
 	}
 	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; %s)\n",

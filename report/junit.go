@@ -9,6 +9,9 @@ import (
 	"github.com/inferbench/inferbench/compare"
 )
 
+// A comparison as JUnit XML (--format junit): a test case per row, a failed one per regression
+// and per nothing comparable, for CI systems that read only JUnit.
+
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`

@@ -19,7 +19,10 @@ type pytestBench struct {
 	Name     string         `json:"name"`
 	Fullname string         `json:"fullname"`
 	Params   map[string]any `json:"params"`
-	Stats    struct {
+	// ExtraInfo is what the test put in benchmark.extra_info: kept as the scenario's extra
+	// section "extra_info".
+	ExtraInfo map[string]any `json:"extra_info"`
+	Stats     struct {
 		Min, Max, Mean, Stddev, Median, Q1, Q3 float64
 		Rounds                                 int
 		Ops                                    float64
@@ -113,6 +116,7 @@ func readPytest(rd io.Reader, name, id string, sniff bool) (*Run, error) {
 	for i := range scs {
 		scs[i].StartedAt = at
 	}
+	distinguish(scs)
 	r := &Run{Schema: Schema, ID: id, StartedAt: at, FinishedAt: at, Environment: env, Config: Config{Args: []string{"import", name}}, Scenarios: scs}
 	if err := r.CheckValues(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -186,8 +190,45 @@ func (b *pytestBench) scenario(name string) (Scenario, error) {
 		m.Value = &ops
 		ms["iterations_per_s"] = m
 	}
-	return Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK,
-		Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname}, nil
+	s := Scenario{Benchmark: bench, Scenario: sc, Subject: "pytest-benchmark", Params: b.Params, Status: StatusOK,
+		Iterations: Iterations{Measured: b.Stats.Rounds}, Metrics: ms, Source: b.Fullname}
+	if len(b.ExtraInfo) > 0 {
+		raw, err := json.Marshal(b.ExtraInfo)
+		if err != nil {
+			return Scenario{}, fmt.Errorf("%s: %s: extra_info: %w", name, b.Fullname, err)
+		}
+		s.Extra.Other = map[string]json.RawMessage{"extra_info": raw}
+	}
+	return s, nil
+}
+
+// distinguish gives each pytest test a matching key of its own: two tests of one name and
+// parameters in different modules (tests/a.py::test_x[1], tests/b.py::test_x[1]), or two tests
+// of one group parametrized alike (group "parse": test_a[1], test_b[1]), would be one benchmark
+// and one set of parameters, which compare matches as one scenario (compare.Key). Each of those
+// is named by its full name without the parameters (tests/a.py::test_x) instead.
+func distinguish(scs []Scenario) {
+	key := func(s *Scenario) string { // compare.Key's rule
+		if len(s.Params) == 0 {
+			return s.Benchmark + "\x00" + s.Scenario
+		}
+		p, _ := json.Marshal(s.Params) // map keys sorted: one text for one set of parameters
+		return s.Benchmark + "\x00" + string(p)
+	}
+	sources := map[string]map[string]bool{}
+	for i := range scs {
+		k := key(&scs[i])
+		if sources[k] == nil {
+			sources[k] = map[string]bool{}
+		}
+		sources[k][scs[i].Source] = true
+	}
+	for i := range scs {
+		s := &scs[i]
+		if len(sources[key(s)]) > 1 && s.Source != "" {
+			s.Benchmark, _, _ = strings.Cut(s.Source, "[")
+		}
+	}
 }
 
 // unexpectedEOF is err, io.ErrUnexpectedEOF for the end of a document cut short.

@@ -85,6 +85,11 @@ type Scenario struct {
 	// e.g. ["latency_ms", "peak_rss_mb"]); empty: the subject kind's primary metrics
 	// (compare's defaultGate). The others are compared as information.
 	Gate []string `json:"gate,omitempty"`
+	// Thresholds are the regression thresholds, in percent, the scenario was gated with where
+	// it was measured (the pytest plugin's: latency_ms 5, instructions 2), by metric name, name
+	// and statistic, or kind. compare judges by them where its own --threshold and thresholds
+	// file say nothing of the metric, so that any comparison of the run judges as its maker did.
+	Thresholds map[string]float64 `json:"thresholds,omitempty"`
 	// Strict, the definition's `strict: true`, makes a gated change beyond its threshold that
 	// could not be tested fail a comparison of the scenario, as --strict does for all.
 	Strict bool `json:"strict,omitempty"`

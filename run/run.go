@@ -100,6 +100,10 @@ type Options struct {
 	// Secrets are values hidden wherever the run writes (the live view's bearer token), besides
 	// those it learns itself (secret flags in Args, URL passwords, secret environment variables).
 	Secrets []string
+	// SecretParams are parameter names whose values are secrets (--secret-param): masked whole
+	// in each scenario's parameters and learnt, so that an echo of one is masked too. A
+	// parameter is masked otherwise only where its value holds a secret (redact.Params).
+	SecretParams []string
 
 	// Format of the summary written to Stdout: "table" (the default), "json" or "none".
 	Format string

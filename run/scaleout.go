@@ -162,23 +162,31 @@ func (p *pipeline) startPart(ctx context.Context, w *writer, sh *result.ShardInf
 	return nil
 }
 
-// Judge records a run made elsewhere (by merge.Runs) in the store, judges it against the
-// baseline and budgets, and renders it, as Run does for its own; the run's folder is dir (where
-// compare.json and report.html go). The error is Run's: ErrFailed, a *VerdictError, I/O errors.
-func Judge(ctx context.Context, o Options, dir string, r *result.Run) error {
+// Made writes a run made elsewhere (by merge.Runs) into a new folder under o.OutputDir, as Run
+// writes its own (the run's ID is the folder's name; `latest` points at it), records it in the
+// store, judges it against the baseline and budgets, and renders it: the run package is the one
+// writer of run folders. It returns the folder ("" when none could be made). The error is Run's:
+// ErrFailed, a *VerdictError, I/O errors.
+func Made(ctx context.Context, o Options, r *result.Run) (string, error) {
 	p, err := newPipeline(o)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if dir == "" {
-		return exit.Usagef("judge: no run folder")
+	root := Env{Dir: o.Dir, Vars: o.Env}.Path(o.OutputDir)
+	dir, err := recovery.NewDir(root, time.Now())
+	if err != nil {
+		return "", err
 	}
-	dir = filepath.Clean(dir)
+	r.ID = filepath.Base(dir)
+	if err := result.Save(dir, r); err != nil {
+		return dir, fmt.Errorf("the run could not be written: %w", err)
+	}
+	_ = recovery.LinkLatest(root, dir)
 	st := p.record(ctx, dir, r)
 	v := p.judge(ctx, st, r)
 	p.render(ctx, dir, r, v, nil)
 	if st != nil {
 		st.Close()
 	}
-	return p.result(r, dir, v)
+	return dir, p.result(r, dir, v)
 }

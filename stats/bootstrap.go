@@ -35,11 +35,9 @@ func (b Bootstrap) QuantileCI(xs []float64, q float64) (Interval, bool) {
 	b = b.norm()
 	rng := rand.New(rand.NewPCG(b.Seed, uint64(len(xs))))
 	est := make([]float64, b.Resamples)
-	buf := make([]float64, len(xs))
+	draw := resampledQuantile(xs, q)
 	for i := range est {
-		resample(rng, xs, buf)
-		slices.Sort(buf)
-		est[i] = Quantile(buf, q)
+		est[i] = draw(rng)
 	}
 	slices.Sort(est)
 	a := (1 - b.Confidence) / 2
@@ -65,19 +63,16 @@ func (b Bootstrap) RatioTest(old, new []float64, q float64) (ratio float64, ci I
 	}
 	ratio = Quantile(sn, q) / base
 	rng := rand.New(rand.NewPCG(b.Seed, uint64(len(old))<<32|uint64(len(new))))
-	bo, bn := make([]float64, len(old)), make([]float64, len(new))
+	drawOld, drawNew := resampledQuantile(old, q), resampledQuantile(new, q)
 	est := make([]float64, 0, b.Resamples)
 	below, above := 0, 0
 	for i := 0; i < b.Resamples; i++ {
-		resample(rng, old, bo)
-		resample(rng, new, bn)
-		slices.Sort(bo)
-		slices.Sort(bn)
-		d := Quantile(bo, q)
+		d := drawOld(rng)
+		n := drawNew(rng)
 		if d == 0 {
 			continue
 		}
-		r := Quantile(bn, q) / d
+		r := n / d
 		est = append(est, r)
 		switch {
 		case r < 1:
@@ -98,6 +93,79 @@ func (b Bootstrap) RatioTest(old, new []float64, q float64) (ratio float64, ci I
 	p := 2 * float64(min(below, above)) / float64(len(est))
 	p = math.Min(1, math.Max(p, 1/float64(b.Resamples+1)))
 	return ratio, ci, Test{P: p, N1: len(old), N2: len(new), Method: "bootstrap"}, true
+}
+
+// OrderStatisticMin is the sample size from which the bootstrap draws a resample's quantile from
+// its order statistics instead of resampling and sorting (resampledQuantile).
+const OrderStatisticMin = 1000
+
+// resampledQuantile returns a function that draws the q-quantile of one bootstrap resample of xs
+// (n draws with replacement). Below OrderStatisticMin samples it resamples and sorts. From it,
+// the quantile is drawn from its exact distribution instead, in O(1): the resample's k-th
+// smallest value is sorted[floor(n·U₍ₖ₎)], where U₍ₖ₎, the k-th smallest of n uniforms, is
+// Beta(k, n+1−k); the (k+1)-th, for Quantile's interpolation, is U₍ₖ₎ + (1−U₍ₖ₎)·W with W the
+// smallest of the n−k uniforms above it (1 − V^(1/(n−k))). Both are the same percentile
+// bootstrap; the draw makes a comparison of two imported sessions of 100,000 rounds a test take
+// seconds, where resampling and sorting 2,000 times took minutes a test.
+//
+// Note: the small-sample path is kept, not replaced, so that a comparison's published intervals
+// and p-values do not move.
+func resampledQuantile(xs []float64, q float64) func(*rand.Rand) float64 {
+	n := len(xs)
+	if n < OrderStatisticMin {
+		buf := make([]float64, n)
+		return func(rng *rand.Rand) float64 {
+			resample(rng, xs, buf)
+			slices.Sort(buf)
+			return Quantile(buf, q)
+		}
+	}
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	h := q * float64(n-1)
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		lo = n - 1
+	}
+	frac := h - float64(lo)
+	k := lo + 1 // the 1-based rank of the order statistic at lo
+	at := func(u float64) float64 { return sorted[min(int(u*float64(n)), n-1)] }
+	return func(rng *rand.Rand) float64 {
+		u := betaDraw(rng, float64(k), float64(n+1-k))
+		x := at(u)
+		if frac == 0 || k >= n {
+			return x
+		}
+		w := 1 - math.Pow(rng.Float64(), 1/float64(n-k))
+		return x + frac*(at(u+(1-u)*w)-x)
+	}
+}
+
+// betaDraw draws from Beta(a, b), a, b ≥ 1, as X/(X+Y) of two gamma draws.
+func betaDraw(rng *rand.Rand, a, b float64) float64 {
+	x := gammaDraw(rng, a)
+	return x / (x + gammaDraw(rng, b))
+}
+
+// gammaDraw draws from Gamma(a, 1), a ≥ 1, by Marsaglia and Tsang's method (ACM TOMS 26(3), 2000).
+//
+// Note: 15 lines here rather than gonum for one distribution; the test checks its law against
+// resampling.
+func gammaDraw(rng *rand.Rand, a float64) float64 {
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
 }
 
 func resample(rng *rand.Rand, from, into []float64) {

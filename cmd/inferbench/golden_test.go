@@ -31,7 +31,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 // that do not depend on the host; the run's top-level shape and the command line. Taken out: ids,
 // paths and times; timings; warnings, notes, advice and the budgets' verdicts (the example's
 // budgets are on latencies); the client_bound and errors_by_kind sections (they follow timing
-// noise); the monitors' metrics and the sources a host lacks (resources' unavailable); and, for
+// noise); the monitors' metrics, the sources a host lacks (resources' unavailable) and the
+// monitors' warnings (a failed read of a process that just exited, on a loaded machine); and, for
 // scenarios that need a GPU or a Python module, everything but the fact ("host-dependent").
 //
 // testdata/demo.golden was first written by the build before the run pipeline moved into package
@@ -212,7 +213,7 @@ func demoProjection(t *testing.T, stdout string, runJSON []byte, host map[string
 				}
 				var inner []string
 				for _, ik := range sortedKeys(sec) {
-					if !(k == "resources" && ik == "unavailable") {
+					if !(k == "resources" && (ik == "unavailable" || ik == "warnings")) { // warnings: a sampler's failed reads under load
 						inner = append(inner, ik)
 					}
 				}

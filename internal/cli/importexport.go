@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/cli/recorded"
 	"github.com/inferbench/inferbench/internal/tracker"
 	"github.com/inferbench/inferbench/result"
@@ -18,7 +19,9 @@ import (
 
 func newImport(o *IO) *cobra.Command {
 	var sf storeFlags
-	var format, id, bench, at string
+	var format, id, bench, at, group string
+	var secretParams []string
+	agents, agentIndex := 0, -1
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Record results of other tools in the history store (go test -bench, pytest-benchmark, hyperfine, vLLM, AIPerf, guidellm, llm-d)",
@@ -51,18 +54,45 @@ be given to compare and baseline set.`,
   inferbench import artifacts/profile_export.jsonl && inferbench report latest --report-as aiperf`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := recorded.Import(cmd.Context(), recorded.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
-				Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr})
+			agent, err := importAgent(group, agents, agentIndex, len(args))
+			if err != nil {
+				return err
+			}
+			_, err = recorded.Import(cmd.Context(), recorded.ImportOptions{Files: args, Format: format, ID: id, Benchmark: bench, Time: at,
+				SecretParams: secretParams, Store: sf.url, Env: env(o), Stdout: o.Stdout, Stderr: o.Stderr, Agent: agent})
 			return err
 		},
 	}
 	f := cmd.Flags()
 	sf.register(f)
+	f.StringVar(&group, "group", "", "with --agents: the group the agents' runs share, for 'inferbench merge --group'")
+	f.IntVar(&agents, "agents", 0, "the files are the results of this many client machines that loaded one server together: each run is an agent of --group, merged exactly by 'inferbench merge --group'")
+	f.IntVar(&agentIndex, "agent", -1, "with --agents: this file's agent index (default: each file's position among the files, as many as --agents)")
 	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d")
 	f.StringVar(&id, "id", "", "run id (default: the time and the file name)")
 	f.StringVar(&bench, "benchmark", "", "hyperfine: the benchmark name (default: the file name)")
+	f.StringArrayVar(&secretParams, "secret-param", nil, "a parameter whose values are secrets (repeatable): masked whole; the others are kept as the file has them")
 	f.StringVar(&at, "time", "", "when the results were taken, RFC 3339 (default: now; pytest files carry their own)")
 	return cmd
+}
+
+// importAgent is import's --group, --agents and --agent: nil without --agents.
+func importAgent(group string, agents, index, files int) (*result.AgentInfo, error) {
+	switch {
+	case agents == 0 && index < 0 && group == "":
+		return nil, nil
+	case agents <= 0:
+		return nil, exit.UsageError(fmt.Errorf("--agent and --group need --agents N (the client machines that loaded the server together)"))
+	case group == "":
+		return nil, exit.UsageError(fmt.Errorf("--agents %d: give the --group the agents' runs share", agents))
+	case index >= agents:
+		return nil, exit.UsageError(fmt.Errorf("--agent %d: want 0 to %d (--agents %d)", index, agents-1, agents))
+	case index >= 0 && files != 1:
+		return nil, exit.UsageError(fmt.Errorf("--agent %d names one file's index: give one file, or leave --agent out to number the %d files", index, files))
+	case index < 0 && files != agents:
+		return nil, exit.UsageError(fmt.Errorf("--agents %d without --agent: give one file per agent (%d given), or --agent I for one file", agents, files))
+	}
+	return &result.AgentInfo{Group: group, Index: index, Count: agents}, nil
 }
 
 func newExport(o *IO) *cobra.Command {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,51 +53,67 @@ func torchPython(t *testing.T) string {
 	return ""
 }
 
-// TestOwnModelPage runs docs/own-model.md as a new user would: the files it shows are the
-// project's (examples/own-model), and each command of its sh block runs as written in a copy of
-// the project, the class measured at each batch size of the definition and only there.
-func TestOwnModelPage(t *testing.T) {
-	files, commands := pageBlocks(t, "docs/own-model.md")
-	project := filepath.Join("..", "..", "examples", "own-model")
-	dir := t.TempDir()
-	for path, body := range files {
-		got, err := os.ReadFile(filepath.Join(project, path))
-		if err != nil || string(got) != body {
-			t.Errorf("docs/own-model.md shows %s, which is not examples/own-model/%s (%v)", path, path, err)
-		}
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755)
-		os.WriteFile(filepath.Join(dir, path), got, 0o644)
-	}
-	if len(files) != 2 || len(commands) == 0 {
-		t.Fatalf("the page shows %d files and %d commands", len(files), len(commands))
-	}
-	env := []string{"INFERBENCH_PYTHON=" + torchPython(t)}
-	for _, c := range commands {
-		args := strings.Fields(c)
-		if args[0] == "cd" {
-			continue
-		}
-		if args[0] != "inferbench" {
-			t.Fatalf("the page shows %q, which this test does not run", c)
-		}
-		code, out, errOut := runCLI(t, dir, env, args[1:]...)
-		if code != 0 {
-			t.Fatalf("%s: exit %d\n%s%s", c, code, out, errOut)
-		}
-		if args[1] == "list" && (!strings.Contains(out, "batch_size=32") || strings.Contains(out, "MLPBenchmark")) {
-			t.Errorf("%s lists the class on its own, or not the definition's scenarios:\n%s", c, out)
-		}
-	}
-	r, err := result.Load(filepath.Join(dir, "benchmark_results", result.LatestLink, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := seedIDs(r); strings.Join(got, ",") != "mlp/batch_size=1 ok,mlp/batch_size=32 ok" {
-		t.Fatalf("ran %q", got)
-	}
-	for _, s := range r.Scenarios {
-		if v, ok := s.Metrics["throughput_ips"].Center(); !ok || v <= 0 {
-			t.Errorf("%s: no throughput", s.ID())
-		}
+// TestPageCommands runs the pages that walk a new user through a project of their own as they
+// would: the files a page shows are its project's (under examples/), and each command of its sh
+// blocks runs as written in a copy of the project (a `make` line is left to the Makefile's own
+// tests: TestExampleSuite runs make demo's command).
+func TestPageCommands(t *testing.T) {
+	for _, c := range []struct {
+		page, project string
+		files         int
+		python        func(*testing.T) string // the interpreter the project needs
+		ran           string                  // the scenarios the last run ran (seedIDs: sorted)
+	}{
+		{"docs/own-model.md", "own-model", 2, torchPython, "mlp/batch_size=1 ok,mlp/batch_size=32 ok"},
+		{"docs/getting-started.md", "first-definition", 2, nil, "my-model/batch_size=1 ok,my-model/batch_size=32 ok,my-model/batch_size=8 ok"},
+	} {
+		t.Run(c.project, func(t *testing.T) {
+			files, commands := pageBlocks(t, c.page)
+			project := filepath.Join("..", "..", "examples", c.project)
+			dir := t.TempDir()
+			for path, body := range files {
+				got, err := os.ReadFile(filepath.Join(project, path))
+				if err != nil || string(got) != body {
+					t.Errorf("%s shows %s, which is not examples/%s/%s (%v)", c.page, path, c.project, path, err)
+				}
+				os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755)
+				os.WriteFile(filepath.Join(dir, path), got, 0o644)
+			}
+			if len(files) != c.files || len(commands) == 0 {
+				t.Fatalf("%s shows %d files and %d commands", c.page, len(files), len(commands))
+			}
+			var env []string
+			if c.python != nil {
+				env = append(env, "INFERBENCH_PYTHON="+c.python(t))
+			}
+			for _, cmd := range commands {
+				args := strings.Fields(cmd)
+				if args[0] == "cd" || args[0] == "make" {
+					continue
+				}
+				if args[0] != "inferbench" {
+					t.Fatalf("%s shows %q, which this test does not run", c.page, cmd)
+				}
+				if i := slices.Index(args, "#"); i > 0 {
+					args = args[:i]
+				}
+				code, out, errOut := runCLI(t, dir, env, args[1:]...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d\n%s%s", cmd, code, out, errOut)
+				}
+			}
+			r, err := result.Load(filepath.Join(dir, "benchmark_results", result.LatestLink, "run.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(seedIDs(r), ","); got != c.ran {
+				t.Fatalf("ran %q, want %q", got, c.ran)
+			}
+			for _, s := range r.Scenarios {
+				if v, ok := s.Metrics["throughput_ips"].Center(); !ok || v <= 0 {
+					t.Errorf("%s: no throughput", s.ID())
+				}
+			}
+		})
 	}
 }

@@ -40,6 +40,7 @@ type runFlags struct {
 	dryRun      bool
 	keepSamples int
 	measure     string
+	secretParam []string // --secret-param: parameter names whose values are secrets
 
 	monitor      run.Monitor
 	noRequestLog bool
@@ -117,6 +118,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.logLevel, "log-level", "", "log level on the console when piped or in CI: debug, info, warn or error (default: warnings and errors only; run.log keeps info, and debug when asked)")
 	f.BoolVar(&rf.dryRun, "dry-run", false, "list the scenarios that would run, and run nothing")
 	f.StringVar(&rf.measure, "measure", "time", "time or instructions: count each iteration's instructions under valgrind's callgrind (needs valgrind; docs/verdicts.md)")
+	f.StringArrayVar(&rf.secretParam, "secret-param", nil, "a parameter whose values are secrets (repeatable): masked whole wherever the run writes them; other parameters are written as given, masked only where they hold a secret of the environment or the command line")
 	f.IntVar(&rf.keepSamples, "keep-samples", engine.DefaultKeepSamples, "raw samples kept per metric in run.json (0 keeps all)")
 
 	f.DurationVar(&rf.monitor.Interval, "monitor-interval", monitor.DefaultInterval, "resource sampling period (process tree, system, GPU, energy)")
@@ -167,7 +169,7 @@ func writeCSVCopy(o *IO, pattern string, r *result.Run) error {
 
 // options turns the flags into run.Options.
 func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options, error) {
-	opts := run.Options{
+	opts := run.Options{SecretParams: rf.secretParam,
 		Selection: rf.sel.selection(o, args), KeepSamples: rf.keepSamples,
 		Monitor: rf.monitor, OutputDir: rf.outputDir, NoRequestLog: rf.noRequestLog, NoHTMLReport: rf.noHTML,
 		Store: rf.sf.url, NoStore: rf.noStore, Baseline: rf.baseline, AlertWebhookEnv: rf.alerts.envName,

@@ -81,6 +81,7 @@ type compareFlags struct {
 	alpha          float64
 	gate           []string
 	strict         bool
+	uncorrected    bool
 }
 
 func (cf *compareFlags) register(f *pflag.FlagSet) {
@@ -89,6 +90,7 @@ func (cf *compareFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&cf.budgetFile, "budget-file", budgetFileName, "performance budget file (read when present)")
 	f.Float64Var(&cf.alpha, "alpha", 0.05, "false discovery rate across the comparison's tests")
 	f.StringArrayVar(&cf.gate, "gate", nil, "also fail on this metric, [BENCHMARK:]METRIC (repeatable; e.g. peak_rss_mb, cpu_pct, latency_ms.p99, or all); by default only each scenario's primary metrics and budgets fail")
+	f.BoolVar(&cf.uncorrected, "uncorrected", false, "judge each test by its own p-value at --alpha, as benchstat does, instead of controlling the false discovery rate across the comparison (more false alarms in a comparison of many scenarios)")
 	f.BoolVar(&cf.strict, "strict", false, "also fail (exit 3) on a gated change beyond its threshold that could not be tested (a single value a side)")
 }
 
@@ -111,7 +113,7 @@ func (cf *compareFlags) config(o *IO, f *pflag.FlagSet) (compare.Config, error) 
 // there when given, else are read when present) and the --threshold overrides into a
 // compare.Config. Every problem is a usage error.
 func (cf *compareFlags) files(env run.Env, requireThresholds, requireBudgets bool) (compare.Config, error) {
-	cfg := compare.Config{Alpha: cf.alpha, Strict: cf.strict}
+	cfg := compare.Config{Alpha: cf.alpha, Strict: cf.strict, Uncorrected: cf.uncorrected}
 	if !(cf.alpha > 0 && cf.alpha < 1) { // NaN too
 		return cfg, usageErr("--alpha %v: want a rate between 0 and 1, e.g. 0.05", cf.alpha)
 	}

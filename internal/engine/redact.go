@@ -52,7 +52,7 @@ func (e *Engine) redactScenario(r *result.Scenario) {
 	for i := range r.Warnings {
 		r.Warnings[i] = red.String(r.Warnings[i])
 	}
-	redact.Params(red, r.Params) // hf_token's value masked whole
-	redact.Params(red, r.Environment)
+	redact.Params(red, r.Params) // masked whole, or kept: a parameter is the scenario's identity
+	redact.Environment(red, r.Environment)
 	redact.Extra(red, &r.Extra)
 }

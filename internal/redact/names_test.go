@@ -37,15 +37,38 @@ func TestArgsSet(t *testing.T) {
 	}
 }
 
-// TestParams: a secret-named parameter is masked whole, whatever its shape; others as Value.
+// TestParams: a parameter is kept as it is or masked whole, never inside: masked when its name is
+// declared secret (learnt then) or its value holds a secret the redactor knows or a secret's
+// shape. A name alone (key, token) does not make a value secret: pint's `key='kilometer'` was
+// masked and learnt, and then `unit='kilometer/second'` became `xxxxx/xxxxx` (issue 46).
 func TestParams(t *testing.T) {
-	red := New()
-	m := map[string]any{"hf_token": "plainword1", "num_tokens_to_generate": 16, "url": "http://u:pw@h/"}
-	Params(red, m)
-	if m["hf_token"] != Mask || m["num_tokens_to_generate"] != 16 || m["url"] != "http://u:xxxxx@h/" {
-		t.Errorf("Params: %v", m)
+	red := New("envsecret123") // a secret of the environment ($HF_TOKEN's value)
+	red.DeclareParams("db_pass")
+	m := map[string]any{
+		"key": "kilometer", "unit": "kilometer/second", "token": "hello world", "hf_token": "plainword1",
+		"num_tokens_to_generate": 16, "url": "http://u:pw@h/", "db_pass": "hunter2222",
+		"model": "org/envsecret123-7b", "nested": []any{"a", map[string]any{"b": "Bearer abcdefgh"}},
 	}
-	if s := red.String("echo plainword1"); s != "echo xxxxx" {
-		t.Errorf("not learnt: %q", s)
+	Params(red, m)
+	want := map[string]any{
+		"key": "kilometer", "unit": "kilometer/second", "token": "hello world", "hf_token": "plainword1",
+		"num_tokens_to_generate": 16, "url": Mask, "db_pass": Mask, "model": Mask, "nested": Mask,
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("Params: %s = %v, want %v", k, m[k], v)
+		}
+	}
+	if s := red.String("echo hunter2222 kilometer plainword1"); s != "echo xxxxx kilometer plainword1" {
+		t.Errorf("learnt: %q (want only the declared parameter's value learnt)", s)
+	}
+}
+
+// TestEnvironment: a scenario's environment (context, not identity) masks a secret name's value.
+func TestEnvironment(t *testing.T) {
+	m := map[string]any{"HF_TOKEN": "plainword1", "url": "http://u:pw@h/", "python": "3.11"}
+	Environment(New(), m)
+	if m["HF_TOKEN"] != Mask || m["url"] != "http://u:xxxxx@h/" || m["python"] != "3.11" {
+		t.Errorf("Environment: %v", m)
 	}
 }

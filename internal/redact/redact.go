@@ -30,6 +30,7 @@ const MinSecret = 6
 type Redactor struct {
 	mu      sync.RWMutex
 	secrets []string // longest first, so that a secret containing another is masked whole
+	params  []string // parameter names the user declared secret (DeclareParams)
 }
 
 // New returns a Redactor that knows secrets.

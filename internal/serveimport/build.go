@@ -57,8 +57,12 @@ type part struct {
 }
 
 func newPart(name string) *part {
-	return &part{name: name, params: map[string]any{}, figs: figures.New(maxSamples, nil, true, -1), as: NewCalc(),
+	p := &part{name: name, params: map[string]any{}, figs: figures.New(maxSamples, nil, true, -1), as: NewCalc(),
 		own: map[string]float64{}, summaries: map[string]stats.Summary{}, values: map[string]float64{}, kinds: map[string]int{}}
+	// Full-resolution histograms, as a load agent keeps them: the files of several client
+	// machines imported as agents merge exactly (Options.Agent; Read drops them otherwise).
+	p.figs.KeepHistograms()
+	return p
 }
 
 // errInvalid is a request whose times or counts cannot be a measurement.
@@ -195,6 +199,16 @@ func (p *part) fill(sc *result.Scenario) {
 	}
 	if co, _ := p.figs.Coalescing(); co.Streamed > 0 {
 		setValue(sc, "ttft_coalesced_rate", co.TTFTRate())
+	}
+	if hs := p.figs.Histograms(); len(hs) > 0 {
+		sc.Extra.Histograms = map[string]*stats.Histogram{}
+		for name, h := range hs {
+			if h.N() > 0 {
+				sc.Extra.Histograms[name] = h
+			}
+		}
+		start, end := p.figs.Window()
+		sc.Extra.Window = &result.Window{Start: start, End: end, OK: p.measured - p.failed, Items: p.measured - p.failed, OutputTokens: p.outTokens}
 	}
 	if m, ok := sc.Metrics["output_tokens"]; ok && p.counted {
 		m.Note = "counted from content chunks: the tool recorded no token count"

@@ -13,6 +13,10 @@ type Options struct {
 	Tool string    // VLLM, AIPerf, GuideLLM, LLMD; "" to recognise it (Detect)
 	ID   string    // the run id
 	Time time.Time // when the results were taken, for a file that does not say
+	// Agent, when set, makes the run one of the agents that loaded one server together (the
+	// files of several client machines): its scenarios keep the full-resolution histograms and
+	// the window that `inferbench merge` combines exactly, as a run --agents run's do.
+	Agent *result.AgentInfo
 }
 
 // reader reads one tool's file into scenarios; jsonl says the file is the tool's per-request
@@ -69,6 +73,12 @@ func Read(path, name string, o Options) (r *result.Run, ok bool, err error) {
 	}
 	if r.StartedAt.IsZero() {
 		r.StartedAt, r.FinishedAt = o.Time, o.Time
+	}
+	r.Agent = o.Agent
+	for i := range r.Scenarios {
+		if o.Agent == nil {
+			r.Scenarios[i].Extra.Histograms, r.Scenarios[i].Extra.Window = nil, nil
+		}
 	}
 	if err := r.CheckValues(); err != nil {
 		return nil, true, &FileError{File: name, Tool: tool, Err: err}

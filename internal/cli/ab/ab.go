@@ -4,7 +4,7 @@
 // both sides alike. Each block is summarised by its median; the verdict comes from a paired test
 // on the log ratios of the pairs' medians, with a confidence interval of the ratio B/A. A
 // before/after comparison of two runs made one after the other cannot cancel such a drift: it
-// shows up as a difference (see docs/history.md, "Interleaved A/B", for measured rates).
+// shows up as a difference (see docs/ab.md for measured rates).
 //
 // The variants are anything a Sampler can call: two scenarios of a matrix, two commands (two
 // builds), two servers. Subjects gives the Sampler of two opened subjects; Compare is

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/exit"
@@ -55,12 +54,6 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 	if err != nil {
 		return nil, "", exit.UsageError(fmt.Errorf("%v", err))
 	}
-	outRoot := env.Path(o.OutputDir)
-	dir, err := recovery.NewDir(outRoot, time.Now())
-	if err != nil {
-		return m, "", err
-	}
-	m.ID = filepath.Base(dir)
 	red := redact.New(o.Secrets...)
 	if len(o.Args) > 0 {
 		m.Config.Args = red.Args(o.Args) // the merge's own command line; each part's is in merged.parts
@@ -69,18 +62,17 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 		m.Merged.Parts[i].Args = red.Args(m.Merged.Parts[i].Args)
 	}
 	m.Config.Dir = o.Dir
-	if err := result.Save(dir, m); err != nil {
-		return m, dir, fmt.Errorf("merged run could not be written: %w", err)
-	}
-	_ = recovery.LinkLatest(outRoot, dir)
 	if o.Format == "table" && o.Stdout != nil {
 		fmt.Fprintf(o.Stdout, "merged %d of %d %s of group %s\n", len(m.Merged.Parts), m.Merged.Count, m.Merged.Kind, m.Merged.Group)
 		for _, miss := range m.Merged.Missing {
 			fmt.Fprintf(o.Stdout, "missing: %s\n", miss)
 		}
 	}
-	// Record, judge (baseline, budgets) and render, as run does for its own runs.
-	jerr := run.Judge(context.WithoutCancel(ctx), o, dir, m)
+	// Written, recorded, judged (baseline, budgets) and rendered by run, as its own runs are.
+	dir, jerr := run.Made(context.WithoutCancel(ctx), o, m)
+	if dir == "" {
+		return m, "", jerr
+	}
 	if failed, why := Failed(m); failed {
 		code := exit.Failure
 		if errors.Is(jerr, run.ErrRegression) {

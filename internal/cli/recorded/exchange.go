@@ -15,6 +15,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/readall"
+	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/serveimport"
 	"github.com/inferbench/inferbench/internal/stage/recovery"
 	"github.com/inferbench/inferbench/result"
@@ -28,11 +29,42 @@ type ImportOptions struct {
 	Format    string   // auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d
 	ID        string   // the run id ("" for the time and the file name; _N is added to several)
 	Benchmark string   // hyperfine: the benchmark name ("" for the file name)
-	Time      string   // when the results were taken, RFC 3339 ("" for now)
-	Store     string   // the history store's location, as run.Options.Store
-	Env       run.Env
+	// Agent makes each file's run one of the agents that loaded one server (a serving tool's
+	// results from several client machines): `inferbench merge --group` combines them exactly.
+	// An Index of -1 gives each file its position among Files.
+	Agent *result.AgentInfo
+	Time  string // when the results were taken, RFC 3339 ("" for now)
+	Store string // the history store's location, as run.Options.Store
+	// SecretParams are parameter names whose values are secrets (--secret-param): masked whole.
+	// Other parameters are kept as the file has them, but for a value that holds a secret of
+	// the environment (HF_TOKEN's value) or a secret's shape, masked whole (redact.Params).
+	SecretParams []string
+	Env          run.Env
 	// Stdout receives each run's id, a line each; Stderr a line on each file imported.
 	Stdout, Stderr io.Writer
+}
+
+// redactParams masks, whole, the parameters of an imported run that are secrets (redact.Params):
+// those o.SecretParams names, and those holding a value of the environment's secret variables;
+// and those secrets in the names of its scenarios (a pytest test is named by its parameters).
+func redactParams(r *result.Run, o ImportOptions) {
+	red := redact.New()
+	vars := o.Env.Vars
+	if vars == nil {
+		vars = os.Environ()
+	}
+	red.Env(vars)
+	red.DeclareParams(o.SecretParams...)
+	for i := range r.Scenarios {
+		for k, v := range r.Scenarios[i].Params {
+			red.Learn(k, v) // a declared secret's value: masked in the names that hold it
+		}
+	}
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		redact.Params(red, sc.Params)
+		sc.Benchmark, sc.Scenario, sc.Source = red.String(sc.Benchmark), red.String(sc.Scenario), red.String(sc.Source)
+	}
 }
 
 // Import records each file as a run in the history store (result.ImportFile reads it) and returns
@@ -73,7 +105,13 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 			b = base
 		}
 		asked := o.ID != ""
-		if r, ok, err := importServing(path, file, o.Format, runID, started); ok || err != nil {
+		agent := o.Agent
+		if agent != nil && agent.Index < 0 {
+			a := *agent
+			a.Index = i
+			agent = &a
+		}
+		if r, ok, err := importServing(path, file, o.Format, runID, started, agent); ok || err != nil {
 			if err != nil {
 				return runs, err
 			}
@@ -84,6 +122,9 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 			runs = append(runs, r.ID)
 			importedLine(o, file, r, len(r.Scenarios), given)
 			continue
+		}
+		if agent != nil {
+			return runs, exit.UsageError(fmt.Errorf("%s: --agents applies to a serving tool's results (vllm, aiperf, guidellm, llm-d), which this file is not", file))
 		}
 		head, n, given, done, err := importStream(ctx, st, path, file, o.Format, func(id string) bool { return asked && id == runID })
 		if done {
@@ -106,6 +147,7 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 		if err != nil {
 			return runs, exit.UsageError(err)
 		}
+		redactParams(r, o)
 		given = r.ID
 		if asked && r.ID == runID {
 			err = st.Put(ctx, r) // an id asked for: taken is an error
@@ -124,7 +166,7 @@ func Import(ctx context.Context, o ImportOptions) ([]string, error) {
 // importServing reads the file at path as a serving tool's results (serveimport.Read) when the
 // format is theirs or auto; ok is false, with no error, for another format's file. A file of a
 // serving tool that cannot be read is run.ErrUsage, naming the file, the tool and where.
-func importServing(path, name, format, id string, at time.Time) (*result.Run, bool, error) {
+func importServing(path, name, format, id string, at time.Time, agent *result.AgentInfo) (*result.Run, bool, error) {
 	tool := ""
 	switch format {
 	case "auto":
@@ -133,7 +175,7 @@ func importServing(path, name, format, id string, at time.Time) (*result.Run, bo
 	default:
 		return nil, false, nil
 	}
-	r, ok, err := serveimport.Read(path, name, serveimport.Options{Tool: tool, ID: id, Time: at})
+	r, ok, err := serveimport.Read(path, name, serveimport.Options{Tool: tool, ID: id, Time: at, Agent: agent})
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):

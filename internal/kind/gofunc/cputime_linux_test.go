@@ -48,8 +48,9 @@ func TestCPUTimePerCall(t *testing.T) {
 }
 
 // An iteration of one call allocates nothing and reads one clock pair: cpu_ms travels in
-// Observation.CPU (before, a map a call: 2 allocations), and the thread clock is read only for
-// iterations of minCPUIteration or more (before, two system calls a call, about 1 µs here).
+// Observation.CPU (before, a map a call: 2 allocations), and the thread clock (two system calls,
+// about 1 µs on a VM) is read in one measured iteration of cpuEvery, as many as keep its cost
+// within 1% of their time: one in many for a function of nanoseconds, each for one of 200 µs.
 func TestSingleCallCost(t *testing.T) {
 	zero := time.Duration(0)
 	spin := func(d time.Duration) Func {
@@ -60,32 +61,40 @@ func TestSingleCallCost(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		name string
-		fn   Func
-		cpu  bool // cpu_ms recorded
+		name     string
+		fn       Func
+		min, max int64 // cpuEvery's bounds
 	}{
-		{"noop", func(context.Context) error { return nil }, false},
-		{"spin", spin(2 * minCPUIteration), true},
+		{"noop", func(context.Context) error { return nil }, 10, 1000},
+		{"spin", spin(200 * time.Microsecond), 1, 3},
 	} {
 		name := fmt.Sprintf("gofunc-cost-test/%s/%d", c.name, registered.Add(1))
 		Register(name, c.fn)
-		s, err := Open(context.Background(), subject.Spec{Config: &Config{Func: name, IterationTime: &zero}})
+		sub, err := Open(context.Background(), subject.Spec{Config: &Config{Func: name, IterationTime: &zero}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.Close()
+		defer sub.Close()
+		s := sub.(*Subject)
 		var o subject.Observation
+		withCPU := 0
 		do := func() {
 			if o, err = s.Do(context.Background(), subject.Request{Index: 1}); err != nil {
 				t.Fatal(err)
 			}
+			if o.CPU > 0 {
+				withCPU++
+			}
 		}
-		do()
-		if allocs := testing.AllocsPerRun(50, do); allocs != 0 {
+		s.Do(context.Background(), subject.Request{Warmup: true})
+		if allocs := testing.AllocsPerRun(2000, do); allocs != 0 {
 			t.Errorf("%s: %.1f allocations an iteration, want 0", c.name, allocs)
 		}
-		if o.Values != nil || (o.CPU > 0) != c.cpu {
-			t.Errorf("%s: values %v, cpu %v; want no map, and cpu_ms only for an iteration of %v or more", c.name, o.Values, o.CPU, minCPUIteration)
+		if e := s.every.Load(); e < c.min || e > c.max || o.Values != nil {
+			t.Errorf("%s: the CPU clock read one iteration in %d (want %d to %d), values %v", c.name, e, c.min, c.max, o.Values)
+		}
+		if withCPU == 0 {
+			t.Errorf("%s: no iteration of 2,001 has its CPU time", c.name)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,8 +96,40 @@ type Subject struct {
 	// calls is how many calls an iteration makes: 1 until a warm-up call has timed the
 	// function, then as many as last lasted target, fixed from the first measured iteration on.
 	calls atomic.Int64
-	last  atomic.Int64 // the last iteration's wall time (ns); 0 before the first
+	last     atomic.Int64 // the last iteration's wall time (ns) before cpuEvery was fixed; 0 before the first
+	measured atomic.Int64 // measured iterations so far
+	every    atomic.Int64 // cpuEvery's answer, fixed at the first measured iteration; 0 before
 }
+
+// cpuEvery is how many measured iterations there are to one that reads the CPU clock: as many as
+// keep the reads' cost (cpuReadCost) within cpuShare of the iterations' time (at most 1,000),
+// judged from the last warm-up iteration, or without one from the first measured iteration
+// (which reads it), and fixed from then on.
+func (s *Subject) cpuEvery(warmup bool) int64 {
+	if e := s.every.Load(); e > 0 {
+		return e
+	}
+	last := s.last.Load()
+	if warmup || last == 0 {
+		return 1
+	}
+	e := min(1000, max(1, int64(math.Ceil(float64(cpuReadCost())/(cpuShare*float64(last))))))
+	s.every.CompareAndSwap(0, e)
+	return s.every.Load()
+}
+
+// cpuShare is the most of a measured iteration's time the CPU clock's reads may cost.
+const cpuShare = 0.01
+
+// cpuReadCost is a pair of thread-clock reads' cost (ns), measured once.
+var cpuReadCost = sync.OnceValue(func() int64 {
+	const n = 16
+	t0 := time.Now()
+	for range n {
+		threadCPU()
+	}
+	return max(1, 2*int64(time.Since(t0))/n)
+})
 
 var (
 	_ subject.Subject  = (*Subject)(nil)
@@ -153,10 +186,10 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	var o subject.Observation
 	var err error
 	// The iteration's CPU time is its thread's: the goroutine stays on one thread for it. The
-	// clock is read only where the iteration before lasted minCPUIteration (or there was none):
-	// a pair of reads is a pair of system calls, about 1 µs on a VM, the whole cost of a
-	// nanosecond function's iteration otherwise.
-	readCPU := s.last.Load() == 0 || time.Duration(s.last.Load()) >= minCPUIteration
+	// clock's pair of reads is a pair of system calls (about 1 µs on a VM), the whole cost of a
+	// nanosecond function's iteration: measured iterations read it one in cpuEvery, so that it
+	// costs at most cpuShare of their time (every iteration of the default 20 ms one).
+	readCPU := r.Warmup || s.measured.Add(1)%s.cpuEvery(r.Warmup) == 0
 	var cpu0 int64
 	cpuOK := false
 	if readCPU {
@@ -176,11 +209,13 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	if readCPU {
 		cpu1, _ := threadCPU()
 		runtime.UnlockOSThread()
-		if cpuOK && took >= minCPUIteration {
+		if cpuOK {
 			o.CPU = time.Duration(cpu1-cpu0) / time.Duration(done)
 		}
 	}
-	s.last.Store(max(int64(took), 1))
+	if r.Warmup || s.every.Load() == 0 {
+		s.last.Store(max(int64(took), 1))
+	}
 	if k > 1 {
 		o.Items = int(done)
 		o.Values = map[string]float64{"latency_ms": float64(took) / 1e6 / float64(done)}
@@ -195,14 +230,8 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 // clock of the thread the iteration ran on, locked to it, over the calls of the iteration, beside
 // latency_ms. It leaves out the waits for a core, and the work of other goroutines (the
 // function's own, the garbage collector's background workers). Recorded where the platform has
-// a thread clock (threadCPU), for iterations of minCPUIteration or more.
+// a thread clock (threadCPU), for one measured iteration in cpuEvery.
 const CPUTime = "cpu_ms"
-
-// minCPUIteration is the shortest iteration whose CPU time is read and recorded: below it the
-// clock's two system calls would be a large part of what they measure. An iteration of the
-// default iteration time (20 ms) is far above it; single calls of a function faster than it
-// (iteration_time: 0) record no cpu_ms.
-const minCPUIteration = 50 * time.Microsecond
 
 // maxCalls bounds the calls of one iteration (a function the clock cannot see).
 const maxCalls = 1_000_000_000

@@ -14,20 +14,16 @@ import (
 
 // Of returns the secrets the scenarios' definitions hold or name, for a run's redactor or an
 // A/B's (internal/cli/ab): what a subject's configuration holds itself (an openai subject's header
-// values, a URL's password, the values of env: variables whose names say secret), a
-// secret-named parameter's value (hf_token, from --set too), the secret env: values of a server
-// the benchmark starts, and the values of the environment variables a configuration names (an
-// API key's) with, when it names any, those whose names say secret, read from env (the
-// environment the subjects run with) and the process's, which subjects may read.
+// values, a URL's password, the values of env: variables whose names say secret), the secret
+// env: values of a server the benchmark starts, and the values of the environment variables a
+// configuration names (an API key's) with, when it names any, those whose names say secret, read
+// from env (the environment the subjects run with) and the process's, which subjects may read.
+// A parameter's value is not among them by its name (a pytest `key` is a unit's name): run
+// learns those of the parameters declared secret (--secret-param).
 func Of(env []string, scenarios []*suite.Scenario) []string {
 	var out, names []string
 	seen := map[*suite.Benchmark]bool{}
 	for _, sc := range scenarios {
-		for k, v := range sc.Params {
-			if s, ok := v.(string); ok && redact.SecretName(k) {
-				out = append(out, s)
-			}
-		}
 		b := sc.Benchmark
 		if seen[b] {
 			continue

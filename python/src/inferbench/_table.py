@@ -70,10 +70,19 @@ def _row_stats(r: _Rec) -> dict[str, Any]:
     return st
 
 
-def table(records: Iterable[_Rec], group_by: str = "group", sort: str = "min") -> str:
-    """table is the session's table: a block per group, a row per test."""
+# The columns --benchmark-columns may name, as the table heads them; ops is calls per second.
+_HEADS = {"min": "MIN", "max": "MAX", "mean": "MEAN", "stddev": "STDDEV", "median": "MEDIAN", "iqr": "IQR",
+          "outliers": "OUTLIERS", "ops": "OPS (1/s)", "rounds": "ROUNDS", "iterations": "ITER"}
+_TIMES = {"min", "max", "mean", "stddev", "median", "iqr"}
+
+
+def table(records: Iterable[_Rec], group_by: str = "group", sort: str = "min", columns: Sequence[str] | None = None, unit: str | None = None) -> str:
+    """table is the session's table: a block per group, a row per test. columns are
+    pytest-benchmark's names (--benchmark-columns; default MIN, MEDIAN, MEAN, MAX, IQR, ROUNDS,
+    ITER) and unit its --benchmark-time-unit (ns, us, ms, s; default auto: one per group)."""
     if sort not in SORTS:
         raise ValueError(f"--inferbench-sort {sort}: want one of {', '.join(SORTS)}")
+    cols = list(columns) if columns else [*COLUMNS, "rounds", "iterations"]
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in records:
         groups.setdefault(group_key(r, group_by), []).append(_row_stats(r))
@@ -81,9 +90,20 @@ def table(records: Iterable[_Rec], group_by: str = "group", sort: str = "min") -
     for g in sorted(groups):
         rows = sorted(groups[g], key=lambda st: st[sort])
         # Instruction mode's rows are instructions per call, not seconds.
-        unit, scale = ("instructions", 1.0) if any(st["counted"] for st in rows) else unit_for(min(st["min"] for st in rows))
-        head = ["BENCHMARK", *(f"{c.upper()} ({unit})" for c in COLUMNS), "ROUNDS", "ITER"]
-        body = [[st["name"], *(f"{st[c] / scale:.4g}" for c in COLUMNS), str(st["rounds"]), str(st["iterations"])] for st in rows]
+        if any(st["counted"] for st in rows):
+            u, scale = "instructions", 1.0
+        elif unit and unit != "auto":
+            u, scale = unit, dict(_UNITS)[unit]
+        else:
+            u, scale = unit_for(min(st["min"] for st in rows))
+
+        def cell(st: dict[str, Any], c: str) -> str:
+            if c in _TIMES:
+                return f"{st[c] / scale:.4g}"
+            return f"{st[c]:.4g}" if c == "ops" else str(st[c])
+
+        head = ["BENCHMARK", *(f"{_HEADS[c]} ({u})" if c in _TIMES else _HEADS[c] for c in cols)]
+        body = [[st["name"], *(cell(st, c) for c in cols)] for st in rows]
         widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
         if out:
             out.append("")

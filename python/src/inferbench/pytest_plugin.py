@@ -17,20 +17,17 @@ binary imports (`inferbench import`) and turns into run.json; the plugin adds ea
 and peak memory, the gate, and the environment (`inferbench sysinfo`). Comparison is one
 `inferbench compare` call: its table and its exit code (3 on a regression). The gate is the
 median per-call time (latency_ms) with a 5% threshold unless the user names others.
+
+The fixture is _fixture.py, the options _options.py, pytest-benchmark's flags and marker
+pytest_compat.py, and the files a session writes besides its run _files.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import cProfile
 import datetime as _dt
-import importlib.util
-import io
 import json
-import math
 import os
 import platform
-import pstats
 import secrets
 import shutil
 import subprocess
@@ -38,119 +35,52 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from inferbench import _binary, _counted, _timing
-from inferbench._table import SORTS, group_key, histogram_svg, table
+from inferbench import _binary, _counted, _timing, pytest_compat
+from inferbench._fixture import BenchmarkFixture, Options, Record
+from inferbench._files import TEMP_PREFIX, link_latest, remove_stale_temp, safe_name, saveable
+from inferbench._options import (
+    COUNT_THRESHOLD,
+    DEFAULT_GATE,
+    DEFAULT_THRESHOLD,
+    MEDIAN_SAMPLES,
+    OPTIONS,
+    SAME_MEANING,
+    TAIL_SAMPLES,
+    THRESHOLDS_FILE,
+    benchmark_plugin_loaded,
+    check_options,
+)
+from inferbench._table import histogram_svg, table
 from inferbench.errors import EXIT_REGRESSION, InferbenchError, error_for, message_of
+from inferbench.pytest_compat import InferbenchWarning
 from inferbench.results import Comparison, parse_comparison
-
-try:
-    import resource
-except ImportError:  # Windows
-    resource = None  # type: ignore[assignment]
-
-DEFAULT_OUTPUT_DIR = "benchmark_results"
-# The gate the plugin asks for unless told otherwise: the median per-call time, 5% worse. A
-# comparison fails on a gated metric only when the change is also significant.
-DEFAULT_GATE = "latency_ms"
-DEFAULT_THRESHOLD = "latency_ms=5"
-# Instruction mode's: compare's own for counts is 0.5%, but a Python function's count moves with
-# the interpreter's allocator state between two pytest sessions (−0.44% for an unchanged loop
-# here), so the plugin's is 2%.
-COUNT_THRESHOLD = "instructions=2"
-# Samples kept per test. With a median gate, 99: compare tests tail percentiles from 100 samples
-# (p95) and 500 (p99), and a tail of per-round times moves with the machine's load, so a median
-# gate keeps none; each sample is then the median of a block of rounds. With a tail gate, rounds
-# themselves, enough for a p99.
-MEDIAN_SAMPLES = 99
-TAIL_SAMPLES = 2000
-THRESHOLDS_FILE = "benchmark_thresholds.json"
-
-
-class InferbenchWarning(pytest.PytestWarning):
-    """InferbenchWarning: the plugin changed or ignored something the user asked for."""
-
-
-# Options: the inferbench name, pytest-benchmark's name when its meaning is the same (registered
-# only when pytest-benchmark is not active, whose own options those are; when it is, its values
-# are read too), and the rest of addoption's arguments.
-_OPTIONS: list[tuple[str, str | None, dict[str, Any]]] = [
-    ("--inferbench-save", None, dict(nargs="?", const="pytest", default=None, metavar="NAME",
-     help="write the session's benchmarks as an inferbench run (run.json) under --inferbench-output-dir, its id ending in NAME (default pytest); stored in the history store when --inferbench-store is given. A session that saved nothing fails")),
-    ("--inferbench-compare", None, dict(default=None, metavar="BASELINE",
-     help="compare the session's benchmarks with BASELINE (a run.json, run folder, run id, latest or baseline:NAME) through inferbench compare; exit 3 on a regression")),
-    ("--inferbench-output-dir", None, dict(default=DEFAULT_OUTPUT_DIR, metavar="DIR",
-     help="folder that receives the run folder (default benchmark_results, as inferbench run)")),
-    ("--inferbench-store", None, dict(default=None, metavar="STORE",
-     help="history store to record saved runs in and to find BASELINE in (a SQLite file, sqlite:PATH or postgres://...)")),
-    ("--inferbench-threshold", None, dict(action="append", default=[], metavar="SPEC",
-     help=f"regression threshold, [BENCHMARK:]METRIC_OR_KIND=PERCENT (repeatable), as inferbench compare --threshold; default {DEFAULT_THRESHOLD} unless this or {THRESHOLDS_FILE} sets thresholds")),
-    ("--inferbench-gate", None, dict(action="append", default=[], metavar="METRIC",
-     help="also gate on METRIC (repeatable), as inferbench compare --gate: latency_ms.p95 or latency_ms.p99 (the tails: the rounds themselves are kept, up to 2000), peak_rss_mb, cpu_s. Default: the median per-call time only")),
-    ("--inferbench-measure", None, dict(default="time", choices=["time", "instructions"],
-     help="time: time each round (default); instructions: count each round's instructions under valgrind's callgrind (the session runs again under it: counts do not move with the machine's load; the gate is then the instructions per call)")),
-    ("--inferbench-json", "--benchmark-json", dict(default=None, metavar="PATH",
-     help="also write the session as pytest-benchmark JSON to PATH")),
-    ("--inferbench-min-rounds", "--benchmark-min-rounds", dict(type=int, default=5, metavar="N", help="at least this many measured rounds (default 5)")),
-    ("--inferbench-max-time", "--benchmark-max-time", dict(type=float, default=1.0, metavar="S", help="measure each benchmark for about this many seconds (default 1.0)")),
-    ("--inferbench-min-time", "--benchmark-min-time", dict(type=float, default=5e-6, metavar="S",
-     help="calibrate iterations so that a round lasts at least this long, and at least 100 grains of the timer (default 5e-06)")),
-    ("--inferbench-warmup-time", None, dict(type=float, default=0.05, metavar="S", help="call the function for this long (at least two passes) before calibrating (default 0.05)")),
-    ("--inferbench-warmup", None, dict(type=int, default=1, metavar="N", help="calibrated rounds run after calibration and not recorded (default 1)")),
-    ("--inferbench-iterations", None, dict(type=int, default=None, metavar="N", help="iterations per round instead of calibrating")),
-    ("--inferbench-rounds", None, dict(type=int, default=None, metavar="N", help="measured rounds instead of --inferbench-max-time")),
-    ("--inferbench-max-samples", None, dict(type=int, default=None, metavar="N",
-     help=f"samples kept per test in the run (default {MEDIAN_SAMPLES}, each the median of a block of rounds; {TAIL_SAMPLES} rounds when a tail is gated; 0 keeps every round)")),
-    ("--inferbench-timer", "--benchmark-timer", dict(default="time.perf_counter", metavar="FUNC", help="timer function, module.function returning seconds (default time.perf_counter; e.g. time.process_time)")),
-    ("--inferbench-disable-gc", "--benchmark-disable-gc", dict(action="store_true", default=False, help="disable the garbage collector while rounds run")),
-    ("--inferbench-disable", "--benchmark-disable", dict(action="store_true", default=False, help="call each benchmarked function once, untimed: the tests run as plain tests")),
-    ("--inferbench-skip", "--benchmark-skip", dict(action="store_true", default=False, help="skip the tests that use the benchmark fixture")),
-    ("--inferbench-only", "--benchmark-only", dict(action="store_true", default=False, help="skip the tests that do not use the benchmark fixture (wins over --inferbench-skip)")),
-    ("--inferbench-group-by", "--benchmark-group-by", dict(default="group", metavar="KEYS",
-     help="group the table by group, name, fullname, func, fullfunc, param or param:NAME, comma-separated (default group)")),
-    ("--inferbench-sort", "--benchmark-sort", dict(default="min", metavar="COL", help="sort each group by min, max, mean, median, stddev, iqr, rounds, name or fullname (default min)")),
-    ("--inferbench-histogram", "--benchmark-histogram", dict(nargs="?", const="benchmark_histogram", default=None, metavar="PREFIX",
-     help="write a box plot of each group's per-call times to PREFIX-GROUP.svg (default prefix benchmark_histogram)")),
-    ("--inferbench-cprofile", "--benchmark-cprofile", dict(nargs="?", const="cumtime", default=None, metavar="SORT",
-     help="profile one more calibrated round of each benchmark with cProfile and print the top functions of the slowest tests, sorted by SORT (default cumtime; tottime, ncalls, ...)")),
-    ("--inferbench-cprofile-top", "--benchmark-cprofile-top", dict(type=int, default=10, metavar="N", help="functions printed per profile (default 10)")),
-]
-
-# Options whose pytest-benchmark value is read as ours when pytest-benchmark is active.
-_SAME_MEANING = ["disable", "skip", "only", "disable_gc"]
-
-
-def _pytest_benchmark_active(pm: pytest.PytestPluginManager) -> bool:
-    """_pytest_benchmark_active: pytest-benchmark's plugin is (or will be) loaded in this session."""
-    if pm.has_plugin("benchmark") or pm.has_plugin("pytest_benchmark.plugin"):
-        return True
-    if pm.is_blocked("benchmark") or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-        return False
-    return importlib.util.find_spec("pytest_benchmark") is not None
-
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     g = parser.getgroup("inferbench", "inferbench: benchmarks saved as inferbench runs")
-    aliases = not _pytest_benchmark_active(pluginmanager)
-    for name, alias, kw in _OPTIONS:
+    aliases = not benchmark_plugin_loaded(pluginmanager)
+    for name, alias, kw in OPTIONS:
         names = [name, alias] if alias and aliases else [name]
         g.addoption(*names, dest=name.removeprefix("--").replace("-", "_"), **kw)
+    if aliases:  # pytest-benchmark's other flags (its own when it is active)
+        pytest_compat.register(g)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "inferbench(group=None, min_rounds=None, max_time=None, min_time=None, warmup=None, warmup_time=None, iterations=None, rounds=None, timer=None, disable_gc=None, max_samples=None): options of the benchmark fixture for this test")
-    _check_options(config)
+    for w in pytest_compat.apply(config, registered=not benchmark_plugin_loaded(config.pluginmanager)):
+        config.issue_config_time_warning(InferbenchWarning(w), stacklevel=2)
+    check_options(config)
     if config.getoption("inferbench_measure") == _counted.MODE and not os.environ.get(_counted.ENV) and not hasattr(config, "workerinput"):
         _run_under_callgrind(config)
-    pb = _pytest_benchmark_active(config.pluginmanager)
+    pb = benchmark_plugin_loaded(config.pluginmanager)
     if not pb:
-        config.addinivalue_line("markers", "benchmark(group=None, min_rounds=None, max_time=None, min_time=None, timer=None, disable_gc=None): pytest-benchmark's marker, read by inferbench where the meaning is the same")
+        config.addinivalue_line("markers", "benchmark(group=None, min_rounds=None, max_time=None, min_time=None, timer=None, disable_gc=None, warmup=None, warmup_iterations=None, precision=None, confidence=None, cprofile=None): pytest-benchmark's marker, read by inferbench where the meaning is the same")
         config.pluginmanager.register(_Alias(), "inferbench-benchmark-alias")
     sess = Session(config, pytest_benchmark=pb)
     config.stash[_SESSION] = sess
@@ -188,382 +118,6 @@ def _run_under_callgrind(config: pytest.Config) -> None:
     os._exit(rc if rc >= 0 else 128 - rc)
 
 
-def _check_options(config: pytest.Config) -> None:
-    """_check_options refuses option values that would only fail at the end of the session."""
-    probe = Record(name="t[a]", fullname="f.py::t[a]", group=None, params={}, options=Options())
-    try:
-        group_key(probe, config.getoption("inferbench_group_by"))
-    except ValueError as e:
-        raise pytest.UsageError(str(e)) from None
-    if (s := config.getoption("inferbench_sort")) not in SORTS:
-        raise pytest.UsageError(f"--inferbench-sort {s}: want one of {', '.join(SORTS)}")
-    try:
-        _timing.load_timer(config.getoption("inferbench_timer"))
-    except ValueError as e:
-        raise pytest.UsageError(f"--inferbench-timer: {e}") from None
-    for name in ("min_rounds", "warmup"):
-        if (v := config.getoption("inferbench_" + name)) < 0:
-            raise pytest.UsageError(f"--inferbench-{name.replace('_', '-')} {v}: want 0 or more")
-    for name in ("iterations", "rounds"):
-        if (v := config.getoption("inferbench_" + name)) is not None and v < 1:
-            raise pytest.UsageError(f"--inferbench-{name} {v}: want 1 or more")
-    for name in ("max_time", "min_time", "warmup_time"):
-        if not (v := config.getoption("inferbench_" + name)) >= 0:
-            raise pytest.UsageError(f"--inferbench-{name.replace('_', '-')} {v}: want seconds, 0 or more")
-
-
-@dataclass
-class Options:
-    """Options of one benchmark's timing, from the command line and the test's marker."""
-
-    min_rounds: int = 5
-    max_time: float = 1.0
-    min_time: float = 5e-6
-    warmup: int = 1
-    warmup_time: float = 0.05
-    iterations: int | None = None
-    rounds: int | None = None
-    group: str | None = None
-    timer: Any = "time.perf_counter"
-    disable_gc: bool = False
-    max_samples: int | None = None
-
-
-# pytest-benchmark's marker arguments: the same meaning (read), and those without an equivalent
-# (ignored, with a note once per session).
-_PB_MARKER_SAME = {"group", "min_rounds", "max_time", "min_time", "timer", "disable_gc"}
-_PB_MARKER_NOTE = {
-    "warmup": "the function is always warmed up (--inferbench-warmup-time) before calibration",
-    "warmup_iterations": "the warm-up is by time: --inferbench-warmup-time",
-    "calibration_precision": "calibration makes a round last --inferbench-min-time and 100 grains of the timer",
-}
-
-
-@dataclass
-class Record:
-    """Record is one timed benchmark: its rounds (seconds per call) and its window's resources."""
-
-    name: str
-    fullname: str
-    group: str | None
-    params: dict[str, Any] | None
-    options: Options
-    data: list[float] = field(default_factory=list)
-    iterations: int = 1
-    warmup_rounds: int = 0
-    started: float = 0.0  # wall-clock start of the measured rounds (time.time)
-    duration_s: float = 0.0
-    cpu_s: float = 0.0
-    peak_rss_mb: float | None = None
-    extra_info: dict[str, Any] = field(default_factory=dict)
-    failed: str = ""  # the test's failure, when it failed
-    timer: str = "perf_counter"
-    profile: str = ""  # cProfile's top functions, when asked
-    measure: str = "time"  # or "instructions": data is then instructions per call
-    est_cycles: list[float] = field(default_factory=list)  # instruction mode: estimated cycles per call, per round
-
-
-class _Window:
-    """_Window measures the process's CPU time and peak resident memory over the measured rounds.
-
-    The peak is the kernel's high-water mark (VmHWM) reset when the window opens
-    (/proc/self/clear_refs, Linux), as inferbench's process sampler does; elsewhere it is the
-    process's peak so far (getrusage), an upper bound.
-    """
-
-    def __enter__(self) -> _Window:
-        self.reset = _reset_hwm()
-        self.cpu0 = time.process_time()
-        self.wall0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall = time.perf_counter() - self.wall0
-        self.cpu = time.process_time() - self.cpu0
-        self.peak_mb = _peak_rss_mb(self.reset)
-
-
-def _reset_hwm() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_rss_mb(reset: bool) -> float | None:
-    if reset:
-        try:
-            with open("/proc/self/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) / 1024  # kB
-        except OSError:
-            pass
-    if resource is None:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
-
-
-class BenchmarkFixture:
-    """BenchmarkFixture times a function, in pytest-benchmark's ``benchmark`` call style.
-
-    ``fixture(fn, *args, **kwargs)`` warms fn up, calibrates iterations per round, runs the rounds
-    and returns fn's result; ``fixture.pedantic(fn, args, kwargs, setup, teardown, rounds,
-    warmup_rounds, iterations)`` runs exactly what it is told. One call per test. When benchmarks
-    are disabled (--inferbench-disable, pytest-xdist) each calls fn once, untimed.
-    """
-
-    def __init__(self, record: Record, store: Callable[[Record], None], disabled: bool = False, profile: str | None = None, top: int = 10,
-                 counter: _counted.Counter | None = None) -> None:
-        self._counter = counter
-        self._record = record
-        self._store = store
-        self._used = False
-        self._disabled = disabled
-        self._profile = profile
-        self._top = top
-        self.extra_info = record.extra_info
-
-    @property
-    def name(self) -> str:
-        return self._record.name
-
-    @property
-    def group(self) -> str | None:
-        return self._record.group
-
-    @group.setter
-    def group(self, value: str | None) -> None:
-        self._record.group = value
-
-    @property
-    def disabled(self) -> bool:
-        return self._disabled
-
-    @property
-    def stats(self) -> dict[str, float] | None:
-        """stats is the summary of the rounds so far (seconds), None before the call."""
-        return _timing.stats(self._record.data, self._record.iterations) if self._record.data else None
-
-    def _begin(self) -> None:
-        if self._used:
-            raise RuntimeError(f"{self._record.fullname}: the benchmark fixture can be called once per test (use parametrize for several)")
-        self._used = True
-        # Kept from the call on: a function that raises inside the fixture leaves a record
-        # without rounds, which the saved run holds as a failed scenario with the error.
-        self._store(self._record)
-
-    def _timer(self) -> Callable[[], float]:
-        t = self._record.options.timer
-        if callable(t):
-            self._record.timer = getattr(t, "__name__", "timer")
-            return t  # type: ignore[no-any-return]
-        try:
-            fn = _timing.load_timer(str(t))
-        except ValueError as e:
-            raise pytest.UsageError(f"{self._record.fullname}: {e}") from None
-        self._record.timer = str(t).rpartition(".")[2]
-        return fn
-
-    def __call__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        self._begin()
-        if self._disabled:
-            return fn(*args, **kwargs)
-        o = self._record.options
-        if self._counter is not None:
-            return self._count(o.iterations, o.rounds, fn, args, kwargs)
-        timer = self._timer()
-
-        def timed(n: int) -> float:
-            r = range(n)
-            t0 = timer()
-            for _ in r:
-                fn(*args, **kwargs)
-            return timer() - t0
-
-        with _untraced(), _timing.gc_off(o.disable_gc):
-            if o.iterations:
-                loops = o.iterations
-                duration = timed(loops)
-            else:
-                per_call = _timing.warm_up(timed, o.warmup_time)
-                loops, duration = _timing.calibrate(timed, per_call, _timing.min_round(o.min_time, timer))
-            for _ in range(o.warmup):
-                timed(loops)
-            rounds = o.rounds or max(o.min_rounds, math.ceil(o.max_time / max(duration, 1e-9)))
-            # The rounds stop once they have lasted max_time (and min_rounds ran): on a loaded
-            # machine they last longer than calibration said, and the session would too.
-            deadline = math.inf if o.rounds else o.max_time
-            data: list[float] = []
-            spent = 0.0
-            with _Window() as w:
-                started = time.time()
-                for i in range(rounds):
-                    t = timed(loops)
-                    data.append(t / loops)
-                    spent += t
-                    if spent >= deadline and i + 1 >= o.min_rounds:
-                        break
-            if self._profile:
-                self._record.profile = _profile(lambda: timed(loops), self._profile, self._top)
-        self._finish(data, loops, o.warmup, started, w)
-        return fn(*args, **kwargs)
-
-    def _count(self, iterations: int | None, rounds: int | None, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        """_count is instruction mode: a warm-up, iterations per round from one call's count
-        (unless given), then rounds each counted by callgrind."""
-        for _ in range(3):
-            fn(*args, **kwargs)  # warm-up: nothing is counted outside the rounds
-        counter = self._counter
-        assert counter is not None
-        n = iterations or _counted.iterations_for(counter, lambda: fn(*args, **kwargs))
-
-        def calls() -> None:
-            for _ in range(n):
-                fn(*args, **kwargs)
-
-        data, est = [], []
-        with _untraced(), _timing.gc_off(self._record.options.disable_gc), _Window() as w:
-            started = time.time()
-            for _ in range(rounds or _counted.ROUNDS):
-                ev = counter.count(calls)
-                data.append(ev.get("Ir", 0) / n)
-                est.append(_counted.est_cycles(ev) / n)
-        self._record.measure, self._record.est_cycles = _counted.MODE, est
-        self._finish(data, n, 3, started, w)
-        return fn(*args, **kwargs)
-
-    def pedantic(
-        self,
-        target: Callable[..., Any],
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        setup: Callable[[], Any] | None = None,
-        teardown: Callable[..., Any] | None = None,
-        rounds: int = 1,
-        warmup_rounds: int = 0,
-        iterations: int = 1,
-    ) -> Any:
-        """pedantic runs target for exactly rounds rounds of iterations calls, after
-        warmup_rounds; setup (called before each round, may return (args, kwargs)) and teardown
-        (after each round, with the same arguments) are not timed, as in pytest-benchmark."""
-        self._begin()
-        if iterations < 1 or rounds < 1 or warmup_rounds < 0:
-            raise ValueError(f"{self._record.fullname}: pedantic wants rounds >= 1, iterations >= 1, warmup_rounds >= 0")
-        if setup is not None and iterations > 1:
-            raise ValueError(f"{self._record.fullname}: pedantic with setup takes iterations=1 (setup runs once per round)")
-        kwargs = kwargs or {}
-        result: Any = None
-        timer = self._timer() if not self._disabled else time.perf_counter
-
-        def one() -> float:
-            nonlocal result
-            a, k = args, kwargs
-            if setup is not None:
-                got = setup()
-                if got is not None:
-                    a, k = got
-            if iterations == 1:  # no loop around a single call: its cost would be measured
-                t0 = timer()
-                result = target(*a, **k)
-                t = timer() - t0
-            else:
-                r = range(iterations)
-                t0 = timer()
-                for _ in r:
-                    result = target(*a, **k)
-                t = timer() - t0
-            if teardown is not None:
-                teardown(*a, **k)
-            return t
-
-        if self._disabled:
-            one()
-            return result
-        if self._counter is not None:
-            counter = self._counter
-            data, est = [], []
-            with _untraced(), _timing.gc_off(self._record.options.disable_gc):
-                for _ in range(warmup_rounds):
-                    one()
-                with _Window() as w:
-                    started = time.time()
-                    # At most ROUNDS counted: a count barely moves from round to round, and each
-                    # round costs callgrind a dump of the whole program's costs.
-                    for _ in range(min(rounds, _counted.ROUNDS)):
-                        a, k = args, kwargs
-                        if setup is not None and (got := setup()) is not None:
-                            a, k = got
-
-                        def calls(a: Any = a, k: Any = k) -> None:
-                            nonlocal result
-                            for _ in range(iterations):
-                                result = target(*a, **k)
-
-                        ev = counter.count(calls)
-                        if teardown is not None:
-                            teardown(*a, **k)
-                        data.append(ev.get("Ir", 0) / iterations)
-                        est.append(_counted.est_cycles(ev) / iterations)
-            self._record.measure, self._record.est_cycles = _counted.MODE, est
-            self._finish(data, iterations, warmup_rounds, started, w)
-            return result
-        with _untraced(), _timing.gc_off(self._record.options.disable_gc):
-            for _ in range(warmup_rounds):
-                one()
-            data: list[float] = []
-            with _Window() as w:
-                started = time.time()
-                for _ in range(rounds):
-                    data.append(one() / iterations)
-            if self._profile:
-                self._record.profile = _profile(one, self._profile, self._top)
-        self._finish(data, iterations, warmup_rounds, started, w)
-        return result
-
-    def _finish(self, data: list[float], iterations: int, warmup: int, started: float, w: _Window) -> None:
-        r = self._record
-        r.data, r.iterations, r.warmup_rounds, r.started = data, iterations, warmup, started
-        r.duration_s, r.cpu_s, r.peak_rss_mb = w.wall, w.cpu, w.peak_mb
-        self._store(r)
-
-
-def _profile(round_: Callable[[], Any], sort: str, top: int) -> str:
-    """_profile runs one more round under cProfile and returns its top functions as pstats prints them."""
-    prof = cProfile.Profile()
-    prof.enable()
-    try:
-        round_()
-    finally:
-        prof.disable()
-    out = io.StringIO()
-    try:
-        pstats.Stats(prof, stream=out).sort_stats(sort).print_stats(top)
-    except KeyError:
-        raise pytest.UsageError(f"--inferbench-cprofile {sort}: unknown sort key (want cumtime, tottime, ncalls, ...)") from None
-    lines = out.getvalue().splitlines()
-    # From the table's header on: the lines before it say where the profile came from.
-    start = next((i for i, ln in enumerate(lines) if "ncalls" in ln), 0)
-    return "\n".join(ln for ln in lines[start:] if ln.strip())
-
-
-@contextlib.contextmanager
-def _untraced() -> Iterator[None]:
-    """_untraced turns off a tracer (coverage, a debugger) and a profiler while rounds are timed,
-    as pytest-benchmark does."""
-    tracer, profiler = sys.gettrace(), sys.getprofile()
-    sys.settrace(None)
-    sys.setprofile(None)
-    try:
-        yield
-    finally:
-        sys.settrace(tracer)
-        sys.setprofile(profiler)
-
-
 _SESSION = pytest.StashKey["Session"]()
 _FIXTURES = ("inferbench_benchmark", "benchmark")
 
@@ -591,7 +145,7 @@ class Session:
         """opt is the value of option inferbench_NAME, or of pytest-benchmark's benchmark_NAME of
         the same meaning when pytest-benchmark is active and it was given."""
         v = self.config.getoption("inferbench_" + name)
-        if not v and name in _SAME_MEANING and self.pytest_benchmark:
+        if not v and name in SAME_MEANING and self.pytest_benchmark:
             v = self.config.getoption("benchmark_" + name, None) or v
         return v
 
@@ -608,16 +162,16 @@ class Session:
                     warmup=self.opt("warmup"), warmup_time=self.opt("warmup_time"), iterations=self.opt("iterations"),
                     rounds=self.opt("rounds"), timer=self.opt("timer"), disable_gc=bool(self.opt("disable_gc")),
                     max_samples=self.opt("max_samples"))
+        if not self.pytest_benchmark:  # its flags, registered here (pytest_compat)
+            rounds, o.warmup_iterations = pytest_compat.warmup_iterations(self.config)
+            o.warmup = o.warmup if rounds is None else rounds
+            o.precision, o.confidence = self.config.getoption("benchmark_precision", None), self.config.getoption("benchmark_confidence", 0.99)
+            o.cprofile_dump = self.config.getoption("benchmark_cprofile_dump", None)
         known = [f.name for f in fields(Options)]
         # pytest-benchmark's marker first, then inferbench's, which wins where both say something.
         m = item.get_closest_marker("benchmark")
         if m is not None and not self.pytest_benchmark:
-            for k, v in m.kwargs.items():
-                if k in _PB_MARKER_SAME:
-                    setattr(o, k, v)
-                else:
-                    why = _PB_MARKER_NOTE.get(k, "unknown to inferbench")
-                    self.note(f"@pytest.mark.benchmark({k}=...) is ignored: {why}")
+            pytest_compat.marker_options(m.kwargs, o, self.note)
         m = item.get_closest_marker("inferbench")
         if m is not None:
             for k, v in m.kwargs.items():
@@ -666,8 +220,10 @@ class Session:
             return
         tr = terminalreporter
         tr.write_sep("-", "inferbench")
-        if recs:
-            tr.write_line(table(recs, self.config.getoption("inferbench_group_by"), self.config.getoption("inferbench_sort")).rstrip())
+        c = self.config
+        if recs and not c.getoption("benchmark_quiet", False):
+            tr.write_line(table(recs, c.getoption("inferbench_group_by"), c.getoption("inferbench_sort"),
+                                columns=c.getoption("benchmark_columns", None), unit=c.getoption("benchmark_time_unit", None)).rstrip())
             if self.counter:
                 tr.write_line("inferbench: measured instructions per call under valgrind's callgrind (--inferbench-measure instructions), "
                               "not time: the gate is their median, 2% worse")
@@ -695,9 +251,9 @@ class Session:
                 cap = TAIL_SAMPLES if self.tails else MEDIAN_SAMPLES
             st["data"] = _timing.summarize(data, cap, self.tails)
             benches.append({
-                "group": r.group, "name": r.name, "fullname": r.fullname, "params": r.params,
-                "param": None if not r.params else r.name.partition("[")[2].rstrip("]"),
-                "extra_info": r.extra_info,
+                "group": r.group, "name": self._hide(r.name, r.params), "fullname": self._hide(r.fullname, r.params), "params": self._params(r.params),
+                "param": None if not r.params else self._hide(r.name.partition("[")[2].rstrip("]"), r.params),
+                "extra_info": saveable(r.extra_info),
                 "options": {"min_rounds": r.options.min_rounds, "max_time": r.options.max_time, "min_time": r.options.min_time,
                             "timer": r.timer, "disable_gc": r.options.disable_gc, "warmup": r.warmup_rounds},
                 "stats": st,
@@ -712,6 +268,24 @@ class Session:
             "version": "inferbench-pytest",
         }
 
+    def _params(self, params: dict[str, Any] | None) -> Any:
+        """_params is a test's parameters as the JSON holds them: saveable, and those of a name
+        declared secret (--inferbench-secret-param) masked whole, as the import masks them."""
+        out = saveable(params)
+        for name in self.config.getoption("inferbench_secret_param"):
+            if isinstance(out, dict) and name in out:
+                out[name] = "xxxxx"
+        return out
+
+    def _hide(self, text: str, params: dict[str, Any] | None) -> str:
+        """_hide masks in a test's name the text values (6 characters or more, as the binary's
+        secrets) of its parameters declared secret: pytest names a test by them."""
+        for name in self.config.getoption("inferbench_secret_param"):
+            v = (params or {}).get(name)
+            if isinstance(v, str) and len(v) >= 6:
+                text = text.replace(v, "xxxxx")
+        return text
+
     # Writing the run.
 
     def finish(self, session: pytest.Session) -> None:
@@ -721,10 +295,18 @@ class Session:
         save, baseline = c.getoption("inferbench_save"), c.getoption("inferbench_compare")
         doc = self.benchmark_json()
         if p := c.getoption("inferbench_json"):
-            Path(p).write_text(json.dumps(doc, indent=2))
+            try:
+                Path(p).write_text(json.dumps(doc, indent=2))
+            except OSError as e:  # the run is still saved: say so, and fail the session
+                self.lines.append(f"inferbench: the pytest-benchmark JSON (--benchmark-json, --inferbench-json) not written to {p}: {e}")
+                session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
         if hist := c.getoption("inferbench_histogram"):
-            for path in histogram_svg([r for r in self.records.values() if r.data], c.getoption("inferbench_group_by"), hist):
-                self.lines.append(f"inferbench: histogram written to {path}")
+            try:
+                for path in histogram_svg([r for r in self.records.values() if r.data], c.getoption("inferbench_group_by"), hist):
+                    self.lines.append(f"inferbench: histogram written to {path}")
+            except OSError as e:  # a plot is not worth the run: say so, save the rest
+                self.lines.append(f"inferbench: --benchmark-histogram {hist}: {e}")
+                session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
         if not save and not baseline:
             return
         if not doc["benchmarks"]:
@@ -739,9 +321,9 @@ class Session:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         t0 = time.perf_counter()
-        _remove_stale_temp()
+        remove_stale_temp()
         try:
-            with tempfile.TemporaryDirectory(prefix=f"{_TEMP_PREFIX}{os.getpid()}-") as tmp:
+            with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp:
                 run_json = self._write_run(doc, save or "pytest", Path(tmp), keep=bool(save))
                 try:
                     if baseline:
@@ -750,12 +332,26 @@ class Session:
                     if save:
                         # After the comparison: there "latest" is still the run before this one.
                         self._publish(run_json)
-        except (InferbenchError, OSError, ValueError) as e:  # the binary's errors end the session as an error
-            self.lines.append(f"inferbench: {e}")
+        except Exception as e:  # noqa: BLE001 -- the binary's errors, or any other: the session fails, its measurements kept
+            self.lines.append(f"inferbench: {e}" if isinstance(e, (InferbenchError, OSError, ValueError)) else f"inferbench: {type(e).__name__}: {e}")
+            if kept := self._keep(doc):
+                self.lines.append(f"inferbench: the session's measurements are kept in {kept} (pytest-benchmark JSON: inferbench import {kept})")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if session.exitstatus == 0 else session.exitstatus
             return
         what = "saved and compared" if save and baseline else "saved" if save else "compared"
         self.lines.append(f"inferbench: {len(doc['benchmarks'])} benchmark(s) {what} in {time.perf_counter() - t0:.2f} s")
+
+    def _keep(self, doc: dict[str, Any]) -> Path | None:
+        """_keep writes the session's pytest-benchmark JSON into the output folder when saving or
+        comparing failed, so that nothing measured is lost; None when even that fails."""
+        base = Path(self.config.invocation_params.dir) / self.config.getoption("inferbench_output_dir")
+        path = base / f"unsaved-{self.started.strftime('%Y%m%d_%H%M%S')}-{os.getpid()}.json"
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(doc, indent=1))
+        except OSError:
+            return None
+        return path
 
     def _run(self, args: list[str]) -> str:
         p = _binary.execute(args, cwd=self.config.invocation_params.dir)
@@ -766,11 +362,12 @@ class Session:
     def _write_run(self, doc: dict[str, Any], name: str, tmp: Path, keep: bool) -> Path:
         """_write_run turns the session into run.json, in a run folder of the output folder when
         keep, else in tmp, and returns its path."""
-        rid = f"{self.started.strftime('%Y%m%d_%H%M%S')}-{secrets.token_hex(4)}_{_safe(name)}"
+        rid = f"{self.started.strftime('%Y%m%d_%H%M%S')}-{secrets.token_hex(4)}_{safe_name(name)}"
         pb = tmp / "pytest-benchmark.json"
         pb.write_text(json.dumps(doc))
         db = f"sqlite:{tmp / 'import.db'}"
-        self._run(["import", str(pb), "--format", "pytest", "--store", db, "--id", rid])
+        secret = [a for name in self.config.getoption("inferbench_secret_param") for a in ("--secret-param", name)]
+        self._run(["import", str(pb), "--format", "pytest", "--store", db, "--id", rid, *secret])
         self._run(["report", rid, "--store", db, "--format", "json", "-o", str(tmp / "imported.json")])
         run = json.loads((tmp / "imported.json").read_text())
         self._enrich(run)
@@ -790,7 +387,7 @@ class Session:
         """_publish points the output folder's latest at the saved run and records it in the
         store when one is given."""
         rid = path.parent.name
-        _link_latest(path.parent.parent, rid)
+        link_latest(path.parent.parent, rid)
         if store := self.config.getoption("inferbench_store"):
             self._run(["import", str(path), "--format", "inferbench", "--store", store, "--id", rid])
             self.lines.append(f"inferbench: run {rid} recorded in {store}")
@@ -811,6 +408,8 @@ class Session:
             s["started_at"] = _dt.datetime.fromtimestamp(r.started, _dt.timezone.utc).isoformat().replace("+00:00", "Z")
             s["subject"] = "pytest"
             s["gate"] = gate
+            if recorded := self.recorded_thresholds():
+                s["thresholds"] = recorded
             m = s["metrics"]
             if r.measure == _counted.MODE:
                 ins = m.pop("latency_ms")
@@ -868,25 +467,55 @@ class Session:
             out.append(s)
         return out
 
+    def thresholds(self) -> list[str]:
+        """thresholds is the --threshold specs of the session's comparison: the user's, else the
+        plugin's defaults (none when a thresholds file sets them)."""
+        c = self.config
+        given = c.getoption("inferbench_threshold")
+        if not given and not (Path(c.invocation_params.dir) / THRESHOLDS_FILE).is_file():
+            return [DEFAULT_THRESHOLD, COUNT_THRESHOLD] if self.counter else [DEFAULT_THRESHOLD]
+        return list(given)
+
+    def recorded_thresholds(self) -> dict[str, float]:
+        """recorded_thresholds is what the saved run records as its scenarios' thresholds (run.json
+        "thresholds"): the session's unscoped --threshold specs, so that any inferbench compare of
+        the run judges as the plugin does."""
+        out: dict[str, float] = {}
+        for spec in self.thresholds():
+            key, _, pct = spec.partition("=")
+            if ":" in key:
+                continue  # scoped to one benchmark: compare's --threshold carries it
+            try:
+                out[key.strip()] = float(pct.strip().rstrip("%"))
+            except ValueError:
+                continue
+        return out
+
     def compare_args(self, baseline: str, run_json: Path) -> list[str]:
         """compare_args is the inferbench compare command line of the session against baseline."""
         c = self.config
         args = ["compare", baseline, str(run_json), "--results-dir", c.getoption("inferbench_output_dir")]
         if store := c.getoption("inferbench_store"):
             args += ["--store", store]
-        thresholds = c.getoption("inferbench_threshold")
-        if not thresholds and not (Path(c.invocation_params.dir) / THRESHOLDS_FILE).is_file():
-            thresholds = [DEFAULT_THRESHOLD, COUNT_THRESHOLD] if self.counter else [DEFAULT_THRESHOLD]
-        for t in thresholds:
+        for t in self.thresholds():
             args += ["--threshold", t]
         for g in c.getoption("inferbench_gate"):
             args += ["--gate", g]
         return args
 
     def _compare(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
+        try:
+            self._compare_once(session, baseline, run_json)
+        except InferbenchError as e:
+            if not getattr(self.config.option, "inferbench_report_only", False):
+                raise
+            # --benchmark-compare reports: with nothing to compare with, pytest-benchmark warns.
+            self.lines.append(f"inferbench: not compared with {baseline}: {e} (--benchmark-compare reports and does not fail)")
+
+    def _compare_once(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
         c = self.config
         args = self.compare_args(baseline, run_json)
-        with tempfile.TemporaryDirectory(prefix=f"{_TEMP_PREFIX}{os.getpid()}-compare-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-compare-") as tmp:
             out = Path(tmp) / "compare.json"
             # One comparison: the table on stdout and the JSON beside it.
             p = _binary.execute([*args, "--format", "text", "--json", str(out)], cwd=c.invocation_params.dir)
@@ -901,60 +530,22 @@ class Session:
             verdict = parse_comparison(out.read_text(), p.returncode, p.stdout)
         self.comparison = verdict
         self.lines.append(p.stdout.rstrip())
-        if verdict.failed:
+        if verdict.failed and getattr(c.option, "inferbench_report_only", False):
+            self.lines.append(f"inferbench: {message_of(p.stderr)} against {baseline}: reported, not failing (--benchmark-compare without --benchmark-compare-fail)")
+        elif verdict.failed:
             self.lines.append(f"inferbench: {message_of(p.stderr)} against {baseline}: the session fails with inferbench compare's exit code {p.returncode}")
             session.exitstatus = p.returncode
         else:
             self.lines.append(f"inferbench: no regression against {baseline}")
 
 
-# The temporary folders of a session's save and comparison: inferbench-pytest-PID-..., so that a
-# session killed while it saves (SIGKILL: no finally runs) leaves a folder that the next session
-# removes, its process being gone (_remove_stale_temp).
-_TEMP_PREFIX = "inferbench-pytest-"
-
-
-def _remove_stale_temp() -> None:
-    """_remove_stale_temp removes the temporary folders of sessions whose process has ended. Not on
-    Windows, where os.kill(pid, 0) is no liveness check."""
-    if sys.platform == "win32":
-        return
-    try:
-        entries = list(Path(tempfile.gettempdir()).glob(_TEMP_PREFIX + "*"))
-    except OSError:
-        return
-    for d in entries:
-        pid = d.name[len(_TEMP_PREFIX):].partition("-")[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or not d.is_dir() or d.is_symlink():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # alive (another session saving now)
-        except ProcessLookupError:
-            pass
-        except (PermissionError, OverflowError, OSError):
-            continue  # alive under another user, or no answer: leave it
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def _safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "pytest"
-
-
-def _link_latest(base: Path, rid: str) -> None:
-    """_link_latest points base/latest at the run folder, as inferbench run does (not on Windows)."""
-    if sys.platform == "win32":
-        return
-    link = base / "latest"
-    tmp = base / f".latest-{rid}"
-    try:
-        os.symlink(rid, tmp)
-        os.replace(tmp, link)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-
-
 def _fixture(request: pytest.FixtureRequest) -> BenchmarkFixture:
+    fx = _make_fixture(request)
+    request.addfinalizer(fx.cleanup)
+    return fx
+
+
+def _make_fixture(request: pytest.FixtureRequest) -> BenchmarkFixture:
     sess: Session = request.config.stash[_SESSION]
     node = request.node
     callspec = getattr(node, "callspec", None)
@@ -974,10 +565,15 @@ def inferbench_benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture:
 
 
 class _Alias:
-    """_Alias holds the ``benchmark`` fixture, registered only when pytest-benchmark is not active
-    (its fixture of that name is left alone)."""
+    """_Alias holds the ``benchmark`` and ``benchmark_weave`` fixtures, registered only when
+    pytest-benchmark is not active (its fixtures of those names are left alone)."""
 
     @pytest.fixture
     def benchmark(self, request: pytest.FixtureRequest) -> BenchmarkFixture:
         """benchmark is inferbench_benchmark under pytest-benchmark's name."""
         return _fixture(request)
+
+    @pytest.fixture
+    def benchmark_weave(self, benchmark: BenchmarkFixture) -> Any:
+        """benchmark_weave is pytest-benchmark's: benchmark.weave."""
+        return benchmark.weave

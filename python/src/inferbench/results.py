@@ -139,6 +139,9 @@ class Scenario:
     metrics: dict[str, Metric] = field(default_factory=dict)
     budgets: dict[str, str] = field(default_factory=dict)
     gate: list[str] = field(default_factory=list)
+    # thresholds are the regression thresholds (percent) the scenario was gated with where it was
+    # measured, by metric or kind: compare judges by them where its own say nothing.
+    thresholds: dict[str, float] = field(default_factory=dict)
     # counted is instruction mode's identity: what the counts depend on besides the code.
     counted: dict[str, str] = field(default_factory=dict)
     errors: list[IterationError] = field(default_factory=list)
