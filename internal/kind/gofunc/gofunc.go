@@ -95,7 +95,7 @@ type Subject struct {
 	target  time.Duration // Config.IterationTime
 	// calls is how many calls an iteration makes: 1 until a warm-up call has timed the
 	// function, then as many as last lasted target, fixed from the first measured iteration on.
-	calls atomic.Int64
+	calls    atomic.Int64
 	last     atomic.Int64 // the last iteration's wall time (ns) before cpuEvery was fixed; 0 before the first
 	measured atomic.Int64 // measured iterations so far
 	every    atomic.Int64 // cpuEvery's answer, fixed at the first measured iteration; 0 before
