@@ -204,8 +204,8 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 			break
 		}
 	}
-	o.End = time.Now()
-	took := o.End.Sub(o.Start)
+	took := time.Since(o.Start) // the monotonic clock alone: half the cost of a second time.Now
+	o.End = o.Start.Add(took)
 	if readCPU {
 		cpu1, _ := threadCPU()
 		runtime.UnlockOSThread()
