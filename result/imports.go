@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/stats"
 )
 
@@ -87,7 +88,7 @@ func readPytest(rd io.Reader, name, id string, sniff bool) (*Run, error) {
 		case sniff && !found && (key == "results" || key == "schema"):
 			return nil, errOtherTool
 		default:
-			err = skipValue(dec)
+			err = finite.SkipValue(dec)
 		}
 		if err != nil {
 			return bad(err)
@@ -237,26 +238,6 @@ func unexpectedEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-// skipValue reads the next value of dec, token by token, holding none of it.
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }
 
 // hyperfineFile is hyperfine's --export-json.

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/inferbench/inferbench/internal/base/finite"
 )
 
 // sniffBytes is how much of a file Detect reads: the first keys of a tool's document are there.
@@ -107,24 +109,12 @@ func yamlKeys(b []byte) map[string]bool {
 	return keys
 }
 
-// skipValue reads the next value of dec, token by token, holding none of it.
+// skipValue reads the next value of dec (finite.SkipValue); a cut document is eof's error.
 func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return eof(err)
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
+	if err := finite.SkipValue(dec); err != nil {
+		return eof(err)
 	}
+	return nil
 }
 
 // eof is err, io.ErrUnexpectedEOF for the end of a document cut short.
