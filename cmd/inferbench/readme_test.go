@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -27,7 +28,8 @@ var readmeSubset = map[string][]string{
 
 // TestReadmeCommands runs the README's "Using it" block as a new user would: each line in order,
 // in a copy of the bundled suite (benches/) in a git clone whose origin has main, with a
-// model.py for the --exec line; URL is a mockserver's. Every line must exit 0 (issue 42: the
+// model.py for the --exec line; URL is a mockserver's. Every line must exit 0, or 3 for
+// the bundled latency budgets alone (a loaded machine) (issue 42: the
 // README's explain line always failed).
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() {
@@ -63,7 +65,13 @@ func TestReadmeCommands(t *testing.T) {
 		began := time.Now()
 		out, err := cmd.CombinedOutput()
 		t.Logf("%.1f s: inferbench %s", time.Since(began).Seconds(), strings.Join(args, " "))
-		if err != nil {
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee) && ee.ExitCode() == 3 && budgetsOnly.Match(out):
+			// The bundled budgets are on latencies: a loaded machine exceeds them, which is
+			// the tool working (as TestExampleSuite takes it).
+			t.Logf("%s: budgets exceeded on this machine now", strings.TrimSpace(cmdline))
+		case err != nil:
 			t.Errorf("%s: %v\n%s", strings.TrimSpace(cmdline), err, tail(out, 2000))
 		}
 	}
