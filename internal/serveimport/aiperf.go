@@ -41,7 +41,7 @@ type aiperfSummary struct {
 // readAIPerf reads AIPerf's profile export: the aggregates (profile_export_aiperf.json) and the
 // per-request records (profile_export.jsonl, a record a line), whichever was given and the
 // other beside it when there. The records are read a line at a time.
-func readAIPerf(path, name string, jsonl bool, _ time.Time) ([]result.Scenario, Origin, error) {
+func readAIPerf(path, name string, jsonl bool, ro readOpts) ([]result.Scenario, Origin, error) {
 	sumPath, recPath := sibling(path, aiperfJSONNames), path
 	if !jsonl {
 		sumPath, recPath = path, sibling(path, aiperfJSONLNames)
@@ -54,7 +54,7 @@ func readAIPerf(path, name string, jsonl bool, _ time.Time) ([]result.Scenario, 
 		}
 		sum = s
 	}
-	p := newPart("profile")
+	p := newPart("profile", ro.hists)
 	o := Origin{Tool: AIPerf}
 	if sum != nil {
 		o.Version, o.Command = sum.Version, sum.Command

@@ -56,12 +56,14 @@ type part struct {
 	warnings         []string
 }
 
-func newPart(name string) *part {
+func newPart(name string, hists bool) *part {
 	p := &part{name: name, params: map[string]any{}, figs: figures.New(maxSamples, nil, true, -1), as: NewCalc(),
 		own: map[string]float64{}, summaries: map[string]stats.Summary{}, values: map[string]float64{}, kinds: map[string]int{}}
-	// Full-resolution histograms, as a load agent keeps them: the files of several client
-	// machines imported as agents merge exactly (Options.Agent; Read drops them otherwise).
-	p.figs.KeepHistograms()
+	if hists {
+		// Full-resolution histograms, as a load agent keeps them: the files of several client
+		// machines imported as agents merge exactly (Options.Agent).
+		p.figs.KeepHistograms()
+	}
 	return p
 }
 

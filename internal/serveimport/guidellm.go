@@ -34,7 +34,7 @@ type guidellmRequest struct {
 
 // readGuideLLM reads guidellm's benchmarks.json (--output kind=json) as a stream: each element
 // of "benchmarks" a scenario, each of its requests decoded and added on its own.
-func readGuideLLM(path, name string, _ bool, _ time.Time) ([]result.Scenario, Origin, error) {
+func readGuideLLM(path, name string, _ bool, ro readOpts) ([]result.Scenario, Origin, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, Origin{}, err
@@ -68,7 +68,7 @@ func readGuideLLM(path, name string, _ bool, _ time.Time) ([]result.Scenario, Or
 			}
 			o.Version = md.Tool
 		case "benchmarks":
-			if scs, err = guidellmBenchmarks(dec, name, o); err != nil {
+			if scs, err = guidellmBenchmarks(dec, name, o, ro.hists); err != nil {
 				return nil, o, err
 			}
 		default:
@@ -84,14 +84,14 @@ func readGuideLLM(path, name string, _ bool, _ time.Time) ([]result.Scenario, Or
 }
 
 // guidellmBenchmarks reads the "benchmarks" array a benchmark at a time.
-func guidellmBenchmarks(dec *json.Decoder, name string, o Origin) ([]result.Scenario, error) {
+func guidellmBenchmarks(dec *json.Decoder, name string, o Origin, hists bool) ([]result.Scenario, error) {
 	if err := expect(dec, '['); err != nil {
 		return nil, &FileError{File: name, Tool: GuideLLM, Where: "key benchmarks", Err: err}
 	}
 	var scs []result.Scenario
 	for i := 0; dec.More(); i++ {
 		where := fmt.Sprintf("key benchmarks[%d]", i)
-		p, err := guidellmBenchmark(dec, where)
+		p, err := guidellmBenchmark(dec, where, hists)
 		if err != nil {
 			return nil, &FileError{File: name, Tool: GuideLLM, Where: err.where, Err: err.err}
 		}
@@ -105,8 +105,8 @@ func guidellmBenchmarks(dec *json.Decoder, name string, o Origin) ([]result.Scen
 
 // guidellmBenchmark reads one benchmark: its strategy, its metrics (the tool's aggregates) and
 // its requests, one at a time.
-func guidellmBenchmark(dec *json.Decoder, where string) (*part, *recordErr) {
-	p := newPart("benchmark")
+func guidellmBenchmark(dec *json.Decoder, where string, hists bool) (*part, *recordErr) {
+	p := newPart("benchmark", hists)
 	if err := expect(dec, '{'); err != nil {
 		return nil, &recordErr{where, err}
 	}

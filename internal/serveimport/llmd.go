@@ -55,7 +55,7 @@ type llmdReport struct {
 // aggregates its converter computed from another tool's results, never the requests: the
 // scenario's metrics are the aggregates whose definitions are inferbench's (TTFT, request
 // latency, request and output token rates); the others are kept under the report's names.
-func readLLMD(path, name string, _ bool, at time.Time) ([]result.Scenario, Origin, error) {
+func readLLMD(path, name string, _ bool, ro readOpts) ([]result.Scenario, Origin, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, Origin{}, err
@@ -94,13 +94,13 @@ func readLLMD(path, name string, _ bool, at time.Time) ([]result.Scenario, Origi
 			o.Producer += " " + v
 		}
 	}
-	p := newPart("report")
+	p := newPart("report", false) // aggregates only: no request to keep
 	p.llmdLoad(load)
 	if err := p.llmdAggregates(agg.Latency, agg.Throughput, agg.Requests); err != nil {
 		return fail("key results.request_performance.aggregate", err)
 	}
 	sc := p.scenario("llm-d", o)
-	sc.StartedAt = llmdTime(br.Run.Time.Start, llmdTime(br.Run.Time.End, at))
+	sc.StartedAt = llmdTime(br.Run.Time.Start, llmdTime(br.Run.Time.End, ro.at))
 	if o.Producer != "" {
 		sc.Warnings = append(sc.Warnings, "an llm-d report of "+o.Producer+": its inter_token_latency and time_per_output_token are that tool's definitions (docs/import.md)")
 	}

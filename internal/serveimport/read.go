@@ -21,7 +21,14 @@ type Options struct {
 
 // reader reads one tool's file into scenarios; jsonl says the file is the tool's per-request
 // records (AIPerf).
-type reader func(path, name string, jsonl bool, at time.Time) ([]result.Scenario, Origin, error)
+type reader func(path, name string, jsonl bool, o readOpts) ([]result.Scenario, Origin, error)
+
+// readOpts are what a reader needs of Options: when the results were taken (for a file that does
+// not say) and whether its parts keep full-resolution histograms (an agent's: Options.Agent).
+type readOpts struct {
+	at    time.Time
+	hists bool
+}
 
 var readers = map[string]reader{VLLM: readVLLM, AIPerf: readAIPerf, GuideLLM: readGuideLLM, LLMD: readLLMD}
 
@@ -53,7 +60,7 @@ func Read(path, name string, o Options) (r *result.Run, ok bool, err error) {
 		}
 		return nil, false, nil
 	}
-	scs, origin, err := read(path, name, jsonl, o.Time)
+	scs, origin, err := read(path, name, jsonl, readOpts{at: o.Time, hists: o.Agent != nil})
 	if err != nil {
 		return nil, true, err
 	}
@@ -75,11 +82,6 @@ func Read(path, name string, o Options) (r *result.Run, ok bool, err error) {
 		r.StartedAt, r.FinishedAt = o.Time, o.Time
 	}
 	r.Agent = o.Agent
-	for i := range r.Scenarios {
-		if o.Agent == nil {
-			r.Scenarios[i].Extra.Histograms, r.Scenarios[i].Extra.Window = nil, nil
-		}
-	}
 	if err := r.CheckValues(); err != nil {
 		return nil, true, &FileError{File: name, Tool: tool, Err: err}
 	}

@@ -30,7 +30,7 @@ type vllmDoc struct {
 // finds where each starts, then one decoder a key reads them in step, a request at a time, so
 // what is held is one request whatever the file's size. Without the arrays (no
 // --save-detailed) the scenario has vLLM's aggregates.
-func readVLLM(path, name string, _ bool, at time.Time) ([]result.Scenario, Origin, error) {
+func readVLLM(path, name string, _ bool, ro readOpts) ([]result.Scenario, Origin, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, Origin{}, err
@@ -63,11 +63,11 @@ func readVLLM(path, name string, _ bool, at time.Time) ([]result.Scenario, Origi
 		if err != nil {
 			return fail(fmt.Sprintf("document %d", n+1), err)
 		}
-		p := newPart(vllmScenario(d.head))
+		p := newPart(vllmScenario(d.head), ro.hists)
 		if seen[p.name]++; seen[p.name] > 1 { // a sweep's combinations of other parameters, or repeated runs
 			p.name += fmt.Sprintf(",run=%d", seen[p.name])
 		}
-		if err := p.vllmRequests(path, d, vllmDate(d.head, at)); err != nil {
+		if err := p.vllmRequests(path, d, vllmDate(d.head, ro.at)); err != nil {
 			return fail(fmt.Sprintf("document %d", n+1), err)
 		}
 		p.vllmAggregates(d.head)

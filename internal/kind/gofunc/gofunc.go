@@ -105,12 +105,12 @@ type Subject struct {
 // keep the reads' cost (cpuReadCost) within cpuShare of the iterations' time (at most 1,000),
 // judged from the last warm-up iteration, or without one from the first measured iteration
 // (which reads it), and fixed from then on.
-func (s *Subject) cpuEvery(warmup bool) int64 {
+func (s *Subject) cpuEvery() int64 {
 	if e := s.every.Load(); e > 0 {
 		return e
 	}
 	last := s.last.Load()
-	if warmup || last == 0 {
+	if last == 0 {
 		return 1
 	}
 	e := min(1000, max(1, int64(math.Ceil(float64(cpuReadCost())/(cpuShare*float64(last))))))
@@ -189,7 +189,7 @@ func (s *Subject) Do(ctx context.Context, r subject.Request) (subject.Observatio
 	// clock's pair of reads is a pair of system calls (about 1 µs on a VM), the whole cost of a
 	// nanosecond function's iteration: measured iterations read it one in cpuEvery, so that it
 	// costs at most cpuShare of their time (every iteration of the default 20 ms one).
-	readCPU := r.Warmup || s.measured.Add(1)%s.cpuEvery(r.Warmup) == 0
+	readCPU := r.Warmup || s.measured.Add(1)%s.cpuEvery() == 0
 	var cpu0 int64
 	cpuOK := false
 	if readCPU {
