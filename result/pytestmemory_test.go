@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferbench/inferbench/internal/testkit/heaptest"
 )
 
 // writePytestFile writes pytest-benchmark JSON of benches benchmarks of rounds raw rounds each
@@ -48,33 +48,6 @@ func writePytestFile(t testing.TB, benches, rounds int) (string, int64) {
 	return p, fi.Size()
 }
 
-// peakHeap returns the most heap in use while fn ran, above what was in use before, sampled
-// every half millisecond.
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base, peak := ms.HeapAlloc, ms.HeapAlloc
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-time.After(500 * time.Microsecond):
-			}
-		}
-	})
-	fn()
-	close(stop)
-	wg.Wait()
-	return peak - base
-}
-
 // A pytest-benchmark file imports in memory bounded by the run it makes, not by the file: the
 // benchmarks are decoded one at a time from a stream (readPytest). Here an 8 MB file of 20
 // benchmarks of 20,000 rounds makes 400,000 samples (3.2 MB); the import's heap peaked at 1.05
@@ -87,7 +60,7 @@ func TestImportPytestMemory(t *testing.T) {
 	for _, format := range []string{"auto", "pytest"} {
 		var r *Run
 		var err error
-		peak := peakHeap(func() { r, err = ImportFile(path, "bench.json", format, "r1", "", time.Now()) })
+		peak := heaptest.Peak(func() { r, err = ImportFile(path, "bench.json", format, "r1", "", time.Now()) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/inferbench/inferbench/internal/testkit/heaptest"
 )
 
 // writeVLLMDetailed writes a `vllm bench serve --save-detailed` file of n requests of tokens
@@ -62,33 +61,6 @@ func writeVLLMDetailed(t testing.TB, n, tokens int) (string, int64) {
 	return p, fi.Size()
 }
 
-// peakHeap returns the most heap in use while fn ran, above what was in use before, sampled
-// every half millisecond.
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base, peak := ms.HeapAlloc, ms.HeapAlloc
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-time.After(500 * time.Microsecond):
-			}
-		}
-	})
-	fn()
-	close(stop)
-	wg.Wait()
-	return peak - base
-}
-
 // A detailed vLLM export imports in memory bounded by the distributions it keeps, not by the
 // file: its parallel arrays are read in step, a request at a time. With the distributions' raw
 // samples bounded at 256 (65536 in use), files of 1000 and 4000 requests of 64 tokens (1.5 and
@@ -104,7 +76,7 @@ func TestImportMemoryBounded(t *testing.T) {
 		path, size := writeVLLMDetailed(t, n, 64)
 		var err error
 		var got int
-		peak := peakHeap(func() {
+		peak := heaptest.Peak(func() {
 			r, _, e := Read(path, "detailed.json", Options{})
 			err = e
 			if e == nil {
