@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/precise"
+	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -61,7 +62,7 @@ func sendOffsets(c Config, rate float64) (offsets []time.Duration, warm int) {
 		case "constant":
 			return mean
 		case "gamma":
-			return gammaSample(r, c.Burstiness) * mean / c.Burstiness
+			return stats.GammaVariate(r, c.Burstiness) * mean / c.Burstiness
 		}
 		return r.ExpFloat64() * mean
 	}
@@ -115,28 +116,6 @@ func sendOffsets(c Config, rate float64) (offsets []time.Duration, warm int) {
 
 // secs converts seconds to a Duration, rounding to the nanosecond.
 func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
-
-// gammaSample draws from a gamma distribution of shape k and scale 1 (Marsaglia and Tsang).
-func gammaSample(r *rand.Rand, k float64) float64 {
-	if k < 1 {
-		// Boost: Gamma(k) = Gamma(k+1) * U^(1/k).
-		return gammaSample(r, k+1) * math.Pow(r.Float64(), 1/k)
-	}
-	d := k - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
-}
 
 // openLoop runs one open loop at rate; request indexes start at base. With warm false the
 // schedule has no warm-up (sweep steps after the first).

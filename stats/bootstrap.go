@@ -143,25 +143,27 @@ func resampledQuantile(xs []float64, q float64) func(*rand.Rand) float64 {
 
 // betaDraw draws from Beta(a, b), a, b ≥ 1, as X/(X+Y) of two gamma draws.
 func betaDraw(rng *rand.Rand, a, b float64) float64 {
-	x := gammaDraw(rng, a)
-	return x / (x + gammaDraw(rng, b))
+	x := GammaVariate(rng, a)
+	return x / (x + GammaVariate(rng, b))
 }
 
-// gammaDraw draws from Gamma(a, 1), a ≥ 1, by Marsaglia and Tsang's method (ACM TOMS 26(3), 2000).
-//
-// Note: 15 lines here rather than gonum for one distribution; the test checks its law against
-// resampling.
-func gammaDraw(rng *rand.Rand, a float64) float64 {
-	d := a - 1.0/3
+// GammaVariate draws from the gamma distribution of the given shape and scale 1, by Marsaglia and
+// Tsang's method (ACM TOMS 26(3), 2000; a shape below 1 boosted: Gamma(k) = Gamma(k+1)·U^(1/k)).
+// The bootstrap's Beta variates are made of two; the open loop's bursty arrivals of one.
+func GammaVariate(r *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		return GammaVariate(r, shape+1) * math.Pow(r.Float64(), 1/shape)
+	}
+	d := shape - 1.0/3
 	c := 1 / math.Sqrt(9*d)
 	for {
-		x := rng.NormFloat64()
+		x := r.NormFloat64()
 		v := 1 + c*x
 		if v <= 0 {
 			continue
 		}
 		v = v * v * v
-		u := rng.Float64()
+		u := r.Float64()
 		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
 			return d * v
 		}
