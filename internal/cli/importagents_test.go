@@ -95,3 +95,29 @@ func TestImportAgentsMerge(t *testing.T) {
 		}
 	}
 }
+
+// report --report-as honours -o (the table is written there, not to stdout) and refuses an
+// explicit --format html, which it cannot write; compare --report-as refuses JSON before it
+// compares. Before, -o and --format html were ignored.
+func TestReportAsFlags(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	fixture, _ := filepath.Abs("../serveimport/testdata/vllm/detailed.json")
+	for _, id := range []string{"a", "b"} {
+		if code, _, errOut := runCLI(t, dir, nil, "import", "--store", db, "--id", id, fixture); code != 0 {
+			t.Fatalf("import: exit %d: %s", code, errOut)
+		}
+	}
+	out := filepath.Join(dir, "as.txt")
+	code, stdout, errOut := runCLI(t, dir, nil, "report", "a", "--store", db, "--report-as", "vllm", "-o", out)
+	written, _ := os.ReadFile(out)
+	if code != 0 || !strings.Contains(string(written), "mean_ttft_ms") || strings.Contains(stdout, "mean_ttft_ms") {
+		t.Errorf("report --report-as -o: exit %d, file %q, stdout %q, %s", code, written, stdout, errOut)
+	}
+	if code, _, errOut := runCLI(t, dir, nil, "report", "a", "--store", db, "--report-as", "vllm", "--format", "html"); code != ExitUsage || !strings.Contains(errOut, "--format html") {
+		t.Errorf("report --report-as --format html: exit %d, %q; want a usage error", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, dir, nil, "compare", "a", "b", "--store", db, "--report-as", "vllm", "--format", "json"); code != ExitUsage || !strings.Contains(errOut, "--report-as") {
+		t.Errorf("compare --report-as --format json: exit %d, %q; want a usage error", code, errOut)
+	}
+}

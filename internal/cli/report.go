@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/cli/recorded"
 )
 
@@ -37,6 +39,9 @@ folder as report.html (every run already writes one there).`,
 			if len(args) == 1 {
 				arg = args[0]
 			}
+			if len(rf.reportAs) > 0 && cmd.Flags().Changed("format") && rf.format == "html" {
+				return exit.UsageError(fmt.Errorf("--report-as writes a table or JSON, not --format html"))
+			}
 			return runReport(cmd.Context(), o, &rf, arg)
 		},
 	}
@@ -58,10 +63,19 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 			return err
 		}
 		format := rf.format
-		if format == "html" {
+		if format == "html" { // the default: --report-as's is a table
 			format = "table"
 		}
-		return src.ReportAs(ctx, arg, tools, format, o.Stdout)
+		w := o.Stdout
+		if rf.output != "" && rf.output != "-" {
+			f, err := os.Create(env(o).Path(rf.output))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = f
+		}
+		return src.ReportAs(ctx, arg, tools, format, w)
 	}
 	out, err := src.Report(ctx, arg, rf.format, rf.output, o.Stdout)
 	if err != nil || out == "" {

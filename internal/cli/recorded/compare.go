@@ -46,6 +46,9 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	default:
 		return nil, exit.UsageError(fmt.Errorf("--format %q: want text, markdown, json, junit or html", o.Format))
 	}
+	if len(o.ReportAs) > 0 && o.Format != "text" && o.Format != "markdown" && o.Format != "md" {
+		return nil, exit.UsageError(fmt.Errorf("--report-as with --format %q: want text or markdown", o.Format))
+	}
 	old, oldDir, nw, newDir, rep, err := rs.comparePair(ctx, oldRef, newRef, o.Config)
 	if err != nil {
 		return nil, err
@@ -70,9 +73,6 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 		return rep, err
 	}
 	if len(o.ReportAs) > 0 {
-		if o.Format != "text" && o.Format != "markdown" && o.Format != "md" {
-			return rep, exit.UsageError(fmt.Errorf("--report-as with --format %q: want text or markdown", o.Format))
-		}
 		if err := writeAsCompare(&buf, old, oldDir, nw, newDir, o.ReportAs); err != nil {
 			return rep, err
 		}
