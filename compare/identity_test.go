@@ -1,7 +1,13 @@
 package compare
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,4 +116,60 @@ func TestBenchstatAcrossSession(t *testing.T) {
 		t.Errorf("no row differs: the session shows nothing of the correction")
 	}
 	t.Logf("%d of 21 rows differ from benchstat by default (corrected across the session), 0 with --uncorrected", differ)
+
+	// The benchstat command itself, as a user runs it on two exports (export --format gobench):
+	// its "~" rows are the uncorrected comparison's not significant ones.
+	bs := benchstatCommand()
+	if bs == "" {
+		t.Skip("benchstat is not installed (.ci/run installs it: go install golang.org/x/perf/cmd/benchstat)")
+	}
+	dir := t.TempDir()
+	for name, r := range map[string]*result.Run{"old.txt": old, "new.txt": new} {
+		var b bytes.Buffer
+		if err := result.WriteGoBench(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bs, "old.txt", "new.txt")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat old.txt new.txt: %v\n%s", err, out)
+	}
+	rows := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		m := regexp.MustCompile(`\bi[=:](\d+)\b.*\(p=`).FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		i, _ := strconv.Atoi(m[1])
+		if sig := !strings.Contains(line, " ~ "); i < len(uncorrected.Rows) && sig != uncorrected.Rows[i].Significant {
+			t.Errorf("benchstat's row i=%d says significant %v, compare --uncorrected %v:\n%s", i, sig, uncorrected.Rows[i].Significant, line)
+		}
+		rows++
+	}
+	if rows != 21 {
+		t.Errorf("benchstat printed %d comparable rows, want 21:\n%s", rows, out)
+	}
+}
+
+// benchstatCommand is the benchstat binary on PATH or in Go's bin folder, or "".
+func benchstatCommand() string {
+	if p, err := exec.LookPath("benchstat"); err == nil {
+		return p
+	}
+	for _, d := range []string{os.Getenv("GOBIN"), filepath.Join(os.Getenv("GOPATH"), "bin"), filepath.Join(os.Getenv("HOME"), "go", "bin")} {
+		if p := filepath.Join(d, "benchstat"); d != "" && isExec(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
