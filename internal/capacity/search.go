@@ -246,7 +246,6 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	// other work on the machine). A second client_bound step makes its rate the client's limit:
 	// the search goes on below it, where the client does not distort what it judges. A limit
 	// found again before any step passed ends the search (the client paces whatever the rate).
-	limit := math.Inf(1)
 	probe := func(rate float64) (Step, bool) {
 		st, ok := step(rate)
 		if ok && st.ClientBound != "" && len(res.Steps) < o.MaxSteps {
@@ -255,9 +254,11 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 		if !ok || st.ClientBound == "" {
 			return st, ok
 		}
-		again := !math.IsInf(limit, 1)
-		limit = min(limit, rate)
-		res.ClientLimitRPS, res.ClientBound = limit, st.ClientBound
+		again := res.ClientLimitRPS > 0
+		if !again || rate < res.ClientLimitRPS {
+			res.ClientLimitRPS = rate
+		}
+		res.ClientBound = st.ClientBound
 		return st, !again || bound > 0
 	}
 	// rejudge judges every pass again with the clusters of misses of the step nearest above it:
@@ -309,7 +310,10 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 			break
 		}
 		bracket()
-		top := min(hi, limit) // the rates above are failed, or beyond the client
+		top := hi // the rates above are failed, or beyond the client
+		if res.ClientLimitRPS > 0 {
+			top = min(hi, res.ClientLimitRPS)
+		}
 		switch {
 		case math.IsInf(top, 1):
 			rate *= 2
