@@ -98,19 +98,38 @@ def memory_profile(adapter, n, out_dir, top=25):
 # of its entries; docs/worker-protocol.md describes it.
 CHUNKS = 8
 CHUNK_SECONDS = 0.25
+# torch.profiler keeps every operator event of a session in memory, and turning them into
+# Python events costs about 5 KiB and 0.1 ms each: a tiny model's calls (500 operators in 2 ms)
+# made 0.25 s chunks hold 700,000 events, 7 GiB and 100 s of post-processing. So a torch session
+# holds at most about TORCH_EVENTS events: each chunk's calls stop at its share of them, counted
+# from one call profiled first.
+TORCH_EVENTS = 100000
 
 
-def run_chunk(adapter, n):
+def run_chunk(adapter, n, most=None):
     """run_chunk runs one chunk's calls and returns how many: n/CHUNKS at least, and, doubling,
-    as many as last CHUNK_SECONDS under the profiler."""
+    as many as last CHUNK_SECONDS under the profiler, but no more than most when it is given
+    (and n/CHUNKS asks for fewer)."""
     t0 = time.perf_counter()
-    done, batch = 0, max(1, -(-n // CHUNKS))
+    least = max(1, -(-n // CHUNKS))
+    most = max(least, most or 10000000)
+    done, batch = 0, least
     while True:
         adapter.run(batch, Recorder(), False)
         done += batch
-        if time.perf_counter() - t0 >= CHUNK_SECONDS or done >= 10000000:
+        if time.perf_counter() - t0 >= CHUNK_SECONDS or done >= most:
             return done
-        batch = done
+        batch = min(done, most - done)
+
+
+def torch_events_per_call(adapter, acts):
+    """torch_events_per_call profiles one call of adapter in a session of its own and returns
+    how many events the profiler recorded for it (at least 1)."""
+    from torch.profiler import profile as tprofile
+
+    with tprofile(activities=acts, record_shapes=True) as prof:
+        adapter.run(1, Recorder(), False)
+    return max(1, len(prof.events()))
 
 
 def time_profile(adapter, adapter_name, n, out_dir):
@@ -129,11 +148,12 @@ def time_profile(adapter, adapter_name, n, out_dir):
             acts.append(ProfilerActivity.CUDA)
         # One profiler session, each chunk under a marker of its own: a session's start and stop
         # cost more than a chunk of small calls.
+        most = max(1, TORCH_EVENTS // CHUNKS // torch_events_per_call(adapter, acts))
         calls = []
         with tprofile(activities=acts, record_shapes=True) as prof:
             for k in range(1, CHUNKS + 1):
                 with record_function(CHUNK_MARK % k):
-                    calls.append(run_chunk(adapter, n))
+                    calls.append(run_chunk(adapter, n, most))
         path = os.path.join(out_dir, "torch_trace.json")
         if torch.autograd.kineto_available():
             prof.export_chrome_trace(path)

@@ -319,6 +319,14 @@ class TorchProfileTest(unittest.TestCase):
             self.assertTrue({"aten::embedding", "aten::mm", "aten::addmm", "aten::matmul",
                              "aten::linear"} & names, sorted(names)[:40])
             self.assertTrue(all("ts" in e for e in events if e.get("ph") == "X"))
+            # The session's events stay within the bound: unbounded, this model's 0.25 s chunks
+            # held 700,000 of them (7 GiB in the worker).
+            held = 0
+            for path in files[1:-1]:
+                with open(path) as f:
+                    held += sum(e["count"] for e in json.load(f)["entries"])
+            from inferbench_worker.profiling import TORCH_EVENTS
+            self.assertLessEqual(held, TORCH_EVENTS)
         # The worker still measures after profiling.
         after = w.call("run", n=2)
         self.assertEqual(len(after["latency_ms"]), 2)

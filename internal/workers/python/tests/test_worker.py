@@ -76,11 +76,21 @@ class Worker:
     def send(self, op, **kw):
         self.id += 1
         kw.update(id=self.id, op=op)
-        self.p.stdin.write(json.dumps(kw) + "\n")
-        self.p.stdin.flush()
-        line = self.p.stdout.readline()
+        try:
+            self.p.stdin.write(json.dumps(kw) + "\n")
+            self.p.stdin.flush()
+            line = self.p.stdout.readline()
+        except BrokenPipeError:
+            line = ""
         if not line:
-            raise AssertionError("worker closed stdout; stderr: " + self.p.stderr.read()[-2000:])
+            # The worker is gone: its exit status (a negative signal number when killed, -9
+            # for the kernel's out-of-memory killer) and what it said.
+            try:
+                code = self.p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                code = "still running"
+            raise AssertionError("worker gone before answering %s (exit status %s); stderr: %s"
+                                 % (op, code, self.p.stderr.read()[-2000:]))
         msg = json.loads(line)
         assert msg["id"] == self.id, msg
         return msg
@@ -96,7 +106,10 @@ class Worker:
             if self.p.poll() is None:
                 self.send("teardown")
         finally:
-            self.p.stdin.close()
+            try:
+                self.p.stdin.close()
+            except BrokenPipeError:  # the worker is gone already; its status is waited for below
+                pass
             try:
                 # A worker exits when its stdin closes. Exiting a process that imported torch,
                 # JAX or transformers (and inductor's compile workers) took over 30 s on a
