@@ -35,7 +35,7 @@ type BudgetCheck struct {
 
 // checkBudgets checks a scenario against its own budgets (from its definition) and those a budget
 // file gives it. A budget on a metric the scenario did not measure is reported, not exceeded.
-func checkBudgets(s *result.Scenario, file *budgetFile) []BudgetCheck {
+func checkBudgets(s *result.Scenario, file *BudgetFile) []BudgetCheck {
 	var out []BudgetCheck
 	add := func(budgets map[string]string, source string) {
 		keys := slices.Sorted(maps.Keys(budgets))
@@ -63,8 +63,8 @@ func checkBudgets(s *result.Scenario, file *budgetFile) []BudgetCheck {
 }
 
 // CheckRunBudgets checks every successful scenario of r with CheckBudgets, then the ratio budgets
-// between its scenarios (budget.Ratio), and counts the budgets exceeded.
-func CheckRunBudgets(r *result.Run, file *budgetFile) (checks []BudgetCheck, exceeded int) {
+// between its scenarios (`ratio(A/B).METRIC.STAT: "<= 1.05"`), and counts the budgets exceeded.
+func CheckRunBudgets(r *result.Run, file *BudgetFile) (checks []BudgetCheck, exceeded int) {
 	for i := range r.Scenarios {
 		if r.Scenarios[i].Status == result.StatusOK {
 			checks = append(checks, checkBudgets(&r.Scenarios[i], file)...)
@@ -173,7 +173,7 @@ func sameExcept(a, b *result.Scenario, axis string) bool {
 // ratioChecks evaluates the ratio budgets of a run's successful scenarios (from their definitions
 // and from the budget file). A ratio whose numerator selects nothing, or whose numerator has no
 // denominator, is reported as not measured.
-func ratioChecks(r *result.Run, file *budgetFile) []BudgetCheck {
+func ratioChecks(r *result.Run, file *BudgetFile) []BudgetCheck {
 	type src struct{ bench, key, expr, source string }
 	var keys []src
 	seen := map[src]bool{}

@@ -39,7 +39,7 @@ type Config struct {
 	// Tails are the percentiles compared by bootstrap besides the median (default 95 and 99).
 	Tails []float64
 	// Budgets from a performance-budget.yml, applied on top of each scenario's own.
-	Budgets *budgetFile
+	Budgets *BudgetFile
 	// Bootstrap settings (deterministic by default).
 	Bootstrap stats.Bootstrap
 	// Gate names metrics that fail the comparison besides each scenario's primary metrics (its

@@ -136,7 +136,7 @@ func TestBudgets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	sc := scenario("mobile", nil, map[string][]float64{"latency_ms": lognormal(rng, 50, 100, 0.05), "memory_mb": {600}})
 	sc.Budgets = map[string]string{"latency_ms.p95": "<= 90"}
-	file := &budgetFile{Budgets: map[string]budgetLimits{"mobile": {MaxMemoryMB: ptr(512.0)}, "mobile/*": {MaxLatencyMS: ptr(250.0)}, "other": {MaxMemoryMB: ptr(1.0)}}}
+	file := &BudgetFile{Budgets: map[string]BudgetLimits{"mobile": {MaxMemoryMB: ptr(512.0)}, "mobile/*": {MaxLatencyMS: ptr(250.0)}, "other": {MaxMemoryMB: ptr(1.0)}}}
 	checks := checkBudgets(&sc, file)
 	byMetric := map[string]BudgetCheck{}
 	for _, c := range checks {

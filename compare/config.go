@@ -249,33 +249,33 @@ func (t *Thresholds) parseFile(file string, data []byte) error {
 // validPercent reports whether p can be a regression threshold: finite and not negative.
 func validPercent(p float64) bool { return p >= 0 && !math.IsInf(p, 1) }
 
-// budgetFile is the format of performance-budget.yml: limits per benchmark or scenario. Keys are
+// BudgetFile is the format of performance-budget.yml: limits per benchmark or scenario. Keys are
 // benchmark names, scenario IDs ("resnet/batch_size=8") or globs of either ("resnet/*").
 //
 //	budgets:
 //	  mobile_inference: {max_latency_ms: 250, max_memory_mb: 512, max_cpu_percent: 70}
-type budgetFile struct {
-	Budgets map[string]budgetLimits `yaml:"budgets"`
+type BudgetFile struct {
+	Budgets map[string]BudgetLimits `yaml:"budgets"`
 	// Name is the file as budget lines name it (the --budget-file the user gave); empty is
-	// BudgetFileName.
+	// performance-budget.yml.
 	Name string `yaml:"-"`
 }
 
 // source is the file as budget lines name it.
-func (f *budgetFile) source() string {
+func (f *BudgetFile) source() string {
 	if f == nil || f.Name == "" {
 		return budgetFileName
 	}
 	return f.Name
 }
 
-// budgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of
+// BudgetLimits are one entry of performance-budget.yml. max_latency_ms bounds the p95 of
 // latency_ms (or of e2e_ms for LLM requests); max_memory_mb the peak memory_mb the subject
 // reports, else the resource monitors' peak_rss_mb; max_cpu_percent cpu_pct, the process tree's
 // mean CPU in percent of one core (the resource monitor's figure). A key whose metric the
 // scenario lacks (monitors off) is reported as not measured, with a warning, and not checked.
 // Budgets is the definition syntax for anything else, ratio budgets between scenarios included.
-type budgetLimits struct {
+type BudgetLimits struct {
 	MaxLatencyMS  *float64          `yaml:"max_latency_ms"`
 	MaxMemoryMB   *float64          `yaml:"max_memory_mb"`
 	MaxCPUPercent *float64          `yaml:"max_cpu_percent"`
@@ -287,7 +287,7 @@ type budgetLimits struct {
 const budgetFileName = "performance-budget.yml"
 
 // LoadBudgetFile reads a performance-budget.yml. Unknown keys are errors with their line.
-func LoadBudgetFile(file string) (*budgetFile, error) {
+func LoadBudgetFile(file string) (*BudgetFile, error) {
 	data, err := readall.File(file, readall.ConfigLimit)
 	if err != nil {
 		return nil, err
@@ -296,8 +296,8 @@ func LoadBudgetFile(file string) (*budgetFile, error) {
 }
 
 // parseBudgetFile reads the performance-budget.yml data of file.
-func parseBudgetFile(file string, data []byte) (*budgetFile, error) {
-	var f budgetFile
+func parseBudgetFile(file string, data []byte) (*BudgetFile, error) {
+	var f BudgetFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 		return nil, fileError(file, err, "keys of a budget: max_latency_ms, max_memory_mb, max_cpu_percent, budgets")
 	}
@@ -360,7 +360,7 @@ func lineOf(data []byte, key string) int {
 // For returns the budget expressions ("latency_ms.p95" → "<= 250") that apply to a scenario.
 // The order of application is the sorted key order; a more specific key (a scenario ID) given
 // later overrides a benchmark-wide one.
-func (f *budgetFile) For(s *result.Scenario) map[string]string {
+func (f *BudgetFile) For(s *result.Scenario) map[string]string {
 	if f == nil {
 		return nil
 	}

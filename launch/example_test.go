@@ -2,29 +2,22 @@ package launch_test
 
 import (
 	"fmt"
-	"log"
 
 	"github.com/inferbench/inferbench/launch"
 )
 
-// Render fills a definition's `server:` block with a scenario's parameters; Start then starts
-// the server in its own process group, waits for its readiness probe, and Stop tears it down.
-// Consecutive scenarios whose Plans are the Same share one server.
-func ExampleRender() {
+// A definition's `server:` block: the command, with "{name}" replaced by each scenario's
+// parameter and "{port}" by a free port, and the readiness probe a run waits for before
+// measuring. Validate refuses a block that cannot start a server.
+func ExampleConfig_Validate() {
 	cfg := launch.Config{
 		Command: []string{"vllm", "serve", "{model}", "--port", "{port}", "--max-num-seqs", "{max_seqs}"},
 		Ready:   "http://127.0.0.1:{port}/health",
 	}
-	if err := cfg.Validate(); err != nil {
-		log.Fatal(err)
-	}
-	params := map[string]any{"model": "Qwen/Qwen2.5-0.5B", "port": 8011, "max_seqs": 64}
-	plan, err := launch.Render(cfg, params, ".", "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	// Without a "port" parameter, Render draws a free port for "{port}" (plan.Port()).
-	fmt.Println(plan)
+	fmt.Println(cfg.Validate())
+	cfg.Ready = "localhost:8000"
+	fmt.Println(cfg.Validate())
 	// Output:
-	// vllm serve Qwen/Qwen2.5-0.5B --port 8011 --max-num-seqs 64
+	// <nil>
+	// server: ready "localhost:8000": want an http(s):// URL or tcp://host:port
 }

@@ -28,8 +28,8 @@ func init() {
 	)
 }
 
-// CapacityConfig configures mode capacity (`load.capacity:`). Zero fields take the defaults of
-// capacity.Options.
+// CapacityConfig configures mode capacity (`load.capacity:`). Zero fields take the defaults
+// docs/capacity.md lists.
 type CapacityConfig struct {
 	// Start is the first rate tried, in requests per second; 0 runs a throughput step first
 	// (every request at once, max_concurrency in flight) and starts at half its rate.

@@ -281,7 +281,7 @@ type Scanner struct {
 // OpenScanner opens the run.json at path (name in messages) for a Scanner. It reads the whole
 // file once first, to check its form and decode every key but the scenarios, which it skips:
 // ok is false, and s nil, when the file is not one to read so (not in the form decodeStream
-// reads, larger than readall.RunLimit, a header Decode refuses, or with asImport the JSON of
+// reads, larger than 4 GiB, a header Decode refuses, or with asImport the JSON of
 // another tool or without a schema): the caller reads it whole. err is an error opening the
 // file. Close the Scanner when done.
 func OpenScanner(path, name string, asImport bool) (s *Scanner, ok bool, err error) {
@@ -528,8 +528,7 @@ func importPytest(path, name, id string, at time.Time, sniff bool) (r *Run, done
 // "gobench", "pytest" (pytest-benchmark JSON), "hyperfine" (JSON), "inferbench" (a run.json) or
 // "auto" (detected from the content). name is the file's name for messages; id, bench and at are
 // the run id, the benchmark name hyperfine results lack, and the time of results that do not
-// carry their own. The file is read through readall (a regular file, at most readall.RunLimit
-// bytes); pytest-benchmark JSON is decoded as a stream, a benchmark at a time (importPytest), and
+// carry their own. The file is read through readall (a regular file, at most 4 GiB); pytest-benchmark JSON is decoded as a stream, a benchmark at a time (importPytest), and
 // a large run.json too (loadStream).
 func ImportFile(path, name, format, id, bench string, at time.Time) (*Run, error) {
 	if format == "pytest" || format == "auto" {

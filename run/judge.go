@@ -32,7 +32,7 @@ type Verdict struct {
 	// Compare is the comparison with the baseline, or the budgets alone (Old.ID "-"): a
 	// regression or an exceeded budget fails the run.
 	Compare *compare.Report
-	Advice  []result.Tip // the advice rules' suggestions (internal/stage/advice), written to advice.json
+	Advice  []result.Tip // the advice rules' suggestions written to advice.json
 	// Alerts are the alert rules that fired; AlertNotes why some could not be evaluated.
 	Alerts     []alert.Firing
 	AlertNotes []string

@@ -15,7 +15,7 @@ import (
 // (engine.Hooks) engineHooks fills from these interfaces.
 
 // Observer follows a run, e.g. the progress bar, the live view and Prometheus /metrics of
-// `inferbench run --metrics-addr` (web.LiveRun), run.log, the trace, or a Go program: it takes
+// `inferbench run --metrics-addr`, run.log, the trace, or a Go program: it takes
 // part in an event by implementing that event's one-method interface, named for its method. The
 // method names differ, so one type may implement any of them. Options.Observers lists them; one
 // that implements none is a usage error. The scenarios' events (ScenarioStarter, MeasureStarter,

@@ -4,7 +4,6 @@
 //	select   (select.go)   discover definitions, expand their matrices, filter the scenarios
 //	execute  (execute.go)  run each scenario with the engine and its load driver
 //	sample   (monitor.go)  monitors beside each measured window; the on/off overhead pass
-//	                       (the machinery in internal/stage/sample)
 //	write    (execute.go)  the run folder: run.json after every scenario, run.log, requests/
 //	record   (judge.go)    the history store
 //	judge    (judge.go)    baseline comparison, budgets, advice, alerts
@@ -94,7 +93,7 @@ type Options struct {
 	AlertWebhookEnv string
 
 	// Observers follow the run as it goes (observer.go): the progress bar, the live view
-	// (web.LiveRun serves /metrics), a Go program's OnVerdict. Each takes part in the events
+	// (with Prometheus /metrics), a Go program's OnVerdict. Each takes part in the events
 	// whose interfaces it implements.
 	Observers []Observer
 	// Secrets are values hidden wherever the run writes (the live view's bearer token), besides
@@ -102,7 +101,8 @@ type Options struct {
 	Secrets []string
 	// SecretParams are parameter names whose values are secrets (--secret-param): masked whole
 	// in each scenario's parameters and learnt, so that an echo of one is masked too. A
-	// parameter is masked otherwise only where its value holds a secret (redact.Params).
+	// parameter is masked otherwise only where its value holds a secret (one the
+	// run knows, a URL's password, a bearer token).
 	SecretParams []string
 
 	// Format of the summary written to Stdout: "table" (the default), "json" or "none".
@@ -138,24 +138,30 @@ type Options struct {
 // Monitor configures the resource monitors.
 type Monitor struct {
 	Off      bool          // sample nothing
-	Interval time.Duration // sampling period; monitor.DefaultInterval when 0
+	Interval time.Duration // sampling period; 100 ms when 0
 	// Overhead runs every measured scenario again without monitors and reports the difference.
 	Overhead bool
 	Grid     result.Grid // carbon intensity and PUE for co2e_g; result.DefaultGrid when zero
 }
 
-// Errors Run returns, besides I/O errors. Use errors.Is: a run may end with several.
+// Errors Run returns, besides I/O errors. Use errors.Is: a run may end with several. They are
+// the sentinels every layer below marks its errors with (set in init), so that errors.Is finds
+// them wherever an error was made.
 var (
 	// ErrUsage marks bad options or definitions: nothing was run.
-	ErrUsage = exit.ErrUsage
+	ErrUsage error
 	// ErrInterrupted: ctx was cancelled; run.json holds what was measured, marked partial.
-	ErrInterrupted = exit.ErrInterrupted
+	ErrInterrupted error
 	// ErrFailed: at least one scenario failed.
-	ErrFailed = exit.ErrFailed
+	ErrFailed error
 	// ErrRegression: the comparison with the baseline found a regression, or a budget was
 	// exceeded. The error is a *VerdictError carrying the verdict.
-	ErrRegression = exit.ErrRegression
+	ErrRegression error
 )
+
+func init() {
+	ErrUsage, ErrInterrupted, ErrFailed, ErrRegression = exit.ErrUsage, exit.ErrInterrupted, exit.ErrFailed, exit.ErrRegression
+}
 
 // VerdictError is the error of a run whose verdict failed it: a regression against the baseline
 // or an exceeded budget.

@@ -162,7 +162,7 @@ func (p *pipeline) startPart(ctx context.Context, w *writer, sh *result.ShardInf
 	return nil
 }
 
-// Made writes a run made elsewhere (by merge.Runs) into a new folder under o.OutputDir, as Run
+// Made writes a run made elsewhere (`inferbench merge`'s pooled run of a group's agents) into a new folder under o.OutputDir, as Run
 // writes its own (the run's ID is the folder's name; `latest` points at it), records it in the
 // store, judges it against the baseline and budgets, and renders it: the run package is the one
 // writer of run folders. It returns the folder ("" when none could be made). The error is Run's:

@@ -65,7 +65,7 @@ func (e Env) WorkDir() string {
 	return e.Dir
 }
 
-// Python is the interpreter workers and requirement checks use (pyenv.Find): $INFERBENCH_PYTHON,
+// Python is the interpreter workers and requirement checks use: $INFERBENCH_PYTHON,
 // else the active virtual environment's, else python3 on PATH, else /usr/bin/python3.
 func (e Env) Python() string {
 	return pyenv.Find(e.Lookup).Path

@@ -21,7 +21,7 @@ type Tracing struct {
 	// nothing is exported.
 	Endpoint string
 	// SpanRate caps the iteration or request spans of each scenario at this many per second
-	// (--otlp-span-rate): 0 is tracing.DefaultSpanRate, a negative number records none (the run
+	// (--otlp-span-rate): 0 is 1,000, a negative number records none (the run
 	// and scenario spans only).
 	SpanRate float64
 }

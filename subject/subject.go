@@ -167,7 +167,7 @@ type Kind struct {
 	// InProcess says the subject's calls run in inferbench's own process (a Go function): they
 	// share its garbage collector, which the engine then leaves as it is. For every other kind
 	// the engine trades memory for fewer collections while it drives the load
-	// (engine.ClientGCHeadroom).
+	// (32 MiB of heap headroom between collections while it runs).
 	InProcess bool
 	// Instructions says the kind can count instead of time (Spec.Measure); the engine refuses
 	// instruction mode for the other kinds.

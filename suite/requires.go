@@ -44,7 +44,8 @@ func hintSuffix(s string, c []string) string {
 
 // Checker answers requirements, caching each answer for the life of the Checker.
 type Checker struct {
-	// Python is the interpreter asked about python-module requirements (default: pyenv.Find).
+	// Python is the interpreter asked about python-module requirements (default: $INFERBENCH_PYTHON, else the active virtual
+	// environment's, else python3 on PATH, else /usr/bin/python3).
 	Python string
 	// LookupEnv reads the environment (os.LookupEnv when nil).
 	LookupEnv func(string) (string, bool)

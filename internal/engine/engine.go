@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferbench/inferbench/launch"
+	"github.com/inferbench/inferbench/internal/serverproc"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
@@ -35,9 +35,9 @@ type Engine struct {
 	profileN    int
 	profileCmds ProfileCommands
 	env         []string
-	requestLog  string         // folder of per-request logs (requests.go); "" writes none
-	serverLogs  string         // folder of server logs (server.go); "" discards them
-	server      *launch.Server // the server under test now running, shared by scenarios
+	requestLog  string             // folder of per-request logs (requests.go); "" writes none
+	serverLogs  string             // folder of server logs (server.go); "" discards them
+	server      *serverproc.Server // the server under test now running, shared by scenarios
 	redact      Redactor
 	agent       *Agent // one of several load agents (scaleout.go)
 	started     bool   // the agent's start time has passed

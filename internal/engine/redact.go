@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/inferbench/inferbench/internal/redact"
-	"github.com/inferbench/inferbench/launch"
+	"github.com/inferbench/inferbench/internal/serverproc"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
@@ -10,9 +10,9 @@ import (
 
 // Redactor hides secrets in text: String returns s with every secret it knows masked. A run
 // (package run) learns its secrets where they enter (flags, the environment, the definitions)
-// into one, and hands it to the engine with WithRedactor. It is launch.Redactor, declared once
+// into one, and hands it to the engine with WithRedactor. It is serverproc.Redactor, declared once
 // there, since the engine hands it on to a launched server's log.
-type Redactor = launch.Redactor
+type Redactor = serverproc.Redactor
 
 // WithRedactor hides secrets in what enters a scenario's result from the outside, through r:
 // every call's error (a server's error body echoing an API key) before the request log and the

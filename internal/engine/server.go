@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/inferbench/inferbench/launch"
+	"github.com/inferbench/inferbench/internal/serverproc"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
@@ -30,7 +30,7 @@ func (e *Engine) startServer(ctx context.Context, sc *suite.Scenario, r *result.
 	if e.serverLogs != "" {
 		logPath = filepath.Join(e.serverLogs, scenarioFileBase(sc)+".log")
 	}
-	plan, err := launch.Render(*b.Server, params, b.Dir, logPath)
+	plan, err := serverproc.Render(*b.Server, params, b.Dir, logPath)
 	if err != nil {
 		return nil, err
 	}

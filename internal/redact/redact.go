@@ -380,7 +380,7 @@ func (r *Redactor) Env(env []string, names ...string) {
 }
 
 // Masker masks the secrets in text: a *Redactor, or a public package's own interface of the
-// same method (engine.Redactor, launch.Redactor) through which a caller hands one in. The
+// same method (engine.Redactor, serverproc.Redactor) through which a caller hands one in. The
 // helpers of this package take a Masker; Params learns secrets, and a Writer screens whole chunks
 // at once, when it is a *Redactor.
 type Masker interface {

@@ -1,4 +1,4 @@
-package launch
+package serverproc
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferbench/inferbench/launch"
 )
 
 // TestMain lets the test binary play the server: with LAUNCH_TEST_SERVE=addr it serves /health
@@ -41,7 +43,7 @@ func self(t *testing.T) string {
 
 func TestStartReadyStop(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "servers", "s.log")
-	cfg := Config{
+	cfg := launch.Config{
 		Command: []string{self(t), "--max-seqs", "{max_seqs}", "--port", "{port}"},
 		Env:     map[string]string{"LAUNCH_TEST_SERVE": "127.0.0.1:{port}", "LAUNCH_TEST_DELAY": "300ms"},
 		Ready:   "http://127.0.0.1:{port}/health",
@@ -93,16 +95,16 @@ func TestStartFailures(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name string
-		cfg  Config
+		cfg  launch.Config
 		want []string
 	}{
 		// The process exits before it is ready: the error quotes its log.
-		{"exits", Config{Command: []string{self(t)}, Env: map[string]string{"LAUNCH_TEST_FAIL": "1"}, Ready: "tcp://127.0.0.1:{port}"},
+		{"exits", launch.Config{Command: []string{self(t)}, Env: map[string]string{"LAUNCH_TEST_FAIL": "1"}, Ready: "tcp://127.0.0.1:{port}"},
 			[]string{"exited before it was ready", "cannot load the model"}},
 		// Nothing ever listens: the probe times out.
-		{"never ready", Config{Command: []string{"sleep", "30"}, Ready: "http://127.0.0.1:{port}/health", ReadyTimeout: 300 * time.Millisecond},
+		{"never ready", launch.Config{Command: []string{"sleep", "30"}, Ready: "http://127.0.0.1:{port}/health", ReadyTimeout: 300 * time.Millisecond},
 			[]string{"not ready after 300ms"}},
-		{"no such command", Config{Command: []string{"/nonexistent/server"}, Ready: "tcp://127.0.0.1:1"},
+		{"no such command", launch.Config{Command: []string{"/nonexistent/server"}, Ready: "tcp://127.0.0.1:1"},
 			[]string{"starting /nonexistent/server"}},
 	}
 	for _, tt := range tests {
@@ -130,10 +132,10 @@ func TestStartFailures(t *testing.T) {
 }
 
 func TestRenderAndValidate(t *testing.T) {
-	if _, err := Render(Config{Command: []string{"serve", "--tp", "{tp}"}, Ready: "tcp://x:1"}, nil, ".", ""); err == nil || !strings.Contains(err.Error(), "{tp}") {
+	if _, err := Render(launch.Config{Command: []string{"serve", "--tp", "{tp}"}, Ready: "tcp://x:1"}, nil, ".", ""); err == nil || !strings.Contains(err.Error(), "{tp}") {
 		t.Errorf("missing parameter: %v", err)
 	}
-	for _, c := range []Config{{}, {Command: []string{"x"}}, {Command: []string{"x"}, Ready: "localhost:8000"}} {
+	for _, c := range []launch.Config{{}, {Command: []string{"x"}}, {Command: []string{"x"}, Ready: "localhost:8000"}} {
 		if c.Validate() == nil {
 			t.Errorf("Validate(%+v) = nil", c)
 		}

@@ -1,4 +1,4 @@
-package launch
+package serverproc
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/launch"
 )
 
 // A launched server's log goes through the run's redactor: a server that prints its own
@@ -15,7 +16,7 @@ import (
 // server's output as it was.
 func TestServerLogRedacted(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "servers", "s.log")
-	cfg := Config{
+	cfg := launch.Config{
 		Command: []string{self(t), "--api-key=server-key-31337", "--port", "{port}"},
 		Env:     map[string]string{"LAUNCH_TEST_SERVE": "127.0.0.1:{port}"},
 		Ready:   "http://127.0.0.1:{port}/health",

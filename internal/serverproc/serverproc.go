@@ -1,13 +1,12 @@
-// Package launch starts the server under test for a benchmark definition's `server:` block: it
-// renders the command with the scenario's parameters, starts it in its own process group with its
-// output captured to a log file, waits until a readiness probe answers, and tears the whole group
-// down afterwards (SIGTERM, then SIGKILL after a grace period). Consecutive scenarios whose rendered
-// command is the same share one server.
-package launch
+// Package serverproc starts the server under test for a benchmark definition's `server:` block
+// (a launch.Config): it renders the command with the scenario's parameters, starts it in its own
+// process group with its output captured to a log file, waits until a readiness probe answers,
+// and tears the whole group down afterwards (SIGTERM, then SIGKILL after a grace period).
+// Consecutive scenarios whose rendered command is the same share one server.
+package serverproc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -24,43 +23,8 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/procgroup"
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/launch"
 )
-
-// Config is a definition's `server:` block.
-type Config struct {
-	// Command is the server's argument vector. "{name}" is replaced by the scenario's parameter
-	// name, and "{port}" by a free TCP port on 127.0.0.1 when no parameter of that name exists.
-	// A first word "inferbench" is this program.
-	Command []string `yaml:"command" json:"command"`
-	// Env adds variables to the server's environment ("{name}" is replaced likewise).
-	Env map[string]string `yaml:"env" json:"env,omitempty"`
-	// Dir is the working directory, relative to the definition (default: the definition's).
-	Dir string `yaml:"dir" json:"dir,omitempty"`
-	// Ready is the readiness probe: an http(s) URL answered with 2xx, or tcp://host:port accepting
-	// connections ("{port}" and parameters are replaced).
-	Ready string `yaml:"ready" json:"ready"`
-	// ReadyTimeout bounds the wait for readiness (default 2m).
-	ReadyTimeout time.Duration `yaml:"ready_timeout" json:"ready_timeout,omitempty"`
-	// StopTimeout is the grace period between SIGTERM and SIGKILL (default 10s).
-	StopTimeout time.Duration `yaml:"stop_timeout" json:"stop_timeout,omitempty"`
-}
-
-// Validate reports a block that cannot start a server.
-func (c *Config) Validate() error {
-	if len(c.Command) == 0 || c.Command[0] == "" {
-		return errors.New("server: command is required (an argument list: [vllm, serve, model, --port, \"{port}\"])")
-	}
-	if c.Ready == "" {
-		return errors.New("server: ready is required (e.g. http://127.0.0.1:{port}/health or tcp://127.0.0.1:{port})")
-	}
-	if !strings.HasPrefix(c.Ready, "http://") && !strings.HasPrefix(c.Ready, "https://") && !strings.HasPrefix(c.Ready, "tcp://") {
-		return fmt.Errorf("server: ready %q: want an http(s):// URL or tcp://host:port", c.Ready)
-	}
-	if c.ReadyTimeout < 0 || c.StopTimeout < 0 {
-		return errors.New("server: ready_timeout and stop_timeout must not be negative")
-	}
-	return nil
-}
 
 // Server is a running server process.
 type Server struct {
@@ -77,7 +41,7 @@ type Server struct {
 
 // Plan is a rendered server block, ready to start or to compare with a running server.
 type Plan struct {
-	cfg     Config
+	cfg     launch.Config
 	args    []string
 	env     []string
 	dir     string
@@ -89,7 +53,7 @@ type Plan struct {
 }
 
 // Redactor hides secrets in text: String returns s with every secret it knows masked (a run's,
-// handed in through engine.WithRedactor).
+// handed in through the engine's WithRedactor).
 type Redactor interface {
 	String(s string) string
 }
@@ -100,7 +64,7 @@ func (p *Plan) Redact(r Redactor) { p.red = r }
 // Render substitutes params (and a free port, when "{port}" is used and params has none) into
 // cfg. base is the definition's directory; logPath receives the server's output ("" discards
 // it).
-func Render(cfg Config, params map[string]any, base, logPath string) (*Plan, error) {
+func Render(cfg launch.Config, params map[string]any, base, logPath string) (*Plan, error) {
 	vals := map[string]string{}
 	for k, v := range params {
 		vals[k] = fmt.Sprint(v)
@@ -186,7 +150,7 @@ func (p *Plan) Same(s *Server) bool { return s != nil && s.key == p.key && s.Run
 // String returns the command line.
 func (p *Plan) String() string { return strings.Join(p.args, " ") }
 
-func usesPort(cfg Config) bool {
+func usesPort(cfg launch.Config) bool {
 	all := append(slices.Clone(cfg.Command), cfg.Ready)
 	for _, v := range cfg.Env {
 		all = append(all, v)
