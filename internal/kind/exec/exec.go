@@ -371,23 +371,40 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		return o, &RunError{Argv: c.argv, Err: err, Stderr: strings.TrimSpace(stderr.String())}
 	}
 	if c.metrics {
-		vals, decls, err := lastLineJSON([]byte(stdout.String()))
-		if err != nil {
-			return o, fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
-		}
-		c.declare(decls)
-		for k, v := range o.Values { // instruction mode's counts
-			vals[k] = v
-		}
-		o.Values = vals
-		if items, ok := vals["items"]; ok {
-			if items < 0 || items > 1e9 || items != math.Trunc(items) {
-				return o, fmt.Errorf("%s: metrics from stdout: items = %v is not a count of items", c.argv[0], items)
-			}
-			o.Items = int(items)
-			delete(vals, "items")
+		if err := c.stdoutMetrics(&o, stdout.String()); err != nil {
+			return o, err
 		}
 	}
+	c.addUsage(&o, peak, trace, p)
+	return o, nil
+}
+
+// stdoutMetrics reads the metrics of `metrics: json` from the last line of stdout into o, beside
+// instruction mode's counts, with its items count as o.Items, and declares their units.
+func (c *Command) stdoutMetrics(o *subject.Observation, stdout string) error {
+	vals, decls, err := lastLineJSON([]byte(stdout))
+	if err != nil {
+		return fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
+	}
+	c.declare(decls)
+	for k, v := range o.Values { // instruction mode's counts
+		vals[k] = v
+	}
+	o.Values = vals
+	if items, ok := vals["items"]; ok {
+		if items < 0 || items > 1e9 || items != math.Trunc(items) {
+			return fmt.Errorf("%s: metrics from stdout: items = %v is not a count of items", c.argv[0], items)
+		}
+		o.Items = int(items)
+		delete(vals, "items")
+	}
+	return nil
+}
+
+// addUsage adds to o the command's peak RSS (the largest of the traced calls' and its own
+// peak) and its CPU time, unless the command reported them itself; trace says this call was
+// traced.
+func (c *Command) addUsage(o *subject.Observation, peak float64, trace bool, p *started) {
 	c.mu.Lock()
 	if trace {
 		c.traced = max(c.traced, peak)
@@ -406,7 +423,6 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		}
 		o.Values[CPUTime] = cpuMS(p.cmd.ProcessState)
 	}
-	return o, nil
 }
 
 // CPUTime is the metric of a command's own CPU time (ms, user + system, from its rusage: its
