@@ -433,3 +433,91 @@ func TestOneWriterOfRunFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Lengths a newcomer can hold: no function or method of a non-test Go file runs past
+// maxFunctionLines (from its func keyword to its closing brace), and no non-test Go file, nor a
+// Python file of the worker or the Python package, runs past maxFileLines.
+const (
+	maxFunctionLines = 100
+	maxFileLines     = 600
+)
+
+// pythonRoots are the folders whose Python files TestFileLength holds to maxFileLines.
+var pythonRoots = []string{"internal/workers/python/inferbench_worker", "python/src/inferbench"}
+
+// TestFunctionLength holds every function of the module's non-test Go files, internal/testkit
+// included (it is support code a reader has to follow like any other), to maxFunctionLines, and
+// names each one that is longer by file:line and length. Generated files ("Code generated ...
+// DO NOT EDIT.") are not held.
+func TestFunctionLength(t *testing.T) {
+	err := walkSource(".", ".go", func(path string) error {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		if ast.IsGenerated(f) {
+			return nil
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			start, end := fset.Position(fn.Type.Func), fset.Position(fn.Body.Rbrace)
+			if n := end.Line - start.Line + 1; n > maxFunctionLines {
+				t.Errorf("%s:%d: %s is %d lines long (at most %d): split it by what its parts do", path, start.Line, fn.Name.Name, n, maxFunctionLines)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFileLength holds every non-test Go file of the module and every non-test Python file
+// under pythonRoots to maxFileLines, and names each one that is longer with its length.
+func TestFileLength(t *testing.T) {
+	check := func(path string) error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(b), "\n"); n > maxFileLines {
+			t.Errorf("%s:1: %d lines long (at most %d): split it in two by what each part does", path, n, maxFileLines)
+		}
+		return nil
+	}
+	if err := walkSource(".", ".go", check); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range pythonRoots {
+		if err := walkSource(root, ".py", check); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// walkSource calls check on each non-test file below root whose name ends in ext, skipping
+// hidden folders (.venv, .git), underscore folders, testdata and node_modules, as go list does.
+// A Go test file ends in _test.go; a Python one starts with test_ or ends in _test.py.
+func walkSource(root, ext string, check func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		base := strings.TrimSuffix(name, ext)
+		if base == name || strings.HasSuffix(base, "_test") || (ext == ".py" && strings.HasPrefix(base, "test_")) {
+			return nil
+		}
+		return check(filepath.ToSlash(path))
+	})
+}

@@ -325,12 +325,42 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("new run %s is partial (interrupted)", new.ID))
 	}
 
+	pairs, failingCert := pairScenarios(rep, old, new)
+	rowsOf := compareScenarios(pairs, cfg)
+	for _, rs := range rowsOf {
+		rep.Rows = append(rep.Rows, rs...)
+	}
+	markCertified(rep.Rows, failingCert)
+	warnUnjudged(rep)
+	judgeRows(rep, cfg)
+	// A CPU-bound scenario's wall time and CPU time are judged together (cpu.go).
+	at := 0
+	for i, rs := range rowsOf {
+		wallAgainstCPU(rep.Rows[at:at+len(rs)], pairs[i].o, pairs[i].n, cfg)
+		at += len(rs)
+	}
+	countVerdicts(rep, rowsOf, pairs, cfg)
+	rep.Budgets, rep.BudgetsExceeded = CheckRunBudgets(new, cfg.Budgets)
+	if len(rep.Rows) == 0 {
+		rep.NoEvidence = noEvidence(old, new, len(pairs))
+	}
+	return rep
+}
+
+// scenarioPair is a scenario of the old run and the new run's of the same matching key, both
+// measured.
+type scenarioPair struct{ o, n *result.Scenario }
+
+// pairScenarios pairs the new run's scenarios with the old's by matching key (Key), in the new
+// run's order, and notes in rep what stands apart: the scenarios only one run has, those not
+// compared because one side did not run, and the pairs' certificates and prefix-cache warnings.
+// It returns the pairs and, by scenario, the metrics whose certificate failed.
+func pairScenarios(rep *Report, old, new *result.Run) ([]scenarioPair, map[string][]string) {
 	oldBy := make(map[string]*result.Scenario, len(old.Scenarios))
 	for i := range old.Scenarios {
 		oldBy[Key(&old.Scenarios[i])] = &old.Scenarios[i]
 	}
-	type pair struct{ o, n *result.Scenario }
-	var pairs []pair
+	var pairs []scenarioPair
 	seen := make(map[string]bool, len(new.Scenarios))
 	failingCert := map[string][]string{}
 	for i := range new.Scenarios {
@@ -339,7 +369,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		seen[k] = true
 		if o, ok := oldBy[k]; ok {
 			if o.Status == result.StatusOK && n.Status == result.StatusOK {
-				pairs = append(pairs, pair{o, n})
+				pairs = append(pairs, scenarioPair{o, n})
 				var differ string
 				failingCert[n.ID()], differ = certifiedPair(o, n)
 				if differ != "" {
@@ -363,8 +393,12 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 			rep.OnlyOld = append(rep.OnlyOld, old.Scenarios[i].ID())
 		}
 	}
+	return pairs, failingCert
+}
 
-	// Scenarios are independent: compare them in parallel, keeping the order.
+// compareScenarios returns each pair's rows, in the pairs' order. Scenarios are independent:
+// they are compared in parallel.
+func compareScenarios(pairs []scenarioPair, cfg Config) [][]Row {
 	rowsOf := make([][]Row, len(pairs))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -382,10 +416,12 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	}
 	close(next)
 	wg.Wait()
-	for _, rs := range rowsOf {
-		rep.Rows = append(rep.Rows, rs...)
-	}
-	markCertified(rep.Rows, failingCert)
+	return rowsOf
+}
+
+// warnUnjudged warns of the rows that cannot fail a comparison: metrics with no known better
+// direction, instruction counts that could not be compared, and single values with no samples.
+func warnUnjudged(rep *Report) {
 	var undirected []string
 	for i := range rep.Rows {
 		if r := &rep.Rows[i]; !directed(r.Better) && !strings.Contains(r.Metric, ".") {
@@ -408,8 +444,11 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 	if untested > 0 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d metric(s) have a single value and no samples: they are not tested and never fail a comparison (a budget bounds them); a change beyond the threshold shows as \"unverified\"", untested))
 	}
+}
 
-	// One family: every tested row of the comparison.
+// judgeRows corrects the rows' p-values as one family, every tested row of the comparison
+// (Benjamini-Hochberg, unless cfg.Uncorrected), and gives each row its verdict.
+func judgeRows(rep *Report, cfg Config) {
 	var ps []float64
 	var idx []int
 	for i := range rep.Rows {
@@ -432,12 +471,12 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		r := &rep.Rows[i]
 		r.Verdict = verdict(r)
 	}
-	// A CPU-bound scenario's wall time and CPU time are judged together (cpu.go).
-	at := 0
-	for i, rs := range rowsOf {
-		wallAgainstCPU(rep.Rows[at:at+len(rs)], pairs[i].o, pairs[i].n, cfg)
-		at += len(rs)
-	}
+}
+
+// countVerdicts counts the rows by verdict into rep, with the samples too few rows would need
+// and the unverified rows of strict scenarios; rowsOf are the rows by pair, as compareScenarios
+// returned them.
+func countVerdicts(rep *Report, rowsOf [][]Row, pairs []scenarioPair, cfg Config) {
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
 		switch r.Verdict {
@@ -466,7 +505,7 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		rep.Need = NeedSamples(cfg.Alpha)
 	}
 	rep.Strict = cfg.Strict
-	at = 0
+	at := 0
 	for i, rs := range rowsOf {
 		for _, r := range rep.Rows[at : at+len(rs)] {
 			if r.Verdict == Unverified && (cfg.Strict || pairs[i].n.Strict) {
@@ -475,11 +514,6 @@ func Runs(old, new *result.Run, cfg Config) *Report {
 		}
 		at += len(rs)
 	}
-	rep.Budgets, rep.BudgetsExceeded = CheckRunBudgets(new, cfg.Budgets)
-	if len(rep.Rows) == 0 {
-		rep.NoEvidence = noEvidence(old, new, len(pairs))
-	}
-	return rep
 }
 
 func ref(r *result.Run) RunRef {

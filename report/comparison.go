@@ -412,65 +412,13 @@ var cmpColumns = []struct {
 // status, a table of latency, peak memory, CPU and throughput per scenario, then the regressions,
 // the exceeded budgets and the warnings.
 func CompareMarkdown(w io.Writer, rep *compare.Report) error {
-	status := "✅ no regression"
-	if rep.Failed() {
-		var parts []string
-		if rep.Regressions > 0 {
-			parts = append(parts, fmt.Sprintf("%d regression(s)", rep.Regressions))
-		}
-		if rep.BudgetsExceeded > 0 {
-			parts = append(parts, fmt.Sprintf("%d budget(s) exceeded", rep.BudgetsExceeded))
-		}
-		if rep.NoEvidence != "" {
-			parts = append(parts, "nothing comparable: "+rep.NoEvidence)
-		}
-		if n, why := strictFailures(rep); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d untested change(s) beyond threshold (%s)", n, why))
-		}
-		status = "❌ " + strings.Join(parts, ", ")
-	} else if rep.Unverified > 0 {
-		status = fmt.Sprintf("⚠️ %d gated change(s) beyond threshold untested (a single value a side; --strict fails on them)", rep.Unverified)
-	}
+	status := cmpStatus(rep)
 	fmt.Fprintf(w, "### inferbench: %s\n\n", status)
 	certificatesMarkdown(w, rep)
 	fmt.Fprintf(w, "`%s` compared with `%s`. A change counts when it is significant (false discovery rate %.0f%%, %d tests) **and** beyond its threshold, on a gated metric (%s).\n\n",
 		md(cmpRef(rep.New)), md(cmpRef(rep.Old)), 100*rep.Alpha, cmpTests(rep), md(gatedNames(rep)))
 	if len(rep.Rows) > 0 {
-		fmt.Fprintln(w, "| Scenario | Status | Latency (median) | Peak memory | CPU | Throughput |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|")
-		byID := map[string][]*compare.Row{}
-		var order []string
-		for i := range rep.Rows {
-			r := &rep.Rows[i]
-			if _, ok := byID[r.ID()]; !ok {
-				order = append(order, r.ID())
-			}
-			byID[r.ID()] = append(byID[r.ID()], r)
-		}
-		failedBudget := map[string]bool{}
-		for _, b := range rep.Budgets {
-			if !b.OK {
-				failedBudget[b.Benchmark+"/"+b.Scenario] = true
-			}
-		}
-		for _, id := range order {
-			rows := byID[id]
-			st := "✅"
-			for _, r := range rows {
-				if r.Failed() {
-					st = "❌"
-				}
-			}
-			if failedBudget[id] {
-				st = "❌"
-			}
-			cells := []string{md(id), st}
-			for _, col := range cmpColumns {
-				cells = append(cells, mdCell(pickRow(rows, col.metrics, col.kind)))
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
-		}
-		fmt.Fprintln(w)
+		cmpTable(w, rep)
 	}
 	var regs []string
 	for i := range rep.Rows {
@@ -530,6 +478,71 @@ func CompareMarkdown(w io.Writer, rep *compare.Report) error {
 		fmt.Fprint(w, "\n</details>\n")
 	}
 	return nil
+}
+
+// cmpStatus is the comparison's status line in Markdown: no regression, what failed it, or the
+// gated changes left untested.
+func cmpStatus(rep *compare.Report) string {
+	status := "✅ no regression"
+	if rep.Failed() {
+		var parts []string
+		if rep.Regressions > 0 {
+			parts = append(parts, fmt.Sprintf("%d regression(s)", rep.Regressions))
+		}
+		if rep.BudgetsExceeded > 0 {
+			parts = append(parts, fmt.Sprintf("%d budget(s) exceeded", rep.BudgetsExceeded))
+		}
+		if rep.NoEvidence != "" {
+			parts = append(parts, "nothing comparable: "+rep.NoEvidence)
+		}
+		if n, why := strictFailures(rep); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d untested change(s) beyond threshold (%s)", n, why))
+		}
+		status = "❌ " + strings.Join(parts, ", ")
+	} else if rep.Unverified > 0 {
+		status = fmt.Sprintf("⚠️ %d gated change(s) beyond threshold untested (a single value a side; --strict fails on them)", rep.Unverified)
+	}
+	return status
+}
+
+// cmpTable writes the Markdown table of the comparison: a scenario a row, with its status and
+// its row of each of cmpColumns.
+func cmpTable(w io.Writer, rep *compare.Report) {
+	fmt.Fprintln(w, "| Scenario | Status | Latency (median) | Peak memory | CPU | Throughput |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	byID := map[string][]*compare.Row{}
+	var order []string
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if _, ok := byID[r.ID()]; !ok {
+			order = append(order, r.ID())
+		}
+		byID[r.ID()] = append(byID[r.ID()], r)
+	}
+	failedBudget := map[string]bool{}
+	for _, b := range rep.Budgets {
+		if !b.OK {
+			failedBudget[b.Benchmark+"/"+b.Scenario] = true
+		}
+	}
+	for _, id := range order {
+		rows := byID[id]
+		st := "✅"
+		for _, r := range rows {
+			if r.Failed() {
+				st = "❌"
+			}
+		}
+		if failedBudget[id] {
+			st = "❌"
+		}
+		cells := []string{md(id), st}
+		for _, col := range cmpColumns {
+			cells = append(cells, mdCell(pickRow(rows, col.metrics, col.kind)))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	fmt.Fprintln(w)
 }
 
 func pickRow(rows []*compare.Row, metrics []string, kind compare.Kind) *compare.Row {

@@ -131,6 +131,8 @@ func parseDocSafe(path string, body ast.Node, env func(string) (string, bool)) (
 	return parseDoc(path, body, env)
 }
 
+// parseDoc turns one YAML document into a Benchmark: its keys checked against definition, its
+// values decoded and each part checked, every error it finds at its line.
 func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Benchmark, Errors) {
 	if body.Type() != ast.MappingType {
 		return nil, Errors{at(path, body, "a benchmark definition must be a mapping of keys (name:, subject:, ...)", "")}
@@ -157,6 +159,36 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 		Params: normalizeMap(d.Params), Load: d.Load, Requires: d.Requires,
 		Budgets: d.Budgets, Metrics: d.Metrics, Gate: d.Gate, Strict: d.Strict, Skip: d.Skip, Server: d.Server,
 	}
+	errs = append(errs, checkJudging(path, body, d, b)...)
+	if b.Name == "" {
+		errs = append(errs, at(path, startOf(body), `missing "name"`, ""))
+	} else if strings.ContainsAny(b.Name, "/ \t") || inert.Text(b.Name) != b.Name {
+		errs = append(errs, at(path, valueNode(body, "name"), fmt.Sprintf("name %q may not contain '/', spaces or control characters", b.Name), ""))
+	}
+	if b.Category == "" {
+		b.Category = categoryFromPath(path)
+	} else if !slices.Contains(categories, b.Category) {
+		errs = append(errs, at(path, valueNode(body, "category"), fmt.Sprintf("unknown category %q", b.Category), hint(b.Category, categories)))
+	}
+	errs = append(errs, decodeSubject(path, body, d.Subject, b)...)
+	errs = append(errs, modelParam(path, body, d, b)...)
+	errs = append(errs, parseMatrix(path, body, d, b)...)
+	if len(errs) == 0 {
+		if e := sameNames(path, body, b); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	errs = append(errs, checkRunKeys(path, body, b)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return b, nil
+}
+
+// checkJudging checks the keys that say how the benchmark is judged: measure (setting
+// b.Measure), gate, budgets and the metrics' better directions.
+func checkJudging(path string, body ast.Node, d definition, b *Benchmark) Errors {
+	var errs Errors
 	if m, err := ParseMeasure(d.Measure); err != nil {
 		errs = append(errs, at(path, valueNode(body, "measure"), err.Error(), "instructions counts them under valgrind's callgrind; time (the default) times them"))
 	} else {
@@ -186,18 +218,13 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 			}
 		}
 	}
-	if b.Name == "" {
-		errs = append(errs, at(path, startOf(body), `missing "name"`, ""))
-	} else if strings.ContainsAny(b.Name, "/ \t") || inert.Text(b.Name) != b.Name {
-		errs = append(errs, at(path, valueNode(body, "name"), fmt.Sprintf("name %q may not contain '/', spaces or control characters", b.Name), ""))
-	}
-	if b.Category == "" {
-		b.Category = categoryFromPath(path)
-	} else if !slices.Contains(categories, b.Category) {
-		errs = append(errs, at(path, valueNode(body, "category"), fmt.Sprintf("unknown category %q", b.Category), hint(b.Category, categories)))
-	}
-	errs = append(errs, decodeSubject(path, body, d.Subject, b)...)
-	errs = append(errs, modelParam(path, body, d, b)...)
+	return errs
+}
+
+// parseMatrix sets b's matrix axes, exclude and include from d, each axis's values told apart
+// as the scenario names print them, and no more than MaxScenarios scenarios in all.
+func parseMatrix(path string, body ast.Node, d definition, b *Benchmark) Errors {
+	var errs Errors
 	for _, item := range d.Matrix {
 		name := fmt.Sprint(item.Key)
 		vals, ok := item.Value.([]any)
@@ -237,24 +264,30 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 	for _, m := range d.Include {
 		b.Include = append(b.Include, normalizeMap(m))
 	}
-	if len(errs) == 0 {
-		// Each axis's values print apart (above), but a value holding '/' or '=' can still
-		// read as the values of other axes: the whole names must differ.
-		var e *Error
-		b.points(func(p, q []KV, include int) {
-			if e == nil {
-				n := valueNode(body, "matrix")
-				if s, ok := valueNode(body, "include").(*ast.SequenceNode); ok && include >= 0 && include < len(s.Values) {
-					n = s.Values[include]
-				}
-				e = at(path, n, fmt.Sprintf("scenarios %s and %s are both named %q", pointText(p), pointText(q), pointName(p)),
-					"a value holding '/' or '=' reads as other parameters: change one")
+	return errs
+}
+
+// sameNames returns the error of the first two scenarios of b that would have one name (nil
+// when none would). Each axis's values print apart (parseMatrix), but a value holding '/' or
+// '=' can still read as the values of other axes: the whole names must differ.
+func sameNames(path string, body ast.Node, b *Benchmark) *Error {
+	var e *Error
+	b.points(func(p, q []KV, include int) {
+		if e == nil {
+			n := valueNode(body, "matrix")
+			if s, ok := valueNode(body, "include").(*ast.SequenceNode); ok && include >= 0 && include < len(s.Values) {
+				n = s.Values[include]
 			}
-		})
-		if e != nil {
-			errs = append(errs, e)
+			e = at(path, n, fmt.Sprintf("scenarios %s and %s are both named %q", pointText(p), pointText(q), pointName(p)),
+				"a value holding '/' or '=' reads as other parameters: change one")
 		}
-	}
+	})
+	return e
+}
+
+// checkRunKeys checks the keys of how the benchmark runs: load, server and requires.
+func checkRunKeys(path string, body ast.Node, b *Benchmark) Errors {
+	var errs Errors
 	if err := b.Load.Validate(); err != nil {
 		errs = append(errs, at(path, valueNode(body, "load"), err.Error(), ""))
 	}
@@ -268,10 +301,7 @@ func parseDoc(path string, body ast.Node, env func(string) (string, bool)) (*Ben
 			errs = append(errs, at(path, valueNode(body, "requires"), err.Error(), ""))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return b, nil
+	return errs
 }
 
 // modelParam makes a definition's model: key the default of its model parameter when the

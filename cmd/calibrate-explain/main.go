@@ -156,6 +156,58 @@ func (t *tally) count(old, nw, same *explain.Profile, want func(string) bool) (x
 	return x, y, nil
 }
 
+// profilerFor returns the profiler of a source's trials, the functions it may inject into
+// (names), and done, which ends the driver it started (if any). python and root start the
+// Python driver; tmp holds the counted driver's files.
+func profilerFor(src, python, root, tmp string) (prof profiler, names int, done func(), err error) {
+	names = 20
+	done = func() {}
+	switch src {
+	case "go":
+		prof = noEdits(goProfile)
+		if measure == "instructions" {
+			prof = noEdits(goCounted)
+		}
+	case "command":
+		if measure != "instructions" {
+			return nil, 0, nil, fmt.Errorf("source command: commands have no timing profiler; use -measure instructions")
+		}
+		prof = noEdits(commandCounted)
+	case "python", "torch":
+		start := startDriver
+		if measure == "instructions" && src == "torch" {
+			// One driver under callgrind for every profile: a fresh one would import torch
+			// under valgrind for each (30 s to minutes).
+			start = func(python, root string) (*driver, error) { return startCountedDriver(python, root, tmp) }
+		}
+		d, err := start(python, root)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		done = d.close
+		if src == "torch" {
+			names = 12
+		}
+		prof = func(inject int, e edit, dir string) (*explain.Profile, error) { return d.profile(src, inject, e, dir) }
+		if measure == "instructions" && src == "python" {
+			// A process per profile, as each run's worker is one: a count must not depend
+			// on what the process ran before.
+			prof = func(inject int, e edit, dir string) (*explain.Profile, error) {
+				d, err := startDriver(python, root)
+				if err != nil {
+					return nil, err
+				}
+				defer d.close()
+				return d.profile(src, inject, e, dir)
+			}
+		}
+	default:
+		return nil, 0, nil, fmt.Errorf("source %q: want go, python, torch or command", src)
+	}
+	return prof, names, done, nil
+}
+
+// calibrate runs n trials of each source and writes the table of what explain named.
 func calibrate(w io.Writer, n int, sources []string, python, root string, seed uint64) error {
 	tmp, err := os.MkdirTemp("", "calibrate-explain")
 	if err != nil {
@@ -166,50 +218,11 @@ func calibrate(w io.Writer, n int, sources []string, python, root string, seed u
 	for _, src := range sources {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		t := tally{source: src, loadStart: sysinfo.LoadAvg()}
-		var prof profiler
-		names := 20
-		switch src {
-		case "go":
-			prof = noEdits(goProfile)
-			if measure == "instructions" {
-				prof = noEdits(goCounted)
-			}
-		case "command":
-			if measure != "instructions" {
-				return fmt.Errorf("source command: commands have no timing profiler; use -measure instructions")
-			}
-			prof = noEdits(commandCounted)
-		case "python", "torch":
-			start := startDriver
-			if measure == "instructions" && src == "torch" {
-				// One driver under callgrind for every profile: a fresh one would import torch
-				// under valgrind for each (30 s to minutes).
-				start = func(python, root string) (*driver, error) { return startCountedDriver(python, root, tmp) }
-			}
-			d, err := start(python, root)
-			if err != nil {
-				return err
-			}
-			defer d.close()
-			if src == "torch" {
-				names = 12
-			}
-			prof = func(inject int, e edit, dir string) (*explain.Profile, error) { return d.profile(src, inject, e, dir) }
-			if measure == "instructions" && src == "python" {
-				// A process per profile, as each run's worker is one: a count must not depend
-				// on what the process ran before.
-				prof = func(inject int, e edit, dir string) (*explain.Profile, error) {
-					d, err := startDriver(python, root)
-					if err != nil {
-						return nil, err
-					}
-					defer d.close()
-					return d.profile(src, inject, e, dir)
-				}
-			}
-		default:
-			return fmt.Errorf("source %q: want go, python, torch or command", src)
+		prof, names, done, err := profilerFor(src, python, root, tmp)
+		if err != nil {
+			return err
 		}
+		defer done()
 		var took time.Duration
 		// The python source's trials edit the file too, a third of them each way: the edit
 		// applies to the new and the unchanged third profile, so explain must still name the

@@ -46,6 +46,37 @@ def squares():
         s += i * i
     return s`
 
+// calTorch is the worker kind's benchmark: a tiny torch model, $CAL_REPEAT forward passes a
+// call on one thread.
+const calTorch = `"""The gate's calibration (cmd/calibrate-gate): a tiny torch model, CAL_REPEAT forward passes a call."""
+import os
+
+import torch
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+_model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).eval()
+_x = torch.randn(8, 64)
+_repeat = int(os.environ.get("CAL_REPEAT", "200"))
+
+
+def run_tiny_mlp():
+    with torch.no_grad():
+        for _ in range(_repeat):
+            _model(_x)
+`
+
+// calOpenAI is the openai kind's definition: OpenAI streaming against this binary's mockserver,
+// whose TTFT is $CAL_TTFT_MS.
+const calOpenAI = `name: cal-openai
+description: "the gate's calibration (cmd/calibrate-gate): OpenAI streaming against the mockserver"
+server:
+  command: ["${` + binEnv + `}", mockserver, --addr, "127.0.0.1:{port}", --ttft-ms, "${CAL_TTFT_MS}", --itl-ms, "1", --output-tokens, "8"]
+  ready: tcp://127.0.0.1:{port}
+subject: {kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock}
+`
+
+// kinds are the subject kinds of the timed calibration, in the order of its table.
 func kinds() []kind {
 	return []kind{
 		{
@@ -124,23 +155,7 @@ subject: {kind: mock, latency_ms: "${CAL_MOCK_MS}"}
 		{
 			name:     "worker",
 			scenario: "torch MLP (64-128-10, batch 8) ×200 in the Python worker",
-			files: map[string]string{"benches/cal_torch.py": `"""The gate's calibration (cmd/calibrate-gate): a tiny torch model, CAL_REPEAT forward passes a call."""
-import os
-
-import torch
-
-torch.set_num_threads(1)
-torch.manual_seed(0)
-_model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).eval()
-_x = torch.randn(8, 64)
-_repeat = int(os.environ.get("CAL_REPEAT", "200"))
-
-
-def run_tiny_mlp():
-    with torch.no_grad():
-        for _ in range(_repeat):
-            _model(_x)
-`},
+			files:    map[string]string{"benches/cal_torch.py": calTorch},
 			primary:  "latency_ms",
 			base:     map[string]string{"CAL_REPEAT": "200"},
 			slow:     fixed(map[string]string{"CAL_REPEAT": "220"}),
@@ -150,14 +165,8 @@ def run_tiny_mlp():
 		{
 			name:     "openai",
 			scenario: "mockserver, TTFT 10 ms, ITL 1 ms, 8 tokens",
-			files: map[string]string{"benches/cal.yaml": `name: cal-openai
-description: "the gate's calibration (cmd/calibrate-gate): OpenAI streaming against the mockserver"
-server:
-  command: ["${` + binEnv + `}", mockserver, --addr, "127.0.0.1:{port}", --ttft-ms, "${CAL_TTFT_MS}", --itl-ms, "1", --output-tokens, "8"]
-  ready: tcp://127.0.0.1:{port}
-subject: {kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock}
-`},
-			primary: "ttft_ms",
+			files:    map[string]string{"benches/cal.yaml": calOpenAI},
+			primary:  "ttft_ms",
 			// Whole milliseconds, as for the mock: the server's TTFT 10 -> 11 ms; its
 			// inter-token gap stays 1 ms (1.1 would end on the same grid).
 			base:     map[string]string{"CAL_TTFT_MS": "10"},

@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,9 +34,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench"
-	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/sysinfo"
-	"github.com/inferbench/inferbench/result"
 )
 
 const (
@@ -85,66 +82,14 @@ type options struct {
 	command    string // the command line, for the document
 }
 
+// calibrate is the program: it parses its flags, measures each kind and writes the table. It
+// returns the exit code.
 func calibrate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("calibrate-gate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o options
-	var kindList string
-	fs.IntVar(&o.n, "n", 100, "A/A comparisons and slowdown comparisons per kind (even)")
-	fs.IntVar(&o.iterations, "iterations", 0, "measured iterations (requests) per run; 0 keeps the default (30)")
-	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
-	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, exec-python, pyfunc, gofunc, mock, worker, openai (default all)")
-	fs.StringVar(&o.path, "path", "stored", "stored: two runs judged by inferbench compare; ref: run --baseline-ref, an unchanged, a 5% and a 10% slower commit against a base, -n rounds")
-	fs.StringVar(&o.measure, "measure", "time", "time, or instructions: count under valgrind's callgrind (exec, gofunc, pyfunc, worker), slowed by 1%")
-	fs.StringVar(&o.load, "load", "off", "off: as the machine is; on: with a busy loop on another core, as a shared CI runner has; both: each kind quiet, then loaded")
-	fs.StringVar(&o.python, "python", "", "the worker's interpreter (INFERBENCH_PYTHON; default: inferbench's own choice)")
-	fs.StringVar(&o.write, "write", "", "put the table into this markdown file, between its calibrate-gate markers")
-	fs.StringVar(&o.work, "work", "", "workspace folder (default: a temporary one, removed at the end)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the workspace (run folders, stores)")
-	if err := fs.Parse(args); err != nil {
+	o, conditions, ks, ok := parseFlags(args, stderr)
+	if !ok {
 		return 2
 	}
-	if o.n < 2 || o.n%2 != 0 || o.history < 0 {
-		fmt.Fprintln(stderr, "calibrate-gate: -n must be even and at least 2, -history at least 0")
-		return 2
-	}
-	if kindList != "" {
-		o.kinds = strings.Split(kindList, ",")
-	}
-	var conditions []bool // loaded or not, in order
-	switch o.load {
-	case "off":
-		conditions = []bool{false}
-	case "on":
-		conditions = []bool{true}
-	case "both":
-		conditions = []bool{false, true}
-	default:
-		fmt.Fprintf(stderr, "calibrate-gate: -load %q: want off, on or both\n", o.load)
-		return 2
-	}
-	if o.python != "" && strings.ContainsRune(o.python, filepath.Separator) {
-		// The runs' working folder is the workspace: a relative path would not hold there.
-		abs, err := filepath.Abs(o.python)
-		if err != nil {
-			fmt.Fprintln(stderr, "calibrate-gate: -python:", err)
-			return 2
-		}
-		o.python = abs
-	}
-	if o.path != "stored" && o.path != "ref" {
-		fmt.Fprintf(stderr, "calibrate-gate: -path %q: want stored or ref\n", o.path)
-		return 2
-	}
-	if o.measure != "time" && o.measure != "instructions" {
-		fmt.Fprintf(stderr, "calibrate-gate: -measure %q: want time or instructions\n", o.measure)
-		return 2
-	}
-	ks, err := pick(o.kinds, o.measure)
-	if err != nil {
-		fmt.Fprintln(stderr, "calibrate-gate:", err)
-		return 2
-	}
+	var err error
 	o.command = "calibrate-gate " + strings.Join(args, " ")
 	if o.work == "" {
 		o.work, err = os.MkdirTemp("", "calibrate-gate-")
@@ -198,116 +143,68 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// workspace runs inferbench for one kind in its own folder (its own store and results).
-type workspace struct {
-	k      kind
-	flags  []string // run flags of every run
-	dir    string
-	bin    string
-	env    []string
-	stderr io.Writer
-}
-
-// run runs the scenario once with the extra environment, stored in the history or not, and
-// returns the run folder.
-func (w *workspace) run(extra map[string]string, store bool) (string, error) {
-	args := append([]string{"run", "--format", "none", "--output-dir", "results"}, w.flags...)
-	if !store {
-		args = append(args, "--no-store")
+// parseFlags reads the program's flags into options, the conditions to measure each kind
+// under (loaded or not, in order) and the kinds. It prints what is wrong and returns false on a
+// usage error.
+func parseFlags(args []string, stderr io.Writer) (o options, conditions []bool, ks []kind, ok bool) {
+	fs := flag.NewFlagSet("calibrate-gate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var kindList string
+	fs.IntVar(&o.n, "n", 100, "A/A comparisons and slowdown comparisons per kind (even)")
+	fs.IntVar(&o.iterations, "iterations", 0, "measured iterations (requests) per run; 0 keeps the default (30)")
+	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
+	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, exec-python, pyfunc, gofunc, mock, worker, openai (default all)")
+	fs.StringVar(&o.path, "path", "stored", "stored: two runs judged by inferbench compare; ref: run --baseline-ref, an unchanged, a 5% and a 10% slower commit against a base, -n rounds")
+	fs.StringVar(&o.measure, "measure", "time", "time, or instructions: count under valgrind's callgrind (exec, gofunc, pyfunc, worker), slowed by 1%")
+	fs.StringVar(&o.load, "load", "off", "off: as the machine is; on: with a busy loop on another core, as a shared CI runner has; both: each kind quiet, then loaded")
+	fs.StringVar(&o.python, "python", "", "the worker's interpreter (INFERBENCH_PYTHON; default: inferbench's own choice)")
+	fs.StringVar(&o.write, "write", "", "put the table into this markdown file, between its calibrate-gate markers")
+	fs.StringVar(&o.work, "work", "", "workspace folder (default: a temporary one, removed at the end)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the workspace (run folders, stores)")
+	if err := fs.Parse(args); err != nil {
+		return o, nil, nil, false
 	}
-	cmd := exec.Command(w.bin, args...)
-	cmd.Dir = w.dir
-	cmd.Env = withEnv(w.env, extra)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("inferbench %s: %v\n%s", strings.Join(args, " "), err, tail(out, 2000))
+	if o.n < 2 || o.n%2 != 0 || o.history < 0 {
+		fmt.Fprintln(stderr, "calibrate-gate: -n must be even and at least 2, -history at least 0")
+		return o, nil, nil, false
 	}
-	latest := filepath.Join(w.dir, "results", "latest")
-	target, err := os.Readlink(latest)
-	if err != nil {
-		return "", err
+	if kindList != "" {
+		o.kinds = strings.Split(kindList, ",")
 	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(latest), target)
-	}
-	return target, nil
-}
-
-// comparison is what compare said: its exit code, the metrics that failed, and the primary
-// metric's row.
-type comparison struct {
-	exit           int
-	failed         []failure
-	primaryOld     float64
-	primaryNew     float64
-	threshold      float64
-	thresholdRuns  int
-	budgetExceeded int
-	// cpuThreshold is cpu_ms's threshold where it gated (a CPU-bound scenario), else 0.
-	cpuThreshold float64
-}
-
-// cpuMetric is the per-iteration CPU time a CPU-bound scenario is also judged by.
-const cpuMetric = "cpu_ms"
-
-func (w *workspace) compare(old, new string) (comparison, error) {
-	cmd := exec.Command(w.bin, "compare", old, new, "--format", "json", "--results-dir", "results")
-	cmd.Dir = w.dir
-	cmd.Env = w.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &errOut
-	err := cmd.Run()
-	var c comparison
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		c.exit = ee.ExitCode()
+	switch o.load {
+	case "off":
+		conditions = []bool{false}
+	case "on":
+		conditions = []bool{true}
+	case "both":
+		conditions = []bool{false, true}
 	default:
-		return c, err
+		fmt.Fprintf(stderr, "calibrate-gate: -load %q: want off, on or both\n", o.load)
+		return o, nil, nil, false
 	}
-	if c.exit != exitOK && c.exit != exitRegression {
-		return c, fmt.Errorf("compare %s %s: exit %d: %s", old, new, c.exit, tail(errOut.Bytes(), 1000))
-	}
-	// compare's JSON is its Report, encoded (NaN as null: a delta of an old value of 0 reads 0).
-	var rep compare.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		return c, fmt.Errorf("compare %s %s: %v", old, new, err)
-	}
-	for _, r := range rep.Rows {
-		if r.Verdict == compare.Regression {
-			c.failed = append(c.failed, failure{metric: r.Metric, threshold: r.Threshold, delta: r.Delta})
+	if o.python != "" && strings.ContainsRune(o.python, filepath.Separator) {
+		// The runs' working folder is the workspace: a relative path would not hold there.
+		abs, err := filepath.Abs(o.python)
+		if err != nil {
+			fmt.Fprintln(stderr, "calibrate-gate: -python:", err)
+			return o, nil, nil, false
 		}
-		if r.Metric == w.k.primary {
-			c.primaryOld, c.primaryNew = r.Old, r.New
-			c.threshold, c.thresholdRuns = r.Threshold, r.ThresholdRuns
-		}
-		if r.Metric == cpuMetric && r.Gated {
-			c.cpuThreshold = r.Threshold
-		}
+		o.python = abs
 	}
-	if rep.BudgetsExceeded > 0 {
-		c.failed = append(c.failed, failure{metric: "budget"})
+	if o.path != "stored" && o.path != "ref" {
+		fmt.Fprintf(stderr, "calibrate-gate: -path %q: want stored or ref\n", o.path)
+		return o, nil, nil, false
 	}
-	return c, nil
-}
-
-// runInfo reads what a run measured: the primary metric's median, the measured iterations and
-// the scenario's status.
-func runInfo(dir, primary string) (median float64, iterations int, status string, err error) {
-	r, err := result.Load(dir)
+	if o.measure != "time" && o.measure != "instructions" {
+		fmt.Fprintf(stderr, "calibrate-gate: -measure %q: want time or instructions\n", o.measure)
+		return o, nil, nil, false
+	}
+	ks, err := pick(o.kinds, o.measure)
 	if err != nil {
-		return 0, 0, "", err
+		fmt.Fprintln(stderr, "calibrate-gate:", err)
+		return o, nil, nil, false
 	}
-	if len(r.Scenarios) != 1 {
-		return 0, 0, "", fmt.Errorf("%s: %d scenarios, want 1", dir, len(r.Scenarios))
-	}
-	s := r.Scenarios[0]
-	if m, ok := s.Metrics[primary]; ok && m.Summary != nil {
-		median = m.Summary.Median
-	}
-	return median, s.Iterations.Measured, s.Status, nil
+	return o, conditions, ks, true
 }
 
 // measure runs one kind: the history, then n A/A and n slowdown comparisons. Runs go
@@ -321,28 +218,14 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	for name, content := range k.files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			return nil, err
-		}
+	if err := writeFiles(dir, k.files); err != nil {
+		return nil, err
 	}
-	env := cleanEnv(os.Environ())
 	mode := "1"
 	if strings.TrimSuffix(k.name, loadedSuffix) == "gofunc" {
 		mode = "gofunc"
 	}
-	py := o.python
-	if py == "" {
-		py = "python3"
-	}
-	env = withEnv(env, map[string]string{modeEnv: mode, binEnv: bin, pythonEnv: py})
-	if o.python != "" {
-		env = withEnv(env, map[string]string{"INFERBENCH_PYTHON": o.python})
-	}
+	env := kindEnv(o, bin, mode, nil)
 	w := &workspace{k: k, dir: dir, bin: bin, env: env, stderr: stderr, flags: k.flags}
 	if o.iterations > 0 {
 		w.flags = append(append([]string(nil), k.flags...), "--iterations", strconv.Itoa(o.iterations))

@@ -97,47 +97,15 @@ func measureRef(k kind, bin string, o options, stderr io.Writer) (*refTally, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	py := o.python
-	if py == "" {
-		py = "python3"
-	}
-	env := withEnv(cleanEnv(os.Environ()), map[string]string{modeEnv: "1", binEnv: bin, pythonEnv: py,
+	env := kindEnv(o, bin, "1", map[string]string{
 		"GIT_AUTHOR_NAME": "calibrate", "GIT_AUTHOR_EMAIL": "calibrate@example.com",
 		"GIT_COMMITTER_NAME": "calibrate", "GIT_COMMITTER_EMAIL": "calibrate@example.com"})
-	if o.python != "" {
-		env = withEnv(env, map[string]string{"INFERBENCH_PYTHON": o.python})
-	}
-	git := func(args ...string) error {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, tail(out, 500))
-		}
-		return nil
-	}
-	commit := func(files map[string]string, tag string) error {
-		for name, content := range files {
-			p := filepath.Join(dir, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				return err
-			}
-		}
-		if err := git("add", "-A"); err != nil {
-			return err
-		}
-		if err := git("commit", "-q", "-m", tag); err != nil {
-			return err
-		}
-		return git("tag", tag)
-	}
-	if err := git("init", "-q"); err != nil {
+	repo := refRepo{dir: dir, env: env}
+	if err := repo.git("init", "-q"); err != nil {
 		return nil, err
 	}
 	// The run folders stay out of the commits (a checkout would trip on them).
-	if err := commit(withEnvMap(literal(k.files, k.base), map[string]string{".gitignore": "/results/\n"}), "base"); err != nil {
+	if err := repo.commit(withEnvMap(literal(k.files, k.base), map[string]string{".gitignore": "/results/\n"}), "base"); err != nil {
 		return nil, err
 	}
 	// One plain run of the base gives the median some slowdowns are sized by.
@@ -157,18 +125,56 @@ func measureRef(k kind, bin string, o options, stderr io.Writer) (*refTally, err
 		"slow10": literal(k.files, slow10),
 	}
 	for _, side := range refSides {
-		if err := git("checkout", "-q", "base"); err != nil {
+		if err := repo.git("checkout", "-q", "base"); err != nil {
 			return nil, err
 		}
-		if err := commit(sides[side], side); err != nil {
+		if err := repo.commit(sides[side], side); err != nil {
 			return nil, err
 		}
 	}
 	fmt.Fprintf(stderr, "calibrate-gate: %s (paired): %s median %.4g; slowed by %v and halfway\n", k.name, k.primary, med, k.slow(med))
-	for i := 0; i < o.n; i++ {
+	return t, refRounds(t, repo, w, o.n, start, stderr)
+}
+
+// refRepo is the git repository of a kind's paired runs: a base commit and a commit of each
+// side, each tagged with its name.
+type refRepo struct {
+	dir string
+	env []string
+}
+
+// git runs git with args in the repository.
+func (r refRepo) git(args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, tail(out, 500))
+	}
+	return nil
+}
+
+// commit writes files, commits the tree and tags the commit tag.
+func (r refRepo) commit(files map[string]string, tag string) error {
+	if err := writeFiles(r.dir, files); err != nil {
+		return err
+	}
+	if err := r.git("add", "-A"); err != nil {
+		return err
+	}
+	if err := r.git("commit", "-q", "-m", tag); err != nil {
+		return err
+	}
+	return r.git("tag", tag)
+}
+
+// refRounds runs n rounds of the paired path: in each, every side checked out and run against
+// base (refRun), its exit code, answer, seconds and change counted into t; an error of a side's
+// checkout ends the rounds, one of its run is counted.
+func refRounds(t *refTally, repo refRepo, w *workspace, n int, start time.Time, stderr io.Writer) error {
+	for i := 0; i < n; i++ {
 		for s, side := range refSides {
-			if err := git("checkout", "-q", side); err != nil {
-				return t, err
+			if err := repo.git("checkout", "-q", side); err != nil {
+				return err
 			}
 			code, secs, change, answer, err := refRun(w)
 			if err != nil {
@@ -188,9 +194,9 @@ func measureRef(k kind, bin string, o options, stderr io.Writer) (*refTally, err
 		}
 		t.rounds++
 		fmt.Fprintf(stderr, "calibrate-gate: %s (paired): round %d of %d: exit 3 in %d, %d, %d (same, 5%%, 10%%); %d errors; %s\n",
-			k.name, i+1, o.n, t.exit3[0], t.exit3[1], t.exit3[2], len(t.errors), time.Since(start).Round(time.Second))
+			t.name, i+1, n, t.exit3[0], t.exit3[1], t.exit3[2], len(t.errors), time.Since(start).Round(time.Second))
 	}
-	return t, nil
+	return nil
 }
 
 // refRun runs the checked-out commit against base and returns the exit code, its seconds, the

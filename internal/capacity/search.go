@@ -193,187 +193,224 @@ func Search(ctx context.Context, p Prober, o Options) (Result, error) {
 	if !(o.Start > 0) || math.IsInf(o.Start, 0) {
 		return Result{}, fmt.Errorf("capacity: start rate %v must be above 0", o.Start)
 	}
-	res := Result{Confidence: o.Confidence, Objectives: o.Objectives}
-	alpha := o.alphaPerLook()
+	s := &search{ctx: ctx, p: p, o: o, alpha: o.alphaPerLook(), hi: math.Inf(1),
+		res: Result{Confidence: o.Confidence, Objectives: o.Objectives}}
+	converged := s.bisect()
+	s.rejudge()
+	s.res.finish(s.bound, s.hi)
+	if converged && s.err == nil && !s.res.ClientLimited() {
+		s.confirm()
+		return s.res, s.err
+	}
+	s.res.finish(s.bound, s.hi)
+	s.conclude()
+	return s.res, s.err
+}
+
+// search is the state of one Search: the steps run so far, the bracket they set and the first
+// error a step met.
+type search struct {
+	ctx   context.Context
+	p     Prober
+	o     Options
+	alpha float64
+	res   Result
+	// trials are the steps' trials, by step, as res.Steps.
+	trials []*Trial
 	// bound is the highest rate that passed. lo and hi bracket the capacity for the bisection:
 	// a step not yet known when it ran out of requests has its attainment near the target, and
 	// moves the bracket by its point estimate, but only a pass raises the bound.
-	bound, lo, hi := 0.0, 0.0, math.Inf(1)
-	rate := o.Start
-	var trials []*Trial // by step, as res.Steps
-	// hint is the clusters of misses a step at rate should expect: as long as those of the step
-	// nearest above it (queues, and with them clusters, grow with the rate), 1 without one.
-	// A pass taken early that no longer holds saw too few requests to say how misses cluster.
-	hint := func(rate float64) float64 {
-		near, l := math.Inf(1), 1.0
-		for _, t := range trials {
-			if (t.verdict == Unknown && t.judged < t.max) || t.bound != "" {
-				continue
-			}
-			if t.rate > rate && t.rate < near {
-				near, l = t.rate, t.seen
-			}
-		}
-		return l
-	}
-	var err error
-	converged := false
-	// step runs one step at rate and returns false when the search must end.
-	step := func(rate float64) (Step, bool) {
-		t := newTrial(rate, o.Objectives, o.Min, o.Max, alpha, hint(rate))
-		t.warmup = o.Warmup
-		began := time.Now()
-		err = p(ctx, t)
-		t.finish()
-		st := Step{Rate: rate, Requests: t.judged, Looks: t.looks, Verdict: t.verdict, Estimates: t.est, Seconds: time.Since(began).Seconds(), ClientBound: t.bound}
-		if t.looks > 0 {
-			res.Steps = append(res.Steps, st)
-			trials = append(trials, t)
-		}
-		if err != nil || ctx.Err() != nil {
-			return st, false
-		}
-		if t.looks == 0 {
-			err = fmt.Errorf("capacity: the step at %.4g req/s measured %d requests, fewer than the %d of its first look", rate, t.prefix, o.Min)
-			return st, false
-		}
-		if st.Verdict == Pass {
-			bound = max(bound, rate)
-		}
-		return st, true
-	}
-	// probe runs a step at rate, and runs it again when the client bound it (a passing burst of
-	// other work on the machine). A second client_bound step makes its rate the client's limit:
-	// the search goes on below it, where the client does not distort what it judges. A limit
-	// found again before any step passed ends the search (the client paces whatever the rate).
-	probe := func(rate float64) (Step, bool) {
-		st, ok := step(rate)
-		if ok && st.ClientBound != "" && len(res.Steps) < o.MaxSteps {
-			st, ok = step(rate)
-		}
-		if !ok || st.ClientBound == "" {
-			return st, ok
-		}
-		again := res.ClientLimitRPS > 0
-		if !again || rate < res.ClientLimitRPS {
-			res.ClientLimitRPS = rate
-		}
-		res.ClientBound = st.ClientBound
-		return st, !again || bound > 0
-	}
-	// rejudge judges every pass again with the clusters of misses of the step nearest above it:
-	// a pass is judged with the clusters seen up to its step, and one taken before the search had
-	// a step above it may not hold with that step's.
-	rejudge := func() {
-		bound = 0
-		for i, t := range trials {
-			res.Steps[i].Verdict = t.rejudge(hint(t.rate))
-			res.Steps[i].Estimates = t.est
-			if res.Steps[i].Verdict == Pass {
-				bound = max(bound, t.rate)
-			}
-		}
-	}
-	// bracket sets lo and hi from every step so far, judged again: a pass, or a step not yet
-	// known whose attainment reads above its target over all its requests, holds the rate; a
-	// fail, or a step not yet known reading below, does not. A pass taken early (at a look
-	// before the last) that no longer holds says little either way: near saturation the first
-	// requests of a step, sent to an idle server, meet their SLOs before the queue grows.
-	bracket := func() {
-		rejudge()
-		lo, hi = 0, math.Inf(1)
-		for i, s := range res.Steps {
-			switch {
-			case s.ClientBound != "":
-			case s.Verdict == Pass:
-				lo = max(lo, s.Rate)
-			case s.Verdict == Unknown && trials[i].judged < o.Max:
-			case s.Verdict == Unknown && s.above(o.Objectives):
-				lo = max(lo, s.Rate)
-			default:
-				hi = min(hi, s.Rate)
-			}
-		}
-	}
-	// held reports whether a step held the objectives as the bracket reads them: a pass, or a
-	// step not yet known that ran all its requests and reads above its targets.
-	held := func() bool {
-		for i, s := range res.Steps {
-			if s.ClientBound == "" && (s.Verdict == Pass || s.Verdict == Unknown && trials[i].judged >= o.Max && s.above(o.Objectives)) {
-				return true
-			}
-		}
-		return false
-	}
-	for len(res.Steps) < o.MaxSteps {
-		if _, ok := probe(rate); !ok {
+	bound, lo, hi float64
+	err           error
+}
+
+// bisect doubles the rate from Start until a step fails, then halves the bracket until it is
+// within Tolerance (true) or MaxSteps are spent or a step ends the search (false).
+func (s *search) bisect() bool {
+	rate := s.o.Start
+	for len(s.res.Steps) < s.o.MaxSteps {
+		if _, ok := s.probe(rate); !ok {
 			break
 		}
-		bracket()
-		top := hi // the rates above are failed, or beyond the client
-		if res.ClientLimitRPS > 0 {
-			top = min(hi, res.ClientLimitRPS)
+		s.bracket()
+		top := s.hi // the rates above are failed, or beyond the client
+		if s.res.ClientLimitRPS > 0 {
+			top = min(s.hi, s.res.ClientLimitRPS)
 		}
 		switch {
 		case math.IsInf(top, 1):
 			rate *= 2
-		case lo == 0:
+		case s.lo == 0:
 			rate = min(rate, top) / 2
 		default:
-			rate = (lo + top) / 2
+			rate = (s.lo + top) / 2
 		}
-		if lo > 0 && !math.IsInf(top, 1) && (top-lo)/top <= o.Tolerance {
-			converged = true
+		if s.lo > 0 && !math.IsInf(top, 1) && (top-s.lo)/top <= s.o.Tolerance {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm spends the steps a converged search has left. Near the knee steps may end not yet
+// known, and leave no pass close below the estimate: the steps left go to one, each further
+// below the estimate (5%, 10%, 20%, ...).
+func (s *search) confirm() {
+	for gap := 0.05; len(s.res.Steps) < s.o.MaxSteps && s.bound < (1-gap)*s.res.CapacityRPS && gap < 0.9; gap *= 2 {
+		st, ok := s.probe((1 - gap) * s.res.CapacityRPS)
+		if !ok || st.Verdict == Pass {
 			break
 		}
 	}
-	// Near the knee steps may end not yet known, and leave no pass close below the estimate: the
-	// steps left go to one, each further below the estimate (5%, 10%, 20%, ...).
-	rejudge()
-	res.finish(bound, hi)
-	if converged && err == nil && !res.ClientLimited() {
-		for gap := 0.05; len(res.Steps) < o.MaxSteps && bound < (1-gap)*res.CapacityRPS && gap < 0.9; gap *= 2 {
-			st, ok := probe((1 - gap) * res.CapacityRPS)
-			if !ok || st.Verdict == Pass {
-				break
-			}
-		}
-		rejudge()
-		res.finish(bound, hi)
-		return res, err
-	}
-	res.finish(bound, hi)
-	if !held() {
+	s.rejudge()
+	s.res.finish(s.bound, s.hi)
+}
+
+// conclude says what a search that did not converge found: no capacity where no step held the
+// objectives, ctx's error where it was cut short, the client's limit where the client ended it,
+// and otherwise a warning why the bracket stayed open.
+func (s *search) conclude() {
+	res, o, lo, hi, bound := &s.res, s.o, s.lo, s.hi, s.bound
+	if !s.held() {
 		// No step held the objectives: the fit of steps that all missed (it crosses the
 		// target at the lowest rate tried) is no rate the server holds.
 		res.CapacityRPS = 0
 	}
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
+	if s.err == nil && s.ctx.Err() != nil {
+		s.err = s.ctx.Err()
 	}
-	if err == nil && res.ClientLimited() {
+	if s.err != nil {
+		return
+	}
+	if res.ClientLimited() {
 		res.CapacityRPS = 0 // no estimate: the steps above the bound were the client's
 		cb := &ClientBoundError{Rate: res.ClientLimitRPS, Why: res.ClientBound, Lower: res.LowerRPS}
 		res.Warnings = append(res.Warnings, cb.Error())
 		if res.LowerRPS == 0 {
-			err = cb
+			s.err = cb
 		}
-		return res, err
+		return
 	}
-	if err == nil {
+	switch {
+	case math.IsInf(hi, 1) && bound >= lo:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: every step passed, up to %.4g req/s: the capacity is above that (raise the start rate)", lo))
+	case math.IsInf(hi, 1):
+		res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: no step failed, but the steps up to %.4g req/s are not yet known (their attainment reads above the target, not surely; %s): give more requests or steps",
+			lo, passedUpTo(bound)))
+	case bound == 0:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: no step passed, down to %.4g req/s (lower the start rate, or the SLOs cannot be met)", hi))
+	default:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: %d steps left the bracket %.4g-%.4g req/s wider than %.0f%%", o.MaxSteps, lo, hi, 100*o.Tolerance))
+	}
+}
+
+// hint is the clusters of misses a step at rate should expect: as long as those of the step
+// nearest above it (queues, and with them clusters, grow with the rate), 1 without one.
+// A pass taken early that no longer holds saw too few requests to say how misses cluster.
+func (s *search) hint(rate float64) float64 {
+	near, l := math.Inf(1), 1.0
+	for _, t := range s.trials {
+		if (t.verdict == Unknown && t.judged < t.max) || t.bound != "" {
+			continue
+		}
+		if t.rate > rate && t.rate < near {
+			near, l = t.rate, t.seen
+		}
+	}
+	return l
+}
+
+// step runs one step at rate and returns false when the search must end.
+func (s *search) step(rate float64) (Step, bool) {
+	o := s.o
+	t := newTrial(rate, o.Objectives, o.Min, o.Max, s.alpha, s.hint(rate))
+	t.warmup = o.Warmup
+	began := time.Now()
+	s.err = s.p(s.ctx, t)
+	t.finish()
+	st := Step{Rate: rate, Requests: t.judged, Looks: t.looks, Verdict: t.verdict, Estimates: t.est, Seconds: time.Since(began).Seconds(), ClientBound: t.bound}
+	if t.looks > 0 {
+		s.res.Steps = append(s.res.Steps, st)
+		s.trials = append(s.trials, t)
+	}
+	if s.err != nil || s.ctx.Err() != nil {
+		return st, false
+	}
+	if t.looks == 0 {
+		s.err = fmt.Errorf("capacity: the step at %.4g req/s measured %d requests, fewer than the %d of its first look", rate, t.prefix, o.Min)
+		return st, false
+	}
+	if st.Verdict == Pass {
+		s.bound = max(s.bound, rate)
+	}
+	return st, true
+}
+
+// probe runs a step at rate, and runs it again when the client bound it (a passing burst of
+// other work on the machine). A second client_bound step makes its rate the client's limit:
+// the search goes on below it, where the client does not distort what it judges. A limit
+// found again before any step passed ends the search (the client paces whatever the rate).
+func (s *search) probe(rate float64) (Step, bool) {
+	st, ok := s.step(rate)
+	if ok && st.ClientBound != "" && len(s.res.Steps) < s.o.MaxSteps {
+		st, ok = s.step(rate)
+	}
+	if !ok || st.ClientBound == "" {
+		return st, ok
+	}
+	again := s.res.ClientLimitRPS > 0
+	if !again || rate < s.res.ClientLimitRPS {
+		s.res.ClientLimitRPS = rate
+	}
+	s.res.ClientBound = st.ClientBound
+	return st, !again || s.bound > 0
+}
+
+// rejudge judges every pass again with the clusters of misses of the step nearest above it:
+// a pass is judged with the clusters seen up to its step, and one taken before the search had
+// a step above it may not hold with that step's.
+func (s *search) rejudge() {
+	s.bound = 0
+	for i, t := range s.trials {
+		s.res.Steps[i].Verdict = t.rejudge(s.hint(t.rate))
+		s.res.Steps[i].Estimates = t.est
+		if s.res.Steps[i].Verdict == Pass {
+			s.bound = max(s.bound, t.rate)
+		}
+	}
+}
+
+// bracket sets lo and hi from every step so far, judged again: a pass, or a step not yet
+// known whose attainment reads above its target over all its requests, holds the rate; a
+// fail, or a step not yet known reading below, does not. A pass taken early (at a look
+// before the last) that no longer holds says little either way: near saturation the first
+// requests of a step, sent to an idle server, meet their SLOs before the queue grows.
+func (s *search) bracket() {
+	s.rejudge()
+	s.lo, s.hi = 0, math.Inf(1)
+	for i, st := range s.res.Steps {
 		switch {
-		case math.IsInf(hi, 1) && bound >= lo:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: every step passed, up to %.4g req/s: the capacity is above that (raise the start rate)", lo))
-		case math.IsInf(hi, 1):
-			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: no step failed, but the steps up to %.4g req/s are not yet known (their attainment reads above the target, not surely; %s): give more requests or steps",
-				lo, passedUpTo(bound)))
-		case bound == 0:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: no step passed, down to %.4g req/s (lower the start rate, or the SLOs cannot be met)", hi))
+		case st.ClientBound != "":
+		case st.Verdict == Pass:
+			s.lo = max(s.lo, st.Rate)
+		case st.Verdict == Unknown && s.trials[i].judged < s.o.Max:
+		case st.Verdict == Unknown && st.above(s.o.Objectives):
+			s.lo = max(s.lo, st.Rate)
 		default:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("capacity: %d steps left the bracket %.4g-%.4g req/s wider than %.0f%%", o.MaxSteps, lo, hi, 100*o.Tolerance))
+			s.hi = min(s.hi, st.Rate)
 		}
 	}
-	return res, err
+}
+
+// held reports whether a step held the objectives as the bracket reads them: a pass, or a
+// step not yet known that ran all its requests and reads above its targets.
+func (s *search) held() bool {
+	for i, st := range s.res.Steps {
+		if st.ClientBound == "" && (st.Verdict == Pass || st.Verdict == Unknown && s.trials[i].judged >= s.o.Max && st.above(s.o.Objectives)) {
+			return true
+		}
+	}
+	return false
 }
 
 // passedUpTo says how far the steps passed: the lower bound's rate, or that none did.

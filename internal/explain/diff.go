@@ -133,6 +133,32 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	if !testable {
 		x.Warnings = append(x.Warnings, fmt.Sprintf("%d and %d chunks: a change needs at least 2 chunks in each run to be tested; profile with this version's --profile", len(old.Chunks), len(nw.Chunks)))
 	}
+	oldTot, newTot := totals(old), totals(nw)
+	x.OldTotal, x.NewTotal = mean(oldTot), mean(newTot)
+	x.TotalP = welch(oldTot, newTot, x.Exact)
+	all, ps, shareMove := compareEntries(x, old, nw, oldTot, newTot)
+	x.Tested = len(all)
+	if x.Exact && x.Varied > 0 && (x.OldChunks == 1) != (x.NewChunks == 1) {
+		// A run of one chunk cannot show that a count varies, and the other run says counts do:
+		// an entry whose count happened to hold still in the run of several chunks compares
+		// exactly against the single one, and may be named for its noise.
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d and %d chunks: %d entries varied between the chunks of one run, and the run of one chunk cannot show which of its counts vary; an entry named may be noise: count both runs with several chunks (this version keeps one a measured iteration)",
+			x.OldChunks, x.NewChunks, x.Varied))
+	}
+	nameEntries(x, all, ps, shareMove, o, testable)
+	addDenominator(x, old, nw, all, o, testable)
+	for i := range all {
+		if x.Denominator != 0 {
+			all[i].Share = all[i].Delta / math.Abs(x.Denominator)
+		}
+	}
+	listEntries(x, all, o)
+	x.Flame = Flame(old.Stacks, nw.Stacks)
+	return x, nil
+}
+
+// profileNames returns every function name of the two profiles' chunks, sorted.
+func profileNames(old, nw *Profile) []string {
 	names := map[string]bool{}
 	for _, p := range []*Profile{old, nw} {
 		for _, c := range p.Chunks {
@@ -144,13 +170,15 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 			}
 		}
 	}
-	oldTot, newTot := totals(old), totals(nw)
-	x.OldTotal, x.NewTotal = mean(oldTot), mean(newTot)
-	x.TotalP = welch(oldTot, newTot, x.Exact)
-	var all []Entry
-	var ps []float64
-	var shareMove [][2]float64
-	for _, pn := range pairNames(old, nw, slices.Sorted(maps.Keys(names)), x.Exact) {
+	return slices.Sorted(maps.Keys(names))
+}
+
+// compareEntries compares each function of the two profiles (as pairNames pairs them), given
+// the profiles' costs per call by chunk: an entry a function, with its costs, its status and
+// its p-value, and for a sampled profile its share of the cost per call in each run
+// (shareMove, [old, new]). It counts the entries whose counts varied into x.Varied.
+func compareEntries(x *Explanation, old, nw *Profile, oldTot, newTot []float64) (all []Entry, ps []float64, shareMove [][2]float64) {
+	for _, pn := range pairNames(old, nw, profileNames(old, nw), x.Exact) {
 		on, nn := pn[0], pn[1]
 		os, ns := perCall(old, on, selfOf), perCall(nw, nn, selfOf)
 		e := Entry{
@@ -188,14 +216,13 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 		ps = append(ps, e.P)
 		all = append(all, e)
 	}
-	x.Tested = len(all)
-	if x.Exact && x.Varied > 0 && (x.OldChunks == 1) != (x.NewChunks == 1) {
-		// A run of one chunk cannot show that a count varies, and the other run says counts do:
-		// an entry whose count happened to hold still in the run of several chunks compares
-		// exactly against the single one, and may be named for its noise.
-		x.Warnings = append(x.Warnings, fmt.Sprintf("%d and %d chunks: %d entries varied between the chunks of one run, and the run of one chunk cannot show which of its counts vary; an entry named may be noise: count both runs with several chunks (this version keeps one a measured iteration)",
-			x.OldChunks, x.NewChunks, x.Varied))
-	}
+	return all, ps, shareMove
+}
+
+// nameEntries names the entries whose change is large (MinShare of the old cost, and for a
+// sampled profile a move of MinChange in its share, the same way) and surely not noise: an
+// exact count that did not vary, or a q-value (Benjamini-Hochberg over ps) within Alpha.
+func nameEntries(x *Explanation, all []Entry, ps []float64, shareMove [][2]float64, o Options, testable bool) {
 	qs := stats.BenjaminiHochberg(ps)
 	for i := range all {
 		e := &all[i]
@@ -208,6 +235,11 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 		}
 		e.Named = testable && big && ((x.Exact && !e.Varies) || e.Q <= o.Alpha)
 	}
+}
+
+// addDenominator sums into x.Denominator the change the shares are of: the named entries', and
+// the rest's where it is beyond its noise, with the rest's p-value in x.RestP.
+func addDenominator(x *Explanation, old, nw *Profile, all []Entry, o Options, testable bool) {
 	// Each entry's share is of the named entries' change plus the rest's when the rest's change
 	// is beyond its noise (Welch over the chunks, p <= restAlpha): summed raw, twenty entries each
 	// off by its noise would swamp a named entry's share of a small change.
@@ -262,12 +294,11 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 			x.Denominator += mean(rn) - mean(ro)
 		}
 	}
-	for i := range all {
-		if x.Denominator != 0 {
-			all[i].Share = all[i].Delta / math.Abs(x.Denominator)
-		}
-	}
-	// The largest contribution in the direction of the change first.
+}
+
+// listEntries puts the entries in order, the largest contribution in the direction of the
+// change first, and lists up to Max of them as named, added (costliest first) or removed.
+func listEntries(x *Explanation, all []Entry, o Options) {
 	dir := 1.0
 	if x.Denominator < 0 {
 		dir = -1
@@ -288,8 +319,6 @@ func Diff(old, nw *Profile, o Options) (*Explanation, error) {
 	}
 	slices.SortStableFunc(x.Added, func(a, b Entry) int { return cmp.Compare(b.NewIncl, a.NewIncl) })
 	slices.SortStableFunc(x.Removed, func(a, b Entry) int { return cmp.Compare(b.OldIncl, a.OldIncl) })
-	x.Flame = Flame(old.Stacks, nw.Stacks)
-	return x, nil
 }
 
 // renameRatio is how far apart, as a ratio, the costs per call of a function only in the old

@@ -90,65 +90,19 @@ func Load(dir string, files []string) (*Profile, error) {
 			callgrinds = append(callgrinds, f)
 		}
 	}
-	read := func(f string) (io.ReadCloser, error) { return openProfile(dir, f) }
-	// readChunks reads each file of list into one profile with add: a file of one chunk, or of
-	// several (operators.json).
-	readChunks := func(list []string, add func(*Profile, io.Reader) error) (*Profile, []string, error) {
-		slices.Sort(list)
-		p := &Profile{Stacks: map[string]float64{}}
-		for _, f := range list {
-			fh, err := read(f)
-			if err != nil {
-				return nil, list, err
-			}
-			err = add(p, fh)
-			fh.Close()
-			if err != nil {
-				return nil, list, fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
-			}
-		}
-		p.finishStacks()
-		return p, list, nil
-	}
 	var p *Profile
 	var err error
 	switch {
 	case len(operators) > 0:
-		p, files, err = readChunks(operators[:1], (*Profile).addChunksJSON)
+		p, files, err = readChunks(dir, operators[:1], (*Profile).addChunksJSON)
 	case len(bytecodes) > 0:
-		p, files, err = readChunks(bytecodes[:1], (*Profile).addChunkJSON)
+		p, files, err = readChunks(dir, bytecodes[:1], (*Profile).addChunkJSON)
 	case len(callgrinds) > 0:
-		// The files of one folder are one counted run (the command's process and those it
-		// started): one chunk. A command keeps several runs, each in a folder of its own.
-		slices.SortFunc(callgrinds, func(a, b string) int {
-			if c := strings.Compare(path.Dir(filepath.ToSlash(a)), path.Dir(filepath.ToSlash(b))); c != 0 {
-				return c
-			}
-			return strings.Compare(a, b)
-		})
-		p = &Profile{Source: SourceCallgrind, Unit: "Ir", Exact: true, Stacks: map[string]float64{}}
-		chunkDir := ""
-		for i, f := range callgrinds {
-			if d := path.Dir(filepath.ToSlash(f)); i == 0 || d != chunkDir {
-				chunkDir = d
-				p.Chunks = append(p.Chunks, newChunk(1))
-			}
-			fh, ferr := read(f)
-			if ferr != nil {
-				return nil, ferr
-			}
-			err = p.addCallgrind(fh)
-			fh.Close()
-			if err != nil {
-				err = fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
-				break
-			}
-		}
-		p.finishStacks()
+		p, err = readCallgrinds(dir, callgrinds)
 		files = callgrinds
 	case len(pprofs) > 0:
 		var fh io.ReadCloser
-		if fh, err = read(pprofs[0]); err != nil {
+		if fh, err = openProfile(dir, pprofs[0]); err != nil {
 			return nil, err
 		}
 		p, err = ReadPprof(fh)
@@ -158,7 +112,7 @@ func Load(dir string, files []string) (*Profile, error) {
 		}
 		files = pprofs[:1]
 	case len(chunks) > 0:
-		p, files, err = readChunks(chunks, (*Profile).addChunkJSON)
+		p, files, err = readChunks(dir, chunks, (*Profile).addChunkJSON)
 	default:
 		return nil, ErrNoProfile
 	}
@@ -172,6 +126,57 @@ func Load(dir string, files []string) (*Profile, error) {
 	if len(p.Chunks) == 0 {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, files[0]), ErrNoProfile)
 	}
+	return p, nil
+}
+
+// readChunks reads each file of list (relative to dir), in order, into one profile with add:
+// a file of one chunk, or of several (operators.json). It returns list sorted.
+func readChunks(dir string, list []string, add func(*Profile, io.Reader) error) (*Profile, []string, error) {
+	slices.Sort(list)
+	p := &Profile{Stacks: map[string]float64{}}
+	for _, f := range list {
+		fh, err := openProfile(dir, f)
+		if err != nil {
+			return nil, list, err
+		}
+		err = add(p, fh)
+		fh.Close()
+		if err != nil {
+			return nil, list, fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
+		}
+	}
+	p.finishStacks()
+	return p, list, nil
+}
+
+// readCallgrinds reads callgrind files (relative to dir) into one exact profile. The files of
+// one folder are one counted run (the command's process and those it started): one chunk. A
+// command keeps several runs, each in a folder of its own.
+func readCallgrinds(dir string, callgrinds []string) (*Profile, error) {
+	slices.SortFunc(callgrinds, func(a, b string) int {
+		if c := strings.Compare(path.Dir(filepath.ToSlash(a)), path.Dir(filepath.ToSlash(b))); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	p := &Profile{Source: SourceCallgrind, Unit: "Ir", Exact: true, Stacks: map[string]float64{}}
+	chunkDir := ""
+	for i, f := range callgrinds {
+		if d := path.Dir(filepath.ToSlash(f)); i == 0 || d != chunkDir {
+			chunkDir = d
+			p.Chunks = append(p.Chunks, newChunk(1))
+		}
+		fh, err := openProfile(dir, f)
+		if err != nil {
+			return nil, err
+		}
+		err = p.addCallgrind(fh)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
+		}
+	}
+	p.finishStacks()
 	return p, nil
 }
 

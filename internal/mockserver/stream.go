@@ -26,178 +26,254 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chat, includ
 	w.WriteHeader(http.StatusOK)
 
 	sh := shapeOf(s.cfg.Shape, chat)
-	head := s.chunkHead(chat, e.ID)
-	nullUsage := sh.alwaysUsage || (sh.usageNull && includeUsage)
-	usageChunk := includeUsage && !sh.usageInLast
-	buf := (*bp)[:0]
-	defer func() { *bp = buf[:0] }()
-	// What went out together: content events written since the last flush (pending), events
-	// written in one flush with the one before them (together), and whether the first two were.
-	pending, together, first, flushed := 0, 0, false, false
-	flush := func() {
-		if fl != nil {
-			fl.Flush()
-		}
-		if pending > 0 {
-			now := time.Now()
-			if e.FirstToken.IsZero() {
-				e.FirstToken = now
-			}
-			if e.Events != nil {
-				for range pending {
-					e.Events = append(e.Events, now)
-				}
-			}
-			if !flushed {
-				first, flushed = pending > 1, true
-			}
-			together += pending - 1
-			pending = 0
-		}
-	}
-	send := func() {
-		w.Write(buf) //nolint:errcheck // a gone client shows as ctx done
-		buf = buf[:0]
-	}
-	// closeChunk ends a chunk: usage (the figure or null), llama.cpp's timings, the shape's extra
-	// fields, and in the last chunk before [DONE] what the server wrote together (EmitField).
-	closeChunk := func(b []byte, usage, last bool) []byte {
-		switch {
-		case usage:
-			b = append(b, `,"usage":`...)
-			b = appendUsage(b, e.InputTokens, s.usageOut(p.tokens))
-		case nullUsage:
-			b = append(b, `,"usage":null`...)
-		}
-		if last && sh.timings {
-			b = s.appendTimings(b, e, p.tokens)
-		}
-		b = append(b, sh.extra...)
-		if last {
-			tog, fst := together+max(pending-1, 0), first
-			if !flushed {
-				fst = pending > 1
-			}
-			b = append(b, `,"`+EmitField+`":{"first_together":`...)
-			b = strconv.AppendBool(b, fst)
-			b = append(b, `,"together":`...)
-			b = strconv.AppendInt(b, int64(tog), 10)
-			b = append(b, '}')
-		}
-		return append(b, "}\n\n"...)
-	}
-	flush() // the headers: a stream sends nothing more before its first token
+	sw := &eventWriter{s: s, w: w, fl: fl, sh: sh, head: s.chunkHead(chat, e.ID), p: p, e: e,
+		nullUsage:  sh.alwaysUsage || (sh.usageNull && includeUsage),
+		usageChunk: includeUsage && !sh.usageInLast,
+		buf:        (*bp)[:0]}
+	defer func() { *bp = sw.buf[:0] }()
+	defer sw.stopTimer()
+	sw.flush() // the headers: a stream sends nothing more before its first token
 
-	var timer *time.Timer
 	var last time.Time // when the event before was flushed
 	due := e.Received.Add(p.ttft)
 	for k := range p.events {
-		at := due
-		if p.batch != nil {
-			select {
-			case at = <-p.batch:
-				due = at
-				if k == 0 {
-					e.FirstDue = at
-				}
-				e.EndDue = at
-			case <-ctx.Done():
-				return
-			}
-		}
-		if k > 0 && p.gaps != nil {
-			gap := p.gaps[k-1]
-			due = due.Add(gap)
-			at = due
-			// A late event is followed by the next at least half its gap later, and each is
-			// flushed on its own (below): the schedule catches up, but a client does not read
-			// two events of a gap as one (a gap of zero in itl_ms). A timer ends late by up to
-			// a millisecond (the runtime's netpoller waits in whole milliseconds), so at a 1 ms
-			// gap a stream written by the schedule alone sent pairs together.
-			if soonest := last.Add(gap / 2); gap > 0 && soonest.After(at) {
-				at = soonest
-			}
-		}
-		if k == p.stallAt {
-			due = due.Add(s.cfg.Stall)
-			at = at.Add(s.cfg.Stall)
-		}
-		if wait := time.Until(at); wait > 0 {
-			flush()
-			if timer == nil {
-				timer = time.NewTimer(wait)
-				defer timer.Stop()
-			} else {
-				timer.Reset(wait)
-			}
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
-		}
-		switch k {
-		case p.cutAt:
-			flush()
-			s.disconnects.Add(1)
-			e.Fault, e.End = "disconnect", time.Now()
-			s.record(e)
-			panic(http.ErrAbortHandler) // closes the connection without ending the response
-		case p.errorAt:
-			buf = append(buf, `data: {"error":{"message":"injected stream error","type":"server_error","code":500}}`+"\n\n"+"data: [DONE]\n\n"...)
-			send()
-			flush()
-			s.errorEvents.Add(1)
-			e.Fault, e.End = "error_event", time.Now()
-			s.record(e)
+		at, ok := sw.eventAt(ctx, k, &due, last)
+		if !ok || !sw.waitUntil(ctx, at) || sw.fault(k) {
 			return
 		}
-		if k == 0 {
-			// Servers open the stream when the first token is ready: vLLM, SGLang and
-			// llama.cpp write the role-only chunk just before it, TGI a comment. (Sent at once,
-			// before the TTFT wait, it made clients that time the first chunk read TTFT early.)
-			buf = append(buf, sh.opening...)
-			if sh.role != "" {
-				buf = closeChunk(append(append(buf, head...), sh.role...), false, false)
-			}
-		}
-		buf = append(buf, head...)
-		buf = append(buf, sh.textOpen...)
-		buf = append(buf, s.content(p, k)...)
-		pending++
-		if k == p.events-1 && sh.lastClose != "" { // TGI: the last content chunk finishes
-			buf = append(buf, fmt.Sprintf(sh.lastClose, p.finish)...)
-			buf = closeChunk(buf, false, !usageChunk)
-		} else {
-			buf = append(buf, sh.textClose...)
-			buf = closeChunk(buf, false, false)
-		}
-		send()
+		sw.writeContent(k)
 		if k < p.events-1 && (p.batch != nil || p.gaps != nil && p.gaps[k] > 0) {
-			flush() // a gap follows: this event goes out alone, whenever the next is due
+			sw.flush() // a gap follows: this event goes out alone, whenever the next is due
 			last = time.Now()
 		}
 	}
+	sw.end()
+}
+
+// eventWriter writes one stream's events: the chunks in its buffer, what went out together, and
+// the timer it waits on.
+type eventWriter struct {
+	s    *Server
+	w    http.ResponseWriter
+	fl   http.Flusher
+	sh   shape
+	head []byte
+	p    *plan
+	e    *Emission
+	// nullUsage says chunks carry "usage":null; usageChunk, that a chunk of usage alone ends
+	// the stream.
+	nullUsage, usageChunk bool
+	buf                   []byte
+	// What went out together: content events written since the last flush (pending), events
+	// written in one flush with the one before them (together), and whether the first two were.
+	pending, together int
+	first, flushed    bool
+	timer             *time.Timer
+}
+
+// flush flushes what was written and stamps the content events it carried.
+func (sw *eventWriter) flush() {
+	if sw.fl != nil {
+		sw.fl.Flush()
+	}
+	if sw.pending > 0 {
+		e := sw.e
+		now := time.Now()
+		if e.FirstToken.IsZero() {
+			e.FirstToken = now
+		}
+		if e.Events != nil {
+			for range sw.pending {
+				e.Events = append(e.Events, now)
+			}
+		}
+		if !sw.flushed {
+			sw.first, sw.flushed = sw.pending > 1, true
+		}
+		sw.together += sw.pending - 1
+		sw.pending = 0
+	}
+}
+
+// send writes the buffer out and empties it.
+func (sw *eventWriter) send() {
+	sw.w.Write(sw.buf) //nolint:errcheck // a gone client shows as ctx done
+	sw.buf = sw.buf[:0]
+}
+
+// stopTimer stops the timer of the waits, if one was made.
+func (sw *eventWriter) stopTimer() {
+	if sw.timer != nil {
+		sw.timer.Stop()
+	}
+}
+
+// closeChunk ends a chunk: usage (the figure or null), llama.cpp's timings, the shape's extra
+// fields, and in the last chunk before [DONE] what the server wrote together (EmitField).
+func (sw *eventWriter) closeChunk(b []byte, usage, last bool) []byte {
+	s, e, p := sw.s, sw.e, sw.p
+	switch {
+	case usage:
+		b = append(b, `,"usage":`...)
+		b = appendUsage(b, e.InputTokens, s.usageOut(p.tokens))
+	case sw.nullUsage:
+		b = append(b, `,"usage":null`...)
+	}
+	if last && sw.sh.timings {
+		b = s.appendTimings(b, e, p.tokens)
+	}
+	b = append(b, sw.sh.extra...)
+	if last {
+		tog, fst := sw.together+max(sw.pending-1, 0), sw.first
+		if !sw.flushed {
+			fst = sw.pending > 1
+		}
+		b = append(b, `,"`+EmitField+`":{"first_together":`...)
+		b = strconv.AppendBool(b, fst)
+		b = append(b, `,"together":`...)
+		b = strconv.AppendInt(b, int64(tog), 10)
+		b = append(b, '}')
+	}
+	return append(b, "}\n\n"...)
+}
+
+// eventAt returns when event k goes out and moves due, the schedule's time for it, on: from
+// the batcher when the plan has one, by the plan's gaps, and later by the stall at its event.
+// It returns false when ctx ended while it waited for the batcher.
+func (sw *eventWriter) eventAt(ctx context.Context, k int, due *time.Time, last time.Time) (time.Time, bool) {
+	p, e := sw.p, sw.e
+	at := *due
+	if p.batch != nil {
+		select {
+		case at = <-p.batch:
+			*due = at
+			if k == 0 {
+				e.FirstDue = at
+			}
+			e.EndDue = at
+		case <-ctx.Done():
+			return at, false
+		}
+	}
+	if k > 0 && p.gaps != nil {
+		gap := p.gaps[k-1]
+		*due = due.Add(gap)
+		at = *due
+		// A late event is followed by the next at least half its gap later, and each is
+		// flushed on its own (in stream): the schedule catches up, but a client does not read
+		// two events of a gap as one (a gap of zero in itl_ms). A timer ends late by up to
+		// a millisecond (the runtime's netpoller waits in whole milliseconds), so at a 1 ms
+		// gap a stream written by the schedule alone sent pairs together.
+		if soonest := last.Add(gap / 2); gap > 0 && soonest.After(at) {
+			at = soonest
+		}
+	}
+	if k == p.stallAt {
+		*due = due.Add(sw.s.cfg.Stall)
+		at = at.Add(sw.s.cfg.Stall)
+	}
+	return at, true
+}
+
+// waitUntil flushes what was written and waits for at, if it is still to come; it returns false
+// when ctx ended first.
+func (sw *eventWriter) waitUntil(ctx context.Context, at time.Time) bool {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return true
+	}
+	sw.flush()
+	if sw.timer == nil {
+		sw.timer = time.NewTimer(wait)
+	} else {
+		sw.timer.Reset(wait)
+	}
+	select {
+	case <-sw.timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// fault injects the plan's fault at event k, if it has one there: a disconnect (it panics with
+// http.ErrAbortHandler, which closes the connection without ending the response) or an error
+// event. It returns true when the stream ended.
+func (sw *eventWriter) fault(k int) bool {
+	s, p, e := sw.s, sw.p, sw.e
+	switch k {
+	case p.cutAt:
+		sw.flush()
+		s.disconnects.Add(1)
+		e.Fault, e.End = "disconnect", time.Now()
+		s.record(e)
+		panic(http.ErrAbortHandler)
+	case p.errorAt:
+		sw.buf = append(sw.buf, `data: {"error":{"message":"injected stream error","type":"server_error","code":500}}`+"\n\n"+"data: [DONE]\n\n"...)
+		sw.send()
+		sw.flush()
+		s.errorEvents.Add(1)
+		e.Fault, e.End = "error_event", time.Now()
+		s.record(e)
+		return true
+	}
+	return false
+}
+
+// writeContent writes content event k (after the stream's opening, before the first) and
+// sends it; whether it is flushed at once is stream's to say.
+func (sw *eventWriter) writeContent(k int) {
+	sh, p := sw.sh, sw.p
+	buf := sw.buf
+	if k == 0 {
+		// Servers open the stream when the first token is ready: vLLM, SGLang and
+		// llama.cpp write the role-only chunk just before it, TGI a comment. (Sent at once,
+		// before the TTFT wait, it made clients that time the first chunk read TTFT early.)
+		buf = append(buf, sh.opening...)
+		if sh.role != "" {
+			buf = sw.closeChunk(append(append(buf, sw.head...), sh.role...), false, false)
+		}
+	}
+	buf = append(buf, sw.head...)
+	buf = append(buf, sh.textOpen...)
+	buf = append(buf, sw.s.content(p, k)...)
+	sw.pending++
+	if k == p.events-1 && sh.lastClose != "" { // TGI: the last content chunk finishes
+		buf = append(buf, fmt.Sprintf(sh.lastClose, p.finish)...)
+		buf = sw.closeChunk(buf, false, !sw.usageChunk)
+	} else {
+		buf = append(buf, sh.textClose...)
+		buf = sw.closeChunk(buf, false, false)
+	}
+	sw.buf = buf
+	sw.send()
+}
+
+// end writes the finishing chunk, the usage chunk where the request asked for one, and [DONE],
+// and records the emission as completed.
+func (sw *eventWriter) end() {
+	s, sh, p, e := sw.s, sw.sh, sw.p, sw.e
 	s.events.Add(int64(p.events))
+	buf := sw.buf
 	if sh.lastClose == "" {
-		buf = append(buf, head...)
+		buf = append(buf, sw.head...)
 		buf = append(buf, fmt.Sprintf(sh.finish, p.finish)...)
-		buf = closeChunk(buf, sh.usageInLast && !s.cfg.NoUsage, !usageChunk)
+		buf = sw.closeChunk(buf, sh.usageInLast && !s.cfg.NoUsage, !sw.usageChunk)
 	}
-	if usageChunk {
+	if sw.usageChunk {
 		// The usage chunk has no choices, as in OpenAI's API.
-		buf = append(buf, head[:len(head)-len(`"choices":[{"index":0,`)]...)
+		buf = append(buf, sw.head[:len(sw.head)-len(`"choices":[{"index":0,`)]...)
 		buf = append(buf, `"choices":[]`...)
-		nullUsage = false
-		buf = closeChunk(buf, true, true)
+		sw.nullUsage = false
+		buf = sw.closeChunk(buf, true, true)
 	}
-	buf = append(buf, "data: [DONE]\n\n"...)
-	send()
+	sw.buf = append(buf, "data: [DONE]\n\n"...)
+	sw.send()
 	// No flush: the server writes what is left with the chunked terminator when the handler
 	// returns, in one write, so a client reading to the end of the body (as it must to keep the
 	// connection) does not wait for a second one.
-	fl = nil
-	flush()
+	sw.fl = nil
+	sw.flush()
 	e.End = time.Now()
 	s.completed.Add(1)
 	s.record(e)

@@ -167,106 +167,16 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	if err != nil {
 		return out, err
 	}
-	cur := make(map[int]member, len(pids)+1)
-	var firstErr error
 	// The status file (VmHWM) costs as much as stat and io together. The high-water mark only
 	// rises while a process lives, so it is read every statusEvery samples, when a process is
 	// first seen, and at Stop: a peak between samples is still caught unless the process exits
 	// before the next read (and is not reaped by the harness, whose getrusage catches it).
 	full := s.samples%statusEvery == 0
 	s.samples++
-	for _, pid := range pids {
-		if s.harnessCopy(pid) {
-			continue
-		}
-		_, seen := s.prev[pid]
-		m, err := s.read(pid, full || !seen)
-		if err == nil && m.hwm == 0 {
-			m.hwm = s.prev[pid].hwm
-		}
-		if err == nil && s.ppids != nil {
-			s.ppids[pid] = m.ppid
-		}
-		if err != nil {
-			// The process exited between the walk and the read: it is simply not in this sample.
-			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		cur[pid] = m
-	}
-	// Children the harness reaped in the window: their peak RSS (whatever the roots), and, when
-	// the roots are not the harness itself (whose cutime already holds them), their CPU time.
-	reaping := s.real && s.cfg.PIDs != nil
-	if s.real {
-		maxRSS, cpu := reapedChildren()
-		// A child started with vfork (Go's way) or fork has the harness's memory as its max RSS
-		// from its exec: the figure is the child's own only when it exceeds the harness's peak.
-		if maxRSS > s.reaped0 && maxRSS > selfMaxRSS() {
-			s.hwmPeak = max(s.hwmPeak, maxRSS)
-		}
-		if reaping {
-			cur[reapedPID] = member{ppid: reapedPID, cpu: cpu}
-		}
-	}
-	inTree := func(pid int) bool {
-		_, ok := cur[pid]
-		return ok || (reaping && pid == s.self)
-	}
-
-	// Cumulative counters over the live tree, with the baseline adjusted for processes joining
-	// and leaving it (see the type's comment).
-	var base, total struct{ cpu, rd, wr float64 }
-	for pid, p := range s.prev {
-		if _, alive := cur[pid]; !alive && !inTree(p.ppid) {
-			continue // left the tree with its counters: what it did since the last sample is lost
-		}
-		base.cpu += p.cpu
-		base.rd += p.rd
-		base.wr += p.wr
-	}
-	var rss float64
-	threads, procs := 0, 0
-	order := pids
-	if reaping {
-		order = append(order, reapedPID)
-	}
-	for _, pid := range order {
-		p, ok := cur[pid]
-		if !ok {
-			continue
-		}
-		if prev, seen := s.prev[pid]; seen {
-			p.counted = prev.counted
-		} else {
-			// New in the tree: a child forked since the last sample (its parent was in the tree,
-			// or is itself new and counted) or a process born in the window has all its counters
-			// in the window; one that was already running has its history discounted.
-			_, parentWasIn := s.prev[p.ppid]
-			parent, parentIsIn := cur[p.ppid]
-			p.counted = s.prev != nil && pid != reapedPID &&
-				(parentWasIn || (parentIsIn && parent.counted && p.ppid != pid) || s.born(p))
-			if !p.counted {
-				base.cpu += p.cpu
-				base.rd += p.rd
-				base.wr += p.wr
-			}
-			cur[pid] = p
-		}
-		total.cpu += p.cpu
-		total.rd += p.rd
-		total.wr += p.wr
-		if pid == reapedPID {
-			continue
-		}
-		procs++
-		rss += p.rss
-		threads += p.threads
-		if s.peakCounts(pid, p) {
-			s.hwmPeak = max(s.hwmPeak, p.hwm)
-		}
-	}
+	cur, firstErr := s.readMembers(pids, full)
+	reaping := s.addReaped(cur)
+	t := s.sumTree(cur, pids, reaping)
+	rss, threads, procs := t.rss, t.threads, t.procs
 
 	for pid := range s.execd {
 		if _, ok := cur[pid]; !ok {
@@ -274,9 +184,9 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 		}
 	}
 
-	dcpu := max(0, total.cpu-base.cpu)
-	drd := max(0, total.rd-base.rd)
-	dwr := max(0, total.wr-base.wr)
+	dcpu := max(0, t.total.cpu-t.base.cpu)
+	drd := max(0, t.total.rd-t.base.rd)
+	dwr := max(0, t.total.wr-t.base.wr)
 	s.peak = max(s.peak, rss)
 	out = append(out,
 		Value{"rss_mb", rss / mib},
@@ -298,6 +208,121 @@ func (s *ProcessSampler) Sample(now time.Time, out []Value) ([]Value, error) {
 	s.prev, s.prevTime = cur, now
 	s.lastThreads = threads
 	return out, firstErr
+}
+
+// readMembers reads the tree's processes (pids), the harness's copies left out; the status
+// file too where full, or where a process is new. A process that exited since the walk is not
+// in cur; firstErr is the first other error.
+func (s *ProcessSampler) readMembers(pids []int, full bool) (cur map[int]member, firstErr error) {
+	cur = make(map[int]member, len(pids)+1)
+	for _, pid := range pids {
+		if s.harnessCopy(pid) {
+			continue
+		}
+		_, seen := s.prev[pid]
+		m, err := s.read(pid, full || !seen)
+		if err == nil && m.hwm == 0 {
+			m.hwm = s.prev[pid].hwm
+		}
+		if err == nil && s.ppids != nil {
+			s.ppids[pid] = m.ppid
+		}
+		if err != nil {
+			// The process exited between the walk and the read: it is simply not in this sample.
+			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		cur[pid] = m
+	}
+	return cur, firstErr
+}
+
+// addReaped takes in the children the harness reaped in the window: their peak RSS (whatever
+// the roots), and, when the roots are not the harness itself (whose cutime already holds them),
+// their CPU time, as the member reapedPID of cur. It reports whether it added that member.
+func (s *ProcessSampler) addReaped(cur map[int]member) (reaping bool) {
+	reaping = s.real && s.cfg.PIDs != nil
+	if s.real {
+		maxRSS, cpu := reapedChildren()
+		// A child started with vfork (Go's way) or fork has the harness's memory as its max RSS
+		// from its exec: the figure is the child's own only when it exceeds the harness's peak.
+		if maxRSS > s.reaped0 && maxRSS > selfMaxRSS() {
+			s.hwmPeak = max(s.hwmPeak, maxRSS)
+		}
+		if reaping {
+			cur[reapedPID] = member{ppid: reapedPID, cpu: cpu}
+		}
+	}
+	return reaping
+}
+
+// counters are the cumulative counters of a process or a tree: CPU seconds and bytes read and
+// written.
+type counters struct{ cpu, rd, wr float64 }
+
+// add adds a member's counters.
+func (c *counters) add(m member) { c.cpu += m.cpu; c.rd += m.rd; c.wr += m.wr }
+
+// treeSum is a sample's sums over the tree: the counters' baseline and total, whose difference
+// is the window's, and the live members' RSS, threads and processes.
+type treeSum struct {
+	base, total    counters
+	rss            float64
+	threads, procs int
+}
+
+// sumTree sums the counters over the live tree, with the baseline adjusted for processes joining
+// and leaving it (see the type's comment), and marks each new member counted or not in cur.
+func (s *ProcessSampler) sumTree(cur map[int]member, pids []int, reaping bool) treeSum {
+	var t treeSum
+	inTree := func(pid int) bool {
+		_, ok := cur[pid]
+		return ok || (reaping && pid == s.self)
+	}
+	for pid, p := range s.prev {
+		if _, alive := cur[pid]; !alive && !inTree(p.ppid) {
+			continue // left the tree with its counters: what it did since the last sample is lost
+		}
+		t.base.add(p)
+	}
+	order := pids
+	if reaping {
+		order = append(order, reapedPID)
+	}
+	for _, pid := range order {
+		p, ok := cur[pid]
+		if !ok {
+			continue
+		}
+		if prev, seen := s.prev[pid]; seen {
+			p.counted = prev.counted
+		} else {
+			// New in the tree: a child forked since the last sample (its parent was in the tree,
+			// or is itself new and counted) or a process born in the window has all its counters
+			// in the window; one that was already running has its history discounted.
+			_, parentWasIn := s.prev[p.ppid]
+			parent, parentIsIn := cur[p.ppid]
+			p.counted = s.prev != nil && pid != reapedPID &&
+				(parentWasIn || (parentIsIn && parent.counted && p.ppid != pid) || s.born(p))
+			if !p.counted {
+				t.base.add(p)
+			}
+			cur[pid] = p
+		}
+		t.total.add(p)
+		if pid == reapedPID {
+			continue
+		}
+		t.procs++
+		t.rss += p.rss
+		t.threads += p.threads
+		if s.peakCounts(pid, p) {
+			s.hwmPeak = max(s.hwmPeak, p.hwm)
+		}
+	}
+	return t
 }
 
 // harnessCopy reports whether pid, a process other than the harness, runs in the harness's

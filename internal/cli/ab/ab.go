@@ -192,36 +192,9 @@ var ErrTooFewPairs = errors.New("too few pairs of blocks with values for a paire
 func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Result, error) {
 	o := opts.norm()
 	names := [2]string{a, b}
-	// perCall is a call's wall time (ms), from the warm-up: a block is a stretch of the
-	// machine's time, so it is sized by how long a call takes, not by the figure the call
-	// reports (a command that times its own work reports 0.25 ms of a 200 ms process: blocks of
-	// 800 such calls lasted 160 s, and a scenario's two minutes held two pairs).
-	var perCall [2]float64
-	warm := func(v, n int) error {
-		t0 := time.Now()
-		if _, _, err := sample(ctx, v, n); err != nil {
-			return fmt.Errorf("warm-up of %s: %w", names[v], err)
-		}
-		perCall[v] = float64(time.Since(t0)) / 1e6 / float64(max(1, n))
-		return nil
-	}
-	for v := range 2 {
-		if o.Warmup > 0 {
-			if err := warm(v, o.Warmup); err != nil {
-				return nil, err
-			}
-		}
-	}
-	block := o.BlockCalls
-	if block == 0 {
-		if o.Warmup == 0 { // size the blocks from one call of each
-			for v := range 2 {
-				if err := warm(v, 1); err != nil {
-					return nil, err
-				}
-			}
-		}
-		block = blockCalls(o.BlockTime, max(perCall[0], perCall[1]))
+	block, err := warmUp(ctx, sample, o, names)
+	if err != nil {
+		return nil, err
 	}
 	sched := o.schedule()
 	last := sched[len(sched)-1]
@@ -230,43 +203,19 @@ func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Resul
 	var blocks []Block
 	var interrupted bool
 	var r *Result
-	var err error
 	look := 0
 	for p := 0; p < last && !interrupted; p++ {
 		if o.Restart != nil && p > 0 && p%o.RelaunchPairs == 0 {
-			for _, v := range abba(p) {
-				if err := o.Restart(ctx, v); err != nil {
-					return nil, fmt.Errorf("relaunch of %s: %w", names[v], err)
-				}
-				if o.Warmup > 0 {
-					if _, _, err := sample(ctx, v, o.Warmup); err != nil {
-						return nil, fmt.Errorf("warm-up of %s after its relaunch: %w", names[v], err)
-					}
-				}
+			if err := relaunch(ctx, sample, o, names, p); err != nil {
+				return nil, err
 			}
 		}
-		for _, v := range abba(p) {
-			if ctx.Err() != nil {
-				interrupted = true
-				break
-			}
-			blk := Block{Pair: p, Variant: "AB"[v : v+1], Start: time.Now()}
-			xs, failed, err := sample(ctx, v, block)
-			if err != nil {
-				return nil, fmt.Errorf("block %d of %s: %w", p, names[v], err)
-			}
-			blk.N, blk.Failed = len(xs), failed
-			if len(xs) > 0 {
-				blk.Median = median(xs)
-			} else {
-				blk.Median = math.NaN()
-			}
-			blocks = append(blocks, blk)
-			if o.Progress != nil {
-				o.Progress(blk)
-			}
+		pair, stopped, blockErr := runPair(ctx, sample, o, names, p, block)
+		if blockErr != nil {
+			return nil, blockErr
 		}
-		if interrupted {
+		blocks = append(blocks, pair...)
+		if interrupted = stopped; interrupted {
 			break
 		}
 		outOfTime := o.Pairs == 0 && time.Since(start) >= o.MaxTime
@@ -298,6 +247,87 @@ func Run(ctx context.Context, a, b string, sample Sampler, opts Options) (*Resul
 		}
 	}
 	return r, err
+}
+
+// warmUp warms both variants up and returns the calls of a block: o.BlockCalls, or as many as
+// fill o.BlockTime at the slower variant's wall time per call, timed over the warm-up (over one
+// call of each without one).
+func warmUp(ctx context.Context, sample Sampler, o Options, names [2]string) (int, error) {
+	// perCall is a call's wall time (ms), from the warm-up: a block is a stretch of the
+	// machine's time, so it is sized by how long a call takes, not by the figure the call
+	// reports (a command that times its own work reports 0.25 ms of a 200 ms process: blocks of
+	// 800 such calls lasted 160 s, and a scenario's two minutes held two pairs).
+	var perCall [2]float64
+	warm := func(v, n int) error {
+		t0 := time.Now()
+		if _, _, err := sample(ctx, v, n); err != nil {
+			return fmt.Errorf("warm-up of %s: %w", names[v], err)
+		}
+		perCall[v] = float64(time.Since(t0)) / 1e6 / float64(max(1, n))
+		return nil
+	}
+	for v := range 2 {
+		if o.Warmup > 0 {
+			if err := warm(v, o.Warmup); err != nil {
+				return 0, err
+			}
+		}
+	}
+	block := o.BlockCalls
+	if block == 0 {
+		if o.Warmup == 0 { // size the blocks from one call of each
+			for v := range 2 {
+				if err := warm(v, 1); err != nil {
+					return 0, err
+				}
+			}
+		}
+		block = blockCalls(o.BlockTime, max(perCall[0], perCall[1]))
+	}
+	return block, nil
+}
+
+// relaunch restarts both variants' processes before pair p, in the pair's order, and warms each
+// up again.
+func relaunch(ctx context.Context, sample Sampler, o Options, names [2]string, p int) error {
+	for _, v := range abba(p) {
+		if err := o.Restart(ctx, v); err != nil {
+			return fmt.Errorf("relaunch of %s: %w", names[v], err)
+		}
+		if o.Warmup > 0 {
+			if _, _, err := sample(ctx, v, o.Warmup); err != nil {
+				return fmt.Errorf("warm-up of %s after its relaunch: %w", names[v], err)
+			}
+		}
+	}
+	return nil
+}
+
+// runPair runs pair p: a block of each variant, in ABBA order, each reported to o.Progress. It
+// returns the blocks run, and true when ctx ended before a block.
+func runPair(ctx context.Context, sample Sampler, o Options, names [2]string, p, block int) ([]Block, bool, error) {
+	var blocks []Block
+	for _, v := range abba(p) {
+		if ctx.Err() != nil {
+			return blocks, true, nil
+		}
+		blk := Block{Pair: p, Variant: "AB"[v : v+1], Start: time.Now()}
+		xs, failed, err := sample(ctx, v, block)
+		if err != nil {
+			return nil, false, fmt.Errorf("block %d of %s: %w", p, names[v], err)
+		}
+		blk.N, blk.Failed = len(xs), failed
+		if len(xs) > 0 {
+			blk.Median = median(xs)
+		} else {
+			blk.Median = math.NaN()
+		}
+		blocks = append(blocks, blk)
+		if o.Progress != nil {
+			o.Progress(blk)
+		}
+	}
+	return blocks, false, nil
 }
 
 // abba is the order of the sides in pair p: A first in even pairs, B first in odd ones.

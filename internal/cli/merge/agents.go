@@ -33,14 +33,40 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 	out.Errors = nil
 	out.Warnings = nil
 	out.Iterations = result.Iterations{}
+	hists, wins, allWins := combineRuns(&out, ps, nAgents)
+	var union result.Window
+	if allWins {
+		union = unionWindow(wins)
+		out.Extra.Window = &union
+	}
+	combineMetrics(&out, ps, hists, keep, allWins, union)
+	skew := agentSkew(ps, wins)
+	out.Extra.Agents = &skew
+	if len(skew.ClientBound) > 0 {
+		out.Extra.ClientBound = true
+		out.Warnings = append(out.Warnings, fmt.Sprintf("client_bound: agent(s) %v limited their own load (schedule lag or CPU): the merged figures may show the clients' limits", skew.ClientBound))
+	}
+	if allWins && union.End.After(union.Start) {
+		win := union.End.Sub(union.Start).Seconds() * 1000
+		if skew.StartSpreadMS > 0.01*win {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("agents started %.0f ms apart, %.1f%% of the %.0f ms window: the combined load ramped up unevenly (use --start-at)", skew.StartSpreadMS, 100*skew.StartSpreadMS/win, win))
+		}
+	}
+	return out, nil
+}
+
+// combineRuns merges into out what the agents' results of a scenario say of how it ran: the
+// iterations, errors and warnings (each naming its agents), the status and the time it took.
+// It returns each agent's histograms and window, and whether every agent had a window.
+func combineRuns(out *result.Scenario, ps []agentScenario, nAgents int) (hists []map[string]*stats.Histogram, wins []*result.Window, allWins bool) {
 	var errs []string
 	failed, skipped := 0, 0
 	var warnings []string             // in the order first given
 	warnedBy := map[string][]string{} // warning -> the agents that gave it
 	start, end := ps[0].sc.StartedAt, time.Time{}
-	hists := make([]map[string]*stats.Histogram, len(ps))
-	wins := make([]*result.Window, len(ps))
-	allWins := true
+	hists = make([]map[string]*stats.Histogram, len(ps))
+	wins = make([]*result.Window, len(ps))
+	allWins = true
 	for k, p := range ps {
 		sc := p.sc
 		out.Iterations.Warmup += sc.Iterations.Warmup
@@ -101,12 +127,13 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 	if len(ps) < nAgents {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("ran on %d of %d agents", len(ps), nAgents))
 	}
+	return hists, wins, allWins
+}
 
-	var union result.Window
-	if allWins {
-		union = unionWindow(wins)
-		out.Extra.Window = &union
-	}
+// combineMetrics merges the agents' metrics into out, by name: a distribution from the agents'
+// histograms or samples (combineDist), a value as its metric adds up across agents
+// (combineValue, over the union of the windows where every agent had one).
+func combineMetrics(out *result.Scenario, ps []agentScenario, hists []map[string]*stats.Histogram, keep int, allWins bool, union result.Window) {
 	merged := map[string]*stats.Histogram{}
 	names := map[string]bool{}
 	for _, p := range ps {
@@ -136,7 +163,7 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 				out.Warnings = append(out.Warnings, warn)
 			}
 		default:
-			v, note, ok := combineValue(name, m.Unit, owners, ms, &out, allWins, union)
+			v, note, ok := combineValue(name, m.Unit, owners, ms, out, allWins, union)
 			if !ok {
 				continue // no agent had a value
 			}
@@ -150,19 +177,6 @@ func combine(ps []agentScenario, nAgents, keep int) (result.Scenario, error) {
 	if len(merged) > 0 {
 		out.Extra.Histograms = merged
 	}
-	skew := agentSkew(ps, wins)
-	out.Extra.Agents = &skew
-	if len(skew.ClientBound) > 0 {
-		out.Extra.ClientBound = true
-		out.Warnings = append(out.Warnings, fmt.Sprintf("client_bound: agent(s) %v limited their own load (schedule lag or CPU): the merged figures may show the clients' limits", skew.ClientBound))
-	}
-	if allWins && union.End.After(union.Start) {
-		win := union.End.Sub(union.Start).Seconds() * 1000
-		if skew.StartSpreadMS > 0.01*win {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("agents started %.0f ms apart, %.1f%% of the %.0f ms window: the combined load ramped up unevenly (use --start-at)", skew.StartSpreadMS, 100*skew.StartSpreadMS/win, win))
-		}
-	}
-	return out, nil
 }
 
 func unionWindow(wins []*result.Window) result.Window {

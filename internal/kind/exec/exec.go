@@ -23,8 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kballard/go-shellquote"
-
 	"github.com/inferbench/inferbench/internal/base/procgroup"
 	"github.com/inferbench/inferbench/internal/base/tail"
 	"github.com/inferbench/inferbench/result"
@@ -166,125 +164,6 @@ func Open(ctx context.Context, s subject.Spec) (subject.Subject, error) {
 	return cmd, nil
 }
 
-// Argv turns a command (a string or a list) into argv. With shell, it is run by /bin/sh -c.
-func Argv(command any, shell bool) ([]string, error) {
-	switch v := command.(type) {
-	case string:
-		if shell {
-			return []string{"/bin/sh", "-c", v}, nil
-		}
-		words, err := shellquote.Split(v)
-		if err != nil {
-			return nil, fmt.Errorf("command %q: %w", v, err)
-		}
-		if len(words) == 0 {
-			return nil, errors.New("command is empty")
-		}
-		return words, nil
-	case []any:
-		argv := make([]string, len(v))
-		for i, a := range v {
-			argv[i] = fmt.Sprint(a)
-		}
-		if shell {
-			return []string{"/bin/sh", "-c", shellquote.Join(argv...)}, nil
-		}
-		return argv, nil
-	case []string:
-		return Argv(toAny(v), shell)
-	}
-	return nil, fmt.Errorf("command must be a string or a list, not %T", command)
-}
-
-// BuildArgv turns a command into argv with the scenario's parameters in place of "{name}". A value
-// that lands in a shell's script (`shell: true`, or the argument after `sh -c`) is quoted for
-// that shell, so a parameter is always one word of data and never shell syntax: `--set p='x;
-// touch F'` passes the string "x; touch F", it does not run touch.
-func BuildArgv(command any, shell bool, p subject.Params) ([]string, error) {
-	switch v := command.(type) {
-	case string:
-		if shell {
-			return []string{"/bin/sh", "-c", substituteQuoted(v, p)}, nil
-		}
-	case []any:
-		argv := make([]string, len(v))
-		for i, a := range v {
-			argv[i] = fmt.Sprint(a)
-		}
-		script := shellScript(argv)
-		for i := range argv {
-			if i == script {
-				argv[i] = substituteQuoted(argv[i], p)
-			} else {
-				argv[i] = substitute(argv[i], p)
-			}
-		}
-		return Argv(toAny(argv), shell)
-	case []string:
-		return BuildArgv(toAny(v), shell, p)
-	}
-	argv, err := Argv(command, shell)
-	if err != nil {
-		return nil, err
-	}
-	for i := range argv {
-		argv[i] = substitute(argv[i], p)
-	}
-	return argv, nil
-}
-
-// shellScript returns the index of the script in an argv that runs a shell with -c (`sh -c
-// 'echo {p}'`), or -1.
-func shellScript(argv []string) int {
-	if len(argv) < 3 {
-		return -1
-	}
-	switch filepath.Base(argv[0]) {
-	case "sh", "bash", "dash", "zsh", "ksh", "ash", "busybox":
-	default:
-		return -1
-	}
-	for i := 1; i+1 < len(argv); i++ {
-		if argv[i] == "-c" {
-			return i + 1
-		}
-		if !strings.HasPrefix(argv[i], "-") && filepath.Base(argv[0]) != "busybox" {
-			return -1
-		}
-	}
-	return -1
-}
-
-// substituteQuoted replaces "{name}" in a shell script by the value quoted for the shell (a
-// plain word such as 8 or qwen-7b stays as it is).
-func substituteQuoted(s string, p subject.Params) string {
-	if !strings.Contains(s, "{") {
-		return s
-	}
-	for k, v := range p {
-		s = strings.ReplaceAll(s, "{"+k+"}", shellquote.Join(fmt.Sprint(v)))
-	}
-	return s
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
-func substitute(s string, p subject.Params) string {
-	if !strings.Contains(s, "{") {
-		return s
-	}
-	for k, v := range p {
-		s = strings.ReplaceAll(s, "{"+k+"}", fmt.Sprint(v))
-	}
-	return s
-}
-
 // Do runs the command once. The iteration ends when the command exits: a process it left in the
 // background that still holds its stdout or stderr does not hold the iteration (what the command
 // wrote before it exited is read; what the background process writes later is not). On Linux the
@@ -371,23 +250,40 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		return o, &RunError{Argv: c.argv, Err: err, Stderr: strings.TrimSpace(stderr.String())}
 	}
 	if c.metrics {
-		vals, decls, err := lastLineJSON([]byte(stdout.String()))
-		if err != nil {
-			return o, fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
-		}
-		c.declare(decls)
-		for k, v := range o.Values { // instruction mode's counts
-			vals[k] = v
-		}
-		o.Values = vals
-		if items, ok := vals["items"]; ok {
-			if items < 0 || items > 1e9 || items != math.Trunc(items) {
-				return o, fmt.Errorf("%s: metrics from stdout: items = %v is not a count of items", c.argv[0], items)
-			}
-			o.Items = int(items)
-			delete(vals, "items")
+		if err := c.stdoutMetrics(&o, stdout.String()); err != nil {
+			return o, err
 		}
 	}
+	c.addUsage(&o, peak, trace, p)
+	return o, nil
+}
+
+// stdoutMetrics reads the metrics of `metrics: json` from the last line of stdout into o, beside
+// instruction mode's counts, with its items count as o.Items, and declares their units.
+func (c *Command) stdoutMetrics(o *subject.Observation, stdout string) error {
+	vals, decls, err := lastLineJSON([]byte(stdout))
+	if err != nil {
+		return fmt.Errorf("%s: metrics from stdout: %w", c.argv[0], err)
+	}
+	c.declare(decls)
+	for k, v := range o.Values { // instruction mode's counts
+		vals[k] = v
+	}
+	o.Values = vals
+	if items, ok := vals["items"]; ok {
+		if items < 0 || items > 1e9 || items != math.Trunc(items) {
+			return fmt.Errorf("%s: metrics from stdout: items = %v is not a count of items", c.argv[0], items)
+		}
+		o.Items = int(items)
+		delete(vals, "items")
+	}
+	return nil
+}
+
+// addUsage adds to o the command's peak RSS (the largest of the traced calls' and its own
+// peak) and its CPU time, unless the command reported them itself; trace says this call was
+// traced.
+func (c *Command) addUsage(o *subject.Observation, peak float64, trace bool, p *started) {
 	c.mu.Lock()
 	if trace {
 		c.traced = max(c.traced, peak)
@@ -406,7 +302,6 @@ func (c *Command) Do(ctx context.Context, r subject.Request) (subject.Observatio
 		}
 		o.Values[CPUTime] = cpuMS(p.cmd.ProcessState)
 	}
-	return o, nil
 }
 
 // CPUTime is the metric of a command's own CPU time (ms, user + system, from its rusage: its

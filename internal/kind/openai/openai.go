@@ -215,20 +215,7 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 	s.bufs.New = func() any { b := make([]byte, 0, 8<<10); return &b }
 
 	idle := max(cfg.MaxConnections, p.Int("concurrency", 0), p.Int("max_concurrency", 0), 1024)
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	s.conns = newConns(dialer)
-	s.client = &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           s.conns.DialContext,
-		MaxIdleConns:          idle,
-		MaxIdleConnsPerHost:   idle,
-		MaxConnsPerHost:       cfg.MaxConnections,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 0, // a long prefill is not an error; Timeout bounds the request
-		DisableCompression:    true,
-		ForceAttemptHTTP2:     true,
-	}, CheckRedirect: checkRedirect}
+	s.setClient(cfg.MaxConnections, idle)
 	if err := s.reachable(ctx, base); err != nil {
 		return nil, err
 	}
@@ -236,6 +223,26 @@ func Open(ctx context.Context, cfg Config, p subject.Params, dir string) (*Subje
 		return nil, err
 	}
 	return s, nil
+}
+
+// setClient makes the subject's HTTP client: at most maxConns connections to the server (0:
+// no limit), idle of them kept, through conns, which counts the connections it dials; no
+// compression, and no timeout on the response's headers (a long prefill is not an error).
+func (s *Subject) setClient(maxConns, idle int) {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	s.conns = newConns(dialer)
+	s.client = &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           s.conns.DialContext,
+		MaxIdleConns:          idle,
+		MaxIdleConnsPerHost:   idle,
+		MaxConnsPerHost:       maxConns,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 0, // a long prefill is not an error; Timeout bounds the request
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     true,
+	}, CheckRedirect: checkRedirect}
 }
 
 // reachable fails fast, with a clear message, when nothing listens at the server's address. The

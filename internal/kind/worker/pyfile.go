@@ -40,113 +40,149 @@ var classMethods = []string{"setup_model", "measure_latency", "measure_time_to_f
 // helper such as run_training_benchmark(callbacks), called by the benchmark that compares
 // its runs). Lines inside triple-quoted strings are ignored.
 func ScanPython(src []byte) []PyBenchmark {
-	var funcs, classes []PyBenchmark
-	var cls *PyBenchmark
-	var abstract, pendingDeco bool
-	methods := map[string]bool{}
-	finish := func() {
-		if cls == nil {
-			return
-		}
-		if methods["setup_model"] && (methods["measure_latency"] || methods["measure_time_to_first_token"]) &&
-			!abstract && cls.Name != "ModelBenchmark" {
-			for _, m := range classMethods {
-				if methods[m] {
-					cls.Methods = append(cls.Methods, m)
-				}
-			}
-			classes = append(classes, *cls)
-		}
-		cls, abstract, methods = nil, false, map[string]bool{}
-	}
-	var quote string // the open triple quote, when inside one
-	var last *PyBenchmark
-	bodies := map[string]*strings.Builder{} // function name -> body text
-	var body *strings.Builder
-	var open *PyBenchmark   // the function whose signature goes on past the line read
-	var sig strings.Builder // its signature so far
+	ps := &pyScanner{methods: map[string]bool{}, bodies: map[string]*strings.Builder{}}
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if open != nil {
-			// A line of a signature that spans several: its parameters are the function's
-			// (the closing line is often not indented, and is no new definition).
-			sig.WriteByte('\n')
-			sig.WriteString(line)
-			if args, ok := defArgs(sig.String()); ok {
-				open.Args, open = args, nil
-			} else if n-open.Line >= maxSignatureLines {
-				open = nil // not Python this reads: the lines after it are read as usual
-			}
-			continue
-		}
-		if quote != "" {
-			if strings.Contains(line, quote) {
-				quote = ""
-			}
-			continue
-		}
-		trimmed := strings.TrimSpace(line)
-		if last != nil && trimmed != "" {
-			if doc, ok := docLine(trimmed); ok {
-				last.Doc = doc
-			}
-			last = nil
-		}
-		if q := openTriple(line); q != "" {
-			quote = q
-		}
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
-			continue
-		}
-		indented := line[0] == ' ' || line[0] == '\t'
-		if indented && body != nil {
-			body.WriteString(line)
-			body.WriteByte('\n')
-		}
-		if !indented {
-			finish()
-			body = nil
-			if m := defRe.FindStringSubmatch(line); m != nil {
-				funcs = append(funcs, PyBenchmark{Name: m[1], Line: n})
-				last = &funcs[len(funcs)-1]
-				if args, ok := defArgs(line); ok {
-					last.Args = args
-				} else {
-					sig.Reset()
-					sig.WriteString(line)
-					open = last
-				}
-				body = &strings.Builder{}
-				bodies[m[1]] = body
-			} else if m := anyDef.FindStringSubmatch(line); m != nil {
-				body = &strings.Builder{}
-				bodies[m[1]] = body
-			} else if m := classRe.FindStringSubmatch(line); m != nil {
-				cls = &PyBenchmark{Name: m[1], Class: true, Line: n}
-				last = cls
-			}
-			continue
-		}
-		if cls == nil {
-			continue
-		}
-		if decoRe.MatchString(line) {
-			pendingDeco = true
-			continue
-		}
-		if m := methRe.FindStringSubmatch(line); m != nil {
-			methods[m[1]] = true
-			if pendingDeco && slices.Contains(classMethods, m[1]) {
-				abstract = true
+		ps.scanLine(n, sc.Text())
+	}
+	ps.finishClass()
+	return dropRunners(ps.funcs, ps.classes, ps.bodies)
+}
+
+// pyScanner is what ScanPython knows partway through a file: the benchmarks found so far, the
+// class being read and its methods, the functions' bodies, and the string or signature open
+// across lines.
+type pyScanner struct {
+	funcs, classes []PyBenchmark
+	cls            *PyBenchmark // the class being read
+	// abstract says a method of cls the benchmark needs is abstract; pendingDeco, that an
+	// abstractmethod decorator waits for the def below it.
+	abstract, pendingDeco bool
+	methods               map[string]bool             // cls's methods
+	quote                 string                      // the open triple quote, when inside one
+	last                  *PyBenchmark                // the benchmark whose docstring may come next
+	bodies                map[string]*strings.Builder // function name -> body text
+	body                  *strings.Builder            // the body being read
+	open                  *PyBenchmark                // the function whose signature goes on past the line read
+	sig                   strings.Builder             // its signature so far
+}
+
+// finishClass ends the class being read: it is a benchmark when it has setup_model and a
+// measure method, none of them abstract, and is not the base class itself.
+func (ps *pyScanner) finishClass() {
+	cls, methods := ps.cls, ps.methods
+	if cls == nil {
+		return
+	}
+	if methods["setup_model"] && (methods["measure_latency"] || methods["measure_time_to_first_token"]) &&
+		!ps.abstract && cls.Name != "ModelBenchmark" {
+		for _, m := range classMethods {
+			if methods[m] {
+				cls.Methods = append(cls.Methods, m)
 			}
 		}
-		if !strings.HasPrefix(trimmed, "@") {
-			pendingDeco = false
+		ps.classes = append(ps.classes, *cls)
+	}
+	ps.cls, ps.abstract, ps.methods = nil, false, map[string]bool{}
+}
+
+// scanLine reads line n: the rest of a signature or a triple-quoted string, a docstring, a
+// line of a function's body, a top-level definition or a line of a class.
+func (ps *pyScanner) scanLine(n int, line string) {
+	if ps.open != nil {
+		// A line of a signature that spans several: its parameters are the function's
+		// (the closing line is often not indented, and is no new definition).
+		ps.sig.WriteByte('\n')
+		ps.sig.WriteString(line)
+		if args, ok := defArgs(ps.sig.String()); ok {
+			ps.open.Args, ps.open = args, nil
+		} else if n-ps.open.Line >= maxSignatureLines {
+			ps.open = nil // not Python this reads: the lines after it are read as usual
+		}
+		return
+	}
+	if ps.quote != "" {
+		if strings.Contains(line, ps.quote) {
+			ps.quote = ""
+		}
+		return
+	}
+	trimmed := strings.TrimSpace(line)
+	if ps.last != nil && trimmed != "" {
+		if doc, ok := docLine(trimmed); ok {
+			ps.last.Doc = doc
+		}
+		ps.last = nil
+	}
+	if q := openTriple(line); q != "" {
+		ps.quote = q
+	}
+	if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+		return
+	}
+	indented := line[0] == ' ' || line[0] == '\t'
+	if indented && ps.body != nil {
+		ps.body.WriteString(line)
+		ps.body.WriteByte('\n')
+	}
+	if !indented {
+		ps.topLevel(n, line)
+		return
+	}
+	if ps.cls != nil {
+		ps.classLine(line, trimmed)
+	}
+}
+
+// topLevel reads a line that is not indented: it ends the class being read and the body, and
+// starts a benchmark function, another function or a class.
+func (ps *pyScanner) topLevel(n int, line string) {
+	ps.finishClass()
+	ps.body = nil
+	if m := defRe.FindStringSubmatch(line); m != nil {
+		ps.funcs = append(ps.funcs, PyBenchmark{Name: m[1], Line: n})
+		ps.last = &ps.funcs[len(ps.funcs)-1]
+		if args, ok := defArgs(line); ok {
+			ps.last.Args = args
+		} else {
+			ps.sig.Reset()
+			ps.sig.WriteString(line)
+			ps.open = ps.last
+		}
+		ps.body = &strings.Builder{}
+		ps.bodies[m[1]] = ps.body
+	} else if m := anyDef.FindStringSubmatch(line); m != nil {
+		ps.body = &strings.Builder{}
+		ps.bodies[m[1]] = ps.body
+	} else if m := classRe.FindStringSubmatch(line); m != nil {
+		ps.cls = &PyBenchmark{Name: m[1], Class: true, Line: n}
+		ps.last = ps.cls
+	}
+}
+
+// classLine reads an indented line of the class being read: a method, or the abstractmethod
+// decorator of the one below it.
+func (ps *pyScanner) classLine(line, trimmed string) {
+	if decoRe.MatchString(line) {
+		ps.pendingDeco = true
+		return
+	}
+	if m := methRe.FindStringSubmatch(line); m != nil {
+		ps.methods[m[1]] = true
+		if ps.pendingDeco && slices.Contains(classMethods, m[1]) {
+			ps.abstract = true
 		}
 	}
-	finish()
+	if !strings.HasPrefix(trimmed, "@") {
+		ps.pendingDeco = false
+	}
+}
+
+// dropRunners returns the functions and then the classes, without the functions another
+// function's body calls (helpers) and those whose body names one of the classes (the classes'
+// own runner).
+func dropRunners(funcs, classes []PyBenchmark, bodies map[string]*strings.Builder) []PyBenchmark {
 	// One pass over each body, whatever the number of functions: the names it calls (a word
 	// followed by "(", as `\bNAME\s*\(` matches it) and the words it holds. Note: a regexp per
 	// function over every body was quadratic: 20,000 run_ functions took 81 s.
