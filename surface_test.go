@@ -1,6 +1,7 @@
 package inferbench
 
 import (
+	"fmt"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -261,4 +262,38 @@ func isTypeName(files []*ast.File, name string) bool {
 		}
 	}
 	return false
+}
+
+// publicInternalImports is the most imports of internal packages the public packages may make
+// together, each package counting each internal package it imports once (docs/architecture.md).
+// Lower it when a change removes some; a change that needs more says why in review.
+const publicInternalImports = 51
+
+// TestPublicInternalImports holds the public packages' imports of internal packages to
+// publicInternalImports: machinery that only the module's own code calls belongs inside, not in
+// a public package that reaches into it.
+func TestPublicInternalImports(t *testing.T) {
+	_, pkgs := publicPackages(t)
+	n := 0
+	var each []string
+	for dir, files := range pkgs {
+		seen := map[string]bool{}
+		for _, f := range files {
+			for _, s := range f.Imports {
+				p := strings.Trim(s.Path.Value, `"`)
+				if strings.HasPrefix(p, "github.com/inferbench/inferbench/") && strings.Contains(p, "/internal/") && !seen[p] {
+					seen[p] = true
+				}
+			}
+		}
+		n += len(seen)
+		each = append(each, fmt.Sprintf("%s %d", dir, len(seen)))
+	}
+	slices.Sort(each)
+	if n > publicInternalImports {
+		t.Errorf("public packages import internal packages %d times, more than %d: %s", n, publicInternalImports, strings.Join(each, ", "))
+	}
+	if n < publicInternalImports {
+		t.Logf("public packages import internal packages %d times, fewer than %d: lower publicInternalImports", n, publicInternalImports)
+	}
 }

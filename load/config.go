@@ -1,6 +1,8 @@
-// Package load holds the drivers that call a subject on a schedule: single (warm-up then measured
-// iterations, one at a time), and for serving loads concurrency, rate, sweep and offline. A driver
-// reports every call to a Sink; it never computes statistics itself.
+// Package load configures how a run calls a subject: a definition's `load:` block (Config), its
+// mode (single: warm-up then measured iterations, one at a time; for serving loads concurrency,
+// rate, sweep, offline, capacity, sessions and trace) and the seams of the drivers that make the
+// calls: a Driver reports every call to a Sink and never computes statistics itself, and a
+// program may add a mode of its own (RegisterDriver). The built-in drivers come with package run.
 package load
 
 import (
@@ -125,8 +127,8 @@ func (c Config) IterationTimeout() time.Duration {
 
 // Validate reports a configuration that cannot run.
 func (c Config) Validate() error {
-	if _, ok := lookupDriver(c.mode()); !ok {
-		return fmt.Errorf("unknown load mode %q (known: %v)", c.Mode, driverNames())
+	if !knownMode(c.mode()) {
+		return fmt.Errorf("unknown load mode %q (known: %v)", c.Mode, modeNames())
 	}
 	if c.Warmup() < 0 {
 		return fmt.Errorf("warmup_iterations %d is negative", c.Warmup())

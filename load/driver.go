@@ -2,7 +2,7 @@ package load
 
 import (
 	"context"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/inferbench/inferbench/subject"
@@ -32,33 +32,48 @@ type Driver func(ctx context.Context, s subject.Subject, c Config, sink Sink) er
 
 var (
 	driversMu sync.RWMutex
-	drivers   = map[string]Driver{ModeSingle: driveSingle}
+	drivers   = map[string]Driver{}
 )
 
-// RegisterDriver adds a load mode.
+// builtinModes are the modes whose drivers a run registers (they come with package run): a
+// configuration naming one is valid where the drivers are not linked too.
+var builtinModes = []string{ModeSingle, ModeConcurrency, ModeRate, ModeSweep, ModeOffline, ModeCapacity, ModeSessions, ModeTrace}
+
+// RegisterDriver adds a load mode, or replaces the driver of one.
 func RegisterDriver(mode string, d Driver) {
 	driversMu.Lock()
 	defer driversMu.Unlock()
 	drivers[mode] = d
 }
 
-// Lookup returns the driver for a configuration's mode.
-func Lookup(c Config) (Driver, bool) { return lookupDriver(c.mode()) }
-
-func lookupDriver(mode string) (Driver, bool) {
+// Lookup returns the driver for a configuration's mode. The built-in modes' drivers are
+// registered by package run's engine: a program that drives a subject itself imports run (its
+// import alone registers them).
+func Lookup(c Config) (Driver, bool) {
 	driversMu.RLock()
 	defer driversMu.RUnlock()
-	d, ok := drivers[mode]
+	d, ok := drivers[c.mode()]
 	return d, ok
 }
 
-func driverNames() []string {
+// knownMode reports whether mode is a built-in or a registered one.
+func knownMode(mode string) bool {
 	driversMu.RLock()
 	defer driversMu.RUnlock()
-	var names []string
+	_, ok := drivers[mode]
+	return ok || slices.Contains(builtinModes, mode)
+}
+
+// modeNames returns the built-in and registered modes, sorted.
+func modeNames() []string {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	names := slices.Clone(builtinModes)
 	for n := range drivers {
-		names = append(names, n)
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return names
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/load"
+	_ "github.com/inferbench/inferbench/run" // registers the built-in modes' drivers
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -38,7 +39,8 @@ func (c *counter) Observe(p load.Phase, o subject.Observation, err error) {
 
 // A Config is a definition's `load:` block; Lookup picks the driver for its mode (single,
 // concurrency, rate, sweep, ...), which makes the calls and hands each observation to a Sink.
-// The engine's Sink turns them into metrics; this one counts them.
+// The engine's Sink turns them into metrics; this one counts them. The built-in modes' drivers
+// are registered by package run.
 func ExampleLookup() {
 	warmup, iterations := 4, 40
 	cfg := load.Config{

@@ -11,6 +11,9 @@ import (
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"
 	"github.com/inferbench/inferbench/load"
+
+	// The built-in load modes register their drivers with load.RegisterDriver.
+	_ "github.com/inferbench/inferbench/internal/drive"
 	"github.com/inferbench/inferbench/subject"
 )
 

@@ -14,6 +14,9 @@ import (
 
 	"github.com/inferbench/inferbench/internal/serverproc"
 	"github.com/inferbench/inferbench/load"
+
+	// The built-in load modes register their drivers with load.RegisterDriver.
+	_ "github.com/inferbench/inferbench/internal/drive"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"

@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -8,26 +8,18 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/precise"
 	"github.com/inferbench/inferbench/internal/figures"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
 
-// ModeSessions runs multi-turn conversations.
-const ModeSessions = "sessions"
-
-func init() { RegisterDriver(ModeSessions, driveSessions) }
-
-// Turner is an optional ability of a subject whose workload makes multi-turn sessions: request
-// i is turn i mod Turns() of session i / Turns() (the openai subject with workload.turns).
-type Turner interface {
-	Turns() int
-}
+func init() { load.RegisterDriver(load.ModeSessions, driveSessions) }
 
 // turnsOf returns the turns of a session of s, looking through the engine's wrappers; 1 when s
 // has no sessions.
 func turnsOf(s subject.Subject) int {
 	for s != nil {
-		if t, ok := s.(Turner); ok {
+		if t, ok := s.(load.Turner); ok {
 			return max(t.Turns(), 1)
 		}
 		u, ok := s.(unwrapper)
@@ -45,7 +37,7 @@ func turnsOf(s subject.Subject) int {
 // make warmup_iterations and measurement_iterations requests. Each turn's TTFT and end-to-end
 // latency are summarised per turn (the scenario's "turns" section), since history grows with the
 // turn and so does the prompt the server must read.
-func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveSessions(ctx context.Context, s subject.Subject, c load.Config, sink load.Sink) error {
 	turns := turnsOf(s)
 	ss := newServingSink(sink, c)
 	warm := (c.Warmup() + turns - 1) / turns
@@ -54,7 +46,7 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if warm > 0 {
-		ss.Begin(Warmup)
+		ss.Begin(load.Warmup)
 	}
 	var next atomic.Int64
 	var measuring sync.Once
@@ -69,22 +61,22 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 					ss.markSteadyEnd()
 					return
 				}
-				phase := Warmup
+				phase := load.Warmup
 				if k >= warm {
-					phase = Measure
-					measuring.Do(func() { ss.Begin(Measure) })
+					phase = load.Measure
+					measuring.Do(func() { ss.Begin(load.Measure) })
 				}
 				for t := range turns {
 					if t > 0 && c.ThinkTime > 0 && !precise.Until(ctx, timer, time.Now().Add(c.ThinkTime)) {
 						return
 					}
 					cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())
-					o, err := s.Do(cctx, subject.Request{Index: k*turns + t, Warmup: phase == Warmup})
+					o, err := s.Do(cctx, subject.Request{Index: k*turns + t, Warmup: phase == load.Warmup})
 					ccancel()
 					if interrupted(callCtx, err) {
 						return
 					}
-					if phase == Measure && turns > 1 {
+					if phase == load.Measure && turns > 1 {
 						if o.Values == nil {
 							o.Values = map[string]float64{}
 						}
@@ -100,9 +92,9 @@ func driveSessions(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 		})
 	}
 	wg.Wait()
-	r := ss.result(ModeSessions)
+	r := ss.result(load.ModeSessions)
 	ss.report(r, false)
-	if rep, ok := sink.(Reporter); ok && turns > 1 {
+	if rep, ok := sink.(load.Reporter); ok && turns > 1 {
 		var st []result.TurnStat
 		ss.keeper.WithFigures(func(f *figures.Figures) { st = f.Turns() })
 		rep.Extra(result.SectionTurns, st)

@@ -1,10 +1,12 @@
-package load
+package drive
 
 import (
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferbench/inferbench/load"
 )
 
 // TestRampSchedule: a ramp's arrivals follow its rate, from start to end, linearly or
@@ -12,20 +14,20 @@ import (
 func TestRampSchedule(t *testing.T) {
 	for _, tt := range []struct {
 		name              string
-		ramp              RampConfig
+		ramp              load.RampConfig
 		n                 int     // measured requests over 10 s
 		first, last, half float64 // requests in the first second, the last, and before 5 s
 	}{
 		// Λ(t) = 10t + 4.5t²: 550 in all, 14.5 in the first second, 95.5 in the last.
-		{"linear", RampConfig{Start: 10, End: 100}, 550, 14.5, 95.5, 162.5},
+		{"linear", load.RampConfig{Start: 10, End: 100}, 550, 14.5, 95.5, 162.5},
 		// Λ(t) = 100/ln 10 · (10^(t/10) − 1): 391 in all.
-		{"exponential", RampConfig{Strategy: "exponential", Start: 10, End: 100}, 391, 11.24, 89.3, 93.9},
+		{"exponential", load.RampConfig{Strategy: "exponential", Start: 10, End: 100}, 391, 11.24, 89.3, 93.9},
 		// Down, too.
-		{"linear down", RampConfig{Start: 100, End: 10}, 550, 95.5, 14.5, 387.5},
+		{"linear down", load.RampConfig{Start: 100, End: 10}, 550, 95.5, 14.5, 387.5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ramp := tt.ramp
-			c := Config{Mode: ModeRate, Arrival: "constant", RateRamp: &ramp, Duration: 10 * time.Second, WarmupIterations: ptr(0)}
+			c := load.Config{Mode: load.ModeRate, Arrival: "constant", RateRamp: &ramp, Duration: 10 * time.Second, WarmupIterations: ptr(0)}
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}
@@ -58,14 +60,14 @@ func TestRampSchedule(t *testing.T) {
 		})
 	}
 	// Without a duration, measurement_iterations requests over the ramp's own length.
-	c := Config{Mode: ModeRate, Arrival: "poisson", RateRamp: &RampConfig{Start: 10, End: 30}, MeasurementIterations: ptr(200), WarmupIterations: ptr(0)}
+	c := load.Config{Mode: load.ModeRate, Arrival: "poisson", RateRamp: &load.RampConfig{Start: 10, End: 30}, MeasurementIterations: ptr(200), WarmupIterations: ptr(0)}
 	if off, _ := sendOffsets(c, 10); len(off) != 200 || off[199] > 10*time.Second {
 		t.Errorf("%d requests, the last at %v: want 200 within the ramp's 10 s", len(off), off[len(off)-1])
 	}
-	for _, bad := range []Config{
-		{Mode: ModeRate, RateRamp: &RampConfig{Start: 0, End: 10}},
-		{Mode: ModeRate, RateRamp: &RampConfig{Strategy: "cubic", Start: 1, End: 10}},
-		{Mode: ModeConcurrency, Concurrency: 2, RateRamp: &RampConfig{Start: 1, End: 10}},
+	for _, bad := range []load.Config{
+		{Mode: load.ModeRate, RateRamp: &load.RampConfig{Start: 0, End: 10}},
+		{Mode: load.ModeRate, RateRamp: &load.RampConfig{Strategy: "cubic", Start: 1, End: 10}},
+		{Mode: load.ModeConcurrency, Concurrency: 2, RateRamp: &load.RampConfig{Start: 1, End: 10}},
 	} {
 		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "rate_ramp") {
 			t.Errorf("%+v: %v, want a rate_ramp error", bad.RateRamp, err)

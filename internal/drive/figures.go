@@ -1,22 +1,23 @@
-package load
+package drive
 
 import (
 	"sync"
 
 	"github.com/inferbench/inferbench/internal/figures"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
 
 // figureSink keeps the figures of a load whose sink keeps none (a library caller's, the load's
 // own tests'): it adds each measured call before passing it on.
 type figureSink struct {
-	Sink
+	load.Sink
 	mu   sync.Mutex
 	figs *figures.Figures
 }
 
-func (s *figureSink) Begin(p Phase) {
-	if p == Measure {
+func (s *figureSink) Begin(p load.Phase) {
+	if p == load.Measure {
 		s.mu.Lock()
 		s.figs.Begin()
 		s.mu.Unlock()
@@ -24,8 +25,8 @@ func (s *figureSink) Begin(p Phase) {
 	s.Sink.Begin(p)
 }
 
-func (s *figureSink) Observe(p Phase, o subject.Observation, err error) {
-	if p == Measure {
+func (s *figureSink) Observe(p load.Phase, o subject.Observation, err error) {
+	if p == load.Measure {
 		s.mu.Lock()
 		s.figs.Observe(o, err)
 		if err == nil && !o.Start.IsZero() {
@@ -45,7 +46,7 @@ func (s *figureSink) WithFigures(f func(*figures.Figures)) {
 }
 
 // keeping returns next when it keeps the figures, else next behind a figureSink.
-func keeping(next Sink, c Config) Sink {
+func keeping(next load.Sink, c load.Config) load.Sink {
 	if _, ok := next.(figures.Keeper); ok {
 		return next
 	}
@@ -54,5 +55,5 @@ func keeping(next Sink, c Config) Sink {
 
 var (
 	_ figures.Keeper = (*figureSink)(nil)
-	_ Sink           = (*figureSink)(nil)
+	_ load.Sink      = (*figureSink)(nil)
 )

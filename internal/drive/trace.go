@@ -1,24 +1,15 @@
-package load
+package drive
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
 
-// ModeTrace replays a timestamped trace: each request at its time.
-const ModeTrace = "trace"
-
-func init() { RegisterDriver(ModeTrace, driveTrace) }
-
-// Arrivals is an optional ability of a subject whose workload is a timestamped trace: when each
-// request is due, from the first, in request order (the openai subject with workload format
-// trace, mooncake or azure).
-type Arrivals interface {
-	Arrivals() []time.Duration
-}
+func init() { load.RegisterDriver(load.ModeTrace, driveTrace) }
 
 // unwrapper is a subject wrapped by the engine (call hooks), which keeps the subject's optional
 // abilities behind Unwrap.
@@ -27,7 +18,7 @@ type unwrapper interface{ Unwrap() subject.Subject }
 // arrivalsOf finds the trace of s, looking through the engine's wrappers.
 func arrivalsOf(s subject.Subject) []time.Duration {
 	for s != nil {
-		if a, ok := s.(Arrivals); ok {
+		if a, ok := s.(load.Arrivals); ok {
 			return a.Arrivals()
 		}
 		u, ok := s.(unwrapper)
@@ -46,7 +37,7 @@ func arrivalsOf(s subject.Subject) []time.Duration {
 // trace are warm-up; the measured ones are the rest of the trace, or the first
 // measurement_iterations of them when it is set, and only those due within duration of the
 // first measured one when duration is set.
-func driveTrace(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveTrace(ctx context.Context, s subject.Subject, c load.Config, sink load.Sink) error {
 	at := arrivalsOf(s)
 	if len(at) == 0 {
 		return fmt.Errorf("mode trace needs a subject whose workload is a trace (openai, workload.format: trace, mooncake or azure)")
@@ -69,6 +60,6 @@ func driveTrace(ctx context.Context, s subject.Subject, c Config, sink Sink) err
 	}
 	ss := newServingSink(sink, c)
 	err := dispatch(ctx, s, c, offsets, warm, ss, 0)
-	ss.report(ss.result(ModeTrace), true)
+	ss.report(ss.result(load.ModeTrace), true)
 	return err
 }

@@ -1,10 +1,11 @@
-package load
+package drive
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestSlices(t *testing.T) {
 	s := &streamer{tokens: 3, gap: time.Millisecond}
 	rec := newRecorder()
-	c := Config{Mode: ModeRate, Rate: 200, Arrival: "constant", Duration: 300 * time.Millisecond, WarmupIterations: ptr(0), Slice: 100 * time.Millisecond}
+	c := load.Config{Mode: load.ModeRate, Rate: 200, Arrival: "constant", Duration: 300 * time.Millisecond, WarmupIterations: ptr(0), Slice: 100 * time.Millisecond}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +32,8 @@ func TestSlices(t *testing.T) {
 			t.Errorf("slice %d: %+v", k, st)
 		}
 	}
-	if n != len(rec.obs[Measure]) {
-		t.Errorf("%d requests in slices, %d measured", n, len(rec.obs[Measure]))
+	if n != len(rec.obs[load.Measure]) {
+		t.Errorf("%d requests in slices, %d measured", n, len(rec.obs[load.Measure]))
 	}
 	if first := sl[0]; first.Requests < 5 || first.RPS != float64(first.Requests-first.Failed)/0.1 {
 		t.Errorf("first slice %+v: want about 20 requests, at 10 per 100 ms of requests/s", first)

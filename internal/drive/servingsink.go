@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/base/unit"
 	"github.com/inferbench/inferbench/internal/figures"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -21,9 +22,9 @@ import (
 // stalls. The per-request figures (distributions, window, goodput, slices) are the keeper's
 // (figures.Figures): its verdicts are read from there.
 type servingSink struct {
-	next   Sink           // a figures.Keeper (keeping)
+	next   load.Sink      // a figures.Keeper (keeping)
 	keeper figures.Keeper // next
-	rep    Reporter
+	rep    load.Reporter
 	slos   map[string]float64
 
 	// stop, once set, ends an open loop's sending: a capacity step whose verdict is known sends
@@ -48,14 +49,14 @@ type servingSink struct {
 // sampleLimit bounds the raw samples of a servingSink's own distributions (the stalls).
 const sampleLimit = 1 << 14
 
-func newServingSink(next Sink, c Config) *servingSink {
-	rep, _ := next.(Reporter)
+func newServingSink(next load.Sink, c load.Config) *servingSink {
+	rep, _ := next.(load.Reporter)
 	next = keeping(next, c)
 	return &servingSink{next: next, keeper: next.(figures.Keeper), rep: rep, slos: maps.Clone(c.SLO), stallP99: math.NaN()}
 }
 
-func (s *servingSink) Begin(p Phase) {
-	if p == Measure {
+func (s *servingSink) Begin(p load.Phase) {
+	if p == load.Measure {
 		s.mu.Lock()
 		s.began, s.cpu0 = time.Now(), cpuTime()
 		if s.stalls == nil {
@@ -66,8 +67,8 @@ func (s *servingSink) Begin(p Phase) {
 	s.next.Begin(p)
 }
 
-func (s *servingSink) Observe(p Phase, o subject.Observation, err error) {
-	if p == Measure {
+func (s *servingSink) Observe(p load.Phase, o subject.Observation, err error) {
+	if p == load.Measure {
 		s.measure(&o, err)
 	}
 	s.next.Observe(p, o, err)
@@ -335,7 +336,7 @@ func clientBound(r stepResult, openLoop bool) []string {
 
 // reportUsage reports the share of requests whose server's usage disagreed with what it streamed
 // (usage_mismatch_rate), and warns when some did.
-func (s *servingSink) reportUsage(rep Reporter) {
+func (s *servingSink) reportUsage(rep load.Reporter) {
 	s.mu.Lock()
 	n, bad := s.usage, s.usageBad
 	s.mu.Unlock()

@@ -1,10 +1,12 @@
-package load
+package drive
 
 import (
 	"context"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/inferbench/inferbench/load"
 )
 
 // BenchmarkOpenLoopLag runs an open loop of b.N requests at 2,000/s (poisson) against a subject
@@ -12,14 +14,14 @@ import (
 func BenchmarkOpenLoopLag(b *testing.B) {
 	s := &streamer{ttft: func(int) time.Duration { return time.Millisecond }}
 	rec := newRecorder()
-	c := Config{Rate: 2000, Seed: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(b.N)}
+	c := load.Config{Rate: 2000, Seed: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(b.N)}
 	b.ResetTimer()
 	if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 		b.Fatal(err)
 	}
 	var lags []float64
 	first, last := time.Time{}, time.Time{}
-	for _, o := range rec.obs[Measure] {
+	for _, o := range rec.obs[load.Measure] {
 		lags = append(lags, o.Values["schedule_lag_ms"])
 		if first.IsZero() || o.Start.Before(first) {
 			first = o.Start

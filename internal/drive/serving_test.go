@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/figures"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -67,8 +68,8 @@ func (s *streamer) Close() error { return nil }
 // recorder is a Sink and Reporter that keeps everything.
 type recorder struct {
 	mu       sync.Mutex
-	phases   []Phase
-	obs      map[Phase][]subject.Observation
+	phases   []load.Phase
+	obs      map[load.Phase][]subject.Observation
 	errs     int
 	values   map[string]float64
 	extra    map[string]any
@@ -76,11 +77,11 @@ type recorder struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{obs: map[Phase][]subject.Observation{}, values: map[string]float64{}, extra: map[string]any{}}
+	return &recorder{obs: map[load.Phase][]subject.Observation{}, values: map[string]float64{}, extra: map[string]any{}}
 }
 
-func (r *recorder) Begin(p Phase) { r.mu.Lock(); r.phases = append(r.phases, p); r.mu.Unlock() }
-func (r *recorder) Observe(p Phase, o subject.Observation, err error) {
+func (r *recorder) Begin(p load.Phase) { r.mu.Lock(); r.phases = append(r.phases, p); r.mu.Unlock() }
+func (r *recorder) Observe(p load.Phase, o subject.Observation, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.obs[p] = append(r.obs[p], o)
@@ -97,21 +98,21 @@ func ptr(n int) *int { return &n }
 func TestSchedule(t *testing.T) {
 	tests := []struct {
 		name    string
-		c       Config
+		c       load.Config
 		rate    float64
 		n, warm int
 		cv      float64 // coefficient of variation of the gaps
 	}{
 		// Constant: exact gaps.
-		{"constant", Config{Arrival: "constant", WarmupIterations: ptr(2), MeasurementIterations: ptr(1000)}, 100, 1002, 2, 0},
+		{"constant", load.Config{Arrival: "constant", WarmupIterations: ptr(2), MeasurementIterations: ptr(1000)}, 100, 1002, 2, 0},
 		// Poisson: exponential gaps, CV 1.
-		{"poisson", Config{Seed: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 2000, 100000, 0, 1},
+		{"poisson", load.Config{Seed: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 2000, 100000, 0, 1},
 		// Gamma with shape 0.25: CV 2.
-		{"gamma bursty", Config{Seed: 2, Arrival: "gamma", Burstiness: 0.25, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 50, 100000, 0, 2},
+		{"gamma bursty", load.Config{Seed: 2, Arrival: "gamma", Burstiness: 0.25, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 50, 100000, 0, 2},
 		// Gamma with shape 4: CV 0.5.
-		{"gamma smooth", Config{Seed: 3, Arrival: "gamma", Burstiness: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 50, 100000, 0, 0.5},
+		{"gamma smooth", load.Config{Seed: 3, Arrival: "gamma", Burstiness: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, 50, 100000, 0, 0.5},
 		// Time bounds: 1 s of warm-up then 10 s measured at 100/s.
-		{"durations", Config{Arrival: "constant", WarmupTime: time.Second, Duration: 10 * time.Second}, 100, 1100, 100, 0},
+		{"durations", load.Config{Arrival: "constant", WarmupTime: time.Second, Duration: 10 * time.Second}, 100, 1100, 100, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestSchedule(t *testing.T) {
 	}
 	// A duration gives exactly rate × duration measured requests within it, whatever the seed.
 	for seed := uint64(1); seed <= 3; seed++ {
-		off, warm := sendOffsets(Config{Seed: seed, WarmupIterations: ptr(5), Duration: 30 * time.Second}, 2000)
+		off, warm := sendOffsets(load.Config{Seed: seed, WarmupIterations: ptr(5), Duration: 30 * time.Second}, 2000)
 		if n := len(off) - warm; n != 60000 {
 			t.Errorf("seed %d: %d measured requests in 30 s at 2000/s, want 60000", seed, n)
 		}
@@ -155,8 +156,8 @@ func TestSchedule(t *testing.T) {
 			t.Errorf("seed %d: measured requests span %v, want just under 30 s", seed, span)
 		}
 	}
-	a, _ := sendOffsets(Config{Seed: 1, MeasurementIterations: ptr(10)}, 10)
-	b, _ := sendOffsets(Config{Seed: 2, MeasurementIterations: ptr(10)}, 10)
+	a, _ := sendOffsets(load.Config{Seed: 1, MeasurementIterations: ptr(10)}, 10)
+	b, _ := sendOffsets(load.Config{Seed: 2, MeasurementIterations: ptr(10)}, 10)
 	if a[5] == b[5] {
 		t.Error("different seeds, same schedule")
 	}
@@ -165,7 +166,7 @@ func TestSchedule(t *testing.T) {
 func TestClosedLoop(t *testing.T) {
 	s := &streamer{tokens: 3, gap: time.Millisecond}
 	rec := newRecorder()
-	c := Config{Mode: ModeConcurrency, Concurrency: 8, WarmupIterations: ptr(8), MeasurementIterations: ptr(200)}
+	c := load.Config{Mode: load.ModeConcurrency, Concurrency: 8, WarmupIterations: ptr(8), MeasurementIterations: ptr(200)}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -175,10 +176,10 @@ func TestClosedLoop(t *testing.T) {
 	if got := s.peak.Load(); got != 8 {
 		t.Errorf("peak concurrency %d, want 8", got)
 	}
-	if len(rec.obs[Warmup]) != 8 || len(rec.obs[Measure]) != 200 || s.calls.Load() != 208 {
-		t.Errorf("%d warm-up, %d measured, %d calls", len(rec.obs[Warmup]), len(rec.obs[Measure]), s.calls.Load())
+	if len(rec.obs[load.Warmup]) != 8 || len(rec.obs[load.Measure]) != 200 || s.calls.Load() != 208 {
+		t.Errorf("%d warm-up, %d measured, %d calls", len(rec.obs[load.Warmup]), len(rec.obs[load.Measure]), s.calls.Load())
 	}
-	if len(rec.phases) != 2 || rec.phases[0] != Warmup || rec.phases[1] != Measure {
+	if len(rec.phases) != 2 || rec.phases[0] != load.Warmup || rec.phases[1] != load.Measure {
 		t.Errorf("phases %v", rec.phases)
 	}
 	if rec.values["steady_requests_per_s"] <= 0 || rec.extra["steady_window"] == nil {
@@ -201,20 +202,20 @@ func TestClosedLoopNoDrain(t *testing.T) {
 		return 5 * time.Millisecond
 	}}
 	rec := newRecorder()
-	c := Config{Mode: ModeConcurrency, Concurrency: 4, WarmupIterations: ptr(8), MeasurementIterations: ptr(40)}
+	c := load.Config{Mode: load.ModeConcurrency, Concurrency: 4, WarmupIterations: ptr(8), MeasurementIterations: ptr(40)}
 	if err := driveClosedLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.obs[Warmup]) != 8 || len(rec.obs[Measure]) != 40 {
-		t.Fatalf("%d warm-up, %d measured", len(rec.obs[Warmup]), len(rec.obs[Measure]))
+	if len(rec.obs[load.Warmup]) != 8 || len(rec.obs[load.Measure]) != 40 {
+		t.Fatalf("%d warm-up, %d measured", len(rec.obs[load.Warmup]), len(rec.obs[load.Measure]))
 	}
 	lastWarmEnd, firstMeasured := time.Time{}, time.Time{}
-	for _, o := range rec.obs[Warmup] {
+	for _, o := range rec.obs[load.Warmup] {
 		if o.End.After(lastWarmEnd) {
 			lastWarmEnd = o.End
 		}
 	}
-	for _, o := range rec.obs[Measure] {
+	for _, o := range rec.obs[load.Measure] {
 		if firstMeasured.IsZero() || o.Start.Before(firstMeasured) {
 			firstMeasured = o.Start
 		}
@@ -231,7 +232,7 @@ func TestClosedLoopNoDrain(t *testing.T) {
 func TestClosedLoopRampUp(t *testing.T) {
 	s := &streamer{ttft: func(int) time.Duration { return 400 * time.Millisecond }}
 	rec := newRecorder()
-	c := Config{Mode: ModeConcurrency, Concurrency: 4, RampUp: 200 * time.Millisecond, WarmupIterations: ptr(0), MeasurementIterations: ptr(4)}
+	c := load.Config{Mode: load.ModeConcurrency, Concurrency: 4, RampUp: 200 * time.Millisecond, WarmupIterations: ptr(0), MeasurementIterations: ptr(4)}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestClosedLoopRampUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var starts []time.Time
-	for _, o := range rec.obs[Measure] {
+	for _, o := range rec.obs[load.Measure] {
 		starts = append(starts, o.Start)
 	}
 	slices.SortFunc(starts, time.Time.Compare)
@@ -252,7 +253,7 @@ func TestClosedLoopRampUp(t *testing.T) {
 			t.Errorf("worker %d started %v after the first, want about %v", k, d, time.Duration(k)*50*time.Millisecond)
 		}
 	}
-	if err := (Config{Mode: ModeConcurrency, RampUp: -time.Second}).Validate(); err == nil || !strings.Contains(err.Error(), "ramp_up") {
+	if err := (load.Config{Mode: load.ModeConcurrency, RampUp: -time.Second}).Validate(); err == nil || !strings.Contains(err.Error(), "ramp_up") {
 		t.Errorf("negative ramp_up: %v", err)
 	}
 }
@@ -269,7 +270,7 @@ func TestClosedLoopFatal(t *testing.T) {
 		}
 		return nil
 	}}
-	err := driveClosedLoop(context.Background(), s, Config{Concurrency: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, newRecorder())
+	err := driveClosedLoop(context.Background(), s, load.Config{Concurrency: 4, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, newRecorder())
 	if !errors.As(err, new(fatalErr)) {
 		t.Fatalf("err = %v, want the fatal error", err)
 	}
@@ -281,7 +282,7 @@ func TestClosedLoopFatal(t *testing.T) {
 func TestOpenLoop(t *testing.T) {
 	s := &streamer{tokens: 2}
 	rec := newRecorder()
-	c := Config{Mode: ModeRate, Rate: 500, Arrival: "constant", WarmupIterations: ptr(5), MeasurementIterations: ptr(200)}
+	c := load.Config{Mode: load.ModeRate, Rate: 500, Arrival: "constant", WarmupIterations: ptr(5), MeasurementIterations: ptr(200)}
 	start := time.Now()
 	if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)
@@ -290,10 +291,10 @@ func TestOpenLoop(t *testing.T) {
 	if d := time.Since(start); d < 400*time.Millisecond {
 		t.Errorf("took %v, want the schedule's 0.41 s", d)
 	}
-	if len(rec.obs[Warmup]) != 5 || len(rec.obs[Measure]) != 200 {
-		t.Fatalf("%d warm-up, %d measured", len(rec.obs[Warmup]), len(rec.obs[Measure]))
+	if len(rec.obs[load.Warmup]) != 5 || len(rec.obs[load.Measure]) != 200 {
+		t.Fatalf("%d warm-up, %d measured", len(rec.obs[load.Warmup]), len(rec.obs[load.Measure]))
 	}
-	for _, o := range rec.obs[Measure] {
+	for _, o := range rec.obs[load.Measure] {
 		if o.Scheduled.IsZero() || o.Start.Before(o.Scheduled) {
 			t.Fatalf("sent %v before scheduled %v", o.Start, o.Scheduled)
 		}
@@ -312,7 +313,7 @@ func TestOpenLoopCap(t *testing.T) {
 			// Each call takes 20 ms; 1,000/s with 2 in flight cannot keep up.
 			s := &streamer{ttft: func(int) time.Duration { return 20 * time.Millisecond }}
 			rec := newRecorder()
-			c := Config{Rate: 1000, Arrival: "constant", MaxConcurrency: 2, Overflow: overflow, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
+			c := load.Config{Rate: 1000, Arrival: "constant", MaxConcurrency: 2, Overflow: overflow, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
 			if err := driveOpenLoop(context.Background(), s, c, rec); err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +321,7 @@ func TestOpenLoopCap(t *testing.T) {
 				t.Errorf("peak %d over the cap", s.peak.Load())
 			}
 			late, dropped := rec.values["late_requests"], rec.values["dropped_requests"]
-			sent := len(rec.obs[Measure])
+			sent := len(rec.obs[load.Measure])
 			switch overflow {
 			case "wait":
 				if late < 40 || dropped != 0 || sent != 50 {
@@ -340,12 +341,12 @@ func TestOpenLoopInterrupt(t *testing.T) {
 	defer cancel()
 	rec := newRecorder()
 	start := time.Now()
-	err := driveOpenLoop(ctx, &streamer{}, Config{Rate: 100, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, rec)
+	err := driveOpenLoop(ctx, &streamer{}, load.Config{Rate: 100, WarmupIterations: ptr(0), MeasurementIterations: ptr(100000)}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 2*time.Second || len(rec.obs[Measure]) > 50 {
-		t.Errorf("ran %v and %d calls after interruption", time.Since(start), len(rec.obs[Measure]))
+	if time.Since(start) > 2*time.Second || len(rec.obs[load.Measure]) > 50 {
+		t.Errorf("ran %v and %d calls after interruption", time.Since(start), len(rec.obs[load.Measure]))
 	}
 }
 
@@ -358,7 +359,7 @@ func TestGoodputAndSLO(t *testing.T) {
 		return time.Millisecond
 	}}
 	rec := newRecorder()
-	c := Config{Concurrency: 8, WarmupIterations: ptr(0), MeasurementIterations: ptr(40), SLO: map[string]float64{"ttft_ms.p99": 100, "e2e_ms": 10000}}
+	c := load.Config{Concurrency: 8, WarmupIterations: ptr(0), MeasurementIterations: ptr(40), SLO: map[string]float64{"ttft_ms.p99": 100, "e2e_ms": 10000}}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -370,8 +371,8 @@ func TestGoodputAndSLO(t *testing.T) {
 		t.Errorf("slo section %v", slo)
 	}
 	// Goodput is the 20 requests that met the SLOs over the measured window.
-	first, last := rec.obs[Measure][0].Start, rec.obs[Measure][0].End
-	for _, o := range rec.obs[Measure] {
+	first, last := rec.obs[load.Measure][0].Start, rec.obs[load.Measure][0].End
+	for _, o := range rec.obs[load.Measure] {
 		if o.Start.Before(first) {
 			first = o.Start
 		}
@@ -385,9 +386,9 @@ func TestGoodputAndSLO(t *testing.T) {
 	}
 	// Half the requests meet the SLOs.
 	ss := newServingSink(newRecorder(), c)
-	ss.Begin(Measure)
-	for _, o := range rec.obs[Measure] {
-		ss.Observe(Measure, o, nil)
+	ss.Begin(load.Measure)
+	for _, o := range rec.obs[load.Measure] {
+		ss.Observe(load.Measure, o, nil)
 	}
 	var st result.SweepStep
 	ss.keeper.WithFigures(func(f *figures.Figures) { st = f.Step("") })
@@ -399,8 +400,8 @@ func TestGoodputAndSLO(t *testing.T) {
 func TestSweep(t *testing.T) {
 	s := &streamer{tokens: 2, ttft: func(int) time.Duration { return 5 * time.Millisecond }}
 	rec := newRecorder()
-	c := Config{Mode: ModeSweep, WarmupIterations: ptr(2), MeasurementIterations: ptr(40), MaxConcurrency: 16,
-		SLO: map[string]float64{"ttft_ms.p99": 1000}, Sweep: &SweepConfig{Steps: 2, Search: 2}}
+	c := load.Config{Mode: load.ModeSweep, WarmupIterations: ptr(2), MeasurementIterations: ptr(40), MaxConcurrency: 16,
+		SLO: map[string]float64{"ttft_ms.p99": 1000}, Sweep: &load.SweepConfig{Steps: 2, Search: 2}}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -425,23 +426,23 @@ func TestSweep(t *testing.T) {
 		t.Errorf("slo_max_rps %v below the synchronous rate %v although every SLO holds", rec.values["slo_max_rps"], steps[0].RPS)
 	}
 	// The engine sees one warm-up and one measured phase.
-	if len(rec.phases) != 2 || len(rec.obs[Warmup]) != 2 {
-		t.Errorf("phases %v, %d warm-up calls", rec.phases, len(rec.obs[Warmup]))
+	if len(rec.phases) != 2 || len(rec.obs[load.Warmup]) != 2 {
+		t.Errorf("phases %v, %d warm-up calls", rec.phases, len(rec.obs[load.Warmup]))
 	}
 }
 
 func TestValidateServing(t *testing.T) {
 	tests := []struct {
-		c   Config
+		c   load.Config
 		err string
 	}{
-		{Config{Mode: ModeRate, Rate: 5, Arrival: "weibull"}, `arrival "weibull"`},
-		{Config{Mode: ModeRate, Rate: 5, Arrival: "gamma"}, "needs burstiness"},
-		{Config{Mode: ModeConcurrency, Overflow: "queue"}, `overflow "queue"`},
-		{Config{Mode: ModeConcurrency, Concurrency: -1}, "must not be negative"},
-		{Config{Mode: ModeConcurrency, SLO: map[string]float64{"ttft.p99": 5}}, `unknown metric "ttft"`},
-		{Config{Mode: ModeConcurrency, SLO: map[string]float64{"ttft_ms.p42": 5}}, `unknown statistic "p42"`},
-		{Config{Mode: ModeConcurrency, SLO: map[string]float64{"ttft_ms.p99": 0}}, "must be above 0"},
+		{load.Config{Mode: load.ModeRate, Rate: 5, Arrival: "weibull"}, `arrival "weibull"`},
+		{load.Config{Mode: load.ModeRate, Rate: 5, Arrival: "gamma"}, "needs burstiness"},
+		{load.Config{Mode: load.ModeConcurrency, Overflow: "queue"}, `overflow "queue"`},
+		{load.Config{Mode: load.ModeConcurrency, Concurrency: -1}, "must not be negative"},
+		{load.Config{Mode: load.ModeConcurrency, SLO: map[string]float64{"ttft.p99": 5}}, `unknown metric "ttft"`},
+		{load.Config{Mode: load.ModeConcurrency, SLO: map[string]float64{"ttft_ms.p42": 5}}, `unknown statistic "p42"`},
+		{load.Config{Mode: load.ModeConcurrency, SLO: map[string]float64{"ttft_ms.p99": 0}}, "must be above 0"},
 	}
 	for _, tt := range tests {
 		err := tt.c.Validate()
@@ -512,10 +513,10 @@ func TestClientBoundFromLag(t *testing.T) {
 				return o
 			}}
 			rec := newRecorder()
-			c := Config{Mode: ModeConcurrency, Concurrency: 2, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
+			c := load.Config{Mode: load.ModeConcurrency, Concurrency: 2, WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
 			run := driveClosedLoop
 			if tt.open {
-				c = Config{Mode: ModeRate, Rate: 500, Arrival: "constant", WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
+				c = load.Config{Mode: load.ModeRate, Rate: 500, Arrival: "constant", WarmupIterations: ptr(0), MeasurementIterations: ptr(50)}
 				run = driveOpenLoop
 			}
 			if err := run(context.Background(), s, c, rec); err != nil {
@@ -566,7 +567,7 @@ func TestCoalescedWarning(t *testing.T) {
 				return o
 			}}
 			rec := newRecorder()
-			c := Config{Mode: ModeConcurrency, Concurrency: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(200)}
+			c := load.Config{Mode: load.ModeConcurrency, Concurrency: 1, WarmupIterations: ptr(0), MeasurementIterations: ptr(200)}
 			if err := driveClosedLoop(context.Background(), s, c, rec); err != nil {
 				t.Fatal(err)
 			}
@@ -580,7 +581,7 @@ func TestCoalescedWarning(t *testing.T) {
 			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 				t.Errorf("warnings %q, want %q", got, tt.want)
 			}
-			for _, o := range rec.obs[Measure] {
+			for _, o := range rec.obs[load.Measure] {
 				if _, ok := o.Values[figures.ValueServerFirstTogether]; ok {
 					t.Fatalf("the server's figure reached the engine as a value: %v", o.Values)
 				}

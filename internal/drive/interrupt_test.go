@@ -1,10 +1,11 @@
-package load
+package drive
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -28,15 +29,15 @@ func (h hanging) Do(ctx context.Context, r subject.Request) (subject.Observation
 // failures. Before, the requests ran under a context only their timeout cancelled, and the
 // driver returned after the full timeout (a minute here).
 func TestInterruptCutsRequestsInFlight(t *testing.T) {
-	for _, c := range []Config{
-		{Mode: ModeConcurrency, Concurrency: 4},
-		{Mode: ModeRate, Rate: 50, Arrival: "constant"},
+	for _, c := range []load.Config{
+		{Mode: load.ModeConcurrency, Concurrency: 4},
+		{Mode: load.ModeRate, Rate: 50, Arrival: "constant"},
 	} {
 		c.WarmupIterations, c.MeasurementIterations, c.Timeout = ptr(0), ptr(100), time.Minute
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		driver, _ := Lookup(c)
+		driver, _ := load.Lookup(c)
 		h := hanging{started: make(chan struct{}, 1)}
 		rec := newRecorder()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -51,7 +52,7 @@ func TestInterruptCutsRequestsInFlight(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: the driver still waits 10s after the interrupt (timeout %v)", c.Mode, c.Timeout)
 		}
-		if n := len(rec.obs[Measure]); n != 0 {
+		if n := len(rec.obs[load.Measure]); n != 0 {
 			t.Errorf("%s: %d cut requests observed, want them dropped", c.Mode, n)
 		}
 		t.Logf("%s: returned %v after the interrupt", c.Mode, time.Since(start).Round(time.Millisecond))

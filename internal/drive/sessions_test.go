@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -35,7 +36,7 @@ func (s *talker) Do(_ context.Context, r subject.Request) (subject.Observation, 
 func TestSessions(t *testing.T) {
 	s := &talker{start: map[int]time.Time{}, end: map[int]time.Time{}}
 	rec := newRecorder()
-	c := Config{Mode: ModeSessions, Concurrency: 2, ThinkTime: 5 * time.Millisecond, WarmupIterations: ptr(2), MeasurementIterations: ptr(7)}
+	c := load.Config{Mode: load.ModeSessions, Concurrency: 2, ThinkTime: 5 * time.Millisecond, WarmupIterations: ptr(2), MeasurementIterations: ptr(7)}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +44,8 @@ func TestSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 1 warm-up session and 3 measured ones: 12 requests.
-	if len(rec.obs[Warmup]) != 3 || len(rec.obs[Measure]) != 9 || len(s.start) != 12 {
-		t.Fatalf("%d warm-up, %d measured, %d sent; want 3, 9, 12", len(rec.obs[Warmup]), len(rec.obs[Measure]), len(s.start))
+	if len(rec.obs[load.Warmup]) != 3 || len(rec.obs[load.Measure]) != 9 || len(s.start) != 12 {
+		t.Fatalf("%d warm-up, %d measured, %d sent; want 3, 9, 12", len(rec.obs[load.Warmup]), len(rec.obs[load.Measure]), len(s.start))
 	}
 	for i := range 12 {
 		if i%3 == 0 {

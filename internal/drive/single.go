@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/logs"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -16,7 +17,7 @@ import (
 //
 // Cancelling ctx stops the loop after the current call; the call itself runs under a context that
 // only its timeout cancels, so an interrupted run keeps the iteration it was in.
-func driveSingle(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveSingle(ctx context.Context, s subject.Subject, c load.Config, sink load.Sink) error {
 	log := logs.Logger(ctx)
 	callCtx := context.WithoutCancel(ctx)
 	calls := newCaller(ctx, c.IterationTimeout())
@@ -25,9 +26,9 @@ func driveSingle(ctx context.Context, s subject.Subject, c Config, sink Sink) er
 	do := func(warm bool) error {
 		o, err := calls.do(s, subject.Request{Index: index, Warmup: warm})
 		index++
-		phase := Measure
+		phase := load.Measure
 		if warm {
-			phase = Warmup
+			phase = load.Warmup
 		}
 		sink.Observe(phase, o, err)
 		if err != nil && isFatal(err) {
@@ -36,7 +37,7 @@ func driveSingle(ctx context.Context, s subject.Subject, c Config, sink Sink) er
 		return nil
 	}
 	if c.Warmup() > 0 {
-		sink.Begin(Warmup)
+		sink.Begin(load.Warmup)
 		log.Debug("warm-up", "iterations", c.Warmup())
 	}
 	warmStart := time.Now()
@@ -55,7 +56,7 @@ func driveSingle(ctx context.Context, s subject.Subject, c Config, sink Sink) er
 	}
 	b, batched := s.(subject.Batcher)
 	var perCall time.Duration // wall time per call in the last batch; 0 before the first
-	sink.Begin(Measure)
+	sink.Begin(load.Measure)
 	start := time.Now()
 	n, want := 0, c.Measurement()
 	why := "interrupted"
@@ -108,17 +109,17 @@ func driveSingle(ctx context.Context, s subject.Subject, c Config, sink Sink) er
 
 // batch asks b for k measured iterations from index and passes them to sink, and its error as one
 // failed iteration more. It returns the calls done and their wall time each (0 without any).
-func batch(ctx context.Context, b subject.Batcher, index, k int, sink Sink) (done int, perCall time.Duration, err error) {
+func batch(ctx context.Context, b subject.Batcher, index, k int, sink load.Sink) (done int, perCall time.Duration, err error) {
 	start := time.Now()
 	obs, err := b.DoBatch(ctx, subject.Request{Index: index}, k)
 	if len(obs) > 0 {
 		perCall = time.Since(start) / time.Duration(len(obs))
 	}
 	for _, o := range obs {
-		sink.Observe(Measure, o, nil)
+		sink.Observe(load.Measure, o, nil)
 	}
 	if err != nil {
-		sink.Observe(Measure, subject.Observation{}, err)
+		sink.Observe(load.Measure, subject.Observation{}, err)
 	}
 	return len(obs), perCall, err
 }

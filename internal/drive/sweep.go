@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/inferbench/inferbench/internal/figures"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -21,7 +22,7 @@ import (
 //
 // Every step's observations reach the scenario (its distributions mix the steps); the per-step
 // figures are in the scenario's "sweep" section, and "slo_max_rps" is the search's answer.
-func driveSweep(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveSweep(ctx context.Context, s subject.Subject, c load.Config, sink load.Sink) error {
 	steps, search := 4, 0
 	if c.Sweep != nil {
 		steps, search = c.Sweep.Steps, c.Sweep.Search
@@ -30,7 +31,7 @@ func driveSweep(ctx context.Context, s subject.Subject, c Config, sink Sink) err
 		}
 	}
 	w := &sweep{c: c, lagged: map[string][]string{}}
-	w.rep, _ = sink.(Reporter)
+	w.rep, _ = sink.(load.Reporter)
 	// One keeper of the figures for every step: each step is a window of its distributions.
 	w.kept = keeping(sink, c)
 	defer w.report()
@@ -89,9 +90,9 @@ func driveSweep(ctx context.Context, s subject.Subject, c Config, sink Sink) err
 
 // sweep is one run of mode sweep: its steps so far.
 type sweep struct {
-	c      Config
-	kept   Sink // the keeper of the figures (keeping)
-	rep    Reporter
+	c      load.Config
+	kept   load.Sink // the keeper of the figures (keeping)
+	rep    load.Reporter
 	table  []stepResult
 	base   int                 // the index of the next step's first request
 	lagged map[string][]string // by step: the client's own delays that moved its figures (lagReasons)
@@ -150,13 +151,13 @@ func (w *sweep) report() {
 
 // stepSink passes a sweep step's calls on, announcing each phase to the engine once.
 type stepSink struct {
-	Sink
+	load.Sink
 	figures.Keeper
 	begun *bool
 }
 
-func (s *stepSink) Begin(p Phase) {
-	if p == Measure {
+func (s *stepSink) Begin(p load.Phase) {
+	if p == load.Measure {
 		if *s.begun {
 			return
 		}

@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/precise"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -22,10 +23,10 @@ import (
 // With max_concurrency, a request due while that many are in flight waits for a slot and counts
 // as late, or with overflow drop is not sent and counts as dropped. Each request's schedule lag
 // (actual minus scheduled send) is recorded; a p99 above 1 ms marks the scenario client_bound.
-func driveOpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveOpenLoop(ctx context.Context, s subject.Subject, c load.Config, sink load.Sink) error {
 	rate := c.Rate
 	if c.RateRamp != nil {
-		if err := c.RateRamp.validate(); err != nil {
+		if err := c.RateRamp.Validate(); err != nil {
 			return err
 		}
 		rate = c.RateRamp.Start
@@ -35,7 +36,7 @@ func driveOpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 	}
 	ss := newServingSink(sink, c)
 	err := openLoop(ctx, s, c, rate, ss, 0, true)
-	ss.report(ss.result(ModeRate), true)
+	ss.report(ss.result(load.ModeRate), true)
 	return err
 }
 
@@ -54,7 +55,7 @@ func driveOpenLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) 
 // gaps drawn as for a rate of 1 and scaled to sum to n, their running sums u_k mapped to the time
 // t_k at which the ramp expects u_k requests (time rescaling of the arrival process); with a
 // duration, n is the ramp's expected count over it.
-func sendOffsets(c Config, rate float64) (offsets []time.Duration, warm int) {
+func sendOffsets(c load.Config, rate float64) (offsets []time.Duration, warm int) {
 	r := rand.New(rand.NewPCG(c.Seed, 0x5c4ed))
 	mean := 1 / rate
 	gap := func() float64 {
@@ -84,9 +85,9 @@ func sendOffsets(c Config, rate float64) (offsets []time.Duration, warm int) {
 	if ramp != nil {
 		rampS = c.Duration.Seconds()
 		if c.Duration > 0 {
-			n = max(int(math.Round(ramp.cumulative(rampS, rampS))), 1)
+			n = max(int(math.Round(rampCumulative(ramp, rampS, rampS))), 1)
 		} else {
-			rampS = ramp.length(n)
+			rampS = rampLength(ramp, n)
 		}
 		mean = 1 // unit-rate gaps, rescaled below
 	} else if c.Duration > 0 {
@@ -102,7 +103,7 @@ func sendOffsets(c Config, rate float64) (offsets []time.Duration, warm int) {
 	if ramp != nil {
 		u := 0.0
 		for _, g := range gaps {
-			offsets = append(offsets, secs(t+ramp.at(u, rampS)))
+			offsets = append(offsets, secs(t+rampAt(ramp, u, rampS)))
 			u += g * scale
 		}
 		return offsets, warm
@@ -119,7 +120,7 @@ func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 
 // openLoop runs one open loop at rate; request indexes start at base. With warm false the
 // schedule has no warm-up (sweep steps after the first).
-func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss *servingSink, base int, warm bool) error {
+func openLoop(ctx context.Context, s subject.Subject, c load.Config, rate float64, ss *servingSink, base int, warm bool) error {
 	if !warm {
 		zero := 0
 		c.WarmupIterations, c.WarmupTime = &zero, 0
@@ -129,7 +130,7 @@ func openLoop(ctx context.Context, s subject.Subject, c Config, rate float64, ss
 }
 
 // dispatch sends request base+i at offsets[i] from now, the first nWarm of them as warm-up.
-func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.Duration, nWarm int, ss *servingSink, base int) error {
+func dispatch(ctx context.Context, s subject.Subject, c load.Config, offsets []time.Duration, nWarm int, ss *servingSink, base int) error {
 	callCtx := ctx // interrupt.go: an interrupted run cuts its requests in flight
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -142,7 +143,7 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if nWarm > 0 {
-		ss.Begin(Warmup)
+		ss.Begin(load.Warmup)
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -157,11 +158,11 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 			break
 		}
 		if i == nWarm {
-			ss.Begin(Measure)
+			ss.Begin(load.Measure)
 		}
-		phase := Measure
+		phase := load.Measure
 		if i < nWarm {
-			phase = Warmup
+			phase = load.Warmup
 		}
 		due := t0.Add(off)
 		if !precise.Until(ctx, timer, due) {
@@ -170,17 +171,17 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
-				if phase == Measure && due.Before(freed) {
+				if phase == load.Measure && due.Before(freed) {
 					ss.countLate()
 				}
 			default:
 				if drop {
-					if phase == Measure {
+					if phase == load.Measure {
 						ss.countDropped()
 					}
 					continue
 				}
-				if phase == Measure {
+				if phase == load.Measure {
 					ss.countLate()
 				}
 				select {
@@ -192,10 +193,10 @@ func dispatch(ctx context.Context, s subject.Subject, c Config, offsets []time.D
 			}
 		}
 		wg.Add(1)
-		go func(index int, due time.Time, phase Phase) {
+		go func(index int, due time.Time, phase load.Phase) {
 			defer wg.Done()
 			cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())
-			o, err := s.Do(cctx, subject.Request{Index: index, Warmup: phase == Warmup, Scheduled: due})
+			o, err := s.Do(cctx, subject.Request{Index: index, Warmup: phase == load.Warmup, Scheduled: due})
 			ccancel()
 			if slots != nil {
 				<-slots

@@ -1,4 +1,4 @@
-package load_test
+package drive_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -38,15 +39,15 @@ func TestTrace(t *testing.T) {
 	for _, speed := range []float64{0, 2} {
 		s := &traced{at: at, due: map[int]time.Time{}}
 		rec := newRecorder()
-		c := Config{Mode: ModeTrace, WarmupIterations: ptr(2), Speedup: speed}
+		c := load.Config{Mode: load.ModeTrace, WarmupIterations: ptr(2), Speedup: speed}
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		if err := driveTrace(context.Background(), wrapped{s}, c, rec); err != nil {
 			t.Fatal(err)
 		}
-		if len(rec.obs[Warmup]) != 2 || len(rec.obs[Measure]) != 4 {
-			t.Errorf("speedup %v: %d warm-up, %d measured; want 2 and 4", speed, len(rec.obs[Warmup]), len(rec.obs[Measure]))
+		if len(rec.obs[load.Warmup]) != 2 || len(rec.obs[load.Measure]) != 4 {
+			t.Errorf("speedup %v: %d warm-up, %d measured; want 2 and 4", speed, len(rec.obs[load.Warmup]), len(rec.obs[load.Measure]))
 		}
 		div := max(speed, 1)
 		for i, want := range at {
@@ -58,13 +59,13 @@ func TestTrace(t *testing.T) {
 	// measurement_iterations and duration cut the trace.
 	s := &traced{at: at, due: map[int]time.Time{}}
 	rec := newRecorder()
-	if err := driveTrace(context.Background(), s, Config{Mode: ModeTrace, WarmupIterations: ptr(1), Duration: 30 * time.Millisecond}, rec); err != nil {
+	if err := driveTrace(context.Background(), s, load.Config{Mode: load.ModeTrace, WarmupIterations: ptr(1), Duration: 30 * time.Millisecond}, rec); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.obs[Measure]) != 3 { // due 10, 15 and 40 ms: within 30 ms of the first measured
-		t.Errorf("%d measured within the duration, want 3", len(rec.obs[Measure]))
+	if len(rec.obs[load.Measure]) != 3 { // due 10, 15 and 40 ms: within 30 ms of the first measured
+		t.Errorf("%d measured within the duration, want 3", len(rec.obs[load.Measure]))
 	}
-	err := driveTrace(context.Background(), fixed{func(int) subject.Observation { return stream(1) }}, Config{Mode: ModeTrace}, newRecorder())
+	err := driveTrace(context.Background(), fixed{func(int) subject.Observation { return stream(1) }}, load.Config{Mode: load.ModeTrace}, newRecorder())
 	if err == nil || !strings.Contains(err.Error(), "workload is a trace") {
 		t.Errorf("a subject without a trace: %v", err)
 	}

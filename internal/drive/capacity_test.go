@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferbench/inferbench/internal/capacity"
 	"github.com/inferbench/inferbench/internal/figures"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/subject"
 )
@@ -26,8 +27,8 @@ import (
 // section and a row of the sweep table per step.
 func TestCapacityStepsStopWhenDecided(t *testing.T) {
 	s := &streamer{tokens: 2}
-	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 500}, Seed: 1,
-		Capacity: &CapacityConfig{Start: 200, MinRequests: 40, MaxRequests: 1280, WarmupRequests: 5, MaxSteps: 3}}
+	c := load.Config{Mode: load.ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 500}, Seed: 1,
+		Capacity: &load.CapacityConfig{Start: 200, MinRequests: 40, MaxRequests: 1280, WarmupRequests: 5, MaxSteps: 3}}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +63,11 @@ func TestCapacityStepsStopWhenDecided(t *testing.T) {
 // TestCapacityValidate: mode capacity needs percentile SLOs.
 func TestCapacityValidate(t *testing.T) {
 	for _, tc := range []struct {
-		c    Config
+		c    load.Config
 		want string
 	}{
-		{Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.max": 5}}, "not a percentile"},
-		{Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms": 5}, Capacity: &CapacityConfig{Tolerance: 2}}, "tolerance"},
+		{load.Config{Mode: load.ModeCapacity, SLO: map[string]float64{"ttft_ms.max": 5}}, "not a percentile"},
+		{load.Config{Mode: load.ModeCapacity, SLO: map[string]float64{"ttft_ms": 5}, Capacity: &load.CapacityConfig{Tolerance: 2}}, "tolerance"},
 	} {
 		if err := tc.c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.c, err, tc.want)
@@ -74,7 +75,7 @@ func TestCapacityValidate(t *testing.T) {
 	}
 	// Without SLOs the configuration is whole (a definition may bring them), but no search
 	// starts.
-	c := Config{Mode: ModeCapacity}
+	c := load.Config{Mode: load.ModeCapacity}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +105,8 @@ func (s *slowSubject) Do(ctx context.Context, r subject.Request) (subject.Observ
 // meet the limit once sent) at rates the server never saw.
 func TestCapacityClientBoundStops(t *testing.T) {
 	s := &slowSubject{streamer: &streamer{tokens: 2}, late: 5 * time.Millisecond}
-	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 40}, Seed: 1,
-		Capacity: &CapacityConfig{Start: 100, MinRequests: 40, MaxRequests: 160, WarmupRequests: 5, MaxSteps: 4}}
+	c := load.Config{Mode: load.ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 40}, Seed: 1,
+		Capacity: &load.CapacityConfig{Start: 100, MinRequests: 40, MaxRequests: 160, WarmupRequests: 5, MaxSteps: 4}}
 	rec := newRecorder()
 	err := driveCapacity(context.Background(), s, c, rec)
 	var cb *capacity.ClientBoundError
@@ -159,8 +160,8 @@ func TestCapacityClientDelayByObjective(t *testing.T) {
 		slo   string
 		stops bool
 	}{{"ttft_ms.p90", false}, {"itl_ms.p90", true}} {
-		c := Config{Mode: ModeCapacity, SLO: map[string]float64{tc.slo: 40}, Seed: 1,
-			Capacity: &CapacityConfig{Start: 400, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
+		c := load.Config{Mode: load.ModeCapacity, SLO: map[string]float64{tc.slo: 40}, Seed: 1,
+			Capacity: &load.CapacityConfig{Start: 400, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
 		rec := newRecorder()
 		err := driveCapacity(context.Background(), &mergingReader{}, c, rec)
 		var cb *capacity.ClientBoundError
@@ -239,11 +240,11 @@ func TestCapacityStopsOnServerFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int64
 			s := described{tc.subj(&calls)}
-			c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 500}, Seed: 1,
-				Capacity: &CapacityConfig{Start: 200, MinRequests: 40, MaxRequests: 1280, WarmupRequests: 5, MaxSteps: 12}}
+			c := load.Config{Mode: load.ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 500}, Seed: 1,
+				Capacity: &load.CapacityConfig{Start: 200, MinRequests: 40, MaxRequests: 1280, WarmupRequests: 5, MaxSteps: 12}}
 			rec := newRecorder()
 			err := driveCapacity(context.Background(), s, c, rec)
-			var sf *ServerFailingError
+			var sf *load.ServerFailingError
 			if !errors.As(err, &sf) || sf.Refused != tc.refuse {
 				t.Fatalf("error %v, want the search stopped for the server's failures (refused %v)", err, tc.refuse)
 			}
@@ -281,8 +282,8 @@ func TestCapacityNoPassNoValue(t *testing.T) {
 	// A limit of 400 ms leaves the client 40 ms of its own delays before the search calls itself
 	// client-bound: with 40 ms, a machine busy with the rest of the suite tripped it.
 	s := &streamer{tokens: 2, ttft: func(int) time.Duration { return time.Second }}
-	c := Config{Mode: ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 400}, Seed: 1,
-		Capacity: &CapacityConfig{Start: 40, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
+	c := load.Config{Mode: load.ModeCapacity, SLO: map[string]float64{"ttft_ms.p90": 400}, Seed: 1,
+		Capacity: &load.CapacityConfig{Start: 40, MinRequests: 40, MaxRequests: 40, WarmupRequests: 5, MaxSteps: 2}}
 	rec := newRecorder()
 	if err := driveCapacity(context.Background(), s, c, rec); err != nil {
 		t.Fatal(err)

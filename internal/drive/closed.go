@@ -1,4 +1,4 @@
-package load
+package drive
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferbench/inferbench/internal/base/precise"
+	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -15,25 +16,25 @@ import (
 // the same concurrency, not measured), then measures at least measurement_iterations requests and
 // for at least min_time, at most max_time. The steady-state window ends when the first worker runs
 // out of requests, before the loop drains.
-func driveClosedLoop(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveClosedLoop(ctx context.Context, s subject.Subject, c load.Config, sink load.Sink) error {
 	ss := newServingSink(sink, c)
 	err := closedLoop(ctx, s, c, max(c.Concurrency, 1), ss, 0)
-	ss.report(ss.result(ModeConcurrency), false)
+	ss.report(ss.result(load.ModeConcurrency), false)
 	return err
 }
 
 // driveOffline sends every request at once, with at most max_concurrency in flight (default 1024): a
 // closed loop as wide as the work, measuring throughput rather than latency.
-func driveOffline(ctx context.Context, s subject.Subject, c Config, sink Sink) error {
+func driveOffline(ctx context.Context, s subject.Subject, c load.Config, sink load.Sink) error {
 	ss := newServingSink(sink, c)
 	err := closedLoop(ctx, s, c, offlineWidth(c), ss, 0)
-	ss.report(ss.result(ModeOffline), false)
+	ss.report(ss.result(load.ModeOffline), false)
 	return err
 }
 
 // offlineWidth is the number of workers of an offline loop: max_concurrency (default 1024), but
 // no more than there are measured requests.
-func offlineWidth(c Config) int {
+func offlineWidth(c load.Config) int {
 	width := c.MaxConcurrency
 	if width == 0 {
 		width = defaultOfflineConcurrency
@@ -49,17 +50,17 @@ func offlineWidth(c Config) int {
 // begins finish unmeasured. (Draining the loop between the phases would start the measurement
 // with every worker sending at the same instant, the very burst the warm-up is there to leave
 // behind.) With ramp_up, worker k of conc sends its first request k/conc of ramp_up late.
-func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *servingSink, base int) error {
+func closedLoop(ctx context.Context, s subject.Subject, c load.Config, conc int, ss *servingSink, base int) error {
 	callCtx := ctx // interrupt.go: an interrupted run cuts its requests in flight
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var index atomic.Int64
 	index.Store(int64(base))
 
-	call := func(p Phase) {
+	call := func(p load.Phase) {
 		i := int(index.Add(1) - 1)
 		cctx, ccancel := context.WithTimeout(callCtx, c.IterationTimeout())
-		o, err := s.Do(cctx, subject.Request{Index: i, Warmup: p == Warmup})
+		o, err := s.Do(cctx, subject.Request{Index: i, Warmup: p == load.Warmup})
 		ccancel()
 		if interrupted(callCtx, err) {
 			return
@@ -71,7 +72,7 @@ func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *
 	}
 	ph := &phases{c: c, ss: ss, warm: c.Warmup(), want: c.Measurement()}
 	if ph.warm > 0 {
-		ss.Begin(Warmup)
+		ss.Begin(load.Warmup)
 	}
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -97,7 +98,7 @@ func closedLoop(ctx context.Context, s subject.Subject, c Config, conc int, ss *
 // phases hands out a closed loop's requests: warm requests of the warm-up, then measured ones
 // until want have been sent and min_time has passed, or max_time has.
 type phases struct {
-	c          Config
+	c          load.Config
 	ss         *servingSink
 	mu         sync.Mutex
 	warm, want int
@@ -107,24 +108,24 @@ type phases struct {
 }
 
 // next returns the phase of the next request, or false when there is none.
-func (p *phases) next() (Phase, bool) {
+func (p *phases) next() (load.Phase, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.issued < p.warm {
 		p.issued++
-		return Warmup, true
+		return load.Warmup, true
 	}
 	if p.start.IsZero() {
-		p.ss.Begin(Measure)
+		p.ss.Begin(load.Measure)
 		p.start = time.Now()
 	}
 	elapsed := time.Since(p.start)
 	if p.c.MaxTime > 0 && elapsed >= p.c.MaxTime {
-		return Measure, false
+		return load.Measure, false
 	}
 	if p.measured < p.want || elapsed < p.c.MinTime {
 		p.measured++
-		return Measure, true
+		return load.Measure, true
 	}
-	return Measure, false
+	return load.Measure, false
 }
