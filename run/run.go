@@ -304,12 +304,6 @@ func newPipeline(o Options) (*pipeline, error) {
 	if o.OutputDir == "" {
 		o.OutputDir = "benchmark_results"
 	}
-	switch {
-	case o.KeepSamples == 0:
-		o.KeepSamples = engine.DefaultKeepSamples
-	case o.KeepSamples < 0:
-		o.KeepSamples = 0 // the engine keeps all
-	}
 	if o.Compare.Alpha == 0 {
 		o.Compare.Alpha = 0.05
 	}

@@ -45,7 +45,7 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 			if opts.Compare, err = cf.config(o, cmd.Flags()); err != nil {
 				return err
 			}
-			_, _, err = merge.Group(cmd.Context(), opts, merge.GroupOptions{Paths: args, Group: group, Since: since, AllowMissing: allowMissing, KeepSamples: keepSamples})
+			_, _, err = merge.Group(cmd.Context(), opts, merge.GroupOptions{Paths: args, Group: group, Since: since, AllowMissing: allowMissing, KeepSamples: keptSamples(keepSamples)})
 			return err
 		},
 	}

@@ -184,9 +184,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 			return opts, err
 		}
 	}
-	if rf.keepSamples == 0 {
-		opts.KeepSamples = -1 // the flag's 0 keeps all
-	}
+	opts.KeepSamples = keptSamples(rf.keepSamples)
 	if f.Changed("warmup-iterations") || f.Changed("warmup") {
 		opts.Load.WarmupIterations = &rf.warmup
 	}
@@ -259,4 +257,13 @@ func parseLevel(s string) (slog.Level, error) {
 // alias registers name as another name of the flag of, sharing its value.
 func alias(f *pflag.FlagSet, name, of string) {
 	f.Var(f.Lookup(of).Value, name, "alias of --"+of)
+}
+
+// keptSamples turns a --keep-samples flag's value into the options' KeepSamples: the flag's 0
+// keeps all samples (a negative KeepSamples), where an option's 0 is its default.
+func keptSamples(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }

@@ -192,7 +192,7 @@ func (c *collector) fill(r *result.Scenario, keep int) {
 		}
 		m := result.NewMetric(name)
 		m.Summary = &s
-		m.Samples = thin(d.Samples(), keep)
+		m.Samples = Thin(d.Samples(), keep)
 		r.Metrics[name] = m
 	})
 	for name, v := range c.peaks {
@@ -249,9 +249,14 @@ func setValue(r *result.Scenario, name string, v float64) {
 	r.Metrics[name] = m
 }
 
-// thin returns at most keep samples, evenly spaced (deterministic), or all when keep <= 0.
-func thin(xs []float64, keep int) []float64 {
-	if keep <= 0 || len(xs) <= keep {
+// Thin returns at most keep of the samples xs, evenly spaced (deterministic): keep 0 is
+// DefaultKeepSamples, a negative keep keeps them all. It is the one meaning of every option that
+// bounds the samples kept (run's, merge's, the engine's).
+func Thin(xs []float64, keep int) []float64 {
+	if keep == 0 {
+		keep = DefaultKeepSamples
+	}
+	if keep < 0 || len(xs) <= keep {
 		return append([]float64(nil), xs...)
 	}
 	out := make([]float64, keep)

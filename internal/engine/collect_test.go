@@ -63,3 +63,14 @@ func TestClientBoundNotes(t *testing.T) {
 		t.Errorf("output_tokens marked client_bound: %q", m.Note)
 	}
 }
+
+// TestThinZeroIsDefault: every KeepSamples option means the same by 0 (DefaultKeepSamples) and
+// by a negative number (all).
+func TestThinZeroIsDefault(t *testing.T) {
+	xs := make([]float64, DefaultKeepSamples+500)
+	for _, tc := range []struct{ keep, want int }{{0, DefaultKeepSamples}, {-1, len(xs)}, {10, 10}, {len(xs) + 1, len(xs)}} {
+		if got := len(Thin(xs, tc.keep)); got != tc.want {
+			t.Errorf("Thin(%d samples, %d) kept %d, want %d", len(xs), tc.keep, got, tc.want)
+		}
+	}
+}

@@ -69,8 +69,8 @@ func WithMaxSamples(n int) Option { return func(e *Engine) { e.maxSamples = n } 
 // says otherwise.
 const DefaultKeepSamples = 10000
 
-// WithKeepSamples bounds the raw samples written into results per metric (default
-// DefaultKeepSamples; 0 all).
+// WithKeepSamples bounds the raw samples written into results per metric: 0 keeps
+// DefaultKeepSamples, a negative number keeps all (Thin), as every KeepSamples option does.
 func WithKeepSamples(n int) Option { return func(e *Engine) { e.keep = n } }
 
 // WithProfile makes every scenario whose subject can profile (subject.Profiler) run n more calls

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/engine"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/stats"
 )
@@ -213,7 +214,7 @@ func combineDist(name string, ps []agentScenario, ms []result.Metric, hists []ma
 			all = false
 		}
 	}
-	samples := thin(pooled, keep)
+	samples := engine.Thin(pooled, keep)
 	if all {
 		h := stats.NewHistogram()
 		for _, hs := range hists {
@@ -342,17 +343,4 @@ func agentSkew(ps []agentScenario, wins []*result.Window) result.Skew {
 		sk.EndSpreadMS = float64(lastEnd.Sub(firstEnd)) / 1e6
 	}
 	return sk
-}
-
-// thin returns at most keep samples, evenly spaced (deterministic), or all when keep < 0.
-func thin(xs []float64, keep int) []float64 {
-	if keep < 0 || len(xs) <= keep {
-		return xs
-	}
-	out := make([]float64, keep)
-	step := float64(len(xs)) / float64(keep)
-	for i := range out {
-		out[i] = xs[int(float64(i)*step)]
-	}
-	return out
 }

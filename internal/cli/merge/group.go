@@ -25,7 +25,8 @@ type GroupOptions struct {
 	Since time.Duration
 	// AllowMissing passes the gate even when parts are missing or did not finish.
 	AllowMissing bool
-	// KeepSamples bounds the raw samples kept per metric when agents are combined; 0 keeps all.
+	// KeepSamples bounds the raw samples kept per metric when agents are combined (default
+	// 10,000; negative keeps all).
 	KeepSamples int
 }
 
@@ -46,11 +47,7 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 	if err != nil {
 		return nil, "", err
 	}
-	keep := mo.KeepSamples
-	if keep == 0 {
-		keep = -1 // all
-	}
-	m, err := Runs(runs, Options{AllowMissing: mo.AllowMissing, KeepSamples: keep})
+	m, err := Runs(runs, Options{AllowMissing: mo.AllowMissing, KeepSamples: mo.KeepSamples})
 	if err != nil {
 		return nil, "", exit.UsageError(fmt.Errorf("%v", err))
 	}

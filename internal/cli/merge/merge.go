@@ -128,11 +128,7 @@ func Runs(runs []*result.Run, opt Options) (*result.Run, error) {
 			info.Missing = append(info.Missing, fmt.Sprintf("the shards hold %d scenarios, their plan %d", len(out.Scenarios), planned))
 		}
 	case KindAgents:
-		keep := opt.KeepSamples
-		if keep == 0 {
-			keep = 10000
-		}
-		err = combineAgents(out, parts, keep)
+		err = combineAgents(out, parts, opt.KeepSamples)
 	}
 	if err != nil {
 		return nil, err

@@ -252,6 +252,27 @@ func TestAgentsMergeExactly(t *testing.T) {
 	}
 }
 
+// TestKeepSamplesZero: KeepSamples 0 keeps the default 10,000 pooled samples and a negative one
+// keeps all, as run's and the engine's option do. Before, merge's Options read 0 as 10,000 and
+// its GroupOptions read 0 as all.
+func TestKeepSamplesZero(t *testing.T) {
+	samples := make([]float64, 12000)
+	for i := range samples {
+		samples[i] = float64(i%97 + 1)
+	}
+	for _, tc := range []struct {
+		keep, want int
+	}{{0, 10000}, {-1, 12000}, {500, 500}} {
+		m, err := Runs(agentRuns(t, samples, 2, 200), Options{KeepSamples: tc.keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(m.Scenarios[0].Metrics["e2e_ms"].Samples); got != tc.want {
+			t.Errorf("KeepSamples %d kept %d samples, want %d", tc.keep, got, tc.want)
+		}
+	}
+}
+
 // TestAgentValues: single values combine by what they measure, also when an agent lacks one.
 func TestAgentValues(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
