@@ -159,6 +159,7 @@ func (p *part) scenario(bench string, o Origin) result.Scenario {
 	} else {
 		p.fillSummaries(&sc)
 	}
+	p.certificate(&sc, o.Tool)
 	imp := Imported{Tool: o.Tool, Requests: withRequests, Aggregates: finiteOnly(p.own)}
 	sc.Extra.Other = map[string]json.RawMessage{}
 	if b, err := json.Marshal(imp); err == nil {
