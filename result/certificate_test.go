@@ -37,3 +37,27 @@ func TestCertificateRoundTrip(t *testing.T) {
 		t.Error("a certificate without checks does not pass")
 	}
 }
+
+// TestTallyCountsCertificates: a run's summary counts its scenarios by their certificate's
+// verdict (the dashboard's runs list reads it from the store), and has none without any.
+func TestTallyCountsCertificates(t *testing.T) {
+	r := &Run{Scenarios: []Scenario{
+		{Status: StatusOK, Extra: Extra{Certificate: NewCertificate([]CertCheck{{Name: "a", Verdict: CertFail}})}},
+		{Status: StatusOK, Extra: Extra{Certificate: NewCertificate([]CertCheck{{Name: "a", Verdict: CertPass}})}},
+		{Status: StatusOK, Extra: Extra{Certificate: NewCertificate([]CertCheck{{Name: "a", Verdict: CertPass}})}},
+		{Status: StatusOK},
+	}}
+	r.Tally()
+	if got := r.Summary.Certificates; got != (CertCounts{Pass: 2, Fail: 1}) {
+		t.Errorf("certificates %+v, want 1 fail and 2 pass", got)
+	}
+	b, err := json.Marshal(r.Summary)
+	if err != nil || !strings.Contains(string(b), `"certificates":{"pass":2,"fail":1}`) {
+		t.Errorf("summary JSON %s, %v", b, err)
+	}
+	r.Scenarios = r.Scenarios[3:]
+	r.Tally()
+	if b, _ := json.Marshal(r.Summary); strings.Contains(string(b), "certificates") {
+		t.Errorf("summary JSON %s holds certificates without any", b)
+	}
+}

@@ -52,6 +52,16 @@ type Summary struct {
 	Failed      int     `json:"failed"`
 	Skipped     int     `json:"skipped"`
 	SuccessRate float64 `json:"success_rate"` // succeeded / (total - skipped); 1 when nothing ran
+	// Certificates counts the scenarios by their certificate's verdict (is it the server's
+	// number?); absent when no scenario has one.
+	Certificates CertCounts `json:"certificates,omitzero"`
+}
+
+// CertCounts counts scenarios by their certificate's verdict.
+type CertCounts struct {
+	Pass int `json:"pass,omitempty"`
+	Warn int `json:"warn,omitempty"`
+	Fail int `json:"fail,omitempty"`
 }
 
 // Scenario is the result of one point of one benchmark's matrix.
@@ -158,16 +168,26 @@ func (m Metric) Center() (float64, bool) {
 func (r *Run) Tally() {
 	var s Summary
 	for i := range r.Scenarios {
-		s.count(r.Scenarios[i].Status)
+		s.count(&r.Scenarios[i])
 	}
 	s.rate()
 	r.Summary = s
 }
 
-// count counts one scenario of this status.
-func (s *Summary) count(status string) {
+// count counts one scenario: its status, and its certificate's verdict.
+func (s *Summary) count(sc *Scenario) {
+	if c := sc.Extra.Certificate; c != nil {
+		switch c.Verdict {
+		case CertPass:
+			s.Certificates.Pass++
+		case CertWarn:
+			s.Certificates.Warn++
+		case CertFail:
+			s.Certificates.Fail++
+		}
+	}
 	s.Total++
-	switch status {
+	switch sc.Status {
 	case StatusOK:
 		s.Succeeded++
 	case StatusFailed:

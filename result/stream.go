@@ -378,7 +378,7 @@ func (s *Scanner) journalBatch() bool {
 		return false
 	}
 	for i := range added {
-		s.tally.count(added[i].Status)
+		s.tally.count(&added[i])
 	}
 	s.tally.rate()
 	s.head.Summary = s.tally
@@ -428,7 +428,7 @@ func (s *Scanner) Scan() bool {
 	if s.have != nil {
 		for i := range one.Scenarios {
 			s.have[one.Scenarios[i].ID()] = true
-			s.tally.count(one.Scenarios[i].Status)
+			s.tally.count(&one.Scenarios[i])
 		}
 	}
 	s.batch = one.Scenarios

@@ -42,6 +42,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04")
 	},
+	"certificates": certificatesBadge,
 	"short": func(s string) string {
 		if len(s) > 10 {
 			return s[:10]
@@ -539,4 +540,24 @@ func (s *Server) explain(base, head *result.Run, rep *compare.Report) []explain.
 		return d
 	}
 	return explain.Runs(folder(base.ID), folder(head.ID), explain.Pairs(base, head, rep, false), explain.Options{})
+}
+
+// certificatesBadge shows a run's serving certificates in its row of the runs list: the worst
+// verdict with how many scenarios have it ("fail 2 of 5"), a badge coloured by it; nothing for a
+// run without serving scenarios.
+func certificatesBadge(c result.CertCounts) template.HTML {
+	total := c.Pass + c.Warn + c.Fail
+	for _, v := range []struct {
+		verdict, class string
+		n              int
+	}{{result.CertFail, "bad", c.Fail}, {result.CertWarn, "warn", c.Warn}, {result.CertPass, "ok", c.Pass}} {
+		if n := v.n; n > 0 {
+			what := fmt.Sprintf("%s %d of %d", v.verdict, n, total)
+			if v.verdict == result.CertPass && n == total {
+				what = "pass"
+			}
+			return template.HTML(fmt.Sprintf(`<span class="badge %s" title="serving certificates: is it the server's number? (docs/certificate.md)">%s</span>`, v.class, template.HTMLEscapeString(what)))
+		}
+	}
+	return ""
 }

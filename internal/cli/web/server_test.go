@@ -393,3 +393,24 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("pages visited (-want +got):\n%s", d)
 	}
 }
+
+// TestCertificatesBadge: the runs list shows each run's serving certificates by their worst
+// verdict, with how many scenarios have it, and nothing for a run without serving scenarios.
+func TestCertificatesBadge(t *testing.T) {
+	for _, tc := range []struct {
+		counts result.CertCounts
+		want   string
+	}{
+		{result.CertCounts{}, ""},
+		{result.CertCounts{Pass: 3}, `class="badge ok"`},
+		{result.CertCounts{Pass: 3}, ">pass<"},
+		{result.CertCounts{Pass: 3, Warn: 1}, ">warn 1 of 4<"},
+		{result.CertCounts{Pass: 1, Warn: 1, Fail: 2}, `class="badge bad"`},
+		{result.CertCounts{Pass: 1, Warn: 1, Fail: 2}, ">fail 2 of 4<"},
+	} {
+		got := string(certificatesBadge(tc.counts))
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("certificatesBadge(%v) = %q, want it to hold %q", tc.counts, got, tc.want)
+		}
+	}
+}
