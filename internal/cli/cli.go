@@ -130,12 +130,35 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 		Version:       Version,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if r := removedFlag(c, err); r != nil {
+			return r
+		}
 		return usageErr("%s: %v%s (see '%s --help')", c.CommandPath(), err, flagHint(c, err), c.CommandPath())
 	})
 	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
 		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newExplain(o), newHistory(o), newImport(o), newExport(o),
 		newMerge(o), newMockserver(o), newReport(o), newServe(o), newCapacity(o))
 	return root
+}
+
+// removedFlags are the flags that went, by command, with what replaces them.
+var removedFlags = map[string]map[string]string{
+	"inferbench run": {
+		"slo-search": "the highest rate whose SLOs hold is what 'inferbench capacity --openai URL --model M --slo ...' finds, with a 95% lower bound (docs/capacity.md)",
+	},
+}
+
+// removedFlag is the error of a flag in removedFlags, naming its replacement, or nil.
+func removedFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return nil
+	}
+	name, _, _ = strings.Cut(name, "=")
+	if why, ok := removedFlags[c.CommandPath()][name]; ok {
+		return usageErr("%s: --%s was removed: %s", c.CommandPath(), name, why)
+	}
+	return nil
 }
 
 // flagHint returns " (did you mean --iterations?)" for an unknown flag near one the command has
