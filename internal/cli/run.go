@@ -109,8 +109,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	rf.quick.register(f)
 	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")
 	alias(f, "warmup", "warmup-iterations")
-	f.IntVar(&rf.iterations, "measurement-iterations", 0, "measured iterations per scenario (overrides definitions)")
+	f.IntVar(&rf.iterations, "measurement-iterations", 0, "measured iterations per scenario, requests with --openai (overrides definitions; --openai's default: 100)")
 	alias(f, "iterations", "measurement-iterations")
+	alias(f, "requests", "measurement-iterations", "the measured requests of --openai's scenarios and sweep steps")
 	f.DurationVar(&rf.minTime, "min-time", 0, "keep measuring each scenario for at least this long")
 	f.DurationVar(&rf.maxTime, "max-time", 0, "stop measuring a scenario after this long")
 	f.DurationVar(&rf.timeout, "timeout", 0, "per-iteration timeout (default 5m)")
@@ -190,8 +191,9 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if f.Changed("warmup-iterations") || f.Changed("warmup") {
 		opts.Load.WarmupIterations = &rf.warmup
 	}
-	if f.Changed("measurement-iterations") || f.Changed("iterations") {
+	if f.Changed("measurement-iterations") || f.Changed("iterations") || f.Changed("requests") {
 		opts.Load.MeasurementIterations = &rf.iterations
+		rf.quick.OpenAI.Requests = rf.iterations // the server's scenarios (and sweep steps) send as many
 	}
 	opts.Load.MinTime, opts.Load.MaxTime, opts.Load.Timeout = rf.minTime, rf.maxTime, rf.timeout
 	if !rf.monitor.Off && rf.monitor.Interval < time.Millisecond {
@@ -256,7 +258,12 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// alias registers name as another name of the flag of, sharing its value.
-func alias(f *pflag.FlagSet, name, of string) {
-	f.Var(f.Lookup(of).Value, name, "alias of --"+of)
+// alias registers name as another name of the flag of, sharing its value, with what the name
+// says where it is given.
+func alias(f *pflag.FlagSet, name, of string, says ...string) {
+	usage := "alias of --" + of
+	if len(says) > 0 {
+		usage += ": " + strings.Join(says, "; ")
+	}
+	f.Var(f.Lookup(of).Value, name, usage)
 }
