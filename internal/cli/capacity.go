@@ -57,7 +57,7 @@ capacity lower.`,
 			f := cmd.Flags()
 			opts := run.Options{
 				Selection: sel.selection(o, args), OutputDir: out,
-				Store: sf.url, NoStore: noStore, Baseline: baseline, Format: format,
+				Store: sf.url, NoStore: noStore, Baseline: baseline, Format: tableText(format),
 				Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 			}
 			var err error
@@ -100,7 +100,7 @@ capacity lower.`,
 				opts.Log = consoleHandler(o.Stderr, opts.LogLevel, false)
 			}
 			r, err := run.Run(cmd.Context(), opts)
-			if r != nil && format == "table" {
+			if r != nil && format == "text" {
 				printCapacity(o.Stdout, r)
 			}
 			return err

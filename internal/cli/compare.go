@@ -55,7 +55,7 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 	}
 	fl := cmd.Flags()
 	f.runs.register(fl)
-	fl.StringVar(&f.format, "format", "text", "text, markdown, json, junit or html")
+	formatFlag(fl, &f.format, "text", "", "text", "markdown", "json", "junit", "html")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
 	fl.StringVar(&f.json, "json", "", "also write the comparison as JSON to this file (the same comparison as --format's output: compared once)")
 	fl.BoolVar(&f.all, "all-metrics", false, "text: show every metric's rows, not only the primary ones and those that fail")

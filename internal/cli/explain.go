@@ -59,7 +59,7 @@ explained first), 2 usage.`,
 	}
 	fl := cmd.Flags()
 	f.runs.register(fl)
-	fl.StringVar(&f.format, "format", "text", "text, markdown or json")
+	formatFlag(fl, &f.format, "text", "", "text", "markdown", "json")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the explanation here (- for stdout)")
 	fl.BoolVar(&f.all, "all-scenarios", false, "explain every scenario of both runs, not only the regressed ones")
 	fl.Float64Var(&f.alpha, "fdr", 0.01, "false discovery rate over a scenario's functions and operators")

@@ -68,7 +68,7 @@ be given to compare and baseline set.`,
 	f.StringVar(&group, "group", "", "with --agents: the group the agents' runs share, for 'inferbench merge --group'")
 	f.IntVar(&agents, "agents", 0, "the files are the results of this many client machines that loaded one server together: each run is an agent of --group, merged exactly by 'inferbench merge --group'")
 	f.IntVar(&agentIndex, "agent", -1, "with --agents: this file's agent index (default: each file's position among the files, as many as --agents)")
-	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d")
+	f.StringVar(&format, "format", "auto", "the other tool's format the files are in (not an output format of inferbench's): auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d")
 	f.StringVar(&id, "id", "", "run id (default: the time and the file name)")
 	f.StringVar(&bench, "benchmark", "", "hyperfine: the benchmark name (default: the file name)")
 	f.StringArrayVar(&secretParams, "secret-param", nil, "a parameter whose values are secrets (repeatable): masked whole; the others are kept as the file has them")
@@ -147,7 +147,7 @@ or sends it to an experiment tracker and prints what it created (docs/trackers.m
 	sf.register(f)
 	sf.registerResults(f)
 	tf.register(f)
-	f.StringVar(&format, "format", "gobench", "gobench, github-action-benchmark, mlflow or wandb")
+	f.StringVar(&format, "format", "gobench", "the other tool's format the run is written in (not an output format of inferbench's): gobench, github-action-benchmark, mlflow or wandb")
 	f.BoolVar(&bigger, "bigger", false, "github-action-benchmark: the higher-is-better metrics (customBiggerIsBetter)")
 	return cmd
 }

@@ -68,7 +68,7 @@ func serverFlags(f *pflag.FlagSet, s *quick.OpenAI) {
 // outputFlags registers where a run that measures goes and what it prints (run, capacity).
 func outputFlags(f *pflag.FlagSet, dir, format *string) {
 	f.StringVar(dir, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
-	f.StringVar(format, "format", "table", "summary on stdout: table, json or none")
+	formatFlag(f, format, "text", "the summary on stdout (table, its old name, is text)", "text", "json", "none")
 }
 
 // listFlags are the flags whose values may also be given space-separated, as other benchmark
