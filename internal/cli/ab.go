@@ -60,6 +60,11 @@ process's starting state falls on one side.`,
 	fl.StringVar(&f.model, "model", "", "openai: variants: the model to ask for")
 	fl.StringArrayVar(&f.set, "set", nil, "override a parameter of definition variants, key=value (repeatable)")
 	fl.BoolVar(&f.enableMock, "enable-mock", false, "allow mock subjects")
+	groupFlags(cmd,
+		flagGroup{"The variants", []string{"model", "set", "enable-mock", "exec-metrics"}},
+		flagGroup{"How long", []string{"warmup", "pairs", "block-calls", "max-time"}},
+		flagGroup{"The answer", []string{"metric", "better", "alpha", "threshold", "strict"}},
+		flagGroup{"Output", []string{"format"}})
 	return cmd
 }
 

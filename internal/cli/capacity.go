@@ -123,6 +123,19 @@ capacity lower.`,
 	cf.register(f)
 	f.StringVar(&baseline, "baseline", "", "compare with this baseline afterwards (exit code 3 when the capacity is lower)")
 	f.BoolVar(&noStore, "no-store", false, "do not record the run in the history store")
+	groupFlags(cmd,
+		flagGroup{"What to search", []string{"openai", "model", "model-id", "include", "exclude", "category", "tag", "set",
+			"enable-mock", "num-tokens-to-generate"}},
+		flagGroup{"SLOs and the search", []string{"slo", "attainment", "start-rate", "min-requests", "max-requests",
+			"warmup-requests", "max-steps", "tolerance", "seed", "timeout"}},
+		flagGroup{"The server's requests (with --openai)", []string{"endpoint", "api-key-env", "input-tokens", "output-tokens",
+			"prompts", "ignore-eos", "requests", "max-concurrency"}},
+		flagGroup{"Comparison and gate", []string{"baseline", "threshold", "thresholds-file", "budget-file", "alpha", "gate",
+			"uncorrected", "strict"}},
+		flagGroup{"Output", []string{"output-dir", "format"}},
+		flagGroup{"Store", []string{"store", "no-store"}})
+	needFlags(cmd, need{[]string{"endpoint", "api-key-env", "input-tokens", "output-tokens", "prompts", "ignore-eos",
+		"requests", "max-concurrency"}, []string{"openai"}})
 	return cmd
 }
 

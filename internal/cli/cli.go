@@ -90,6 +90,9 @@ func Main(ctx context.Context, args []string, o IO) int {
 	started := false // set when a command's RunE is reached: errors before it are cobra's usage errors
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		started = true
+		if err := checkNeeds(c); err != nil {
+			return err
+		}
 		return checkNumbers(c)
 	}
 	root.SetArgs(joinListFlags(args))
@@ -135,6 +138,7 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 		}
 		return usageErr("%s: %v%s (see '%s --help')", c.CommandPath(), err, flagHint(c, err), c.CommandPath())
 	})
+	root.SetUsageFunc(usage)
 	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
 		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newExplain(o), newHistory(o), newImport(o), newExport(o),
 		newMerge(o), newMockserver(o), newReport(o), newServe(o), newCapacity(o))

@@ -61,5 +61,11 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 	f.BoolVar(&noHTML, "no-html-report", false, "do not write report.html into the merged run's folder")
 	sf.register(f)
 	cf.register(f)
+	groupFlags(cmd,
+		flagGroup{"What to merge", []string{"group", "since", "allow-missing", "keep-samples"}},
+		flagGroup{"Comparison and gate", []string{"baseline", "threshold", "thresholds-file", "budget-file", "alpha", "gate", "uncorrected", "strict"}},
+		flagGroup{"Output", []string{"output-dir", "format", "no-html-report"}},
+		flagGroup{"Store", []string{"store", "no-store"}})
+	needFlags(cmd, need{[]string{"since"}, []string{"group"}})
 	return cmd
 }

@@ -51,6 +51,9 @@ folder as report.html (every run already writes one there).`,
 	f.StringSliceVar(&rf.reportAs, "report-as", nil, "the run's serving figures by these tools' definitions, named as they name them, from each request's timestamps: vllm, aiperf, guidellm (a comma list; docs/import.md)")
 	f.StringVar(&rf.store.resultsDir, "results-dir", "benchmark_results", "folder holding the run folders (as run's --output-dir)")
 	rf.store.register(f)
+	groupFlags(cmd,
+		flagGroup{"Where the run is", []string{"results-dir", "store"}},
+		flagGroup{"Output", []string{"output", "format", "report-as"}})
 	return cmd
 }
 

@@ -143,7 +143,52 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.live.Addr, "metrics-addr", "", "serve Prometheus /metrics and the live view here during the run (e.g. 127.0.0.1:9464)")
 	f.StringVar(&rf.live.Token, "metrics-token", "", "bearer token for --metrics-addr (default $INFERBENCH_TOKEN); required off loopback")
 	f.DurationVar(&rf.live.Linger, "metrics-linger", 0, "keep serving --metrics-addr this long after the run, for a last scrape")
+	groupFlags(cmd, runGroups...)
+	needFlags(cmd, runNeeds...)
 	return cmd
+}
+
+// runGroups are run's --help, by job.
+var runGroups = []flagGroup{
+	{"What to run", []string{"include", "exclude", "category", "tag", "model", "model-id", "set", "enable-mock",
+		"num-tokens-to-generate", "measure", "secret-param", "dry-run"}},
+	{"How long", []string{"warmup-iterations", "measurement-iterations", "min-time", "max-time", "timeout"}},
+	{"Load (with --openai)", []string{"concurrency", "rate", "arrival", "burstiness", "duration", "ramp-up",
+		"max-concurrency", "sweep", "sweep-steps", "offline"}},
+	{"Quick mode: a command, no definition (--exec)", []string{"exec", "shell", "name", "exec-metrics"}},
+	{"Quick mode: an OpenAI-compatible server, no definition (--openai)", []string{"openai", "endpoint", "api-key-env",
+		"input-tokens", "output-tokens", "prompts", "shared-prefix", "ignore-eos", "no-stream", "no-include-usage", "seed", "slo"}},
+	{"Quick mode: a vision model in a framework worker, no definition (--framework)", []string{"framework",
+		"batch-sizes", "dtype", "variant", "device", "image-size", "threads"}},
+	{"Resources and profiling", []string{"monitor-interval", "no-monitor", "monitor-overhead", "grid-intensity", "pue", "profile"}},
+	{"Comparison and gate", []string{"baseline", "baseline-ref", "threshold", "thresholds-file", "budget-file",
+		"alpha", "gate", "uncorrected", "strict"}},
+	{"Output", []string{"output-dir", "format", "log-level", "csv", "keep-samples", "no-html-report", "no-request-log",
+		"metrics-addr", "metrics-token", "metrics-linger", "otlp-endpoint", "otlp-span-rate"}},
+	{"Store", []string{"store", "no-store"}},
+	{"Scale-out", []string{"shard", "shard-costs", "group", "agents", "agent", "start-at", "barrier-timeout"}},
+	{"Export and alerts", []string{"export", "tracking-uri", "experiment", "project", "entity", "export-timeout",
+		"alert", "alerts-file", "alert-webhook-env"}},
+}
+
+// runNeeds are run's flags that work only with another: given alone, they are refused.
+var runNeeds = []need{
+	{[]string{"shell", "name", "exec-metrics"}, []string{"exec"}},
+	{[]string{"endpoint", "api-key-env", "input-tokens", "output-tokens", "prompts", "shared-prefix", "ignore-eos",
+		"no-stream", "no-include-usage", "seed", "slo", "concurrency", "rate", "sweep", "offline", "ramp-up"}, []string{"openai"}},
+	{[]string{"arrival"}, []string{"rate", "sweep"}},
+	{[]string{"burstiness"}, []string{"arrival"}},
+	{[]string{"duration"}, []string{"rate"}},
+	{[]string{"max-concurrency"}, []string{"rate", "sweep", "offline"}},
+	{[]string{"sweep-steps"}, []string{"sweep"}},
+	{[]string{"batch-sizes", "dtype", "variant", "device", "image-size", "threads"}, []string{"framework"}},
+	{[]string{"metrics-token", "metrics-linger"}, []string{"metrics-addr"}},
+	{[]string{"otlp-span-rate"}, []string{"otlp-endpoint"}},
+	{[]string{"shard-costs"}, []string{"shard"}},
+	{[]string{"agent", "start-at"}, []string{"agents"}},
+	{[]string{"barrier-timeout"}, []string{"start-at"}},
+	{[]string{"tracking-uri", "experiment", "project", "entity", "export-timeout"}, []string{"export"}},
+	{[]string{"alert-webhook-env"}, []string{"alert", "alerts-file"}},
 }
 
 // writeCSVCopy writes the run's summary CSV to the --csv file, {timestamp} replaced by the run's
@@ -247,7 +292,7 @@ type alertFlags struct {
 func (a *alertFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&a.rules, "alert", nil, `alert rule, e.g. "latency_ms.p95 > baseline * 1.3" or "growth(memory_mb, 7d) > 10%" (repeatable)`)
 	f.StringVar(&a.file, "alerts-file", "", "file of alert rules, one a line (# comments)")
-	f.StringVar(&a.envName, "alert-webhook-env", alert.WebhookEnv, "environment variable holding the webhook URL (Slack-compatible JSON is posted)")
+	f.StringVar(&a.envName, "alert-webhook-env", alert.WebhookEnv, "with --alert or --alerts-file: environment variable holding the webhook URL (Slack-compatible JSON is posted)")
 }
 
 func parseLevel(s string) (slog.Level, error) {
@@ -258,12 +303,13 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// alias registers name as another name of the flag of, sharing its value, with what the name
-// says where it is given.
+// alias registers name as another name of the flag of, sharing its value; --help lists it
+// right after that flag, with what the name says where it is given.
 func alias(f *pflag.FlagSet, name, of string, says ...string) {
 	usage := "alias of --" + of
 	if len(says) > 0 {
 		usage += ": " + strings.Join(says, "; ")
 	}
 	f.Var(f.Lookup(of).Value, name, usage)
+	_ = f.SetAnnotation(name, aliasKey, []string{of})
 }
