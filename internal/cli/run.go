@@ -137,7 +137,7 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
 	f.StringVar(&rf.baselineRef, "baseline-ref", "", "run the scenarios at this git ref too (a temporary worktree; Go functions built there), interleaved with the working tree's, and compare them pairwise (exit code 3 on a regression); docs/ci.md")
 	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
-	f.StringVar(&rf.csvCopy, "csv", "", "also write the run's summary.csv to this file; {timestamp} is the run's start, YYYYMMDD_HHMMSS (seed 001's results/raw/benchmark_results_{timestamp}.csv)")
+	f.StringVar(&rf.csvCopy, "csv", "", "also write the run's summary.csv (one row per scenario and metric) to this file; {timestamp} in the name is the run's start, YYYYMMDD_HHMMSS: --csv results/benchmark_results_{timestamp}.csv")
 	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
 	f.BoolVar(&rf.noRequestLog, "no-request-log", false, "do not write requests/<scenario>.jsonl (each serving request's raw timestamps)")
 	f.StringVar(&rf.live.Addr, "metrics-addr", "", "serve Prometheus /metrics and the live view here during the run (e.g. 127.0.0.1:9464)")

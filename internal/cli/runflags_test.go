@@ -34,3 +34,12 @@ func TestRequestsAlias(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVHelp: --csv says what the file is, in the product's words.
+func TestCSVHelp(t *testing.T) {
+	c, _, _ := newRoot(&IO{}).Find([]string{"run"})
+	u := c.Flags().Lookup("csv").Usage
+	if strings.Contains(u, "seed") || !strings.Contains(u, "summary.csv") {
+		t.Errorf("--csv's help: %q", u)
+	}
+}
