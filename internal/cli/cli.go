@@ -90,10 +90,10 @@ func Main(ctx context.Context, args []string, o IO) int {
 	started := false // set when a command's RunE is reached: errors before it are cobra's usage errors
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		started = true
-		if err := checkNeeds(c); err != nil {
+		if err := checkNumbers(c); err != nil { // a value that is no number is the nearer fault
 			return err
 		}
-		return checkNumbers(c)
+		return checkNeeds(c)
 	}
 	root.SetArgs(joinListFlags(args))
 	root.SetIn(o.Stdin)
