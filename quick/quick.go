@@ -65,7 +65,7 @@ type OpenAI struct {
 	Seed                            uint64
 	SLOs                            []string // metric.stat=limit, as --slo
 	Sweep, Offline                  bool
-	SweepSteps, SLOSearch           int
+	SweepSteps                      int    // with Sweep: rates between the synchronous and the maximum
 	InputTokens, OutputTokens       string // a number or a distribution: lognormal(mean=550,std=150)
 	Prompts                         string // a JSONL or ShareGPT file
 	SharedPrefix                    int
@@ -141,7 +141,9 @@ func (q OpenAI) Benchmarks() ([]*suite.Benchmark, error) {
 		axes = append(axes, suite.Axis{Name: "rate", Values: anys(q.Rates)})
 	case q.Sweep:
 		lc.Mode, lc.Arrival, lc.Burstiness = load.ModeSweep, arrival, q.Burstiness
-		lc.Sweep = &load.SweepConfig{Steps: q.SweepSteps, Search: q.SLOSearch}
+		// Note: the sweep no longer bisects for the highest rate meeting the SLOs (it had
+		// --slo-search): capacity's search answers that with a lower bound (internal/capacity).
+		lc.Sweep = &load.SweepConfig{Steps: q.SweepSteps}
 	case q.Offline:
 		lc.Mode = load.ModeOffline
 	default:

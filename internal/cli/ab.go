@@ -55,11 +55,16 @@ process's starting state falls on one side.`,
 	fl.StringVar(&f.better, "better", "", "direction of --metric when its name does not say it: higher or lower")
 	fl.Float64Var(&f.alpha, "alpha", 0.01, "the rate at which unchanged code fails, over all the looks")
 	fl.Float64Var(&f.threshold, "threshold", ab.DefaultThreshold, "percent: B is slower when its interval lies wholly beyond it, the same when wholly within it")
-	fl.StringVar(&f.format, "format", "text", "text or json")
+	formatFlag(fl, &f.format, "text", "", "text", "json")
 	fl.BoolVar(&f.execMetrics, "exec-metrics", false, "exec: variants print a JSON object of metrics on their last stdout line")
 	fl.StringVar(&f.model, "model", "", "openai: variants: the model to ask for")
 	fl.StringArrayVar(&f.set, "set", nil, "override a parameter of definition variants, key=value (repeatable)")
 	fl.BoolVar(&f.enableMock, "enable-mock", false, "allow mock subjects")
+	groupFlags(cmd,
+		flagGroup{"The variants", []string{"model", "set", "enable-mock", "exec-metrics"}},
+		flagGroup{"How long", []string{"warmup", "pairs", "block-calls", "max-time"}},
+		flagGroup{"The answer", []string{"metric", "better", "alpha", "threshold", "strict"}},
+		flagGroup{"Output", []string{"format"}})
 	return cmd
 }
 

@@ -79,6 +79,10 @@ store first.`,
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the baseline and its run as JSON")
 	cmd.AddCommand(set, list, show)
+	groupFlags(cmd, flagGroup{"Where the runs are", []string{"store", "results-dir"}})
+	groupFlags(set, flagGroup{"The baseline", []string{"note"}})
+	groupFlags(list, flagGroup{"Output", []string{"json"}})
+	groupFlags(show, flagGroup{"Output", []string{"json"}})
 	return cmd
 }
 

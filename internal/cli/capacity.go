@@ -16,20 +16,24 @@ import (
 	"github.com/inferbench/inferbench/run"
 )
 
+// capacityFlags are `inferbench capacity`'s flags; run turns them into the search.
+type capacityFlags struct {
+	sel      selection
+	q        quick.OpenAI
+	cc       load.CapacityConfig
+	search   *pflag.FlagSet // the search's flags (searchFlags), cc's
+	sf       storeFlags
+	cf       compareFlags
+	out      string
+	format   string
+	baseline string
+	noStore  bool
+	timeout  time.Duration
+}
+
 func newCapacity(o *IO) *cobra.Command {
-	var (
-		sel      selection
-		q        quick.OpenAI
-		cc       load.CapacityConfig
-		sf       storeFlags
-		cf       compareFlags
-		out      string
-		format   string
-		baseline string
-		noStore  bool
-		timeout  time.Duration
-	)
-	search := searchFlags(&cc)
+	var cf capacityFlags
+	cf.search = searchFlags(&cf.cc)
 	cmd := &cobra.Command{
 		Use:   "capacity [PATH...]",
 		Short: "Find the highest request rate a server holds within its SLOs",
@@ -53,77 +57,94 @@ capacity lower.`,
   inferbench capacity benches/llm.yaml --include 'llama-8b*' --start-rate 20 --baseline main
   inferbench mockserver --slots 8 --prefill-ms 4 --token-ms 1 --batch-slowdown 0.05 --output-tokens 32 &
   inferbench capacity --openai http://127.0.0.1:8000/v1 --model mock --output-tokens 32 --slo ttft_ms.p90=20 --slo e2e_ms.p90=80`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f := cmd.Flags()
-			opts := run.Options{
-				Selection: sel.selection(o, args), OutputDir: out,
-				Store: sf.url, NoStore: noStore, Baseline: baseline, Format: format,
-				Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
-			}
-			var err error
-			if opts.Compare, err = cf.config(o, f); err != nil {
-				return err
-			}
-			slos, err := quick.ParseSLOs(q.SLOs)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			if q.URL != "" {
-				q.Offline = true // one scenario, whose first step (without --start-rate) is a throughput step
-				if opts.Selection.Benchmarks, opts.Selection.Filter.Model, err = (quickFlags{OpenAI: q}).benchmarks(opts.Selection.Filter.Model, env(o).WorkDir()); err != nil {
-					return usageErr("%v", err)
-				}
-			} else if len(slos) == 0 && len(args) == 0 {
-				return usageErr("capacity: give --openai URL with --slo, or definitions (see 'inferbench capacity --help')")
-			}
-			opts.Load.Mode = load.ModeCapacity
-			opts.Load.SLO = slos
-			opts.Load.Timeout = timeout
-			if f.Changed("seed") {
-				opts.Load.Seed = q.Seed
-			}
-			c := cc
-			// The search's flags replace a definition's capacity block only when one is given.
-			search.VisitAll(func(fl *pflag.Flag) {
-				if fl.Changed {
-					opts.Load.Capacity = &c
-				}
-			})
-			if len(slos) > 0 {
-				if err := c.Validate(slos); err != nil {
-					return usageErr("%v", err)
-				}
-			}
-			prog := progress.New(o.Stderr, o.LookupEnv)
-			opts.Observers = append(opts.Observers, prog)
-			if !prog.Shown() {
-				opts.Log = consoleHandler(o.Stderr, opts.LogLevel, false)
-			}
-			r, err := run.Run(cmd.Context(), opts)
-			if r != nil && format == "table" {
-				printCapacity(o.Stdout, r)
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cf.run(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	sel.register(cmd)
+	cf.sel.register(cmd)
+	q := &cf.q
 	f.StringVar(&q.URL, "openai", "", "search the OpenAI-compatible server at this base URL (no definition needed; --model names the model)")
-	serverFlags(f, &q)
+	serverFlags(f, q)
 	f.StringArrayVar(&q.SLOs, "slo", nil, "service-level objective metric.pNN=limit, e.g. --slo ttft_ms.p99=500 (repeatable; a percentile: the share of requests within the limit)")
-	f.AddFlagSet(search)
+	f.AddFlagSet(cf.search)
 	f.IntVar(&q.Requests, "requests", 0, "with --openai and no --start-rate: requests of the throughput step (default 100)")
 	f.IntVar(&q.MaxConcurrency, "max-concurrency", 0, "with --openai: cap on requests in flight")
 	f.StringVar(&q.InputTokens, "input-tokens", "", "with --openai: synthetic prompt length, a number or a distribution")
 	f.StringVar(&q.Prompts, "prompts", "", "with --openai: prompts from a JSONL or ShareGPT file")
 	f.Uint64Var(&q.Seed, "seed", 0, "seed of the arrival schedules and the prompts")
-	f.DurationVar(&timeout, "timeout", 0, "per-request timeout, and of each request probing the server at the start (default 5m)")
-	outputFlags(f, &out, &format)
-	sf.register(f)
-	cf.register(f)
-	f.StringVar(&baseline, "baseline", "", "compare with this baseline afterwards (exit code 3 when the capacity is lower)")
-	f.BoolVar(&noStore, "no-store", false, "do not record the run in the history store")
+	f.DurationVar(&cf.timeout, "timeout", 0, "per-request timeout, and of each request probing the server at the start (default 5m)")
+	outputFlags(f, &cf.out, &cf.format)
+	cf.sf.register(f)
+	cf.cf.register(f)
+	f.StringVar(&cf.baseline, "baseline", "", "compare with this baseline afterwards (exit code 3 when the capacity is lower)")
+	f.BoolVar(&cf.noStore, "no-store", false, "do not record the run in the history store")
+	groupFlags(cmd,
+		flagGroup{"What to search", []string{"openai", "model", "model-id", "include", "exclude", "category", "tag", "set",
+			"enable-mock", "num-tokens-to-generate"}},
+		flagGroup{"SLOs and the search", []string{"slo", "attainment", "start-rate", "min-requests", "max-requests",
+			"warmup-requests", "max-steps", "tolerance", "seed", "timeout"}},
+		flagGroup{"The server's requests (with --openai)", []string{"endpoint", "api-key-env", "input-tokens", "output-tokens",
+			"prompts", "ignore-eos", "requests", "max-concurrency"}},
+		flagGroup{"Comparison and gate", []string{"baseline", "threshold", "thresholds-file", "budget-file", "alpha", "gate",
+			"uncorrected", "strict"}},
+		flagGroup{"Output", []string{"output-dir", "format"}},
+		flagGroup{"Store", []string{"store", "no-store"}})
+	needFlags(cmd, need{[]string{"endpoint", "api-key-env", "input-tokens", "output-tokens", "prompts", "ignore-eos",
+		"requests", "max-concurrency"}, []string{"openai"}})
 	return cmd
+}
+
+// run searches the capacity of the server or the definitions' servers.
+func (cf *capacityFlags) run(cmd *cobra.Command, o *IO, args []string) error {
+	f, q := cmd.Flags(), cf.q
+	opts := run.Options{
+		Selection: cf.sel.selection(o, args), OutputDir: cf.out,
+		Store: cf.sf.url, NoStore: cf.noStore, Baseline: cf.baseline, Format: tableText(cf.format),
+		Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
+	}
+	var err error
+	if opts.Compare, err = cf.cf.config(o, f); err != nil {
+		return err
+	}
+	slos, err := quick.ParseSLOs(q.SLOs)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if q.URL != "" {
+		q.Offline = true // one scenario, whose first step (without --start-rate) is a throughput step
+		if opts.Selection.Benchmarks, opts.Selection.Filter.Model, err = (quickFlags{OpenAI: q}).benchmarks(opts.Selection.Filter.Model, env(o).WorkDir()); err != nil {
+			return usageErr("%v", err)
+		}
+	} else if len(slos) == 0 && len(args) == 0 {
+		return usageErr("capacity: give --openai URL with --slo, or definitions (see 'inferbench capacity --help')")
+	}
+	opts.Load.Mode = load.ModeCapacity
+	opts.Load.SLO = slos
+	opts.Load.Timeout = cf.timeout
+	if f.Changed("seed") {
+		opts.Load.Seed = q.Seed
+	}
+	c := cf.cc
+	// The search's flags replace a definition's capacity block only when one is given.
+	cf.search.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed {
+			opts.Load.Capacity = &c
+		}
+	})
+	if len(slos) > 0 {
+		if err := c.Validate(slos); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	prog := progress.New(o.Stderr, o.LookupEnv)
+	opts.Observers = append(opts.Observers, prog)
+	if !prog.Shown() {
+		opts.Log = consoleHandler(o.Stderr, opts.LogLevel, false)
+	}
+	r, err := run.Run(cmd.Context(), opts)
+	if r != nil && cf.format == "text" {
+		printCapacity(o.Stdout, r)
+	}
+	return err
 }
 
 // searchFlags are the capacity search's settings, in a set of their own: given on the command

@@ -90,7 +90,10 @@ func Main(ctx context.Context, args []string, o IO) int {
 	started := false // set when a command's RunE is reached: errors before it are cobra's usage errors
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		started = true
-		return checkNumbers(c)
+		if err := checkNumbers(c); err != nil { // a value that is no number is the nearer fault
+			return err
+		}
+		return checkNeeds(c)
 	}
 	root.SetArgs(joinListFlags(args))
 	root.SetIn(o.Stdin)
@@ -130,12 +133,36 @@ measured iterations, and writes results (run.json, summary.csv) into a timestamp
 		Version:       Version,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if r := removedFlag(c, err); r != nil {
+			return r
+		}
 		return usageErr("%s: %v%s (see '%s --help')", c.CommandPath(), err, flagHint(c, err), c.CommandPath())
 	})
+	root.SetUsageFunc(usage)
 	root.AddCommand(newRun(o), newList(o), newValidate(o), newSysinfo(o), newVersion(o),
 		newAB(o), newBaseline(o), newCalibrate(o), newCompare(o), newDoctor(o), newExplain(o), newHistory(o), newImport(o), newExport(o),
 		newMerge(o), newMockserver(o), newReport(o), newServe(o), newCapacity(o))
 	return root
+}
+
+// removedFlags are the flags that went, by command, with what replaces them.
+var removedFlags = map[string]map[string]string{
+	"inferbench run": {
+		"slo-search": "the highest rate whose SLOs hold is what 'inferbench capacity --openai URL --model M --slo ...' finds, with a 95% lower bound (docs/capacity.md)",
+	},
+}
+
+// removedFlag is the error of a flag in removedFlags, naming its replacement, or nil.
+func removedFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return nil
+	}
+	name, _, _ = strings.Cut(name, "=")
+	if why, ok := removedFlags[c.CommandPath()][name]; ok {
+		return usageErr("%s: --%s was removed: %s", c.CommandPath(), name, why)
+	}
+	return nil
 }
 
 // flagHint returns " (did you mean --iterations?)" for an unknown flag near one the command has

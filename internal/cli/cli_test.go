@@ -89,7 +89,7 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--no-such-flag"}, "unknown flag: --no-such-flag"},
-		{[]string{"run", "--format", "xml"}, `--format "xml": want table, json or none`},
+		{[]string{"run", "--format", "xml"}, `invalid argument "xml" for "--format" flag: want text, json or none`},
 		{[]string{"run", "--include", "nothing-matches"}, "--include nothing-matches: no benchmark or scenario has this name"},
 		{[]string{"run", "--set", "novalue"}, `--set "novalue": want key=value`},
 		{[]string{"frobnicate"}, "unknown command"},

@@ -55,11 +55,15 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 	}
 	fl := cmd.Flags()
 	f.runs.register(fl)
-	fl.StringVar(&f.format, "format", "text", "text, markdown, json, junit or html")
+	formatFlag(fl, &f.format, "text", "", "text", "markdown", "json", "junit", "html")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
 	fl.StringVar(&f.json, "json", "", "also write the comparison as JSON to this file (the same comparison as --format's output: compared once)")
 	fl.BoolVar(&f.all, "all-metrics", false, "text: show every metric's rows, not only the primary ones and those that fail")
 	fl.StringSliceVar(&f.reportAs, "report-as", nil, "text, markdown: add each serving scenario's figures in both runs by these tools' definitions, named as they name them: vllm, aiperf, guidellm (docs/import.md)")
+	groupFlags(cmd,
+		flagGroup{"Where the runs are", []string{"results-dir", "store"}},
+		flagGroup{"Comparison and gate", []string{"threshold", "thresholds-file", "budget-file", "alpha", "gate", "uncorrected", "strict"}},
+		flagGroup{"Output", []string{"format", "output", "json", "all-metrics", "report-as"}})
 	return cmd
 }
 

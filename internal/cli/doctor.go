@@ -35,5 +35,6 @@ import. A definition's own "python:" key still wins for that definition.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&python, "python", "", "ask this interpreter instead of the one workers would use")
+	groupFlags(cmd, flagGroup{"What to check", []string{"python"}}, flagGroup{"Output", []string{"json"}})
 	return cmd
 }

@@ -59,9 +59,14 @@ explained first), 2 usage.`,
 	}
 	fl := cmd.Flags()
 	f.runs.register(fl)
-	fl.StringVar(&f.format, "format", "text", "text, markdown or json")
+	formatFlag(fl, &f.format, "text", "", "text", "markdown", "json")
 	fl.StringVarP(&f.output, "output", "o", "-", "write the explanation here (- for stdout)")
 	fl.BoolVar(&f.all, "all-scenarios", false, "explain every scenario of both runs, not only the regressed ones")
 	fl.Float64Var(&f.alpha, "fdr", 0.01, "false discovery rate over a scenario's functions and operators")
+	groupFlags(cmd,
+		flagGroup{"Where the runs are", []string{"results-dir", "store"}},
+		flagGroup{"Comparison and gate", []string{"threshold", "thresholds-file", "budget-file", "alpha", "gate", "uncorrected", "strict"}},
+		flagGroup{"The explanation", []string{"all-scenarios", "fdr"}},
+		flagGroup{"Output", []string{"format", "output"}})
 	return cmd
 }

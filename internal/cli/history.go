@@ -62,7 +62,12 @@ Metrics are a name and a statistic: latency_ms.p50 (or .median), .p90, .p95, .p9
 	fl.BoolVar(&f.runs, "runs", false, "list the stored runs instead")
 	fl.BoolVar(&f.all, "all", false, "print every point, not only the last 10 of each series")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
-	fl.StringVar(&f.format, "format", "text", "text, json or html (trends with change points marked, one self-contained page)")
+	formatFlag(fl, &f.format, "text", "html draws the trends with change points marked, one self-contained page", "text", "json", "html")
+	groupFlags(cmd,
+		flagGroup{"What to show", []string{"metric", "scenario", "days", "limit", "runs", "all"}},
+		flagGroup{"Change points", []string{"max-p", "min-magnitude"}},
+		flagGroup{"Output", []string{"format", "json"}},
+		flagGroup{"Store", []string{"store"}})
 	return cmd
 }
 

@@ -68,11 +68,16 @@ be given to compare and baseline set.`,
 	f.StringVar(&group, "group", "", "with --agents: the group the agents' runs share, for 'inferbench merge --group'")
 	f.IntVar(&agents, "agents", 0, "the files are the results of this many client machines that loaded one server together: each run is an agent of --group, merged exactly by 'inferbench merge --group'")
 	f.IntVar(&agentIndex, "agent", -1, "with --agents: this file's agent index (default: each file's position among the files, as many as --agents)")
-	f.StringVar(&format, "format", "auto", "auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d")
+	f.StringVar(&format, "format", "auto", "the other tool's format the files are in (not an output format of inferbench's): auto, gobench, pytest, hyperfine, inferbench, vllm, aiperf, guidellm or llm-d")
 	f.StringVar(&id, "id", "", "run id (default: the time and the file name)")
-	f.StringVar(&bench, "benchmark", "", "hyperfine: the benchmark name (default: the file name)")
+	f.StringVar(&bench, "benchmark", "", "with --format hyperfine: the benchmark name (default: the file name)")
 	f.StringArrayVar(&secretParams, "secret-param", nil, "a parameter whose values are secrets (repeatable): masked whole; the others are kept as the file has them")
 	f.StringVar(&at, "time", "", "when the results were taken, RFC 3339 (default: now; pytest files carry their own)")
+	groupFlags(cmd,
+		flagGroup{"The files", []string{"format", "benchmark", "id", "time", "secret-param"}},
+		flagGroup{"Agents of one load (merge --group)", []string{"agents", "agent", "group"}},
+		flagGroup{"Store", []string{"store"}})
+	needFlags(cmd, need{[]string{"agent", "group"}, []string{"agents"}})
 	return cmd
 }
 
@@ -146,9 +151,13 @@ or sends it to an experiment tracker and prints what it created (docs/trackers.m
 	f := cmd.Flags()
 	sf.register(f)
 	sf.registerResults(f)
-	tf.register(f)
-	f.StringVar(&format, "format", "gobench", "gobench, github-action-benchmark, mlflow or wandb")
-	f.BoolVar(&bigger, "bigger", false, "github-action-benchmark: the higher-is-better metrics (customBiggerIsBetter)")
+	tf.register(f, "--format")
+	f.StringVar(&format, "format", "gobench", "the other tool's format the run is written in (not an output format of inferbench's): gobench, github-action-benchmark, mlflow or wandb")
+	f.BoolVar(&bigger, "bigger", false, "with --format github-action-benchmark: the higher-is-better metrics (customBiggerIsBetter)")
+	groupFlags(cmd,
+		flagGroup{"The other tool", []string{"format", "bigger"}},
+		flagGroup{"MLflow and W&B", []string{"tracking-uri", "experiment", "project", "entity", "export-timeout"}},
+		flagGroup{"Where the run is", []string{"results-dir", "store"}})
 	return cmd
 }
 
@@ -159,12 +168,14 @@ type trackerFlags struct {
 	timeout                 time.Duration
 }
 
-func (tf *trackerFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&tf.trackingURI, "tracking-uri", "", "mlflow: the tracking server (default $MLFLOW_TRACKING_URI)")
-	f.StringVar(&tf.experiment, "experiment", "", "mlflow: the experiment (default $MLFLOW_EXPERIMENT_NAME, else "+tracker.DefaultExperiment+")")
-	f.StringVar(&tf.project, "project", "", "wandb: the project (default $WANDB_PROJECT, else inferbench)")
-	f.StringVar(&tf.entity, "entity", "", "wandb: the entity, a user or team (default $WANDB_ENTITY)")
-	f.DurationVar(&tf.timeout, "export-timeout", 0, "the trackers' deadline: each MLflow request, the whole W&B export (default $"+tracker.TimeoutEnv+", else "+tracker.DefaultTimeout.String()+" a request and 10m for W&B)")
+// register adds the trackers' flags; by is the flag that names the tracker (--export of run,
+// --format of export), which their help names.
+func (tf *trackerFlags) register(f *pflag.FlagSet, by string) {
+	f.StringVar(&tf.trackingURI, "tracking-uri", "", "with "+by+" mlflow: the tracking server (default $MLFLOW_TRACKING_URI)")
+	f.StringVar(&tf.experiment, "experiment", "", "with "+by+" mlflow: the experiment (default $MLFLOW_EXPERIMENT_NAME, else "+tracker.DefaultExperiment+")")
+	f.StringVar(&tf.project, "project", "", "with "+by+" wandb: the project (default $WANDB_PROJECT, else inferbench)")
+	f.StringVar(&tf.entity, "entity", "", "with "+by+" wandb: the entity, a user or team (default $WANDB_ENTITY)")
+	f.DurationVar(&tf.timeout, "export-timeout", 0, "with "+by+": the trackers' deadline: each MLflow request, the whole W&B export (default $"+tracker.TimeoutEnv+", else "+tracker.DefaultTimeout.String()+" a request and 10m for W&B)")
 }
 
 // deadline is --export-timeout, else $INFERBENCH_EXPORT_TIMEOUT (0 when neither says).
@@ -223,7 +234,7 @@ type runExport struct {
 
 func (e *runExport) register(f *pflag.FlagSet) {
 	f.StringSliceVar(&e.to, "export", nil, "after the run, send it to these experiment trackers: mlflow, wandb (repeatable or a comma list; docs/trackers.md)")
-	e.trackerFlags.register(f)
+	e.trackerFlags.register(f, "--export")
 }
 
 // observer returns the run observer that exports, or nil when --export names nothing; a

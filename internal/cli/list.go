@@ -33,6 +33,7 @@ func newList(o *IO) *cobra.Command {
 	}
 	sel.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	groupFlags(cmd, flagGroup{"What to list", selectionFlags}, flagGroup{"Output", []string{"json"}})
 	return cmd
 }
 

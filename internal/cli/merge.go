@@ -39,7 +39,7 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 			}
 			opts := run.Options{
 				OutputDir: outputDir, Store: sf.url, NoStore: noStore, Baseline: baseline, NoHTMLReport: noHTML,
-				Format: format, Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
+				Format: tableText(format), Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 			}
 			var err error
 			if opts.Compare, err = cf.config(o, cmd.Flags()); err != nil {
@@ -54,12 +54,18 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 	f.DurationVar(&since, "since", 30*24*time.Hour, "with --group: look at runs started this recently")
 	f.BoolVar(&allowMissing, "allow-missing", false, "pass the gate even when shards or agents are missing or did not finish (they are still named)")
 	f.StringVar(&outputDir, "output-dir", "benchmark_results", "folder that receives the merged run's folder")
-	f.StringVar(&format, "format", "table", "summary on stdout: table, json or none")
+	formatFlag(f, &format, "text", "the summary on stdout (table, its old name, is text)", "text", "json", "none")
 	f.IntVar(&keepSamples, "keep-samples", 10000, "raw samples kept per metric when agents are combined (0 keeps all)")
 	f.StringVar(&baseline, "baseline", "", "compare the merged run with this baseline (exit code 3 on a regression)")
 	f.BoolVar(&noStore, "no-store", false, "do not record the merged run in the history store")
 	f.BoolVar(&noHTML, "no-html-report", false, "do not write report.html into the merged run's folder")
 	sf.register(f)
 	cf.register(f)
+	groupFlags(cmd,
+		flagGroup{"What to merge", []string{"group", "since", "allow-missing", "keep-samples"}},
+		flagGroup{"Comparison and gate", []string{"baseline", "threshold", "thresholds-file", "budget-file", "alpha", "gate", "uncorrected", "strict"}},
+		flagGroup{"Output", []string{"output-dir", "format", "no-html-report"}},
+		flagGroup{"Store", []string{"store", "no-store"}})
+	needFlags(cmd, need{[]string{"since"}, []string{"group"}})
 	return cmd
 }

@@ -30,7 +30,7 @@ folder as report.html (every run already writes one there).`,
 		Example: `  inferbench report                       # rewrites benchmark_results/latest/report.html
   inferbench report latest -o /tmp/run.html
   inferbench report benchmark_results/20261122_143005 -o - > run.html
-  inferbench report 20261122_143005 --format table
+  inferbench report 20261122_143005 --format text
   inferbench report latest --report-as vllm              # mean_ttft_ms, p99_itl_ms, request_throughput, ...
   inferbench report latest --report-as vllm,aiperf,guidellm --format json`,
 		Args: cobra.MaximumNArgs(1),
@@ -47,10 +47,13 @@ folder as report.html (every run already writes one there).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&rf.output, "output", "o", "", "write here (- for stdout); default: report.html in the run's folder")
-	f.StringVar(&rf.format, "format", "html", "html, table or json (with --report-as: table, the default, or json)")
+	formatFlag(f, &rf.format, "html", "with --report-as, text (the default) or json (table, its old name, is text)", "html", "text", "json")
 	f.StringSliceVar(&rf.reportAs, "report-as", nil, "the run's serving figures by these tools' definitions, named as they name them, from each request's timestamps: vllm, aiperf, guidellm (a comma list; docs/import.md)")
 	f.StringVar(&rf.store.resultsDir, "results-dir", "benchmark_results", "folder holding the run folders (as run's --output-dir)")
 	rf.store.register(f)
+	groupFlags(cmd,
+		flagGroup{"Where the run is", []string{"results-dir", "store"}},
+		flagGroup{"Output", []string{"output", "format", "report-as"}})
 	return cmd
 }
 
@@ -64,7 +67,7 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 		}
 		format := rf.format
 		if format == "html" { // the default: --report-as's is a table
-			format = "table"
+			format = "text"
 		}
 		w := o.Stdout
 		if rf.output != "" && rf.output != "-" {
@@ -75,9 +78,9 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 			defer f.Close()
 			w = f
 		}
-		return src.ReportAs(ctx, arg, tools, format, w)
+		return src.ReportAs(ctx, arg, tools, tableText(format), w)
 	}
-	out, err := src.Report(ctx, arg, rf.format, rf.output, o.Stdout)
+	out, err := src.Report(ctx, arg, tableText(rf.format), rf.output, o.Stdout)
 	if err != nil || out == "" {
 		return err
 	}

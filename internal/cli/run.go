@@ -109,8 +109,9 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	rf.quick.register(f)
 	f.IntVar(&rf.warmup, "warmup-iterations", 0, "warm-up iterations per scenario (overrides definitions)")
 	alias(f, "warmup", "warmup-iterations")
-	f.IntVar(&rf.iterations, "measurement-iterations", 0, "measured iterations per scenario (overrides definitions)")
+	f.IntVar(&rf.iterations, "measurement-iterations", 0, "measured iterations per scenario, requests with --openai (overrides definitions; --openai's default: 100)")
 	alias(f, "iterations", "measurement-iterations")
+	alias(f, "requests", "measurement-iterations", "the measured requests of --openai's scenarios and sweep steps")
 	f.DurationVar(&rf.minTime, "min-time", 0, "keep measuring each scenario for at least this long")
 	f.DurationVar(&rf.maxTime, "max-time", 0, "stop measuring a scenario after this long")
 	f.DurationVar(&rf.timeout, "timeout", 0, "per-iteration timeout (default 5m)")
@@ -136,13 +137,58 @@ The first Ctrl-C stops after the current iteration and keeps what was measured (
 	f.StringVar(&rf.baseline, "baseline", "", "compare the run with this baseline afterwards (exit code 3 on a regression)")
 	f.StringVar(&rf.baselineRef, "baseline-ref", "", "run the scenarios at this git ref too (a temporary worktree; Go functions built there), interleaved with the working tree's, and compare them pairwise (exit code 3 on a regression); docs/ci.md")
 	f.BoolVar(&rf.noStore, "no-store", false, "do not record the run in the history store")
-	f.StringVar(&rf.csvCopy, "csv", "", "also write the run's summary.csv to this file; {timestamp} is the run's start, YYYYMMDD_HHMMSS (seed 001's results/raw/benchmark_results_{timestamp}.csv)")
+	f.StringVar(&rf.csvCopy, "csv", "", "also write the run's summary.csv (one row per scenario and metric) to this file; {timestamp} in the name is the run's start, YYYYMMDD_HHMMSS: --csv results/benchmark_results_{timestamp}.csv")
 	f.BoolVar(&rf.noHTML, "no-html-report", false, "do not write report.html into the run folder")
 	f.BoolVar(&rf.noRequestLog, "no-request-log", false, "do not write requests/<scenario>.jsonl (each serving request's raw timestamps)")
 	f.StringVar(&rf.live.Addr, "metrics-addr", "", "serve Prometheus /metrics and the live view here during the run (e.g. 127.0.0.1:9464)")
 	f.StringVar(&rf.live.Token, "metrics-token", "", "bearer token for --metrics-addr (default $INFERBENCH_TOKEN); required off loopback")
 	f.DurationVar(&rf.live.Linger, "metrics-linger", 0, "keep serving --metrics-addr this long after the run, for a last scrape")
+	groupFlags(cmd, runGroups...)
+	needFlags(cmd, runNeeds...)
 	return cmd
+}
+
+// runGroups are run's --help, by job.
+var runGroups = []flagGroup{
+	{"What to run", []string{"include", "exclude", "category", "tag", "model", "model-id", "set", "enable-mock",
+		"num-tokens-to-generate", "measure", "secret-param", "dry-run"}},
+	{"How long", []string{"warmup-iterations", "measurement-iterations", "min-time", "max-time", "timeout"}},
+	{"Load (with --openai)", []string{"concurrency", "rate", "arrival", "burstiness", "duration", "ramp-up",
+		"max-concurrency", "sweep", "sweep-steps", "offline"}},
+	{"Quick mode: a command, no definition (--exec)", []string{"exec", "shell", "name", "exec-metrics"}},
+	{"Quick mode: an OpenAI-compatible server, no definition (--openai)", []string{"openai", "endpoint", "api-key-env",
+		"input-tokens", "output-tokens", "prompts", "shared-prefix", "ignore-eos", "no-stream", "no-include-usage", "seed", "slo"}},
+	{"Quick mode: a vision model in a framework worker, no definition (--framework)", []string{"framework",
+		"batch-sizes", "dtype", "variant", "device", "image-size", "threads"}},
+	{"Resources and profiling", []string{"monitor-interval", "no-monitor", "monitor-overhead", "grid-intensity", "pue", "profile"}},
+	{"Comparison and gate", []string{"baseline", "baseline-ref", "threshold", "thresholds-file", "budget-file",
+		"alpha", "gate", "uncorrected", "strict"}},
+	{"Output", []string{"output-dir", "format", "log-level", "csv", "keep-samples", "no-html-report", "no-request-log",
+		"metrics-addr", "metrics-token", "metrics-linger", "otlp-endpoint", "otlp-span-rate"}},
+	{"Store", []string{"store", "no-store"}},
+	{"Scale-out", []string{"shard", "shard-costs", "group", "agents", "agent", "start-at", "barrier-timeout"}},
+	{"Export and alerts", []string{"export", "tracking-uri", "experiment", "project", "entity", "export-timeout",
+		"alert", "alerts-file", "alert-webhook-env"}},
+}
+
+// runNeeds are run's flags that work only with another: given alone, they are refused.
+var runNeeds = []need{
+	{[]string{"shell", "name", "exec-metrics"}, []string{"exec"}},
+	{[]string{"endpoint", "api-key-env", "input-tokens", "output-tokens", "prompts", "shared-prefix", "ignore-eos",
+		"no-stream", "no-include-usage", "seed", "slo", "concurrency", "rate", "sweep", "offline", "ramp-up"}, []string{"openai"}},
+	{[]string{"arrival"}, []string{"rate", "sweep"}},
+	{[]string{"burstiness"}, []string{"arrival"}},
+	{[]string{"duration"}, []string{"rate"}},
+	{[]string{"max-concurrency"}, []string{"rate", "sweep", "offline"}},
+	{[]string{"sweep-steps"}, []string{"sweep"}},
+	{[]string{"batch-sizes", "dtype", "variant", "device", "image-size", "threads"}, []string{"framework"}},
+	{[]string{"metrics-token", "metrics-linger"}, []string{"metrics-addr"}},
+	{[]string{"otlp-span-rate"}, []string{"otlp-endpoint"}},
+	{[]string{"shard-costs"}, []string{"shard"}},
+	{[]string{"agent", "start-at"}, []string{"agents"}},
+	{[]string{"barrier-timeout"}, []string{"start-at"}},
+	{[]string{"tracking-uri", "experiment", "project", "entity", "export-timeout"}, []string{"export"}},
+	{[]string{"alert-webhook-env"}, []string{"alert", "alerts-file"}},
 }
 
 // writeCSVCopy writes the run's summary CSV to the --csv file, {timestamp} replaced by the run's
@@ -173,7 +219,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		Selection: rf.sel.selection(o, args), KeepSamples: rf.keepSamples,
 		Monitor: rf.monitor, OutputDir: rf.outputDir, NoRequestLog: rf.noRequestLog, NoHTMLReport: rf.noHTML,
 		Store: rf.sf.url, NoStore: rf.noStore, Baseline: rf.baseline, AlertWebhookEnv: rf.alerts.envName,
-		Format: rf.format, Stdout: o.Stdout, Stderr: o.Stderr,
+		Format: tableText(rf.format), Stdout: o.Stdout, Stderr: o.Stderr,
 		Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 	}
 	var err error
@@ -188,8 +234,9 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 	if f.Changed("warmup-iterations") || f.Changed("warmup") {
 		opts.Load.WarmupIterations = &rf.warmup
 	}
-	if f.Changed("measurement-iterations") || f.Changed("iterations") {
+	if f.Changed("measurement-iterations") || f.Changed("iterations") || f.Changed("requests") {
 		opts.Load.MeasurementIterations = &rf.iterations
+		rf.quick.OpenAI.Requests = rf.iterations // the server's scenarios (and sweep steps) send as many
 	}
 	opts.Load.MinTime, opts.Load.MaxTime, opts.Load.Timeout = rf.minTime, rf.maxTime, rf.timeout
 	if !rf.monitor.Off && rf.monitor.Interval < time.Millisecond {
@@ -243,7 +290,7 @@ type alertFlags struct {
 func (a *alertFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&a.rules, "alert", nil, `alert rule, e.g. "latency_ms.p95 > baseline * 1.3" or "growth(memory_mb, 7d) > 10%" (repeatable)`)
 	f.StringVar(&a.file, "alerts-file", "", "file of alert rules, one a line (# comments)")
-	f.StringVar(&a.envName, "alert-webhook-env", alert.WebhookEnv, "environment variable holding the webhook URL (Slack-compatible JSON is posted)")
+	f.StringVar(&a.envName, "alert-webhook-env", alert.WebhookEnv, "with --alert or --alerts-file: environment variable holding the webhook URL (Slack-compatible JSON is posted)")
 }
 
 func parseLevel(s string) (slog.Level, error) {
@@ -254,9 +301,15 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// alias registers name as another name of the flag of, sharing its value.
-func alias(f *pflag.FlagSet, name, of string) {
-	f.Var(f.Lookup(of).Value, name, "alias of --"+of)
+// alias registers name as another name of the flag of, sharing its value; --help lists it
+// right after that flag, with what the name says where it is given.
+func alias(f *pflag.FlagSet, name, of string, says ...string) {
+	usage := "alias of --" + of
+	if len(says) > 0 {
+		usage += ": " + strings.Join(says, "; ")
+	}
+	f.Var(f.Lookup(of).Value, name, usage)
+	_ = f.SetAnnotation(name, aliasKey, []string{of})
 }
 
 // keptSamples turns a --keep-samples flag's value into the options' KeepSamples: the flag's 0

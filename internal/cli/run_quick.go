@@ -30,17 +30,15 @@ func (q *quickFlags) register(f *pflag.FlagSet) {
 	serverFlags(f, s)
 	f.IntSliceVar(&s.Concurrency, "concurrency", nil, "with --openai: closed loop with this many requests in flight; several make one scenario each: --concurrency 1,8,64")
 	f.Float64SliceVar(&s.Rates, "rate", nil, "with --openai: open loop at this many requests/s; several make one scenario each: --rate 5,10,20")
-	f.StringVar(&s.Arrival, "arrival", "poisson", "with --rate: arrival process: poisson, constant or gamma")
+	f.StringVar(&s.Arrival, "arrival", "poisson", "with --rate or --sweep: arrival process: poisson, constant or gamma")
 	f.Float64Var(&s.Burstiness, "burstiness", 0, "with --arrival gamma: the shape (1 is poisson, below 1 burstier)")
-	f.DurationVar(&s.Duration, "duration", 0, "with --rate: send measured requests for this long (instead of --requests)")
-	f.DurationVar(&s.RampUp, "ramp-up", 0, "with --concurrency or --offline: start the workers spread over this long instead of all at once")
+	f.DurationVar(&s.Duration, "duration", 0, "with --rate: send measured requests for this long (instead of --measurement-iterations)")
+	f.DurationVar(&s.RampUp, "ramp-up", 0, "with --openai (--concurrency or --offline): start the workers spread over this long instead of all at once")
 	f.IntVar(&s.MaxConcurrency, "max-concurrency", 0, "with --rate, --sweep or --offline: cap on requests in flight")
-	f.IntVar(&s.Requests, "requests", 0, "with --openai: measured requests per scenario (or per sweep step); default 100")
 	f.Uint64Var(&s.Seed, "seed", 0, "with --openai: seed of the arrival schedule and the prompts")
 	f.StringArrayVar(&s.SLOs, "slo", nil, "with --openai: service-level objective metric.stat=limit, e.g. --slo ttft_ms.p99=500 (repeatable); goodput counts requests meeting all")
-	f.BoolVar(&s.Sweep, "sweep", false, "with --openai: sweep from synchronous to maximum throughput (and, with --slo-search, find the highest rate meeting the SLOs)")
+	f.BoolVar(&s.Sweep, "sweep", false, "with --openai: sweep from synchronous to maximum throughput (the highest rate meeting SLOs: inferbench capacity)")
 	f.IntVar(&s.SweepSteps, "sweep-steps", 4, "with --sweep: rates between the synchronous and the maximum")
-	f.IntVar(&s.SLOSearch, "slo-search", 0, "with --sweep and --slo: bisection probes for the highest rate whose SLOs hold")
 	f.BoolVar(&s.Offline, "offline", false, "with --openai: send every request at once (--max-concurrency in flight)")
 	f.StringVar(&s.InputTokens, "input-tokens", "", "with --openai: synthetic prompt length, a number or a distribution: lognormal(mean=550,std=150)")
 	f.StringVar(&s.Prompts, "prompts", "", "with --openai: prompts from a JSONL or ShareGPT file instead of synthetic ones")
@@ -70,7 +68,7 @@ func serverFlags(f *pflag.FlagSet, s *quick.OpenAI) {
 // outputFlags registers where a run that measures goes and what it prints (run, capacity).
 func outputFlags(f *pflag.FlagSet, dir, format *string) {
 	f.StringVar(dir, "output-dir", "benchmark_results", "folder that receives a timestamped folder per run")
-	f.StringVar(format, "format", "table", "summary on stdout: table, json or none")
+	formatFlag(f, format, "text", "the summary on stdout (table, its old name, is text)", "text", "json", "none")
 }
 
 // listFlags are the flags whose values may also be given space-separated, as other benchmark

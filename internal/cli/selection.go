@@ -21,6 +21,9 @@ type selection struct {
 	modelID    string // --model-id: model_id in every scenario
 }
 
+// selectionFlags are the flags selection registers, in --help's order.
+var selectionFlags = []string{"include", "exclude", "category", "tag", "model", "model-id", "set", "enable-mock", "num-tokens-to-generate"}
+
 func (s *selection) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&s.filter.Include, "include", nil, "run only benchmarks or scenarios matching this glob (* matches across /) or bare name (a benchmark name or a part of it between . and /, else a file name without extension); repeatable")

@@ -52,6 +52,10 @@ benchmark_thresholds.json and performance-budget.yml when present (--thresholds-
 	f.StringVar(&sf.token, "token", "", "bearer token required of clients (default $"+web.TokenEnv+"); required off loopback")
 	f.StringVar(&sf.resultsDir, "results-dir", "benchmark_results", "results folder whose latest run the live view follows (\"\" for none)")
 	sf.cf.register(f)
+	groupFlags(cmd,
+		flagGroup{"The server", []string{"addr", "token"}},
+		flagGroup{"What it serves", []string{"results-dir", "store"}},
+		flagGroup{"Comparison and gate", []string{"threshold", "thresholds-file", "budget-file", "alpha", "gate", "uncorrected", "strict"}})
 	return cmd
 }
 

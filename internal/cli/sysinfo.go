@@ -24,5 +24,6 @@ func newSysinfo(o *IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	groupFlags(cmd, flagGroup{"Output", []string{"json"}})
 	return cmd
 }

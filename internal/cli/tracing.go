@@ -13,7 +13,7 @@ type otlpFlags run.Tracing
 // register adds --otlp-endpoint and --otlp-span-rate.
 func (t *otlpFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.Endpoint, "otlp-endpoint", "", "export the run as OpenTelemetry traces to this OTLP/HTTP endpoint (http://host:4318/v1/traces); the standard OTEL_EXPORTER_OTLP_* and OTEL_TRACES_SAMPLER environment works too")
-	f.Float64Var(&t.SpanRate, "otlp-span-rate", tracing.DefaultSpanRate, "at most this many iteration or request spans per second in each scenario; the calls past it get none and are counted on the scenario's span (0: none)")
+	f.Float64Var(&t.SpanRate, "otlp-span-rate", tracing.DefaultSpanRate, "with --otlp-endpoint: at most this many iteration or request spans per second in each scenario; the calls past it get none and are counted on the scenario's span (0: none)")
 }
 
 // tracing is run.Options.Tracing: the flag's 0 (no call spans) is run.Tracing's negative rate.
