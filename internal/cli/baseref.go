@@ -19,9 +19,6 @@ var refRefused = []struct{ flags, why string }{
 	{"profile", "profile the working tree with a run of its own (`inferbench run --profile N`); explain reads it"},
 	{"min-time", "a run against a ref adds pairs until its answer is decided; --max-time bounds each scenario's pairs"},
 	{"monitor-interval monitor-overhead grid-intensity pue", "a run against a ref does not sample resources (its calls alternate between two builds)"},
-	{"metrics-addr metrics-token metrics-linger", "a run against a ref has no live view"},
-	{"export export-timeout tracking-uri project entity experiment", "export the run afterwards: `inferbench export latest`"},
-	{"otlp-endpoint otlp-span-rate", "a run against a ref is not traced"},
 	{"keep-samples", "a run against a ref keeps every measured call"},
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/inferbench/inferbench/internal/cli/ab"
+	"github.com/inferbench/inferbench/internal/testkit/mlflowtest"
+	"github.com/inferbench/inferbench/internal/testkit/otlptest"
 	"github.com/inferbench/inferbench/internal/testkit/schematest"
 	"github.com/inferbench/inferbench/result"
 )
@@ -314,7 +316,7 @@ func TestBaselineRefCountsInstructions(t *testing.T) {
 // A flag a run against a ref does not do is refused, naming it and why; none is ignored.
 func TestBaselineRefRefusesWhatItDoesNotDo(t *testing.T) {
 	repo := gitRepo(t, sleepBench("0.01"))
-	for _, flag := range [][]string{{"--monitor-interval", "50ms"}, {"--keep-samples", "5"}, {"--otlp-endpoint", "http://127.0.0.1:1"}, {"--min-time", "1s"}} {
+	for _, flag := range [][]string{{"--monitor-interval", "50ms"}, {"--keep-samples", "5"}, {"--min-time", "1s"}} {
 		code, _, stderr := runCLI(t, repo, nil, append([]string{"run", "--baseline-ref", "HEAD", "--no-store"}, flag...)...)
 		if code != 2 || !strings.Contains(stderr, flag[0]) {
 			t.Errorf("--baseline-ref with %s: exit %d, want 2 naming it\n%s", flag[0], code, stderr)
@@ -333,5 +335,40 @@ func TestBaselineRefIsARun(t *testing.T) {
 	log, err := os.ReadFile(filepath.Join(repo, "benchmark_results", "latest", result.LogFile))
 	if err != nil || !strings.Contains(string(log), "scenario done") {
 		t.Errorf("run.log: %v\n%s", err, log)
+	}
+}
+
+// A run against a ref takes the run's own abilities with no code of its own: its scenarios are
+// traced (--otlp-endpoint), exported (--export mlflow) and followed by the live view
+// (--metrics-addr), as any run's. Before, each flag was refused.
+func TestBaselineRefTracedExportedLive(t *testing.T) {
+	repo := gitRepo(t, sleepBench("0.01"))
+	rc, otlpURL := otlptest.Start(t)
+	srv := mlflowtest.Start(t)
+	env := []string{"MLFLOW_TRACKING_URI=" + srv.URL}
+	code, stdout, stderr := runCLI(t, repo, env, "run", "--baseline-ref", "HEAD", "--no-store", "--no-html-report",
+		"--otlp-endpoint", otlpURL+"/v1/traces", "--export", "mlflow", "--metrics-addr", "127.0.0.1:0")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	names := map[string]bool{}
+	for _, s := range rc.Spans() {
+		names[s.Name] = true
+	}
+	if len(names) == 0 {
+		t.Error("no span received from the run against a ref")
+	}
+	runs := srv.Runs()
+	if len(runs) == 0 {
+		t.Fatal("no MLflow run received from the run against a ref")
+	}
+	found := false
+	for _, r := range runs {
+		for k := range r.Metrics {
+			found = found || strings.Contains(k, "latency_ms")
+		}
+	}
+	if !found {
+		t.Errorf("the exported runs carry no latency_ms: %+v", runs)
 	}
 }
