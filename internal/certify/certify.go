@@ -32,6 +32,28 @@ type Evidence struct {
 	Ordered map[string][]float64
 }
 
+// EvidenceOf is the evidence a serving load's figures hold: the steady window at target
+// requests in flight (none when steady is false: a sweep's or a capacity search's steps each
+// have their own level), and every measured request's ttft_ms, tpot_ms and e2e_ms in the order
+// taken, where all were kept. The engine's collector and an import read theirs through it.
+func EvidenceOf(f *figures.Figures, openLoop bool, target int, steady bool) Evidence {
+	ev := Evidence{OpenLoop: openLoop, Ordered: map[string][]float64{}}
+	if steady {
+		if st, ok := f.Steady(target); ok {
+			ev.Steady = &st
+		}
+	}
+	f.Each(func(name string, d *stats.Dist) {
+		switch name {
+		case "ttft_ms", "tpot_ms", "e2e_ms":
+			if d.Exact() {
+				ev.Ordered[name] = d.Samples()
+			}
+		}
+	})
+	return ev
+}
+
 // Thresholds of the checks (docs/certificate.md says each).
 const (
 	// ClientFail and ClientWarn are the shares of the reference (the tightest SLO limit, else the

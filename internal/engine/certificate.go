@@ -5,7 +5,6 @@ import (
 	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/stats"
 )
 
 // certify sets a serving scenario's certificate (package certify) from its finished result and
@@ -15,10 +14,10 @@ func (s *scenario) certify(r *result.Scenario) {
 	if !cfg.Serving() || r.Iterations.Measured == 0 {
 		return
 	}
-	ev := certify.Evidence{Ordered: map[string][]float64{}}
+	open := false
 	switch cfg.Mode {
 	case load.ModeRate, load.ModeTrace, load.ModeSweep, load.ModeCapacity:
-		ev.OpenLoop = true
+		open = true
 	}
 	target := 0
 	switch cfg.Mode {
@@ -27,21 +26,9 @@ func (s *scenario) certify(r *result.Scenario) {
 	case load.ModeOffline:
 		target = cfg.MaxConcurrency
 	}
+	var ev certify.Evidence
 	s.col.WithFigures(func(f *figures.Figures) {
-		// A sweep's or a capacity search's steps each have their own level: no one window.
-		if cfg.Mode != load.ModeSweep && cfg.Mode != load.ModeCapacity {
-			if st, ok := f.Steady(target); ok {
-				ev.Steady = &st
-			}
-		}
-		f.Each(func(name string, d *stats.Dist) {
-			switch name {
-			case "ttft_ms", "tpot_ms", "e2e_ms":
-				if d.Exact() {
-					ev.Ordered[name] = d.Samples()
-				}
-			}
-		})
+		ev = certify.EvidenceOf(f, open, target, cfg.Mode != load.ModeSweep && cfg.Mode != load.ModeCapacity)
 	})
 	r.Extra.Certificate = certify.Scenario(r, ev)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/inferbench/inferbench/internal/certify"
 	"github.com/inferbench/inferbench/result"
-	"github.com/inferbench/inferbench/stats"
 	"github.com/inferbench/inferbench/subject"
 )
 
@@ -15,11 +14,11 @@ import (
 // and the requests behind each percentile. Another tool records none of its client's own delays,
 // so client_delays warns: its figures cannot be told from its client's.
 func (p *part) certificate(sc *result.Scenario, tool string) {
-	ev := certify.Evidence{Ordered: map[string][]float64{}}
 	ps := subject.Params(p.params)
+	open := false
 	for _, k := range []string{"request_rate", "rate", "rate_qps"} {
 		if r := ps.Float(k, math.NaN()); r > 0 && !math.IsInf(r, 0) {
-			ev.OpenLoop = true
+			open = true
 		}
 	}
 	target := 0
@@ -29,19 +28,7 @@ func (p *part) certificate(sc *result.Scenario, tool string) {
 			break
 		}
 	}
-	if p.measured > 0 {
-		if st, ok := p.figs.Steady(target); ok {
-			ev.Steady = &st
-		}
-		p.figs.Each(func(name string, d *stats.Dist) {
-			switch name {
-			case "ttft_ms", "tpot_ms", "e2e_ms":
-				if d.Exact() {
-					ev.Ordered[name] = d.Samples()
-				}
-			}
-		})
-	}
+	ev := certify.EvidenceOf(p.figs, open, target, p.measured > 0)
 	c := certify.Scenario(sc, ev)
 	for i, k := range c.Checks {
 		if k.Name == "client_delays" && k.Verdict == result.CertNone {
