@@ -30,7 +30,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 	out := p.o.Stdout
 	var explained []explain.Scenario // the regressions against the baseline, explained
 	switch p.o.Format {
-	case "table":
+	case "text":
 		if err := report.Table(out, r); err != nil {
 			p.errs = append(p.errs, err)
 		}
@@ -115,7 +115,7 @@ func (p *pipeline) render(ctx context.Context, dir string, r *result.Run, v *Ver
 			wroteReport = true
 		}
 	}
-	if p.o.Format == "table" {
+	if p.o.Format == "text" {
 		nextSteps(out, dir, wroteReport, p.o.NoStore)
 	}
 }

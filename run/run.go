@@ -105,7 +105,8 @@ type Options struct {
 	// run knows, a URL's password, a bearer token).
 	SecretParams []string
 
-	// Format of the summary written to Stdout: "table" (the default), "json" or "none".
+	// Format of the summary written to Stdout: "text", the table (the default; "table" is read
+	// as it), "json" or "none".
 	Format string
 	// Stdout receives the summary, the verdict and advice; Stderr warnings. Nil discards.
 	Stdout, Stderr io.Writer
@@ -286,11 +287,11 @@ type pipeline struct {
 
 func newPipeline(o Options) (*pipeline, error) {
 	switch o.Format {
-	case "":
-		o.Format = "table"
-	case "table", "json", "none":
+	case "", "table":
+		o.Format = "text"
+	case "text", "json", "none":
 	default:
-		return nil, exit.Usagef("--format %q: want table, json or none", o.Format)
+		return nil, exit.Usagef("--format %q: want text, json or none", o.Format)
 	}
 	if o.Env == nil {
 		o.Env = os.Environ()

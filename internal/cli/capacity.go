@@ -98,7 +98,7 @@ func (cf *capacityFlags) run(cmd *cobra.Command, o *IO, args []string) error {
 	f, q := cmd.Flags(), cf.q
 	opts := run.Options{
 		Selection: cf.sel.selection(o, args), OutputDir: cf.out,
-		Store: cf.sf.url, NoStore: cf.noStore, Baseline: cf.baseline, Format: tableText(cf.format),
+		Store: cf.sf.url, NoStore: cf.noStore, Baseline: cf.baseline, Format: cf.format,
 		Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 	}
 	var err error

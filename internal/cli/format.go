@@ -39,14 +39,6 @@ func formatFlag(f *pflag.FlagSet, p *string, def, usage string, values ...string
 	f.Lookup("format").DefValue = def
 }
 
-// tableText is the name run's and report's libraries give the text output.
-func tableText(format string) string {
-	if format == "text" {
-		return "table"
-	}
-	return format
-}
-
 // orWords writes "a", "a or b", "a, b or c".
 func orWords(ws []string) string {
 	switch len(ws) {

@@ -39,7 +39,7 @@ scenario failed; 3 on a regression or an exceeded budget; 0 otherwise. See docs/
 			}
 			opts := run.Options{
 				OutputDir: outputDir, Store: sf.url, NoStore: noStore, Baseline: baseline, NoHTMLReport: noHTML,
-				Format: tableText(format), Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
+				Format: format, Stdout: o.Stdout, Stderr: o.Stderr, Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 			}
 			var err error
 			if opts.Compare, err = cf.config(o, cmd.Flags()); err != nil {

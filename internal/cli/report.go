@@ -78,9 +78,9 @@ func runReport(ctx context.Context, o *IO, rf *reportFlags, arg string) error {
 			defer f.Close()
 			w = f
 		}
-		return src.ReportAs(ctx, arg, tools, tableText(format), w)
+		return src.ReportAs(ctx, arg, tools, format, w)
 	}
-	out, err := src.Report(ctx, arg, tableText(rf.format), rf.output, o.Stdout)
+	out, err := src.Report(ctx, arg, rf.format, rf.output, o.Stdout)
 	if err != nil || out == "" {
 		return err
 	}

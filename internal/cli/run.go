@@ -219,7 +219,7 @@ func (rf *runFlags) options(f *pflag.FlagSet, o *IO, args []string) (run.Options
 		Selection: rf.sel.selection(o, args), KeepSamples: rf.keepSamples,
 		Monitor: rf.monitor, OutputDir: rf.outputDir, NoRequestLog: rf.noRequestLog, NoHTMLReport: rf.noHTML,
 		Store: rf.sf.url, NoStore: rf.noStore, Baseline: rf.baseline, AlertWebhookEnv: rf.alerts.envName,
-		Format: tableText(rf.format), Stdout: o.Stdout, Stderr: o.Stderr,
+		Format: rf.format, Stdout: o.Stdout, Stderr: o.Stderr,
 		Dir: o.Dir, Env: o.Env, Args: o.Args, Version: Version,
 	}
 	var err error

@@ -36,8 +36,8 @@ type GroupOptions struct {
 // run.Run's, and also run.ErrUsage for runs that cannot be read or merged, and an error (exit
 // code 1, or 3 on a regression too) when the group is incomplete without AllowMissing.
 func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, string, error) {
-	if o.Format != "table" && o.Format != "json" && o.Format != "none" {
-		return nil, "", exit.UsageError(fmt.Errorf("--format %q: want table, json or none", o.Format))
+	if o.Format != "text" && o.Format != "json" && o.Format != "none" {
+		return nil, "", exit.UsageError(fmt.Errorf("--format %q: want text, json or none", o.Format))
 	}
 	if o.NoStore && o.Baseline != "" {
 		return nil, "", exit.UsageError(errors.New("--baseline needs the history store: drop --no-store"))
@@ -59,7 +59,7 @@ func Group(ctx context.Context, o run.Options, mo GroupOptions) (*result.Run, st
 		m.Merged.Parts[i].Args = red.Args(m.Merged.Parts[i].Args)
 	}
 	m.Config.Dir = o.Dir
-	if o.Format == "table" && o.Stdout != nil {
+	if o.Format == "text" && o.Stdout != nil {
 		fmt.Fprintf(o.Stdout, "merged %d of %d %s of group %s\n", len(m.Merged.Parts), m.Merged.Count, m.Merged.Kind, m.Merged.Group)
 		for _, miss := range m.Merged.Missing {
 			fmt.Fprintf(o.Stdout, "missing: %s\n", miss)

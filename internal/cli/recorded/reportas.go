@@ -33,17 +33,17 @@ func requestLogs(dir string) serveimport.LogFunc {
 
 // ReportAs writes the run ref names as other tools would have reported it (`report
 // --report-as`): each serving scenario's figures by the tools' definitions, computed from its
-// requests' timestamps, as "table" (the default) or "json".
+// requests' timestamps, as "text" (the default) or "json".
 func (rs *Source) ReportAs(ctx context.Context, ref string, tools []string, format string, w io.Writer) error {
-	if format != "table" && format != "json" {
-		return exit.UsageError(fmt.Errorf("--report-as with --format %q: want table or json", format))
+	if format != "text" && format != "json" {
+		return exit.UsageError(fmt.Errorf("--report-as with --format %q: want text or json", format))
 	}
 	r, dir, err := rs.LoadFolder(ctx, ref)
 	if err != nil {
 		return err
 	}
 	log := requestLogs(dir)
-	if format == "table" {
+	if format == "text" {
 		return serveimport.WriteAs(w, r, tools, log)
 	}
 	out := map[string]map[string][]serveimport.Figure{}

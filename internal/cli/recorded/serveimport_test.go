@@ -94,7 +94,7 @@ func TestImportServingRuns(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := src.ReportAs(ctx, "v1", []string{"vllm", "guidellm"}, "table", &out); err != nil {
+	if err := src.ReportAs(ctx, "v1", []string{"vllm", "guidellm"}, "text", &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"from the imported requests' timestamps", "mean_ttft_ms", "p99_itl_ms", "request_throughput", "output_throughput",
@@ -112,7 +112,7 @@ func TestImportServingRuns(t *testing.T) {
 		t.Errorf("report --report-as vllm --format json: %v\n%s", err, out.String())
 	}
 	// An llm-d report keeps no request: there is nothing to compute other tools' figures from.
-	if err := src.ReportAs(ctx, "l1", []string{"vllm"}, "table", &out); !errors.Is(err, serveimport.ErrNoRequests) {
+	if err := src.ReportAs(ctx, "l1", []string{"vllm"}, "text", &out); !errors.Is(err, serveimport.ErrNoRequests) {
 		t.Errorf("report --report-as of an llm-d report: %v, want ErrNoRequests", err)
 	}
 }

@@ -149,15 +149,15 @@ func (rs *Source) folderOf(r *result.Run) string {
 	return dir
 }
 
-// Report renders the run ref names as "html", "table" or "json". With output "-" (or empty, for
-// table and json) it writes to w and returns ""; else it writes the file output, by default the
+// Report renders the run ref names as "html", "text" (the table) or "json". With output "-" (or
+// empty, for text and json) it writes to w and returns ""; else it writes the file output, by default the
 // run folder's report.html (report-ID.html in the working directory for a run only in the
 // store), and returns its path.
 func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.Writer) (string, error) {
 	switch format {
-	case "html", "table", "json":
+	case "html", "text", "json":
 	default:
-		return "", exit.UsageError(fmt.Errorf("--format %q: want html, table or json", format))
+		return "", exit.UsageError(fmt.Errorf("--format %q: want html, text or json", format))
 	}
 	r, dir, err := rs.LoadFolder(ctx, ref)
 	if err != nil {
@@ -170,7 +170,7 @@ func (rs *Source) Report(ctx context.Context, ref, format, output string, w io.W
 	switch format {
 	case "html":
 		err = report.RunHTML(&buf, r, report.HTMLOptions{})
-	case "table":
+	case "text":
 		err = report.Table(&buf, r)
 	case "json":
 		err = result.WriteJSON(&buf, r)
