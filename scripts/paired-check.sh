@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One look at the paired path's verdicts (run --baseline-ref) on this machine: an unchanged
-# CPU-bound command (awk summing 600,000 integers) against itself in table and JSON output, and
+# CPU-bound command (awk summing 600,000 integers) against itself in text and JSON output, and
 # the same command doing 10% more work, quiet, then both again with a busy loop on another core.
 # Prints each run's exit code, answer, change and seconds, and the load average.
 #
@@ -28,7 +28,7 @@ one() { # label, tag, format
 	echo "$1: $2 against base, --format $3: exit $code, $ans, $(($(date +%s) - t0)) s"
 }
 echo "quiet: load average $(cut -d' ' -f1-3 /proc/loadavg)"
-one unchanged base table
+one unchanged base text
 one unchanged base json
 one "10% slower" slow table
 (while :; do :; done) &
