@@ -166,13 +166,15 @@ class Config:
 
 @dataclass
 class RunSummary:
-    """RunSummary counts the run's scenarios by status."""
+    """RunSummary counts the run's scenarios by status, and by their certificate's verdict
+    (certificates: "pass", "warn", "fail"; empty without any)."""
 
     total: int
     succeeded: int
     failed: int
     skipped: int
     success_rate: float
+    certificates: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
