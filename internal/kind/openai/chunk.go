@@ -19,7 +19,7 @@ type chunkInfo struct {
 	usageOut int    // usage.completion_tokens, or -1
 	usageIn  int    // usage.prompt_tokens, or -1
 	timings  *serverTimings
-	emit     *emitInfo
+	emit     emitInfo // its said is false when the chunk had none
 }
 
 // EmitField is the field of a stream's last chunk where the mockserver says which content events
@@ -28,8 +28,10 @@ type chunkInfo struct {
 // whether the server sent them together or the client read late.
 const EmitField = "mock_emit"
 
-// emitInfo is what the server says it wrote together (EmitField).
+// emitInfo is what the server says it wrote together (EmitField). A value in chunkInfo, not a
+// pointer: the mockserver sends it with every stream, and a pointer was an allocation each.
 type emitInfo struct {
+	said     bool // the chunk had the field
 	first    bool
 	together int
 }
@@ -37,7 +39,7 @@ type emitInfo struct {
 // values adds the server's figures to an observation's values, for the load's coalescing
 // warning (figures.ValueServerFirstTogether).
 func (e *emitInfo) values(o *subject.Observation) {
-	if e == nil {
+	if !e.said {
 		return
 	}
 	if o.Values == nil {
@@ -134,7 +136,7 @@ func parseChunk(p *fastjson.Parser, data []byte, collect bool) (chunkInfo, error
 		}
 	}
 	if e := v.Get(EmitField); e != nil && e.Type() == fastjson.TypeObject {
-		c.emit = &emitInfo{first: e.GetBool("first_together"), together: e.GetInt("together")}
+		c.emit = emitInfo{said: true, first: e.GetBool("first_together"), together: e.GetInt("together")}
 	}
 	if t := v.Get("timings"); t != nil && t.Type() == fastjson.TypeObject {
 		c.timings = &serverTimings{

@@ -29,9 +29,18 @@ func (s *Subject) MetricsURL() (u string, explicit bool) {
 	return base.String(), false
 }
 
-var keySeq atomic.Uint64
+var (
+	keySeq    atomic.Uint64
+	keyPrefix = "inferbench-" + strconv.FormatInt(int64(os.Getpid()), 36) + "-"
+)
 
-// idempotencyKey is a key unique to one request of this process.
+// idempotencyKey is a key unique to one request of this process: inferbench-PID-INDEX-SEQ, the
+// process id and sequence number in base 36. It is built in one allocation, the string.
 func idempotencyKey(index int) string {
-	return "inferbench-" + strconv.FormatInt(int64(os.Getpid()), 36) + "-" + strconv.Itoa(index) + "-" + strconv.FormatUint(keySeq.Add(1), 36)
+	var buf [64]byte
+	b := append(buf[:0], keyPrefix...)
+	b = strconv.AppendInt(b, int64(index), 10)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, keySeq.Add(1), 36)
+	return string(b)
 }

@@ -31,28 +31,8 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 	if err != nil {
 		return subject.Observation{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	ctx, cancel := withTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return subject.Observation{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	// Servers close idle keep-alive connections (llama.cpp's after 5 s or 5 requests); a request
-	// sent on one as it closes fails with nothing answered. Go resends such a request on a new
-	// connection only when it is marked replayable, which an idempotency key does (the send time
-	// is then the resend's: WroteRequest below).
-	req.Header.Set("X-Idempotency-Key", idempotencyKey(r.Index))
-	if s.stream {
-		req.Header.Set("Accept", "text/event-stream")
-	}
-	s.headers(req)
-	// W3C traceparent (and tracestate) when the call runs under a trace (tracing's call hook),
-	// so that the server's own spans join the request's; none otherwise.
-	if trace.SpanContextFromContext(ctx).IsValid() {
-		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	}
-
 	// The connection, to read the kernel's receive timestamps from (package netstamp), and the
 	// moment the request was written to it: the send time, which leaves out the client's own
 	// delays before the bytes left (connection pool, the transport's writer goroutine).
@@ -66,7 +46,29 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) { rs.wrote.Store(time.Now().UnixNano()) },
 	}
-	req = req.WithContext(httptrace.WithClientTrace(context.WithValue(ctx, reqKey{}, rs), &rs.trace))
+	// The request is made with its final context: WithContext would copy it.
+	rctx := httptrace.WithClientTrace(context.WithValue(ctx, reqKey{}, rs), &rs.trace)
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return subject.Observation{}, err
+	}
+	// Fixed values are shared slices (a Header.Set allocates one per call); no one appends to a
+	// header of a sent request, and their capacity is their length, so an append would copy.
+	req.Header["Content-Type"] = headerJSON
+	// Servers close idle keep-alive connections (llama.cpp's after 5 s or 5 requests); a request
+	// sent on one as it closes fails with nothing answered. Go resends such a request on a new
+	// connection only when it is marked replayable, which an idempotency key does (the send time
+	// is then the resend's: WroteRequest below).
+	req.Header["X-Idempotency-Key"] = []string{idempotencyKey(r.Index)}
+	if s.stream {
+		req.Header["Accept"] = headerSSE
+	}
+	s.headers(req)
+	// W3C traceparent (and tracestate) when the call runs under a trace (tracing's call hook),
+	// so that the server's own spans join the request's; none otherwise.
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	}
 	s.conns.begin()
 	defer s.conns.end()
 
@@ -91,15 +93,17 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		closeBody(resp.Body, true)
 		return o, err
 	}
+	ended := false // the body was read to its end
 	if s.stream && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		st, _ := rs.conn.(netstamp.Stamper)
-		err = s.readStream(ctx, resp.Body, st, &o, p.OutputTokens)
+		ended, err = s.readStream(ctx, resp.Body, st, &o, p.OutputTokens)
 	} else {
 		err = s.readWhole(resp, &o, bp)
 	}
-	// A stream that ended well is drained to the end of the body, so that its connection serves
-	// the next request; one that failed is closed with its connection.
-	closeBody(resp.Body, err == nil)
+	// A stream that ended well is drained to the end of the body (unless it was read to it
+	// already), so that its connection serves the next request; one that failed is closed with
+	// its connection.
+	closeBody(resp.Body, err == nil && !ended)
 	if err == nil && p.OutputTokens > 0 && o.OutputTokens > 0 {
 		// Whether the server stopped before the length asked (the serving load counts them).
 		short := 0.0
@@ -112,6 +116,22 @@ func (s *Subject) do(ctx context.Context, r subject.Request) (subject.Observatio
 		err = fmt.Errorf("%w (after %v)", ctx.Err(), time.Since(o.Start).Round(time.Millisecond))
 	}
 	return o, err
+}
+
+// Header values every request sends, shared (do).
+var (
+	headerJSON = []string{"application/json"}
+	headerSSE  = []string{"text/event-stream"}
+)
+
+// withTimeout bounds ctx by d, unless ctx ends sooner already (a load driver's timeout of a call,
+// 5 minutes by default, against the subject's 10): then it is ctx, and cancel does nothing, which
+// saves the four allocations of a context with a deadline of its own.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if end, ok := ctx.Deadline(); ok && time.Until(end) <= d {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 func (s *Subject) appendBody(b []byte, p workload.Prompt) ([]byte, error) {

@@ -71,6 +71,9 @@ func shrink(b []byte) []byte {
 	return b[:0]
 }
 
+// atEOF says whether the stream was read to its end.
+func (s *Scanner) atEOF() bool { return s.lr.err == io.EOF }
+
 // Event returns the event found by the last successful Scan.
 func (s *Scanner) Event() Event { return s.ev }
 

@@ -37,7 +37,9 @@ const tokenCap = 1024
 // max_tokens; with max_tokens the bound is 4 × max_tokens + 1024.
 const MaxStreamEvents = 1 << 20
 
-func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.Stamper, o *subject.Observation, maxTokens int) error {
+// readStream reads a streamed answer into o; ended says whether it read the body to its end (then
+// it needs no drain).
+func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.Stamper, o *subject.Observation, maxTokens int) (ended bool, err error) {
 	limit := maxEvents(maxTokens)
 	if o.Tokens == nil {
 		// One allocation for the events asked for (up to tokenCap; 16 when the server chooses),
@@ -55,6 +57,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 		rd.sc.Reset(body)
 	}
 	defer func() {
+		ended = rd.sc.atEOF()
 		rd.sc.Reset(nil)
 		s.readers.Put(rd)
 	}()
@@ -74,7 +77,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 		}
 		if ev.Type == "error" {
 			o.End = ev.At
-			return fmt.Errorf("%w: %s", ErrStream, errorMessage(ev.Data))
+			return false, fmt.Errorf("%w: %s", ErrStream, errorMessage(ev.Data))
 		}
 		c, err := parseChunk(&rd.p, ev.Data, false)
 		if err != nil {
@@ -85,7 +88,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 		}
 		if c.errored {
 			o.End = ev.At
-			return fmt.Errorf("%w: %s", ErrStream, errorMessage(ev.Data))
+			return false, fmt.Errorf("%w: %s", ErrStream, errorMessage(ev.Data))
 		}
 		if c.usageOut >= 0 {
 			usageOut = c.usageOut
@@ -104,7 +107,7 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 		}
 		if len(o.Tokens) >= limit {
 			o.End = ev.At
-			return fmt.Errorf("%w: the stream went on past %d content events (the bound for max_tokens %d)", ErrMalformed, limit, maxTokens)
+			return false, fmt.Errorf("%w: the stream went on past %d content events (the bound for max_tokens %d)", ErrMalformed, limit, maxTokens)
 		}
 		o.Tokens = append(o.Tokens, subject.TokenEvent{At: ev.At, Tokens: 1})
 		if len(o.Tokens)%1024 == 0 && ctx.Err() != nil {
@@ -128,13 +131,13 @@ func (s *Subject) readStream(ctx context.Context, body io.Reader, st netstamp.St
 	setOutputTokens(o, usageOut)
 	switch {
 	case sc.Err() != nil:
-		return fmt.Errorf("%w: %v", ErrIncomplete, sc.Err())
+		return false, fmt.Errorf("%w: %v", ErrIncomplete, sc.Err())
 	case malformed != nil:
-		return malformed
+		return false, malformed
 	case !done && !finished:
-		return ErrIncomplete
+		return false, ErrIncomplete
 	}
-	return nil
+	return false, nil // ended: the deferred function's
 }
 
 // setValue sets one of an observation's values.
