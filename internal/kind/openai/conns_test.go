@@ -77,11 +77,16 @@ func TestConnectionPerSlot(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			if got := srv.opened.Load(); got != int64(tt.concurrency) {
-				t.Errorf("%d requests at concurrency %d opened %d connections, want %d", tt.requests, tt.concurrency, got, tt.concurrency)
+			// Go's transport drops a connection whose request it has not seen written within
+			// 50 ms of the answer's end (maxWriteWaitBeforeConnReuse): on a loaded machine
+			// under -race its writer goroutine can be that late, once or twice in a run. The
+			// bug this holds dropped one every few requests (96 in 4,000).
+			const transportSlack = 2
+			if got := srv.opened.Load(); got < int64(tt.concurrency) || got > int64(tt.concurrency+transportSlack) {
+				t.Errorf("%d requests at concurrency %d opened %d connections, want %d (at most %d more)", tt.requests, tt.concurrency, got, tt.concurrency, transportSlack)
 			}
-			if got := srv.closed.Load(); got != 0 {
-				t.Errorf("%d connections closed during the run, want none", got)
+			if got := srv.closed.Load(); got > transportSlack {
+				t.Errorf("%d connections closed during the run, want none (at most %d)", got, transportSlack)
 			}
 		})
 	}
