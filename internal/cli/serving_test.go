@@ -76,6 +76,10 @@ func TestRunOpenAIConcurrency(t *testing.T) {
 		if !strings.Contains(string(data), `"error_kind":"http_503"`) || !strings.Contains(string(data), `"token_us":[`) {
 			t.Errorf("%s lacks errors or token times", log)
 		}
+		// The client's own delays of each request, to find those a client_bound warning is about.
+		if !strings.Contains(string(data), `"send_delay_us":`) || !strings.Contains(string(data), `"read_delay_us":`) {
+			t.Errorf("%s lacks the client's send or read delays", log)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferbench/inferbench/internal/figures"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/subject"
 	"github.com/inferbench/inferbench/suite"
@@ -32,6 +33,8 @@ func requestLogName(sc *suite.Scenario) string { return scenarioFileBase(sc) + "
 //	token_us        each content event's arrival, microseconds after start_ns
 //	tokens          tokens per content event, when any event carried other than one
 //	input_tokens, output_tokens, tokens_counted
+//	send_delay_us   the client's delay from the call to the request's last byte leaving, when measured
+//	read_delay_us   the client's longest delay from the kernel receiving response bytes to reading them
 //	error, error_kind  for a failed call
 type requestLog struct {
 	sink
@@ -119,6 +122,13 @@ func (l *requestLog) write(p load.Phase, o *subject.Observation, err error) {
 	}
 	if o.TokensCounted {
 		b = append(b, `,"tokens_counted":true`...)
+	}
+	// The client's own delays, to find which requests a client_bound warning is about.
+	for _, d := range [...]struct{ key, value string }{{`,"send_delay_us":`, figures.ValueSendDelay}, {`,"read_delay_us":`, figures.ValueReadDelay}} {
+		if v, ok := o.Values[d.value]; ok {
+			b = append(b, d.key...)
+			b = strconv.AppendInt(b, int64(v*1000), 10)
+		}
 	}
 	if err != nil {
 		b = append(b, `,"error":`...)
