@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -309,6 +310,19 @@ func TestBaselineRefCountsInstructions(t *testing.T) {
 	code, stdout, stderr = runCLI(t, repo, nil, "run", "--baseline-ref", "HEAD", "--measure", "instructions", "--no-store", "--no-html-report")
 	if code != 0 {
 		t.Fatalf("same commit, counted: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// The same code counts the same on both sides, to the instruction: the ref's worktree has the
+	// working tree's path length (a shell counted 0.56% fewer in a longer one: its PWD moved
+	// where its strings lay), with this test's repository as deep as a CI checkout's.
+	if r, err = result.Load(filepath.Join(repo, "benchmark_results", "latest")); err != nil {
+		t.Fatal(err)
+	}
+	sec = ab.RefSection{}
+	if err := json.Unmarshal(r.Scenarios[0].Extra.Other[ab.SectionBaselineRef], &sec); err != nil || sec.Counted == nil {
+		t.Fatalf("same commit: no counted ref: %v", err)
+	}
+	if got, ref := r.Scenarios[0].Metrics["instructions"].Samples, sec.Counted.Metrics["instructions"].Samples; len(got) == 0 || !slices.Equal(got, ref) {
+		t.Errorf("same commit: instructions %v in the working tree, %v at the ref; want equal", got, ref)
 	}
 	checkNoWorktree(t, repo)
 }

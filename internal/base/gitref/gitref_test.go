@@ -109,3 +109,47 @@ func TestCleanStale(t *testing.T) {
 		t.Errorf("%d worktrees, want the main one and the live one", n)
 	}
 }
+
+// The worktree's path has the working tree's length, so that a process's memory layout (its
+// PWD) and what is counted of it are the same on both sides: in the temporary directory when the
+// working tree's path is the longer, else beside it. Before, it was always TMPDIR/…/tree.
+func TestOpenSameLength(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		tmpdir func(t *testing.T) string // TMPDIR for the run
+		beside bool                      // the worktree lies beside the working tree
+	}{
+		{"temporary directory", func(t *testing.T) string { return os.TempDir() }, false},
+		{"beside", func(t *testing.T) string {
+			long := filepath.Join(t.TempDir(), strings.Repeat("x", 120))
+			if err := os.Mkdir(long, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return long
+		}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := repo(t)
+			t.Setenv("TMPDIR", tt.tmpdir(t))
+			w, err := Open(context.Background(), dir, "HEAD~1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(w.Dir) != len(w.Root) {
+				t.Errorf("worktree %s (%d characters), working tree %s (%d): want the same length", w.Dir, len(w.Dir), w.Root, len(w.Root))
+			}
+			if got := filepath.Dir(w.Dir) == filepath.Dir(w.Root); got != tt.beside {
+				t.Errorf("worktree %s beside the working tree %s: %v, want %v", w.Dir, w.Root, got, tt.beside)
+			}
+			if data, err := os.ReadFile(filepath.Join(w.Dir, "a.txt")); err != nil || string(data) != "one" {
+				t.Errorf("a.txt at HEAD~1: %q, %v", data, err)
+			}
+			if err := w.Remove(); err != nil {
+				t.Fatal(err)
+			}
+			if exists(w.Dir) {
+				t.Errorf("%s remains after Remove", w.Dir)
+			}
+		})
+	}
+}
