@@ -45,6 +45,7 @@ type refTally struct {
 	change                   [3][]float64 // the gated metric's change, percent
 	errors                   []string
 	elapsed                  time.Duration
+	sizes                    [2]string // the two slowdowns: "5%", "10%"; counted, "0.5%", "1%"
 }
 
 var refSides = [3]string{"same", "slow5", "slow10"}
@@ -86,7 +87,10 @@ func halfway(base, slow map[string]string) map[string]string {
 
 // measureRef runs one kind on the paired path.
 func measureRef(k kind, bin string, o options, stderr io.Writer) (*refTally, error) {
-	t := &refTally{name: k.name, scenario: k.scenario, injected: k.injected}
+	t := &refTally{name: k.name, scenario: k.scenario, injected: k.injected, sizes: [2]string{"5%", "10%"}}
+	if k.primary == "instructions" {
+		t.sizes = [2]string{"0.5%", "1%"} // a counted kind's slowdown is 1% of its work
+	}
 	start := time.Now()
 	defer func() { t.elapsed = time.Since(start) }()
 	base := strings.TrimSuffix(k.name, loadedSuffix)
@@ -193,8 +197,8 @@ func refRounds(t *refTally, repo refRepo, w *workspace, n int, start time.Time, 
 			}
 		}
 		t.rounds++
-		fmt.Fprintf(stderr, "calibrate-gate: %s (paired): round %d of %d: exit 3 in %d, %d, %d (same, 5%%, 10%%); %d errors; %s\n",
-			t.name, i+1, n, t.exit3[0], t.exit3[1], t.exit3[2], len(t.errors), time.Since(start).Round(time.Second))
+		fmt.Fprintf(stderr, "calibrate-gate: %s (paired): round %d of %d: exit 3 in %d, %d, %d (same, %s, %s); %d errors; %s\n",
+			t.name, i+1, n, t.exit3[0], t.exit3[1], t.exit3[2], t.sizes[0], t.sizes[1], len(t.errors), time.Since(start).Round(time.Second))
 	}
 	return nil
 }
@@ -244,9 +248,15 @@ func refRun(w *workspace) (code int, secs, change float64, answer string, err er
 
 // writeRefTable writes the paired path's table.
 func writeRefTable(w io.Writer, ts []*refTally) {
-	fmt.Fprintln(w, "| kind | what one call does | rounds | unchanged: exit 3 | 5% slower: found | 10% slower: found | unknown (unchanged, 5%, 10%) | median seconds a verdict (unchanged, 5%, 10%) | measured change (5%, 10%) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
-	for _, t := range ts {
+	for i, t := range ts {
+		if i == 0 || t.sizes != ts[i-1].sizes {
+			a, b := t.sizes[0], t.sizes[1]
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "| kind | what one call does | rounds | unchanged: exit 3 | %s slower: found | %s slower: found | unknown (unchanged, %s, %s) | median seconds a verdict (unchanged, %s, %s) | measured change (%s, %s) |\n", a, b, a, b, a, b, a, b)
+			fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+		}
 		med := func(xs []float64, f string) string {
 			if len(xs) == 0 {
 				return "–"
@@ -292,14 +302,18 @@ func calibrateRef(o options, ks []kind, conditions []bool, self string, started 
 		var b strings.Builder
 		fmt.Fprintf(&b, "Measured %s UTC (%s), commit %s, on %s; load average %s at the start, %s at the end.\n\n",
 			started.Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), commit(), machine(), load0, sysinfo.LoadAvg())
-		fmt.Fprintf(&b, "Command: `make calibrate-ref N=%d`, which runs `%s`.\n\n", o.n, strings.TrimSpace(o.command))
+		begin, end, target := refBeginMarker, refEndMarker, fmt.Sprintf("make calibrate-ref N=%d", o.n)
+		if o.measure == "instructions" {
+			begin, end, target = refCountBeginMarker, refCountEndMarker, target+" MEASURE=instructions LOAD=off"
+		}
+		fmt.Fprintf(&b, "Command: `%s`, which runs `%s`.\n\n", target, strings.TrimSpace(o.command))
 		b.Write(table.Bytes())
 		old, err := os.ReadFile(o.write)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintln(stderr, "calibrate-gate:", err)
 			return 1
 		}
-		if err := os.WriteFile(o.write, []byte(replaceMarked(string(old), b.String(), refBeginMarker, refEndMarker)), 0o644); err != nil {
+		if err := os.WriteFile(o.write, []byte(replaceMarked(string(old), b.String(), begin, end)), 0o644); err != nil {
 			fmt.Fprintln(stderr, "calibrate-gate:", err)
 			return 1
 		}
