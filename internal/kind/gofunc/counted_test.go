@@ -111,8 +111,9 @@ func TestCountedFunction(t *testing.T) {
 	for _, c := range [][]float64{base, again} {
 		for _, n := range c {
 			// Under the race detector its runtime's bookkeeping varies by a few hundred
-			// instructions a call; without it the count is exact.
-			if d := n/base[0] - 1; d != 0 && (!raceEnabled || d > 1e-3 || d < -1e-3) {
+			// instructions a call, once 2,619 (0.13%, a loaded machine); without it the count
+			// is exact.
+			if d := n/base[0] - 1; d != 0 && (!raceEnabled || d > 3e-3 || d < -3e-3) {
 				t.Fatalf("unchanged function counted %v and %v: want the same count", base, again)
 			}
 		}
