@@ -501,6 +501,10 @@ class Session:
             args += ["--threshold", t]
         for g in c.getoption("inferbench_gate"):
             args += ["--gate", g]
+        # Two sessions: the samples of one say nothing of the machine's state in the other.
+        args.append("--between-sessions")
+        if c.getoption("inferbench_strict"):
+            args.append("--strict")
         return args
 
     def _compare(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
@@ -519,6 +523,12 @@ class Session:
             out = Path(tmp) / "compare.json"
             # One comparison: the table on stdout and the JSON beside it.
             p = _binary.execute([*args, "--format", "text", "--json", str(out)], cwd=c.invocation_params.dir)
+            if p.returncode == 2 and "unknown flag: --between-sessions" in p.stderr:
+                # A binary older than compare --between-sessions (the pure-Python wheel runs the
+                # one on PATH) judges the two sessions by their samples alone: say so.
+                args = [a for a in args if a != "--between-sessions"]
+                self.lines.append("inferbench: this inferbench binary predates compare --between-sessions: the two sessions are judged by their samples, and a change of the machine's state between them reads as a change of the code")
+                p = _binary.execute([*args, "--format", "text", "--json", str(out)], cwd=c.invocation_params.dir)
             if p.returncode == 2 and "unknown flag: --json" in p.stderr:
                 # A binary older than compare --json (the pure-Python wheel runs the one on PATH):
                 # the JSON, then the text, compared twice.
@@ -535,6 +545,9 @@ class Session:
         elif verdict.failed:
             self.lines.append(f"inferbench: {message_of(p.stderr)} against {baseline}: the session fails with inferbench compare's exit code {p.returncode}")
             session.exitstatus = p.returncode
+        elif verdict.unknown:
+            # Not a failure, and not a pass either: say so, and what can tell.
+            self.lines.append(f"inferbench: unknown against {baseline}, not failing (--inferbench-strict fails it): {verdict.unresolved}")
         else:
             self.lines.append(f"inferbench: no regression against {baseline}")
 
