@@ -74,6 +74,15 @@ func TestCompareBetweenSessions(t *testing.T) {
 	unchanged := saveSession(t, dir, pytestSession("unchanged", later.Add(time.Hour), 11.2, 2)) // the machine's slower state
 	slower := saveSession(t, dir, pytestSession("slower", later.Add(time.Hour), 13, 3))         // +30%
 	within := saveSession(t, dir, pytestSession("within", later.Add(time.Hour), 10.4, 4))       // +4%, within the learnt 7%
+	counted := func(id string, instructions float64) string {
+		r := pytestSession(id, later, 10, 5)
+		s := &r.Scenarios[0]
+		s.Gate, s.Thresholds = []string{"instructions"}, map[string]float64{"instructions": 2}
+		s.Counted = map[string]string{"valgrind": "3.19.0", "cpu": "AMD EPYC", "python": "3.11.2"}
+		s.Metrics["instructions"] = result.Metric{Unit: "count", Better: "lower", Samples: []float64{instructions, instructions, instructions, instructions, instructions}}
+		return saveSession(t, dir, r)
+	}
+	countOld, countSame, countMore := counted("count-old", 1e6), counted("count-same", 1e6), counted("count-more", 1.03e6) // +3%: beyond 2%
 	empty := filepath.Join(dir, "empty.db")
 	cases := []struct {
 		name string
@@ -88,6 +97,9 @@ func TestCompareBetweenSessions(t *testing.T) {
 		{"between sessions, no history, --strict: exit 3", []string{saved, unchanged, "--store", empty, "--between-sessions", "--strict"}, 3,
 			[]string{"FAIL: 0 regressions, 0 budgets exceeded, 1 changes two sessions cannot tell from the machine's noise (--strict)"}},
 		{"between sessions, 12 stored: +30% fails", []string{saved, slower, "--store", db, "--between-sessions"}, 3, []string{"REGRESSION (limit +7%: threshold 7% from 12 runs)"}},
+		// Counts are exact: judged as they were, between sessions or not.
+		{"between sessions, counted: +3% instructions fails", []string{countOld, countMore, "--store", empty, "--between-sessions"}, 3, []string{"REGRESSION"}},
+		{"between sessions, counted: the same count passes", []string{countOld, countSame, "--store", empty, "--between-sessions", "--strict"}, 0, []string{"ok: 0 regressions"}},
 		{"between sessions, 12 stored: +4% is within the learnt noise", []string{saved, within, "--store", db, "--between-sessions", "--strict"}, 0, []string{"worse, within limit; threshold 7% from 12 runs", "ok: 0 regressions"}},
 	}
 	for _, c := range cases {

@@ -138,7 +138,8 @@ def test_compare_between_sessions(project: Path, tmp_path: Path):
     assert same.returncode == 0, same.stdout + same.stderr
     for want in ("UNKNOWN: not known: 3 gated change(s)", "the store holds 0 of the 10 sessions", "at least",
                  "--baseline-ref REF", "--inferbench-measure instructions",
-                 f"inferbench: unknown against {faster}, not failing (--inferbench-strict fails it)"):
+                 f"inferbench: unknown against {faster}, not failing (--inferbench-strict fails it): 3 change(s)",
+                 "no --inferbench-store: the 10 saved sessions"):
         assert want in same.stdout, (want, same.stdout)
     assert "REGRESSION" not in same.stdout
     strict = pytest_in(project, "--inferbench-compare", str(faster), "--inferbench-strict", *quick)

@@ -546,10 +546,25 @@ class Session:
             self.lines.append(f"inferbench: {message_of(p.stderr)} against {baseline}: the session fails with inferbench compare's exit code {p.returncode}")
             session.exitstatus = p.returncode
         elif verdict.unknown:
-            # Not a failure, and not a pass either: say so, and what can tell.
-            self.lines.append(f"inferbench: unknown against {baseline}, not failing (--inferbench-strict fails it): {verdict.unresolved}")
+            # Not a failure, and not a pass either: say so, and what can tell (the table's
+            # UNKNOWN headline names the changes).
+            self.lines.append(f"inferbench: unknown against {baseline}, not failing (--inferbench-strict fails it): {self._unknown(verdict)}")
         else:
             self.lines.append(f"inferbench: no regression against {baseline}")
+
+    def _unknown(self, verdict: Any) -> str:
+        """_unknown says, in the plugin's options, why a comparison's unknown changes are not
+        known and what can tell: the sessions the store holds of the 10 that learn the
+        machine's noise between sessions, and instruction mode."""
+        sessions = [r["sessions"] for r in verdict.raw.get("rows", []) if r.get("verdict") == "unknown" and r.get("sessions")]
+        runs = min((x.get("runs", 0) for x in sessions), default=0)
+        need = max((x.get("need", 10) for x in sessions), default=10)
+        if store := self.config.getoption("inferbench_store"):
+            history = f"{store} holds {runs} of the {need} sessions of the benchmark that learn this machine's noise between sessions: save {max(1, need - runs)} more with --inferbench-save --inferbench-store {store}"
+        else:
+            history = f"no --inferbench-store: the {need} saved sessions that learn this machine's noise between sessions accumulate only in one (--inferbench-save --inferbench-store PATH)"
+        return (f"{verdict.unknown} change(s) beyond the threshold that two sessions cannot tell from the machine's state (the UNKNOWN line above names them); "
+                f"{history}; --inferbench-measure instructions counts instructions, which can tell now")
 
 
 def _fixture(request: pytest.FixtureRequest) -> BenchmarkFixture:
