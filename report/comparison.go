@@ -547,6 +547,8 @@ func mdCell(r *compare.Row) string {
 		mark = " ❌"
 	case "info", "untested":
 		mark = " ℹ️"
+	case "unknown":
+		mark = " ❔"
 	}
 	return fmt.Sprintf("%s → %s %s (%s)%s", num(r.Old), num(r.New), r.Unit, d, mark)
 }
