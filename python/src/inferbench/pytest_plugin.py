@@ -15,11 +15,14 @@ The session is written as pytest-benchmark JSON holding each test's statistics a
 (at most --inferbench-max-samples: block medians of the rounds for the median gate), which the
 binary imports (`inferbench import`) and turns into run.json; the plugin adds each benchmark's CPU
 and peak memory, the gate, and the environment (`inferbench sysinfo`). Comparison is one
-`inferbench compare` call: its table and its exit code (3 on a regression). The gate is the
-median per-call time (latency_ms) with a 5% threshold unless the user names others.
+`inferbench compare --between-sessions` call: its table and its exit code (3 on a regression;
+a change two sessions cannot tell from the machine's state is unknown, failing only with
+--inferbench-strict). The gate is the median per-call time (latency_ms) with a 5% threshold
+unless the user names others.
 
 The fixture is _fixture.py, the options _options.py, pytest-benchmark's flags and marker
-pytest_compat.py, and the files a session writes besides its run _files.py.
+pytest_compat.py, the files a session writes besides its run _files.py, and what the session
+says of an unknown comparison _verdict.py.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from inferbench._options import (
     check_options,
 )
 from inferbench._table import histogram_svg, table
+from inferbench._verdict import unknown_summary
 from inferbench.errors import EXIT_REGRESSION, InferbenchError, error_for, message_of
 from inferbench.pytest_compat import InferbenchWarning
 from inferbench.results import Comparison, parse_comparison
@@ -548,23 +552,9 @@ class Session:
         elif verdict.unknown:
             # Not a failure, and not a pass either: say so, and what can tell (the table's
             # UNKNOWN headline names the changes).
-            self.lines.append(f"inferbench: unknown against {baseline}, not failing (--inferbench-strict fails it): {self._unknown(verdict)}")
+            self.lines.append(f"inferbench: unknown against {baseline}, not failing (--inferbench-strict fails it): {unknown_summary(verdict, c.getoption('inferbench_store'))}")
         else:
             self.lines.append(f"inferbench: no regression against {baseline}")
-
-    def _unknown(self, verdict: Any) -> str:
-        """_unknown says, in the plugin's options, why a comparison's unknown changes are not
-        known and what can tell: the sessions the store holds of the 10 that learn the
-        machine's noise between sessions, and instruction mode."""
-        sessions = [r["sessions"] for r in verdict.raw.get("rows", []) if r.get("verdict") == "unknown" and r.get("sessions")]
-        runs = min((x.get("runs", 0) for x in sessions), default=0)
-        need = max((x.get("need", 10) for x in sessions), default=10)
-        if store := self.config.getoption("inferbench_store"):
-            history = f"{store} holds {runs} of the {need} sessions of the benchmark that learn this machine's noise between sessions: save {max(1, need - runs)} more with --inferbench-save --inferbench-store {store}"
-        else:
-            history = f"no --inferbench-store: the {need} saved sessions that learn this machine's noise between sessions accumulate only in one (--inferbench-save --inferbench-store PATH)"
-        return (f"{verdict.unknown} change(s) beyond the threshold that two sessions cannot tell from the machine's state (the UNKNOWN line above names them); "
-                f"{history}; --inferbench-measure instructions counts instructions, which can tell now")
 
 
 def _fixture(request: pytest.FixtureRequest) -> BenchmarkFixture:
