@@ -59,6 +59,14 @@ type Config struct {
 	// (--uncorrected): no false discovery rate control across the comparison's tests, so a
 	// session of many scenarios reports more changes by chance. Each row's Q is then its P.
 	Uncorrected bool
+	// Sessions says the two runs were measured in separate sessions (processes, jobs: a saved
+	// pytest session and this one), so a timed metric's within-run test is no evidence of a
+	// change between them (sessions.go). A gated row tested on its samples, counts aside, is
+	// judged against the run-to-run noise of the scenario's stored runs (History, MinHistory of
+	// them): its threshold is the larger of its own and the noise's, and the verdict stands.
+	// Without that history a change beyond the threshold is Unknown (Report.Unknown, with
+	// Report.Unresolved saying why and what can tell), not a regression; Strict fails it.
+	Sessions bool
 }
 
 // Uncorrected is Report.Correction of a comparison made with Config.Uncorrected.
@@ -99,6 +107,11 @@ type Report struct {
 	Regressions  int `json:"regressions"`
 	Improvements int `json:"improvements"`
 	Unverified   int `json:"unverified"` // single values of gated metrics beyond their threshold, not tested
+	// Unknown counts the gated changes beyond their threshold between two sessions that the
+	// sessions cannot tell from the machine's run-to-run noise (Config.Sessions, Row.Unresolved);
+	// Unresolved says which, the smallest change the sessions could have seen, and what can tell.
+	Unknown    int    `json:"unknown,omitempty"`
+	Unresolved string `json:"unresolved,omitempty"`
 	// Info counts the rows of metrics that do not gate whose change is beyond their threshold
 	// (verdict Info): shown, never failing.
 	Info int `json:"info"`
@@ -181,9 +194,9 @@ func prefixCacheWarning(o, n *result.Scenario) string {
 
 // Failed reports whether the comparison should fail a CI job: a regression, an exceeded budget,
 // nothing comparable (NoEvidence), or with Strict (or a strict definition's scenario) an
-// untested change beyond its threshold.
+// untested change beyond its threshold; with Strict, a change two sessions cannot tell (Unknown).
 func (r *Report) Failed() bool {
-	return r.Regressions > 0 || r.BudgetsExceeded > 0 || r.NoEvidence != "" || (r.Strict && r.Unverified > 0) || r.StrictUnverified > 0
+	return r.Regressions > 0 || r.BudgetsExceeded > 0 || r.NoEvidence != "" || (r.Strict && (r.Unverified > 0 || r.Unknown > 0)) || r.StrictUnverified > 0
 }
 
 // noEvidence returns why a comparison of old and new with no row found nothing comparable.
@@ -493,8 +506,13 @@ func countVerdicts(rep *Report, rowsOf [][]Row, pairs []scenarioPair, cfg Config
 			rep.Disagreements++
 		case Improvement:
 			rep.Improvements++
+		case Unknown:
+			if r.Unresolved() {
+				rep.Unknown++
+			}
 		}
 	}
+	rep.Unresolved = unresolved(rep)
 
 	for i := range rep.Rows {
 		if r := &rep.Rows[i]; r.Verdict != Unverified {

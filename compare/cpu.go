@@ -73,7 +73,7 @@ func gateCPU(rows []Row, o, s *result.Scenario, cfg Config) {
 	}
 	rows[c].Gated = true
 	rows[c].Threshold = cfg.Thresholds.For(s.Benchmark, CPUMetric)
-	noiseThreshold(&rows[c], s, cfg)
+	noiseThreshold(&rows[c], o, s, cfg)
 }
 
 // wallAgainstCPU sets Disagree where the judged rows of one CPU-bound scenario point opposite

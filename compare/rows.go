@@ -89,6 +89,9 @@ type Row struct {
 	// change significant at the comparison's alpha (NeedSamples). Such a change fails the
 	// comparison as undecided (Report.TooFew), not as a regression.
 	TooFew bool `json:"too_few,omitempty"`
+	// Sessions is set on a gated timed row of a comparison across sessions (Config.Sessions):
+	// the stored runs and the drift that say what change two sessions can show.
+	Sessions *SessionNoise `json:"sessions,omitempty"`
 }
 
 // ID returns "benchmark/scenario".
@@ -114,7 +117,8 @@ func (r *Row) Change() (float64, bool, string) {
 
 // Mark is the row's standing in the verdict, the one every rendering shows: "fail" (a regression
 // of a gated metric: the comparison fails), "untested" (a gated single value beyond its
-// threshold: a warning), "info" (beyond the threshold on a metric that does not gate),
+// threshold: a warning), "unknown" (a gated change beyond its threshold that two sessions cannot
+// tell from the machine's noise: Unresolved), "info" (beyond the threshold on a metric that does not gate),
 // "improvement", or "" (nothing to flag). A wall/CPU disagreement (Disagree) is "info".
 func (r *Row) Mark() string {
 	switch {
@@ -122,6 +126,8 @@ func (r *Row) Mark() string {
 		return "fail"
 	case r.Verdict == Unverified:
 		return "untested"
+	case r.Unresolved():
+		return "unknown"
 	case r.Verdict == Info, r.Verdict == Disagree:
 		return "info"
 	case r.Verdict == Improvement:
@@ -161,11 +167,15 @@ func directed(better string) bool {
 }
 
 // verdict judges a row: statistics first (verdictOf), then the gate: a row that does not gate is
-// never a regression nor unverified, only information (Info).
+// never a regression nor unverified, only information (Info); a regression between two sessions
+// whose run-to-run noise the store has not learnt is Unknown (Config.Sessions).
 func verdict(r *Row) string {
 	v := verdictOf(r)
 	if !r.Gated && (v == Regression || v == Unverified) {
 		return Info
+	}
+	if v == Regression && r.Sessions != nil && !r.Sessions.Learnt {
+		return Unknown
 	}
 	return v
 }
@@ -285,12 +295,12 @@ func scenarioRows(o, n *result.Scenario, cfg Config) []Row {
 			// p ≥ 0.33): a change beyond the threshold is undecided, not unchanged.
 			row.TooFew = minP(row.OldN, row.NewN) > cfg.Alpha
 			row.Delta = delta(row.Old, row.New)
-			noiseThreshold(&row, n, cfg)
+			noiseThreshold(&row, o, n, cfg)
 			rows = append(rows, row)
 			for _, p := range cfg.Tails {
 				if tr, ok := tailRow(row, om.Samples, nm.Samples, p, cfg); ok {
 					tr.Gated = cfg.Gated(n, tr.Metric)
-					noiseThreshold(&tr, n, cfg)
+					noiseThreshold(&tr, o, n, cfg)
 					rows = append(rows, tr)
 				}
 			}
@@ -378,8 +388,13 @@ func unitDirection(unit string) result.Direction {
 }
 
 // noiseThreshold sets the threshold of a gated row with samples from the run-to-run noise of its
-// scenario's stored runs (cfg.History, noiseOf), unless an override sets it.
-func noiseThreshold(r *Row, s *result.Scenario, cfg Config) {
+// scenario's stored runs (cfg.History, noiseOf), unless an override sets it; across sessions
+// (cfg.Sessions) sessionThreshold does, override or not. o and s are the scenario's runs.
+func noiseThreshold(r *Row, o, s *result.Scenario, cfg Config) {
+	if cfg.Sessions {
+		sessionThreshold(r, o, s, cfg)
+		return
+	}
 	// Counts have no run-to-run noise to learn from: their threshold is CountThreshold.
 	if cfg.History == nil || !r.Gated || !directed(r.Better) || r.Kind == Instructions {
 		return
@@ -449,7 +464,7 @@ func tailRow(base Row, old, new []float64, p float64, cfg Config) (Row, bool) {
 	r.Delta = (ratio - 1) * 100
 	r.DeltaCI = &stats.Interval{Lo: (ci.Lo - 1) * 100, Hi: (ci.Hi - 1) * 100, Confidence: ci.Confidence}
 	r.P, r.Method = t.P, t.Method
-	r.Threshold, r.ThresholdRuns = cfg.Thresholds.For(base.Benchmark, name), 0
+	r.Threshold, r.ThresholdRuns, r.Sessions = cfg.Thresholds.For(base.Benchmark, name), 0, nil
 	return r, true
 }
 

@@ -126,6 +126,9 @@ func comparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 	switch {
 	case rep.Failed():
 		v.Status = "FAIL"
+	case rep.Unknown > 0:
+		v.Status = "UNKNOWN"
+		v.Warnings = append([]string{headlineOf(rep)}, v.Warnings...)
 	case rep.Unverified > 0:
 		v.Status = "UNTESTED"
 		v.Warnings = append([]string{headlineOf(rep)}, v.Warnings...)

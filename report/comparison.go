@@ -107,6 +107,10 @@ func cmpVerdict(r *compare.Row) string {
 		return "wall time and CPU time disagree: the machine moved, not the code"
 	case compare.Incomparable:
 		return "not compared (counted under another valgrind, CPU or interpreter)"
+	case compare.Unknown:
+		if r.Unresolved() {
+			return fmt.Sprintf("unknown between sessions (limit %s; %d of %d stored sessions)", cmpLimit(r), r.Sessions.Runs, r.Sessions.Need)
+		}
 	case compare.Improvement:
 		v = "improvement"
 	case compare.Worse:
@@ -164,7 +168,7 @@ func CompareText(w io.Writer, rep *compare.Report) error { return compareText(w,
 func CompareTextAll(w io.Writer, rep *compare.Report) error { return compareText(w, rep, true) }
 
 func compareText(w io.Writer, rep *compare.Report, all bool) error {
-	if rep.Unverified > 0 || len(rep.Certificates) > 0 {
+	if rep.Unverified > 0 || rep.Unknown > 0 || len(rep.Certificates) > 0 {
 		fmt.Fprintf(w, "%s\n\n", headlineOf(rep))
 	}
 	fmt.Fprintf(w, "old: %s\nnew: %s\n\n", cmpRef(rep.Old), cmpRef(rep.New))
@@ -202,60 +206,6 @@ func compareText(w io.Writer, rep *compare.Report, all bool) error {
 	}
 	cmpNotes(w, rep)
 	return cmpSummaryLine(w, rep)
-}
-
-// BudgetsText writes the budget checks of a run that was compared with nothing: one line with the
-// counts, then a line per budget exceeded or not measured.
-func BudgetsText(w io.Writer, rep *compare.Report) error {
-	if _, err := fmt.Fprintf(w, "budgets: %d checked, %d exceeded\n", len(rep.Budgets), rep.BudgetsExceeded); err != nil {
-		return err
-	}
-	for _, l := range budgetNotes(rep) {
-		if _, err := fmt.Fprintln(w, l); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// budgetNotes has a line per budget exceeded or not measured.
-func budgetNotes(rep *compare.Report) []string {
-	var lines []string
-	for _, b := range rep.Budgets {
-		switch {
-		case !b.Measured && !b.OK:
-			lines = append(lines, fmt.Sprintf("BUDGET INVALID %s/%s %s: %q is not an operator and a number", b.Benchmark, b.Scenario, b.Metric, b.Op))
-		case !b.Measured && b.Against == "" && strings.HasPrefix(b.Metric, "ratio("):
-			lines = append(lines, fmt.Sprintf("budget  %s/%s %s %s %s: not measured (no pair of scenarios matches)", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit)))
-		case !b.Measured:
-			lines = append(lines, fmt.Sprintf("warning: budget %s/%s %s %s %s (%s) not measured, so not checked: %s", b.Benchmark, b.Scenario, b.Metric, b.Op, num(b.Limit), b.Source, notMeasuredHint(b.Metric)))
-		case !b.OK && b.Against != "":
-			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s ÷ %s %s = %s%s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Against, b.Metric, num(b.Actual), ciText(b.CI), b.Op, num(b.Limit), b.Source))
-		case !b.OK:
-			lines = append(lines, fmt.Sprintf("BUDGET EXCEEDED %s/%s %s = %s, budget %s %s (%s)", b.Benchmark, b.Scenario, b.Metric, num(b.Actual), b.Op, num(b.Limit), b.Source))
-		}
-	}
-	return lines
-}
-
-// notMeasuredHint says why a budget's metric may be missing from a scenario.
-func notMeasuredHint(metric string) string {
-	name, _, _ := strings.Cut(metric, ".")
-	switch {
-	case name == "memory_mb":
-		return "the subject reports no memory_mb, and the resource monitors' peak_rss_mb is missing too (--no-monitor, or they could not sample here)"
-	case name == "cpu_pct" || name == "cpu_s" || strings.HasPrefix(name, "rss_") || name == "peak_rss_mb" ||
-		strings.HasPrefix(name, "gpu_") || strings.HasPrefix(name, "io_"):
-		return "the resource monitors measure " + name + ": the run had none (--no-monitor) or they could not sample here"
-	}
-	return "the scenario has no metric " + name
-}
-
-func ciText(ci *stats.Interval) string {
-	if ci == nil {
-		return ""
-	}
-	return fmt.Sprintf(" (95%% CI %s–%s)", num(ci.Lo), num(ci.Hi))
 }
 
 func ciOf(ci *stats.Interval) (float64, float64, bool) {
@@ -338,6 +288,8 @@ func verdictOf(rep *compare.Report) string {
 		return "FAIL: nothing comparable: " + rep.NoEvidence
 	case rep.Failed():
 		return "FAIL: " + Outcome(rep)
+	case rep.Unknown > 0:
+		return "UNKNOWN: " + rep.Unresolved
 	case rep.Unverified > 0:
 		return fmt.Sprintf("UNTESTED: %d gated change(s) beyond threshold could not be tested (a single value a side): "+
 			"the verdict cannot tell them from noise; measure more iterations, or --strict to fail on them", rep.Unverified)
@@ -352,6 +304,9 @@ func Outcome(rep *compare.Report) string {
 	s := fmt.Sprintf("%d regressions, %d budgets exceeded", rep.Regressions, rep.BudgetsExceeded)
 	if n, why := strictFailures(rep); n > 0 {
 		s += fmt.Sprintf(", %d untested changes beyond threshold (%s)", n, why)
+	}
+	if rep.Strict && rep.Unknown > 0 {
+		s += fmt.Sprintf(", %d changes two sessions cannot tell from the machine's noise (--strict): %s", rep.Unknown, rep.Unresolved)
 	}
 	return s
 }
@@ -377,6 +332,8 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	switch {
 	case rep.Failed():
 		verdict = "FAIL"
+	case rep.Unknown > 0:
+		verdict = "UNKNOWN"
 	case rep.Unverified > 0:
 		verdict = "UNTESTED"
 	}
@@ -391,8 +348,12 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	default:
 		level = fmt.Sprintf("false failures at most %.2g%%, %s", 100*rep.Alpha, rep.Correction)
 	}
-	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes, %d beyond threshold not gated (%d metrics; %s)\n",
-		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, rep.Info, len(rep.Rows), level)
+	unknown := ""
+	if rep.Unknown > 0 {
+		unknown = fmt.Sprintf(", %d unknown between sessions", rep.Unknown)
+	}
+	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes%s, %d beyond threshold not gated (%d metrics; %s)\n",
+		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, unknown, rep.Info, len(rep.Rows), level)
 	return err
 }
 
@@ -498,7 +459,12 @@ func cmpStatus(rep *compare.Report) string {
 		if n, why := strictFailures(rep); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d untested change(s) beyond threshold (%s)", n, why))
 		}
+		if rep.Strict && rep.Unknown > 0 {
+			parts = append(parts, fmt.Sprintf("%d change(s) two sessions cannot tell (--strict)", rep.Unknown))
+		}
 		status = "❌ " + strings.Join(parts, ", ")
+	} else if rep.Unknown > 0 {
+		status = "❔ " + rep.Unresolved
 	} else if rep.Unverified > 0 {
 		status = fmt.Sprintf("⚠️ %d gated change(s) beyond threshold untested (a single value a side; --strict fails on them)", rep.Unverified)
 	}
@@ -581,6 +547,8 @@ func mdCell(r *compare.Row) string {
 		mark = " ❌"
 	case "info", "untested":
 		mark = " ℹ️"
+	case "unknown":
+		mark = " ❔"
 	}
 	return fmt.Sprintf("%s → %s %s (%s)%s", num(r.Old), num(r.New), r.Unit, d, mark)
 }

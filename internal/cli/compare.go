@@ -13,6 +13,7 @@ type compareCmdFlags struct {
 	json     string
 	all      bool
 	reportAs []string
+	sessions bool
 }
 
 func newCompare(o *IO) *cobra.Command {
@@ -35,6 +36,14 @@ tokens_per_s, ttft_ms for an LLM worker) and those --gate names. The others (CPU
 harness_latency_ms, counts, load time) are shown with their change as information. A metric with
 a single value per run never fails, only a budget does.
 
+With --between-sessions (the pytest plugin's --inferbench-compare passes it) the runs are taken
+as measured in separate sessions, whose samples say nothing of the machine's state in the other:
+a gated timed change beyond its threshold is a regression only where 10+ stored runs of the
+scenario give this machine's run-to-run noise (the threshold is then at least theirs); without
+them it is unknown (exit 0, --strict fails it), with the smallest change the sessions could have
+seen and the commands that can tell (run --baseline-ref, instruction counts). Counts are exact:
+unchanged by it.
+
 OLD and NEW are each a run.json, a run folder, a run id (in --results-dir, then in the store),
 "latest" (the newest stored run) or "baseline:NAME".
 
@@ -44,6 +53,7 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
   inferbench compare benchmark_results/20261122_143005 benchmark_results/latest --format markdown
   inferbench compare old/run.json new/run.json --threshold latency=10 --threshold resnet:memory=30
   inferbench compare baseline:main latest --gate peak_rss_mb --gate resnet:cpu_pct
+  inferbench compare baseline:main latest --between-sessions --store .inferbench/history.db
   inferbench compare baseline:main latest --format junit -o compare.xml
   inferbench compare baseline:main latest --json compare.json   # the table, and the JSON from the same comparison
   inferbench compare baseline:main latest --format html -o compare.html
@@ -59,10 +69,11 @@ GITHUB_STEP_SUMMARY set, the markdown summary is appended to that file as well.`
 	fl.StringVarP(&f.output, "output", "o", "-", "write the comparison here (- for stdout)")
 	fl.StringVar(&f.json, "json", "", "also write the comparison as JSON to this file (the same comparison as --format's output: compared once)")
 	fl.BoolVar(&f.all, "all-metrics", false, "text: show every metric's rows, not only the primary ones and those that fail")
+	fl.BoolVar(&f.sessions, "between-sessions", false, "the runs were measured in separate sessions (a saved pytest session and this one): a gated timed change beyond its threshold is a regression only against the run-to-run noise of 10+ stored runs of the scenario, else unknown (exit 0; --strict fails it)")
 	fl.StringSliceVar(&f.reportAs, "report-as", nil, "text, markdown: add each serving scenario's figures in both runs by these tools' definitions, named as they name them: vllm, aiperf, guidellm (docs/import.md)")
 	groupFlags(cmd,
 		flagGroup{"Where the runs are", []string{"results-dir", "store"}},
-		flagGroup{"Comparison and gate", []string{"threshold", "thresholds-file", "budget-file", "alpha", "gate", "uncorrected", "strict"}},
+		flagGroup{"Comparison and gate", []string{"threshold", "thresholds-file", "budget-file", "alpha", "gate", "uncorrected", "strict", "between-sessions"}},
 		flagGroup{"Output", []string{"format", "output", "json", "all-metrics", "report-as"}})
 	return cmd
 }
@@ -77,6 +88,7 @@ func runCompare(cmd *cobra.Command, o *IO, f *compareCmdFlags, oldRef, newRef st
 		return err
 	}
 	defer src.Close()
+	cfg.Sessions = f.sessions
 	_, err = src.Compare(cmd.Context(), oldRef, newRef, recorded.CompareOptions{Config: cfg, Format: f.format, All: f.all, Output: f.output, JSON: f.json, Stdout: o.Stdout, Stderr: o.Stderr, ReportAs: tools})
 	return err
 }

@@ -91,8 +91,10 @@ def test_save_and_compare_flags(project: Path):
         assert len(s["metrics"]["latency_ms"]["samples"]) == s["iterations"]["measured"], s["scenario"]
     # --benchmark-compare reports a regression (5x slower) and does not fail, as pytest-benchmark's;
     # with --benchmark-compare-fail it does.
+    # Between two sessions and with no stored history of the machine's noise, the change is
+    # unknown: not failing either way.
     shown = pytest_in(project, *quick, "--benchmark-compare", slowdown=5)
-    assert shown.returncode == 0 and "reported, not failing" in shown.stdout, shown.stdout + shown.stderr
+    assert shown.returncode == 0 and ("reported, not failing" in shown.stdout or "not failing (--inferbench-strict fails it)" in shown.stdout), shown.stdout + shown.stderr
     failed = pytest_in(project, *quick, "--benchmark-compare", "--benchmark-compare-fail=min:5%", slowdown=5)
     assert failed.returncode == 3, failed.stdout + failed.stderr
     auto = pytest_in(project, *quick, "--benchmark-autosave")

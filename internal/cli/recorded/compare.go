@@ -105,6 +105,9 @@ func (rs *Source) Compare(ctx context.Context, oldRef, newRef string, o CompareO
 	if why := rep.Undecided(); why != "" { // not a pass: nothing tested the change (exit 1)
 		return rep, errors.New(why)
 	}
+	if rep.Unknown > 0 && o.Stderr != nil { // the exit status is 0: say what it does not cover
+		fmt.Fprintf(o.Stderr, "inferbench: exit 0, but %d gated change(s) beyond threshold between sessions are unknown; --strict makes them fail (exit 3)\n", rep.Unknown)
+	}
 	if rep.Unverified > 0 && o.Stderr != nil { // the exit status is 0: say what it does not cover
 		fmt.Fprintf(o.Stderr, "inferbench: exit 0, but %d gated change(s) beyond threshold are untested (a single value a side); --strict makes them fail (exit 3)\n", rep.Unverified)
 	}

@@ -131,6 +131,10 @@ def apply(config: pytest.Config, registered: bool) -> list[str]:
     if o.benchmark_compare and not o.inferbench_compare:
         o.inferbench_compare = o.benchmark_compare
         o.inferbench_report_only = not o.benchmark_compare_fail
+    if o.benchmark_compare_fail:
+        # pytest-benchmark fails on the change it is given, whatever the machine did between the
+        # two sessions: a change the sessions cannot tell from the machine's noise fails too.
+        o.inferbench_strict = True
     for expr in o.benchmark_compare_fail or []:
         m = re.fullmatch(r"(min|max|mean|median|stddev|iqr):([0-9.]+)%", expr.strip())
         if not m:

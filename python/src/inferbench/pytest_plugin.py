@@ -15,11 +15,14 @@ The session is written as pytest-benchmark JSON holding each test's statistics a
 (at most --inferbench-max-samples: block medians of the rounds for the median gate), which the
 binary imports (`inferbench import`) and turns into run.json; the plugin adds each benchmark's CPU
 and peak memory, the gate, and the environment (`inferbench sysinfo`). Comparison is one
-`inferbench compare` call: its table and its exit code (3 on a regression). The gate is the
-median per-call time (latency_ms) with a 5% threshold unless the user names others.
+`inferbench compare --between-sessions` call: its table and its exit code (3 on a regression;
+a change two sessions cannot tell from the machine's state is unknown, failing only with
+--inferbench-strict). The gate is the median per-call time (latency_ms) with a 5% threshold
+unless the user names others.
 
 The fixture is _fixture.py, the options _options.py, pytest-benchmark's flags and marker
-pytest_compat.py, and the files a session writes besides its run _files.py.
+pytest_compat.py, the files a session writes besides its run _files.py, and what the session
+says of an unknown comparison _verdict.py.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from inferbench._options import (
     check_options,
 )
 from inferbench._table import histogram_svg, table
+from inferbench._verdict import unknown_summary
 from inferbench.errors import EXIT_REGRESSION, InferbenchError, error_for, message_of
 from inferbench.pytest_compat import InferbenchWarning
 from inferbench.results import Comparison, parse_comparison
@@ -501,6 +505,10 @@ class Session:
             args += ["--threshold", t]
         for g in c.getoption("inferbench_gate"):
             args += ["--gate", g]
+        # Two sessions: the samples of one say nothing of the machine's state in the other.
+        args.append("--between-sessions")
+        if c.getoption("inferbench_strict"):
+            args.append("--strict")
         return args
 
     def _compare(self, session: pytest.Session, baseline: str, run_json: Path) -> None:
@@ -519,6 +527,12 @@ class Session:
             out = Path(tmp) / "compare.json"
             # One comparison: the table on stdout and the JSON beside it.
             p = _binary.execute([*args, "--format", "text", "--json", str(out)], cwd=c.invocation_params.dir)
+            if p.returncode == 2 and "unknown flag: --between-sessions" in p.stderr:
+                # A binary older than compare --between-sessions (the pure-Python wheel runs the
+                # one on PATH) judges the two sessions by their samples alone: say so.
+                args = [a for a in args if a != "--between-sessions"]
+                self.lines.append("inferbench: this inferbench binary predates compare --between-sessions: the two sessions are judged by their samples, and a change of the machine's state between them reads as a change of the code")
+                p = _binary.execute([*args, "--format", "text", "--json", str(out)], cwd=c.invocation_params.dir)
             if p.returncode == 2 and "unknown flag: --json" in p.stderr:
                 # A binary older than compare --json (the pure-Python wheel runs the one on PATH):
                 # the JSON, then the text, compared twice.
@@ -535,6 +549,10 @@ class Session:
         elif verdict.failed:
             self.lines.append(f"inferbench: {message_of(p.stderr)} against {baseline}: the session fails with inferbench compare's exit code {p.returncode}")
             session.exitstatus = p.returncode
+        elif verdict.unknown:
+            # Not a failure, and not a pass either: say so, and what can tell (the table's
+            # UNKNOWN headline names the changes).
+            self.lines.append(f"inferbench: unknown against {baseline}, not failing (--inferbench-strict fails it): {unknown_summary(verdict, c.getoption('inferbench_store'))}")
         else:
             self.lines.append(f"inferbench: no regression against {baseline}")
 

@@ -291,6 +291,11 @@ class Comparison:
     regressions: int = 0
     improvements: int = 0
     unverified: int = 0
+    # unknown counts the gated changes beyond their threshold that two sessions cannot tell from
+    # the machine's run-to-run noise (compare --between-sessions); unresolved says which, the
+    # smallest change the sessions could have seen, and what can tell.
+    unknown: int = 0
+    unresolved: str = ""
     info: int = 0
     budgets_exceeded: int = 0
     no_evidence: str = ""
