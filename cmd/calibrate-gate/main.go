@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,6 +109,7 @@ func calibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now().UTC()
 	load0 := sysinfo.LoadAvg()
+	commit()
 	if o.path == "ref" {
 		return calibrateRef(o, ks, conditions, self, started, load0, stdout, stderr)
 	}
@@ -414,13 +416,16 @@ func machine() string {
 	return fmt.Sprintf("%s, %d cores, %s", cpu, runtime.NumCPU(), kernel)
 }
 
-func commit() string {
+// commit is the checkout's commit when the program started (main reads it first): a table
+// written at the end of an hour's calibration names the code measured, not a commit made
+// meanwhile.
+var commit = sync.OnceValue(func() string {
 	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
 	if err != nil {
 		return "?"
 	}
 	return strings.TrimSpace(string(out))
-}
+})
 
 // measurePairs is measure for subjects whose runs cost seconds: after the history, m runs of the
 // unchanged scenario (stored), the fewest with m(m-1)/2 >= n, compared in every pair; then s
