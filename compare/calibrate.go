@@ -45,10 +45,7 @@ type historyNoise struct {
 // asks for; false with fewer than min runs (MinHistoryRuns when min <= 0) or a center that is
 // not positive and finite.
 func noiseOf(centers []float64, min int) (historyNoise, bool) {
-	if min <= 0 {
-		min = minHistoryRuns
-	}
-	if len(centers) < min || len(centers) < 3 {
+	if min = needRuns(min); len(centers) < min || len(centers) < 3 {
 		return historyNoise{}, false
 	}
 	d := make([]float64, 0, len(centers)-1)
@@ -72,6 +69,15 @@ func noiseOf(centers []float64, min int) (historyNoise, bool) {
 	n := historyNoise{Runs: len(centers), NoisePct: 100 * (math.Exp(bound) - 1), Outliers: out}
 	n.ThresholdPct = math.Max(1, math.Ceil(10*1.5*n.NoisePct)/10)
 	return n, true
+}
+
+// needRuns is how many stored runs a noise-aware threshold needs: Config.MinHistory, else
+// minHistoryRuns.
+func needRuns(minHistory int) int {
+	if minHistory <= 0 {
+		return minHistoryRuns
+	}
+	return minHistory
 }
 
 // outliers is how many of m changes between consecutive runs the noise bound leaves out: one

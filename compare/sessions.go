@@ -68,10 +68,7 @@ func sessionThreshold(r *Row, o, s *result.Scenario, cfg Config) {
 		return
 	}
 	base, _, _ := strings.Cut(r.Metric, ".")
-	sn := &SessionNoise{Need: cfg.MinHistory, DriftPct: max(driftPct(o.Metrics[base].Samples), driftPct(s.Metrics[base].Samples))}
-	if sn.Need <= 0 {
-		sn.Need = minHistoryRuns
-	}
+	sn := &SessionNoise{Need: needRuns(cfg.MinHistory), DriftPct: max(driftPct(o.Metrics[base].Samples), driftPct(s.Metrics[base].Samples))}
 	var hist []float64
 	if cfg.History != nil {
 		hist = cfg.History(s, r.Metric)

@@ -81,7 +81,7 @@ type compareView struct {
 	HeadHref   string
 	Method     string
 	Warnings   []string
-	Status     string // "ok", "FAIL" (compare.Report.Failed) or "UNTESTED" (Headline)
+	Status     string // statusWord: "ok", "FAIL", "UNKNOWN" or "UNTESTED"
 	Rep        *compare.Report
 	Budgets    []compare.BudgetCheck // exceeded
 	Benchmarks []compareBench
@@ -122,15 +122,8 @@ func comparePage(base, head *result.Run, rep *compare.Report, opts CompareOption
 		}
 		opts.Warnings = append(opts.Warnings, rep.Warnings...)
 	}
-	v := compareView{Base: base, Head: head, Method: opts.Method, Warnings: opts.Warnings, Rep: rep, Status: "ok"}
-	switch {
-	case rep.Failed():
-		v.Status = "FAIL"
-	case rep.Unknown > 0:
-		v.Status = "UNKNOWN"
-		v.Warnings = append([]string{headlineOf(rep)}, v.Warnings...)
-	case rep.Unverified > 0:
-		v.Status = "UNTESTED"
+	v := compareView{Base: base, Head: head, Method: opts.Method, Warnings: opts.Warnings, Rep: rep, Status: statusWord(rep)}
+	if v.Status == "UNKNOWN" || v.Status == "UNTESTED" {
 		v.Warnings = append([]string{headlineOf(rep)}, v.Warnings...)
 	}
 	for _, b := range rep.Budgets {

@@ -281,6 +281,21 @@ func headlineOf(rep *compare.Report) string {
 	return h
 }
 
+// statusWord is the comparison's standing in one word, as the text summary and the HTML page
+// show it: "FAIL" (Report.Failed), "UNKNOWN" (changes two sessions cannot tell), "UNTESTED"
+// (gated single values beyond their threshold) or "ok".
+func statusWord(rep *compare.Report) string {
+	switch {
+	case rep.Failed():
+		return "FAIL"
+	case rep.Unknown > 0:
+		return "UNKNOWN"
+	case rep.Unverified > 0:
+		return "UNTESTED"
+	}
+	return "ok"
+}
+
 // verdictOf is headlineOf's verdict, before the certificates' note.
 func verdictOf(rep *compare.Report) string {
 	switch {
@@ -328,15 +343,7 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 		_, err := fmt.Fprintf(w, "\nFAIL: nothing comparable: %s\n", rep.NoEvidence)
 		return err
 	}
-	verdict := "ok"
-	switch {
-	case rep.Failed():
-		verdict = "FAIL"
-	case rep.Unknown > 0:
-		verdict = "UNKNOWN"
-	case rep.Unverified > 0:
-		verdict = "UNTESTED"
-	}
+	verdict := statusWord(rep)
 	if len(rep.Rows) > 0 {
 		fmt.Fprintf(w, "\ngated: %s (each scenario's primary metrics, the figures its code reports and --gate); the other metrics are information\n", gatedNames(rep))
 	}
