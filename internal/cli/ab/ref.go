@@ -120,6 +120,10 @@ func (f *Ref) Pair(ctx context.Context, scs []*suite.Scenario) (string, any, []s
 	}
 	f.wt = wt
 	f.at = fmt.Sprintf("%s (%s)", f.o.Ref, wt.Short())
+	carried, err := carryDefinitions(sel.Paths, f.env, wt)
+	if err != nil {
+		return "", nil, nil, err
+	}
 	pairs, refEnv, err := pairScenarios(sel, f.env, wt, scs, f.at)
 	if err != nil {
 		return "", nil, nil, err
@@ -148,6 +152,9 @@ func (f *Ref) Pair(ctx context.Context, scs []*suite.Scenario) (string, any, []s
 	f.alpha, f.paired = f.o.Alpha, measured
 	f.o.Alpha /= float64(max(1, measured))
 	env := map[string]any{"ref": f.o.Ref, "commit": wt.Commit, "head": wt.Head, "dirty": wt.Dirty}
+	if len(carried) > 0 {
+		env["carried"] = carried // definitions the ref lacks, run there as the working tree has them
+	}
 	return SectionBaselineRef, env, append(secrets.Of(f.env.Vars, scs), refSecrets...), nil
 }
 

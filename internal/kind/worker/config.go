@@ -26,6 +26,7 @@ const Protocol = 1
 var Adapters = map[string][]string{
 	"noop":         nil,
 	"pyfunc":       nil,
+	"pytest":       {"pytest"},
 	"torch_vision": {"torch", "torchvision"},
 	"torch_llm":    {"torch"},
 	"jax_vision":   {"jax", "flax"},

@@ -41,6 +41,8 @@ OPTIONS: list[tuple[str, str | None, dict[str, Any]]] = [
      help="compare the session's benchmarks with BASELINE (a run.json, run folder, run id, latest or baseline:NAME) through inferbench compare --between-sessions; exit 3 on a regression. A timed change between two sessions is judged against the machine's run-to-run noise learnt from 10 sessions in --inferbench-store, and is unknown (not failing) until then")),
     ("--inferbench-strict", None, dict(action="store_true", default=False,
      help="with --inferbench-compare: also fail (exit 3) on what the comparison cannot decide: a gated change beyond its threshold that two sessions cannot tell from the machine's run-to-run noise (unknown until the store holds 10 sessions of the benchmark), or a single value a side (inferbench compare --strict)")),
+    ("--inferbench-baseline-ref", None, dict(default=None, metavar="REF",
+     help="measure each benchmarked test at REF (a branch, tag or commit; a git worktree) and in the working tree, in two interleaved worker processes, through inferbench run --baseline-ref; exit 3 on a regression. The benchmarked tests run there, not in this session; the run folder is written under --inferbench-output-dir")),
     ("--inferbench-output-dir", None, dict(default=DEFAULT_OUTPUT_DIR, metavar="DIR",
      help="folder that receives the run folder (default benchmark_results, as inferbench run)")),
     ("--inferbench-store", None, dict(default=None, metavar="STORE",
@@ -95,6 +97,14 @@ def benchmark_plugin_loaded(pm: pytest.PytestPluginManager) -> bool:
 
 def check_options(config: pytest.Config) -> None:
     """check_options refuses option values that would only fail at the end of the session."""
+    if config.getoption("inferbench_baseline_ref"):
+        why = {"compare": "the session is compared with the ref, measured in this job", "save": "the run against the ref is written under --inferbench-output-dir already",
+               "json": "the tests are timed by inferbench run's workers, not by this session"}
+        for name, reason in why.items():
+            if config.getoption("inferbench_" + name):
+                raise pytest.UsageError(f"--inferbench-baseline-ref with --inferbench-{name}: {reason}; drop one of them")
+        if config.getoption("inferbench_measure") != "time":
+            raise pytest.UsageError("--inferbench-baseline-ref with --inferbench-measure instructions: a test's calls run in the test's thread, which instruction mode does not count; time them, or count without --inferbench-baseline-ref")
     probe = Record(name="t[a]", fullname="f.py::t[a]", group=None, params={}, options=Options())
     try:
         group_key(probe, config.getoption("inferbench_group_by"))

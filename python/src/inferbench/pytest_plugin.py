@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from inferbench import _binary, _counted, _timing, pytest_compat
+from inferbench import _baseline_ref, _binary, _counted, _timing, pytest_compat
 from inferbench._fixture import BenchmarkFixture, Options, Record
 from inferbench._files import TEMP_PREFIX, link_latest, remove_stale_temp, safe_name, saveable
 from inferbench._options import (
@@ -88,6 +88,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_Alias(), "inferbench-benchmark-alias")
     sess = Session(config, pytest_benchmark=pb)
     config.stash[_SESSION] = sess
+    if ref := config.getoption("inferbench_baseline_ref"):  # _baseline_ref.py
+        config.pluginmanager.register(_baseline_ref.BaselineRef(config, ref, pb), "inferbench-baseline-ref")
     config.pluginmanager.register(sess, "inferbench-session")
     if sess.xdist and not hasattr(config, "workerinput"):
         config.issue_config_time_warning(InferbenchWarning(

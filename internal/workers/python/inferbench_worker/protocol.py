@@ -26,6 +26,7 @@ ADAPTERS = {
     "jax_vision": "jax_vision",
     "onnxruntime": "ort",
     "pyfunc": "pyfunc",
+    "pytest": "pytest_call",
 }
 
 # STREAM is the protocol stream once main has started (the noop adapter's garbage test uses it).
@@ -43,6 +44,7 @@ BYTECODE_ENV = "INFERBENCH_WORKER_BYTECODE"
 
 # MODULES maps an adapter to the python modules it needs (mirrored by the Go side's Requires).
 MODULES = {
+    "pytest": ["pytest"],
     "torch_vision": ["torch", "torchvision"],
     "torch_llm": ["torch"],
     "jax_vision": ["jax", "flax"],

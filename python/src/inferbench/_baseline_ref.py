@@ -1,0 +1,130 @@
+"""pytest --inferbench-baseline-ref REF: each benchmarked test measured at REF and in the working
+tree in one job, through `inferbench run --baseline-ref REF`.
+
+The session runs its other tests as usual and leaves the benchmarked ones (those that use the
+benchmark fixture, after -k and -m) to inferbench: the plugin writes a definition of one
+benchmark per test (the worker's pytest adapter, under this session's interpreter) into the
+rootdir, and `inferbench run --baseline-ref REF` runs each test in two worker processes, one in a
+worktree at REF and one in the working tree, their calls interleaved in ABBA blocks until the
+sequential verdict says slower, same or unknown (docs/ci.md). The definition is not at REF, so
+the run carries it there (docs/pytest.md): each side runs the test as its own tree has it. The
+run's table and verdict are the session's summary; a regression is exit 3, an unknown answer
+fails only with --inferbench-strict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inferbench import _binary
+from inferbench.errors import EXIT_REGRESSION, error_for, message_of
+
+DEFINITION = ".inferbench-baseline-ref.yaml"
+
+
+def benchmarked(item: pytest.Item, pytest_benchmark: bool) -> bool:
+    """benchmarked: the item uses inferbench's benchmark fixture."""
+    names = getattr(item, "fixturenames", ())
+    return "inferbench_benchmark" in names or ("benchmark" in names and not pytest_benchmark)
+
+
+def benchmark_name(nodeid: str, taken: set[str]) -> str:
+    """benchmark_name turns a node id into a benchmark name (no '/', spaces or control
+    characters): tests/test_a.py::test_b[8] is tests.test_a.test_b[8]."""
+    path, _, rest = nodeid.partition("::")
+    name = path.removesuffix(".py").replace("/", ".").replace("\\", ".") + "." + rest.replace("::", ".")
+    name = re.sub(r"[\s\x00-\x1f\x7f]", "_", name)
+    base, n = name, 1
+    while name in taken:
+        n += 1
+        name = f"{base}~{n}"
+    taken.add(name)
+    return name
+
+
+def definition(nodeids: list[str], python: str) -> str:
+    """definition is the YAML of one benchmark per test, each a worker running the test through
+    the pytest adapter (strings written as JSON, which YAML reads)."""
+    taken: set[str] = set()
+    docs = []
+    for nid in nodeids:
+        docs.append(f"name: {json.dumps(benchmark_name(nid, taken))}\n"
+                    f"subject: {{kind: worker, adapter: pytest, python: {json.dumps(python)}}}\n"
+                    f"params: {{test: {json.dumps(nid)}}}\n")
+    return "---\n".join(docs)
+
+
+class BaselineRef:
+    """BaselineRef is the session's plugin under --inferbench-baseline-ref."""
+
+    def __init__(self, config: pytest.Config, ref: str, pytest_benchmark: bool) -> None:
+        self.config, self.ref, self.pytest_benchmark = config, ref, pytest_benchmark
+        self.tests: list[str] = []
+        self.lines: list[str] = []
+
+    @pytest.hookimpl(trylast=True)  # after -k and -m have deselected theirs
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        ours = [i for i in items if benchmarked(i, self.pytest_benchmark)]
+        if ours:
+            items[:] = [i for i in items if not benchmarked(i, self.pytest_benchmark)]
+            config.hook.pytest_deselected(items=ours)
+        self.tests = [i.nodeid for i in ours]
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        if not self.tests:
+            self.lines.append(f"inferbench: no test uses the benchmark fixture: nothing measured against {self.ref}; the session fails")
+            session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
+            return
+        code = self._run()
+        if code == EXIT_REGRESSION or (code != 0 and session.exitstatus == 0):
+            session.exitstatus = code
+
+    def args(self, path: Path) -> list[str]:
+        """args is the inferbench run command line of the session's benchmarked tests."""
+        c = self.config
+        args = ["run", "--baseline-ref", self.ref, str(path), "--output-dir", c.getoption("inferbench_output_dir")]
+        store = c.getoption("inferbench_store")
+        args += ["--store", store] if store else ["--no-store"]
+        for t in c.getoption("inferbench_threshold"):
+            args += ["--threshold", t]
+        if c.getoption("inferbench_strict"):
+            args.append("--strict")
+        return args
+
+    def _run(self) -> int:
+        c = self.config
+        path = Path(c.rootpath) / DEFINITION
+        path.write_text(definition(self.tests, sys.executable))
+        args = self.args(Path(os.path.relpath(path, c.invocation_params.dir)))
+        try:
+            p = _binary.execute(args, cwd=c.invocation_params.dir)
+        except Exception as e:  # noqa: BLE001 -- no binary, a binary that cannot run: said, and the session fails
+            self.lines.append(f"inferbench: {e}")
+            return int(pytest.ExitCode.TESTS_FAILED)
+        finally:
+            path.unlink(missing_ok=True)
+        if p.stdout.strip():
+            self.lines.append(p.stdout.rstrip())
+        n = len(self.tests)
+        if p.returncode == 0:
+            self.lines.append(f"inferbench: {n} benchmarked test(s) measured against {self.ref} in this job: no regression")
+        elif p.returncode == EXIT_REGRESSION:
+            self.lines.append(f"inferbench: {message_of(p.stderr)}: the session fails with inferbench run's exit code 3")
+        else:
+            self.lines.append(f"inferbench: {error_for(p.returncode, args, p.stderr)}")
+        return p.returncode
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.lines:
+            terminalreporter.write_sep("-", f"inferbench against {self.ref}")
+            for line in self.lines:
+                terminalreporter.write_line(line)
