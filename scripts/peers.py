@@ -229,7 +229,20 @@ def aiperf(a, port, c, n, work):
     return {"rps": d["request_throughput"]["avg"], "cpu": cpu, "ttft_p99": d["time_to_first_token"]["p99"], "itl_p99": itl["p99"], "client_bound": None}
 
 
-TOOLS = {"inferbench": inferbench, "vllm": vllm, "guidellm": guidellm, "aiperf": aiperf}
+def floor(a, port, c, n, work):
+    """The floor: scripts/floor-reader.c, a single-threaded epoll client with no HTTP library,
+    compiled here (gcc -O2). Its read delay is what this machine gives any client."""
+    exe = os.path.join(work, "floor-reader")
+    if not os.path.exists(exe):
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor-reader.c")
+        subprocess.run(["gcc", "-O2", "-o", exe, src], check=True)
+    wall, cpu, out = run_pinned([exe, str(port), str(c), str(n)])
+    r = json.loads(out)
+    return {"rps": r["rps"], "cpu": cpu, "ttft_p99": pct(r["ttft"], 0.99), "itl_p99": pct(r["itl"], 0.99), "client_bound": None,
+            "read_delay_p99": pct(r["read_delay"], 0.99), "ttft_coalesced": r["ttft_coalesced"]}
+
+
+TOOLS = {"inferbench": inferbench, "vllm": vllm, "guidellm": guidellm, "aiperf": aiperf, "floor": floor}
 
 
 def main():
@@ -239,7 +252,7 @@ def main():
     ap.add_argument("--vllm-lib", required=True, help="folder holding vllm/benchmarks/lib from vLLM's wheel")
     ap.add_argument("--concurrency", default="64,256,512")
     ap.add_argument("--requests", type=int, default=4000, help="requests of each ceiling run (accuracy runs: half)")
-    ap.add_argument("--tools", default="inferbench,vllm,guidellm,aiperf")
+    ap.add_argument("--tools", default="inferbench,floor,vllm,guidellm,aiperf")
     ap.add_argument("--out", default="-")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
@@ -304,15 +317,19 @@ mockserver --shape vllm`, the server pinned to CPU 0 (`taskset -c 0`) and the to
   `itl`, inferbench's `itl_ms`;
 - **connections**: those the server accepted during the accuracy run;
 - **client_bound**: inferbench's own flag in that run (the others have none);
-- **read delay p99** and **first token coalesced**: inferbench's `read_delay_ms` p99 (how long after
-  the kernel received response bytes it read them) and `ttft_coalesced_rate` in the accuracy run.
-  A read is stamped with its newest data, so a read late by more than one gap between tokens puts
-  the first token at a later token's time: TTFT reads high by up to the read delay;
+- **read delay p99** and **first token coalesced**: inferbench's `read_delay_ms` p99 (each
+  request's longest delay from the kernel receiving response bytes to reading them) and
+  `ttft_coalesced_rate` in the accuracy run, and the same two figures of the floor. A read is
+  stamped with its newest data, so a read late by more than one gap between tokens puts the first
+  token at a later token's time: TTFT reads high by up to the read delay;
 - **others' CPU**: the busy time of the two pinned cores during the accuracy run (steal
   included) less the server's and the tool's own, as a share of both cores: what other processes
   took. Above a few percent the figures are the machine's, not the tool's.
 
-The tools: inferbench at this commit; vLLM's request function (`async_request_openai_chat_completions`
+The tools: inferbench at this commit; **floor**, the least a streaming client can do
+(scripts/floor-reader.c, compiled with `gcc -O2`: one thread, one epoll loop, a keep-alive
+connection per slot, recvmsg with the kernel's receive stamps, no HTTP library and no JSON
+parser), whose read delays are this machine's, not a tool's; vLLM's request function (`async_request_openai_chat_completions`
 from the vLLM wheel on PyPI, run with an aiohttp session as `vllm bench serve` opens it); guidellm
 and AIPerf from PyPI (`scripts/peers-env.sh`), each with its own concurrency option. The
 environment is `.peers-venv`, never a CI dependency.
