@@ -101,10 +101,14 @@ func (c Config) Merge(o Config) Config {
 	return c
 }
 
-// Warmup returns the number of warm-up iterations.
+// Warmup returns the number of warm-up iterations: by default 3, or the concurrency when it is
+// larger, so that every slot of a closed loop has opened its connection (or process) and made a
+// call before the measured ones. With fewer, the measured phase began with the other slots'
+// first calls at once: at 512 streams half of the first 512 requests read their first token
+// together with the next (ttft_coalesced_rate), the client busy dialing and sending.
 func (c Config) Warmup() int {
 	if c.WarmupIterations == nil {
-		return defaultWarmup
+		return max(defaultWarmup, c.Concurrency)
 	}
 	return *c.WarmupIterations
 }

@@ -57,12 +57,13 @@ class Server:
                 time.sleep(0.1)
         raise RuntimeError("mockserver did not start")
 
-    def truth(self):
-        """The server's connections (less the ones asking) and its TTFT and gap p99 in ms."""
+    def truth(self, skip=0):
+        """The server's connections (less the ones asking) and its TTFT and gap p99 in ms, over
+        the requests after the first skip (a tool's warm-up)."""
         st = get(f"http://127.0.0.1:{self.port}/debug/stats")
-        em = get(f"http://127.0.0.1:{self.port}/debug/emits") or []
+        em = sorted(get(f"http://127.0.0.1:{self.port}/debug/emits") or [], key=lambda e: ms(e["received"]))
         ttft, gaps = [], []
-        for e in em:
+        for e in em[skip:]:
             if e["status"] != 200 or not e["events"]:
                 continue
             ttft.append(ms(e["first_token"]) - ms(e["received"]))
@@ -122,6 +123,11 @@ def run_pinned(cmd, env=None, cwd=None):
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p.stdout
 
 
+def warmup(c):
+    """inferbench's default warm-up of a closed loop: a call per slot (at least 3), not measured."""
+    return max(3, c)
+
+
 def inferbench(a, port, c, n, work):
     # A folder per run (the port is): with one per c, the accuracy run read whichever run.json
     # sorted last, the ceiling run's when both started in the same second (run ids are the
@@ -132,7 +138,7 @@ def inferbench(a, port, c, n, work):
         f.write(f"""name: peers
 subject: {{kind: openai, url: "http://127.0.0.1:{port}/v1", model: mock, metrics_url: none,
   workload: {{input_tokens: 32, output_tokens: 32}}}}
-load: {{mode: concurrency, concurrency: {c}, warmup_iterations: 0, measurement_iterations: {n}}}
+load: {{mode: concurrency, concurrency: {c}, measurement_iterations: {n}}}
 """)
     wall, cpu, _ = run_pinned([a.bin, "run", "peers.yaml", "--no-store", "--no-request-log", "--output-dir", "out"], cwd=d)
     runs = [os.path.join(d, "out", x) for x in os.listdir(os.path.join(d, "out")) if x != "latest"]
@@ -146,7 +152,7 @@ load: {{mode: concurrency, concurrency: {c}, warmup_iterations: 0, measurement_i
     # the newest one's time (docs/metrics.md, read_delay_ms and ttft_coalesced_rate).
     read_delay = (m.get("read_delay_ms") or {}).get("summary") or {}
     coalesced = (m.get("ttft_coalesced_rate") or {}).get("value")
-    return {"rps": m["requests_per_s"]["value"], "cpu": cpu, "ttft_p99": m["ttft_ms"]["summary"]["p99"],
+    return {"rps": m["requests_per_s"]["value"], "cpu": cpu, "sent": n + warmup(c), "ttft_p99": m["ttft_ms"]["summary"]["p99"],
             "itl_p99": m["itl_ms"]["summary"]["p99"], "client_bound": bool(sc.get("extra", {}).get("client_bound")),
             "read_delay_p99": read_delay.get("p99"), "ttft_coalesced": coalesced}
 
@@ -269,7 +275,8 @@ def main():
                 srv.stop()
             port += 1
             n = max(a.requests // 2, c)
-            srv = Server(a.bin, port, n + 16, ACCURACY)
+            warm = warmup(c) if tool == "inferbench" else 0
+            srv = Server(a.bin, port, n + warm + 16, ACCURACY)
             try:
                 # What else ran on the two pinned cores meanwhile: their busy time less the
                 # server's and the tool's own. On a shared machine it is where a late read comes from.
@@ -278,12 +285,12 @@ def main():
                 wall = time.monotonic() - t0
                 others = cores_busy() - busy0 - (proc_cpu(srv.proc.pid) - srv0) - r["cpu"]
                 r["others"] = max(others, 0) / (2 * wall)
-                t = srv.truth()
+                t = srv.truth(skip=warm)
             finally:
                 srv.stop()
-            r["rps"], r["cpu"] = ceil["rps"], ceil["cpu"]
+            r["rps"], r["cpu"], r["sent"] = ceil["rps"], ceil["cpu"], ceil.get("sent", a.requests)
             rows.append((tool, c, r, t))
-            print(f"{tool} c={c}: {r['rps']:.0f} req/s, {1e6 * r['cpu'] / a.requests:.0f} us CPU/req, TTFT p99 {r['ttft_p99'] - t['ttft_p99']:+.1f} ms, "
+            print(f"{tool} c={c}: {r['rps']:.0f} req/s, {1e6 * r['cpu'] / r['sent']:.0f} us CPU/req, TTFT p99 {r['ttft_p99'] - t['ttft_p99']:+.1f} ms, "
                   f"ITL p99 {r['itl_p99'] - t['itl_p99']:+.1f} ms, {t['connections']} connections, others' CPU {100 * r['others']:.0f}%", file=sys.stderr)
     lines = ["| tool | c | req/s | CPU µs/request | TTFT p99 error ms | ITL p99 error ms | connections | client_bound | read delay p99 ms | first token coalesced | others' CPU |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -291,7 +298,7 @@ def main():
         cb = {True: "yes", False: "no", None: "-"}[r["client_bound"]]
         rd = "-" if r.get("read_delay_p99") is None else f"{r['read_delay_p99']:.1f}"
         co = "-" if r.get("ttft_coalesced") is None else f"{100 * r['ttft_coalesced']:.1f}%"
-        lines.append(f"| {tool} | {c} | {r['rps']:.0f} | {1e6 * r['cpu'] / a.requests:.0f} | {r['ttft_p99'] - t['ttft_p99']:+.1f} | "
+        lines.append(f"| {tool} | {c} | {r['rps']:.0f} | {1e6 * r['cpu'] / r['sent']:.0f} | {r['ttft_p99'] - t['ttft_p99']:+.1f} | "
                      f"{r['itl_p99'] - t['itl_p99']:+.1f} | {t['connections']} | {cb} | {rd} | {co} | {100 * r['others']:.0f}% |")
     cmd = "make peers" if a.requests == 4000 and a.concurrency == "64,256,512" else \
         f"make peers PEERS_ARGS='--requests {a.requests} --concurrency {a.concurrency}'"
@@ -308,10 +315,11 @@ mockserver --shape vllm`, the server pinned to CPU 0 (`taskset -c 0`) and the to
 - **req/s** and **CPU µs/request**: against a server that answers at once (`--output-tokens 32`),
   {a.requests} requests: the client's ceiling, and the CPU time of the tool's whole process tree
   (start-up included: Python tools import their libraries, guidellm starts worker processes) per
-  request;
+  request sent (inferbench's default warm-up, a request per slot before the measured ones,
+  included);
 - **TTFT p99 error** and **ITL p99 error**: against a server with a TTFT of `uniform(10,30)` ms and
   10 ms between tokens (`--record`), {max(a.requests // 2, 1)} requests: the tool's p99 minus the
-  server's own p99 over the same requests (TTFT from the request's last byte to the first token
+  server's own p99 over the same requests (inferbench's warm-up left out of both) (TTFT from the request's last byte to the first token
   written; gaps between content events written). guidellm's inter-token latency is each
   request's mean gap, AIPerf's the inter-chunk latency, vLLM's request function its per-chunk
   `itl`, inferbench's `itl_ms`;
