@@ -124,6 +124,22 @@ subject: {kind: exec, command: ["${` + pythonEnv + `}", -S, cal_cpu.py]}
 			injected: "1.1× the squares",
 		},
 		{
+			name:     "pytest",
+			scenario: "a pytest test's benchmark call (the worker's pytest adapter, as `pytest --inferbench-baseline-ref` runs it): summing 50,000 squares a call (about 3 ms)",
+			files: map[string]string{
+				"benches/test_cal.py": calSquares + "\n\n\ndef test_squares(benchmark):\n    assert benchmark(squares) >= 0\n",
+				"benches/cal.yaml": `name: cal-pytest
+description: "the gate's calibration (cmd/calibrate-gate): a pytest test's benchmark call"
+subject: {kind: worker, adapter: pytest}
+params: {test: "test_cal.py::test_squares"}
+`,
+			},
+			primary:  "latency_ms",
+			base:     map[string]string{"CAL_N": "50000"},
+			slow:     fixed(map[string]string{"CAL_N": "55000"}),
+			injected: "1.1× the squares",
+		},
+		{
 			name:     "gofunc",
 			scenario: "SHA-256 of 1 MiB, as many calls an iteration as last 20 ms (`iteration_time`)",
 			// The registered function is its own benchmark, calibrate/sha256: no definition.
@@ -264,7 +280,7 @@ func pick(names []string, measure string) ([]kind, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("-kinds: unknown kind %q (exec, exec-python, pyfunc, gofunc, mock, worker, openai; with -measure instructions: exec, gofunc, pyfunc, worker)", n)
+			return nil, fmt.Errorf("-kinds: unknown kind %q (exec, exec-python, pyfunc, pytest, gofunc, mock, worker, openai; with -measure instructions: exec, gofunc, pyfunc, worker)", n)
 		}
 	}
 	return out, nil

@@ -155,7 +155,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, conditions []bool, 
 	fs.IntVar(&o.n, "n", 100, "A/A comparisons and slowdown comparisons per kind (even)")
 	fs.IntVar(&o.iterations, "iterations", 0, "measured iterations (requests) per run; 0 keeps the default (30)")
 	fs.IntVar(&o.history, "history", 10, "runs of the unchanged scenario stored before counting (the noise-aware thresholds need 10)")
-	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, exec-python, pyfunc, gofunc, mock, worker, openai (default all)")
+	fs.StringVar(&kindList, "kinds", "", "comma-separated kinds: exec, exec-python, pyfunc, pytest, gofunc, mock, worker, openai (default all)")
 	fs.StringVar(&o.path, "path", "stored", "stored: two runs judged by inferbench compare; ref: run --baseline-ref, an unchanged, a 5% and a 10% slower commit against a base, -n rounds")
 	fs.StringVar(&o.measure, "measure", "time", "time, or instructions: count under valgrind's callgrind (exec, gofunc, pyfunc, worker), slowed by 1%")
 	fs.StringVar(&o.load, "load", "off", "off: as the machine is; on: with a busy loop on another core, as a shared CI runner has; both: each kind quiet, then loaded")

@@ -1,15 +1,15 @@
 """pytest --inferbench-baseline-ref REF: each benchmarked test measured at REF and in the working
 tree in one job, through `inferbench run --baseline-ref REF`.
 
-The session runs its other tests as usual and leaves the benchmarked ones (those that use the
-benchmark fixture, after -k and -m) to inferbench: the plugin writes a definition of one
-benchmark per test (the worker's pytest adapter, under this session's interpreter) into the
-rootdir, and `inferbench run --baseline-ref REF` runs each test in two worker processes, one in a
-worktree at REF and one in the working tree, their calls interleaved in ABBA blocks until the
-sequential verdict says slower, same or unknown (docs/ci.md). The definition is not at REF, so
-the run carries it there (docs/pytest.md): each side runs the test as its own tree has it. The
-run's table and verdict are the session's summary; a regression is exit 3, an unknown answer
-fails only with --inferbench-strict.
+The session runs its other tests as usual and leaves the benchmarked ones (those that use a
+benchmark fixture, inferbench's or pytest-benchmark's, after -k and -m) to inferbench: the plugin
+writes a definition of one benchmark per test (the worker's pytest adapter, under this session's
+interpreter) into the rootdir, and `inferbench run --baseline-ref REF` runs each test in two worker
+processes, one in a worktree at REF and one in the working tree, their calls interleaved in ABBA
+blocks until the sequential verdict says slower, same or unknown (docs/ci.md). The definition is
+not at REF, so the run carries it there (docs/pytest.md): each side runs the test as its own tree
+has it. The run's table and verdict are the session's summary; a regression is exit 3, an unknown
+answer fails only with --inferbench-strict.
 """
 
 from __future__ import annotations
@@ -29,10 +29,11 @@ from inferbench.errors import EXIT_REGRESSION, error_for, message_of
 DEFINITION = ".inferbench-baseline-ref.yaml"
 
 
-def benchmarked(item: pytest.Item, pytest_benchmark: bool) -> bool:
-    """benchmarked: the item uses inferbench's benchmark fixture."""
+def benchmarked(item: pytest.Item) -> bool:
+    """benchmarked: the item uses a benchmark fixture, inferbench's or pytest-benchmark's (the
+    worker gives it inferbench's pytest adapter's either way)."""
     names = getattr(item, "fixturenames", ())
-    return "inferbench_benchmark" in names or ("benchmark" in names and not pytest_benchmark)
+    return "inferbench_benchmark" in names or "benchmark" in names
 
 
 def benchmark_name(nodeid: str, taken: set[str]) -> str:
@@ -64,16 +65,16 @@ def definition(nodeids: list[str], python: str) -> str:
 class BaselineRef:
     """BaselineRef is the session's plugin under --inferbench-baseline-ref."""
 
-    def __init__(self, config: pytest.Config, ref: str, pytest_benchmark: bool) -> None:
-        self.config, self.ref, self.pytest_benchmark = config, ref, pytest_benchmark
+    def __init__(self, config: pytest.Config, ref: str) -> None:
+        self.config, self.ref = config, ref
         self.tests: list[str] = []
         self.lines: list[str] = []
 
     @pytest.hookimpl(trylast=True)  # after -k and -m have deselected theirs
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        ours = [i for i in items if benchmarked(i, self.pytest_benchmark)]
+        ours = [i for i in items if benchmarked(i)]
         if ours:
-            items[:] = [i for i in items if not benchmarked(i, self.pytest_benchmark)]
+            items[:] = [i for i in items if not benchmarked(i)]
             config.hook.pytest_deselected(items=ours)
         self.tests = [i.nodeid for i in ours]
 

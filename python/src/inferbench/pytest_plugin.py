@@ -89,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     sess = Session(config, pytest_benchmark=pb)
     config.stash[_SESSION] = sess
     if ref := config.getoption("inferbench_baseline_ref"):  # _baseline_ref.py
-        config.pluginmanager.register(_baseline_ref.BaselineRef(config, ref, pb), "inferbench-baseline-ref")
+        config.pluginmanager.register(_baseline_ref.BaselineRef(config, ref), "inferbench-baseline-ref")
     config.pluginmanager.register(sess, "inferbench-session")
     if sess.xdist and not hasattr(config, "workerinput"):
         config.issue_config_time_warning(InferbenchWarning(
