@@ -123,22 +123,7 @@ subject: {kind: exec, command: ["${` + pythonEnv + `}", -S, cal_cpu.py]}
 			slow:     fixed(map[string]string{"CAL_N": "55000"}),
 			injected: "1.1× the squares",
 		},
-		{
-			name:     "pytest",
-			scenario: "a pytest test's benchmark call (the worker's pytest adapter, as `pytest --inferbench-baseline-ref` runs it): summing 50,000 squares a call (about 3 ms)",
-			files: map[string]string{
-				"benches/test_cal.py": calSquares + "\n\n\ndef test_squares(benchmark):\n    assert benchmark(squares) >= 0\n",
-				"benches/cal.yaml": `name: cal-pytest
-description: "the gate's calibration (cmd/calibrate-gate): a pytest test's benchmark call"
-subject: {kind: worker, adapter: pytest}
-params: {test: "test_cal.py::test_squares"}
-`,
-			},
-			primary:  "latency_ms",
-			base:     map[string]string{"CAL_N": "50000"},
-			slow:     fixed(map[string]string{"CAL_N": "55000"}),
-			injected: "1.1× the squares",
-		},
+		pytestKind(),
 		{
 			name:     "gofunc",
 			scenario: "SHA-256 of 1 MiB, as many calls an iteration as last 20 ms (`iteration_time`)",
@@ -189,6 +174,27 @@ subject: {kind: mock, latency_ms: "${CAL_MOCK_MS}"}
 			slow:     fixed(map[string]string{"CAL_TTFT_MS": "11"}),
 			injected: "the server's TTFT 10 → 11 ms",
 		},
+	}
+}
+
+// pytestKind is a pytest test's benchmark call through the worker's pytest adapter, as `pytest
+// --inferbench-baseline-ref` runs it.
+func pytestKind() kind {
+	return kind{
+		name:     "pytest",
+		scenario: "a pytest test's benchmark call (the worker's pytest adapter, as `pytest --inferbench-baseline-ref` runs it): summing 50,000 squares a call (about 3 ms)",
+		files: map[string]string{
+			"benches/test_cal.py": calSquares + "\n\n\ndef test_squares(benchmark):\n    assert benchmark(squares) >= 0\n",
+			"benches/cal.yaml": `name: cal-pytest
+description: "the gate's calibration (cmd/calibrate-gate): a pytest test's benchmark call"
+subject: {kind: worker, adapter: pytest}
+params: {test: "test_cal.py::test_squares"}
+`,
+		},
+		primary:  "latency_ms",
+		base:     map[string]string{"CAL_N": "50000"},
+		slow:     fixed(map[string]string{"CAL_N": "55000"}),
+		injected: "1.1× the squares",
 	}
 }
 
