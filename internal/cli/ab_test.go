@@ -241,12 +241,13 @@ func TestABRefusesIgnoredFlags(t *testing.T) {
 	}
 }
 
-// An unknown answer (3 pairs are too few for an interval) exits 0, and --strict fails it as
-// every --strict gate does (exit 3), saying why.
+// An unknown answer (3 pairs are too few for an interval) exits 0, says it has no interval
+// (not [0, 0], its infinite end read back from run.json), and --strict fails it as every
+// --strict gate does (exit 3), saying why.
 func TestABStrictUnknown(t *testing.T) {
 	same := `exec:echo '{"latency_ms": 10}'`
 	args := []string{"ab", same, same, "--exec-metrics", "--pairs", "3", "--block-calls", "2", "--no-store"}
-	if code, out, errOut := runCLI(t, t.TempDir(), nil, args...); code != ExitOK || !strings.Contains(out, "unknown: B/A") {
+	if code, out, errOut := runCLI(t, t.TempDir(), nil, args...); code != ExitOK || !strings.Contains(out, "unknown: B/A 1.0000 (no interval: too few pairs)") {
 		t.Errorf("ab with an unknown answer: exit %d, want 0 with the answer\n%s%s", code, out, errOut)
 	}
 	code, out, errOut := runCLI(t, t.TempDir(), nil, append(args, "--strict")...)
