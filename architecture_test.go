@@ -434,6 +434,52 @@ func TestOneWriterOfRunFolders(t *testing.T) {
 	}
 }
 
+// TestABIsARun: the interleaved engine (package ab's Run) is called only where a run.Paired
+// measures a scenario (internal/cli/ab/pairrun.go), so that every A/B, `inferbench ab A B` and
+// `run --baseline-ref REF` alike, is a stage of run.Run, whose folder, journal, store record and
+// verdict it gets (TestOneWriterOfRunFolders), and no command runs the engine on its own.
+func TestABIsARun(t *testing.T) {
+	abDir := filepath.Join("internal", "cli", "ab")
+	engine := filepath.Join(abDir, "pairrun.go")
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == engine {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		inAB := filepath.Dir(path) == abDir
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			switch fn := call.Fun.(type) {
+			case *ast.Ident:
+				if inAB && fn.Name == "Run" {
+					t.Errorf("%s calls Run: package ab's engine runs only in a run.Paired's Measure (pairrun.go), so that the A/B is a run.Run", path)
+				}
+			case *ast.SelectorExpr:
+				if x, ok := fn.X.(*ast.Ident); ok && x.Name == "ab" && fn.Sel.Name == "Run" {
+					t.Errorf("%s calls ab.Run: an A/B is a run.Run with a run.Paired (ab.Compare, ab.RefRun)", path)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Lengths a newcomer can hold: no function or method of a non-test Go file runs past
 // maxFunctionLines (from its func keyword to its closing brace), and no non-test Go file, nor a
 // Python file of the worker or the Python package, runs past maxFileLines.

@@ -38,6 +38,15 @@ type Verdict struct {
 	AlertNotes []string
 }
 
+// comparedWith names what the run was compared with, for its errors: "baseline NAME", or the
+// other side of a paired run ("against A", "against main").
+func (v *Verdict) comparedWith() string {
+	if v.Against != "" && v.Compare != nil {
+		return "against " + v.Compare.Old.ID
+	}
+	return "baseline " + v.Baseline
+}
+
 // Failed reports whether the verdict fails the run.
 func (v *Verdict) Failed() bool { return v.Compare != nil && v.Compare.Failed() }
 

@@ -349,12 +349,12 @@ func (p *pipeline) result(r *result.Run, dir string, v *Verdict) error {
 		errs = append(errs, exit.Mark(ErrFailed, "nothing was measured: "+allSkipped(r)))
 	}
 	if v != nil && v.Compare != nil && v.Compare.NoEvidence != "" { // a verdict needs evidence
-		errs = append(errs, exit.Mark(ErrFailed, fmt.Sprintf("baseline %s: nothing comparable: %s", v.Baseline, v.Compare.NoEvidence)))
+		errs = append(errs, exit.Mark(ErrFailed, fmt.Sprintf("%s: nothing comparable: %s", v.comparedWith(), v.Compare.NoEvidence)))
 	}
 	if v != nil && v.Compare != nil && v.Compare.NoEvidence == "" && v.Compare.Failed() {
 		errs = append(errs, &VerdictError{v})
 	} else if v != nil && v.Compare != nil && v.Compare.NoEvidence == "" && v.Compare.Undecided() != "" {
-		errs = append(errs, exit.Mark(ErrFailed, fmt.Sprintf("baseline %s: %s", v.Baseline, v.Compare.Undecided())))
+		errs = append(errs, exit.Mark(ErrFailed, fmt.Sprintf("%s: %s", v.comparedWith(), v.Compare.Undecided())))
 	}
 	for i := range errs {
 		errs[i] = p.red.Error(errs[i])

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,25 +16,44 @@ import (
 	"github.com/inferbench/inferbench/internal/cli/ab"
 	"github.com/inferbench/inferbench/internal/mockserver"
 	"github.com/inferbench/inferbench/internal/workload"
+	"github.com/inferbench/inferbench/result"
+	"github.com/inferbench/inferbench/run"
+	"github.com/inferbench/inferbench/store"
 )
 
 // Two commands A/B'd through their own timing (exec JSON): B three times slower is a regression
-// (exit 3) with the ratio and its interval; the same command against itself passes.
+// (exit 3) with the ratio and its interval; the same command against itself passes, and its
+// JSON is the run's, with the A/B in B's "ab" section.
 func TestABCommands(t *testing.T) {
 	fast := `exec:echo '{"latency_ms": 10}'`
 	slow := `exec:echo '{"latency_ms": 30}'`
-	code, out, errOut := runCLI(t, "", nil, "ab", fast, slow, "--exec-metrics", "--block-calls", "3", "--warmup", "1") // sequential: 16 pairs decide a constant 3x
-	if code != ExitRegression || !strings.Contains(out, "B/A = 3.0000") || !strings.Contains(out, "REGRESSION") {
+	code, out, errOut := runCLI(t, t.TempDir(), nil, "ab", fast, slow, "--exec-metrics", "--block-calls", "3", "--warmup", "1") // sequential: 16 pairs decide a constant 3x
+	if code != ExitRegression || !strings.Contains(out, "B/A 3.0000") || !strings.Contains(out, "REGRESSION") {
 		t.Fatalf("ab fast slow: exit %d, want 3 with B/A = 3\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, "", nil, "ab", fast, fast, "--exec-metrics", "--block-calls", "3", "--format", "json")
-	var r ab.Result
-	if err := json.Unmarshal([]byte(out), &r); err != nil || code != ExitOK || r.Verdict != compare.Unchanged || r.Answer != ab.AnswerSame || r.Ratio != 1 || r.Pairs != 16 || len(r.Blocks) != 32 {
-		t.Fatalf("ab fast fast: exit %d, %v, %+v\n%s", code, err, r, errOut)
+	code, out, errOut = runCLI(t, t.TempDir(), nil, "ab", fast, fast, "--exec-metrics", "--block-calls", "3", "--format", "json")
+	r := abSection(t, out)
+	if code != ExitOK || r.Verdict != compare.Unchanged || r.Answer != ab.AnswerSame || r.Ratio != 1 || r.Pairs != 16 || len(r.Blocks) != 32 {
+		t.Fatalf("ab fast fast: exit %d, %+v\n%s", code, r, errOut)
 	}
-	if code, _, errOut := runCLI(t, "", nil, "ab", fast, "nosuch/bench"); code != ExitUsage || !strings.Contains(errOut, "nosuch/bench") {
+	if code, _, errOut := runCLI(t, t.TempDir(), nil, "ab", fast, "nosuch/bench"); code != ExitUsage || !strings.Contains(errOut, "nosuch/bench") {
 		t.Errorf("ab with an unknown variant: exit %d, want 2 naming it\n%s", code, errOut)
 	}
+}
+
+// abSection is the A/B of the run an `ab --format json` wrote to stdout: its one scenario's "ab"
+// section.
+func abSection(t *testing.T, stdout string) *ab.Result {
+	t.Helper()
+	var run result.Run
+	if err := json.Unmarshal([]byte(stdout), &run); err != nil || len(run.Scenarios) != 1 {
+		t.Fatalf("ab --format json: %v, %d scenarios, want the run of B\n%s", err, len(run.Scenarios), stdout)
+	}
+	var sec ab.RefSection
+	if err := json.Unmarshal(run.Scenarios[0].Extra.Other[ab.SectionAB], &sec); err != nil || sec.Result == nil {
+		t.Fatalf("ab --format json: scenario %s has no ab section (%v)\n%s", run.Scenarios[0].ID(), err, stdout)
+	}
+	return sec.Result
 }
 
 // Two scenarios of one matrix are variants by their IDs.
@@ -45,7 +65,7 @@ matrix:
   ms: [10, 11]
 `)
 	code, out, errOut := runCLI(t, dir, nil, "ab", "cmd/ms=10", "cmd/ms=11", "--block-calls", "2", "--threshold", "5")
-	if code != ExitRegression || !strings.Contains(out, "B/A = 1.1000") {
+	if code != ExitRegression || !strings.Contains(out, "B/A 1.1000") {
 		t.Fatalf("ab cmd/ms=10 cmd/ms=11: exit %d, want 3 with B/A = 1.1\n%s%s", code, out, errOut)
 	}
 	code, _, errOut = runCLI(t, dir, nil, "ab", "cmd/ms=10", "cmd/ms=12")
@@ -77,9 +97,9 @@ func TestABServers(t *testing.T) {
 		}
 		urls[i] = u
 	}
-	code, out, errOut := runCLI(t, "", nil, "ab", "openai:"+urls[0], "openai:"+urls[1], "--model", "mock", "--metric", "ttft_ms",
+	code, out, errOut := runCLI(t, t.TempDir(), nil, "ab", "openai:"+urls[0], "openai:"+urls[1], "--model", "mock", "--metric", "ttft_ms",
 		"--pairs", "8", "--block-calls", "3", "--warmup", "1") // 8: with 3 df one block slowed by a loaded machine hid a 6x change (p = 0.03)
-	if code != ExitRegression || !strings.Contains(out, "ttft_ms (ms, better: lower)") {
+	if code != ExitRegression || !strings.Contains(out, "ttft_ms (ms)  lower") || !strings.Contains(out, "REGRESSION") {
 		t.Fatalf("ab of two servers: exit %d, want 3\n%s%s", code, out, errOut)
 	}
 }
@@ -126,5 +146,126 @@ subject: {kind: openai, url: %q, model: m, headers: {X-Api-Key: %s}}
 				t.Errorf("ab %s: secret %q written\nstdout: %s\nstderr: %s", args[len(args)-1], s, out, errOut)
 			}
 		}
+	}
+	// Nor in the run folders (run.json, run.log, the reports) or the store.
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		for _, s := range []string{pw, key} {
+			if err == nil && strings.Contains(string(data), s) && !strings.HasSuffix(path, ".yaml") {
+				t.Errorf("ab: secret %q written to %s", s, path)
+			}
+		}
+		return nil
+	})
+}
+
+// An A/B is a run of B, the side under test (issue 41): its folder under --output-dir holds
+// run.json with B's calls as the scenario's metric, A's calls and the A/B in the scenario's "ab"
+// section and the variants in environment.ab, and compare.json with the verdict; the run is in
+// the history store, and --no-store keeps the next one out of it.
+func TestABWritesARun(t *testing.T) {
+	dir := t.TempDir()
+	fast, slow := `exec:echo '{"latency_ms": 10}'`, `exec:echo '{"latency_ms": 30}'`
+	code, out, errOut := runCLI(t, dir, nil, "ab", fast, slow, "--exec-metrics", "--block-calls", "2", "--warmup", "1", "--output-dir", "out")
+	if code != ExitRegression || !strings.Contains(out, "results: "+filepath.Join(dir, "out")) {
+		t.Fatalf("ab fast slow --output-dir out: exit %d, want 3 and the run folder named\n%s%s", code, out, errOut)
+	}
+	r, err := result.Load(filepath.Join(dir, "out", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := result.EnvValue(r.Environment, ab.SectionAB, "a"); got != fast {
+		t.Errorf("run.json environment.ab.a = %v, want %s", got, fast)
+	}
+	if len(r.Scenarios) != 1 {
+		t.Fatalf("run.json has %d scenarios, want B's", len(r.Scenarios))
+	}
+	sc := r.Scenarios[0]
+	var sec ab.RefSection
+	if err := json.Unmarshal(sc.Extra.Other[ab.SectionAB], &sec); err != nil || sec.Result == nil || sec.Result.Answer != ab.AnswerSlower {
+		t.Fatalf("run.json: the scenario's ab section is %s (%v), want A's calls and the answer slower", sc.Extra.Other[ab.SectionAB], err)
+	}
+	if b, a := sc.Metrics["latency_ms"], sec.Baseline; b.Summary == nil || b.Summary.Median != 30 || a.Summary == nil || a.Summary.Median != 10 {
+		t.Errorf("run.json: B's latency_ms %+v and A's %+v, want medians 30 and 10", b.Summary, a.Summary)
+	}
+	var rep compare.Report
+	if data, err := os.ReadFile(filepath.Join(dir, "out", "latest", "compare.json")); err != nil || json.Unmarshal(data, &rep) != nil || rep.Regressions != 1 {
+		t.Errorf("compare.json: %v, %d regressions, want 1", err, rep.Regressions)
+	}
+	st, err := run.OpenStore(context.Background(), "", run.Env{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Get(context.Background(), r.ID); err != nil {
+		t.Errorf("the A/B's run %s is not in the store: %v", r.ID, err)
+	}
+	code, out, errOut = runCLI(t, dir, nil, "ab", fast, fast, "--exec-metrics", "--block-calls", "2", "--output-dir", "out2", "--no-store")
+	r2, err := result.Load(filepath.Join(dir, "out2", "latest"))
+	if code != ExitOK || err != nil {
+		t.Fatalf("ab fast fast --no-store: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if _, err := st.Get(context.Background(), r2.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ab --no-store: run %s in the store (%v)", r2.ID, err)
+	}
+}
+
+// A flag the A/B would ignore is refused with the reason (exit 2), and nothing is written:
+// --max-time with a fixed design, and the variants' flags when neither variant is of their kind.
+func TestABRefusesIgnoredFlags(t *testing.T) {
+	dir := t.TempDir()
+	cmdA, cmdB := "exec:echo a", "exec:echo b"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// A fixed design is judged once, at its last pair: --max-time bounds nothing.
+		{[]string{cmdA, cmdB, "--pairs", "5", "--max-time", "10s"}, "ab --max-time with --pairs: a fixed design"},
+		// Two commands ask for no model.
+		{[]string{cmdA, cmdB, "--model", "llama"}, "ab --model: only openai: variants ask for a model"},
+		// Two commands have no parameters to set.
+		{[]string{cmdA, cmdB, "--set", "batch_size=8"}, "ab --set: only definition variants"},
+		// Two servers print no metrics on stdout.
+		{[]string{"openai:http://127.0.0.1:1/v1", "openai:http://127.0.0.1:2/v1", "--exec-metrics"}, "ab --exec-metrics: only exec: variants"},
+	} {
+		code, out, errOut := runCLI(t, dir, nil, append([]string{"ab"}, tc.args...)...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("ab %v: exit %d, want 2 and %q\n%s%s", tc.args, code, tc.want, out, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "benchmark_results")); err == nil {
+		t.Error("a refused A/B wrote a run folder")
+	}
+}
+
+// An unknown answer (3 pairs are too few for an interval) exits 0, says it has no interval
+// (not [0, 0], its infinite end read back from run.json), and --strict fails it as every
+// --strict gate does (exit 3), saying why.
+func TestABStrictUnknown(t *testing.T) {
+	same := `exec:echo '{"latency_ms": 10}'`
+	args := []string{"ab", same, same, "--exec-metrics", "--pairs", "3", "--block-calls", "2", "--no-store"}
+	if code, out, errOut := runCLI(t, t.TempDir(), nil, args...); code != ExitOK || !strings.Contains(out, "unknown: B/A 1.0000 (no interval: too few pairs)") {
+		t.Errorf("ab with an unknown answer: exit %d, want 0 with the answer\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := runCLI(t, t.TempDir(), nil, append(args, "--strict")...)
+	if code != ExitRegression || !strings.Contains(errOut, "untested changes beyond threshold (--strict)") {
+		t.Errorf("ab --strict with an unknown answer: exit %d, want 3 saying why\n%s%s", code, out, errOut)
+	}
+}
+
+// A variant that cannot be measured fails the A/B (exit 1), with the reason in the run's
+// scenario and an error that names the other side, not an empty baseline.
+func TestABFailedVariant(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, dir, nil, "ab", "exec:false", "exec:true", "--pairs", "3", "--block-calls", "1", "--warmup", "1", "--no-store")
+	if code != ExitError || !strings.Contains(errOut, "against exec:false: nothing comparable") || strings.Contains(errOut, "baseline :") {
+		t.Fatalf("ab exec:false exec:true: exit %d, want 1 naming A\n%s%s", code, out, errOut)
+	}
+	r, err := result.Load(filepath.Join(dir, "benchmark_results", "latest"))
+	if err != nil || len(r.Scenarios) != 1 || r.Scenarios[0].Status != result.StatusFailed || !strings.Contains(r.Scenarios[0].Error, "warm-up of exec:false") {
+		t.Fatalf("run.json of a failed A/B: %v, %+v", err, r)
 	}
 }

@@ -19,7 +19,7 @@ func TestFormatVocabulary(t *testing.T) {
 		{[]string{"compare", "a", "b"}, "want text, markdown, json, junit or html"},
 		{[]string{"explain", "a", "b"}, "want text, markdown or json"},
 		{[]string{"history"}, "want text, json or html"},
-		{[]string{"ab", "a", "b"}, "want text or json"},
+		{[]string{"ab", "a", "b"}, "want text, json or none"},
 	} {
 		code, _, errOut := runCLI(t, t.TempDir(), nil, append(tc.cmd, "--format", "xml")...)
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {

@@ -7,8 +7,11 @@
 // shows up as a difference (see docs/ab.md for measured rates).
 //
 // The variants are anything a Sampler can call: two scenarios of a matrix, two commands (two
-// builds), two servers. Subjects gives the Sampler of two opened subjects; Compare is
-// `inferbench ab`: it resolves and opens the two variants, runs them and writes the result.
+// builds), two servers. Subjects gives the Sampler of two opened subjects. Every A/B of the
+// command line is a stage of run.Run, through a run.Paired: Variants (Compare, `inferbench ab`)
+// runs two variants, B the run's scenario; Ref (RefRun, `run --baseline-ref`) runs each selected
+// scenario at a git ref beside the working tree's. The run writes, records and renders them as
+// any run.
 package ab
 
 import (

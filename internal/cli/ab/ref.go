@@ -2,7 +2,6 @@ package ab
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/exit"
-	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/gitref"
 	"github.com/inferbench/inferbench/internal/redact"
 	"github.com/inferbench/inferbench/internal/stage/secrets"
@@ -45,12 +42,14 @@ type RefOptions struct {
 // SectionBaselineRef is the scenario's section of run.json that holds the A/B against the ref.
 const SectionBaselineRef = "baseline_ref"
 
-// RefSection is a scenario's "baseline_ref" section: the ref, the commit, the baseline side's
-// calls (the working tree's are the scenario's metrics) and the paired verdict.
+// RefSection is the section of a paired run's scenario that holds the other side: "baseline_ref"
+// (the ref, the commit, the ref's calls; the working tree's are the scenario's metrics) or "ab"
+// (A's calls; B's are the scenario's metrics, and Ref and Commit are empty), and the paired
+// verdict.
 type RefSection struct {
-	Ref      string        `json:"ref"`
-	Commit   string        `json:"commit"`
-	Baseline result.Metric `json:"baseline"` // the compared metric's calls at the ref
+	Ref      string        `json:"ref,omitempty"`
+	Commit   string        `json:"commit,omitempty"`
+	Baseline result.Metric `json:"baseline"` // the compared metric's calls at the ref, or of A
 	Result   *Result       `json:"ab"`
 	// CPU is the same blocks' test of cpu_ms, and BaselineCPU the ref's calls, when the subject
 	// reports its CPU time per call.
@@ -329,13 +328,8 @@ const cpuMetric = compare.CPUMetric
 // their own (Analyze), in the section's CPU.
 func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor) (result.Scenario, *Result, error) {
 	s, b := p.b, p.b.Benchmark
-	sc := result.Scenario{
-		Benchmark: b.Name, Scenario: s.Name, Category: b.Category, Model: s.Model(), Tags: b.Tags,
-		Source: b.Source(), Subject: b.Kind, Params: map[string]any(s.Params), Status: result.StatusOK,
-		StartedAt: time.Now(), Gate: b.Gate, Strict: b.Strict, Budgets: b.Budgets,
-	}
+	sc := pairScenario(s, p.skip)
 	if p.skip != "" {
-		sc.Status, sc.SkipReason = result.StatusSkipped, p.skip
 		return sc, nil, nil
 	}
 	cfg := b.Load.Merge(o.Run.Load).WithParams(s.Params)
@@ -344,15 +338,10 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	}
 	opts := o.pairedOptions(b.Name, "latency_ms", cfg)
 	warm := cfg.Warmup()
-
-	// others collects each measured block's other figures, in order (Progress is called once
-	// a block, right after its sampler call, which left them in last).
-	var others []map[string][]float64
-	var last map[string][]float64
-	keep := func(m map[string][]float64) { last = m }
+	k := &blocksKept{}
 	var sampler Sampler
 	if b.Kind == "gofunc" {
-		sampler = procs.sampler(s, warm, keep)
+		sampler = procs.sampler(s, warm, k.keep)
 		opts.Warmup = -1 // each block's process warms up (and sizes its iterations) itself
 	} else {
 		spec := Spec{Env: env.Vars}
@@ -362,7 +351,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 		}
 		defer subs.close()
 		opts.Restart = subs.restart
-		sampler = subjectsWith(&subs.s, cfg, opts.Metric, keep)
+		sampler = subjectsWith(&subs.s, cfg, opts.Metric, k.keep)
 		if opts.Warmup = warm; warm == 0 {
 			opts.Warmup = -1
 		}
@@ -371,47 +360,23 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	// A CPU-bound scenario is judged on its CPU time too: the A/B goes on until both answers
 	// are decided.
 	opts.Also = func(blocks []Block, looks int) bool {
-		c := cpuOf(blocks, others, opts, cpuTh, looks)
+		c := cpuOf(blocks, k.others, opts, cpuTh, looks)
 		return c == nil || c.Answer != AnswerUnknown
 	}
-	var calls [2][]float64
-	var failed [2]int
-	var lastXs []float64
-	lastFailed := 0
-	opts.Progress = func(bl Block) {
-		others = append(others, last)
-		last = nil
-		v := 0
-		if bl.Variant == "B" {
-			v = 1
-		}
-		calls[v] = append(calls[v], lastXs...)
-		failed[v] += lastFailed
-		if o.Progress != nil {
+	var progress func(Block)
+	if o.Progress != nil {
+		progress = func(bl Block) {
 			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\r%s: pair %d, %s: median %.4g ms   ", s.ID(), bl.Pair+1, map[string]string{"A": wt.Ref, "B": "working tree"}[bl.Variant], bl.Median)))
 		}
 	}
-	res, err := Run(ctx, wt.Ref+" ("+wt.Short()+")", "working tree", func(ctx context.Context, v, n int) ([]float64, int, error) {
-		last = nil
-		xs, f, err := sampler(ctx, v, n)
-		lastXs, lastFailed = xs, f
-		return xs, f, err
-	}, opts)
+	res, err := k.run(ctx, wt.Ref+" ("+wt.Short()+")", "working tree", sampler, opts, progress)
 	if o.Progress != nil {
 		fmt.Fprintln(o.Progress)
 	}
-	sc.DurationS = time.Since(sc.StartedAt).Seconds()
-	sc.Iterations = result.Iterations{Warmup: max(0, warm), Measured: len(calls[1]), Failed: failed[1]}
-	if len(calls[1]) > 0 {
-		sc.Metrics = map[string]result.Metric{"latency_ms": result.SampleMetric("latency_ms", calls[1])}
-	}
-	if res != nil {
-		sc.Warnings = append(sc.Warnings, res.Warnings...)
-		sec := RefSection{Ref: wt.Ref, Commit: wt.Commit, Baseline: result.SampleMetric("latency_ms", calls[0]), Result: res}
-		sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, others, opts, cpuTh, sc.Metrics)
-		if raw, err := finite.Marshal(sec); err == nil {
-			sc.Extra.Other = map[string]json.RawMessage{SectionBaselineRef: raw}
-		}
+	if sec := k.finish(&sc, res, "latency_ms", warm); sec != nil {
+		sec.Ref, sec.Commit = wt.Ref, wt.Commit
+		sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, k.others, opts, cpuTh, sc.Metrics)
+		putSection(&sc, SectionBaselineRef, sec)
 	}
 	if err != nil {
 		return sc, nil, err

@@ -1,5 +1,5 @@
-// This file holds the report of a run against a ref: the comparison rows of the scenarios'
-// A/Bs, their p-values adjusted together, and compare's rules for CPU-bound scenarios.
+// This file holds the report of a paired run (against a ref, or of two variants): the
+// comparison rows of the scenarios' A/Bs and compare's rules for CPU-bound scenarios.
 
 package ab
 
@@ -14,26 +14,27 @@ import (
 	"github.com/inferbench/inferbench/stats"
 )
 
-// refReport is the comparison of the run with the ref: a row per scenario and metric compared
-// (latency_ms, and cpu_ms where the subject reports it), from its A/B, the p-values adjusted
-// across the rows (Benjamini-Hochberg) before the verdicts, then compare's rules: a row gates
-// where compare.Config.Gated says (latency_ms for the iteration subjects), cpu_ms where the
-// scenario is CPU-bound (compare.CPUBound), and a latency regression that the CPU time does not
-// confirm is the machine's (compare.Disagree) unless the user named latency_ms.
+// refReport is the comparison of the run with the ref (pairedReport of the scenarios'
+// "baseline_ref" sections): the ref's side is the old one, the working tree the new.
 func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report {
-	alpha := o.Alpha
+	nw := compare.RunRef{ID: r.ID, Label: "working tree", StartedAt: r.StartedAt, Commit: wt.Head}
+	if wt.Dirty {
+		nw.Label = "working tree, with uncommitted changes"
+	}
+	return pairedReport(r, SectionBaselineRef, compare.RunRef{ID: wt.Ref, Commit: wt.Commit}, nw, o.Alpha, o.Run.Compare)
+}
+
+// pairedReport is the comparison of a paired run's two sides, old and nw, from the A/Bs in its
+// scenarios' sections named key (a RefSection each): a row per scenario and metric compared
+// (latency_ms, and cpu_ms where the subject reports it), then compare's rules under cfg: a row
+// gates where cfg.Gated says (latency_ms for the iteration subjects), cpu_ms where the scenario
+// is CPU-bound (compare.CPUBound), and a latency regression that the CPU time does not confirm
+// is the machine's (compare.Disagree) unless the user named latency_ms.
+func pairedReport(r *result.Run, key string, old, nw compare.RunRef, alpha float64, cfg compare.Config) *compare.Report {
 	if alpha <= 0 || alpha >= 1 {
 		alpha = 0.01
 	}
-	cfg := o.Run.Compare
-	rep := &compare.Report{
-		Old:   compare.RunRef{ID: wt.Ref, Commit: wt.Commit},
-		New:   compare.RunRef{ID: r.ID, Label: "working tree", StartedAt: r.StartedAt, Commit: wt.Head},
-		Alpha: alpha,
-	}
-	if wt.Dirty {
-		rep.New.Label = "working tree, with uncommitted changes"
-	}
+	rep := &compare.Report{Old: old, New: nw, Alpha: alpha}
 	type scenarioRows struct {
 		sc       *result.Scenario
 		lat, cpu int // indices in rep.Rows; -1 when absent
@@ -42,7 +43,7 @@ func refReport(r *result.Run, wt *gitref.Worktree, o RefOptions) *compare.Report
 	var answers []string // each row's answer in words
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
-		raw, ok := sc.Extra.Other[SectionBaselineRef]
+		raw, ok := sc.Extra.Other[key]
 		if !ok {
 			continue
 		}

@@ -235,8 +235,12 @@ func judge(r *Result, logs []float64, alpha float64, k int) bool {
 }
 
 // answerLine is the answer in words: "slower: B/A 1.112 [1.071, 1.160], beyond +3%".
+// Too few pairs for an interval leave its upper end infinite: null in run.json, read back as 0.
 func (r *Result) answerLine() string {
 	ci := fmt.Sprintf("B/A %.4f [%.4f, %.4f]", r.Ratio, r.CI.Lo, r.CI.Hi)
+	if math.IsInf(r.CI.Hi, 1) || !(r.CI.Hi > 0) {
+		ci = fmt.Sprintf("B/A %.4f (no interval: too few pairs)", r.Ratio)
+	}
 	switch r.Answer {
 	case AnswerSlower:
 		return fmt.Sprintf("slower: %s lies beyond +%g%%", ci, r.Threshold)
