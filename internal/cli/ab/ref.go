@@ -17,6 +17,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/finite"
 	"github.com/inferbench/inferbench/internal/base/gitref"
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/internal/stage/secrets"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -59,6 +60,11 @@ type RefSection struct {
 	// Counted is the ref's scenario counted under callgrind (--measure instructions), compared
 	// with the working tree's as compare compares two runs (counted.go).
 	Counted *result.Scenario `json:"counted,omitempty"`
+	// BaselineMetrics are the ref's resource figures (cpu_s, cpu_pct, peak_rss_mb, energy_j, ...)
+	// and BaselineResources its extra.resources, sampled during its own blocks (refsample.go);
+	// the working tree's are the scenario's.
+	BaselineMetrics   map[string]result.Metric `json:"baseline_metrics,omitempty"`
+	BaselineResources *result.Resources        `json:"baseline_resources,omitempty"`
 }
 
 // RefRun runs the selected scenarios of the working tree and the same scenarios at o.Ref (a
@@ -90,6 +96,7 @@ type Ref struct {
 	paired int     // the scenarios measured on both sides
 	procs  *procSides
 	tmp    string
+	mon    *sample.Monitors // the run's monitors, when they sample the sides (SampleWith)
 }
 
 // NewRef returns the paired stages of a run against o.Ref; o.Run is the run's options.
@@ -160,7 +167,7 @@ func (f *Ref) Measure(ctx context.Context, s *suite.Scenario, dir string) (resul
 	if counted(f.o, p) {
 		return countPair(ctx, f.o, p, f.wt, f.procs, f.env, f.red, dir)
 	}
-	sc, _, err := measurePair(ctx, f.o, p, f.wt, f.procs, f.env, f.red)
+	sc, _, err := measurePair(ctx, f.o, p, f.wt, f.procs, f.env, f.red, f.sampling(p.b.Benchmark.Kind))
 	return sc, err
 }
 
@@ -320,7 +327,7 @@ const cpuMetric = compare.CPUMetric
 // measurePair runs one scenario's A/B: the ref's side is A, the working tree's B. The latency_ms
 // test is Run's; the same blocks' cpu_ms, when the subject reports it per call, get a test of
 // their own (Analyze), in the section's CPU.
-func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor) (result.Scenario, *Result, error) {
+func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor, rs *sideSampling) (result.Scenario, *Result, error) {
 	s, b := p.b, p.b.Benchmark
 	sc := result.Scenario{
 		Benchmark: b.Name, Scenario: s.Name, Category: b.Category, Model: s.Model(), Tags: b.Tags,
@@ -345,7 +352,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	keep := func(m map[string][]float64) { last = m }
 	var sampler Sampler
 	if b.Kind == "gofunc" {
-		sampler = procs.sampler(s, warm, keep)
+		sampler = procs.sampler(s, warm, keep, rs.block)
 		opts.Warmup = -1 // each block's process warms up (and sizes its iterations) itself
 	} else {
 		spec := Spec{Env: env.Vars}
@@ -354,7 +361,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 			return sc, nil, err
 		}
 		defer subs.close()
-		opts.Restart = subs.restart
+		opts.Restart, opts.Window = subs.restart, rs.window(&subs.s)
 		sampler = subjectsWith(&subs.s, cfg, opts.Metric, keep)
 		if opts.Warmup = warm; warm == 0 {
 			opts.Warmup = -1
@@ -374,6 +381,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	opts.Progress = func(bl Block) {
 		others = append(others, last)
 		last = nil
+		rs.measured(bl)
 		v := 0
 		if bl.Variant == "B" {
 			v = 1
@@ -402,6 +410,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 		sc.Warnings = append(sc.Warnings, res.Warnings...)
 		sec := RefSection{Ref: wt.Ref, Commit: wt.Commit, Baseline: result.SampleMetric("latency_ms", calls[0]), Result: res}
 		sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, others, opts, cpuTh, sc.Metrics)
+		rs.attach(&sc, &sec, res.Blocks, others)
 		if raw, err := finite.Marshal(sec); err == nil {
 			sc.Extra.Other = map[string]json.RawMessage{SectionBaselineRef: raw}
 		}
