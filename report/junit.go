@@ -76,7 +76,7 @@ func compareJUnit(w io.Writer, rep *compare.Report) error {
 			c.Failure = &junitFailure{Type: r.Verdict, Message: strings.TrimSuffix(fmt.Sprintf("%s %s: %s (limit %s); %s", r.Metric, r.Verdict, cmpDelta(r), cmpLimit(r), r.Uncertified()), "; "),
 				Text: strings.Join(r.Warnings, "\n")}
 			s.Failures++
-		case why != "" && rep.Strict: // --strict fails it, as the text output does
+		case why != "" && rep.Strict && !(r.Unresolved() && r.Improved()): // --strict fails it, as the text output does
 			c.Failure = &junitFailure{Type: r.Verdict, Message: r.Metric + " " + why + " (--strict)", Text: strings.Join(r.Warnings, "\n")}
 			s.Failures++
 		case why != "":
@@ -136,10 +136,10 @@ func compareJUnit(w io.Writer, rep *compare.Report) error {
 }
 
 // undecided says why row r is a gated change the comparison could not decide, with the smallest
-// change it could have seen where that is known; "" when it is decided. Those are the changes
-// --strict fails on: beyond the threshold with a single value a side (Unverified), between two
-// sessions whose run-to-run noise is not learnt (Unresolved), and a paired A/B whose interval
-// still straddles the threshold when its budget was spent (an unknown with a test).
+// change it could have seen where that is known; "" when it is decided: beyond the threshold
+// with a single value a side (Unverified), between two sessions whose run-to-run noise is not
+// learnt (Unresolved: --strict fails a worse one, not an improvement), and a paired A/B whose
+// interval still straddles the threshold when its budget was spent (an unknown with a test).
 func undecided(r *compare.Row) string {
 	switch {
 	case !r.Gated:
@@ -147,8 +147,12 @@ func undecided(r *compare.Row) string {
 	case r.Verdict == compare.Unverified:
 		return fmt.Sprintf("untested: %s beyond the limit %s with a single value a side; more iterations can test it", cmpDelta(r), cmpLimit(r))
 	case r.Unresolved():
-		return fmt.Sprintf("unknown between sessions: %+.1f%%, limit %s; the smallest change these sessions could have seen: at least %.1f%% (%d of %d stored sessions learn the noise)",
-			r.Delta, cmpLimit(r), max(r.Threshold, r.Sessions.DriftPct), r.Sessions.Runs, r.Sessions.Need)
+		limit := "limit " + cmpLimit(r)
+		if r.Improved() {
+			limit = "better beyond the threshold " + pctText(r.Threshold) + ", not an improvement"
+		}
+		return fmt.Sprintf("unknown between sessions: %+.1f%%, %s; the smallest change these sessions could have seen: at least %.1f%% (%d of %d stored sessions learn the noise)",
+			r.Delta, limit, max(r.Threshold, r.Sessions.DriftPct), r.Sessions.Runs, r.Sessions.Need)
 	case r.Verdict == compare.Unknown && r.DeltaCI != nil && !math.IsNaN(r.Delta) && !math.IsNaN(r.P):
 		for _, w := range r.Warnings {
 			if strings.HasPrefix(w, "unknown:") {

@@ -65,6 +65,9 @@ func TestJUnitMarksUnknownRows(t *testing.T) {
 				Old: 10, New: 10.2, Delta: 2, Threshold: 3, P: 0.2, Q: 0.2, DeltaCI: &stats.Interval{Lo: -1, Hi: 5, Confidence: 0.99},
 				Warnings: []string{"unknown: B/A 1.0200 [0.9900, 1.0500] straddles +3% after 400 pairs (the budget of 400 pairs was spent); only a slowdown beyond about +5.0% could have been told apart here"}},
 			{Benchmark: "b", Scenario: "paired", Metric: "rss_mean_mb", Better: "lower", Verdict: compare.Unknown, Old: 0, New: 1, P: 0.5},
+			{Benchmark: "b", Scenario: "faster", Metric: "latency_ms", Better: "lower", Gated: true, Primary: true, Verdict: compare.Unknown,
+				Old: 10, New: 8, Delta: -20, Threshold: 15, P: 0.001, Q: 0.001, OldN: 50, NewN: 50,
+				Sessions: &compare.SessionNoise{Runs: 1, Need: 10, DriftPct: 4}},
 		}}
 	}
 	cases, failures := junitOf(t, unknown(false, 0))
@@ -77,7 +80,13 @@ func TestJUnitMarksUnknownRows(t *testing.T) {
 	if got := cases["paired rss_mean_mb"]; got != "passed" || failures != 0 {
 		t.Errorf("an ungated unknown: %q, %d failures; want a plain case and no failure", got, failures)
 	}
+	if got := cases["faster latency_ms"]; !strings.HasPrefix(got, "skipped: unknown between sessions: -20.0%, better beyond the threshold 15%, not an improvement") {
+		t.Errorf("an improvement between sessions: %q, want a skipped case", got)
+	}
 	cases, failures = junitOf(t, unknown(true, 0))
+	if got := cases["faster latency_ms"]; !strings.HasPrefix(got, "skipped:") {
+		t.Errorf("--strict: an improvement between sessions: %q, want it skipped, not failed", got)
+	}
 	if failures != 2 || !strings.HasPrefix(cases["sessions latency_ms"], "failure:") || !strings.HasPrefix(cases["paired latency_ms"], "failure:") {
 		t.Errorf("--strict: %d failures %v, want both unknown rows failed", failures, cases)
 	}
