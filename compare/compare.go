@@ -64,8 +64,10 @@ type Config struct {
 	// change between them (sessions.go). A gated row tested on its samples, counts aside, is
 	// judged against the run-to-run noise of the scenario's stored runs (History, MinHistory of
 	// them): its threshold is the larger of its own and the noise's, and the verdict stands.
-	// Without that history a change beyond the threshold is Unknown (Report.Unknown, with
-	// Report.Unresolved saying why and what can tell), not a regression; Strict fails it.
+	// Without that history a change beyond the threshold is Unknown, either way: a worse one
+	// (Report.Unknown, with Report.Unresolved saying why and what can tell) is not a
+	// regression, and Strict fails it; a better one (Report.UnknownImprovements) is not an
+	// improvement, and fails nothing.
 	Sessions bool
 }
 
@@ -112,6 +114,10 @@ type Report struct {
 	// Unresolved says which, the smallest change the sessions could have seen, and what can tell.
 	Unknown    int    `json:"unknown,omitempty"`
 	Unresolved string `json:"unresolved,omitempty"`
+	// UnknownImprovements counts the gated improvements beyond their threshold that two
+	// sessions cannot tell (Row.Unresolved and Row.Improved): not improvements, and failing
+	// nothing, with Strict neither; a warning names them.
+	UnknownImprovements int `json:"unknown_improvements,omitempty"`
 	// Info counts the rows of metrics that do not gate whose change is beyond their threshold
 	// (verdict Info): shown, never failing.
 	Info int `json:"info"`
@@ -507,12 +513,18 @@ func countVerdicts(rep *Report, rowsOf [][]Row, pairs []scenarioPair, cfg Config
 		case Improvement:
 			rep.Improvements++
 		case Unknown:
-			if r.Unresolved() {
+			switch {
+			case r.Unresolved() && r.Improved():
+				rep.UnknownImprovements++
+			case r.Unresolved():
 				rep.Unknown++
 			}
 		}
 	}
 	rep.Unresolved = unresolved(rep)
+	if w := unresolvedBetter(rep); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 
 	for i := range rep.Rows {
 		if r := &rep.Rows[i]; r.Verdict != Unverified {

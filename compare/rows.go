@@ -117,8 +117,8 @@ func (r *Row) Change() (float64, bool, string) {
 
 // Mark is the row's standing in the verdict, the one every rendering shows: "fail" (a regression
 // of a gated metric: the comparison fails), "untested" (a gated single value beyond its
-// threshold: a warning), "unknown" (a gated change beyond its threshold that two sessions cannot
-// tell from the machine's noise: Unresolved), "info" (beyond the threshold on a metric that does not gate),
+// threshold: a warning), "unknown" (a gated change beyond its threshold, either way, that two
+// sessions cannot tell from the machine's noise: Unresolved), "info" (beyond the threshold on a metric that does not gate),
 // "improvement", or "" (nothing to flag). A wall/CPU disagreement (Disagree) is "info".
 func (r *Row) Mark() string {
 	switch {
@@ -167,14 +167,15 @@ func directed(better string) bool {
 }
 
 // verdict judges a row: statistics first (verdictOf), then the gate: a row that does not gate is
-// never a regression nor unverified, only information (Info); a regression between two sessions
-// whose run-to-run noise the store has not learnt is Unknown (Config.Sessions).
+// never a regression nor unverified, only information (Info); a regression or an improvement
+// between two sessions whose run-to-run noise the store has not learnt is Unknown
+// (Config.Sessions).
 func verdict(r *Row) string {
 	v := verdictOf(r)
 	if !r.Gated && (v == Regression || v == Unverified) {
 		return Info
 	}
-	if v == Regression && r.Sessions != nil && !r.Sessions.Learnt {
+	if (v == Regression || v == Improvement) && r.Sessions != nil && !r.Sessions.Learnt {
 		return Unknown
 	}
 	return v

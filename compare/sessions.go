@@ -83,21 +83,24 @@ func sessionThreshold(r *Row, o, s *result.Scenario, cfg Config) {
 	r.Sessions = sn
 }
 
-// Unresolved reports whether the row is a gated change beyond its threshold that two sessions
-// cannot tell from the machine's run-to-run noise (Config.Sessions without a learnt noise): its
-// verdict is Unknown.
+// Unresolved reports whether the row is a gated change beyond its threshold, worse or better,
+// that two sessions cannot tell from the machine's run-to-run noise (Config.Sessions without a
+// learnt noise): its verdict is Unknown. A worse one counts in Report.Unknown, which Strict
+// fails; a better one (Improved) in Report.UnknownImprovements, which never fails.
 func (r *Row) Unresolved() bool {
-	return r.Verdict == Unknown && r.Gated && r.Sessions != nil && !r.Sessions.Learnt && worseBy(r) > r.Threshold
+	return r.Verdict == Unknown && r.Gated && r.Sessions != nil && !r.Sessions.Learnt && math.Abs(worseBy(r)) > r.Threshold
 }
 
-// unresolved is Report.Unresolved's text for the rows of rep that are Unresolved: which changes,
-// the smallest change the sessions could have seen, and what can tell now; "" when none is.
-func unresolved(rep *Report) string {
-	var rows []string
-	n, runs, need := 0, math.MaxInt, 0
+// Improved reports whether the row's change is in its metric's better direction.
+func (r *Row) Improved() bool { return directed(r.Better) && worseBy(r) < 0 }
+
+// unresolvedRows lists the rows of rep that are Unresolved and improved (or not) as improved
+// says, at most five and a count of the others, with the fewest stored runs and the most needed.
+func unresolvedRows(rep *Report, improved bool) (n int, rows []string, runs, need int) {
+	runs = math.MaxInt
 	for i := range rep.Rows {
 		x := &rep.Rows[i]
-		if !x.Unresolved() {
+		if !x.Unresolved() || x.Improved() != improved {
 			continue
 		}
 		n++
@@ -107,11 +110,19 @@ func unresolved(rep *Report) string {
 				x.ID(), x.Metric, x.Delta, x.Threshold, x.Q, x.OldN, x.NewN, max(x.Threshold, x.Sessions.DriftPct)))
 		}
 	}
-	if n == 0 {
-		return ""
-	}
 	if n > len(rows) {
 		rows = append(rows, fmt.Sprintf("%d more", n-len(rows)))
+	}
+	return n, rows, runs, need
+}
+
+// unresolved is Report.Unresolved's text for the worse rows of rep that are Unresolved: which
+// changes, the smallest change the sessions could have seen, and what can tell now; "" when none
+// is.
+func unresolved(rep *Report) string {
+	n, rows, runs, need := unresolvedRows(rep, false)
+	if n == 0 {
+		return ""
 	}
 	return fmt.Sprintf("not known: %d gated change(s) beyond their threshold between two sessions: %s. "+
 		"The samples of one session say nothing of the machine's state in another, and the store holds %d of the %d sessions of this benchmark that learn this machine's run-to-run noise, "+
@@ -119,4 +130,16 @@ func unresolved(rep *Report) string {
 		"What can tell now: `inferbench run BENCH --baseline-ref REF` (both sides interleaved in one job) or instruction counts (`--measure instructions`; the pytest plugin's `--inferbench-measure instructions`); "+
 		"%d more stored session(s) learn the noise (save each: the pytest plugin's --inferbench-save with --inferbench-store); --strict fails on it",
 		n, strings.Join(rows, ", "), runs, need, max(1, need-runs))
+}
+
+// unresolvedBetter is the warning of rep's improvements that two sessions cannot tell
+// (Report.UnknownImprovements); "" when there is none.
+func unresolvedBetter(rep *Report) string {
+	n, rows, runs, need := unresolvedRows(rep, true)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("not known: %d gated improvement(s) beyond their threshold between two sessions: %s; "+
+		"the store holds %d of the %d sessions that learn this machine's run-to-run noise, so two sessions cannot tell them from it: not counted as improvements, and failing nothing, with --strict neither (docs/verdicts.md, \"Between sessions\")",
+		n, strings.Join(rows, ", "), runs, need)
 }

@@ -115,6 +115,45 @@ func TestBetweenSessions(t *testing.T) {
 	}
 }
 
+// Between sessions an improvement is judged as a regression is: one beyond the threshold that
+// the sessions cannot tell (no learnt noise) is unknown, not an improvement, named in a warning;
+// it fails nothing, --strict neither (it hides a regression no more than an unchanged row).
+// Once the noise is learnt it is an improvement again. Before, a -12% between two sessions was
+// an improvement however few sessions were stored, while a +12% was unknown.
+func TestBetweenSessionsImprovementUnknown(t *testing.T) {
+	plugin := Thresholds{}
+	if err := plugin.Set("latency_ms=5"); err != nil {
+		t.Fatal(err)
+	}
+	compareTo := func(center float64, cfg Config) (*Report, Row) {
+		old := pairOf("old", "pytest", []string{"latency_ms"}, map[string]result.Metric{"latency_ms": session("latency_ms", 10, 99, 1)})
+		nw := pairOf("new", "pytest", []string{"latency_ms"}, map[string]result.Metric{"latency_ms": session("latency_ms", center, 99, 2)})
+		rep := Runs(old, nw, cfg)
+		return rep, rowOf(t, rep, "latency_ms")
+	}
+	for _, strict := range []bool{false, true} {
+		rep, r := compareTo(8.8, Config{Thresholds: plugin, Sessions: true, Strict: strict, History: history(9, 0.01)})
+		if r.Verdict != Unknown || r.Mark() != "unknown" || !r.Unresolved() || !r.Improved() || rep.Improvements != 0 || rep.UnknownImprovements != 1 || rep.Unknown != 0 || rep.Failed() || rep.Unresolved != "" {
+			t.Errorf("strict %v: -12%% between sessions, 9 stored: verdict %s mark %q, %d improvements, %d unknown improvements, %d unknown, failed %v, unresolved %q; want unknown, not an improvement, failing nothing",
+				strict, r.Verdict, r.Mark(), rep.Improvements, rep.UnknownImprovements, rep.Unknown, rep.Failed(), rep.Unresolved)
+		}
+		w := strings.Join(rep.Warnings, "\n")
+		for _, want := range []string{"not known: 1 gated improvement(s)", "b/default latency_ms -12.1%", "at least 5.0%", "9 of the 10 sessions"} {
+			if !strings.Contains(w, want) {
+				t.Errorf("warnings lack %q:\n%s", want, w)
+			}
+		}
+	}
+	for name, cfg := range map[string]Config{
+		"within-run":            {Thresholds: plugin},
+		"12 stored, quiet runs": {Thresholds: plugin, Sessions: true, History: history(12, 0.005)},
+	} {
+		if rep, r := compareTo(8.8, cfg); r.Verdict != Improvement || rep.Improvements != 1 || rep.UnknownImprovements != 0 {
+			t.Errorf("%s: -12%%: verdict %s, %d improvements; want an improvement", name, r.Verdict, rep.Improvements)
+		}
+	}
+}
+
 // Between sessions, instruction counts are judged as they were: exact, not timed, so a count
 // that grew 1% still fails and the same count passes, history or not.
 func TestBetweenSessionsCounts(t *testing.T) {

@@ -108,6 +108,9 @@ func cmpVerdict(r *compare.Row) string {
 	case compare.Incomparable:
 		return "not compared (counted under another valgrind, CPU or interpreter)"
 	case compare.Unknown:
+		if r.Unresolved() && r.Improved() {
+			return fmt.Sprintf("unknown between sessions: better beyond the threshold (%s; %d of %d stored sessions), not an improvement", pctText(r.Threshold), r.Sessions.Runs, r.Sessions.Need)
+		}
 		if r.Unresolved() {
 			return fmt.Sprintf("unknown between sessions (limit %s; %d of %d stored sessions)", cmpLimit(r), r.Sessions.Runs, r.Sessions.Need)
 		}

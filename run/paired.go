@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/exit"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/result"
 	"github.com/inferbench/inferbench/suite"
 )
@@ -47,17 +48,25 @@ func (o Options) checkPaired() error {
 	case o.Profile > 0:
 		return exit.Usagef("--baseline-ref with --profile: profile the working tree with a run of its own (`inferbench run --profile N`); explain reads it")
 	case o.Monitor.Overhead:
-		return exit.Usagef("--baseline-ref with --monitor-overhead: a run against a ref does not sample resources; drop one of them")
+		return exit.Usagef("--baseline-ref with --monitor-overhead: the overhead pass runs each scenario again without monitors, which a run against a ref does not do (its sides are sampled during their own blocks); measure the overhead with a run of its own")
 	}
 	return nil
 }
 
+// sidesSampler is a Paired that samples each side's resources with the run's monitors (ab.Ref):
+// each side's processes during its own blocks (sample.Sides).
+type sidesSampler interface {
+	SampleWith(m *sample.Monitors)
+}
+
 // executePaired is the execute stage of a paired run: each scenario measured on both sides by
-// Paired, written and observed as the engine's results are.
-func (p *pipeline) executePaired(ctx context.Context, w *writer, scenarios []*suite.Scenario) *result.Run {
+// Paired, written and observed as the engine's results are; mon (nil: none) the run's monitors.
+func (p *pipeline) executePaired(ctx context.Context, w *writer, scenarios []*suite.Scenario, mon *sample.Monitors) *result.Run {
 	obs := observers(p.o.Observers)
-	if !p.o.Monitor.Off {
-		w.log.Info("resources are not sampled in a paired run: its calls alternate between two sides, whose processes the monitors cannot tell apart")
+	if s, ok := p.o.Paired.(sidesSampler); ok && mon != nil {
+		s.SampleWith(mon)
+	} else if mon != nil {
+		w.log.Info("resources are not sampled in this paired run: its Paired does not sample its sides")
 	}
 	for i, sc := range scenarios {
 		if ctx.Err() != nil {

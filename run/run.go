@@ -244,7 +244,7 @@ func Run(ctx context.Context, o Options) (r *result.Run, err error) {
 	}
 
 	if p.o.Paired != nil {
-		r = p.executePaired(ctx, w, scenarios) // execute: both sides of each scenario
+		r = p.executePaired(ctx, w, scenarios, mon) // execute + sample: both sides of each scenario
 	} else {
 		r = p.execute(ctx, w, scenarios, mon) // execute + sample; write after each scenario
 	}

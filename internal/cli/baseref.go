@@ -18,7 +18,7 @@ var refRefused = []struct{ flags, why string }{
 	{"shard shard-costs agents agent barrier-timeout", "a run against a ref measures both sides in one job, not shards or agents"},
 	{"profile", "profile the working tree with a run of its own (`inferbench run --profile N`); explain reads it"},
 	{"min-time", "a run against a ref adds pairs until its answer is decided; --max-time bounds each scenario's pairs"},
-	{"monitor-interval monitor-overhead grid-intensity pue", "a run against a ref does not sample resources (its calls alternate between two builds)"},
+	{"monitor-overhead", "the overhead pass runs each scenario again without monitors, which a run against a ref does not do (its sides are sampled during their own blocks); measure the overhead with a run of its own"},
 	{"keep-samples", "a run against a ref keeps every measured call"},
 }
 

@@ -236,7 +236,7 @@ func main() {
 	gitIn(t, repo, "commit", "-q", "-am", "two: eight times the work")
 	bin := build(repo)
 
-	cmd := exec.Command(bin, "run", "--baseline-ref", "HEAD~1", "--include", "spin", "--iterations", "10", "--warmup", "1", "--no-store", "--no-html-report", "--no-monitor")
+	cmd := exec.Command(bin, "run", "--baseline-ref", "HEAD~1", "--include", "spin", "--iterations", "10", "--warmup", "1", "--no-store", "--no-html-report")
 	cmd.Dir, cmd.Env = repo, append(goEnv, "CI=1")
 	out, err := cmd.CombinedOutput()
 	code := 0
@@ -248,6 +248,7 @@ func main() {
 	if code != 3 || !strings.Contains(string(out), "spin/default") || !strings.Contains(string(out), "REGRESSION") {
 		t.Fatalf("Go function 8x heavier than at HEAD~1: exit %d, want 3\n%s", code, out)
 	}
+	checkGoSides(t, repo)
 	checkNoWorktree(t, repo)
 
 	// A ref whose program does not compile: exit 1, the ref and the compiler's error named,
@@ -268,14 +269,13 @@ func main() {
 // loopBench is a command benchmark whose every call counts to n in a shell loop: its
 // instructions grow with n.
 func loopBench(n string) map[string]string {
-	return map[string]string{"benches/loop.yaml": `name: loop
-subject:
-  kind: exec
-  command: ["sh", "-c", "i=0; while [ $i -lt ` + n + ` ]; do i=$((i+1)); done"]
-load:
-  warmup_iterations: 0
-  measurement_iterations: 2
-`}
+	return shBench("loop", "i=0; while [ $i -lt "+n+" ]; do i=$((i+1)); done", "  warmup_iterations: 0\n  measurement_iterations: 2\n")
+}
+
+// shBench is the command benchmark name whose every call runs script in a shell, under load (the
+// lines of its load: block).
+func shBench(name, script, load string) map[string]string {
+	return map[string]string{"benches/" + name + ".yaml": "name: " + name + "\nsubject:\n  kind: exec\n  command: [\"sh\", \"-c\", \"" + script + "\"]\nload:\n" + load}
 }
 
 // The reproduction of issue 41's `run --baseline-ref HEAD --measure instructions`, which exited
@@ -330,7 +330,7 @@ func TestBaselineRefCountsInstructions(t *testing.T) {
 // A flag a run against a ref does not do is refused, naming it and why; none is ignored.
 func TestBaselineRefRefusesWhatItDoesNotDo(t *testing.T) {
 	repo := gitRepo(t, sleepBench("0.01"))
-	for _, flag := range [][]string{{"--monitor-interval", "50ms"}, {"--keep-samples", "5"}, {"--min-time", "1s"}} {
+	for _, flag := range [][]string{{"--monitor-overhead"}, {"--keep-samples", "5"}, {"--min-time", "1s"}} {
 		code, _, stderr := runCLI(t, repo, nil, append([]string{"run", "--baseline-ref", "HEAD", "--no-store"}, flag...)...)
 		if code != 2 || !strings.Contains(stderr, flag[0]) {
 			t.Errorf("--baseline-ref with %s: exit %d, want 2 naming it\n%s", flag[0], code, stderr)

@@ -75,6 +75,9 @@ type Options struct {
 	Threshold *float64
 	// Progress, when set, hears about every block as it completes.
 	Progress func(b Block)
+	// Window, when set, is called right before each measured block of variant v (not the
+	// warm-ups), and its stop right after: the resource monitors' window over the block.
+	Window func(v int) (stop func())
 }
 
 // DefaultThreshold is the paired design's threshold, in percent: what interleaved blocks resolve
@@ -315,7 +318,12 @@ func runPair(ctx context.Context, sample Sampler, o Options, names [2]string, p,
 			return blocks, true, nil
 		}
 		blk := Block{Pair: p, Variant: "AB"[v : v+1], Start: time.Now()}
+		stop := func() {}
+		if o.Window != nil {
+			stop = o.Window(v)
+		}
 		xs, failed, err := sample(ctx, v, block)
+		stop()
 		if err != nil {
 			return nil, false, fmt.Errorf("block %d of %s: %w", p, names[v], err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/base/gitref"
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/internal/stage/secrets"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -58,6 +59,11 @@ type RefSection struct {
 	// Counted is the ref's scenario counted under callgrind (--measure instructions), compared
 	// with the working tree's as compare compares two runs (counted.go).
 	Counted *result.Scenario `json:"counted,omitempty"`
+	// BaselineMetrics are the ref's resource figures (cpu_s, cpu_pct, peak_rss_mb, energy_j, ...)
+	// and BaselineResources its extra.resources, sampled during its own blocks (refsample.go);
+	// the working tree's are the scenario's.
+	BaselineMetrics   map[string]result.Metric `json:"baseline_metrics,omitempty"`
+	BaselineResources *result.Resources        `json:"baseline_resources,omitempty"`
 }
 
 // RefRun runs the selected scenarios of the working tree and the same scenarios at o.Ref (a
@@ -89,6 +95,7 @@ type Ref struct {
 	paired int     // the scenarios measured on both sides
 	procs  *procSides
 	tmp    string
+	mon    *sample.Monitors // the run's monitors, when they sample the sides (SampleWith)
 }
 
 // NewRef returns the paired stages of a run against o.Ref; o.Run is the run's options.
@@ -166,7 +173,7 @@ func (f *Ref) Measure(ctx context.Context, s *suite.Scenario, dir string) (resul
 	if counted(f.o, p) {
 		return countPair(ctx, f.o, p, f.wt, f.procs, f.env, f.red, dir)
 	}
-	sc, _, err := measurePair(ctx, f.o, p, f.wt, f.procs, f.env, f.red)
+	sc, _, err := measurePair(ctx, f.o, p, f.wt, f.procs, f.env, f.red, f.sampling(p.b.Benchmark.Kind))
 	return sc, err
 }
 
@@ -326,7 +333,7 @@ const cpuMetric = compare.CPUMetric
 // measurePair runs one scenario's A/B: the ref's side is A, the working tree's B. The latency_ms
 // test is Run's; the same blocks' cpu_ms, when the subject reports it per call, get a test of
 // their own (Analyze), in the section's CPU.
-func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor) (result.Scenario, *Result, error) {
+func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktree, procs *procSides, env run.Env, red *redact.Redactor, rs *sideSampling) (result.Scenario, *Result, error) {
 	s, b := p.b, p.b.Benchmark
 	sc := pairScenario(s, p.skip)
 	if p.skip != "" {
@@ -341,7 +348,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	k := &blocksKept{}
 	var sampler Sampler
 	if b.Kind == "gofunc" {
-		sampler = procs.sampler(s, warm, k.keep)
+		sampler = procs.sampler(s, warm, k.keep, rs.block)
 		opts.Warmup = -1 // each block's process warms up (and sizes its iterations) itself
 	} else {
 		spec := Spec{Env: env.Vars}
@@ -350,7 +357,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 			return sc, nil, err
 		}
 		defer subs.close()
-		opts.Restart = subs.restart
+		opts.Restart, opts.Window = subs.restart, rs.window(&subs.s)
 		sampler = subjectsWith(&subs.s, cfg, opts.Metric, k.keep)
 		if opts.Warmup = warm; warm == 0 {
 			opts.Warmup = -1
@@ -363,9 +370,9 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 		c := cpuOf(blocks, k.others, opts, cpuTh, looks)
 		return c == nil || c.Answer != AnswerUnknown
 	}
-	var progress func(Block)
-	if o.Progress != nil {
-		progress = func(bl Block) {
+	progress := func(bl Block) {
+		rs.measured(bl)
+		if o.Progress != nil {
 			fmt.Fprint(o.Progress, red.String(fmt.Sprintf("\r%s: pair %d, %s: median %.4g ms   ", s.ID(), bl.Pair+1, map[string]string{"A": wt.Ref, "B": "working tree"}[bl.Variant], bl.Median)))
 		}
 	}
@@ -376,6 +383,7 @@ func measurePair(ctx context.Context, o RefOptions, p pairing, wt *gitref.Worktr
 	if sec := k.finish(&sc, res, "latency_ms", warm); sec != nil {
 		sec.Ref, sec.Commit = wt.Ref, wt.Commit
 		sec.CPU, sec.BaselineCPU, sc.Metrics = cpuTest(res, k.others, opts, cpuTh, sc.Metrics)
+		rs.attach(&sc, sec, res.Blocks, k.others)
 		putSection(&sc, SectionBaselineRef, sec)
 	}
 	if err != nil {

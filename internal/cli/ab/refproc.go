@@ -33,6 +33,9 @@ type procSides struct {
 	args     []string
 	env      []string
 	ref      string
+	// monitor are a block's monitor flags: --no-monitor unless the run samples its sides, when
+	// each block's process samples itself over its measured calls (SampleWith).
+	monitor []string
 }
 
 // buildSides builds the running binary's main package at the ref; the working tree's side is
@@ -50,15 +53,15 @@ func buildSides(ctx context.Context, wt *gitref.Worktree, tmp string, env, refEn
 	if err != nil {
 		return nil, err
 	}
-	p := &procSides{out: tmp, ref: wt.Ref}
+	p := &procSides{out: tmp, ref: wt.Ref, monitor: []string{"--no-monitor"}}
 	p.bin = [2]string{filepath.Join(tmp, "bench-ref"), self}
 	p.dir = [2]string{refEnv.WorkDir(), env.WorkDir()}
 	if err := wt.Build(ctx, module, pkg, p.bin[0], env.Vars); err != nil {
 		return nil, fmt.Errorf("--baseline-ref %s: %w", at, err)
 	}
-	// Every block is a bare run: no store, monitors, reports, thresholds or budgets, and nothing
-	// written to the job summary or a trace.
-	p.args = []string{"--no-store", "--no-monitor", "--no-html-report", "--no-request-log", "--format", "json",
+	// Every block is a bare run: no store, reports, thresholds or budgets, and nothing written
+	// to the job summary or a trace; no monitors unless the run samples its sides.
+	p.args = []string{"--no-store", "--no-html-report", "--no-request-log", "--format", "json",
 		"--keep-samples", "0", "--thresholds-file", "", "--budget-file", ""}
 	for _, s := range sel.Set {
 		p.args = append(p.args, "--set", s)
@@ -80,13 +83,15 @@ func buildSides(ctx context.Context, wt *gitref.Worktree, tmp string, env, refEn
 }
 
 // sampler runs a block of n calls of scenario s on side v as one run of that side's binary, with
-// warm warm-up calls first, and returns the latency of each measured call.
-func (p *procSides) sampler(s *suite.Scenario, warm int, others func(map[string][]float64)) Sampler {
+// warm warm-up calls first, and returns the latency of each measured call; the resources the
+// block's process sampled over them, when it did, go to resources.
+func (p *procSides) sampler(s *suite.Scenario, warm int, others func(map[string][]float64), resources func(*result.Resources)) Sampler {
 	return func(ctx context.Context, v, n int) ([]float64, int, error) {
 		side := [2]string{"at " + p.ref, "in the working tree"}[v]
 		out := filepath.Join(p.out, strconv.Itoa(v))
 		args := append([]string{"run", "--include", globQuote(s.ID()), "--warmup-iterations", strconv.Itoa(warm),
-			"--measurement-iterations", strconv.Itoa(n), "--output-dir", out}, p.args...)
+			"--measurement-iterations", strconv.Itoa(n), "--output-dir", out}, p.monitor...)
+		args = append(args, p.args...)
 		cmd := exec.CommandContext(ctx, p.bin[v], args...)
 		cmd.Dir, cmd.Env = p.dir[v], p.env
 		var stdout bytes.Buffer
@@ -114,6 +119,9 @@ func (p *procSides) sampler(s *suite.Scenario, warm int, others func(map[string]
 			}
 			if cpu := sc.Metrics[cpuMetric]; others != nil && len(cpu.Samples) == len(xs) {
 				others(map[string][]float64{cpuMetric: cpu.Samples})
+			}
+			if resources != nil {
+				resources(sc.Extra.Resources)
 			}
 			return xs, sc.Iterations.Failed, nil
 		}

@@ -296,6 +296,9 @@ class Comparison:
     # smallest change the sessions could have seen, and what can tell.
     unknown: int = 0
     unresolved: str = ""
+    # unknown_improvements counts the gated improvements beyond their threshold that two sessions
+    # cannot tell either: not improvements, failing nothing (--strict neither); a warning names them.
+    unknown_improvements: int = 0
     info: int = 0
     budgets_exceeded: int = 0
     no_evidence: str = ""
