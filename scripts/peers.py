@@ -123,6 +123,16 @@ def run_pinned(cmd, env=None, cwd=None):
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p.stdout
 
 
+def commit():
+    """The checkout's commit, marked -dirty with uncommitted changes (the binary is built from it)."""
+    try:
+        c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"]).returncode != 0
+        return c + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def warmup(c):
     """inferbench's default warm-up of a closed loop: a call per slot (at least 3), not measured."""
     return max(3, c)
@@ -262,6 +272,7 @@ def main():
     ap.add_argument("--out", default="-")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
+    load0 = os.getloadavg()[0]
     work = tempfile.mkdtemp(prefix="peers-")
     rows = []
     port = 18600
@@ -304,8 +315,8 @@ def main():
         f"make peers PEERS_ARGS='--requests {a.requests} --concurrency {a.concurrency}'"
     head = f"""# inferbench and its peers, side by side
 
-Written by `{cmd}` (scripts/peers.py) on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on a machine of
-{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} when the run ended, the tools' own processes included; the
+Written by `{cmd}` (scripts/peers.py) at commit {commit()} on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on a machine of
+{os.cpu_count()} CPUs (load average {load0:.2f} at the start, {os.getloadavg()[0]:.1f} when the run ended, the tools' own processes included; the
 "others' CPU" column says what other processes took). Every figure below
 is from that one run; rerun the command to reproduce them.
 
