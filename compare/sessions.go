@@ -127,7 +127,7 @@ func unresolved(rep *Report) string {
 	return fmt.Sprintf("not known: %d gated change(s) beyond their threshold between two sessions: %s. "+
 		"The samples of one session say nothing of the machine's state in another, and the store holds %d of the %d sessions of this benchmark that learn this machine's run-to-run noise, "+
 		"so the smallest change two sessions here can show is not known (at least the threshold, or where larger the drift of the block medians within one session). "+
-		"What can tell now: `inferbench run BENCH --baseline-ref REF` (both sides interleaved in one job) or instruction counts (`--measure instructions`; the pytest plugin's `--inferbench-measure instructions`); "+
+		"What can tell now: `inferbench run BENCH --baseline-ref REF` (both sides interleaved in one job; the pytest plugin's `--inferbench-baseline-ref REF`) or instruction counts (`--measure instructions`; the pytest plugin's `--inferbench-measure instructions`); "+
 		"%d more stored session(s) learn the noise (save each: the pytest plugin's --inferbench-save with --inferbench-store); --strict fails on it",
 		n, strings.Join(rows, ", "), runs, need, max(1, need-runs))
 }
