@@ -324,7 +324,7 @@ func Outcome(rep *compare.Report) string {
 		s += fmt.Sprintf(", %d untested changes beyond threshold (%s)", n, why)
 	}
 	if rep.Strict && rep.Unknown > 0 {
-		s += fmt.Sprintf(", %d changes two sessions cannot tell from the machine's noise (--strict): %s", rep.Unknown, rep.Unresolved)
+		s += fmt.Sprintf(", %d unknown changes (--strict): %s", rep.Unknown, rep.Unresolved)
 	}
 	return s
 }
@@ -360,7 +360,7 @@ func cmpSummaryLine(w io.Writer, rep *compare.Report) error {
 	}
 	unknown := ""
 	if rep.Unknown > 0 {
-		unknown = fmt.Sprintf(", %d unknown between sessions", rep.Unknown)
+		unknown = fmt.Sprintf(", %d unknown", rep.Unknown)
 	}
 	_, err := fmt.Fprintf(w, "\n%s: %d regressions, %d improvements, %d budgets exceeded, %d untested changes%s, %d beyond threshold not gated (%d metrics; %s)\n",
 		verdict, rep.Regressions, rep.Improvements, rep.BudgetsExceeded, rep.Unverified, unknown, rep.Info, len(rep.Rows), level)
@@ -470,7 +470,7 @@ func cmpStatus(rep *compare.Report) string {
 			parts = append(parts, fmt.Sprintf("%d untested change(s) beyond threshold (%s)", n, why))
 		}
 		if rep.Strict && rep.Unknown > 0 {
-			parts = append(parts, fmt.Sprintf("%d change(s) two sessions cannot tell (--strict)", rep.Unknown))
+			parts = append(parts, fmt.Sprintf("%d unknown change(s) (--strict)", rep.Unknown))
 		}
 		status = "❌ " + strings.Join(parts, ", ")
 	} else if rep.Unknown > 0 {

@@ -249,9 +249,13 @@ func TestABStrictUnknown(t *testing.T) {
 	args := []string{"ab", same, same, "--exec-metrics", "--pairs", "3", "--block-calls", "2", "--no-store"}
 	if code, out, errOut := runCLI(t, t.TempDir(), nil, args...); code != ExitOK || !strings.Contains(out, "unknown: B/A 1.0000 (no interval: too few pairs)") {
 		t.Errorf("ab with an unknown answer: exit %d, want 0 with the answer\n%s%s", code, out, errOut)
+	} else if !strings.Contains(out, "UNKNOWN: not known: 1 gated change(s) this job's pairs could not tell from the threshold") || strings.Contains(out, "a single value a side") {
+		// Before, the headline called it UNTESTED "(a single value a side)", which a paired
+		// A/B never is.
+		t.Errorf("ab with an unknown answer: the headline does not say unknown, and why\n%s", out)
 	}
 	code, out, errOut := runCLI(t, t.TempDir(), nil, append(args, "--strict")...)
-	if code != ExitRegression || !strings.Contains(errOut, "untested changes beyond threshold (--strict)") {
+	if code != ExitRegression || !strings.Contains(errOut, "1 unknown changes (--strict): not known") {
 		t.Errorf("ab --strict with an unknown answer: exit %d, want 3 saying why\n%s%s", code, out, errOut)
 	}
 }

@@ -97,7 +97,7 @@ func TestCompareBetweenSessions(t *testing.T) {
 		{"between sessions, no history, markdown: the status says unknown", []string{saved, unchanged, "--store", empty, "--between-sessions", "--format", "markdown"}, 0,
 			[]string{"### inferbench: ❔ not known: 1 gated change(s)", "test_work/default latency_ms +12.4% (threshold 5%", "ms (+12.4%) ❔"}},
 		{"between sessions, no history, --strict: exit 3", []string{saved, unchanged, "--store", empty, "--between-sessions", "--strict"}, 3,
-			[]string{"FAIL: 0 regressions, 0 budgets exceeded, 1 changes two sessions cannot tell from the machine's noise (--strict)"}},
+			[]string{"FAIL: 0 regressions, 0 budgets exceeded, 1 unknown changes (--strict): not known"}},
 		{"between sessions, 12 stored: +30% fails", []string{saved, slower, "--store", db, "--between-sessions"}, 3, []string{"REGRESSION (limit +7%: threshold 7% from 12 runs)"}},
 		// Counts are exact: judged as they were, between sessions or not.
 		{"between sessions, counted: +3% instructions fails", []string{countOld, countMore, "--store", empty, "--between-sessions"}, 3, []string{"REGRESSION"}},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/gitref"
@@ -86,6 +87,7 @@ func pairedReport(r *result.Run, key string, old, nw compare.RunRef, alpha float
 		strict[g.sc.ID()] = g.sc.Strict
 	}
 	rep.Strict = cfg.Strict
+	var undecided []string
 	for i, row := range rep.Rows {
 		switch {
 		case row.Failed():
@@ -95,12 +97,18 @@ func pairedReport(r *result.Run, key string, old, nw compare.RunRef, alpha float
 		case row.Verdict == compare.Info:
 			rep.Info++
 		case row.Verdict == compare.Unknown && row.Gated:
-			rep.Unverified++ // compare.Report.Failed fails it with --strict
+			// The pairs' budget was spent with the interval straddling the threshold: unknown,
+			// which compare.Report.Failed fails with --strict (a definition's strict: true too).
+			rep.Unknown++
 			if strict[row.ID()] {
 				rep.StrictUnverified++
 			}
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: %s", row.ID(), row.Metric, answers[i]))
+			undecided = append(undecided, fmt.Sprintf("%s %s: %s", row.ID(), row.Metric, answers[i]))
 		}
+	}
+	if len(undecided) > 0 {
+		rep.Unresolved = fmt.Sprintf("not known: %d gated change(s) this job's pairs could not tell from the threshold: %s; more pairs (--max-time) or instruction counts (--measure instructions) can tell; --strict fails on it",
+			len(undecided), strings.Join(undecided, "; "))
 	}
 	rep.Budgets, rep.BudgetsExceeded = compare.CheckRunBudgets(r, cfg.Budgets)
 	for _, sc := range r.Scenarios {
