@@ -112,6 +112,8 @@ type Report struct {
 	// Unknown counts the gated changes beyond their threshold between two sessions that the
 	// sessions cannot tell from the machine's run-to-run noise (Config.Sessions, Row.Unresolved);
 	// Unresolved says which, the smallest change the sessions could have seen, and what can tell.
+	// A paired run (run --baseline-ref, ab) counts here too its gated changes whose sequential
+	// answer is unknown, and Unresolved names them with their answers.
 	Unknown    int    `json:"unknown,omitempty"`
 	Unresolved string `json:"unresolved,omitempty"`
 	// UnknownImprovements counts the gated improvements beyond their threshold that two
