@@ -83,7 +83,7 @@ def test_save_then_compare_slowed_and_unchanged(project: Path):
     assert "inferbench: unknown against benchmark_results/latest, not failing" in slowed.stdout
     strict = pytest_in(project, "--inferbench-compare", run.id, "--inferbench-strict", *QUICK, slowdown=SLOWDOWN)
     assert strict.returncode == 3, strict.stdout + strict.stderr
-    assert "FAIL:" in strict.stdout and "two sessions cannot tell" in strict.stdout
+    assert "FAIL:" in strict.stdout and "unknown changes (--strict): not known" in strict.stdout and "between two sessions" in strict.stdout
     assert "the session fails with inferbench compare's exit code 3" in strict.stdout
 
     # The unchanged suite against the stored run, found by id in the store, once. What is tested
