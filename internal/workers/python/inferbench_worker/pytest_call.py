@@ -32,6 +32,10 @@ from .common import BadParams, Unsupported, WorkerError, get, require
 from .pyfunc import PyFunc, flatten
 
 
+# TEARDOWN_S bounds how long the rest of a test may run after its benchmark call, at teardown.
+TEARDOWN_S = 60
+
+
 class _Fixture:
     """_Fixture is what the test gets as its benchmark fixture: calling it hands the function
     to the worker and serves the worker's iterations in the test's thread until teardown."""
@@ -146,7 +150,7 @@ class PytestCall(PyFunc):
         extra = params.get("args") or []
         if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
             raise BadParams("param args: want a list of strings, got %r" % (extra,))
-        self.params = {"file": path}
+        self.params, self.test = {"file": path}, test
         self.default_items = max(get(params, "batch_size", 1, int), 1)
         self.batch = 1
         self.min_iteration_ns = int(get(params, "min_iteration_ms", 1, float) * 1e6)
@@ -215,11 +219,14 @@ class PytestCall(PyFunc):
         if b is None or not self.thread.is_alive():
             return
         b.todo.put(("finish", None))
-        self.thread.join(60)
+        self.thread.join(TEARDOWN_S)
+        if self.thread.is_alive():
+            raise WorkerError("%s did not end within %d s after its benchmark call (its teardown or the rest of the test hangs)"
+                              % (self.test, TEARDOWN_S))
         for r in self.plugin.reports:
             if r.failed:
                 raise WorkerError("%s failed (%s) after its benchmark call:\n%s" % (
-                    self.params["file"], r.when, str(r.longrepr)[-4000:]))
+                    self.test, r.when, str(r.longrepr)[-4000:]))
 
 
 ADAPTER = PytestCall
