@@ -4,6 +4,7 @@ pytest adapter. Issue 41: before, the plugin could only compare a session with a
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -73,3 +74,12 @@ def test_refused_with_what_it_does_not_do(repo: Path):
         p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", *other)
         assert p.returncode == 4, p.stdout + p.stderr
         assert f"--inferbench-baseline-ref with {other[0]}" in p.stderr, p.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed (python/requirements-test.txt has it)")
+def test_refused_under_xdist(repo: Path):
+    # Before: xdist's workers collected (and deselected) the tests, the controller none, and the
+    # session failed with "no test uses the benchmark fixture".
+    p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", "-n", "2")
+    assert p.returncode == 4, p.stdout + p.stderr
+    assert "--inferbench-baseline-ref with pytest-xdist (-n)" in p.stderr, p.stderr
