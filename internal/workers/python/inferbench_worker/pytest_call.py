@@ -15,8 +15,8 @@ the call (torch.no_grad(), a context variable) holds; they are timed as pyfunc t
 (latency_ms and cpu_ms per call, the function's returned numbers as values). At teardown the
 fixture returns the result of one more call to the test, and the test goes on to its end: a test that
 fails after its benchmark call fails the teardown, naming the test. `benchmark.pedantic(target,
-args, kwargs, setup=...)` is taken too; with a setup, each call is timed alone, its setup
-outside the timing.
+args, kwargs, setup=..., teardown=...)` is taken too; with a setup or a teardown, each call is
+timed alone, the two outside the timing.
 
 A test that never calls its fixture, or fails or is skipped before calling it, fails setup with
 pytest's own report (a skip is the scenario's skip).
@@ -46,19 +46,23 @@ class _Fixture:
         self.group = self.name = None
 
     def __call__(self, fn, *args, **kwargs):
-        return self._bridge.serve(lambda: fn(*args, **kwargs), None)
+        return self._bridge.serve(lambda: fn(*args, **kwargs), None, None)
 
-    def pedantic(self, target, args=(), kwargs=None, setup=None, rounds=1, warmup_rounds=0, iterations=1):
-        kwargs = kwargs or {}
-        if setup is None:
-            return self._bridge.serve(lambda: target(*args, **kwargs), None)
-        box = {}
-
-        def prepare():
-            got = setup()
-            box["a"], box["k"] = (got if got is not None else (args, kwargs))
-
-        return self._bridge.serve(lambda: target(*box["a"], **(box["k"] or {})), prepare)
+    def pedantic(self, target, args=(), kwargs=None, setup=None, teardown=None, rounds=1, warmup_rounds=0, iterations=1):
+        """pedantic is pytest-benchmark's: setup() before each call (it may return (args,
+        kwargs)) and teardown(*args, **kwargs) after it, both outside the timing; rounds,
+        warm-up rounds and iterations are the run's own here."""
+        box = {"a": tuple(args), "k": dict(kwargs or {})}
+        prepare = after = None
+        if setup is not None:
+            def prepare():
+                got = setup()
+                if got is not None:
+                    box["a"], box["k"] = tuple(got[0]), dict(got[1] or {})
+        if teardown is not None:
+            def after():
+                teardown(*box["a"], **box["k"])
+        return self._bridge.serve(lambda: target(*box["a"], **box["k"]), prepare, after)
 
 
 class _Bridge:
@@ -69,11 +73,11 @@ class _Bridge:
         self.back = queue.Queue()  # test thread → worker: ("called", None), ("done", error), ("ended", report)
         self.calls = 0
 
-    def serve(self, call, prepare):
+    def serve(self, call, prepare, after):
         if self.calls:
             raise RuntimeError("inferbench's pytest adapter: the benchmark fixture can be called once per test")
         self.calls += 1
-        self.call, self.prepare = call, prepare
+        self.call, self.prepare, self.after = call, prepare, after
         self.back.put(("called", None))
         while True:
             what, work = self.todo.get()
@@ -82,7 +86,10 @@ class _Bridge:
                 # more call, after the measured ones.
                 if self.prepare is not None:
                     self.prepare()
-                return self.call()
+                r = self.call()
+                if self.after is not None:
+                    self.after()
+                return r
             try:
                 work()
                 self.back.put(("done", None))
@@ -190,10 +197,10 @@ class PytestCall(PyFunc):
 
     def run(self, n, rec, warmup):
         """run makes n iterations in the test's thread: pyfunc's timing loop whole (the
-        hand-over between the threads falls outside the timed calls), or pedantic's with a
-        setup before each call."""
+        hand-over between the threads falls outside the timed calls), or pedantic's with its
+        setup and teardown around each call."""
         b = self.bridge
-        if b.prepare is None:
+        if b.prepare is None and b.after is None:
             self.call = b.call
             work = lambda: PyFunc.run(self, n, rec, warmup)
         else:
@@ -206,10 +213,13 @@ class PytestCall(PyFunc):
     def _pedantic(self, n, rec):
         b, pc, ct = self.bridge, time.perf_counter_ns, time.process_time_ns
         for _ in range(n):
-            b.prepare()
+            if b.prepare is not None:
+                b.prepare()
             c0, t0 = ct(), pc()
             r = b.call()
             t1, c1 = pc(), ct()
+            if b.after is not None:
+                b.after()
             vals = flatten(r)
             vals.pop("items", None)
             rec.add((t1 - t0) / 1e6, values=vals, cpu_ms=(c1 - c0) / 1e6)

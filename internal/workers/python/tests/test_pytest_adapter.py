@@ -61,6 +61,11 @@ class PytestAdapterTest(unittest.TestCase):
         self.assertEqual(r["iter_values"]["result"], [3.0, 4.0, 5.0, 6.0, 7.0], r)
         self.assertTrue(self.teardown(w)["ok"])
 
+    def test_pedantic_teardown_after_each_call(self):
+        # The test asserts at its end that teardown ran after the calls with their arguments.
+        w, _ = self.measured("test_bench.py::test_pedantic_teardown")
+        self.assertTrue(self.teardown(w)["ok"])
+
     def test_a_test_that_cannot_be_measured(self):
         for test, code, says in [
             ("test_bench.py::test_fails_before", "failed", "broken before the call"),

@@ -48,6 +48,14 @@ def test_pedantic_setup(benchmark):
     assert benchmark.pedantic(lambda k: k, setup=setup) == len(seen)
 
 
+def test_pedantic_teardown(benchmark):
+    # pytest-benchmark's teardown(*args, **kwargs) after each call (the suite in
+    # python/tests/fixture_project has one).
+    torn = []
+    assert benchmark.pedantic(add, args=(2, 3), teardown=lambda a, b: torn.append(a + b), rounds=3) == 5
+    assert torn and set(torn) == {5}
+
+
 def test_fails_before(benchmark):
     assert False, "broken before the call"
 
