@@ -67,6 +67,10 @@ def test_unchanged_passes(repo: Path):
     p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", "--inferbench-threshold", "latency=25", "--inferbench-threshold", "cpu=25")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "1 benchmarked test(s) measured against HEAD in this job: no regression" in p.stdout, p.stdout
+    # Only benchmarked tests selected: none runs in the session, yet the session passes (it
+    # exited 5, pytest's "no tests ran", before; pint's suite under -k did so).
+    only = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", "-k", "hash", "--inferbench-threshold", "latency=25", "--inferbench-threshold", "cpu=25")
+    assert only.returncode == 0, only.stdout + only.stderr
 
 
 def test_refused_with_what_it_does_not_do(repo: Path):

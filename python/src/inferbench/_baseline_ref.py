@@ -86,8 +86,11 @@ class BaselineRef:
             session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
             return
         code = self._run()
-        if code == EXIT_REGRESSION or (code != 0 and session.exitstatus == 0):
+        none_here = session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED  # every selected test was benchmarked
+        if code == EXIT_REGRESSION or (code != 0 and (session.exitstatus == 0 or none_here)):
             session.exitstatus = code
+        elif none_here:
+            session.exitstatus = pytest.ExitCode.OK  # the run measured them: not "no tests ran" (5)
 
     def args(self, path: Path) -> list[str]:
         """args is the inferbench run command line of the session's benchmarked tests."""
