@@ -74,7 +74,7 @@ def test_unchanged_passes(repo: Path):
 
 
 def test_refused_with_what_it_does_not_do(repo: Path):
-    for other in (["--inferbench-compare", "latest"], ["--inferbench-save"], ["--inferbench-measure", "instructions"]):
+    for other in (["--inferbench-compare", "latest"], ["--inferbench-save"]):
         p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", *other)
         assert p.returncode == 4, p.stdout + p.stderr
         assert f"--inferbench-baseline-ref with {other[0]}" in p.stderr, p.stderr
@@ -87,3 +87,14 @@ def test_refused_under_xdist(repo: Path):
     p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", "-n", "2")
     assert p.returncode == 4, p.stdout + p.stderr
     assert "--inferbench-baseline-ref with pytest-xdist (-n)" in p.stderr, p.stderr
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (CI installs it)")
+def test_counted_against_the_ref(repo: Path):
+    # --inferbench-measure instructions counts both sides under callgrind, the calls in each
+    # test's thread: 1.5x the work is an exact regression (exit 3). Before, the option was
+    # refused with --inferbench-baseline-ref.
+    (repo / "test_perf.py").write_text(TESTS.format(rounds=3000))
+    p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", "--inferbench-measure", "instructions", "--inferbench-rounds", "5", "-k", "hash")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "instructions" in p.stdout and "REGRESSION" in p.stdout, p.stdout

@@ -102,6 +102,10 @@ class BaselineRef:
             args += ["--threshold", t]
         if c.getoption("inferbench_strict"):
             args.append("--strict")
+        if c.getoption("inferbench_measure") == "instructions":
+            args += ["--measure", "instructions"]  # both sides counted under callgrind: an exact verdict
+            if rounds := c.getoption("inferbench_rounds"):
+                args += ["--iterations", str(rounds)]  # counted calls a side (counts barely move)
         return args
 
     def _run(self) -> int:

@@ -106,8 +106,6 @@ def check_options(config: pytest.Config) -> None:
         if config.pluginmanager.hasplugin("xdist") and (config.getoption("numprocesses", None) or config.getoption("dist", "no") not in ("no", None)):
             raise pytest.UsageError("--inferbench-baseline-ref with pytest-xdist (-n): xdist's workers would each take the benchmarked tests from the session, "
                                     "and inferbench's run measures them one at a time anyway; run with -n 0 (or -p no:xdist)")
-        if config.getoption("inferbench_measure") != "time":
-            raise pytest.UsageError("--inferbench-baseline-ref with --inferbench-measure instructions: a test's calls run in the test's thread, which instruction mode does not count; time them, or count without --inferbench-baseline-ref")
     probe = Record(name="t[a]", fullname="f.py::t[a]", group=None, params={}, options=Options())
     try:
         group_key(probe, config.getoption("inferbench_group_by"))

@@ -80,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for w in pytest_compat.apply(config, registered=not benchmark_plugin_loaded(config.pluginmanager)):
         config.issue_config_time_warning(InferbenchWarning(w), stacklevel=2)
     check_options(config)
-    if config.getoption("inferbench_measure") == _counted.MODE and not os.environ.get(_counted.ENV) and not hasattr(config, "workerinput"):
+    if config.getoption("inferbench_measure") == _counted.MODE and not os.environ.get(_counted.ENV) and not hasattr(config, "workerinput") and not config.getoption("inferbench_baseline_ref"):
         _run_under_callgrind(config)
     pb = benchmark_plugin_loaded(config.pluginmanager)
     if not pb:
