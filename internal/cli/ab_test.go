@@ -273,3 +273,29 @@ func TestABFailedVariant(t *testing.T) {
 		t.Fatalf("run.json of a failed A/B: %v, %+v", err, r)
 	}
 }
+
+// ab samples each variant during its own blocks, as a run against a ref samples its sides: a
+// shell loop's CPU time is B's, a sleep's is A's (in the ab section). Before, ab turned the
+// monitors off and the run had no resource figures.
+func TestABSamplesEachVariant(t *testing.T) {
+	dir := t.TempDir()
+	loop := `exec:sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'`
+	code, out, errOut := runCLI(t, dir, nil, "ab", "exec:sleep 0.05", loop, "--pairs", "6", "--no-store")
+	if code != ExitOK && code != ExitRegression {
+		t.Fatalf("ab: exit %d\n%s%s", code, out, errOut)
+	}
+	r, err := result.Load(filepath.Join(dir, "benchmark_results", "latest"))
+	if err != nil || len(r.Scenarios) != 1 {
+		t.Fatalf("run.json: %v, %+v", err, r)
+	}
+	sc := r.Scenarios[0]
+	var sec ab.RefSection
+	if err := json.Unmarshal(sc.Extra.Other[ab.SectionAB], &sec); err != nil {
+		t.Fatal(err)
+	}
+	b, okB := sc.Metrics["cpu_s"]
+	a, okA := sec.BaselineMetrics["cpu_s"]
+	if !okA || !okB || a.Value == nil || b.Value == nil || *b.Value <= 2**a.Value {
+		t.Errorf("cpu_s: A (sleep) %+v, B (loop) %+v: want each variant's own, B's the larger", a, b)
+	}
+}

@@ -74,7 +74,10 @@ def test_unchanged_passes(repo: Path):
 
 
 def test_refused_with_what_it_does_not_do(repo: Path):
-    for other in (["--inferbench-compare", "latest"], ["--inferbench-save"]):
+    # Each session option the paired run does not take is refused, naming it; before, the
+    # timing and table options were ignored.
+    for other in (["--inferbench-compare", "latest"], ["--inferbench-save"], ["--inferbench-max-time", "0.1"],
+                  ["--inferbench-histogram"], ["--inferbench-skip"]):
         p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", *other)
         assert p.returncode == 4, p.stdout + p.stderr
         assert f"--inferbench-baseline-ref with {other[0]}" in p.stderr, p.stderr

@@ -148,6 +148,14 @@ type Block struct {
 	Median  float64   `json:"median"`
 }
 
+// Side is the block's side as an index: 0 for A, 1 for B.
+func (b Block) Side() int {
+	if b.Variant == "B" {
+		return 1
+	}
+	return 0
+}
+
 // Result is the outcome of an interleaved A/B.
 type Result struct {
 	A      string  `json:"a"`

@@ -10,6 +10,7 @@ import (
 	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/exit"
 	"github.com/inferbench/inferbench/internal/redact"
+	"github.com/inferbench/inferbench/internal/stage/sample"
 	"github.com/inferbench/inferbench/internal/stage/secrets"
 	"github.com/inferbench/inferbench/load"
 	"github.com/inferbench/inferbench/result"
@@ -49,7 +50,6 @@ func Compare(ctx context.Context, o CompareOptions) (*result.Run, error) {
 	}
 	opts := o.Run
 	opts.Paired, opts.Selection = v, v.sel
-	opts.Monitor.Off = true // the calls alternate between two subjects, which monitors cannot tell apart
 	return run.Run(ctx, opts)
 }
 
@@ -67,7 +67,12 @@ type Variants struct {
 	red     *redact.Redactor
 	secrets []string      // those the variants' definitions hold
 	sel     run.Selection // the run's: B's scenario alone
+	mon     *sample.Monitors
 }
+
+// SampleWith makes the run's monitors sample each variant during its own blocks, as a run
+// against a ref samples its sides (refsample.go).
+func (v *Variants) SampleWith(m *sample.Monitors) { v.mon = m }
 
 var _ run.Paired = (*Variants)(nil)
 
@@ -162,14 +167,16 @@ func (v *Variants) Measure(ctx context.Context, s *suite.Scenario, _ string) (re
 	if opts.Metric == "" {
 		opts.Metric = "latency_ms"
 	}
-	var progress func(Block)
-	if v.o.Progress != nil {
-		progress = func(bl Block) {
+	rs := &sideSampling{sides: v.mon.Sides(), by: sample.ByHarness}
+	opts.Window = rs.window(&subs.s)
+	progress := func(bl Block) {
+		rs.measured(bl)
+		if v.o.Progress != nil {
 			fmt.Fprint(v.o.Progress, v.red.String(fmt.Sprintf("\rab: pair %d/%d, block %s: median %.4g", bl.Pair+1, opts.Pairs, bl.Variant, bl.Median)))
 		}
 	}
 	k := &blocksKept{}
-	res, err := k.run(ctx, v.names[0], v.names[1], subjectsWith(&subs.s, cfg, opts.Metric, nil), opts, progress)
+	res, err := k.run(ctx, v.names[0], v.names[1], subjectsWith(&subs.s, cfg, opts.Metric, k.keep), opts, progress)
 	if v.o.Progress != nil {
 		fmt.Fprintln(v.o.Progress)
 	}
@@ -179,6 +186,7 @@ func (v *Variants) Measure(ctx context.Context, s *suite.Scenario, _ string) (re
 		}
 	}
 	if sec := k.finish(&sc, res, opts.Metric, opts.Warmup); sec != nil {
+		rs.attach(&sc, sec, res.Blocks, k.others)
 		putSection(&sc, SectionAB, sec)
 	}
 	return sc, v.red.Error(err)

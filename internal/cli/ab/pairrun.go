@@ -49,10 +49,7 @@ func (k *blocksKept) run(ctx context.Context, a, b string, sampler Sampler, opts
 	opts.Progress = func(bl Block) {
 		k.others = append(k.others, k.last)
 		k.last = nil
-		v := 0
-		if bl.Variant == "B" {
-			v = 1
-		}
+		v := bl.Side()
 		k.calls[v] = append(k.calls[v], xs...)
 		k.failed[v] += failed
 		if progress != nil {

@@ -407,11 +407,7 @@ func cpuBlocks(blocks []Block, others []map[string][]float64) (cb []Block, calls
 		}
 		bl.Median = median(xs)
 		cb[i] = bl
-		v := 0
-		if bl.Variant == "B" {
-			v = 1
-		}
-		calls[v] = append(calls[v], xs...)
+		calls[bl.Side()] = append(calls[bl.Side()], xs...)
 	}
 	return cb, calls, true
 }

@@ -70,16 +70,9 @@ func (s *sideSampling) block(r *result.Resources) { s.last = r }
 
 func (s *sideSampling) measured(bl Block) {
 	if s.by == sample.ByOwnProcess && s.last != nil {
-		s.sides.Add(sideOf(bl), s.last)
+		s.sides.Add(bl.Side(), s.last)
 	}
 	s.last = nil
-}
-
-func sideOf(bl Block) int {
-	if bl.Variant == "B" {
-		return 1
-	}
-	return 0
 }
 
 // attach adds each side's resources: the working tree's to sc, the ref's to sec. A command's own
@@ -93,7 +86,7 @@ func (s *sideSampling) attach(sc *result.Scenario, sec *RefSection, blocks []Blo
 			break
 		}
 		for _, x := range others[i][peakRSS] {
-			m := sides[sideOf(bl)]
+			m := sides[bl.Side()]
 			if m.Metrics == nil {
 				m.Metrics = map[string]result.Metric{}
 			}

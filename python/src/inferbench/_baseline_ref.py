@@ -23,10 +23,46 @@ from typing import Any
 
 import pytest
 
-from inferbench import _binary
+from inferbench import _binary, pytest_compat
 from inferbench.errors import EXIT_REGRESSION, error_for, message_of
 
 DEFINITION = ".inferbench-baseline-ref.yaml"
+
+# The session's options that contradict a run against the ref, and why: each is refused when
+# given, never ignored. The paired run measures the tests in its own workers and design, and its
+# table and run folder are the session's output.
+REFUSED = {
+    "compare": "the session is compared with the ref, measured in this job",
+    "save": "the run against the ref is written under --inferbench-output-dir already",
+    "json": "the tests are timed by inferbench run's workers, not by this session",
+    **dict.fromkeys(["min_rounds", "max_time", "min_time", "warmup_time", "warmup", "iterations", "max_samples", "timer",
+                     "disable_gc"], "the paired run times the tests in ABBA blocks of its own design (docs/ci.md); "
+                                    "--inferbench-rounds N asks for N calls a side"),
+    **dict.fromkeys(["disable", "skip"], "the run against the ref measures the benchmarked tests"),
+    **dict.fromkeys(["group_by", "sort", "histogram", "cprofile", "cprofile_top"], "the session's table is the run's"),
+}
+
+# pytest-benchmark's flags of the same kinds (pytest_compat.FLAGS, registered when pytest-benchmark
+# is not active); its ignored ones warn as always, and --benchmark-compare-fail is honoured.
+REFUSED_COMPAT = ["precision", "confidence", "warmup", "warmup_iterations", "save_data", "cprofile_dump", "quiet",
+                  "columns", "time_unit"]
+
+
+def check(config: pytest.Config, defaults: dict[str, Any], compat_registered: bool) -> None:
+    """check refuses, naming it, each option given with --inferbench-baseline-ref that the run
+    against the ref does not take (defaults: the inferbench options' defaults by dest;
+    compat_registered: pytest-benchmark's flags are the plugin's, pytest-benchmark not active)."""
+    for name, why in REFUSED.items():
+        if config.getoption("inferbench_" + name) != defaults["inferbench_" + name]:
+            raise pytest.UsageError(f"--inferbench-baseline-ref with --inferbench-{name.replace('_', '-')} (or its pytest-benchmark name): {why}; drop one of them")
+    compat = {flag.removeprefix("--").replace("-", "_"): kw.get("default") for flag, kw in pytest_compat.FLAGS}
+    for name in REFUSED_COMPAT if compat_registered else []:
+        if (dest := "benchmark_" + name) in compat and config.getoption(dest, compat[dest]) != compat[dest]:
+            raise pytest.UsageError(f"--inferbench-baseline-ref with --benchmark-{name.replace('_', '-')}: the paired run times the tests "
+                                    "and writes the table itself; drop one of them")
+    if config.pluginmanager.hasplugin("xdist") and (config.getoption("numprocesses", None) or config.getoption("dist", "no") not in ("no", None)):
+        raise pytest.UsageError("--inferbench-baseline-ref with pytest-xdist (-n): xdist's workers would each take the benchmarked tests from the session, "
+                                "and inferbench's run measures them one at a time anyway; run with -n 0 (or -p no:xdist)")
 
 
 def benchmarked(item: pytest.Item) -> bool:
@@ -100,12 +136,18 @@ class BaselineRef:
         args += ["--store", store] if store else ["--no-store"]
         for t in c.getoption("inferbench_threshold"):
             args += ["--threshold", t]
+        for g in c.getoption("inferbench_gate"):
+            args += ["--gate", g]
+        for name in c.getoption("inferbench_secret_param"):
+            args += ["--secret-param", name]
         if c.getoption("inferbench_strict"):
             args.append("--strict")
         if c.getoption("inferbench_measure") == "instructions":
             args += ["--measure", "instructions"]  # both sides counted under callgrind: an exact verdict
-            if rounds := c.getoption("inferbench_rounds"):
-                args += ["--iterations", str(rounds)]  # counted calls a side (counts barely move)
+        if rounds := c.getoption("inferbench_rounds"):
+            # Calls a side: counted ones in instruction mode; timed, a fixed design instead of
+            # the sequential one (docs/ci.md, --iterations).
+            args += ["--iterations", str(rounds)]
         return args
 
     def _run(self) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from inferbench import _timing
+from inferbench import _baseline_ref, _timing
 from inferbench._fixture import Options, Record
 from inferbench._table import SORTS, group_key
 
@@ -98,14 +98,8 @@ def benchmark_plugin_loaded(pm: pytest.PytestPluginManager) -> bool:
 def check_options(config: pytest.Config) -> None:
     """check_options refuses option values that would only fail at the end of the session."""
     if config.getoption("inferbench_baseline_ref"):
-        why = {"compare": "the session is compared with the ref, measured in this job", "save": "the run against the ref is written under --inferbench-output-dir already",
-               "json": "the tests are timed by inferbench run's workers, not by this session"}
-        for name, reason in why.items():
-            if config.getoption("inferbench_" + name):
-                raise pytest.UsageError(f"--inferbench-baseline-ref with --inferbench-{name}: {reason}; drop one of them")
-        if config.pluginmanager.hasplugin("xdist") and (config.getoption("numprocesses", None) or config.getoption("dist", "no") not in ("no", None)):
-            raise pytest.UsageError("--inferbench-baseline-ref with pytest-xdist (-n): xdist's workers would each take the benchmarked tests from the session, "
-                                    "and inferbench's run measures them one at a time anyway; run with -n 0 (or -p no:xdist)")
+        _baseline_ref.check(config, {name.removeprefix("--").replace("-", "_"): kw.get("default") for name, _, kw in OPTIONS},
+                            compat_registered=not benchmark_plugin_loaded(config.pluginmanager))
     probe = Record(name="t[a]", fullname="f.py::t[a]", group=None, params={}, options=Options())
     try:
         group_key(probe, config.getoption("inferbench_group_by"))

@@ -171,6 +171,7 @@ class PytestCall(PyFunc):
         what, report = self.bridge.back.get()
         if what != "called":
             raise self._before(test, report)
+        self.call = self.bridge.call  # what pyfunc's timing loop calls
         return {"load_time_ms": (time.perf_counter_ns() - t0) / 1e6, "info": {"test": test}}
 
     def _pytest(self, pytest, args):
@@ -200,7 +201,6 @@ class PytestCall(PyFunc):
         setup and teardown around each call."""
         b = self.bridge
         if b.prepare is None and b.after is None:
-            self.call = b.call
             inner = lambda: PyFunc.run(self, n, rec, warmup)
         else:
             inner = lambda: self._pedantic(n, rec)
