@@ -101,3 +101,24 @@ def test_counted_against_the_ref(repo: Path):
     p = pytest_in(repo, "--inferbench-baseline-ref", "HEAD", "--inferbench-measure", "instructions", "--inferbench-rounds", "5", "-k", "hash")
     assert p.returncode == 3, p.stdout + p.stderr
     assert "instructions" in p.stdout and "REGRESSION" in p.stdout, p.stdout
+
+
+def test_options_passed_on():
+    # The session options the run against the ref takes reach inferbench run; before, --inferbench-gate,
+    # --inferbench-secret-param and (timed) --inferbench-rounds were ignored.
+    from inferbench._baseline_ref import BaselineRef
+
+    given = {"inferbench_output_dir": "out", "inferbench_store": None, "inferbench_threshold": ["latency=5"],
+             "inferbench_gate": ["latency_ms.p99"], "inferbench_secret_param": ["token"], "inferbench_strict": True,
+             "inferbench_measure": "time", "inferbench_rounds": 12}
+
+    class Config:
+        def getoption(self, name):
+            return given[name]
+
+    args = BaselineRef(Config(), "main").args(Path("d.yaml"))  # type: ignore[arg-type]
+    assert args[:4] == ["run", "--baseline-ref", "main", "d.yaml"]
+    for pair in (["--gate", "latency_ms.p99"], ["--secret-param", "token"], ["--iterations", "12"], ["--threshold", "latency=5"], ["--no-store"]):
+        i = args.index(pair[0])
+        assert args[i:i + len(pair)] == pair, args
+    assert "--strict" in args and "--measure" not in args
