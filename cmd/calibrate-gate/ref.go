@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferbench/inferbench/compare"
 	"github.com/inferbench/inferbench/internal/base/sysinfo"
 	"github.com/inferbench/inferbench/internal/cli/ab"
 	"github.com/inferbench/inferbench/result"
@@ -231,7 +232,7 @@ func refRun(w *workspace) (code int, secs, change float64, answer string, err er
 		return code, secs, math.NaN(), "", fmt.Errorf("the run's baseline_ref section: %v", err)
 	}
 	res := sec.Result
-	if sec.CPU != nil {
+	if sec.CPU != nil && cpuGated(w.dir) {
 		res = sec.CPU // a CPU-bound scenario is judged on its CPU time
 	}
 	switch {
@@ -244,6 +245,26 @@ func refRun(w *workspace) (code int, secs, change float64, answer string, err er
 		}
 	}
 	return code, secs, math.NaN(), "", nil
+}
+
+// cpuGated reports whether the run's comparison (results/latest/compare.json) gated cpu_ms: the
+// scenario was CPU-bound, so its answer and change are its CPU time's. A subject that reports
+// cpu_ms is not CPU-bound for that (a command that sleeps): there the compared metric judged.
+func cpuGated(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "results", "latest", "compare.json"))
+	if err != nil {
+		return false
+	}
+	var rep compare.Report
+	if json.Unmarshal(data, &rep) != nil {
+		return false
+	}
+	for _, row := range rep.Rows {
+		if row.Metric == compare.CPUMetric && row.Gated {
+			return true
+		}
+	}
+	return false
 }
 
 // writeRefTable writes the paired path's table.
