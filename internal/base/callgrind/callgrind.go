@@ -145,18 +145,20 @@ func (v Valgrind) Args(o Options, argv ...string) []string {
 
 // Environ returns env with what a process needs to be counted reliably: a Go program without
 // asynchronous preemption (its signals crash Go programs under valgrind: 15 runs of 16 did
-// here), added to GODEBUG's settings, and a Python whose string hashes do not change from run to
+// here) and without the allocation profiler (it samples allocations at random and walks the
+// sampled one's stack: 30,000 instructions a sample), added to GODEBUG's settings, and a Python whose string hashes do not change from run to
 // run (a random seed changes the instructions its dictionaries execute) unless PYTHONHASHSEED
 // is set.
 func Environ(env []string) []string {
 	out := make([]string, 0, len(env)+2)
-	godebug, hashSeed := "asyncpreemptoff=1", false
+	const counted = "asyncpreemptoff=1,memprofilerate=0"
+	godebug, hashSeed := counted, false
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
 		case "GODEBUG":
 			if v != "" {
-				godebug = v + ",asyncpreemptoff=1"
+				godebug = v + "," + counted
 			}
 			continue
 		case "PYTHONHASHSEED":

@@ -79,12 +79,12 @@ func TestReadFile(t *testing.T) {
 
 func TestEnviron(t *testing.T) {
 	got := Environ([]string{"HOME=/h", "GODEBUG=madvdontneed=1", "PYTHONHASHSEED=7"})
-	want := []string{"HOME=/h", "PYTHONHASHSEED=7", "GODEBUG=madvdontneed=1,asyncpreemptoff=1"}
+	want := []string{"HOME=/h", "PYTHONHASHSEED=7", "GODEBUG=madvdontneed=1,asyncpreemptoff=1,memprofilerate=0"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Environ kept and added %q, want %q", got, want)
 	}
 	got = Environ([]string{"HOME=/h"})
-	want = []string{"HOME=/h", "GODEBUG=asyncpreemptoff=1", "PYTHONHASHSEED=0"}
+	want = []string{"HOME=/h", "GODEBUG=asyncpreemptoff=1,memprofilerate=0", "PYTHONHASHSEED=0"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Environ added %q, want %q", got, want)
 	}
