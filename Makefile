@@ -202,10 +202,10 @@ calibrate-gate:
 # The paired path (run --baseline-ref) at its defaults: N rounds per kind of an unchanged, a 5% and
 # a 10% heavier commit against a base (cmd/calibrate-gate -path ref); LOAD as for calibrate-gate.
 # MEASURE=instructions: the counted kinds, of 0.5% and 1% more work (counts need no quiet machine:
-# LOAD=off).
+# LOAD=off). KINDS: a comma-separated subset of the kinds (default all).
 calibrate-ref:
 	$(GO) build -o bin/calibrate-gate ./cmd/calibrate-gate
-	bin/calibrate-gate -path ref -measure $(MEASURE) -n $(N) -load $(LOAD) -python $(PYTHON) -write docs/measurements/verdicts.md
+	bin/calibrate-gate -path ref -measure $(MEASURE) -n $(N) -load $(LOAD) $(if $(KINDS),-kinds $(KINDS)) -python $(PYTHON) -write docs/measurements/verdicts.md
 
 # The capacity search against the mockserver model's known capacity (docs/serving.md, "Capacity"):
 # N searches of each of three models, on the simulated model; LIVE=1 runs them against a live
