@@ -323,11 +323,11 @@ func calibrateRef(o options, ks []kind, conditions []bool, self string, started 
 		var b strings.Builder
 		fmt.Fprintf(&b, "Measured %s UTC (%s), commit %s, on %s; load average %s at the start, %s at the end.\n\n",
 			started.Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), commit(), machine(), load0, sysinfo.LoadAvg())
-		begin, end, target := refBeginMarker, refEndMarker, fmt.Sprintf("make calibrate-ref N=%d", o.n)
+		begin, end := refBeginMarker, refEndMarker
 		if o.measure == "instructions" {
-			begin, end, target = refCountBeginMarker, refCountEndMarker, target+" MEASURE=instructions LOAD=off"
+			begin, end = refCountBeginMarker, refCountEndMarker
 		}
-		fmt.Fprintf(&b, "Command: `%s`, which runs `%s`.\n\n", target, strings.TrimSpace(o.command))
+		fmt.Fprintf(&b, "Command: `%s`, which runs `%s`.\n\n", refTarget(o), strings.TrimSpace(o.command))
 		b.Write(table.Bytes())
 		old, err := os.ReadFile(o.write)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -344,4 +344,20 @@ func calibrateRef(o options, ks []kind, conditions []bool, self string, started 
 		return 1
 	}
 	return 0
+}
+
+// refTarget is the make command that runs what o measures: the Makefile's variables where they
+// differ from its defaults (N=100, MEASURE=time, LOAD=both, every kind).
+func refTarget(o options) string {
+	target := fmt.Sprintf("make calibrate-ref N=%d", o.n)
+	if o.measure != "time" {
+		target += " MEASURE=" + o.measure
+	}
+	if o.load != "both" {
+		target += " LOAD=" + o.load
+	}
+	if len(o.kinds) > 0 {
+		target += " KINDS=" + strings.Join(o.kinds, ",")
+	}
+	return target
 }

@@ -21,3 +21,21 @@ func TestLiteralAndHalfway(t *testing.T) {
 		t.Errorf("halfway: %v", h)
 	}
 }
+
+// The table's make command runs what was measured: a subset of the kinds and a load other than
+// the Makefile's default are in it (before, `make calibrate-ref N=40` stood for a run of two
+// kinds, and would have run all six).
+func TestRefTarget(t *testing.T) {
+	for _, c := range []struct {
+		o    options
+		want string
+	}{
+		{options{n: 40, measure: "time", load: "both", kinds: []string{"pyfunc", "mock"}}, "make calibrate-ref N=40 KINDS=pyfunc,mock"},
+		{options{n: 100, measure: "instructions", load: "off", kinds: []string{"exec"}}, "make calibrate-ref N=100 MEASURE=instructions LOAD=off KINDS=exec"},
+		{options{n: 100, measure: "time", load: "both"}, "make calibrate-ref N=100"},
+	} {
+		if got := refTarget(c.o); got != c.want {
+			t.Errorf("refTarget(%+v) = %q, want %q", c.o, got, c.want)
+		}
+	}
+}
