@@ -145,10 +145,11 @@ func (v Valgrind) Args(o Options, argv ...string) []string {
 
 // Environ returns env with what a process needs to be counted reliably: a Go program without
 // asynchronous preemption (its signals crash Go programs under valgrind: 15 runs of 16 did
-// here) and without the allocation profiler (it samples allocations at random and walks the
-// sampled one's stack: 30,000 instructions a sample), added to GODEBUG's settings, and a Python whose string hashes do not change from run to
-// run (a random seed changes the instructions its dictionaries execute) unless PYTHONHASHSEED
-// is set.
+// here) and without the allocation profiler (it samples about one allocation in 512 KiB at
+// random and walks its stack, inside the count: some calls of stats.Summarize counted 30,000
+// instructions more than others), after GODEBUG's own settings so that these win; and a Python
+// whose string hashes do not change from run to run (a random seed changes the instructions its
+// dictionaries execute) unless PYTHONHASHSEED is set.
 func Environ(env []string) []string {
 	out := make([]string, 0, len(env)+2)
 	const counted = "asyncpreemptoff=1,memprofilerate=0"

@@ -31,9 +31,10 @@ import (
 // counted; goroutines the function starts, and the runtime's background work (the collector's
 // workers), run on other threads uncounted. Warm-up calls run uncounted. The garbage is
 // collected before each measured call, so that a collection the earlier calls left pending does
-// not fall into it, and the allocation profiler is off: its sampling is random. What still moves
-// a count is the heap's state, for a function that allocates: the page allocator's, and whether
-// the background scavenger gave back a page the call reuses, which it then zeroes.
+// not fall into it, and the allocation profiler is off (callgrind.Environ's GODEBUG): its
+// sampling is random. What still moves a count is the heap's state, for a function that
+// allocates: the page allocator's, and whether the background scavenger gave back a page the
+// call reuses, which it then zeroes.
 //
 // Note: callgrind's --toggle-collect=FUNCTION (collect inside a named function) gives wrong
 // counts for Go, whose goroutines switch stacks and whose runtime runs on the same threads;
@@ -62,11 +63,6 @@ func ServeCounted(ctx context.Context, getenv func(string) string) (served bool,
 	if name == "" {
 		return false, nil
 	}
-	// The allocation profiler samples one allocation in about 512 KiB at random, and walks the
-	// sampled one's stack: some calls of a function that allocates were counted 30,000
-	// instructions more than others (stats.Summarize's 80 KB copy: 2,986,038 and 3,018,833).
-	// Nothing reads the profile in this process.
-	runtime.MemProfileRate = 0
 	in, out := os.NewFile(requestFD, "requests"), os.NewFile(replyFD, "replies")
 	if in == nil || out == nil {
 		return true, fmt.Errorf("%s is set but descriptors %d and %d are not open: this mode is inferbench's own, for counting a Go function", countFuncEnv, requestFD, replyFD)
