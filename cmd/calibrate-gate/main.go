@@ -6,7 +6,9 @@
 // 10% and counts the comparisons that exit 3 (detections), quiet or with a busy loop on another
 // core (-load). It prints a table and, with -write, puts it into docs/measurements/verdicts.md
 // between its markers. With -path ref it measures the paired path instead (`run --baseline-ref`, ref.go): an
-// unchanged, a 5% and a 10% slower commit against a base, -n rounds per kind.
+// unchanged, a 5% and a 10% slower commit against a base, -n rounds per kind. Its section is
+// written after each kind and keeps the rows of kinds this invocation did not measure, so kinds
+// can be measured one invocation at a time.
 //
 //	make calibrate-gate N=100
 //	go run ./cmd/calibrate-gate -n 100 -write docs/measurements/verdicts.md

@@ -309,10 +309,14 @@ func calibrateRef(o options, ks []kind, conditions []bool, self string, started 
 		}
 		taken = append(taken, k)
 	}
+	// The table is written after each kind, so that a run cut short keeps what it measured.
 	failed := eachKind(conditions, taken, stderr, func(k kind) error {
 		t, err := measureRef(k, self, o, stderr)
 		if t != nil {
 			ts = append(ts, t)
+			if werr := writeRef(o, ts, started, load0, stderr); werr != nil {
+				return errors.Join(err, werr)
+			}
 		}
 		return err
 	})
@@ -320,30 +324,111 @@ func calibrateRef(o options, ks []kind, conditions []bool, self string, started 
 	writeRefTable(&table, ts)
 	stdout.Write(table.Bytes())
 	if o.write != "" {
-		var b strings.Builder
-		fmt.Fprintf(&b, "Measured %s UTC (%s), commit %s, on %s; load average %s at the start, %s at the end.\n\n",
-			started.Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), commit(), machine(), load0, sysinfo.LoadAvg())
-		begin, end := refBeginMarker, refEndMarker
-		if o.measure == "instructions" {
-			begin, end = refCountBeginMarker, refCountEndMarker
-		}
-		fmt.Fprintf(&b, "Command: `%s`, which runs `%s`.\n\n", refTarget(o), strings.TrimSpace(o.command))
-		b.Write(table.Bytes())
-		old, err := os.ReadFile(o.write)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintln(stderr, "calibrate-gate:", err)
-			return 1
-		}
-		if err := os.WriteFile(o.write, []byte(replaceMarked(string(old), b.String(), begin, end)), 0o644); err != nil {
-			fmt.Fprintln(stderr, "calibrate-gate:", err)
-			return 1
-		}
 		fmt.Fprintf(stderr, "calibrate-gate: the table is in %s\n", o.write)
 	}
 	if failed {
 		return 1
 	}
 	return 0
+}
+
+// writeRef puts the kinds measured so far into o.write between their markers: a part of their
+// own, with this invocation's commit, time, load and command, merged with what the section held
+// (mergeRef), so that kinds measured by separate invocations stand side by side.
+func writeRef(o options, ts []*refTally, started time.Time, load0 string, stderr io.Writer) error {
+	if o.write == "" {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s UTC (%s), commit %s, on %s; load average %s at the start, %s at the end.\n\n",
+		started.Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), commit(), machine(), load0, sysinfo.LoadAvg())
+	begin, end := refBeginMarker, refEndMarker
+	if o.measure == "instructions" {
+		begin, end = refCountBeginMarker, refCountEndMarker
+	}
+	fmt.Fprintf(&b, "Command: `%s`, which runs `%s`.\n\n", refTarget(o), strings.TrimSpace(o.command))
+	writeRefTable(&b, ts)
+	old, err := os.ReadFile(o.write)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
+	}
+	body := mergeRef(markedBody(string(old), begin, end), b.String(), names)
+	return os.WriteFile(o.write, []byte(replaceMarked(string(old), body, begin, end)), 0o644)
+}
+
+// mergeRef is the section body with part added: the body's parts (each from a line "Measured
+// ...") lose their rows and error lines of the kinds in names, a header left with no rows goes
+// and so does a part left with none, and part comes last.
+func mergeRef(body, part string, names []string) string {
+	var kept []string
+	for _, p := range refParts(body) {
+		if p = dropKinds(p, names); p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(append(kept, strings.TrimRight(part, "\n")), "\n\n") + "\n"
+}
+
+// refParts splits a section body at its lines beginning "Measured ".
+func refParts(body string) []string {
+	var parts []string
+	var cur []string
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "Measured ") && len(cur) > 0 {
+			parts = append(parts, strings.Join(cur, "\n"))
+			cur = nil
+		}
+		cur = append(cur, line)
+	}
+	if len(cur) > 0 {
+		parts = append(parts, strings.Join(cur, "\n"))
+	}
+	return parts
+}
+
+// dropKinds is one part without the rows and error lines of names; "" when no row is left.
+func dropKinds(part string, names []string) string {
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
+	var out []string
+	rows := 0
+	for _, line := range strings.Split(part, "\n") {
+		name, _, isRow := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		switch {
+		case strings.HasPrefix(line, "| kind |") || strings.HasPrefix(line, "|---"):
+		case strings.HasPrefix(line, "| ") && isRow:
+			if drop[name] {
+				continue
+			}
+			rows++
+		default:
+			if n, _, ok := strings.Cut(line, ": error: "); ok && drop[n] {
+				continue
+			}
+		}
+		out = append(out, line)
+	}
+	if rows == 0 {
+		return ""
+	}
+	// A header whose rows all went: the header line, its rule, and the blank line before it.
+	for i := 0; i+1 < len(out); i++ {
+		if strings.HasPrefix(out[i], "| kind |") && (i+2 >= len(out) || !strings.HasPrefix(out[i+2], "| ")) {
+			out = slices.Delete(out, i, i+2)
+			i--
+		}
+	}
+	text := strings.Join(out, "\n")
+	for strings.Contains(text, "\n\n\n") {
+		text = strings.ReplaceAll(text, "\n\n\n", "\n\n")
+	}
+	return strings.TrimRight(text, "\n")
 }
 
 // refTarget is the make command that runs what o measures: the Makefile's variables where they

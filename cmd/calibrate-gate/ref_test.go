@@ -39,3 +39,34 @@ func TestRefTarget(t *testing.T) {
 		}
 	}
 }
+
+// Kinds measured by separate invocations stand side by side: a new part replaces the rows of
+// its kinds in the older parts, a header left without rows goes, and so does a part left
+// without any (before, each invocation replaced the whole section, so measuring one kind at
+// N=100 threw away the others' rows).
+func TestMergeRef(t *testing.T) {
+	const header = "| kind | what one call does | rounds |\n|---|---|---|\n"
+	old := "Measured 2026-12-03 06:17 UTC, commit a.\n\nCommand: `make calibrate-ref N=40 KINDS=pyfunc,mock`.\n\n" +
+		header + "| pyfunc | sum | 40 |\n| mock | mock | 40 |\n| pyfunc (loaded) | sum | 40 |\n| mock (loaded) | mock | 40 |\n\n" +
+		"pyfunc: error: worker died\n\n" +
+		"Measured 2026-12-02 10:00 UTC, commit b.\n\nCommand: `make calibrate-ref N=10 KINDS=pyfunc`.\n\n" +
+		header + "| pyfunc | sum | 10 |\n"
+	part := "Measured 2026-12-03 09:00 UTC, commit c.\n\nCommand: `make calibrate-ref N=100 KINDS=pyfunc`.\n\n" +
+		header + "| pyfunc | sum | 100 |\n| pyfunc (loaded) | sum | 100 |\n"
+	doc := replaceMarked("# Title\n\nprose\n", old, refBeginMarker, refEndMarker)
+	got := markedBody(replaceMarked(doc, mergeRef(markedBody(doc, refBeginMarker, refEndMarker), part, []string{"pyfunc", "pyfunc (loaded)"}), refBeginMarker, refEndMarker), refBeginMarker, refEndMarker)
+	want := "Measured 2026-12-03 06:17 UTC, commit a.\n\nCommand: `make calibrate-ref N=40 KINDS=pyfunc,mock`.\n\n" +
+		header + "| mock | mock | 40 |\n| mock (loaded) | mock | 40 |\n\n" + strings.TrimRight(part, "\n")
+	if got != want {
+		t.Errorf("merged:\n%s\nwant:\n%s", got, want)
+	}
+	// The same kinds again: the invocation's own earlier part (written after its first kind)
+	// is replaced, not repeated.
+	again := mergeRef(got, part, []string{"pyfunc", "pyfunc (loaded)"})
+	if strings.Count(again, "| pyfunc | sum | 100 |") != 1 || !strings.Contains(again, "| mock | mock | 40 |") {
+		t.Errorf("merged twice:\n%s", again)
+	}
+	if got := mergeRef("", part, []string{"pyfunc"}); got != part {
+		t.Errorf("into an empty section: %q", got)
+	}
+}

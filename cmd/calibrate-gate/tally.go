@@ -230,6 +230,16 @@ const (
 	refCountEndMarker   = "<!-- calibrate-gate ref instructions: end -->"
 )
 
+// markedBody is what doc holds between the markers begin and end ("" without them).
+func markedBody(doc, beginMarker, endMarker string) string {
+	i := strings.Index(doc, beginMarker)
+	j := strings.Index(doc, endMarker)
+	if i < 0 || j < i {
+		return ""
+	}
+	return strings.Trim(doc[i+len(beginMarker):j], "\n")
+}
+
 // replaceMarked is replaceSection between the markers begin and end.
 func replaceMarked(doc, body, beginMarker, endMarker string) string {
 	block := beginMarker + "\n" + strings.TrimRight(body, "\n") + "\n" + endMarker
