@@ -323,9 +323,6 @@ func calibrateRef(o options, ks []kind, conditions []bool, self string, started 
 	var table bytes.Buffer
 	writeRefTable(&table, ts)
 	stdout.Write(table.Bytes())
-	if o.write != "" {
-		fmt.Fprintf(stderr, "calibrate-gate: the table is in %s\n", o.write)
-	}
 	if failed {
 		return 1
 	}
@@ -357,16 +354,24 @@ func writeRef(o options, ts []*refTally, started time.Time, load0 string, stderr
 		names[i] = t.name
 	}
 	body := mergeRef(markedBody(string(old), begin, end), b.String(), names)
-	return os.WriteFile(o.write, []byte(replaceMarked(string(old), body, begin, end)), 0o644)
+	if err := os.WriteFile(o.write, []byte(replaceMarked(string(old), body, begin, end)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "calibrate-gate: %s: the table is in %s\n", names[len(names)-1], o.write)
+	return nil
 }
 
 // mergeRef is the section body with part added: the body's parts (each from a line "Measured
 // ...") lose their rows and error lines of the kinds in names, a header left with no rows goes
 // and so does a part left with none, and part comes last.
 func mergeRef(body, part string, names []string) string {
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
 	var kept []string
 	for _, p := range refParts(body) {
-		if p = dropKinds(p, names); p != "" {
+		if p = dropKinds(p, drop); p != "" {
 			kept = append(kept, p)
 		}
 	}
@@ -390,12 +395,9 @@ func refParts(body string) []string {
 	return parts
 }
 
-// dropKinds is one part without the rows and error lines of names; "" when no row is left.
-func dropKinds(part string, names []string) string {
-	drop := map[string]bool{}
-	for _, n := range names {
-		drop[n] = true
-	}
+// dropKinds is one part without the rows and error lines of the kinds in drop; "" when no row
+// is left.
+func dropKinds(part string, drop map[string]bool) string {
 	var out []string
 	rows := 0
 	for _, line := range strings.Split(part, "\n") {
@@ -417,7 +419,8 @@ func dropKinds(part string, names []string) string {
 	if rows == 0 {
 		return ""
 	}
-	// A header whose rows all went: the header line, its rule, and the blank line before it.
+	// A header whose rows all went goes with its rule; the blank lines left around them close up
+	// below.
 	for i := 0; i+1 < len(out); i++ {
 		if strings.HasPrefix(out[i], "| kind |") && (i+2 >= len(out) || !strings.HasPrefix(out[i+2], "| ")) {
 			out = slices.Delete(out, i, i+2)

@@ -230,11 +230,18 @@ const (
 	refCountEndMarker   = "<!-- calibrate-gate ref instructions: end -->"
 )
 
+// marked is where doc's markers begin and end are: i at begin's start, j at end's; ok false
+// without them.
+func marked(doc, beginMarker, endMarker string) (i, j int, ok bool) {
+	i = strings.Index(doc, beginMarker)
+	j = strings.Index(doc, endMarker)
+	return i, j, i >= 0 && j >= i
+}
+
 // markedBody is what doc holds between the markers begin and end ("" without them).
 func markedBody(doc, beginMarker, endMarker string) string {
-	i := strings.Index(doc, beginMarker)
-	j := strings.Index(doc, endMarker)
-	if i < 0 || j < i {
+	i, j, ok := marked(doc, beginMarker, endMarker)
+	if !ok {
 		return ""
 	}
 	return strings.Trim(doc[i+len(beginMarker):j], "\n")
@@ -243,9 +250,8 @@ func markedBody(doc, beginMarker, endMarker string) string {
 // replaceMarked is replaceSection between the markers begin and end.
 func replaceMarked(doc, body, beginMarker, endMarker string) string {
 	block := beginMarker + "\n" + strings.TrimRight(body, "\n") + "\n" + endMarker
-	i := strings.Index(doc, beginMarker)
-	j := strings.Index(doc, endMarker)
-	if i < 0 || j < i {
+	i, j, ok := marked(doc, beginMarker, endMarker)
+	if !ok {
 		if doc != "" && !strings.HasSuffix(doc, "\n") {
 			doc += "\n"
 		}
