@@ -99,7 +99,7 @@ subject: {kind: exec, command: [sleep, "${CAL_SLEEP_S}"]}
 			name: "exec-python",
 			// The loop is most of the command's CPU time, so that 1.1× the loop is close to +10%:
 			// at 300,000 squares (about 16 ms of 26 ms) the slowdown measured about +6%.
-			scenario: "a CPU-bound Python command: `python3 -S` summing 1,000,000 squares (about 60 ms of CPU)",
+			scenario: "a CPU-bound Python command: `python3 -S` summing 1,000,000 squares",
 			files: map[string]string{
 				"benches/cal.yaml": `name: cal-exec-python
 description: "the gate's calibration (cmd/calibrate-gate): a CPU-bound command per iteration"
@@ -114,7 +114,7 @@ subject: {kind: exec, command: ["${` + pythonEnv + `}", -S, cal_cpu.py]}
 		},
 		{
 			name:     "pyfunc",
-			scenario: "a Python function in the worker: summing 50,000 squares a call (about 3 ms)",
+			scenario: "a Python function in the worker: summing 50,000 squares a call",
 			files: map[string]string{
 				"benches/cal_pyfunc.py": calSquares + "\n\ndef run_squares():\n    squares()\n",
 			},
@@ -182,7 +182,7 @@ subject: {kind: mock, latency_ms: "${CAL_MOCK_MS}"}
 func pytestKind() kind {
 	return kind{
 		name:     "pytest",
-		scenario: "a pytest test's benchmark call (the worker's pytest adapter, as `pytest --inferbench-baseline-ref` runs it): summing 50,000 squares a call (about 3 ms)",
+		scenario: "a pytest test's benchmark call (the worker's pytest adapter, as `pytest --inferbench-baseline-ref` runs it): summing 50,000 squares a call",
 		files: map[string]string{
 			"benches/test_cal.py": calSquares + "\n\n\ndef test_squares(benchmark):\n    assert benchmark(squares) >= 0\n",
 			"benches/cal.yaml": `name: cal-pytest

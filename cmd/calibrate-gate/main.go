@@ -278,6 +278,7 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	if len(medians) == 0 {
 		return t, fmt.Errorf("no %s in the unchanged runs", k.primary)
 	}
+	t.scenario = withPilot(k.scenario, k.primary, median(medians), fmt.Sprintf("%d unchanged runs'", len(medians)))
 	slowEnv := withEnvMap(k.base, k.slow(median(medians)))
 	fmt.Fprintf(stderr, "calibrate-gate: %s: %s median %.4g over %d runs; slowed: %v\n", k.name, k.primary, median(medians), len(medians), k.slow(median(medians)))
 

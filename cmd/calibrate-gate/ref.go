@@ -123,6 +123,7 @@ func measureRef(k kind, bin string, o options, stderr io.Writer) (*refTally, err
 	if err != nil {
 		return nil, err
 	}
+	t.scenario = withPilot(k.scenario, k.primary, med, "the pilot run's")
 	slow10 := withEnvMap(k.base, k.slow(med))
 	sides := map[string]map[string]string{
 		"same":   withEnvMap(literal(k.files, k.base), map[string]string{"CALIBRATE.txt": "the same code, another commit\n"}),
@@ -139,6 +140,13 @@ func measureRef(k kind, bin string, o options, stderr io.Writer) (*refTally, err
 	}
 	fmt.Fprintf(stderr, "calibrate-gate: %s (paired): %s median %.4g; slowed by %v and halfway\n", k.name, k.primary, med, k.slow(med))
 	return t, refRounds(t, repo, w, o.n, start, stderr)
+}
+
+// withPilot is a kind's scenario with the median its unchanged runs measured, so that the table
+// says what one call took on the day rather than what it was meant to: "(the pilot run's median
+// latency_ms 5.07)".
+func withPilot(scenario, metric string, med float64, whose string) string {
+	return fmt.Sprintf("%s (%s median %s %.3g)", scenario, whose, metric, med)
 }
 
 // refRepo is the git repository of a kind's paired runs: a base commit and a commit of each

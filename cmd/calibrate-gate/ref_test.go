@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,20 @@ func TestMergeRef(t *testing.T) {
 	}
 	if got := mergeRef("", part, []string{"pyfunc"}); got != part {
 		t.Errorf("into an empty section: %q", got)
+	}
+}
+
+// A kind's scenario says what one call does, not how long it takes: the time is the one the
+// unchanged runs measured on the day, added by withPilot (a pyfunc call said "about 3 ms" and
+// measured 5.07 ms).
+func TestScenarioTimeIsMeasured(t *testing.T) {
+	stated := regexp.MustCompile(`about [0-9]`)
+	for _, k := range append(kinds(), countedKinds()...) {
+		if stated.MatchString(k.scenario) {
+			t.Errorf("%s: the scenario states a time: %q", k.name, k.scenario)
+		}
+	}
+	if got := withPilot("summing squares", "latency_ms", 5.0734, "the pilot run's"); got != "summing squares (the pilot run's median latency_ms 5.07)" {
+		t.Errorf("withPilot: %q", got)
 	}
 }
