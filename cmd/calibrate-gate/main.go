@@ -278,9 +278,10 @@ func measure(k kind, bin string, o options, stderr io.Writer) (*tally, error) {
 	if len(medians) == 0 {
 		return t, fmt.Errorf("no %s in the unchanged runs", k.primary)
 	}
-	t.scenario = withPilot(k.scenario, k.primary, median(medians), fmt.Sprintf("%d unchanged runs'", len(medians)))
-	slowEnv := withEnvMap(k.base, k.slow(median(medians)))
-	fmt.Fprintf(stderr, "calibrate-gate: %s: %s median %.4g over %d runs; slowed: %v\n", k.name, k.primary, median(medians), len(medians), k.slow(median(medians)))
+	med := median(medians)
+	t.scenario = withPilot(k.scenario, k.primary, med, fmt.Sprintf("%d unchanged runs'", len(medians)))
+	slowEnv := withEnvMap(k.base, k.slow(med))
+	fmt.Fprintf(stderr, "calibrate-gate: %s: %s median %.4g over %d runs; slowed: %v\n", k.name, k.primary, med, len(medians), k.slow(med))
 
 	for i := 0; i < o.n/2; i++ {
 		s, err := run(slowEnv, false)
@@ -466,7 +467,9 @@ func measurePairs(k kind, t *tally, o options, run func(map[string]string, bool)
 	if len(medians) == 0 {
 		return fmt.Errorf("no %s in the unchanged runs", k.primary)
 	}
-	slowEnv := withEnvMap(k.base, k.slow(median(medians)))
+	med := median(medians)
+	t.scenario = withPilot(k.scenario, k.primary, med, fmt.Sprintf("%d unchanged runs'", len(medians)))
+	slowEnv := withEnvMap(k.base, k.slow(med))
 	var ss []string
 	for i := 0; i < s; i++ {
 		d, err := run(slowEnv, false)
